@@ -1,0 +1,1 @@
+"""contextecho: does a model's assistant persona survive long agentic-coding sessions?"""

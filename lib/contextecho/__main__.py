@@ -1,0 +1,39 @@
+"""``python -m contextecho <command>``: the project's command line.
+
+Each command lives in its own module exposing ``configure(parser)`` and
+``run(args) -> int``; this file only dispatches, so adding a command is one line.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    # name: (module, one-line help)
+    "corpus": ("contextecho.sessions.cli", "summarise the transcripts in a folder"),
+    "data": ("contextecho.sessions.corpus_cli", "fill data/corpus and verify every sha256"),
+    "import-sessions": ("contextecho.sessions.import_cli", "import your own Claude Code / Codex sessions (redacted)"),
+    "generate": ("contextecho.generate_cli", "ask the target model a prompt through the cached call site"),
+    "cache": ("contextecho.cache_cli", "inspect the cell cache"),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="contextecho", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, (module_name, help_text) in COMMANDS.items():
+        sub_parser = sub.add_parser(name, help=help_text, description=help_text)
+        sub_parser.set_defaults(_module=module_name)
+    # Parse the command name first so only that command's module is imported
+    # (LiteLLM alone costs seconds to import).
+    args, rest = parser.parse_known_args(argv)
+    module = importlib.import_module(args._module)
+    command_parser = argparse.ArgumentParser(prog=f"contextecho {args.command}",
+                                             description=COMMANDS[args.command][1])
+    module.configure(command_parser)
+    return int(module.run(command_parser.parse_args(rest)) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
