@@ -1,0 +1,40 @@
+"""``load_session(path)``: read, detect, parse; subagent files come along."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .claude_code import parse_claude_code
+from .codex_cli import parse_codex_cli
+from .detect import detect_format
+from .errors import SessionFormatError
+from .jsonl import read_jsonl
+from .model import CLAUDE_CODE, Session
+
+
+def subagent_files(path: Path) -> list[Path]:
+    """Claude Code keeps a session's subagents in ``<session>/subagents/*.jsonl``."""
+    folder = path.with_suffix("") / "subagents"
+    return sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
+
+
+def load_session(path: str | Path, *, strict: bool = False, with_subagents: bool = True) -> Session:
+    """Parse one transcript file.
+
+    Unusable lines are skipped and listed in ``session.report.skipped`` (file and line
+    numbers); with ``strict=True`` the first one raises :class:`SessionFormatError`
+    instead, so nothing partially parsed is passed on.
+    """
+    path = Path(path)
+    raw = read_jsonl(path)
+    fmt = detect_format(raw)
+    if fmt == CLAUDE_CODE:
+        subs = tuple(load_session(p, strict=strict, with_subagents=False)
+                     for p in subagent_files(path)) if with_subagents else ()
+        session = parse_claude_code(raw, subagent_files=subs)
+    else:
+        session = parse_codex_cli(raw)
+    if strict and session.report.skipped:
+        first = session.report.skipped[0]
+        raise SessionFormatError(path, first.line, f"{first.reason} "
+                                 f"({session.report.n_skipped} unusable line(s) in total; strict mode)")
+    return session

@@ -1,0 +1,136 @@
+"""The format-neutral session model: what a Claude Code or Codex CLI transcript becomes.
+
+A :class:`Session` is an ordered timeline of :class:`Entry` items — the main agent's
+context as it grew — plus compaction events, counts, subagent transcripts and a parse
+report. Everything is frozen: later stages derive new records, never mutate these.
+
+Vocabulary
+- *agent step*: one assistant action, i.e. an assistant message with visible text or
+  one tool call (the ContextEcho definition). Steps are numbered 1..n in timeline order.
+  A response that writes text and then calls two tools is three steps. Thinking /
+  reasoning alone is not a step; neither is a synthetic API-error message.
+- *user turn*: a prompt the person typed (not tool results, not harness-injected text,
+  not compaction summaries).
+- *compaction*: the harness replaced the history by a summary; the timeline holds one
+  ``compaction_summary`` entry where that happened.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# Entry kinds. The first four are the turn kinds a rendered prefix is made of.
+TEXT = "text"
+TOOL_CALL = "tool_call"
+TOOL_RESULT = "tool_result"
+COMPACTION_SUMMARY = "compaction_summary"
+REASONING = "reasoning"  # thinking / encrypted reasoning: kept, never rendered
+KINDS = (TEXT, TOOL_CALL, TOOL_RESULT, COMPACTION_SUMMARY, REASONING)
+
+CLAUDE_CODE = "claude_code"
+CODEX_CLI = "codex_cli"
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One item of the main agent's context, in the order it entered the context."""
+
+    role: str  # "user" | "assistant" | "system" (system = harness/developer text)
+    kind: str  # one of KINDS
+    text: str
+    line: int  # 1-based line of the source record
+    timestamp: str | None = None
+    tool_name: str | None = None
+    call_id: str | None = None
+    message_id: str | None = None  # groups the records of one assistant response
+    step: int | None = None  # 1-based agent step number, when this entry is a step
+    user_turn: int | None = None  # 1-based user-turn number, when this is a typed prompt
+    meta: bool = False  # harness-injected (isMeta, AGENTS.md, environment context, developer)
+
+
+@dataclass(frozen=True, slots=True)
+class Compaction:
+    """A context compaction: history before ``entry_index`` was replaced by a summary."""
+
+    entry_index: int  # index in Session.entries of the compaction_summary entry
+    line: int
+    steps_before: int  # agent steps taken before the compaction (the pre checkpoint)
+    trigger: str | None = None  # "auto" | "manual" when the harness recorded it
+    pre_tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Skip:
+    """A line the reader could not use, and why."""
+
+    line: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ParseReport:
+    """What the reader saw: line and record-type tallies, skipped lines, duplicates."""
+
+    n_lines: int
+    n_records: int
+    record_types: dict[str, int]
+    skipped: tuple[Skip, ...] = ()
+    n_duplicates: int = 0  # records replayed verbatim (same block ids) and left out
+    notes: tuple[str, ...] = ()
+
+    @property
+    def n_skipped(self) -> int:
+        return len(self.skipped)
+
+    @property
+    def complete(self) -> bool:
+        """True when every non-blank line was a usable record."""
+        return not self.skipped
+
+
+@dataclass(frozen=True, slots=True)
+class Counts:
+    """The MANIFEST.csv counts (its README's rules) plus the number of agent steps."""
+
+    n_user_msgs: int
+    n_assistant_msgs: int
+    n_tool_calls: int
+    n_compactions: int
+    n_agent_steps: int
+
+
+@dataclass(frozen=True)
+class Session:
+    """A parsed transcript. ``entries`` is the main agent's timeline (no sidechains)."""
+
+    path: Path
+    format: str
+    session_id: str
+    entries: tuple[Entry, ...]
+    compactions: tuple[Compaction, ...]
+    counts: Counts
+    report: ParseReport
+    first_timestamp: str | None = None
+    last_timestamp: str | None = None
+    version: str | None = None
+    subagents: tuple["Session", ...] = ()
+    step_index: tuple[int, ...] = field(default=(), repr=False)  # entry index of step k+1
+    message_last_step: tuple[int, ...] = field(default=(), repr=False)  # per assistant message
+
+    @property
+    def n_agent_steps(self) -> int:
+        return len(self.step_index)
+
+    @property
+    def n_user_turns(self) -> int:
+        return sum(1 for e in self.entries if e.user_turn is not None)
+
+    def entry_of_step(self, step: int) -> Entry:
+        return self.entries[self.step_index[step - 1]]
+
+    def __repr__(self) -> str:  # the default would print thousands of entries
+        c = self.counts
+        return (f"Session({self.format}, {self.path.name!r}, steps={c.n_agent_steps}, "
+                f"user={c.n_user_msgs}, assistant={c.n_assistant_msgs}, "
+                f"tools={c.n_tool_calls}, compactions={c.n_compactions})")
+

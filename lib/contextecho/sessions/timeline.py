@@ -1,0 +1,66 @@
+"""Turn a reader's raw entry list into a :class:`Session`: number steps and user turns,
+place compactions, check that the result is a session at all."""
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+
+from .model import (COMPACTION_SUMMARY, TEXT, TOOL_CALL, Compaction, Counts, Entry,
+                    ParseReport, Session, Skip)
+
+
+def number_steps(entries: list[Entry]) -> tuple[tuple[Entry, ...], tuple[int, ...], tuple[int, ...]]:
+    """Number agent steps and user turns; return (entries, step_index, message_last_step).
+
+    An entry is a step when it is an assistant tool call, or the first non-empty
+    assistant text of its response (``message_id``). ``message_last_step`` holds, for
+    each assistant response that took at least one step, the number of its last step.
+    """
+    out: list[Entry] = []
+    step_index: list[int] = []
+    last_step_by_msg: dict[str, int] = {}
+    texted: set[str] = set()
+    n_turns = 0
+    for i, e in enumerate(entries):
+        step = turn = None
+        if e.role == "assistant" and not e.meta:
+            key = e.message_id or f"line{e.line}"
+            if e.kind == TOOL_CALL or (e.kind == TEXT and key not in texted and e.text.strip()):
+                if e.kind == TEXT:
+                    texted.add(key)
+                step_index.append(i)
+                step = len(step_index)
+                last_step_by_msg[key] = step  # dict keeps first-insertion order
+        elif e.role == "user" and e.kind == TEXT and not e.meta:
+            n_turns += 1
+            turn = n_turns
+        if step is not None or turn is not None:
+            e = replace(e, step=step, user_turn=turn)
+        out.append(e)
+    return tuple(out), tuple(step_index), tuple(last_step_by_msg.values())
+
+
+def assemble(*, path: Path, fmt: str, session_id: str, entries: list[Entry],
+             compactions: list[tuple[int, int, str | None, int | None]],
+             n_user_msgs: int, n_assistant_msgs: int, n_tool_calls: int, n_compactions: int,
+             n_lines: int, record_types: Counter, skipped: list[Skip], n_duplicates: int = 0,
+             notes: list[str] | None = None, first_timestamp: str | None = None,
+             last_timestamp: str | None = None, version: str | None = None,
+             subagents: tuple[Session, ...] = ()) -> Session:
+    """``compactions`` are (entry_index, line, trigger, pre_tokens) of summary entries."""
+    final, step_index, msg_steps = number_steps(entries)
+    comps = []
+    for idx, line, trigger, pre_tokens in compactions:
+        assert final[idx].kind == COMPACTION_SUMMARY
+        comps.append(Compaction(idx, line, bisect_left(step_index, idx), trigger, pre_tokens))
+    report = ParseReport(n_lines=n_lines, n_records=sum(record_types.values()),
+                         record_types=dict(record_types), skipped=tuple(skipped),
+                         n_duplicates=n_duplicates, notes=tuple(notes or ()))
+    counts = Counts(n_user_msgs, n_assistant_msgs, n_tool_calls, n_compactions, len(step_index))
+    return Session(path=Path(path), format=fmt, session_id=session_id, entries=final,
+                   compactions=tuple(comps), counts=counts, report=report,
+                   first_timestamp=first_timestamp, last_timestamp=last_timestamp,
+                   version=version, subagents=subagents, step_index=step_index,
+                   message_last_step=msg_steps)
