@@ -41,10 +41,13 @@ class StepOutOfRange(SessionError, IndexError):
 
 
 class RedactionLeak(SessionError):
-    """The verification pass found an original sensitive string in redacted output."""
+    """The verification pass found an original sensitive string in redacted output.
 
-    def __init__(self, survivors: list[str], where: str = ""):
-        self.survivors = survivors
-        # Never echo the secret itself: name its class and length only.
-        shown = ", ".join(f"<{len(s)} chars>" for s in survivors[:5])
-        super().__init__(f"redaction left {len(survivors)} original string(s) in {where or 'output'}: {shown}")
+    The message names the classes of the survivors, never the strings themselves.
+    """
+
+    def __init__(self, classes: list[str], where: str = ""):
+        self.classes = list(classes)
+        kinds = ", ".join(sorted(set(self.classes)))
+        super().__init__(f"redaction verification failed: {len(self.classes)} original string(s) "
+                         f"of class {kinds} survive in {where or 'the output'}")

@@ -1,0 +1,92 @@
+"""Where to snapshot a session: named position schemes, each a tuple of :class:`Position`.
+
+- ``uniform``: ``k`` steps spread evenly from the first to the last agent step
+  (default 12, the paper's panel); labels ``u01``..``u12``.
+- ``deciles``: the step at the end of the assistant message at each tenth of the
+  session's assistant messages (messages that took at least one step); ``d01``..``d10``.
+- ``compaction``: around every compaction *j*, ``c{j}_pre`` = the last step before it
+  and ``c{j}_post`` = the first step after it (either is left out when it does not
+  exist).
+- ``early``: an explicit list of steps for onset sweeps (default 1, 5, 25, 125, 625,
+  3125), those beyond the session's end dropped; labels ``s1``, ``s5``, ...
+
+Positions are sorted by step and de-duplicated per scheme (short sessions can map two
+uniform positions to one step).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from .errors import StepOutOfRange
+from .model import Session
+
+SCHEMES = ("uniform", "deciles", "compaction", "early")
+DEFAULT_K = 12
+DEFAULT_EARLY = (1, 5, 25, 125, 625, 3125)
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Position:
+    step: int
+    label: str
+    scheme: str
+
+
+def _dedup(items: Iterable[Position]) -> tuple[Position, ...]:
+    seen: set[int] = set()
+    out = []
+    for p in sorted(items):
+        if p.step not in seen:
+            seen.add(p.step)
+            out.append(p)
+    return tuple(out)
+
+
+def uniform(n: int, k: int = DEFAULT_K) -> tuple[Position, ...]:
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    if k == 1:
+        return (Position(n, "u01", "uniform"),)
+    width = max(2, len(str(k)))
+    return _dedup(Position(1 + round((n - 1) * i / (k - 1)), f"u{i + 1:0{width}d}", "uniform")
+                  for i in range(k))
+
+
+def deciles(session: Session) -> tuple[Position, ...]:
+    ends = session.message_last_step
+    m = len(ends)
+    return _dedup(Position(ends[max(1, -(-q * m // 10)) - 1], f"d{q:02d}", "deciles")
+                  for q in range(1, 11))
+
+
+def around_compactions(session: Session) -> tuple[Position, ...]:
+    n = session.n_agent_steps
+    out = []
+    for j, c in enumerate(session.compactions, 1):
+        if c.steps_before >= 1:
+            out.append(Position(c.steps_before, f"c{j}_pre", "compaction"))
+        if c.steps_before + 1 <= n:
+            out.append(Position(c.steps_before + 1, f"c{j}_post", "compaction"))
+    return tuple(sorted(out))  # pre/post of consecutive compactions may share a step
+
+
+def early(n: int, steps: Iterable[int] = DEFAULT_EARLY) -> tuple[Position, ...]:
+    return _dedup(Position(s, f"s{s}", "early") for s in steps if 1 <= s <= n)
+
+
+def positions(session: Session, scheme: str = "uniform", *, k: int = DEFAULT_K,
+              steps: Iterable[int] | None = None) -> tuple[Position, ...]:
+    """Snapshot positions of ``session`` under ``scheme`` (one of :data:`SCHEMES`)."""
+    n = session.n_agent_steps
+    if n == 0:
+        raise StepOutOfRange(session.path, 1, 0)
+    if scheme == "uniform":
+        return uniform(n, k)
+    if scheme == "deciles":
+        return deciles(session)
+    if scheme == "compaction":
+        return around_compactions(session)
+    if scheme == "early":
+        return early(n, DEFAULT_EARLY if steps is None else steps)
+    raise ValueError(f"unknown position scheme {scheme!r}; choose one of {', '.join(SCHEMES)}")
