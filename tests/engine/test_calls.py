@@ -1,0 +1,139 @@
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from contextecho import llm
+from contextecho.cache import CellCache
+from contextecho.calls import ModelConfigError, Transport, _mark_shared_prefix, generate
+from contextecho.model_request import ModelRequest
+
+HERE = Path(__file__).parent
+FAST = Transport(base_delay_s=0.001, max_delay_s=0.01, max_attempts=4)
+
+
+def ask(model: str, text: str = "hi", replicate: int = 0, **params) -> ModelRequest:
+    return ModelRequest(model, [{"role": "user", "content": text}], params, replicate)
+
+
+@pytest.fixture
+def fake():
+    return llm.ensure_providers() and llm.registered_providers()["fake"]
+
+
+def test_batch_answers_in_order_and_reruns_from_the_cache(tmp_path, fake):
+    requests = [ask("fake/echo", f"q{i}") for i in range(5)]
+    first = generate(requests, cache=CellCache(tmp_path), transport=FAST, progress=False)
+    assert [r.response_text.split("|")[0] for r in first.records] == [f"echo:q{i}" for i in range(5)]
+    assert first.n_hits == 0 and first.n_errors == 0
+    calls_before = fake.calls["echo"]
+    second = generate(requests, cache=CellCache(tmp_path), transport=FAST, progress=False)
+    assert second.cached == [True] * 5 and fake.calls["echo"] == calls_before
+    assert second.records == first.records
+
+
+def test_identical_requests_in_one_batch_are_computed_once(tmp_path, fake):
+    before = fake.calls["echo"]
+    result = generate([ask("fake/echo", "same")] * 3, cache=CellCache(tmp_path), transport=FAST, progress=False)
+    assert fake.calls["echo"] - before == 1 and len(result.records) == 3
+
+
+def test_injected_faults_are_recorded_as_errors_and_counted(tmp_path):
+    requests = [ask("fake/rate-limited:2"), ask("fake/server-error:1"), ask("fake/always-429"),
+                ask("fake/timeout"), ask("fake/garbage"), ask("fake/auth"), ask("fake/echo")]
+    result = generate(requests, cache=CellCache(tmp_path), transport=FAST, progress=False)
+    outcome = [(r.status, r.error_type, r.attempts) for r in result.records]
+    assert outcome == [
+        ("ok", None, 3),                  # two 429s, then an answer
+        ("ok", None, 2),
+        ("error", "RateLimitError", 4),   # gave up after max_attempts
+        ("error", "Timeout", 4),
+        ("error", "GarbageResponse", 1),  # no content is not a retryable fault
+        ("error", "AuthenticationError", 1),
+        ("ok", None, 1),
+    ]
+    assert result.manifest["errors"] == 4
+    assert result.manifest["errors_by_type"] == {"RateLimitError": 1, "Timeout": 1,
+                                                 "GarbageResponse": 1, "AuthenticationError": 1}
+    # Errors are kept as data, and are retried on the next run; successes are not.
+    cache = CellCache(tmp_path)
+    assert cache.n_errors == 4 and len(cache) == 3
+    again = generate(requests, cache=cache, transport=FAST, progress=False)
+    assert again.cached == [True, True, False, False, False, False, True]
+
+
+def test_manifest_records_provenance(tmp_path):
+    result = generate([ask("fake/echo")], cache=CellCache(tmp_path), transport=FAST, progress=False,
+                      name="unit", parameters={"probe_set": "v1"})
+    saved = json.loads(Path(result.manifest["path"]).read_text())
+    assert saved["parameters"] == {"probe_set": "v1"} and saved["cache_misses"] == 1
+    assert set(saved["git"]) == {"commit", "dirty"} and saved["packages"]["litellm"]
+    assert saved["transport"]["concurrency"] == FAST.concurrency
+
+
+def test_unknown_model_fails_before_any_call(tmp_path, fake):
+    before = sum(fake.calls.values())
+    with pytest.raises(ModelConfigError, match="nonsense-model-xyz"):
+        generate([ask("fake/echo"), ask("nonsense-model-xyz")], cache=CellCache(tmp_path), progress=False)
+    assert sum(fake.calls.values()) == before
+
+
+def test_missing_api_key_names_the_variable(tmp_path, monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    with pytest.raises(ModelConfigError, match="ANTHROPIC_API_KEY"):
+        generate([ask("anthropic/claude-3-5-haiku-20241022")], cache=CellCache(tmp_path), progress=False)
+
+
+def test_sampling_params_pass_through_untouched_and_seeds_follow_the_replicate(tmp_path):
+    seen = []
+
+    class Capture(llm.CustomLLM):
+        async def acompletion(self, model, messages, *args, optional_params, model_response, **kw):
+            seen.append(dict(optional_params))
+            return llm.fill_response(model_response, model, "ok", "stop", 1, 1)
+
+    llm.register_provider("capture", Capture())
+    generate([ask("capture/x", temperature=0.7, top_p=0.9, max_tokens=12, stop=["\n"])],
+             cache=CellCache(tmp_path), progress=False)
+    assert seen[-1] == {"temperature": 0.7, "top_p": 0.9, "max_tokens": 12, "stop": ["\n"]}
+    # In-process models get a seed derived from the cell key, unless one is given.
+    r0, r1, given = generate([ask("fake/echo", replicate=0), ask("fake/echo", replicate=1),
+                              ask("fake/echo", seed=5)], cache=CellCache(tmp_path), progress=False).records
+    seed0, seed1 = (int(r.response_text.rsplit("seed=", 1)[1]) for r in (r0, r1))
+    assert seed0 != seed1 and given.response_text.endswith("seed=5")
+
+
+def test_shared_prefix_is_marked_for_explicit_prompt_caching_providers():
+    messages = [{"role": "user", "content": "long session"}, {"role": "user", "content": "probe"}]
+    marked = _mark_shared_prefix(ModelRequest("anthropic/claude-sonnet-4-5", messages))
+    assert marked[0]["content"][0]["cache_control"] == {"type": "ephemeral"}
+    assert marked[1] == messages[1]
+    assert _mark_shared_prefix(ModelRequest("fake/echo", messages)) == messages
+
+
+def test_killed_batch_resumes_without_loss_or_duplicates(tmp_path):
+    sys.path.insert(0, str(HERE))
+    from batch_runner import requests
+
+    n = 30
+    proc = subprocess.Popen([sys.executable, str(HERE / "batch_runner.py"), str(tmp_path), str(n)])
+    journal_dir = tmp_path / "journal"
+    deadline = time.time() + 60
+    while time.time() < deadline:  # kill once some calls are done but not all
+        done = sum(len(p.read_bytes().splitlines()) for p in journal_dir.glob("*.jsonl")) if journal_dir.exists() else 0
+        if done >= 6:
+            break
+        time.sleep(0.05)
+    proc.kill()
+    proc.wait()
+    survived = CellCache(tmp_path)
+    kept = len(survived)
+    assert 6 <= kept < n
+    result = generate(requests(n), cache=survived, transport=Transport(concurrency=8), progress=False)
+    assert result.n_hits == kept and result.n_errors == 0
+    keys = [k for s in (tmp_path / "cells").glob("*.parquet") for k in pq.read_table(s).column("key").to_pylist()]
+    assert len(keys) == len(set(keys)) == n  # every cell once: nothing lost, nothing twice
