@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import Counter
-from dataclasses import replace
 from pathlib import Path
 
 from .model import (COMPACTION_SUMMARY, TEXT, TOOL_CALL, Compaction, Counts, Entry,
@@ -37,7 +36,8 @@ def number_steps(entries: list[Entry]) -> tuple[tuple[Entry, ...], tuple[int, ..
             n_turns += 1
             turn = n_turns
         if step is not None or turn is not None:
-            e = replace(e, step=step, user_turn=turn)
+            e = Entry(e.role, e.kind, e.text, e.line, e.timestamp, e.tool_name, e.call_id,
+                      e.message_id, step, turn, e.meta)
         out.append(e)
     return tuple(out), tuple(step_index), tuple(last_step_by_msg.values())
 

@@ -1,0 +1,70 @@
+"""Parse throughput of ``load_session`` next to plain ``json.loads`` of the same lines.
+
+Both sides read the same bytes from disk; the baseline splits lines and decodes each
+with ``json.loads``, the parser additionally builds the session (timeline, counts,
+steps). Measured on the largest corpus transcripts, best of several repeats.
+
+    .venv/bin/python benchmarks/parse_throughput.py
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
+
+from contextecho.sessions import load_session  # noqa: E402
+from contextecho.sessions.corpus import local_corpus, shared_corpus  # noqa: E402
+
+N_FILES = 5
+REPEATS = 5
+TARGET = 0.5
+
+
+def plain_decode(path: Path) -> int:
+    n = 0
+    for line in path.read_bytes().split(b"\n"):
+        try:
+            json.loads(line)
+            n += 1
+        except ValueError:
+            pass
+    return n
+
+
+def best_of(fn, path: Path) -> float:
+    best = float("inf")
+    for _ in range(REPEATS):
+        t0 = time.perf_counter()
+        fn(path)
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def main() -> int:
+    root = next((p for p in (shared_corpus(), local_corpus()) if p.is_dir()), None)
+    if root is None:
+        print("no corpus found (run `make data`)", file=sys.stderr)
+        return 1
+    files = sorted(root.rglob("*.jsonl"), key=lambda p: p.stat().st_size, reverse=True)[:N_FILES]
+    total_mb = json_s = parse_s = 0.0
+    print(f"{'file':60s} {'MB':>6s} {'json MB/s':>10s} {'parse MB/s':>11s} {'ratio':>6s}")
+    for path in files:
+        mb = path.stat().st_size / 1e6
+        tj = best_of(plain_decode, path)
+        tp = best_of(lambda p: load_session(p, with_subagents=False), path)
+        total_mb += mb
+        json_s += tj
+        parse_s += tp
+        print(f"{path.relative_to(root).as_posix()[-60:]:60s} {mb:6.2f} {mb / tj:10.1f} {mb / tp:11.1f} {tj / tp:6.2f}")
+    ratio = json_s / parse_s
+    print(f"{'all ' + str(len(files)) + ' files':60s} {total_mb:6.2f} {total_mb / json_s:10.1f} "
+          f"{total_mb / parse_s:11.1f} {ratio:6.2f}")
+    print(f"RESULT parse_vs_json={ratio:.2f} target={TARGET}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
