@@ -1,0 +1,95 @@
+"""Agreement between two judges on the same cells, and per-target direction agreement.
+
+:func:`judge_agreement` — on the cells both judges scored (a NaN verdict from either
+judge drops the cell, counted in ``n_dropped``): exact agreement, within-one agreement
+(``|a − b| <= 1``) and Cohen's kappa, unweighted, linear and quadratic weights
+(``κ_w = 1 − Σ w O / Σ w E`` with ``w_ij = |i − j|`` or ``(i − j)²`` over the rubric
+categories, ``O`` observed and ``E`` chance-expected proportions; the same as
+scikit-learn ``cohen_kappa_score``). Kappa is undefined when both judges used one and
+the same category (``Σ w E = 0``): :class:`DegenerateDataError`.
+
+:func:`direction_agreement` — per target, compare the signs of the two judges' drift
+gaps (paper Table 7): ``"agree"``, ``"flip"`` or ``"null vs small"``.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .errors import DegenerateDataError, EmptyArmError, InvalidScoreError, StatsInputError
+from .records import DirectionAgreement, JudgeAgreement
+
+RUBRIC = (0, 1, 2, 3)
+
+
+def _kappa(confusion: np.ndarray, weights: np.ndarray) -> float:
+    observed = confusion / confusion.sum()
+    expected = np.outer(observed.sum(axis=1), observed.sum(axis=0))
+    chance = float(np.sum(weights * expected))
+    if chance <= 0:
+        raise DegenerateDataError(
+            "kappa undefined: both judges gave every cell the same single category")
+    return 1.0 - float(np.sum(weights * observed)) / chance
+
+
+def judge_agreement(a, b, *, categories: Sequence[int] = RUBRIC) -> JudgeAgreement:
+    """Exact, within-one and kappa agreement of paired verdicts ``a`` and ``b``."""
+    x = np.asarray(a, dtype=float)
+    y = np.asarray(b, dtype=float)
+    if x.shape != y.shape or x.ndim != 1:
+        raise StatsInputError("judge verdicts must be two 1-D arrays of equal length")
+    keep = ~(np.isnan(x) | np.isnan(y))
+    x, y = x[keep], y[keep]
+    if len(x) == 0:
+        raise EmptyArmError("no cell was scored validly by both judges")
+    cats = np.asarray(categories, dtype=float)
+    unknown = sorted(set(np.unique(np.concatenate([x, y]))) - set(cats))
+    if unknown:
+        raise InvalidScoreError(f"verdicts {unknown} are not rubric categories {tuple(categories)}")
+    i = np.searchsorted(cats, x) if np.all(np.diff(cats) > 0) else None
+    if i is None:
+        raise StatsInputError("categories must be strictly increasing")
+    j = np.searchsorted(cats, y)
+    k = len(cats)
+    confusion = np.zeros((k, k))
+    np.add.at(confusion, (i, j), 1.0)
+    dist = np.abs(np.arange(k)[:, None] - np.arange(k)[None, :]).astype(float)
+    return JudgeAgreement(
+        n=len(x), n_dropped=int((~keep).sum()), exact=float(np.mean(x == y)),
+        within_one=float(np.mean(np.abs(x - y) <= 1)),
+        kappa=_kappa(confusion, (dist > 0).astype(float)),
+        kappa_linear=_kappa(confusion, dist), kappa_quadratic=_kappa(confusion, dist**2),
+        categories=tuple(int(c) for c in categories))
+
+
+def direction_label(gap_a: float, gap_b: float, null_tol: float = 1e-9) -> str:
+    """``"agree"`` / ``"flip"`` / ``"null vs small"`` for one target's two gaps."""
+    null_a, null_b = abs(gap_a) <= null_tol, abs(gap_b) <= null_tol
+    if null_a and null_b:
+        return "agree"
+    if null_a or null_b:
+        return "null vs small"
+    return "agree" if np.sign(gap_a) == np.sign(gap_b) else "flip"
+
+
+def direction_agreement(gaps_a: Mapping[str, float] | pd.Series,
+                        gaps_b: Mapping[str, float] | pd.Series, *,
+                        null_tol: float = 1e-9) -> DirectionAgreement:
+    """Per-target sign agreement of two judges' drift gaps (same set of targets)."""
+    a, b = pd.Series(gaps_a, dtype=float), pd.Series(gaps_b, dtype=float)
+    if set(a.index) != set(b.index):
+        raise StatsInputError(f"targets differ between judges: "
+                              f"{sorted(set(a.index) ^ set(b.index), key=str)}")
+    if a.empty:
+        raise EmptyArmError("no targets")
+    b = b.loc[a.index]
+    if a.isna().any() or b.isna().any():
+        raise InvalidScoreError("a drift gap is NaN; compute gaps on valid cells first")
+    labels = [direction_label(x, y, null_tol) for x, y in zip(a, b)]
+    return DirectionAgreement(
+        targets=tuple(str(t) for t in a.index), gap_a=tuple(float(v) for v in a),
+        gap_b=tuple(float(v) for v in b), labels=tuple(labels), n=len(labels),
+        n_agree=labels.count("agree"), n_flip=labels.count("flip"),
+        n_null_vs_small=labels.count("null vs small"), null_tol=null_tol)
