@@ -126,7 +126,7 @@ def fill_corpus(dest: str | Path | None = None, rows: Iterable[dict] | None = No
 
 def iter_transcript_files(root: str | Path) -> Iterator[Path]:
     """Every ``.jsonl`` file under ``root`` (subagent files included), sorted."""
-    return iter(sorted(p for p in Path(root).rglob("*.jsonl") if p.is_file()))
+    return iter(sorted((p for p in Path(root).rglob("*.jsonl") if p.is_file()), key=Path.as_posix))
 
 
 @dataclass(frozen=True)

@@ -94,17 +94,16 @@ def redact_transcript(text: str, rel: str, extra: dict[str, list[str]]) -> tuple
     for s in strings:
         redactor.discover(s)
     out_lines = []
+    new_rel = redactor.apply(rel)
     for line, obj in zip(lines, parsed):
         if obj is None:
             out_lines.append(redactor.apply(line))
         else:
-            out_lines.append(json.dumps(_map(obj, redactor.apply), ensure_ascii=False))
-    out = "\n".join(out_lines)
-    new_rel = redactor.apply(rel)
-    for obj in parsed:  # decoded strings too: JSON escapes could hide an original
-        if obj is not None:
-            for s in (_collect(obj)):
+            clean = _map(obj, redactor.apply)
+            for s in _collect(clean):  # decoded strings: JSON escapes could hide an original
                 redactor.verify(s, where=new_rel)
+            out_lines.append(json.dumps(clean, ensure_ascii=False))
+    out = "\n".join(out_lines)
     redactor.verify(out, where=new_rel)
     redactor.verify(new_rel, where="the destination path")
     return out, new_rel

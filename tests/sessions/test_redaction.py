@@ -1,0 +1,113 @@
+"""Redaction: planted secrets of each class never reach a rendered prefix."""
+from __future__ import annotations
+
+import pytest
+
+from contextecho.sessions import (RedactionLeak, Redactor, load_session, redact, redact_prefix,
+                                  render_prefix, snapshot_at)
+
+# Synthetic, made-up values; none is a real credential or person.
+PRIVATE_KEY = ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ"
+               "\nQyNTUxOQAAACBfakekeyfakekeyfakekeyfakekey\n-----END OPENSSH PRIVATE KEY-----")
+PUBLIC_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFakeKeyFakeKeyFakeKeyFakeKeyFakeKey12 jdoe@laptop"
+PLANTED = {
+    "USER": ["/Users/jdoe-planted/src/app", "/home/qwrtz/project", r"C:\Users\winuser9\repo"],
+    "EMAIL": ["jane.planted@example.org", "x.y+tag@corp-mail.example.com"],
+    "HOST": ["http://buildbox.internal:8080/api", "ssh deploy@10.20.30.40", "db.staging.lan",
+             "localhost:5173"],
+    "SSH_KEY": [PRIVATE_KEY, PUBLIC_KEY],
+    "SECRET": ["sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789", "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+               "AKIAABCDEFGHIJKLMNOP", "password=hunter2hunter2", "Authorization: Bearer abcDEF123456ghiJKL789",
+               "token: Zx9Qm2Lp8Rt4Vw6Ys1Bn3Kd7Hf5Jg0Ca", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+               "blob kQ8vN2mX5pL9rT3wY7zB4cF6hJ1dG0sA8eK2uM5nP3qR"],
+}
+SECRETS = {  # the substrings that must disappear
+    "USER": ["jdoe-planted", "qwrtz", "winuser9"],
+    "EMAIL": ["jane.planted@example.org", "x.y+tag@corp-mail.example.com"],
+    "HOST": ["buildbox.internal", "10.20.30.40", "db.staging.lan", "5173", "8080"],
+    "SSH_KEY": ["b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ", "AAAAC3NzaC1lZDI1NTE5AAAAIFakeKey"],
+    "SECRET": ["AbCdEfGhIjKlMnOpQrStUvWxYz0123456789", "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+               "AKIAABCDEFGHIJKLMNOP", "hunter2hunter2", "abcDEF123456ghiJKL789",
+               "Zx9Qm2Lp8Rt4Vw6Ys1Bn3Kd7Hf5Jg0Ca", "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+               "kQ8vN2mX5pL9rT3wY7zB4cF6hJ1dG0sA8eK2uM5nP3qR"],
+}
+
+
+@pytest.mark.parametrize("cls", sorted(PLANTED))
+def test_each_class_is_replaced(cls):
+    text = "\n".join(f"line: {v} end" for v in PLANTED[cls])
+    out, report = redact(text)
+    for secret in SECRETS[cls]:
+        assert secret not in out
+    assert f"<{cls}_1>" in out and report.distinct[cls] >= 1
+    assert report.n_replacements >= len(PLANTED[cls]) - 1
+
+
+def test_planted_secrets_never_reach_a_rendered_prefix(tmp_path, cc, write):
+    everything = [v for vs in PLANTED.values() for v in vs]
+    recs = [cc.user("please deploy; my key is " + PLANTED["SECRET"][0]), cc.assistant("a", cc.text("ok"))]
+    for i, v in enumerate(everything):
+        recs.append(cc.assistant(f"m{i}", cc.tool(f"t{i}", "Bash", command=f"echo {v}")))
+        recs.append(cc.result(f"t{i}", f"output mentions {v} and jdoe-planted again"))
+    recs.append(cc.assistant("end", cc.text("contact jane.planted@example.org, cwd /Users/jdoe-planted/src")))
+    s = load_session(write(tmp_path / "t.jsonl", recs))
+    p = render_prefix(snapshot_at(s, s.n_agent_steps))
+    blob = "\n".join(m["content"] for m in p.messages)
+    for cls, values in SECRETS.items():
+        for secret in values:
+            assert secret not in blob, (cls, secret)
+    assert "<USER_1>" in blob and "<EMAIL_1>" in blob and "<HOST_" in blob and "<PORT_" in blob
+    assert "<SSH_KEY_1>" in blob and "<SECRET_1>" in blob
+    assert p.redacted and p.redaction.n_replacements > 0
+    assert p.n_chars == sum(len(m["content"]) for m in p.messages)
+    assert "jdoe-planted" not in repr(p.redaction)  # the report never holds originals
+
+
+def test_placeholders_are_consistent_within_a_redactor():
+    r = Redactor()
+    a = r.redact("mail jane.planted@example.org and bob.planted@example.org")
+    b = r.redact("again bob.planted@example.org then jane.planted@example.org")
+    assert a == "mail <EMAIL_1> and <EMAIL_2>"
+    assert b == "again <EMAIL_2> then <EMAIL_1>"
+
+
+def test_user_names_replaced_everywhere_as_tokens():
+    out, _ = redact("cd /Users/qwrtz/app; branch qwrtz/fix; project -Users-qwrtz-app; qwrtzy stays")
+    assert out == ("cd /Users/<USER_1>/app; branch <USER_1>/fix; project -Users-<USER_1>-app; "
+                   "qwrtzy stays")
+
+
+def test_extra_terms_and_generic_accounts():
+    r = Redactor({"PROJECT": ["Bluebird"]})
+    out = r.redact("Bluebird lives in /home/ubuntu/bluebird and /root")
+    assert out == "<PROJECT_1> lives in /home/ubuntu/bluebird and /root"
+
+
+def test_no_false_positives_on_ordinary_code():
+    text = ("commit 4c2b7d4ff28cbca9278e47179ad804ed2a83fd77 uuid 00000000-0000-4000-8000-000000000001 "
+            "see src/parser.py:123 and test_parse_claude_code_records_with_sidechain_flag_v2 "
+            "Co-Authored-By: Claude <noreply@anthropic.com> git@github.com:org/repo.git version 2.1.42")
+    out, report = redact(text)
+    assert out == text and report.n_replacements == 0
+
+
+def test_verification_fails_loudly_on_survivors():
+    r = Redactor()
+    r.discover("reach me at jane.planted@example.org")
+    with pytest.raises(RedactionLeak, match="class EMAIL") as info:
+        r.verify("leaked jane.planted@example.org", where="prefix X")
+    assert "jane" not in str(info.value)  # the error does not repeat the secret
+
+
+def test_redact_prefix_after_rendering(basic_claude, tmp_path, cc, write):
+    recs = [cc.user("I am jane.planted@example.org"), cc.assistant("a", cc.text("hi")),
+            cc.assistant("a", cc.tool("t1", "Bash", command="cat /Users/qwrtz/.ssh/config")),
+            cc.result("t1", "Host box\n  HostName 10.20.30.40")]
+    s = load_session(write(tmp_path / "t.jsonl", recs))
+    raw = render_prefix(snapshot_at(s, 2), redact=False)
+    assert "qwrtz" in raw.messages[1]["content"]
+    red = redact_prefix(raw)
+    blob = str(red.messages)
+    assert "qwrtz" not in blob and "jane.planted" not in blob
+    assert red.redacted and red.step == raw.step and len(red.turns) == len(raw.turns)
+    assert red.n_chars == sum(len(m["content"]) for m in red.messages)
