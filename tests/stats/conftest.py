@@ -27,3 +27,9 @@ def make_cells(n_sessions=3, n_positions=6, n_probes=5, gap=0.5, position_sd=0.3
 @pytest.fixture
 def cells() -> pd.DataFrame:
     return make_cells()
+
+
+@pytest.fixture(name="make_cells")
+def make_cells_fixture():
+    """The frame factory itself (test modules cannot import conftest under importlib)."""
+    return make_cells

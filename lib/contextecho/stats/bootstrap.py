@@ -20,9 +20,10 @@ Schemes (:class:`Resampling`):
   leaves (positions) with replacement as it has.
 
 Intervals: ``"percentile"`` (linear-interpolated quantiles of the replicates) and
-``"bca"`` (Efron's bias-corrected and accelerated; ``z0`` from the share of replicates
-strictly below the estimate, acceleration from the jackknife over top-level units:
-clusters, outer clusters, or cells for the stratified scheme). A degenerate bootstrap
+``"bca"`` (Efron's bias-corrected and accelerated; ``z0`` from the mid-rank share of
+replicates below the estimate, acceleration from the jackknife over top-level units:
+clusters, outer clusters, or cells for the stratified scheme, where the multi-sample
+formula weights each stratum as scipy does). A degenerate bootstrap
 distribution (all replicates equal, e.g. all-equal scores) gives the documented
 point interval ``[estimate, estimate]`` with ``degenerate=True``, never NaN.
 """
@@ -166,10 +167,18 @@ def jackknife(scheme: Resampling, statistic: Statistic) -> np.ndarray:
     return values
 
 
-def bca_alphas(reps: np.ndarray, estimate: float, jack: np.ndarray,
-               confidence: float) -> tuple[float, float]:
-    """BCa percentile levels (fractions) for a two-sided ``confidence`` interval."""
-    z0 = ndtri(np.mean(reps < estimate))
+def bca_alphas(reps: np.ndarray, estimate: float, jack: np.ndarray, confidence: float,
+               blocks: np.ndarray | None = None) -> tuple[float, float]:
+    """BCa percentile levels (fractions) for a two-sided ``confidence`` interval.
+
+    ``z0 = Φ⁻¹(p)`` with ``p`` the mid-rank share of replicates below the estimate
+    (``(#< + #<=) / 2B``, ties split); acceleration from jackknife values ``jack``
+    (Efron & Tibshirani 1993, eq. 14.15; with ``blocks`` — the stratum of each
+    jackknife unit — the multi-sample form eq. 15.36, as scipy's
+    ``bootstrap(method="BCa")``).
+    """
+    share = (np.count_nonzero(reps < estimate) + np.count_nonzero(reps <= estimate)) / (2 * len(reps))
+    z0 = ndtri(share)
     if not np.isfinite(z0):
         raise DegenerateDataError(
             "BCa undefined: every bootstrap replicate lies on one side of the estimate; "
@@ -178,9 +187,13 @@ def bca_alphas(reps: np.ndarray, estimate: float, jack: np.ndarray,
         raise DegenerateDataError(
             "BCa undefined: a leave-one-out jackknife value is not finite (a unit or "
             "stratum has a single member); use ci_method='percentile'")
-    dev = jack.mean() - jack
-    den = 6.0 * np.sum(dev**2) ** 1.5
-    accel = float(np.sum(dev**3) / den) if den > 0 else 0.0  # no jackknife spread: a = 0
+    blocks = np.zeros(len(jack), dtype=np.int64) if blocks is None else blocks
+    sizes = np.bincount(blocks).astype(float)
+    block_mean = np.bincount(blocks, weights=jack) / np.where(sizes > 0, sizes, 1)
+    u = (sizes[blocks] - 1) * (block_mean[blocks] - jack)
+    num = np.sum(u**3 / sizes[blocks] ** 3)
+    den = np.sum(u**2 / sizes[blocks] ** 2) ** 1.5
+    accel = float(num / (6.0 * den)) if den > 0 else 0.0  # no jackknife spread: a = 0
     z = ndtri(np.array([(1 - confidence) / 2, (1 + confidence) / 2]))
     levels = ndtr(z0 + (z0 + z) / (1 - accel * (z0 + z)))
     return float(levels[0]), float(levels[1])
@@ -212,7 +225,8 @@ def run_bootstrap(scheme: Resampling, statistic: Statistic, *, rng: np.random.Ge
     if ci_method == "percentile":
         levels = ((1 - confidence) / 2, (1 + confidence) / 2)
     else:
-        levels = bca_alphas(reps, estimate, jackknife(scheme, statistic), confidence)
+        blocks = None if scheme.resample_groups else scheme.group_of_leaf
+        levels = bca_alphas(reps, estimate, jackknife(scheme, statistic), confidence, blocks)
     low, high = np.percentile(reps, [100 * levels[0], 100 * levels[1]])
     return BootstrapOutcome(estimate, float(low), float(high), se, False, reps, ci_method,
                             confidence, int(n_resamples))
