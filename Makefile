@@ -39,6 +39,9 @@ test: $(STAMP)
 test-fast: $(STAMP)
 	$(PY) -m pytest -m "not embedded"
 
+data: $(STAMP)
+	$(PY) -m contextecho data
+
 benchmarks: $(STAMP)
 	@for b in benchmarks/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 

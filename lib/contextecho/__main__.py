@@ -20,10 +20,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="contextecho", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="contextecho", description="contextecho: persona drift in long agentic-coding sessions")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():
-        sub_parser = sub.add_parser(name, help=help_text, description=help_text)
+        # The command's own parser answers -h, with its real arguments.
+        sub_parser = sub.add_parser(name, help=help_text, description=help_text, add_help=False)
         sub_parser.set_defaults(_module=module_name)
     # Parse the command name first so only that command's module is imported
     # (LiteLLM alone costs seconds to import).
