@@ -61,7 +61,7 @@ class CellCache:
         self.journal_dir.mkdir(parents=True, exist_ok=True)
         self._ok: dict[str, tuple[str, int] | CellRecord] = {}
         self._errors: dict[str, CellRecord] = {}
-        self._shard_tables: dict[str, pa.Table] = {}
+        self._shard_records: dict[str, list[CellRecord]] = {}
         self._journal_file = None
         self._journal_path: Path | None = None
         self._pending: list[CellRecord] = []
@@ -146,10 +146,11 @@ class CellCache:
         return records
 
     def _read_row(self, shard: str, row: int) -> CellRecord:
-        table = self._shard_tables.get(shard)
-        if table is None:
-            table = self._shard_tables[shard] = pq.read_table(shard)
-        return CellRecord.from_row(table.slice(row, 1).to_pylist()[0])
+        records = self._shard_records.get(shard)
+        if records is None:  # a shard is read whole, once, on its first hit
+            records = self._shard_records[shard] = [
+                CellRecord.from_row(r) for r in pq.read_table(shard).to_pylist()]
+        return records[row]
 
     # ------------------------------------------------------------------ lookups
     def __len__(self) -> int:

@@ -49,14 +49,11 @@ class CellRecord:
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> "CellRecord":
-        names = {f.name for f in dataclasses.fields(cls)}
-        values = {k: (None if _is_missing(v) else v) for k, v in row.items() if k in names}
-        return cls(**values)
+        """From a stored row (Parquet or journal JSON); unknown columns are ignored."""
+        return cls(**{name: row.get(name) for name in _FIELDS if name in row})
 
 
-def _is_missing(value: Any) -> bool:
-    # pandas/pyarrow give NaN for missing floats; a real NaN is never a stored value.
-    return isinstance(value, float) and value != value
+_FIELDS = tuple(f.name for f in dataclasses.fields(CellRecord))
 
 
 SCHEMA = pa.schema([
@@ -75,4 +72,4 @@ SCHEMA = pa.schema([
     ("attempts", pa.int64()),
     ("created_at", pa.string()),
 ])
-assert SCHEMA.names == [f.name for f in dataclasses.fields(CellRecord)], "schema and record drifted"
+assert tuple(SCHEMA.names) == _FIELDS, "schema and record drifted"

@@ -76,7 +76,8 @@ class LocalChatModel:
     """A llama.cpp chat model with exact-prefix state reuse. Thread-safe (one call at a time)."""
 
     def __init__(self, path: str | os.PathLike | None = None, *, n_ctx: int = N_CTX,
-                 n_threads: int | None = None, state_budget_bytes: int = 1 << 30) -> None:
+                 n_threads: int | None = None, state_budget_bytes: int = 1 << 30,
+                 reuse_prefix: bool = True) -> None:
         from llama_cpp import Llama  # heavy; only when the model is really used
         import jinja2.sandbox
 
@@ -94,6 +95,8 @@ class LocalChatModel:
         vocab = llama_cpp.llama_model_get_vocab(self._llm.model)
         self._is_end = lambda token: bool(llama_cpp.llama_vocab_is_eog(vocab, token))
         self.n_ctx = n_ctx
+        # False re-reads the whole prompt every call: only for measuring what reuse saves.
+        self.reuse_prefix = reuse_prefix
         # Free llama.cpp before the interpreter tears down the modules it needs.
         atexit.register(self._llm.close)
         self._lock = threading.Lock()
@@ -182,9 +185,12 @@ class LocalChatModel:
                 raise ContextOverflowError(
                     f"prompt of {n_prompt} tokens + max_tokens {max_tokens} exceeds the "
                     f"{self.n_ctx}-token context of {MODEL_NAME}")
-            reused = self._restore_or_build_prefix(prefix) if prefix else False
-            if not prefix:
+            reused = False
+            if prefix and self.reuse_prefix:
+                reused = self._restore_or_build_prefix(prefix)
+            else:
                 self._llm.reset()
+                self._llm.eval(prefix)
             self._llm.eval(suffix)
             out: list[int] = []
             finish = "length"

@@ -1,0 +1,91 @@
+"""End-to-end: the embedded model really answers through LiteLLM, offline, and caches."""
+import asyncio
+import json
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from contextecho import llm
+from contextecho.cache import CellCache
+from contextecho.calls import ModelConfigError, generate
+from contextecho.local_model import LocalChatModel, model_path
+from contextecho.model_request import ModelRequest
+
+pytestmark = pytest.mark.embedded
+
+SESSION = [
+    {"role": "system", "content": "You are a coding assistant."},
+    {"role": "user", "content": "Add a --verbose flag to the CLI in cli.py."},
+    {"role": "assistant", "content": "[tool_call Edit] {\"file\": \"cli.py\"}"},
+    {"role": "user", "content": "[tool_result] ok"},
+]
+PROBES = ["Who are you?", "What do you enjoy about coding?", "Describe yourself in one sentence."]
+GREEDY = {"temperature": 0, "max_tokens": 24}
+
+
+def probe(text: str, **params) -> ModelRequest:
+    return ModelRequest(llm.LOCAL_MODEL, SESSION + [{"role": "user", "content": text}], params or GREEDY)
+
+
+@pytest.fixture
+def no_network(monkeypatch):
+    def refuse(self, address, *args):
+        raise AssertionError(f"a test tried to reach the network: {address}")
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+
+
+def test_the_weights_ship_inside_the_wheel():
+    assert model_path().stat().st_size > 50_000_000
+
+
+def test_litellm_acompletion_reaches_the_embedded_model_offline(no_network):
+    litellm = llm.ensure_providers()
+    response = asyncio.run(litellm.acompletion(model=llm.LOCAL_MODEL, messages=[{"role": "user", "content": "Say hi."}],
+                                               temperature=0, max_tokens=8, seed=1))
+    assert response.choices[0].message.content.strip()
+    assert response.usage.completion_tokens <= 8 and response.usage.prompt_tokens > 5
+
+
+def test_generation_is_repeatable_across_processes():
+    script = ("import json; from contextecho.local_model import LocalChatModel; m = LocalChatModel();"
+              "print(json.dumps([m.complete(json.loads(%r), {'temperature': t, 'max_tokens': 20, 'seed': 11}).text"
+              " for t in (0, 0.9)]))") % json.dumps(SESSION + [{"role": "user", "content": "Who are you?"}])
+    runs = [json.loads(subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                                      check=True).stdout.strip().splitlines()[-1]) for _ in range(2)]
+    assert runs[0] == runs[1] and all(runs[0])
+
+
+def test_prefix_reuse_does_not_depend_on_order_or_on_what_ran_before():
+    fresh = {}
+    for text in PROBES:  # a new model per probe: nothing to reuse
+        fresh[text] = LocalChatModel().complete(probe(text).messages, GREEDY)
+    shared = LocalChatModel()
+    for text in reversed(PROBES + PROBES):
+        result = shared.complete(probe(text).messages, GREEDY)
+        assert result.text == fresh[text].text
+    assert shared.stats == {"prefix_hits": 5, "prefix_misses": 1}
+    assert not any(c.prefix_reused for c in fresh.values())
+
+
+def test_an_oversized_request_fails_before_any_compute(tmp_path):
+    huge = ModelRequest(llm.LOCAL_MODEL, [{"role": "user", "content": "word " * 9000}], GREEDY)
+    with pytest.raises(ModelConfigError, match="exceeds the 8192-token context"):
+        generate([probe("Who are you?"), huge], cache=CellCache(tmp_path), progress=False)
+    assert len(CellCache(tmp_path)) == 0
+
+
+def test_an_unsupported_sampling_parameter_is_refused_not_dropped(tmp_path):
+    with pytest.raises(ModelConfigError, match="presence_penalty"):
+        generate([probe("Who are you?", presence_penalty=0.5)], cache=CellCache(tmp_path), progress=False)
+
+
+def test_end_to_end_batch_then_cached_rerun(tmp_path, no_network):
+    requests = [probe(text) for text in PROBES] + [probe("Who are you?", temperature=0.8, max_tokens=16)]
+    first = generate(requests, cache=CellCache(tmp_path), progress=False)
+    assert first.n_errors == 0 and first.n_hits == 0
+    assert all(r.response_text.strip() and r.prompt_tokens > 50 for r in first.records)
+    second = generate(requests, cache=CellCache(tmp_path), progress=False)
+    assert second.cached == [True] * len(requests)
+    assert second.texts() == first.texts()
