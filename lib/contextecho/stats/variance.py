@@ -108,6 +108,12 @@ def variance_decomposition(data: pd.DataFrame, *, value: str = "log_ratio",
             raise StatsInputError(f"fixed effects {fixed_cols} are collinear")
     if n - k < 1 or n - X.shape[1] < 1:
         raise DegenerateDataError("no within-group replication: within variance undefined")
+    group_mean = np.bincount(group_code, weights=y) / np.bincount(group_code)
+    spread = np.sum((y - y.mean()) ** 2)
+    if np.sum((y - group_mean[group_code]) ** 2) <= 1e-12 * max(spread, 1e-300):
+        raise DegenerateDataError(
+            f"no within-{group} variance in {value!r} (all values equal within groups); "
+            "the decomposition is undefined")
     if method == "reml":
         between, within = _reml(y, X, group_code)
     elif method == "anova":
@@ -116,10 +122,8 @@ def variance_decomposition(data: pd.DataFrame, *, value: str = "log_ratio",
         between, within = _anova(y, group_code)
     else:
         raise ValueError("method must be 'reml' or 'anova'")
-    if not within > 1e-12 * max(1.0, float(np.var(y))):
-        raise DegenerateDataError(
-            f"no within-{group} variance in {value!r} (all values equal within groups); "
-            "the decomposition is undefined")
+    if not within > 0:
+        raise DegenerateDataError(f"within-{group} variance estimate is {within}")
     between = max(0.0, between)
     return VarianceDecomposition(
         sigma2_between=between, sigma2_within=within, sigma2_total=float(np.var(y, ddof=1)),
