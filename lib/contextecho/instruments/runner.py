@@ -1,0 +1,119 @@
+"""``run_cells``: generate the targets, score or judge every response, return a tidy frame.
+
+1. All target requests go through ``calls.generate`` (cached by content).
+2. Stressor and contract cells are scored by their pure scorer (never cached).
+3. Probe cells are judged: for every judge model, one blind request per response with
+   an ok target call (``judge.judge_request``), all through ``generate`` as well — a
+   judge call is cached under its own key, so changing the judge or the rubric re-judges
+   without re-generating.
+
+One row per (cell, judge) for probes — several judges score the same responses, for the
+cross-judge audit — and one row per cell for scored items. ``rubric_version`` / ``rubric_hash`` name the rubric the
+judge applied (the instrument default unless ``rubric=`` is given). ``verdict_status`` is
+``ok`` (a score), ``invalid`` (the judge's reply held no parseable 0–3 score), ``error``
+(the target or the judge call failed), or ``unjudged`` (a probe cell with no judge
+given). ``score`` is NaN unless ``verdict_status`` is ok; failures are rows, never
+dropped, and :func:`verdict_counts` reports them.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping, Sequence
+
+import pandas as pd
+
+from ..cache import CellCache
+from ..calls import Transport, generate
+from .cells import Cell
+from .items import JUDGE
+from .judge import DEFAULT_JUDGE_PARAMS, ERROR, INVALID, OK, judge_request, parse_verdict
+from .rubric import RUBRIC, Rubric
+from .scorers import score as run_scorer
+
+UNJUDGED = "unjudged"
+
+
+def _target_columns(record, cached: bool) -> dict[str, Any]:
+    text = record.response_text if record.ok else None
+    return {"status": record.status, "response": text,
+            "response_chars": len(text) if text is not None else math.nan,
+            "finish_reason": record.finish_reason, "error_type": record.error_type,
+            "error_message": record.error_message, "prompt_tokens": record.prompt_tokens,
+            "completion_tokens": record.completion_tokens, "cached": cached}
+
+
+def _empty_verdict() -> dict[str, Any]:
+    return {"judge_model": None, "judge_key": None, "judge_response": None,
+            "passed": pd.NA, "score": math.nan, "verdict_status": None, "verdict_reason": None}
+
+
+def run_cells(cells: Sequence[Cell], judges: Sequence[str] | str = (), *,
+              cache: CellCache | None = None, transport: Transport = Transport(),
+              progress: bool = True, judge_params: Mapping[str, Any] = DEFAULT_JUDGE_PARAMS,
+              rubric: Rubric = RUBRIC, name: str = "cells") -> pd.DataFrame:
+    """Run ``cells`` (from :func:`build_cells`) and return the tidy frame (module doc)."""
+    judges = [judges] if isinstance(judges, str) else list(judges)
+    own = cache is None
+    cache = cache if cache is not None else CellCache()
+    try:
+        targets = generate([c.request for c in cells], cache=cache, transport=transport,
+                           progress=progress, name=f"{name}:targets",
+                           parameters={"n_cells": len(cells), "judges": judges})
+        rows: list[dict[str, Any]] = []
+        pending: list[tuple[dict[str, Any], Any]] = []  # (row, judge request)
+        for cell, record, cached in zip(cells, targets.records, targets.cached):
+            base = {**cell.row(), **_target_columns(record, cached)}
+            if cell.item.scorer != JUDGE:
+                row = {**base, **_empty_verdict()}
+                if record.ok:
+                    s = run_scorer(record.response_text, cell.item.contract)
+                    row.update(passed=s.passed, score=float(s.passed), verdict_status=OK,
+                               verdict_reason=s.reason)
+                else:
+                    row.update(verdict_status=ERROR, verdict_reason=f"target call failed: {record.error_type}")
+                rows.append(row)
+                continue
+            if not judges:
+                rows.append({**base, **_empty_verdict(), "verdict_status": UNJUDGED,
+                             "verdict_reason": "no judge given"})
+                continue
+            for judge in judges:
+                row = {**base, **_empty_verdict(), "judge_model": judge,
+                       "rubric_version": rubric.version, "rubric_hash": rubric.hash}
+                if not record.ok:
+                    row.update(verdict_status=ERROR, verdict_reason=f"target call failed: {record.error_type}")
+                    rows.append(row)
+                    continue
+                request = judge_request(judge, cell.item.probe_text, record.response_text,
+                                        rubric=rubric, params=judge_params)
+                row["judge_key"] = request.key
+                rows.append(row)
+                pending.append((row, request))
+        if pending:
+            verdicts = generate([r for _, r in pending], cache=cache, transport=transport,
+                                progress=progress, name=f"{name}:judges",
+                                parameters={"judges": judges, "rubric_version": rubric.version})
+            for (row, _), record in zip(pending, verdicts.records):
+                if not record.ok:
+                    row.update(verdict_status=ERROR,
+                               verdict_reason=f"judge call failed: {record.error_type}")
+                    continue
+                v = parse_verdict(record.response_text)
+                row.update(judge_response=record.response_text, verdict_status=v.status,
+                           score=v.score, verdict_reason=v.reason)
+        frame = pd.DataFrame(rows)
+        frame.attrs["target_manifest"] = targets.manifest
+        return frame
+    finally:
+        if own:
+            cache.close()
+
+
+def verdict_counts(frame: pd.DataFrame) -> pd.DataFrame:
+    """Counts of ok / invalid / error / unjudged verdicts per judge (scorers as "scorer")."""
+    who = frame["judge_model"].fillna("scorer")
+    table = pd.crosstab(who, frame["verdict_status"])
+    for status in (OK, INVALID, ERROR):
+        if status not in table.columns:
+            table[status] = 0
+    return table
