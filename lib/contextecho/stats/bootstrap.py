@@ -47,6 +47,12 @@ CHUNK_ELEMENTS = 2_000_000
 Statistic = Callable[[np.ndarray], np.ndarray]
 
 
+def _below(rng: np.random.Generator, sizes: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """Uniform integers in ``0..sizes-1`` (broadcast): ``floor(U * size)``, several
+    times faster than ``rng.integers`` with array bounds (bias below 2**-40)."""
+    return np.minimum((rng.random(shape) * sizes).astype(np.int64), sizes - 1)
+
+
 @dataclass(frozen=True)
 class Resampling:
     """Which leaves a replicate draws; see the module docstring for the schemes."""
@@ -106,13 +112,13 @@ class Resampling:
             else:
                 slot_group = self.group_of_leaf[self._order]     # group of each sorted slot
                 sizes = self._sizes[slot_group]
-                pos = self._starts[slot_group] + rng.integers(0, sizes, size=(b, L))
+                pos = self._starts[slot_group] + _below(rng, sizes, (b, L))
             flat = (self._order[pos] + rows).ravel()
             return np.bincount(flat, minlength=b * L).reshape(b, L).astype(float)
         G, width = self.n_groups, int(self._sizes.max())
         drawn = rng.integers(0, G, size=(b, G))                   # outer clusters
         sizes = self._sizes[drawn][..., None]                     # (b, G, 1)
-        local = rng.integers(0, sizes, size=(b, G, width))        # inner draws
+        local = _below(rng, sizes, (b, G, width))                 # inner draws
         mask = np.arange(width) < sizes
         pos = np.where(mask, self._starts[drawn][..., None] + local, 0)
         flat = (self._order[pos] + rows[..., None])[mask]
