@@ -1,0 +1,174 @@
+"""Administer an inventory: context-free or context-dependent, many runs at once.
+
+A *run* (:class:`RunSpec`) is one pass through the items in a fixed order with one
+instruction, option set, sampling setting and replicate index. ``administer`` asks
+every run's items through the one call site, ``contextecho.calls.generate``:
+
+- ``context_free``: each item alone (after the run's ``prefix``, if any); every item
+  of every run goes in one batch.
+- ``context_dependent``: r_t = f(q_t, H_{t−1}); the request for item t holds the
+  earlier questions as user turns and the model's own replies as assistant turns.
+  This is sequential, so each step t is one batch over all runs.
+
+``window`` keeps only the last k question–answer pairs (the paper's few-shot
+ablation, §6.1); ``None`` keeps the whole history. On the embedded model the full
+MPI-120 history does not fit: measured with its tokenizer, a question–answer pair
+costs 96 (paper prompt) to 124 (instruction 2) tokens, ~11.5k–14.8k tokens for 120
+items against an 8,192-token context. ``window="auto"`` (the default) therefore
+uses :data:`LOCAL_WINDOW` = 48 pairs (≤ ~6k tokens, room for the question and a
+short session prefix) on ``local/*`` models and the full history elsewhere. A request
+that still overflows fails before any compute (``ModelConfigError``); nothing is
+truncated silently.
+
+A failed call is an ``error`` row (no score); its pair is left out of the later
+history, since there is no reply to show. ``history_letter`` (the adversarial attack,
+§6.3) replaces every reply in the history by that option, written as the prompt lists
+it; the reply actually recorded for item t is still the model's own.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+import pandas as pd
+
+from ..cache import CellCache
+from ..calls import BatchResult, Transport, generate
+from ..model_request import ModelRequest
+from .inventory import Item
+from .parsing import STATUSES, parse_answer, score
+from .prompts import PAPER_INSTRUCTION, PAPER_OPTIONS, Instruction, Options, option_label, render_question
+
+CONTEXT_FREE = "context_free"
+CONTEXT_DEPENDENT = "context_dependent"
+SETTINGS = (CONTEXT_FREE, CONTEXT_DEPENDENT)
+# Temperature 0 unless temperature is the factor (CAPE §3.1). The paper gives no
+# max_tokens; 16 holds "(B) Moderately Accurate" and keeps the history short.
+DEFAULT_PARAMS: Mapping[str, Any] = {"temperature": 0.0, "max_tokens": 16}
+LOCAL_WINDOW = 48
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    run_id: str
+    items: tuple[Item, ...]  # in asking order
+    instruction: Instruction = PAPER_INSTRUCTION
+    options: Options = PAPER_OPTIONS
+    params: Mapping[str, Any] = field(default_factory=lambda: dict(DEFAULT_PARAMS))
+    replicate: int = 0
+    item_texts: Mapping[int, str] | None = None  # item index → text asked (paraphrases)
+    prefix: tuple[dict, ...] = ()  # messages before the questionnaire (session snapshots)
+    history_letter: str | None = None  # adversarial attack: history replies forced to this
+    labels: Mapping[str, Any] = field(default_factory=dict)  # factor, variant, run, ... per row
+
+    def question(self, item: Item) -> str:
+        text = self.item_texts[item.index] if self.item_texts is not None else item.text
+        return render_question(text, self.instruction, self.options)
+
+
+@dataclass(frozen=True)
+class Administration:
+    """What ``administer`` produced: one tidy row per (run, item)."""
+
+    answers: pd.DataFrame
+    model: str
+    setting: str
+    window: int | None
+    n_calls: int
+    n_cached: int
+
+    @property
+    def invalid_counts(self) -> dict[str, int]:
+        """Rows per non-ok parse status (errors included), for reporting."""
+        counts = self.answers["status"].value_counts()
+        return {s: int(counts.get(s, 0)) for s in STATUSES if s != "ok"}
+
+    @property
+    def n_invalid(self) -> int:
+        return int((self.answers["status"] != "ok").sum())
+
+
+def default_window(model: str) -> int | None:
+    return LOCAL_WINDOW if model.startswith("local/") else None
+
+
+def _resolve_window(window, model: str) -> int | None:
+    if window == "auto":
+        return default_window(model)
+    if window is not None and (not isinstance(window, int) or window < 0):
+        raise ValueError(f"window must be 'auto', None or a number of pairs >= 0, got {window!r}")
+    return window
+
+
+def history_messages(history: Sequence[tuple[str, str]], window: int | None) -> list[dict]:
+    pairs = history if window is None else (history[-window:] if window else [])
+    return [m for q, a in pairs for m in ({"role": "user", "content": q},
+                                          {"role": "assistant", "content": a})]
+
+
+def administer(runs: Sequence[RunSpec], model: str, *, setting: str = CONTEXT_FREE,
+               window: int | None | str = "auto", cache: CellCache | None = None,
+               transport: Transport = Transport(), progress: bool = False,
+               name: str = "cape") -> Administration:
+    """Ask every run's items; see the module doc."""
+    if setting not in SETTINGS:
+        raise ValueError(f"setting must be one of {SETTINGS}, got {setting!r}")
+    runs = list(runs)
+    if len({r.run_id for r in runs}) != len(runs):
+        raise ValueError("run_id must be unique within an administration")
+    window = _resolve_window(window, model) if setting == CONTEXT_DEPENDENT else None
+    parameters = {"setting": setting, "window": window, "runs": [r.run_id for r in runs]}
+    rows: list[dict] = []
+    calls = cached = 0
+
+    def request(run: RunSpec, t: int, history: list[tuple[str, str]]) -> ModelRequest:
+        messages = list(run.prefix) + history_messages(history, window) + \
+            [{"role": "user", "content": run.question(run.items[t])}]
+        return ModelRequest(model, messages, dict(run.params), run.replicate)
+
+    if setting == CONTEXT_FREE:
+        batch = [(run, t) for run in runs for t in range(len(run.items))]
+        requests = [request(run, t, []) for run, t in batch]
+        result = generate(requests, cache=cache, transport=transport, progress=progress,
+                          name=f"{name}:context_free", parameters=parameters)
+        calls, cached = len(requests), result.n_hits
+        rows = [_row(run, t, req, result, k, 0) for k, ((run, t), req) in enumerate(zip(batch, requests))]
+    else:
+        histories: dict[str, list[tuple[str, str]]] = {r.run_id: [] for r in runs}
+        for t in range(max(len(r.items) for r in runs)):
+            active = [r for r in runs if t < len(r.items)]
+            requests = [request(r, t, histories[r.run_id]) for r in active]
+            result = generate(requests, cache=cache, transport=transport, progress=progress,
+                              name=f"{name}:step{t + 1}", parameters=parameters)
+            calls, cached = calls + len(requests), cached + result.n_hits
+            for k, (run, req) in enumerate(zip(active, requests)):
+                n_hist = len(history_messages(histories[run.run_id], window)) // 2
+                row = _row(run, t, req, result, k, n_hist)
+                rows.append(row)
+                if row["response"] is not None:
+                    reply = option_label(run.history_letter, run.options, run.instruction) \
+                        if run.history_letter else row["response"]
+                    histories[run.run_id].append((row["question"], reply))
+    answers = pd.DataFrame(rows)
+    answers.insert(1, "setting", setting)
+    answers.insert(2, "model", model)
+    return Administration(answers, model, setting, window, calls, cached)
+
+
+def _row(run: RunSpec, t: int, request: ModelRequest, result: BatchResult, k: int,
+         n_history: int) -> dict:
+    record = result.records[k]
+    item = run.items[t]
+    text = record.response_text if record.ok else None
+    parsed = parse_answer(text, run.options)
+    return {
+        "run_id": run.run_id, **dict(run.labels),
+        "position": t + 1, "item": item.index, "trait": item.trait, "key": item.key,
+        "question": request.messages[-1]["content"],
+        "instruction": run.instruction.name, "options": run.options.name,
+        "temperature": run.params.get("temperature"), "replicate": run.replicate,
+        "history_letter": run.history_letter, "n_history": n_history,
+        "response": text, "answer": parsed.letter, "status": parsed.status,
+        "score": score(parsed.letter, item.key),
+        "error_type": record.error_type, "cell_key": record.key, "cached": result.cached[k],
+    }

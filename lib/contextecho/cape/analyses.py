@@ -1,0 +1,140 @@
+"""The CAPE analyses, each a tidy DataFrame from answer rows (see ``administer``).
+
+- :func:`factor_consistency` / :func:`table1`: TAR, ED, TC, OC per factor and setting
+  (Table 1). Per factor, run r's three variant trajectories form one triple (stability:
+  its three plain runs); the table shows the mean over runs, TAR/TC/OC ×100.
+- :func:`score_differences`: context-dependent minus context-free score per item,
+  counted in buckets −4 … 4 (§6.2, Fig. 3a).
+- :func:`attack_runs`, :func:`option_frequencies`, :func:`option_shift`: the
+  adversarial history attack (§6.3, history replies replaced by option C).
+- :func:`ordering_runs`: the question-ordering study (§6.4); profiles via
+  ``ocean_profiles(answers, by=["ordering", "run"])``.
+- :func:`window_runs`, :func:`window_ablation`: the few-shot window ablation (§6.1).
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .administer import RunSpec
+from .consistency import ocean_consistency, trajectory_consistency
+from .factors import FACTORS
+from .inventory import Inventory
+from .metrics import pointwise_consistency
+from .ordering import order_items
+from .profiles import ocean_matrix, trajectory_matrix
+from .prompts import LETTERS
+
+METRICS = ("tar", "ed", "tc", "oc")
+
+
+def consistency_row(answers: pd.DataFrame, run_ids: Sequence[str]) -> dict:
+    """TAR, ED, TC, OC of the trajectories of ``run_ids``."""
+    scores, _ = trajectory_matrix(answers, run_ids)
+    point = pointwise_consistency(scores)
+    tc = trajectory_consistency(scores)
+    ocean = ocean_matrix(answers, run_ids)
+    oc = ocean_consistency(ocean).value if not np.isnan(ocean).any() else float("nan")
+    return {"tar": point.tar, "ed": point.ed, "tc": tc.value, "oc": oc,
+            "n_items": point.n_items, "n_missing": point.n_missing}
+
+
+def factor_consistency(answers: pd.DataFrame) -> pd.DataFrame:
+    """One row per (setting, factor, run) present in ``answers``."""
+    rows = []
+    for (setting, factor, run), group in answers.groupby(["setting", "factor", "run"], sort=False):
+        variants = [v.name for v in FACTORS[factor]]
+        ids = [group.loc[group["variant"] == v, "run_id"].iloc[0] for v in variants
+               if (group["variant"] == v).any()]
+        if len(ids) < 2:
+            continue
+        rows.append({"setting": setting, "factor": factor, "run": run, "n_variants": len(ids),
+                     **consistency_row(group, ids)})
+    return pd.DataFrame(rows)
+
+
+def table1(consistency: pd.DataFrame) -> pd.DataFrame:
+    """Rows: factors; columns: (setting, metric), mean over runs; TAR, TC, OC in %."""
+    scaled = consistency.assign(**{m: consistency[m] * 100 for m in ("tar", "tc", "oc")})
+    table = scaled.groupby(["factor", "setting"])[list(METRICS)].mean().unstack("setting")
+    table = table.swaplevel(axis=1).sort_index(axis=1, level=0, sort_remaining=False)
+    order = [f for f in FACTORS if f in table.index]
+    cols = [(s, m) for s in table.columns.get_level_values(0).unique() for m in METRICS]
+    return table.loc[order, cols]
+
+
+def score_differences(answers: pd.DataFrame, *, base: str = "context_free",
+                      other: str = "context_dependent", by: Sequence[str] = ("run_id",)) -> pd.DataFrame:
+    """Counts of (other − base) item scores in buckets −4 … 4, per group of ``by``."""
+    keys = list(by) + ["item"]
+    a = answers[answers["setting"] == base].set_index(keys)["score"]
+    b = answers[answers["setting"] == other].set_index(keys)["score"]
+    diff = (b - a).dropna().astype(int).rename("difference").reset_index()
+    counts = diff.groupby(list(by) + ["difference"]).size().unstack("difference", fill_value=0)
+    counts = counts.reindex(columns=range(-4, 5), fill_value=0)
+    counts.columns.name = "difference"
+    return counts.reset_index()
+
+
+def attack_runs(runs: Iterable[RunSpec], letter: str = "C") -> list[RunSpec]:
+    """The runs with every history reply replaced by ``letter`` (run ids get a suffix)."""
+    return [replace(r, run_id=f"{r.run_id}/attack_{letter}", history_letter=letter,
+                    labels={**r.labels, "attack": letter}) for r in runs]
+
+
+def option_frequencies(answers: pd.DataFrame, by: Sequence[str] = ("run_id",)) -> pd.DataFrame:
+    """Per group: how often each option A–E was chosen, and how many answers were invalid."""
+    by = list(by)
+    counts = answers.assign(option=answers["answer"].fillna("invalid")).groupby(
+        by + ["option"]).size().unstack("option", fill_value=0)
+    counts = counts.reindex(columns=list(LETTERS) + ["invalid"], fill_value=0)
+    counts.columns.name = None
+    return counts.reset_index()
+
+
+def option_shift(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
+    """Option counts before and after the attack (summed over runs), and the change."""
+    b = option_frequencies(before.assign(_all=1), by=["_all"]).drop(columns="_all").iloc[0]
+    a = option_frequencies(after.assign(_all=1), by=["_all"]).drop(columns="_all").iloc[0]
+    return pd.DataFrame({"option": b.index, "before": b.to_numpy(), "after": a.to_numpy(),
+                         "change": (a - b).to_numpy()})
+
+
+def ordering_runs(inventory: Inventory, rng: np.random.Generator,
+                  orderings: Sequence[str] = ("random", "trait_grouped", "cyclic"),
+                  n_runs: int = 1, **run_kwargs) -> list[RunSpec]:
+    """One run per (ordering, run); ``rng`` draws the random order (seed it explicitly)."""
+    runs = []
+    for name in orderings:
+        items = order_items(inventory, name, rng).items
+        for r in range(n_runs):
+            runs.append(RunSpec(run_id=f"ordering/{name}/r{r + 1}", items=items, replicate=r,
+                                labels={"ordering": name, "run": r + 1}, **run_kwargs))
+    return runs
+
+
+def window_runs(inventory: Inventory, windows: Sequence[int | None], **run_kwargs) -> dict:
+    """One run per window k (administer each with ``window=k``); returns {k: [RunSpec]}."""
+    return {k: [RunSpec(run_id=f"window/{'full' if k is None else k}", items=inventory.items,
+                        labels={"window": "full" if k is None else k}, **run_kwargs)]
+            for k in windows}
+
+
+def window_ablation(answers_by_window: dict, reference=None) -> pd.DataFrame:
+    """Each window's trajectory against the reference (default: full history, ``None``).
+
+    ``answers_by_window`` maps k → answer rows of one run administered with window k.
+    """
+    ref = answers_by_window[reference]
+    rows = []
+    for k, answers in answers_by_window.items():
+        both = pd.concat([ref.assign(run_id="__ref"), answers.assign(run_id="__k")])
+        scores, _ = trajectory_matrix(both, ["__ref", "__k"])
+        point = pointwise_consistency(scores)
+        rows.append({"window": "full" if k is None else k, "agreement": point.tar,
+                     "mean_abs_difference": point.ed,
+                     "tc": trajectory_consistency(scores).value, "n_items": point.n_items})
+    return pd.DataFrame(rows)

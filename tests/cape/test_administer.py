@@ -1,0 +1,127 @@
+import numpy as np
+import pytest
+
+from contextecho.cape.administer import (CONTEXT_DEPENDENT, CONTEXT_FREE, LOCAL_WINDOW, RunSpec, administer,
+                                         default_window)
+from contextecho.cape.analyses import (attack_runs, factor_consistency, option_shift, ordering_runs,
+                                       score_differences, table1, window_ablation, window_runs)
+from contextecho.cape.factors import FACTORS, MissingParaphrases, factor_runs
+from contextecho.cape.profiles import ocean_profiles
+
+
+def run(inv, run_id="r", **kw):
+    return RunSpec(run_id, inv.items, **kw)
+
+
+def test_context_free_requests_carry_no_history(synthetic_inventory, likert, cache):
+    likert.seen.clear()
+    result = administer([run(synthetic_inventory)], "cape/hash", setting=CONTEXT_FREE, cache=cache)
+    assert len(likert.seen) == 10 and all(len(m) == 1 for m in likert.seen)
+    a = result.answers
+    assert a["status"].eq("ok").all() and a["position"].tolist() == list(range(1, 11))
+    assert set(a.columns) >= {"run_id", "setting", "item", "trait", "key", "response", "answer", "score"}
+    # a reverse-keyed item scores 6 - raw
+    row = a.iloc[5]
+    assert row["key"] == -1 and row["score"] == 6 - (5 - "ABCDE".index(row["answer"]))
+
+
+def test_context_dependent_requests_carry_earlier_answers(synthetic_inventory, likert, cache):
+    likert.seen.clear()
+    result = administer([run(synthetic_inventory)], "cape/hash", setting=CONTEXT_DEPENDENT, cache=cache)
+    a = result.answers
+    last = likert.seen[-1]
+    assert len(last) == 19  # 9 earlier pairs + the question
+    assert [m["content"] for m in last[1:-1:2]] == a["response"].tolist()[:-1]
+    assert [m["content"] for m in last[0:-1:2]] == a["question"].tolist()[:-1]
+    assert a["n_history"].tolist() == list(range(10))
+    # context-free and context-dependent ask the same questions; the replies may differ
+    free = administer([run(synthetic_inventory)], "cape/hash", cache=cache).answers
+    assert free["question"].tolist() == a["question"].tolist()
+
+
+def test_window_keeps_the_last_k_pairs_and_runs_batch_per_step(synthetic_inventory, likert, cache):
+    likert.seen.clear()
+    runs = [run(synthetic_inventory, "a"), run(synthetic_inventory, "b", replicate=1)]
+    result = administer(runs, "cape/hash", setting=CONTEXT_DEPENDENT, window=3, cache=cache)
+    assert max(len(m) for m in likert.seen) == 7 and result.window == 3
+    assert result.n_calls == 20 and result.answers["n_history"].max() == 3
+    assert default_window("local/smollm2-135m") == LOCAL_WINDOW and default_window("openai/x") is None
+
+
+def test_rerun_is_served_from_the_cache(synthetic_inventory, likert, cache):
+    runs = [run(synthetic_inventory)]
+    first = administer(runs, "cape/parrot", setting=CONTEXT_DEPENDENT, cache=cache)
+    n = len(likert.seen)
+    again = administer(runs, "cape/parrot", setting=CONTEXT_DEPENDENT, cache=cache)
+    assert len(likert.seen) == n and again.n_cached == again.n_calls
+    assert again.answers["response"].tolist() == first.answers["response"].tolist()
+
+
+def test_invalid_answers_are_counted_not_scored(synthetic_inventory, likert, cache):
+    result = administer([run(synthetic_inventory)], "cape/garbage", cache=cache)
+    assert result.n_invalid == 10 and result.invalid_counts["unrecognised"] == 10
+    assert result.answers["score"].isna().all()
+    failed = administer([run(synthetic_inventory)], "fake/garbage", setting=CONTEXT_DEPENDENT, cache=cache)
+    assert failed.invalid_counts["error"] == 10 and failed.answers["n_history"].max() == 0
+
+
+def test_adversarial_attack_forces_history_to_c(synthetic_inventory, likert, cache):
+    base = [run(synthetic_inventory)]
+    before = administer(base, "cape/parrot", setting=CONTEXT_DEPENDENT, cache=cache).answers
+    likert.seen.clear()
+    after = administer(attack_runs(base), "cape/parrot", setting=CONTEXT_DEPENDENT, cache=cache).answers
+    assert all(m["content"] == "(C) Neither Accurate Nor Inaccurate"
+               for m in likert.seen[-1] if m["role"] == "assistant")
+    assert after["answer"].iloc[1:].eq("C").all()  # the parrot follows its (forced) history
+    shift = option_shift(before, after).set_index("option")
+    assert shift.loc["C", "after"] == 9 + (after["answer"].iloc[0] == "C")
+    assert shift["change"].sum() == 0
+
+
+def test_factor_runs_and_table1(synthetic_inventory, likert, cache):
+    runs = [r for f in ("stability", "option_order", "instruction") for r in factor_runs(f, synthetic_inventory)]
+    assert len(runs) == 27 and len({r.run_id for r in runs}) == 27
+    stability = [r.replicate for r in runs if r.labels["factor"] == "stability"]
+    assert sorted(stability) == list(range(9))
+    answers = [administer(runs, "cape/hash", setting=s, cache=cache).answers
+               for s in (CONTEXT_FREE, CONTEXT_DEPENDENT)]
+    import pandas as pd
+    answers = pd.concat(answers)
+    consistency = factor_consistency(answers)
+    assert len(consistency) == 2 * 3 * 3
+    stab = consistency[consistency["factor"] == "stability"]
+    # the scripted model answers a question the same way every time: a perfectly stable respondent
+    assert (stab["tar"] == 1).all() and (stab["ed"] == 0).all() and (stab["tc"] == 1).all() \
+        and (stab["oc"] == 1).all()
+    table = table1(consistency)
+    assert list(table.index) == ["stability", "option_order", "instruction"]
+    assert list(table.columns) == [(s, m) for s in ("context_dependent", "context_free")
+                                   for m in ("tar", "ed", "tc", "oc")] or \
+        list(table.columns) == [(s, m) for s in ("context_free", "context_dependent")
+                                for m in ("tar", "ed", "tc", "oc")]
+    assert table.loc["stability", ("context_free", "tar")] == 100
+    diffs = score_differences(answers)
+    assert list(diffs.columns[-9:]) == list(range(-4, 5))
+    assert diffs[list(range(-4, 5))].sum(axis=1).eq(10).all()
+
+
+def test_paraphrasing_needs_every_paraphrase(synthetic_inventory):
+    with pytest.raises(MissingParaphrases):
+        factor_runs("paraphrasing", synthetic_inventory, paraphrases={0: ("a", "b")})
+    para = {i.index: (f"p1 {i.index}", f"p2 {i.index}") for i in synthetic_inventory.items}
+    runs = factor_runs("paraphrasing", synthetic_inventory, paraphrases=para)
+    assert "You p2 3" in runs[-1].question(synthetic_inventory.items[3])
+    assert set(FACTORS) == {"stability", "temperature", "option_wording", "option_order",
+                            "instruction", "paraphrasing"}
+
+
+def test_ordering_profiles_and_window_ablation(synthetic_inventory, likert, cache):
+    runs = ordering_runs(synthetic_inventory, np.random.default_rng(3))
+    answers = administer(runs, "cape/hash", setting=CONTEXT_DEPENDENT, cache=cache).answers
+    profiles = ocean_profiles(answers, by=["ordering"])
+    assert len(profiles) == 3 and profiles[["n_O", "n_C"]].eq(2).all().all()
+    by_window = {k: administer(r, "cape/parrot", setting=CONTEXT_DEPENDENT, window=k, cache=cache).answers
+                 for k, r in window_runs(synthetic_inventory, [None, 0, 2]).items()}
+    table = window_ablation(by_window)
+    assert table["window"].tolist() == ["full", 0, 2]
+    assert table.loc[0, "agreement"] == 1.0 and table.loc[0, "tc"] == 1.0
