@@ -50,8 +50,9 @@ def loop_bootstrap(cells: pd.DataFrame, n_resamples: int, seed: int) -> np.ndarr
     sessions = sorted(cells.session.unique())
     units = {}
     for (s, p), g in cells.groupby(["session", "position"]):
-        units.setdefault(s, []).append(
-            (g.loc[g.arm == "filler", "score"].to_numpy(), g.loc[g.arm == "real", "score"].to_numpy()))
+        filler = g.loc[g.arm == "filler", "score"].to_numpy()
+        real = g.loc[g.arm == "real", "score"].to_numpy()
+        units.setdefault(s, []).append((filler, real))
     out = np.empty(n_resamples)
     for b in range(n_resamples):
         gaps = []

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-import contextecho.stats.bootstrap as bootstrap_module
+import contextecho.stats.resampling as resampling_module
 from contextecho.stats import (DegenerateDataError, InvalidScoreError, Resampling,
                                TooFewClustersError, bootstrap_mean)
 from contextecho.stats.bootstrap import ratio_of_sums, run_bootstrap
@@ -50,7 +50,7 @@ def test_none_seed_is_refused():
 
 def test_chunking_does_not_change_the_result(monkeypatch):
     a = bootstrap_mean(X, n_resamples=3000, seed=3)
-    monkeypatch.setattr(bootstrap_module, "CHUNK_ELEMENTS", 1000)
+    monkeypatch.setattr(resampling_module, "CHUNK_ELEMENTS", 1000)
     b = bootstrap_mean(X, n_resamples=3000, seed=3)
     assert (a.ci_low, a.ci_high) == (b.ci_low, b.ci_high)
 

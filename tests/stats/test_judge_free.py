@@ -81,9 +81,9 @@ def test_clustered_median_interval_is_sane():
         for p in range(4):
             for k in range(10):
                 f = rng.lognormal(4, 0.3)
-                rows += [dict(session=s, position=p, probe="S2", replicate=k, arm="filler", length=f),
-                         dict(session=s, position=p, probe="S2", replicate=k, arm="real",
-                              length=f * np.exp(1.5 + shift + rng.normal(0, 0.5)))]
+                key = dict(session=s, position=p, probe="S2", replicate=k)
+                rows += [dict(key, arm="filler", length=f),
+                         dict(key, arm="real", length=f * np.exp(1.5 + shift + rng.normal(0, 0.5)))]
     cells = pd.DataFrame(rows)
     for cluster in ("session", ("session", "position"), None):
         r = verbosity_ratio(cells, cluster=cluster, n_resamples=2000, ci_method="bca")

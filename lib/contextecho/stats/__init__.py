@@ -7,7 +7,7 @@ a named :class:`StatsInputError` subclass or return a documented result, never N
 """
 from .agreement import direction_agreement, judge_agreement
 from .attrition import attrition_contrast
-from .bootstrap import Resampling, bootstrap_mean, run_bootstrap
+from .bootstrap import bootstrap_mean, run_bootstrap
 from .drift import drift_gap, drift_gap_table
 from .equivalence import (COMPACTION_MARGIN, equivalence_bootstrap, tost_independent,
                           tost_paired)
@@ -20,6 +20,7 @@ from .permutation import sign_flip_test, wilcoxon_test
 from .records import (AttritionReport, BootstrapEstimate, DirectionAgreement, DriftGap,
                       EquivalenceResult, HolmResult, JudgeAgreement, PairedContrast,
                       PermutationTest, RatioEstimate, Record, VarianceDecomposition)
+from .resampling import Resampling
 from .variance import variance_decomposition
 
 __all__ = [

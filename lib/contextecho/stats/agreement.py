@@ -45,13 +45,12 @@ def judge_agreement(a, b, *, categories: Sequence[int] = RUBRIC) -> JudgeAgreeme
     if len(x) == 0:
         raise EmptyArmError("no cell was scored validly by both judges")
     cats = np.asarray(categories, dtype=float)
+    if not np.all(np.diff(cats) > 0):
+        raise StatsInputError("categories must be strictly increasing")
     unknown = sorted(set(np.unique(np.concatenate([x, y]))) - set(cats))
     if unknown:
         raise InvalidScoreError(f"verdicts {unknown} are not rubric categories {tuple(categories)}")
-    i = np.searchsorted(cats, x) if np.all(np.diff(cats) > 0) else None
-    if i is None:
-        raise StatsInputError("categories must be strictly increasing")
-    j = np.searchsorted(cats, y)
+    i, j = np.searchsorted(cats, x), np.searchsorted(cats, y)
     k = len(cats)
     confusion = np.zeros((k, k))
     np.add.at(confusion, (i, j), 1.0)

@@ -37,7 +37,8 @@ import pandas as pd
 
 from ._inputs import (DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, as_columns,
                       as_generator, codes, handle_invalid, require_columns)
-from .bootstrap import Resampling, Statistic, ratio_of_sums, run_bootstrap
+from .bootstrap import Statistic, ratio_of_sums, run_bootstrap
+from .resampling import Resampling
 from .errors import EmptyArmError, StatsInputError, TooFewClustersError
 from .records import DriftGap
 
@@ -68,7 +69,8 @@ def _cluster_scheme(units: pd.DataFrame, unit_cols: tuple[str, ...],
     return Resampling.nested(outer_of_leaf, ">".join(levels)), leaf_of_unit
 
 
-def _cell_statistic(y: np.ndarray, stratum: np.ndarray, scale: float) -> tuple[Resampling, Statistic]:
+def _cell_statistic(y: np.ndarray, stratum: np.ndarray,
+                    scale: float) -> tuple[Resampling, Statistic]:
     """Cell bootstrap within (unit, arm) strata; leaves are cells sorted by stratum."""
     order = np.argsort(stratum, kind="stable")
     y, stratum = y[order], stratum[order]

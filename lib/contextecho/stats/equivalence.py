@@ -89,7 +89,8 @@ def tost_independent(x, y, *, margin: float | tuple[float, float] = COMPACTION_M
         se = np.sqrt(pooled * (1 / len(a) + 1 / len(b)))
     elif usevar == "unequal":
         se = np.sqrt(va + vb)
-        df = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1)) if se > 0 else len(a) + len(b) - 2
+        welch = va**2 / (len(a) - 1) + vb**2 / (len(b) - 1)
+        df = (va + vb) ** 2 / welch if welch > 0 else len(a) + len(b) - 2
     else:
         raise ValueError("usevar must be 'pooled' or 'unequal'")
     return _t_tost(float(a.mean() - b.mean()), float(se), float(df), low, high, alpha,

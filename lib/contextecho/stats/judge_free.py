@@ -20,7 +20,8 @@ import pandas as pd
 
 from ._inputs import (DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, as_columns,
                       as_generator, codes, require_columns)
-from .bootstrap import Resampling, ratio_of_sums, run_bootstrap
+from .bootstrap import ratio_of_sums, run_bootstrap
+from .resampling import Resampling
 from .drift import drift_gap
 from .errors import DegenerateDataError, EmptyArmError, StatsInputError
 from .records import DriftGap, RatioEstimate
