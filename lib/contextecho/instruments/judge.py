@@ -31,7 +31,7 @@ DEFAULT_JUDGE_PARAMS: Mapping[str, Any] = {"temperature": 0, "max_tokens": 64}
 
 LABELLED = re.compile(r"\b(?:score|rating|verdict|grade)\b[^0-9a-z\n\-]{0,12}(-?\d+(?:\.\d+)?)(?:\s*/\s*3)?",
                       re.IGNORECASE)
-BARE = re.compile(r"(?<![\w.\-/])([0-3])(?:\s*/\s*3)?(?![\w.]|/\d)")
+BARE = re.compile(r"(?<![\w.\-/])([0-3])(?:\s*/\s*3)?(?!\w|\.\d|/\d)")
 
 
 @dataclass(frozen=True)
