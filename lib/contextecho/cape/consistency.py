@@ -132,7 +132,11 @@ def trajectory_consistency(trajectories, *, omega: int = OMEGA, level: float = 0
     array = array[:, keep]
     smoothed = moving_average(array, omega)
     x = np.arange(omega, array.shape[1] + 1, dtype=float)  # the item ending each window
-    bounds = [support_interval(x, normalise(row), level, kernel) for row in smoothed]
+    fits: dict[bytes, tuple] = {}  # identical runs fit identically: fit each distinct one once
+    for row in smoothed:
+        if row.tobytes() not in fits:
+            fits[row.tobytes()] = support_interval(x, normalise(row), level, kernel)
+    bounds = [fits[row.tobytes()] for row in smoothed]
     lower = np.stack([b[0] for b in bounds])
     upper = np.stack([b[1] for b in bounds])
     ratio = overlap_ratio(lower, upper)
