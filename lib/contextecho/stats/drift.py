@@ -16,7 +16,9 @@ Intervals (``cluster``):
   replacement; a replicate is ``Δ* = Σ_k c_k D_k / Σ_k c_k m_k`` where cluster k
   was drawn ``c_k`` times and holds ``m_k`` units with gap total ``D_k``. For a
   single session clustered by position (one unit per position) this is the mean
-  over the resampled positions of (filler mean − real mean), as in the paper.
+  over the resampled positions of (filler mean − real mean), as in the paper. With
+  several sessions, ``"position"`` pools a position label across sessions into one
+  cluster; for corpus-scale data cluster by ``"session"`` or use two levels.
 * ``("session", "position")``: two levels — sessions with replacement, then
   positions with replacement within each drawn session; same estimator over the
   drawn units.
