@@ -125,3 +125,8 @@ def test_ordering_profiles_and_window_ablation(synthetic_inventory, likert, cach
     table = window_ablation(by_window)
     assert table["window"].tolist() == ["full", 0, 2]
     assert table.loc[0, "agreement"] == 1.0 and table.loc[0, "tc"] == 1.0
+
+
+def test_labels_may_not_overwrite_answer_columns(synthetic_inventory):
+    with pytest.raises(ValueError, match="position"):
+        administer([run(synthetic_inventory, labels={"position": "u01"})], "cape/hash")

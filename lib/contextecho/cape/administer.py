@@ -46,6 +46,10 @@ SETTINGS = (CONTEXT_FREE, CONTEXT_DEPENDENT)
 # max_tokens; 16 holds "(B) Moderately Accurate" and keeps the history short.
 DEFAULT_PARAMS: Mapping[str, Any] = {"temperature": 0.0, "max_tokens": 16}
 LOCAL_WINDOW = 48
+RESERVED = frozenset({"run_id", "setting", "model", "position", "item", "trait", "key", "question",
+                      "instruction", "options", "temperature", "replicate", "history_letter",
+                      "n_history", "response", "answer", "status", "score", "error_type",
+                      "cell_key", "cached"})
 
 
 @dataclass(frozen=True)
@@ -114,6 +118,9 @@ def administer(runs: Sequence[RunSpec], model: str, *, setting: str = CONTEXT_FR
     if setting not in SETTINGS:
         raise ValueError(f"setting must be one of {SETTINGS}, got {setting!r}")
     runs = list(runs)
+    clash = {k for r in runs for k in r.labels} & RESERVED
+    if clash:
+        raise ValueError(f"run labels {sorted(clash)} would overwrite answer columns")
     if len({r.run_id for r in runs}) != len(runs):
         raise ValueError("run_id must be unique within an administration")
     window = _resolve_window(window, model) if setting == CONTEXT_DEPENDENT else None

@@ -1,0 +1,43 @@
+"""CAPE: context-aware personality evaluation (MPI-120; TAR, ED, TC, OC; five factors).
+
+    from contextecho.cape import (load_inventory, factor_runs, administer, factor_consistency,
+                                  table1, CONTEXT_FREE, CONTEXT_DEPENDENT)
+    inv = load_inventory("mpi_120")
+    runs = [r for f in ("stability", "temperature") for r in factor_runs(f, inv)]
+    answers = pd.concat([administer(runs, model, setting=s).answers
+                         for s in (CONTEXT_FREE, CONTEXT_DEPENDENT)])
+    table1(factor_consistency(answers))
+
+Spec: ``shared/seeds/003_3df89b0edf37349e.txt``; each module says what is verbatim
+from it and what is our reading.
+"""
+from .administer import (CONTEXT_DEPENDENT, CONTEXT_FREE, DEFAULT_PARAMS, LOCAL_WINDOW, Administration,
+                         RunSpec, administer, default_window)
+from .analyses import (attack_runs, consistency_row, factor_consistency, option_frequencies, option_shift,
+                       ordering_runs, score_differences, table1, window_ablation, window_runs)
+from .bridge import PrefixProvider, bridge_runs, bridge_summary, real_prefix
+from .consistency import TrajectoryConsistency, ocean_consistency, ocean_series, trajectory_consistency
+from .factors import FACTORS, MissingParaphrases, Variant, factor_runs
+from .inventory import TRAITS, Inventory, InventoryNotFound, Item, load_inventory
+from .metrics import PointwiseConsistency, euclidean_distance, pointwise_consistency, total_agreement_rate
+from .ordering import ORDERINGS, order_items
+from .paraphrase import generate_paraphrases, load_paraphrases, paraphrase_path, write_paraphrases
+from .parsing import ParsedAnswer, parse_answer, score
+from .profiles import ocean_matrix, ocean_profiles, trajectory_matrix
+from .prompts import INSTRUCTIONS, ORDERS, WORDINGS, Instruction, Options, render_question
+
+__all__ = [
+    "load_inventory", "Inventory", "Item", "InventoryNotFound", "TRAITS", "order_items", "ORDERINGS",
+    "render_question", "Instruction", "Options", "INSTRUCTIONS", "WORDINGS", "ORDERS",
+    "parse_answer", "ParsedAnswer", "score",
+    "RunSpec", "administer", "Administration", "CONTEXT_FREE", "CONTEXT_DEPENDENT", "DEFAULT_PARAMS",
+    "LOCAL_WINDOW", "default_window",
+    "FACTORS", "Variant", "factor_runs", "MissingParaphrases",
+    "total_agreement_rate", "euclidean_distance", "pointwise_consistency", "PointwiseConsistency",
+    "trajectory_consistency", "ocean_consistency", "ocean_series", "TrajectoryConsistency",
+    "trajectory_matrix", "ocean_profiles", "ocean_matrix",
+    "consistency_row", "factor_consistency", "table1", "score_differences", "attack_runs",
+    "option_frequencies", "option_shift", "ordering_runs", "window_runs", "window_ablation",
+    "bridge_runs", "bridge_summary", "real_prefix", "PrefixProvider",
+    "generate_paraphrases", "load_paraphrases", "write_paraphrases", "paraphrase_path",
+]
