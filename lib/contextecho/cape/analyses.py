@@ -19,7 +19,7 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from .administer import RunSpec
+from .administer import SETTINGS, RunSpec
 from .consistency import ocean_consistency, trajectory_consistency
 from .factors import FACTORS
 from .inventory import Inventory
@@ -62,7 +62,9 @@ def table1(consistency: pd.DataFrame) -> pd.DataFrame:
     table = scaled.groupby(["factor", "setting"])[list(METRICS)].mean().unstack("setting")
     table = table.swaplevel(axis=1).sort_index(axis=1, level=0, sort_remaining=False)
     order = [f for f in FACTORS if f in table.index]
-    cols = [(s, m) for s in table.columns.get_level_values(0).unique() for m in METRICS]
+    present = list(table.columns.get_level_values(0).unique())
+    settings = [s for s in SETTINGS if s in present] + [s for s in present if s not in SETTINGS]
+    cols = [(s, m) for s in settings for m in METRICS]  # context-free first, as in Table 1
     return table.loc[order, cols]
 
 
