@@ -12,7 +12,7 @@ import sys
 COMMANDS: dict[str, tuple[str, str]] = {
     # name: (module, one-line help)
     "corpus": ("contextecho.sessions.cli", "summarise the transcripts in a folder"),
-    "data": ("contextecho.sessions.corpus_cli", "fill data/corpus and verify every sha256"),
+    "data": ("contextecho.data_cli", "fill data/ with the corpus and inventories, verifying every sha256"),
     "import-sessions": ("contextecho.sessions.import_cli", "import your own Claude Code / Codex sessions (redacted)"),
     "generate": ("contextecho.generate_cli", "ask the target model a prompt through the cached call site"),
     "cache": ("contextecho.cache_cli", "inspect the cell cache"),

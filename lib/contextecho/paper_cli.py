@@ -7,6 +7,7 @@ import time
 
 from . import manuscript
 from .calls import ModelConfigError
+from .data_cli import fill_inventories
 from .pilot import PilotConfig, pilot_table, run_pilot
 from .sessions.corpus import fill_corpus
 
@@ -22,9 +23,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
-    print("[1/3] corpus: filling data/corpus and verifying sha256 ...", flush=True)
+    print("[1/3] data: corpus and inventories, verifying sha256 ...", flush=True)
     filled = fill_corpus()
-    print(f"      {filled.copied} copied, {filled.downloaded} downloaded, {filled.present} already present")
+    print(f"      corpus: {filled.copied} copied, {filled.downloaded} downloaded, "
+          f"{filled.present} already present")
+    print(f"      {fill_inventories()}")
     print("[2/3] pilot: identity probe on real snapshots vs no prefix ...", flush=True)
     config = PilotConfig(model=args.model, n_sessions=args.sessions, n_positions=args.positions,
                          window=args.window)

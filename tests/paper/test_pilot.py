@@ -46,3 +46,10 @@ def test_pilot_runs_end_to_end_and_fills_every_manuscript_variable(corpus, tmp_p
     assert pilot_table(frame).count("\n") == len(frame) + 2
     again, variables = run_pilot(config, cache=CellCache(tmp_path / "cache"))
     assert variables["cache_hits"] == len(again)
+
+
+def test_inventory_manifest_matches_the_shared_inventories(corpus, tmp_path):
+    from contextecho.data_cli import fill_inventories
+
+    summary = fill_inventories(tmp_path / "mpi", offline=True)
+    assert "3 files verified" in summary and (tmp_path / "mpi" / "mpi_120.csv").is_file()
