@@ -58,15 +58,15 @@ def build_requests(config: PilotConfig, corpus: Path | None = None) -> tuple[lis
     cells, requests = [], []
     question = {"role": "user", "content": f"{FRAMING} {PROBE}"}
     params = {"temperature": config.temperature, "max_tokens": config.max_tokens}
-    for path in pilot_sessions(config.n_sessions, corpus):
+    for number, path in enumerate(pilot_sessions(config.n_sessions, corpus), start=1):
         session = load_session(path)
         for position in positions(session, "uniform", k=config.n_positions):
             prefix = render_prefix(snapshot_at(session, position.step), window=config.window)
-            cells.append({"session": path.relative_to(corpus or local_corpus()).as_posix(),
+            cells.append({"session": f"S{number}", "file": path.relative_to(corpus or local_corpus()).as_posix(),
                           "step": position.step, "position": position.label, "arm": "real",
                           "prefix_chars": prefix.n_chars})
             requests.append(ModelRequest(config.model, list(prefix.messages) + [question], params))
-    cells.append({"session": "", "step": 0, "position": "none", "arm": "scratch", "prefix_chars": 0})
+    cells.append({"session": "", "file": "", "step": 0, "position": "none", "arm": "scratch", "prefix_chars": 0})
     requests.append(ModelRequest(config.model, [question], params))
     return cells, requests
 
@@ -106,6 +106,6 @@ def pilot_table(frame: pd.DataFrame) -> str:
     rows = ["| session | step | arm | AI self-reference | answer |", "|---|---:|---|---|---|"]
     for cell in frame.itertuples():
         answer = (cell.response or f"({cell.status})").replace("\n", " ").replace("|", "/")[:90]
-        rows.append(f"| {Path(cell.session).parent.name or '—'} | {cell.step} | {cell.arm} | "
+        rows.append(f"| {cell.session or '—'} | {cell.step} | {cell.arm} | "
                     f"{cell.self_identifies_as_ai} | {answer} |")
     return "\n".join(rows) + "\n"
