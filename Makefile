@@ -10,7 +10,7 @@ export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export LITELLM_OFFLINE_MODE := true
 
-.PHONY: setup test test-fast paper data lab benchmarks clean-venv help
+.PHONY: setup test lint test-fast paper data lab benchmarks clean-venv help
 
 help:
 	@echo "make setup       create .venv and install contextecho with its dev extras"
@@ -33,8 +33,11 @@ $(STAMP): pyproject.toml
 	$(PY) -c "import contextecho.local_model as m; print('embedded model:', m.model_path())"
 	touch $@
 
-test: $(STAMP)
+test: $(STAMP) lint
 	$(PY) -m pytest
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check lib tests benchmarks
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -m "not embedded"

@@ -6,7 +6,6 @@ the real MPI-120 is read at run time and its absence skips (or, with CI=true, fa
 from __future__ import annotations
 
 import hashlib
-import os
 
 import pytest
 
@@ -37,13 +36,11 @@ def synthetic_inventory(tmp_path):
 
 
 @pytest.fixture
-def mpi120():
+def mpi120(missing_shared_data):
     try:
         return load_inventory("mpi_120")
     except InventoryNotFound as exc:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"the MPI-120 inventory is required in CI: {exc}")
-        pytest.skip(f"MPI-120 not available: {exc}")
+        missing_shared_data(f"MPI-120 not available: {exc}")
 
 
 class Likert(llm.CustomLLM):

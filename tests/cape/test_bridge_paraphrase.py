@@ -1,7 +1,6 @@
 import json
 
 import pandas as pd
-import pytest
 
 from contextecho.cape.administer import CONTEXT_FREE, administer
 from contextecho.cape.bridge import bridge_runs, bridge_summary, real_prefix

@@ -1,5 +1,4 @@
 import itertools
-import time
 
 import numpy as np
 import pytest

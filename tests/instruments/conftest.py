@@ -8,7 +8,6 @@ from __future__ import annotations
 import csv
 import itertools
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -75,31 +74,21 @@ def session(sessions):
     return sessions[0]
 
 
-def _ci() -> bool:
-    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
-
-
 @pytest.fixture(scope="session")
-def corpus_sessions():
+def corpus_sessions(corpus_dir):
     """Every transcript of the real corpus, parsed once: {relative file: Session}."""
     from contextecho.sessions import load_session
 
-    path = shared_dir() / "corpus" / "real"
-    if not (path / "MANIFEST.csv").is_file():
-        msg = (f"real corpus not found at {path} (set CONTEXTECHO_SHARED to the folder "
-               "holding corpus/real, or run `make data`)")
-        if _ci():
-            pytest.fail(msg)
-        pytest.skip(msg)
+    path = corpus_dir
     with open(path / "MANIFEST.csv", newline="", encoding="utf-8") as fh:
         rows = [r for r in csv.DictReader(fh) if r["format"] != "other"]
     return {r["file"]: load_session(path / r["file"], with_subagents=False) for r in rows}
 
 
 @pytest.fixture(scope="session")
-def seed_text():
-    """The ContextEcho method text, when the shared seeds are beside the checkout."""
+def seed_text(missing_shared_data):
+    """The ContextEcho method text (the specification the pinned texts are checked against)."""
     path = shared_dir() / "seeds" / "000_1aca32d8f65c103e.txt"
-    if not path.is_file():  # the seeds are reference material, not part of the checkout
-        pytest.skip(f"seed text not found at {path}")
+    if not path.is_file():  # reference material beside the checkout, not part of it
+        missing_shared_data(f"seed text not found at {path}")
     return path.read_text(encoding="utf-8")

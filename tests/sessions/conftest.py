@@ -8,12 +8,10 @@ from __future__ import annotations
 import csv
 import itertools
 import json
-import os
 from pathlib import Path
 
 import pytest
 
-from contextecho.paths import shared_dir
 
 _ids = itertools.count(1)
 
@@ -157,22 +155,6 @@ def basic_claude(tmp_path, cc):
         cc.assistant("m4", cc.text("All green.")),
     ]
     return write_jsonl(tmp_path / "basic.jsonl", recs)
-
-
-def _ci() -> bool:
-    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
-
-
-@pytest.fixture(scope="session")
-def corpus_dir() -> Path:
-    path = shared_dir() / "corpus" / "real"
-    if not (path / "MANIFEST.csv").is_file():
-        msg = (f"real corpus not found at {path} (set CONTEXTECHO_SHARED to the folder "
-               "holding corpus/real, or run `make data`)")
-        if _ci():
-            pytest.fail(msg)
-        pytest.skip(msg)
-    return path
 
 
 @pytest.fixture(scope="session")

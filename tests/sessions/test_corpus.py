@@ -3,13 +3,11 @@ manifest matches the shared one; filling data/corpus verifies sha256."""
 from __future__ import annotations
 
 import csv
-import json
-import shutil
 
 import pytest
 
 from contextecho.paths import REPO_ROOT
-from contextecho.sessions import (SCHEMES, load_session, positions, render_prefix, snapshot_at)
+from contextecho.sessions import (load_session, positions, render_prefix, snapshot_at)
 from contextecho.sessions.corpus import CorpusError, fill_corpus, raw_url, sha256_file
 
 COUNT_KEYS = ("n_user_msgs", "n_assistant_msgs", "n_tool_calls", "n_compactions")
