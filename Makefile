@@ -10,7 +10,15 @@ export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export LITELLM_OFFLINE_MODE := true
 
-.PHONY: setup test lint test-fast paper data lab benchmarks clean-venv help
+# One target per notebook (`make panel`); overrides from the command line, e.g.
+#   make panel TARGETS=openai/gpt-4o-mini,anthropic/claude-sonnet-4-5 JUDGE=openai/gpt-4o SESSIONS=8
+#   make onset PARAMS='-p steps 1,5,25'      (any parameter: -p NAME VALUE)
+NOTEBOOKS := panel compaction onset anchor_ablations cross_judge cape
+NB_ARGS = $(if $(TARGETS),-p targets '$(TARGETS)') $(if $(JUDGE),-p judges '$(JUDGE)') \
+          $(if $(SESSIONS),-p n_sessions '$(SESSIONS)') $(if $(POSITIONS),-p n_positions '$(POSITIONS)') \
+          $(if $(WINDOW),-p window '$(WINDOW)') $(if $(MAX_TOKENS),-p max_tokens '$(MAX_TOKENS)') $(PARAMS)
+
+.PHONY: setup test lint test-fast paper paper-check data lab benchmarks clean-results clean-venv help $(NOTEBOOKS)
 
 help:
 	@echo "make setup       create .venv and install contextecho with its dev extras"
@@ -18,6 +26,9 @@ help:
 	@echo "make test-fast   unit tests only (no embedded model)"
 	@echo "make data        fill data/corpus from ../shared/corpus/real (sha256-verified)"
 	@echo "make paper       regenerate every result, table, figure and number of the manuscript"
+	@echo "make paper-check check the manuscript (variables, includes, figures, cross-refs) without Quarto"
+	@echo "make panel ...   run one notebook ($(NOTEBOOKS)); TARGETS= JUDGE= SESSIONS= POSITIONS= WINDOW= PARAMS='-p k v'"
+	@echo "make clean-results  remove generated results, figures, tables, variables (keeps the cache)"
 	@echo "make benchmarks  run the speed benchmarks (prints RESULT lines)"
 	@echo "make lab         open JupyterLab on the notebooks"
 
@@ -50,6 +61,15 @@ benchmarks: $(STAMP)
 
 paper: $(STAMP)
 	$(PY) -m contextecho paper
+
+paper-check: $(STAMP)
+	$(PY) -m contextecho paper --check-only
+
+$(NOTEBOOKS): $(STAMP)
+	$(PY) -m contextecho notebook $@ $(NB_ARGS)
+
+clean-results:
+	rm -rf paper/_generated _variables.yml _manuscript
 
 lab: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[lab]'

@@ -52,3 +52,23 @@ def test_render_refuses_sources_with_dangling_references(monkeypatch):
     monkeypatch.setattr(manuscript, "check_sources", lambda: ["paper/index.qmd:1: variable 'x' ..."])
     with pytest.raises(manuscript.ManuscriptError, match="index.qmd:1"):
         manuscript.render()
+
+
+def test_figures_cross_references_and_code_cells_are_checked(tmp_path):
+    paper = tmp_path / "paper"
+    write(paper / "_generated" / "panel" / "figures" / "forest.png", "png")
+    write(paper / "_generated" / "panel" / "tables" / "gaps.md", "| a |\n|---|\n| 1 |\n")
+    write(paper / "index.qmd",
+          "See @fig-forest, @tbl-gaps, @sec-method and @fig-gone.\n\n"
+          "## Method {#sec-method}\n\n"
+          "![Forest](_generated/panel/figures/forest.png){#fig-forest}\n\n"
+          "![Missing](_generated/panel/figures/none.png){#fig-none}\n\n"
+          "{{< include _generated/panel/tables/gaps.md >}}\n\n: Gaps {#tbl-gaps}\n\n"
+          "```{python}\n1 + 1\n```\n\nMail me at someone@example.org.\n")
+    variables = write(tmp_path / "_variables.yml", "{}\n")
+    problems = manuscript.check_sources(paper, variables)
+    assert problems == [
+        "paper/index.qmd:7: figure file '_generated/panel/figures/none.png' does not exist",
+        "paper/index.qmd:13: executable code cell (the manuscript holds none)",
+        "paper/index.qmd:1: cross-reference @fig-gone has no {#fig-gone} label",
+    ]

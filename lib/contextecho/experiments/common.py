@@ -1,0 +1,85 @@
+"""What every experiment shares: which sessions, how cells run, how tables look."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+import pandas as pd
+
+from ..cache import CellCache
+from ..paths import shared_dir
+from ..calls import Transport
+from ..instruments import run_cells
+from ..sessions import Session, load_session
+from ..sessions.corpus import local_corpus, read_manifest
+
+# Licences that allow publishing derived numbers; sources that state none are left out.
+OPEN_LICENCES = ("MIT", "Apache-2.0", "BSD", "CC-BY")
+
+
+def corpus_rows(min_assistant: int = 20, min_compactions: int = 0) -> list[dict]:
+    """Manifest rows of usable sessions, longest first (ties by file name)."""
+    rows = [r for r in read_manifest()
+            if r["format"] in ("claude_code", "codex_cli") and "/subagents/" not in r["file"]
+            and r["license"].startswith(OPEN_LICENCES)
+            and int(r["n_assistant_msgs"]) >= min_assistant
+            and int(r["n_compactions"] or 0) >= min_compactions]
+    rows.sort(key=lambda r: (-int(r["n_assistant_msgs"]), r["file"]))
+    return rows
+
+
+def select_sessions(n: int, *, min_compactions: int = 0, corpus: Path | None = None) -> list[Session]:
+    """The ``n`` longest openly licensed sessions (0 = all), loaded."""
+    rows = corpus_rows(min_compactions=min_compactions)
+    rows = rows if n <= 0 else rows[:n]
+    if not rows:
+        raise RuntimeError("no usable session in the corpus manifest")
+    return [load_session(session_file(r["file"], corpus)) for r in rows]
+
+
+def session_file(name: str, corpus: Path | None = None) -> Path:
+    """``data/corpus/<name>`` (filled by `make data`), else the shared corpus beside the checkout."""
+    for root in ([corpus] if corpus else [local_corpus(), shared_dir() / "corpus" / "real"]):
+        if (root / name).is_file():
+            return root / name
+    raise FileNotFoundError(f"session {name} is in neither data/corpus nor ../shared/corpus/real; "
+                            "run `make data`")
+
+
+def session_labels(sessions: Sequence[Session]) -> dict[str, str]:
+    """Short public labels S1..Sn for session ids (the manuscript never shows paths)."""
+    return {s.session_id: f"S{i}" for i, s in enumerate(sessions, start=1)}
+
+
+def run(cells, judges: Sequence[str], name: str, *, concurrency: int = 1) -> pd.DataFrame:
+    """``run_cells`` through the shared cache, one call at a time on the embedded model."""
+    with_cache = CellCache()
+    try:
+        return run_cells(cells, judges=list(judges), cache=with_cache,
+                         transport=Transport(concurrency=concurrency), name=name)
+    finally:
+        with_cache.close()
+
+
+def markdown(frame: pd.DataFrame, floatfmt: str = ".2f") -> str:
+    """A pipe table (no index) for ``{{< include >}}``."""
+    shown = frame.copy()
+    for column in shown.columns:
+        if pd.api.types.is_float_dtype(shown[column]):
+            shown[column] = shown[column].map(lambda v: "—" if pd.isna(v) else format(v, floatfmt))
+        else:
+            shown[column] = shown[column].map(lambda v: "—" if v is None or (isinstance(v, float) and pd.isna(v))
+                                              else str(v).replace("|", "/").replace("\n", " "))
+    header = "| " + " | ".join(map(str, shown.columns)) + " |"
+    align = "|" + "|".join("---:" if pd.api.types.is_numeric_dtype(frame[c]) else "---"
+                           for c in frame.columns) + "|"
+    body = ["| " + " | ".join(row) + " |" for row in shown.astype(str).itertuples(index=False)]
+    return "\n".join([header, align, *body]) + "\n"
+
+
+def ci_text(estimate: float, low: float, high: float, digits: int = 2) -> str:
+    return f"{estimate:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
+
+
+def print_counts(stage: str, counts: dict) -> None:
+    print(f"[{stage}] " + ", ".join(f"{k}={v}" for k, v in counts.items()), flush=True)

@@ -1,0 +1,87 @@
+"""The notebooks are generated from their experiment's parameter dataclass (nbformat),
+so the parameters cell and the library never disagree: ``contextecho notebook --build``
+rewrites ``notebooks/*.ipynb``; a test checks the committed copies are current.
+
+Every notebook has the same thin shape: imports, the cell tagged ``parameters``, a
+validating ``bind`` (unknown names fail even under plain papermill), one call into
+``contextecho.experiments``, and a cell that shows the tables and figures.
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import fields
+from pathlib import Path
+
+import nbformat
+
+from ..paths import REPO_ROOT
+from .parameters import declared
+
+NOTEBOOK_DIR = REPO_ROOT / "notebooks"
+# In the order `make paper` runs them.
+NOTEBOOKS = ("panel",)
+
+
+def experiment(name: str):
+    if name not in NOTEBOOKS:
+        raise KeyError(f"unknown notebook {name!r}; choose one of {', '.join(NOTEBOOKS)}")
+    return importlib.import_module(f"contextecho.experiments.{name}")
+
+
+def notebook_path(name: str) -> Path:
+    return NOTEBOOK_DIR / f"{name}.ipynb"
+
+
+def _parameters_source(spec: type) -> str:
+    docs = getattr(spec, "HELP", {})
+    lines = []
+    defaults = declared(spec)
+    for f in fields(spec):
+        value = defaults[f.name]
+        if isinstance(value, tuple):
+            value = list(value)
+        comment = f"  # {docs[f.name]}" if f.name in docs else ""
+        lines.append(f"{f.name} = {value!r}{comment}")
+    return "\n".join(lines)
+
+
+def build(name: str) -> nbformat.NotebookNode:
+    module = experiment(name)
+    spec = module.Parameters
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["language_info"] = {"name": "python"}
+    paper_scale = "\n".join(f"    -p {k} {','.join(map(str, v)) if isinstance(v, tuple) else v}"
+                            for k, v in getattr(module, "PAPER_SCALE", {}).items())
+    intro = (f"# {module.TITLE}\n\n{(module.__doc__ or '').strip()}\n\n"
+             "Parameters are validated: an unknown or misspelled name is an error. "
+             f"Run it with `make {name}` or `papermill notebooks/{name}.ipynb out.ipynb -p <name> <value>`."
+             + (f"\n\nThe paper's scale (provider models; hours of compute):\n\n```\n{paper_scale}\n```"
+                if paper_scale else ""))
+    nb.cells = [
+        nbformat.v4.new_markdown_cell(intro),
+        nbformat.v4.new_code_cell(f"from contextecho.experiments import {name} as experiment\n"
+                                  "from contextecho.notebooks import bind, show\n"
+                                  "_baseline = set(globals())"),
+        nbformat.v4.new_code_cell(_parameters_source(spec), metadata={"tags": ["parameters"]}),
+        nbformat.v4.new_code_cell("params = bind(experiment.Parameters, globals(), _baseline)\nparams"),
+        nbformat.v4.new_code_cell("result = experiment.run(params)"),
+        nbformat.v4.new_code_cell("show(result)"),
+    ]
+    for cell in nb.cells:  # stable ids, so a rebuild of an unchanged spec is byte-identical
+        cell["id"] = f"{name}-{nb.cells.index(cell)}"
+    return nb
+
+
+def render(name: str) -> str:
+    return nbformat.writes(build(name)) + "\n"
+
+
+def write_all(directory: Path = NOTEBOOK_DIR) -> list[Path]:
+    directory.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name in NOTEBOOKS:
+        path = directory / f"{name}.ipynb"
+        path.write_text(render(name))
+        paths.append(path)
+    return paths

@@ -1,0 +1,62 @@
+"""Run one notebook with papermill: validate the overrides, execute in the repository
+root, leave the executed copy beside the notebook's outputs.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+import nbformat
+
+from ..paths import REPO_ROOT
+from .build import experiment, notebook_path
+from .outputs import GENERATED
+from .parameters import ParameterError, check_overrides, coerce, declared
+
+
+@dataclass(frozen=True)
+class NotebookRun:
+    name: str
+    output_dir: Path
+    executed: Path
+    wall_s: float
+
+    @property
+    def variables_file(self) -> Path:
+        return self.output_dir / "variables.yml"
+
+
+def parameters_source(path: Path) -> str:
+    nb = nbformat.read(path, as_version=4)
+    tagged = [c for c in nb.cells if "parameters" in c.get("metadata", {}).get("tags", [])]
+    if len(tagged) != 1:
+        raise ParameterError(f"{path} must have exactly one cell tagged 'parameters' "
+                             f"(found {len(tagged)})")
+    return tagged[0].source
+
+
+def run_notebook(name: str, overrides: Mapping[str, Any] | None = None, *,
+                 output_dir: Path | None = None, notebook: Path | None = None,
+                 log_output: bool = True, kernel_name: str = "python3") -> NotebookRun:
+    """Execute ``notebooks/<name>.ipynb`` with ``overrides``; fail before the kernel
+    starts on an unknown name or a value of the wrong type."""
+    import papermill
+
+    overrides = dict(overrides or {})
+    module = experiment(name)
+    path = notebook or notebook_path(name)
+    check_overrides(parameters_source(path), overrides, f"notebook {path.name}")
+    coerce(module.Parameters, overrides, where=f"notebook {path.name}")  # types, early
+    output_dir = Path(output_dir) if output_dir else GENERATED / name
+    output_dir = output_dir if output_dir.is_absolute() else REPO_ROOT / output_dir
+    output_dir.mkdir(parents=True, exist_ok=True)
+    if "output_dir" in declared(module.Parameters):
+        overrides["output_dir"] = str(output_dir)
+    executed = output_dir / f"{name}.ipynb"
+    start = time.perf_counter()
+    papermill.execute_notebook(str(path), str(executed), parameters=overrides, cwd=str(REPO_ROOT),
+                               kernel_name=kernel_name, log_output=log_output,
+                               progress_bar=False, report_mode=False)
+    return NotebookRun(name, output_dir, executed, time.perf_counter() - start)

@@ -1,0 +1,63 @@
+import json
+
+import pandas as pd
+import pytest
+import yaml
+
+from contextecho.notebooks import DuplicateVariableError, Outputs, cell_counts, merge_variables
+
+
+def test_merge_joins_sections_and_fails_on_a_duplicate_key(tmp_path):
+    a = tmp_path / "a.yml"
+    b = tmp_path / "b.yml"
+    c = tmp_path / "c.yml"
+    a.write_text(yaml.safe_dump({"panel": {"gap": 0.1, "n": 3}}))
+    b.write_text(yaml.safe_dump({"cape": {"tar": 50.0}, "panel": {"other": 1}}))
+    c.write_text(yaml.safe_dump({"panel": {"gap": 0.2}}))
+    assert merge_variables([a, b]) == {"panel": {"gap": 0.1, "n": 3, "other": 1}, "cape": {"tar": 50.0}}
+    with pytest.raises(DuplicateVariableError, match="panel.gap"):
+        merge_variables([a, b, c])
+
+
+def test_a_leaf_and_a_section_with_the_same_name_collide(tmp_path):
+    a = tmp_path / "a.yml"
+    b = tmp_path / "b.yml"
+    a.write_text(yaml.safe_dump({"panel": 1}))
+    b.write_text(yaml.safe_dump({"panel": {"gap": 1}}))
+    with pytest.raises(DuplicateVariableError):
+        merge_variables([a, b])
+
+
+def test_outputs_write_every_kind_and_refuse_nan_variables(tmp_path):
+    import matplotlib.pyplot as plt
+
+    out = Outputs.open("demo", tmp_path / "demo")
+    out.parquet("cells", pd.DataFrame({"a": [1, 2], "params": [{"t": 0}, {"t": 1}]}))
+    fig, ax = plt.subplots()
+    ax.plot([0, 1])
+    out.figure("line", fig)
+    out.table("t", "| a |\n|---|\n| 1 |")
+    out.set(n=3, share=0.5)
+    with pytest.raises(ValueError, match="NaN"):
+        out.set(bad=float("nan"))
+    out.count("stage", cached=1, computed=2)
+    out.finish({"x": 1})
+    root = tmp_path / "demo"
+    for rel in ("results/cells.parquet", "figures/line.png", "figures/line.pdf", "tables/t.md"):
+        assert (root / rel).is_file(), rel
+    assert yaml.safe_load((root / "variables.yml").read_text()) == {"demo": {"n": 3, "share": 0.5}}
+    manifest = json.loads((root / "manifest.json").read_text())
+    assert manifest["parameters"] == {"x": 1} and manifest["counts"]["stage"]["computed"] == 2
+    assert {"commit", "dirty"} <= set(manifest["git"])
+    # A second run starts from an empty folder (stale figures do not survive).
+    Outputs.open("demo", root)
+    assert not (root / "figures" / "line.png").exists()
+
+
+def test_cell_counts_split_cached_computed_failed_and_verdicts():
+    frame = pd.DataFrame({"key": ["a", "a", "b", "c"], "cached": [True, True, False, False],
+                          "status": ["ok", "ok", "ok", "error"],
+                          "verdict_status": ["ok", "invalid", "ok", "error"]})
+    assert cell_counts(frame) == {"cells": 3, "cached": 1, "computed": 2, "failed": 1,
+                                  "verdicts_ok": 2, "verdicts_invalid": 1, "verdicts_error": 1,
+                                  "verdicts_unjudged": 0}
