@@ -83,3 +83,20 @@ def ci_text(estimate: float, low: float, high: float, digits: int = 2) -> str:
 
 def print_counts(stage: str, counts: dict) -> None:
     print(f"[{stage}] " + ", ".join(f"{k}={v}" for k, v in counts.items()), flush=True)
+
+
+def unit_gaps(frame: "pd.DataFrame", by=("target", "session", "position", "step")) -> "pd.DataFrame":
+    """Per unit (one snapshot of one session for one target): filler mean − real mean of
+    the valid scores, with the number of valid cells per arm. Units lacking an arm get NaN."""
+    valid = frame[frame["score"].notna()]
+    means = valid.pivot_table(index=list(by), columns="arm", values="score", aggfunc="mean")
+    counts = valid.pivot_table(index=list(by), columns="arm", values="score", aggfunc="count")
+    all_units = frame[list(by)].drop_duplicates().set_index(list(by)).index
+    means = means.reindex(all_units)
+    counts = counts.reindex(all_units).fillna(0)
+    out = pd.DataFrame(index=all_units)
+    for arm in ("real", "filler"):
+        out[f"{arm}_mean"] = means[arm] if arm in means.columns else float("nan")
+        out[f"n_{arm}"] = counts[arm].astype(int) if arm in counts.columns else 0
+    out["gap"] = out["filler_mean"] - out["real_mean"]
+    return out.reset_index()

@@ -228,5 +228,6 @@ def run(p: Parameters) -> Result:
                 real_mean=round(float(first_gap["real_mean"]), 2),
                 filler_mean=round(float(first_gap["filler_mean"]), 2),
                 gap_clusters=int(first_gap["n_clusters"]))
+    out.default("n/a", "gap", "gap_ci", "real_mean", "filler_mean", "gap_clusters", "s2_gap_pp", "s2_gap_ci", "verbosity_ratio", "verbosity_ci", "fingerprint_centroid_distance", "fingerprint_pc1_pct", "s2_real_rate_pct", "s2_filler_rate_pct")
     out.finish(p)
     return Result("panel", tables, figures, out.variables, out.counts, out.directory)

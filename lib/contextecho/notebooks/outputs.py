@@ -114,6 +114,12 @@ class Outputs:
     def set(self, **values: Any) -> None:
         self.variables.update({k: _plain(v) for k, v in values.items()})
 
+    def default(self, value: Any = "n/a", /, *keys: str) -> None:
+        """Set ``keys`` not set yet to ``value`` (a result that could not be estimated is
+        said so in the manuscript, never left a dangling reference)."""
+        for key in keys:
+            self.variables.setdefault(key, _plain(value))
+
     def count(self, stage: str, frame: pd.DataFrame | None = None, **counts: Any) -> dict:
         """Record (and return) cells cached / computed / failed / judged invalid for a stage."""
         if frame is not None:

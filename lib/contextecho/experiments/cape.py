@@ -1,0 +1,204 @@
+"""CAPE: personality-questionnaire consistency, context-free vs context-dependent, and the
+bridge to drift (the questionnaire asked after real vs filler session prefixes).
+
+1. Table 1: TAR, ED, TC, OC per sensitivity factor and setting (CAPE §3.1) on a
+   trait-balanced subset of MPI-120 (``n_items``; 0 = all 120).
+2. Adversarial history attack (§6.3): the context-dependent runs with every earlier reply
+   replaced by option C; the shift of the chosen options.
+3. Ordering (§6.4): the OCEAN profile under random, trait-grouped and cyclic orders.
+4. Bridge: the questionnaire (context-free) after a real session prefix vs a matched
+   filler prefix at snapshot positions; mean OCEAN profile per arm.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from ..cache import CellCache
+from ..cape import (CONTEXT_DEPENDENT, CONTEXT_FREE, DEFAULT_PARAMS, TRAITS, administer, attack_runs, bridge_runs,
+                    bridge_summary, factor_consistency, factor_runs, load_inventory, ocean_profiles,
+                    option_shift, ordering_runs, table1)
+from ..instruments import ArmContext, make_prefix
+from ..llm import LOCAL_MODEL
+from ..notebooks.outputs import Outputs
+from ..notebooks.show import Result
+from ..sessions import positions as scheme_positions, render_prefix
+from ..instruments.versions import rng_for
+from . import common
+
+TITLE = "CAPE: questionnaire consistency (Table 1), history attack, ordering, and the drift bridge"
+PAPER_SCALE = {"target": "openai/gpt-4o", "n_items": 0,
+               "factors": ("stability", "temperature", "option_wording", "option_order", "instruction",
+                           "paraphrasing"), "history_window": 0, "bridge_positions": 12}
+
+
+@dataclass(frozen=True)
+class Parameters:
+    target: str = LOCAL_MODEL
+    inventory: str = "mpi_120"
+    n_items: int = 10
+    factors: tuple[str, ...] = ("stability", "temperature")
+    n_runs: int = 1
+    history_window: int = 6
+    max_tokens: int = 4
+    attack_letter: str = "C"
+    orderings: tuple[str, ...] = ("random", "trait_grouped", "cyclic")
+    bridge_sessions: int = 1
+    bridge_positions: int = 2
+    bridge_window: int = 2000
+    bridge_runs: int = 2
+    bridge_temperature: float = 1.0
+    seed: int = 20240601
+    output_dir: str = ""
+
+    HELP = {"n_items": "trait-balanced subset of the inventory (0 for all)",
+            "n_runs": "runs per variant (a factor's three variants form one triple per run)",
+            "max_tokens": "4 keeps the option letter (the paper: 16, which lets a reply contradict its letter)",
+            "history_window": "question-answer pairs kept in context-dependent history (0 for auto)",
+            "attack_letter": "every history reply replaced by this option",
+            "bridge_window": "session prefix characters for the bridge"}
+
+
+def balanced(inventory, n_items: int):
+    if n_items <= 0 or n_items >= len(inventory):
+        return inventory
+    per = max(1, n_items // len(TRAITS))
+    groups = inventory.by_trait()
+    picked = [i.index for k in range(per) for t in TRAITS if k < len(groups[t]) for i in [groups[t][k]]]
+    return inventory.subset(picked)
+
+
+def robust_consistency(answers: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """``factor_consistency`` per (setting, factor, run), leaving out (and counting) the
+    triples in which no item was answered validly in every run."""
+    parts, skipped = [], 0
+    for _, group in answers.groupby(["setting", "factor", "run"], sort=False):
+        try:
+            parts.append(factor_consistency(group))
+        except ValueError:
+            skipped += 1
+    if not parts:
+        raise ValueError("no factor triple has an item answered validly in every run")
+    return pd.concat(parts, ignore_index=True), skipped
+
+
+def run(p: Parameters) -> Result:
+    out = Outputs.open("cape", p.output_dir or None)
+    out.models.add(p.target)
+    inventory = balanced(load_inventory(p.inventory), p.n_items)
+    window = p.history_window if p.history_window > 0 else "auto"
+    cache = CellCache()
+    tables, figures = {}, []
+    try:
+        # 1. Table 1.
+        runs = [r for f in p.factors for r in factor_runs(f, inventory, n_runs=p.n_runs,
+                                                             params={**DEFAULT_PARAMS, "max_tokens": p.max_tokens})]
+        answers = pd.concat([administer(runs, p.target, setting=s, window=window, cache=cache,
+                                        progress=True, name=f"cape:{s}").answers
+                             for s in (CONTEXT_FREE, CONTEXT_DEPENDENT)], ignore_index=True)
+        out.parquet("answers", answers)
+        counts = out.count("factors", cells=len(answers), cached=int(answers["cached"].sum()),
+                           computed=int((~answers["cached"].astype(bool)).sum()),
+                           failed=int(answers["error_type"].notna().sum()),
+                           invalid=int((answers["status"] != "ok").sum()))
+        common.print_counts("cape factors", counts)
+        consistency, skipped = robust_consistency(answers)
+        counts["triples_not_comparable"] = skipped
+        t1 = table1(consistency)
+        out.parquet("consistency", consistency)
+        flat = t1.copy()
+        flat.columns = [f"{'CF' if s == CONTEXT_FREE else 'CD'} {m.upper()}" for s, m in t1.columns]
+        flat = flat.reset_index()
+        out.table("table1", common.markdown(flat, ".1f"))
+        tables["Table 1 (TAR, TC, OC in %)"] = flat
+
+        # 2. The history attack, on the first factor's runs.
+        base = [r for r in runs if r.labels["factor"] == p.factors[0]]
+        attacked = administer(attack_runs(base, p.attack_letter), p.target, setting=CONTEXT_DEPENDENT,
+                              window=window, cache=cache, progress=True, name="cape:attack").answers
+        before = answers[(answers["setting"] == CONTEXT_DEPENDENT) & answers["run_id"].isin([r.run_id for r in base])]
+        shift = option_shift(before, attacked)
+        out.parquet("attack", attacked)
+        out.table("attack", common.markdown(shift))
+        tables[f"Option shift under the history attack ({p.attack_letter})"] = shift
+        out.count("attack", cells=len(attacked), cached=int(attacked["cached"].sum()),
+                  computed=int((~attacked["cached"].astype(bool)).sum()),
+                  failed=int(attacked["error_type"].notna().sum()),
+                  invalid=int((attacked["status"] != "ok").sum()))
+
+        # 3. Ordering (context-dependent: the order matters only with history).
+        o_runs = ordering_runs(inventory, rng_for(p.seed, "cape-ordering"), orderings=p.orderings,
+                               params={**DEFAULT_PARAMS, "max_tokens": p.max_tokens})
+        ordered = administer(o_runs, p.target, setting=CONTEXT_DEPENDENT, window=window, cache=cache,
+                             progress=True, name="cape:ordering").answers
+        profiles = ocean_profiles(ordered, by=["ordering"])
+        out.parquet("ordering", ordered)
+        out.table("ordering", common.markdown(profiles))
+        tables["OCEAN profile by question order"] = profiles
+
+        # 4. The bridge: real vs filler session prefixes.
+        sessions = common.select_sessions(p.bridge_sessions)
+        labels = common.session_labels(sessions)
+        b_runs = []
+        for s in sessions:
+            def filler(snapshot, w=p.bridge_window):
+                ctx = ArmContext(window=w, real=render_prefix(snapshot, window=w))
+                return list(make_prefix("filler", snapshot, ctx).messages)
+
+            def real(snapshot, w=p.bridge_window):
+                return list(render_prefix(snapshot, window=w).messages)
+
+            b_runs += bridge_runs(s, scheme_positions(s, "uniform", k=p.bridge_positions),
+                                  {"real": real, "filler": filler}, inventory, n_runs=p.bridge_runs,
+                                  params={"temperature": p.bridge_temperature, "max_tokens": p.max_tokens})
+        bridged = administer(b_runs, p.target, setting=CONTEXT_FREE, cache=cache, progress=True,
+                             name="cape:bridge").answers
+        bridged["session"] = bridged["session"].map(labels)
+        try:
+            summary = bridge_summary(bridged)
+        except ValueError:  # no item answered validly in every run: profiles only
+            summary = ocean_profiles(bridged, by=["session", "snapshot", "step", "arm"])
+        out.parquet("bridge", summary)
+        out.table("bridge", common.markdown(summary))
+        tables["Bridge: OCEAN profile after real vs filler prefixes"] = summary
+        out.count("bridge", cells=len(bridged), cached=int(bridged["cached"].sum()),
+                  computed=int((~bridged["cached"].astype(bool)).sum()),
+                  failed=int(bridged["error_type"].notna().sum()),
+                  invalid=int((bridged["status"] != "ok").sum()))
+    finally:
+        cache.close()
+
+    fig, ax = plt.subplots(figsize=(5.6, 3.4))
+    means = summary.groupby("arm")[list(TRAITS)].mean()
+    x = np.arange(len(TRAITS))
+    for k, arm in enumerate(means.index):
+        ax.bar(x + 0.38 * k - 0.19, means.loc[arm], width=0.38, label=arm)
+    ax.set_xticks(x, list(TRAITS))
+    ax.set_ylabel("mean item score (1–5)")
+    ax.legend()
+    figures.append(out.figure("bridge", fig))
+    plt.close(fig)
+
+    def metric(setting: str, name: str) -> float:
+        col = (setting, name)
+        value = t1[col].mean() if col in t1.columns else float("nan")
+        return round(float(value), 1) if pd.notna(value) else -1.0
+
+    delta = (means.loc["real"] - means.loc["filler"]).abs() if {"real", "filler"} <= set(means.index) else None
+    out.set(target=p.target, n_items=len(inventory), max_tokens=p.max_tokens, n_factors=len(p.factors), n_runs=p.n_runs,
+            factors=", ".join(p.factors), history_window=p.history_window,
+            n_answers=counts["cells"], n_invalid=counts["invalid"], n_failed=counts["failed"],
+            invalid_pct=round(100 * counts["invalid"] / max(1, counts["cells"]), 1),
+            cf_tar=metric(CONTEXT_FREE, "tar"), cd_tar=metric(CONTEXT_DEPENDENT, "tar"),
+            attack_letter=p.attack_letter,
+            attack_letter_before=int(shift.loc[shift["option"] == p.attack_letter, "before"].iloc[0]),
+            attack_letter_after=int(shift.loc[shift["option"] == p.attack_letter, "after"].iloc[0]),
+            n_orderings=len(p.orderings), bridge_positions=p.bridge_positions,
+            bridge_window=p.bridge_window, bridge_runs=p.bridge_runs,
+            bridge_max_trait_difference=round(float(delta.max()), 2) if delta is not None else 0.0,
+            bridge_trait_of_max=str(delta.idxmax()) if delta is not None else "none")
+    out.finish(p)
+    return Result("cape", tables, figures, out.variables, out.counts, out.directory)

@@ -1,0 +1,140 @@
+"""Compaction: does an in-session context compaction reset or amplify drift?
+
+For every compaction j of every selected session we snapshot the last step before it
+(``c{j}_pre``) and the first step after it (``c{j}_post``), ask the probes under the real
+and filler arms, and take the drift gap (filler − real) at each. The change is post − pre
+per compaction event; a paired TOST asks whether its mean lies within ±``margin`` judge
+points (the paper's pre-specified ±0.08), with a session-clustered bootstrap CI as well.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from ..instruments import build_cells
+from ..llm import LOCAL_MODEL
+from ..notebooks.outputs import Outputs
+from ..notebooks.show import Result
+from ..sessions import positions as scheme_positions
+from ..stats import COMPACTION_MARGIN, StatsInputError, equivalence_bootstrap, tost_paired
+from . import common
+
+TITLE = "Compaction: drift gap before and after each context compaction (TOST)"
+PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5",), "judges": ("anthropic/claude-sonnet-4-5",),
+               "n_sessions": 0, "max_compactions": 0, "window": 30000, "max_tokens": 300, "replicates": 3}
+
+
+@dataclass(frozen=True)
+class Parameters:
+    targets: tuple[str, ...] = (LOCAL_MODEL,)
+    judges: tuple[str, ...] = (LOCAL_MODEL,)
+    n_sessions: int = 3
+    max_compactions: int = 1
+    probes: tuple[str, ...] = ("coding_self",)
+    window: int = 6000
+    max_tokens: int = 48
+    temperature: float = 0.0
+    replicates: int = 1
+    margin: float = COMPACTION_MARGIN
+    n_resamples: int = 2000
+    seed: int = 20240601
+    output_dir: str = ""
+
+    HELP = {"n_sessions": "sessions with at least one compaction, longest first (0 for all)",
+            "max_compactions": "compaction events per session, first ones (0 for all)",
+            "margin": "equivalence margin in judge points"}
+
+
+def event_positions(session, max_compactions: int):
+    chosen = scheme_positions(session, "compaction")
+    if max_compactions > 0:
+        keep = {f"c{j}_pre" for j in range(1, max_compactions + 1)} | \
+               {f"c{j}_post" for j in range(1, max_compactions + 1)}
+        chosen = tuple(p for p in chosen if p.label in keep)
+    return chosen
+
+
+def run(p: Parameters) -> Result:
+    out = Outputs.open("compaction", p.output_dir or None)
+    out.models.update(p.targets + p.judges)
+    sessions = common.select_sessions(p.n_sessions, min_compactions=1)
+    labels = common.session_labels(sessions)
+    params = {"temperature": p.temperature, "max_tokens": p.max_tokens}
+    spec = {s.session_id: event_positions(s, p.max_compactions) for s in sessions}
+    cells = build_cells("compaction", list(p.targets), sessions, positions=spec,
+                        arms=["real", "filler"], items=list(p.probes), window=p.window,
+                        params=params, replicates=p.replicates)
+    frame = common.run(cells, p.judges, "compaction")
+    frame["session"] = frame["session"].map(labels)
+    counts = out.count("compaction", frame)
+    common.print_counts("compaction", counts)
+    out.parquet("cells", frame)
+    primary = frame[frame["judge_model"] == p.judges[0]]
+
+    units = common.unit_gaps(primary)
+    units["event"] = units["position"].str.extract(r"^(c\d+)_")[0]
+    units["phase"] = units["position"].str.extract(r"_(pre|post)$")[0]
+    wide = units.set_index(["target", "session", "event", "phase"])["gap"].unstack("phase")
+    wide = wide.reindex(columns=["pre", "post"]).reset_index()
+    wide.columns.name = None
+    wide["change"] = wide["post"] - wide["pre"]
+    out.parquet("events", wide)
+    complete = wide.dropna(subset=["change"])
+    rows = []
+    for target, g in complete.groupby("target"):
+        row = {"target": target, "events": len(g), "pre_gap": g["pre"].mean(),
+               "post_gap": g["post"].mean(), "change": g["change"].mean()}
+        try:
+            t = tost_paired(g["change"].to_numpy(), margin=p.margin)
+            row.update(tost_ci_low=t.ci_low, tost_ci_high=t.ci_high, tost_p=t.p_value,
+                       equivalent=t.equivalent, note="")
+        except StatsInputError as exc:
+            row.update(tost_ci_low=np.nan, tost_ci_high=np.nan, tost_p=np.nan, equivalent=False,
+                       note=f"TOST not estimable: {exc}")
+        try:
+            b = equivalence_bootstrap(g["change"].to_numpy(), g["session"].to_numpy(), margin=p.margin,
+                                      n_resamples=p.n_resamples, seed=p.seed)
+            row.update(boot_ci_low=b.ci_low, boot_ci_high=b.ci_high, boot_equivalent=b.equivalent)
+        except StatsInputError as exc:
+            row.update(boot_ci_low=np.nan, boot_ci_high=np.nan, boot_equivalent=False,
+                       note=(row["note"] + f" bootstrap not estimable: {exc}").strip())
+        rows.append(row)
+    summary = pd.DataFrame(rows)
+    out.parquet("summary", summary)
+    out.table("events", common.markdown(wide))
+    out.table("summary", common.markdown(summary))
+
+    fig, ax = plt.subplots(figsize=(5.0, 3.4))
+    for (target, session, event), g in complete.groupby(["target", "session", "event"]):
+        ax.plot([0, 1], [g["pre"].iloc[0], g["post"].iloc[0]], marker="o", color="grey", alpha=0.7)
+    if len(complete):
+        ax.plot([0, 1], [complete["pre"].mean(), complete["post"].mean()], marker="s", color="black",
+                lw=2.5, label="mean")
+        ax.legend()
+    ax.axhline(0, color="grey", lw=1, ls="--")
+    ax.set_xticks([0, 1], ["before compaction", "after compaction"])
+    ax.set_xlim(-0.3, 1.3)
+    ax.set_ylabel("drift gap (filler − real)")
+    figures = [out.figure("change", fig)]
+    plt.close(fig)
+
+    out.set(target=p.targets[0], n_sessions=len(sessions), n_events=int(len(wide)),
+            n_events_complete=int(len(complete)), margin=p.margin, n_cells=counts["cells"],
+            n_failed=counts["failed"], n_cached=counts["cached"],
+            n_verdicts_invalid=counts.get("verdicts_invalid", 0), window_chars=p.window,
+            n_probes=int(primary["item"].nunique()))
+    if len(summary):
+        first = summary.iloc[0]
+        out.set(pre_gap=round(float(first["pre_gap"]), 2), post_gap=round(float(first["post_gap"]), 2),
+                change=round(float(first["change"]), 2))
+        if pd.notna(first["tost_p"]):
+            out.set(tost_ci=f"[{first['tost_ci_low']:.2f}, {first['tost_ci_high']:.2f}]",
+                    tost_p=round(float(first["tost_p"]), 3),
+                    equivalent="equivalent" if first["equivalent"] else "not shown equivalent")
+    out.default("n/a", "pre_gap", "post_gap", "change", "tost_ci", "tost_p", "equivalent")
+    out.finish(p)
+    tables = {"Compaction events (gap before, after, change)": wide, "Equivalence (TOST)": summary}
+    return Result("compaction", tables, figures, out.variables, out.counts, out.directory)

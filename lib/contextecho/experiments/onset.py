@@ -1,0 +1,111 @@
+"""Onset: how early does drift appear? An early-step sweep before the first compaction.
+
+Each selected session is snapshotted at agent steps ``steps`` (1, 5, 25, 125, … by
+default) that fall before its first compaction (or its end), the probes are asked under
+the real and filler arms, and the drift gap at each step is estimated per target,
+pooled over sessions (cell bootstrap within each step).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from ..instruments import build_cells
+from ..llm import LOCAL_MODEL
+from ..notebooks.outputs import Outputs
+from ..notebooks.show import Result
+from ..sessions import Position
+from ..stats import StatsInputError, drift_gap
+from . import common
+
+TITLE = "Onset: drift gap over the first agent steps, before the first compaction"
+PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5", "openai/gpt-4o", "anthropic/claude-haiku-4-5"),
+               "judges": ("anthropic/claude-sonnet-4-5",), "n_sessions": 1,
+               "steps": (1, 5, 10, 25, 50, 100, 250, 500, 1000, 1500), "window": 30000,
+               "max_tokens": 300}
+
+
+@dataclass(frozen=True)
+class Parameters:
+    targets: tuple[str, ...] = (LOCAL_MODEL,)
+    judges: tuple[str, ...] = (LOCAL_MODEL,)
+    n_sessions: int = 2
+    steps: tuple[int, ...] = (1, 5, 25, 125)
+    probes: tuple[str, ...] = ("coding_self",)
+    window: int = 6000
+    max_tokens: int = 48
+    temperature: float = 0.0
+    n_resamples: int = 2000
+    seed: int = 20240601
+    output_dir: str = ""
+
+    HELP = {"steps": "agent steps, kept when before the session's first compaction",
+            "n_sessions": "longest openly licensed sessions (0 for all)"}
+
+
+def early_positions(session, steps) -> tuple[Position, ...]:
+    limit = session.compactions[0].steps_before if session.compactions else session.n_agent_steps
+    return tuple(Position(s, f"s{s}", "early") for s in sorted(set(steps)) if 1 <= s <= limit)
+
+
+def run(p: Parameters) -> Result:
+    out = Outputs.open("onset", p.output_dir or None)
+    out.models.update(p.targets + p.judges)
+    sessions = common.select_sessions(p.n_sessions)
+    labels = common.session_labels(sessions)
+    spec = {s.session_id: early_positions(s, p.steps) for s in sessions}
+    params = {"temperature": p.temperature, "max_tokens": p.max_tokens}
+    cells = build_cells("onset", list(p.targets), sessions, positions=spec, arms=["real", "filler"],
+                        items=list(p.probes), window=p.window, params=params)
+    frame = common.run(cells, p.judges, "onset")
+    frame["session"] = frame["session"].map(labels)
+    counts = out.count("onset", frame)
+    common.print_counts("onset", counts)
+    out.parquet("cells", frame)
+    primary = frame[frame["judge_model"] == p.judges[0]]
+
+    rows = []
+    for (target, step), g in primary.groupby(["target", "step"]):
+        row = {"target": target, "step": int(step), "sessions": g["session"].nunique()}
+        try:
+            r = drift_gap(g, cluster=None, unit=("session", "position"),
+                          n_resamples=p.n_resamples, seed=p.seed)
+            row.update(gap=r.estimate, ci_low=r.ci_low, ci_high=r.ci_high, real_mean=r.real_mean,
+                       filler_mean=r.filler_mean, n_invalid=r.n_invalid, note="")
+        except StatsInputError as exc:
+            row.update(gap=np.nan, ci_low=np.nan, ci_high=np.nan, real_mean=np.nan,
+                       filler_mean=np.nan, n_invalid=np.nan, note=f"not estimable: {exc}")
+        rows.append(row)
+    curve = pd.DataFrame(rows)
+    out.parquet("curve", curve)
+    out.table("curve", common.markdown(curve))
+
+    fig, ax = plt.subplots()
+    for target, g in curve.groupby("target"):
+        g = g.dropna(subset=["gap"])
+        ax.errorbar(g["step"], g["gap"], yerr=[g["gap"] - g["ci_low"], g["ci_high"] - g["gap"]],
+                    marker="o", capsize=3, label=target.split("/")[-1])
+    ax.axhline(0, color="grey", lw=1, ls="--")
+    if len(estimable := curve.dropna(subset=["gap"])):
+        ax.set_xscale("log")
+    ax.set_xlabel("agent step of the snapshot (log scale)")
+    ax.set_ylabel("drift gap (filler − real)")
+    ax.legend(fontsize=7)
+    figures = [out.figure("onset", fig)]
+    plt.close(fig)
+
+    out.set(target=p.targets[0], n_sessions=len(sessions), n_steps=int(curve["step"].nunique()),
+            steps=", ".join(str(s) for s in sorted(curve["step"].unique())),
+            n_cells=counts["cells"], n_failed=counts["failed"], n_cached=counts["cached"],
+            n_verdicts_invalid=counts.get("verdicts_invalid", 0), window_chars=p.window)
+    if len(estimable):
+        first, last = estimable.iloc[0], estimable.iloc[-1]
+        out.set(first_step=int(first["step"]), first_gap=round(float(first["gap"]), 2),
+                last_step=int(last["step"]), last_gap=round(float(last["gap"]), 2))
+    out.default("n/a", "first_step", "first_gap", "last_step", "last_gap")
+    out.finish(p)
+    return Result("onset", {"Drift gap per early step": curve}, figures, out.variables, out.counts,
+                  out.directory)
