@@ -47,12 +47,14 @@ class Parameters:
     distances: tuple[int, ...] = (0, 8)
     window: int = 6000
     max_tokens: int = 48
+    judge_max_tokens: int = 8
     temperature: float = 0.0
     n_resamples: int = 2000
     seed: int = 20240601
     output_dir: str = ""
 
-    HELP = {"interventions": "none is the control and must be listed",
+    HELP = {"judge_max_tokens": "the rubric asks for one line (Score: n); 64 at paper scale",
+            "interventions": "none is the control and must be listed",
             "contracts": "S2, S2#01, hardened, C1_csv ... (scored, no judge)",
             "distances": "session messages between the A-anchor and the probe (decay)"}
 
@@ -93,7 +95,7 @@ def run(p: Parameters) -> Result:
             cells += build_cells("anchor_decay", list(p.targets), sessions, positions=late, arms=["real"],
                                  interventions=["a_anchor"], items=list(p.probes), window=p.window,
                                  params=params, distance=d)
-    frame = common.run(cells, p.judges, "anchor_ablations")
+    frame = common.run(cells, p.judges, "anchor_ablations", judge_max_tokens=p.judge_max_tokens)
     frame["session"] = frame["session"].map(labels)
     counts = out.count("anchor_ablations", frame)
     common.print_counts("anchor_ablations", counts)

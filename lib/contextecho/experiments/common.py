@@ -51,12 +51,16 @@ def session_labels(sessions: Sequence[Session]) -> dict[str, str]:
     return {s.session_id: f"S{i}" for i, s in enumerate(sessions, start=1)}
 
 
-def run(cells, judges: Sequence[str], name: str, *, concurrency: int = 1) -> pd.DataFrame:
-    """``run_cells`` through the shared cache, one call at a time on the embedded model."""
+def run(cells, judges: Sequence[str], name: str, *, judge_max_tokens: int = 64,
+        concurrency: int = 1) -> pd.DataFrame:
+    """``run_cells`` through the shared cache, one call at a time on the embedded model.
+    The judge is greedy with at most ``judge_max_tokens`` new tokens (the rubric asks for
+    one line, ``Score: <n>``; the library default is 64)."""
     with_cache = CellCache()
     try:
         return run_cells(cells, judges=list(judges), cache=with_cache,
-                         transport=Transport(concurrency=concurrency), name=name)
+                         transport=Transport(concurrency=concurrency), name=name,
+                         judge_params={"temperature": 0, "max_tokens": judge_max_tokens})
     finally:
         with_cache.close()
 

@@ -36,6 +36,7 @@ class Parameters:
     probes: tuple[str, ...] = ("coding_self",)
     window: int = 6000
     max_tokens: int = 48
+    judge_max_tokens: int = 8
     temperature: float = 0.0
     replicates: int = 1
     margin: float = COMPACTION_MARGIN
@@ -43,7 +44,8 @@ class Parameters:
     seed: int = 20240601
     output_dir: str = ""
 
-    HELP = {"n_sessions": "sessions with at least one compaction, longest first (0 for all)",
+    HELP = {"judge_max_tokens": "the rubric asks for one line (Score: n); 64 at paper scale",
+            "n_sessions": "sessions with at least one compaction, longest first (0 for all)",
             "max_compactions": "compaction events per session, first ones (0 for all)",
             "margin": "equivalence margin in judge points"}
 
@@ -67,7 +69,7 @@ def run(p: Parameters) -> Result:
     cells = build_cells("compaction", list(p.targets), sessions, positions=spec,
                         arms=["real", "filler"], items=list(p.probes), window=p.window,
                         params=params, replicates=p.replicates)
-    frame = common.run(cells, p.judges, "compaction")
+    frame = common.run(cells, p.judges, "compaction", judge_max_tokens=p.judge_max_tokens)
     frame["session"] = frame["session"].map(labels)
     counts = out.count("compaction", frame)
     common.print_counts("compaction", counts)

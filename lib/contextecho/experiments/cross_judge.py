@@ -40,12 +40,14 @@ class Parameters:
     probes: tuple[str, ...] = ("coding_self",)
     window: int = 6000
     max_tokens: int = 48
+    judge_max_tokens: int = 8
     temperature: float = 0.0
     n_resamples: int = 2000
     seed: int = 20240601
     output_dir: str = ""
 
-    HELP = {"judges": "LLM judges (LiteLLM model strings)",
+    HELP = {"judge_max_tokens": "the rubric asks for one line (Score: n); 64 at paper scale",
+            "judges": "LLM judges (LiteLLM model strings)",
             "raters": "offline raters (tfidf)",
             "n_sessions": "keep equal to the panel's so its cells are reused from the cache"}
 
@@ -58,7 +60,7 @@ def run(p: Parameters) -> Result:
     params = {"temperature": p.temperature, "max_tokens": p.max_tokens}
     cells = build_cells("panel", list(p.targets), sessions, positions="uniform", k=p.n_positions,
                         arms=["real", "filler"], items=list(p.probes), window=p.window, params=params)
-    frame = common.run(cells, p.judges, "cross_judge")
+    frame = common.run(cells, p.judges, "cross_judge", judge_max_tokens=p.judge_max_tokens)
     frame["session"] = frame["session"].map(labels)
     counts = out.count("cross_judge", frame)
     common.print_counts("cross_judge", counts)

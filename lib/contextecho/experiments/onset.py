@@ -37,12 +37,14 @@ class Parameters:
     probes: tuple[str, ...] = ("coding_self",)
     window: int = 6000
     max_tokens: int = 48
+    judge_max_tokens: int = 8
     temperature: float = 0.0
     n_resamples: int = 2000
     seed: int = 20240601
     output_dir: str = ""
 
-    HELP = {"steps": "agent steps, kept when before the session's first compaction",
+    HELP = {"judge_max_tokens": "the rubric asks for one line (Score: n); 64 at paper scale",
+            "steps": "agent steps, kept when before the session's first compaction",
             "n_sessions": "longest openly licensed sessions (0 for all)"}
 
 
@@ -60,7 +62,7 @@ def run(p: Parameters) -> Result:
     params = {"temperature": p.temperature, "max_tokens": p.max_tokens}
     cells = build_cells("onset", list(p.targets), sessions, positions=spec, arms=["real", "filler"],
                         items=list(p.probes), window=p.window, params=params)
-    frame = common.run(cells, p.judges, "onset")
+    frame = common.run(cells, p.judges, "onset", judge_max_tokens=p.judge_max_tokens)
     frame["session"] = frame["session"].map(labels)
     counts = out.count("onset", frame)
     common.print_counts("onset", counts)

@@ -23,7 +23,7 @@ from . import common
 TITLE = "Panel: drift gap per target, per position, per category; judge-free surfaces"
 PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5", "openai/gpt-4o", "hosted_vllm/Qwen/Qwen2.5-7B-Instruct"),
                "judges": ("anthropic/claude-sonnet-4-5",), "n_sessions": 0, "n_positions": 12,
-               "probes": ("all",), "stressors": ("S2",), "window": 30000, "max_tokens": 300}
+               "probes": ("all",), "stressors": ("S2",), "window": 30000, "max_tokens": 300, "judge_max_tokens": 64}
 
 
 @dataclass(frozen=True)
@@ -36,12 +36,14 @@ class Parameters:
     stressors: tuple[str, ...] = ("S2#01", "S2#02")
     window: int = 6000
     max_tokens: int = 48
+    judge_max_tokens: int = 8
     temperature: float = 0.0
     n_resamples: int = 2000
     seed: int = 20240601
     output_dir: str = ""
 
-    HELP = {"targets": "LiteLLM model strings", "judges": "first is primary",
+    HELP = {"judge_max_tokens": "the rubric asks for one line (Score: n); 64 at paper scale",
+            "targets": "LiteLLM model strings", "judges": "first is primary",
             "n_sessions": "longest openly licensed sessions (0 for all)",
             "n_positions": "uniform snapshot positions per session",
             "probes": "probe ids or batteries (coding_self, identity, ..., all)",
@@ -94,7 +96,7 @@ def run(p: Parameters) -> Result:
     cells = build_cells("panel", list(p.targets), sessions, positions="uniform", k=p.n_positions,
                         arms=["real", "filler"], items=list(p.probes) + list(p.stressors),
                         window=p.window, params=params)
-    frame = common.run(cells, p.judges, "panel")
+    frame = common.run(cells, p.judges, "panel", judge_max_tokens=p.judge_max_tokens)
     frame["session"] = frame["session"].map(labels)
     counts = out.count("panel", frame)
     common.print_counts("panel", counts)

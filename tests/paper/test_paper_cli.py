@@ -1,0 +1,36 @@
+import argparse
+
+import yaml
+
+from contextecho import manuscript, paper_cli
+
+
+def _setup(tmp_path, monkeypatch, sections):
+    generated = tmp_path / "paper" / "_generated"
+    for name, variables in sections.items():
+        (generated / name).mkdir(parents=True)
+        (generated / name / "variables.yml").write_text(yaml.safe_dump(variables))
+    (tmp_path / "paper" / "index.qmd").write_text("Gap {{< var panel.gap >}}, TAR {{< var cape.tar >}}.\n")
+    monkeypatch.setattr(paper_cli, "GENERATED", generated)
+    monkeypatch.setattr(manuscript, "VARIABLES_FILE", tmp_path / "_variables.yml")
+    monkeypatch.setattr(manuscript, "PAPER_DIR", tmp_path / "paper")
+    monkeypatch.setattr(manuscript.check_sources, "__defaults__",
+                        (tmp_path / "paper", tmp_path / "_variables.yml"))
+    monkeypatch.setattr(manuscript.write_variables, "__defaults__", (tmp_path / "_variables.yml",))
+    return argparse.Namespace(check_only=True, only="", set=[], no_render=True)
+
+
+def test_check_only_merges_the_notebooks_variables_and_checks(tmp_path, monkeypatch, capsys):
+    args = _setup(tmp_path, monkeypatch, {"panel": {"panel": {"gap": 0.1}}, "cape": {"cape": {"tar": 50.0}}})
+    assert paper_cli.run(args) == 0
+    assert yaml.safe_load((tmp_path / "_variables.yml").read_text()) == {"panel": {"gap": 0.1}, "cape": {"tar": 50.0}}
+    assert "resolves" in capsys.readouterr().out
+
+
+def test_a_duplicate_key_or_a_dangling_variable_fails(tmp_path, monkeypatch, capsys):
+    args = _setup(tmp_path, monkeypatch, {"panel": {"panel": {"gap": 0.1}}, "cape": {"panel": {"gap": 0.2}}})
+    assert paper_cli.run(args) == 1
+    assert "panel.gap" in capsys.readouterr().err
+    args = _setup(tmp_path / "b", monkeypatch, {"panel": {"panel": {"gap": 0.1}}})
+    assert paper_cli.run(args) == 1
+    assert "'cape.tar' is not in" in capsys.readouterr().err
