@@ -1,0 +1,65 @@
+"""Each experiment's ``run`` in-process on tiny parameters: the fake model for the
+probe/judge experiments (fast), the embedded model for CAPE (the fake model cannot answer
+a questionnaire)."""
+import numbers
+
+import pytest
+import yaml
+
+from contextecho.notebooks import experiment
+from contextecho.paths import shared_dir
+
+FAKE = {"targets": ("fake/echo",), "judges": ("fake/echo",), "n_resamples": 200, "max_tokens": 16,
+        "window": 3000}
+CASES = {
+    "compaction": {"n_sessions": 2, "probes": ("C01", "C02")},
+    "onset": {"n_sessions": 1, "probes": ("C01",), "steps": (1, 5)},
+    "anchor_ablations": {"n_sessions": 1, "interventions": ("none", "a_anchor", "placebo_anchor"),
+                         "probes": ("C01",), "contracts": ("S2#01",), "distances": (0, 4)},
+    "cross_judge": {"n_sessions": 1, "n_positions": 2, "probes": ("C01", "C02")},
+}
+
+
+@pytest.fixture(autouse=True)
+def corpus():
+    if not (shared_dir() / "corpus" / "real").is_dir():
+        pytest.skip("the real corpus (../shared/corpus/real) is not beside the checkout")
+
+
+def check_outputs(result, name):
+    root = result.output_dir
+    variables = yaml.safe_load((root / "variables.yml").read_text())[name]
+    assert variables and all(isinstance(v, (numbers.Number, str)) for v in variables.values())
+    assert (root / "manifest.json").is_file() and list((root / "results").glob("*.parquet"))
+    for figure in result.figures:
+        assert figure.is_file() and figure.with_suffix(".pdf").is_file()
+    assert list((root / "tables").glob("*.md"))
+    return variables
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_experiment_runs_on_the_fake_model(name, tmp_path):
+    module = experiment(name)
+    params = module.Parameters(**FAKE, **CASES[name], output_dir=str(tmp_path / name))
+    variables = check_outputs(module.run(params), name)
+    assert variables["n_failed"] == 0
+
+
+def test_cross_judge_rates_with_the_offline_rater(tmp_path):
+    module = experiment("cross_judge")
+    params = module.Parameters(**FAKE, **CASES["cross_judge"], output_dir=str(tmp_path / "cj"))
+    result = module.run(params)
+    assert result.variables["second_rater"] == "tfidf"
+    assert set(result.tables["Drift gap per rater"]["rater"]) == {"fake/echo", "tfidf"}
+
+
+@pytest.mark.embedded
+def test_cape_runs_on_the_embedded_model(tmp_path):
+    module = experiment("cape")
+    params = module.Parameters(n_items=5, factors=("stability",), history_window=2,
+                               orderings=("cyclic",), bridge_positions=1, bridge_runs=2,
+                               output_dir=str(tmp_path / "cape"))
+    result = module.run(params)
+    variables = check_outputs(result, "cape")
+    assert variables["n_items"] == 5 and isinstance(variables["cf_tar"], float)
+    assert (result.output_dir / "tables" / "table1.md").read_text().count("stability") == 1
