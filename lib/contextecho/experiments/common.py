@@ -1,6 +1,7 @@
 """What every experiment shares: which sessions, how cells run, how tables look."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Sequence
 
@@ -86,7 +87,21 @@ def ci_text(estimate: float, low: float, high: float, digits: int = 2) -> str:
 
 
 def print_counts(stage: str, counts: dict) -> None:
-    print(f"[{stage}] " + ", ".join(f"{k}={v}" for k, v in counts.items()), flush=True)
+    """The counts line, on stdout (the executed notebook) and stderr (the console log)."""
+    line = f"[{stage}] " + ", ".join(f"{k}={v}" for k, v in counts.items())
+    print(line, flush=True)
+    print(line, file=sys.stderr, flush=True)
+
+
+def judge_spread(scores: "pd.Series") -> dict:
+    """How concentrated a judge's valid verdicts are: the modal score and its share (%)."""
+    valid = scores.dropna()
+    if valid.empty:
+        return {"judge_modal_score": "n/a", "judge_modal_pct": "n/a", "judge_distinct_scores": 0}
+    counts = valid.value_counts()
+    return {"judge_modal_score": int(counts.index[0]),
+            "judge_modal_pct": round(100 * float(counts.iloc[0]) / len(valid), 1),
+            "judge_distinct_scores": int(len(counts))}
 
 
 def unit_gaps(frame: "pd.DataFrame", by=("target", "session", "position", "step")) -> "pd.DataFrame":

@@ -127,7 +127,11 @@ def run(p: Parameters) -> Result:
             n_events_complete=int(len(complete)), margin=p.margin, n_cells=counts["cells"],
             n_failed=counts["failed"], n_cached=counts["cached"],
             n_verdicts_invalid=counts.get("verdicts_invalid", 0), window_chars=p.window,
-            n_probes=int(primary["item"].nunique()))
+            n_probes=int(primary["item"].nunique()),
+            spread_note=("no event has valid verdicts in both arms at both checkpoints" if complete.empty else
+                         "every event's change is identical, so the test is degenerate (zero variance)"
+                         if complete["change"].nunique() <= 1 else
+                         f"the changes range from {complete['change'].min():.2f} to {complete['change'].max():.2f}"))
     if len(summary):
         first = summary.iloc[0]
         out.set(pre_gap=round(float(first["pre_gap"]), 2), post_gap=round(float(first["post_gap"]), 2),

@@ -3,7 +3,8 @@
 Each selected session is snapshotted at agent steps ``steps`` (1, 5, 25, 125, … by
 default) that fall before its first compaction (or its end), the probes are asked under
 the real and filler arms, and the drift gap at each step is estimated per target,
-pooled over sessions (cell bootstrap within each step).
+pooled over sessions (bootstrap over sessions; a session whose snapshot lacks a valid
+verdict in one arm is left out and counted).
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from ..notebooks.show import Result
 from ..sessions import Position
 from ..stats import StatsInputError, drift_gap
 from . import common
+from .panel import complete_units
 
 TITLE = "Onset: drift gap over the first agent steps, before the first compaction"
 PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5", "openai/gpt-4o", "anthropic/claude-haiku-4-5"),
@@ -72,8 +74,10 @@ def run(p: Parameters) -> Result:
     rows = []
     for (target, step), g in primary.groupby(["target", "step"]):
         row = {"target": target, "step": int(step), "sessions": g["session"].nunique()}
+        data, dropped = complete_units(g)
+        row["units_dropped"] = dropped
         try:
-            r = drift_gap(g, cluster=None, unit=("session", "position"),
+            r = drift_gap(data, cluster="session", unit=("session", "position"),
                           n_resamples=p.n_resamples, seed=p.seed)
             row.update(gap=r.estimate, ci_low=r.ci_low, ci_high=r.ci_high, real_mean=r.real_mean,
                        filler_mean=r.filler_mean, n_invalid=r.n_invalid, note="")

@@ -223,7 +223,7 @@ def run(p: Parameters) -> Result:
                               / max(1, len(probes)), 1),
             mean_prompt_tokens=int(frame["prompt_tokens"].dropna().mean())
             if frame["prompt_tokens"].notna().any() else 0,
-            **s2_vars, **fp_vars)
+            **s2_vars, **fp_vars, **common.judge_spread(primary["score"]))
     if first_gap is not None and pd.notna(first_gap["estimate"]):
         out.set(gap=round(float(first_gap["estimate"]), 2),
                 gap_ci=f"[{first_gap['ci_low']:.2f}, {first_gap['ci_high']:.2f}]",
