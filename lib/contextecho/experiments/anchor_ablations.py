@@ -3,8 +3,9 @@
 On the real prefix at a late snapshot of each session, every intervention (A-anchor and
 its ablations V0-only, V2-only, the 200-token anchor, placebos, the sandwich, goal
 re-injection) is compared with no intervention: the effect is mean(score with the
-intervention) − mean(score without), per (session, position, item) unit, with a cell
-bootstrap CI (the anchor forest). The same interventions are scored on the contract
+intervention) − mean(score without) per (session, snapshot, probe), averaged, with a
+bootstrap CI that resamples probes (the anchor forest); a pair without a valid verdict
+under either condition is left out and counted. The same interventions are scored on the contract
 surface (S2 wordings and the hardened contracts: compliance, judge-free). Decay: the
 A-anchor inserted ``distance`` session messages before the probe.
 """
@@ -23,7 +24,6 @@ from ..notebooks.show import Result
 from ..sessions import Position
 from ..stats import StatsInputError, drift_gap
 from . import common
-from .panel import forest
 
 TITLE = "Anchor ablations: A-anchor vs its parts, placebos, sandwich, goal re-injection; decay"
 PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5", "openai/gpt-4o"),
@@ -63,11 +63,16 @@ def effect_rows(frame: pd.DataFrame, control: str, p: Parameters, scale: float =
     rows = []
     for (target, iv), g in frame[frame["intervention"] != control].groupby(["target", "intervention"]):
         both = pd.concat([frame[(frame["target"] == target) & (frame["intervention"] == control)], g])
-        both = both.assign(unit_item=both["item"])
-        row = {"target": target, "intervention": iv}
+        unit = ["session", "position", "item"]
+        valid = both[both["score"].notna()].groupby(unit)["intervention"].nunique()
+        keep = valid[valid == 2].index
+        units = both.set_index(unit).index
+        row = {"target": target, "intervention": iv,
+               "units_dropped": int(both.groupby(unit).ngroups - len(keep))}
+        both = both[units.isin(keep)]
         try:
             r = drift_gap(both, arm="intervention", filler_arm=iv, real_arm=control,
-                          unit=("session", "position", "unit_item"), cluster=None,
+                          unit=tuple(unit), cluster="item",
                           n_resamples=p.n_resamples, seed=p.seed, scale=scale)
             row.update(estimate=r.estimate, ci_low=r.ci_low, ci_high=r.ci_high,
                        with_mean=r.filler_mean, control_mean=r.real_mean, n_units=r.n_units, note="")
@@ -106,15 +111,31 @@ def run(p: Parameters) -> Result:
     effects = effect_rows(probes, "none", p)
     out.parquet("effects", effects)
     out.table("effects", common.markdown(effects[["target", "intervention", "estimate", "ci_low", "ci_high",
-                                                  "with_mean", "control_mean", "n_units"]]))
-    figures = []
-    if len(effects):
-        fig = forest(effects.assign(label=effects["intervention"]), "label",
-                     "score with intervention − without (0–3 judge points)")
-        figures.append(out.figure("anchor_forest", fig))
-        plt.close(fig)
-
+                                                  "with_mean", "control_mean", "n_units", "note"]]))
     contracts = main[main["item_kind"] != "probe"]
+    # The same contrast on the judge-free contract surface (0/1 compliance, in points of %).
+    contract_effects = effect_rows(contracts, "none", p, scale=100.0)
+    out.parquet("contract_effects", contract_effects)
+    out.table("contract_effects", common.markdown(contract_effects[[
+        "target", "intervention", "estimate", "ci_low", "ci_high", "with_mean", "control_mean", "n_units", "note"]], ".1f"))
+    figures = []
+    fig, axes = plt.subplots(1, 2, figsize=(8.0, 0.9 + 0.45 * max(1, len(effects))), sharey=True)
+    for ax, data, xlabel in ((axes[0], effects, "probe surface: judge score with − without (0–3)"),
+                             (axes[1], contract_effects, "contract surface: compliance with − without (pp)")):
+        if len(data):
+            y = np.arange(len(data))[::-1]
+            ok = data["estimate"].notna().to_numpy()
+            d = data[ok]
+            ax.errorbar(d["estimate"], y[ok], xerr=[d["estimate"] - d["ci_low"], d["ci_high"] - d["estimate"]],
+                        fmt="o", color="black", capsize=3)
+            for yi in y[~ok]:
+                ax.text(0, yi, "not estimable (see table)", ha="center", va="center", fontsize=7, color="grey")
+            ax.set_yticks(y, data["intervention"])
+        ax.axvline(0, color="grey", lw=1, ls="--")
+        ax.set_xlabel(xlabel, fontsize=8)
+    figures.append(out.figure("anchor_forest", fig))
+    plt.close(fig)
+
     compliance = (contracts.groupby(["target", "intervention"])["score"].agg(["mean", "count"])
                   .rename(columns={"mean": "compliance", "count": "cells"}).reset_index())
     compliance["compliance_pct"] = 100 * compliance.pop("compliance")
@@ -148,11 +169,15 @@ def run(p: Parameters) -> Result:
     if len(a) and pd.notna(a["estimate"].iloc[0]):
         out.set(a_anchor_effect=round(float(a["estimate"].iloc[0]), 2),
                 a_anchor_ci=f"[{a['ci_low'].iloc[0]:.2f}, {a['ci_high'].iloc[0]:.2f}]")
+    c = contract_effects[contract_effects["intervention"] == "a_anchor"] if len(contract_effects) else contract_effects
+    if len(c) and pd.notna(c["estimate"].iloc[0]):
+        out.set(a_anchor_contract_effect=round(float(c["estimate"].iloc[0]), 1),
+                a_anchor_contract_ci=f"[{c['ci_low'].iloc[0]:.1f}, {c['ci_high'].iloc[0]:.1f}]")
     for iv in ("none", "a_anchor"):
         rate = compliance.loc[compliance["intervention"] == iv, "compliance_pct"]
         if len(rate):
             out.set(**{f"compliance_{iv}_pct": round(float(rate.iloc[0]), 1)})
-    out.default("n/a", "a_anchor_effect", "a_anchor_ci", "compliance_none_pct", "compliance_a_anchor_pct")
+    out.default("n/a", "a_anchor_effect", "a_anchor_ci", "a_anchor_contract_effect", "a_anchor_contract_ci", "compliance_none_pct", "compliance_a_anchor_pct")
     out.finish(p)
     tables = {"Effect per intervention (probe surface)": effects, "Contract surface": compliance,
               "Decay with distance": decay}

@@ -40,7 +40,7 @@ class Parameters:
     target: str = LOCAL_MODEL
     inventory: str = "mpi_120"
     n_items: int = 10
-    factors: tuple[str, ...] = ("stability", "temperature")
+    factors: tuple[str, ...] = ("stability", "option_order")
     n_runs: int = 1
     history_window: int = 6
     max_tokens: int = 4
@@ -189,7 +189,8 @@ def run(p: Parameters) -> Result:
 
     delta = (means.loc["real"] - means.loc["filler"]).abs() if {"real", "filler"} <= set(means.index) else None
     out.set(target=p.target, n_items=len(inventory), max_tokens=p.max_tokens, n_factors=len(p.factors), n_runs=p.n_runs,
-            factors=", ".join(p.factors), history_window=p.history_window,
+            factors=", ".join(p.factors), table1_factors=", ".join(t1.index),
+            triples_not_comparable=counts["triples_not_comparable"], history_window=p.history_window,
             n_answers=counts["cells"], n_invalid=counts["invalid"], n_failed=counts["failed"],
             invalid_pct=round(100 * counts["invalid"] / max(1, counts["cells"]), 1),
             cf_tar=metric(CONTEXT_FREE, "tar"), cd_tar=metric(CONTEXT_DEPENDENT, "tar"),
