@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from common import PROBES, coding_session, timed  # noqa: E402
+from _common import PROBES, coding_session, timed  # noqa: E402
 
 from contextecho.cache import CellCache  # noqa: E402
 from contextecho.calls import generate  # noqa: E402

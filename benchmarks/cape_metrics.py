@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from common import timed  # noqa: E402
+from _common import timed  # noqa: E402
 
 import numpy as np  # noqa: E402
 

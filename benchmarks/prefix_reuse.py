@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from common import PROBES, coding_session, timed  # noqa: E402
+from _common import PROBES, coding_session, timed  # noqa: E402
 
 from contextecho.local_model import LocalChatModel  # noqa: E402
 

@@ -18,11 +18,13 @@ Error records are kept as data but are not hits: the next run retries them.
 """
 from __future__ import annotations
 
+import atexit
 import fcntl
 import json
 import os
 import secrets
 import warnings
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Awaitable, Callable, Iterable
@@ -33,6 +35,12 @@ import pyarrow.parquet as pq
 from .cell import OK, SCHEMA, CellRecord, utc_stamp
 from .model_request import ModelRequest
 from .paths import cache_dir
+
+
+# Caches still holding a journal are flushed when the interpreter exits normally; a
+# killed process leaves its journal to be adopted by the next cache that opens.
+_open_caches: "weakref.WeakSet[CellCache]" = weakref.WeakSet()
+atexit.register(lambda: [cache.close() for cache in list(_open_caches)])
 
 
 class CacheWarning(UserWarning):
@@ -67,6 +75,7 @@ class CellCache:
         self._pending: list[CellRecord] = []
         self.report = LoadReport()
         self._load()
+        _open_caches.add(self)
 
     # ------------------------------------------------------------------ loading
     def _load(self) -> None:
@@ -198,9 +207,13 @@ class CellCache:
             fcntl.flock(self._journal_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
         return self._journal_file
 
-    def flush(self) -> Path | None:
-        """Move this process's journal into an immutable shard; returns the shard path."""
-        if self._journal_file is None:
+    def flush(self, min_records: int = 1) -> Path | None:
+        """Move this process's journal into an immutable shard; returns the shard path.
+
+        With ``min_records`` above 1 a small journal is left as it is (it is already
+        durable): many small batches then make one shard, not one shard each.
+        """
+        if self._journal_file is None or len(self._pending) < min_records:
             return None
         shard = self._write_shard(self._pending) if self._pending else None
         self._journal_path.unlink()

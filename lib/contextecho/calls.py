@@ -29,6 +29,9 @@ from .manifest import write_manifest
 from .model_request import ModelRequest
 
 
+SHARD_RECORDS = 512  # a caller's cache writes a shard once this many calls are journaled
+
+
 class ModelConfigError(ValueError):
     """The batch cannot start: an unknown model string, a missing key, an oversized request."""
 
@@ -247,7 +250,8 @@ async def agenerate(requests: Sequence[ModelRequest], *, cache: CellCache | None
         bar.close()
         records = [hits[r.key] or fresh[r.key] for r in requests]
         cached = [hits[r.key] is not None for r in requests]
-        cache.flush()
+        # A caller's cache gathers many batches into one shard; each call is journaled already.
+        cache.flush(min_records=SHARD_RECORDS)
         result = BatchResult(records, cached)
         result.manifest = write_manifest(
             name=name, started=started, requests=requests, result=result,

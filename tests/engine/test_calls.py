@@ -66,6 +66,27 @@ def test_injected_faults_are_recorded_as_errors_and_counted(tmp_path):
     assert again.cached == [True, True, False, False, False, False, True]
 
 
+def test_small_batches_into_a_callers_cache_make_one_shard(tmp_path):
+    cache = CellCache(tmp_path)
+    for i in range(5):  # e.g. a context-dependent questionnaire: one batch per item
+        generate([ask("fake/echo", f"item {i}")], cache=cache, transport=FAST, progress=False)
+    assert not list((tmp_path / "cells").glob("*.parquet"))  # journaled, durable, not yet a shard
+    assert len(CellCache(tmp_path)) == 5
+    cache.close()
+    assert len(list((tmp_path / "cells").glob("*.parquet"))) == 1
+    assert not list((tmp_path / "journal").glob("*.jsonl"))
+
+
+def test_a_cache_left_open_is_flushed_at_exit(tmp_path):
+    script = ("import sys; from contextecho.cache import CellCache; from contextecho.calls import generate;"
+              "from contextecho.model_request import ModelRequest;"
+              "c = CellCache(sys.argv[1]);"
+              "generate([ModelRequest('fake/echo', [{'role': 'user', 'content': 'x'}])], cache=c, progress=False)")
+    subprocess.run([sys.executable, "-c", script, str(tmp_path)], check=True)
+    assert len(list((tmp_path / "cells").glob("*.parquet"))) == 1
+    assert not list((tmp_path / "journal").glob("*.jsonl"))
+
+
 def test_manifest_records_provenance(tmp_path):
     result = generate([ask("fake/echo")], cache=CellCache(tmp_path), transport=FAST, progress=False,
                       name="unit", parameters={"probe_set": "v1"})
@@ -135,5 +156,6 @@ def test_killed_batch_resumes_without_loss_or_duplicates(tmp_path):
     assert 6 <= kept < n
     result = generate(requests(n), cache=survived, transport=Transport(concurrency=8), progress=False)
     assert result.n_hits == kept and result.n_errors == 0
+    survived.close()
     keys = [k for s in (tmp_path / "cells").glob("*.parquet") for k in pq.read_table(s).column("key").to_pylist()]
     assert len(keys) == len(set(keys)) == n  # every cell once: nothing lost, nothing twice

@@ -15,9 +15,9 @@ import pandas as pd
 
 from ..instruments import build_cells, fingerprint_frame, fit_pca
 from ..llm import LOCAL_MODEL
-from ..notebooks.outputs import Outputs, cell_counts
+from ..notebooks.outputs import Outputs
 from ..notebooks.show import Result
-from ..stats import StatsInputError, compliance_gap, drift_gap, drift_gap_table, verbosity_ratio
+from ..stats import StatsInputError, compliance_gap, drift_gap, verbosity_ratio
 from . import common
 
 TITLE = "Panel: drift gap per target, per position, per category; judge-free surfaces"
