@@ -62,7 +62,9 @@ def style() -> None:
     plt.rcParams.update({"figure.dpi": 110, "savefig.dpi": 200, "font.size": 9,
                          "axes.spines.top": False, "axes.spines.right": False,
                          "axes.grid": True, "grid.alpha": 0.3, "figure.figsize": (6.0, 3.6),
-                         "savefig.bbox": "tight"})
+                         "savefig.bbox": "tight",
+                         # long tick labels of one panel must not run into the next
+                         "figure.constrained_layout.use": True})
 
 
 @dataclass
