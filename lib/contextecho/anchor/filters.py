@@ -1,0 +1,105 @@
+"""Asking recall items, reading the answers, and ANCHOR's blind filter.
+
+``ask_requests(items, model)`` builds one :class:`ModelRequest` per item for the one call
+site (``contextecho.calls.generate``): *blind* (the question alone, no history) when no
+session is given, else with the item's causal window before the question. Requests are
+redacted by default, the window and its question with one redactor per item.
+
+``blind_filter(items, answers)`` drops the items a model answered correctly without any
+history (they are answerable from the question text alone) and keeps the rest. An
+answer is a letter/response text, an option index, or ``None`` for a failed call; an
+answer that cannot be read is never counted as wrong or right: the item is kept and
+counted as unparsed (failures are data).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from contextecho.cell import CellRecord
+from contextecho.model_request import ModelRequest
+from contextecho.sessions import DEFAULT_WINDOW, Redactor, Session
+
+from .items import LETTERS, RecallItem, prompt_text
+from .window import causal_window
+
+_LEAD = re.compile(r"^[\s(\[*]*(?:([A-D])(?![A-Za-z0-9'])|([a-d])[).\]])")
+_STATED = re.compile(r"\b(?:answer|option)\s*(?:is|:)?\s*\(?([A-D])\b", re.IGNORECASE)
+_LONE = re.compile(r"(?<![A-Za-z0-9])([A-D])(?![A-Za-z0-9])")
+
+
+def parse_choice(text: str | None) -> int | None:
+    """The option index a response names: a leading letter (``"B"``, ``"(b)"``, ``"C. ..."``),
+    else a stated one (``"The answer is C."``), else the only lone capital A-D in the text;
+    None when it names none, or several lone letters without saying which is the answer."""
+    if not text or not text.strip():
+        return None
+    for pattern in (_LEAD, _STATED):
+        m = pattern.search(text.strip())
+        if m:
+            return LETTERS.index(next(g for g in m.groups() if g).upper())
+    lone = set(_LONE.findall(text))
+    return LETTERS.index(lone.pop()) if len(lone) == 1 else None
+
+
+def ask_requests(items: Sequence[RecallItem], model: str, session: Session | None = None, *,
+                 window: int | None = DEFAULT_WINDOW, redact: bool = True,
+                 params: Mapping | None = None, replicate: int = 0) -> list[ModelRequest]:
+    """One request per item: blind without ``session``, else causal window + question."""
+    requests = []
+    for item in items:
+        redactor = Redactor() if redact else None
+        messages: list[dict] = []
+        if session is not None:
+            if item.session_id != session.session_id:
+                raise ValueError(f"item {item.id} is from session {item.session_id}, "
+                                 f"not {session.session_id}")
+            messages += causal_window(session, item.decision_step, limit=window, redact=redact,
+                                      redactor=redactor).messages
+        question = prompt_text(item)
+        if redactor is not None:
+            redactor.discover(question)
+            question = redactor.apply(question)
+            redactor.verify(question, where=f"recall item {item.id}")
+        messages.append({"role": "user", "content": question})
+        requests.append(ModelRequest(model, tuple(messages), dict(params or {}), replicate))
+    return requests
+
+
+def answers_of(records: Sequence[CellRecord]) -> list[str | None]:
+    """Response texts of a batch, None for a failed call (kept as a failure, not a guess)."""
+    return [r.response_text if r.ok else None for r in records]
+
+
+@dataclass(frozen=True)
+class BlindFilterResult:
+    kept: tuple[RecallItem, ...]  # not answered correctly blind
+    discarded: tuple[RecallItem, ...]  # answered correctly without history
+    n_unparsed: int  # kept because the blind answer named no option
+    n_failed: int  # kept because the blind call failed (None)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {"candidates": len(self.kept) + len(self.discarded), "kept": len(self.kept),
+                "discarded": len(self.discarded), "unparsed": self.n_unparsed,
+                "failed": self.n_failed}
+
+
+def blind_filter(items: Sequence[RecallItem],
+                 answers: Sequence[int | str | None]) -> BlindFilterResult:
+    """Drop items whose blind answer is the correct option; keep and count the rest."""
+    if len(items) != len(answers):
+        raise ValueError(f"{len(items)} items but {len(answers)} blind answers")
+    kept, discarded, unparsed, failed = [], [], 0, 0
+    for item, answer in zip(items, answers):
+        if answer is None:
+            failed += 1
+            choice = None
+        elif isinstance(answer, str):
+            choice = parse_choice(answer)
+            unparsed += choice is None
+        else:
+            choice = int(answer)
+        (discarded if choice == item.answer else kept).append(item)
+    return BlindFilterResult(tuple(kept), tuple(discarded), unparsed, failed)
