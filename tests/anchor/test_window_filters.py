@@ -1,0 +1,95 @@
+from dataclasses import replace
+
+import pytest
+
+from contextecho.anchor.filters import answers_of, ask_requests, blind_filter, parse_choice
+from contextecho.anchor.items import LETTERS
+from contextecho.anchor.recall import recall_items
+from contextecho.anchor.window import causal_window
+from contextecho.cell import ERROR, OK, CellRecord
+
+
+def cut_at(session, step):
+    """The session as it was at ``step``: every later record gone."""
+    end = session.step_index[step - 1]
+    return replace(session, entries=session.entries[:end + 1], step_index=session.step_index[:step],
+                   compactions=tuple(c for c in session.compactions if c.entry_index <= end))
+
+
+def shortest_option(prompt: str) -> str:
+    """A fake model that answers from the question text alone: the shortest option."""
+    options = [line[3:] for line in prompt.splitlines() if line[:3] in {f"{x}. " for x in LETTERS}]
+    return LETTERS[min(range(len(options)), key=lambda k: (len(options[k]), k))]
+
+
+def test_window_ends_at_the_decision_step_and_ignores_the_future(synthetic):
+    s = synthetic.build()
+    for t in range(1, s.n_agent_steps + 1):
+        w = causal_window(s, t, limit=None)
+        assert w.last_entry == s.step_index[t - 1] and w.first_entry == 0
+        assert w.messages[-1]["role"] == "assistant"
+        assert causal_window(cut_at(s, t), t, limit=None).sha256 == w.sha256
+
+
+def test_window_keeps_the_most_recent_material_under_a_limit(synthetic):
+    s = synthetic.build()
+    t = s.n_agent_steps
+    full, short = causal_window(s, t, limit=None), causal_window(s, t, limit=300)
+    assert short.truncated and short.n_chars <= 300 and short.first_entry > 0
+    assert short.messages[-1] == full.messages[-1]
+    assert short.n_chars_full == full.n_chars and short.sha256 != full.sha256
+
+
+def test_window_rejects_steps_outside_the_session(synthetic):
+    with pytest.raises(ValueError):
+        causal_window(synthetic.build(), 0)
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("B", 1), ("(b)", 1), ("C. because", 2), ("The answer is D.", 3), ("Answer: a", 0),
+    ("a good one is B", 1), ("**C**", 2), ("no idea", None), ("", None), (None, None)])
+def test_parse_choice(text, expected):
+    assert parse_choice(text) == expected
+
+
+def test_blind_requests_hold_the_question_only_and_windowed_ones_the_history(synthetic):
+    s = synthetic.build()
+    items = recall_items(s)
+    blind = ask_requests(items, "fake/echo")
+    assert all(len(r.messages) == 1 and r.messages[0]["role"] == "user" for r in blind)
+    seen = ask_requests(items, "fake/echo", s, window=2000)
+    for item, b, r in zip(items, blind, seen):
+        w = causal_window(s, item.decision_step, limit=2000)
+        assert list(r.messages[:-1]) == list(w.messages) and r.messages[-1] == b.messages[0]
+    assert len({r.key for r in blind + seen}) == 2 * len(items)
+
+
+def test_requests_refuse_an_item_of_another_session(synthetic):
+    item = recall_items(synthetic.build("other"))[0]
+    with pytest.raises(ValueError, match="from session"):
+        ask_requests([item], "fake/echo", synthetic.build())
+
+
+def test_blind_filter_drops_what_the_question_alone_answers(synthetic):
+    items = recall_items(synthetic.build())
+    answers = [shortest_option(r.messages[-1]["content"]) for r in ask_requests(items, "fake/echo")]
+    out = blind_filter(items, answers)
+    assert all(shortest_option_is_right(i) for i in out.discarded)
+    assert not any(shortest_option_is_right(i) for i in out.kept)
+    assert out.counts["candidates"] == len(items) and out.counts["discarded"] == len(out.discarded)
+
+
+def shortest_option_is_right(item):
+    return min(range(4), key=lambda k: (len(item.options[k]), k)) == item.answer
+
+
+def test_failed_or_unreadable_blind_answers_keep_the_item_and_are_counted(synthetic):
+    items = recall_items(synthetic.build())[:3]
+    records = [CellRecord("k0", "m", "{}", ERROR, error_type="Timeout"),
+               CellRecord("k1", "m", "{}", OK, response_text="I cannot tell"),
+               CellRecord("k2", "m", "{}", OK, response_text=LETTERS[items[2].answer])]
+    out = blind_filter(items, answers_of(records))
+    assert out.kept == tuple(items[:2]) and out.discarded == (items[2],)
+    assert (out.n_failed, out.n_unparsed) == (1, 1)
+    with pytest.raises(ValueError):
+        blind_filter(items, [0])
