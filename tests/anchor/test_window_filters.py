@@ -93,3 +93,16 @@ def test_failed_or_unreadable_blind_answers_keep_the_item_and_are_counted(synthe
     assert (out.n_failed, out.n_unparsed) == (1, 1)
     with pytest.raises(ValueError):
         blind_filter(items, [0])
+
+
+def test_requests_go_through_the_one_call_site(synthetic, tmp_path):
+    from contextecho.cache import CellCache
+    from contextecho.calls import generate
+
+    s = synthetic.build()
+    items = recall_items(s)[:2]
+    result = generate(ask_requests(items, "fake/echo", s, window=1000), cache=CellCache(tmp_path),
+                      progress=False)
+    assert all(r.ok for r in result.records)
+    out = blind_filter(items, answers_of(result.records))  # echoes name no single option
+    assert out.counts["candidates"] == 2
