@@ -122,6 +122,10 @@ class LocalChatModel:
 
     def check_fits(self, messages: Sequence[Mapping[str, Any]], max_tokens: int) -> int:
         """Raise ContextOverflowError before any compute if the request cannot fit."""
+        return self._fitting_prompt(messages, max_tokens)[2]
+
+    def _fitting_prompt(self, messages: Sequence[Mapping[str, Any]],
+                        max_tokens: int) -> tuple[list[int], list[int], int]:
         prefix, suffix = self.prompt_tokens(messages)
         n_prompt = len(prefix) + len(suffix)
         if n_prompt + max_tokens > self.n_ctx:
@@ -129,7 +133,7 @@ class LocalChatModel:
                 f"prompt of {n_prompt} tokens + max_tokens {max_tokens} exceeds the "
                 f"{self.n_ctx}-token context of {MODEL_NAME}; shorten the prefix window "
                 "(nothing is truncated silently)")
-        return n_prompt
+        return prefix, suffix, n_prompt
 
     # ------------------------------------------------------------- state
     def _restore_or_build_prefix(self, prefix: list[int]) -> bool:
@@ -179,12 +183,7 @@ class LocalChatModel:
         rng = np.random.default_rng(int(params.get("seed") or 0))
 
         with self._lock:
-            prefix, suffix = self.prompt_tokens(messages)
-            n_prompt = len(prefix) + len(suffix)
-            if n_prompt + max_tokens > self.n_ctx:
-                raise ContextOverflowError(
-                    f"prompt of {n_prompt} tokens + max_tokens {max_tokens} exceeds the "
-                    f"{self.n_ctx}-token context of {MODEL_NAME}")
+            prefix, suffix, n_prompt = self._fitting_prompt(messages, max_tokens)
             reused = False
             if prefix and self.reuse_prefix:
                 reused = self._restore_or_build_prefix(prefix)
