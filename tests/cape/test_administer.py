@@ -128,3 +128,17 @@ def test_ordering_profiles_and_window_ablation(synthetic_inventory, likert, cach
 def test_labels_may_not_overwrite_answer_columns(synthetic_inventory):
     with pytest.raises(ValueError, match="position"):
         administer([run(synthetic_inventory, labels={"position": "u01"})], "cape/hash")
+
+
+def test_a_triple_with_no_comparable_item_is_counted_not_scored(synthetic_inventory, likert, cache):
+    from contextecho.cape.metrics import NoComparableItems
+
+    stable = factor_runs("stability", synthetic_inventory, n_runs=1)
+    garbled = factor_runs("option_order", synthetic_inventory, n_runs=1)
+    answers = pd.concat([administer(stable, "cape/hash", setting=CONTEXT_FREE, cache=cache).answers,
+                         administer(garbled, "cape/garbage", setting=CONTEXT_FREE, cache=cache).answers])
+    consistency = factor_consistency(answers)
+    assert list(consistency["factor"]) == ["stability"]
+    assert consistency.attrs["n_not_comparable"] == 1
+    with pytest.raises(NoComparableItems, match="none of 1 factor triples"):
+        factor_consistency(answers[answers["factor"] == "option_order"])

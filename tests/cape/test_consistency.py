@@ -80,3 +80,11 @@ def test_oc_identical_and_invariant_to_trait_order():
 def test_oc_refuses_missing_traits():
     with pytest.raises(ValueError, match="missing"):
         ocean_consistency([[1, 2, 3, 4, np.nan], [1, 2, 3, 4, 5]])
+
+
+def test_tc_needs_one_full_window_of_comparable_items():
+    from contextecho.cape.metrics import NoComparableItems
+
+    runs = np.array([[1, 2, 3, np.nan, 5], [1, 2, np.nan, 4, 5], [1, 2, 3, 4, 5]], dtype=float)
+    with pytest.raises(NoComparableItems, match="3 items are valid in every run"):
+        trajectory_consistency(runs)

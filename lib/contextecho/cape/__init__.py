@@ -19,7 +19,7 @@ from .bridge import PrefixProvider, bridge_runs, bridge_summary, real_prefix
 from .consistency import TrajectoryConsistency, ocean_consistency, ocean_series, trajectory_consistency
 from .factors import FACTORS, MissingParaphrases, Variant, factor_runs
 from .inventory import TRAITS, Inventory, InventoryNotFound, Item, load_inventory
-from .metrics import PointwiseConsistency, euclidean_distance, pointwise_consistency, total_agreement_rate
+from .metrics import NoComparableItems, PointwiseConsistency, euclidean_distance, pointwise_consistency, total_agreement_rate
 from .ordering import ORDERINGS, order_items
 from .paraphrase import generate_paraphrases, load_paraphrases, paraphrase_path, write_paraphrases
 from .parsing import ParsedAnswer, parse_answer, score
@@ -33,7 +33,7 @@ __all__ = [
     "RunSpec", "administer", "Administration", "CONTEXT_FREE", "CONTEXT_DEPENDENT", "DEFAULT_PARAMS",
     "LOCAL_WINDOW", "default_window",
     "FACTORS", "Variant", "factor_runs", "MissingParaphrases",
-    "total_agreement_rate", "euclidean_distance", "pointwise_consistency", "PointwiseConsistency",
+    "NoComparableItems", "total_agreement_rate", "euclidean_distance", "pointwise_consistency", "PointwiseConsistency",
     "trajectory_consistency", "ocean_consistency", "ocean_series", "TrajectoryConsistency",
     "trajectory_matrix", "ocean_profiles", "ocean_matrix",
     "consistency_row", "factor_consistency", "table1", "score_differences", "attack_runs",

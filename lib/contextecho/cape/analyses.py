@@ -23,7 +23,7 @@ from .administer import SETTINGS, RunSpec
 from .consistency import ocean_consistency, trajectory_consistency
 from .factors import FACTORS
 from .inventory import Inventory
-from .metrics import pointwise_consistency
+from .metrics import NoComparableItems, pointwise_consistency
 from .ordering import order_items
 from .profiles import ocean_matrix, trajectory_matrix
 from .prompts import LETTERS
@@ -43,17 +43,31 @@ def consistency_row(answers: pd.DataFrame, run_ids: Sequence[str]) -> dict:
 
 
 def factor_consistency(answers: pd.DataFrame) -> pd.DataFrame:
-    """One row per (setting, factor, run) present in ``answers``."""
-    rows = []
+    """One row per comparable (setting, factor, run) in ``answers``.
+
+    A triple in which every item is invalid in some run cannot be compared: it gets no
+    row and is counted in ``frame.attrs["n_not_comparable"]``. When no triple is
+    comparable, :class:`NoComparableItems` is raised.
+    """
+    rows, not_comparable = [], 0
     for (setting, factor, run), group in answers.groupby(["setting", "factor", "run"], sort=False):
         variants = [v.name for v in FACTORS[factor]]
         ids = [group.loc[group["variant"] == v, "run_id"].iloc[0] for v in variants
                if (group["variant"] == v).any()]
         if len(ids) < 2:
             continue
-        rows.append({"setting": setting, "factor": factor, "run": run, "n_variants": len(ids),
-                     **consistency_row(group, ids)})
-    return pd.DataFrame(rows)
+        try:
+            metrics = consistency_row(group, ids)
+        except NoComparableItems:
+            not_comparable += 1
+            continue
+        rows.append({"setting": setting, "factor": factor, "run": run, "n_variants": len(ids), **metrics})
+    if not rows and not_comparable:
+        raise NoComparableItems(f"none of {not_comparable} factor triples has an item answered "
+                                "validly in every run")
+    frame = pd.DataFrame(rows)
+    frame.attrs["n_not_comparable"] = not_comparable
+    return frame
 
 
 def table1(consistency: pd.DataFrame) -> pd.DataFrame:

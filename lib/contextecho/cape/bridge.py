@@ -30,7 +30,7 @@ from ..sessions.snapshot import Snapshot
 from .administer import RunSpec
 from .consistency import ocean_consistency, trajectory_consistency
 from .inventory import TRAITS, Inventory
-from .metrics import pointwise_consistency
+from .metrics import NoComparableItems, pointwise_consistency
 from .profiles import ocean_matrix, ocean_profiles, trajectory_matrix
 
 PrefixProvider = Callable[[Snapshot], Sequence[dict]]
@@ -64,7 +64,8 @@ def bridge_runs(session: Session, positions: Sequence[Position], arms: Mapping[s
 
 def bridge_summary(answers: pd.DataFrame) -> pd.DataFrame:
     """Per (session, snapshot, step, arm): mean OCEAN profile over runs, invalid answers,
-    and, with two or more runs, TAR / ED / TC / OC across them."""
+    and, with two or more runs, TAR / ED / TC / OC across them. ``comparable`` is False
+    where every item was invalid in some run (no consistency metrics for that row)."""
     rows = []
     keys = ["session", "snapshot", "step", "arm"]
     for key, group in answers.groupby(keys, sort=False):
@@ -74,9 +75,15 @@ def bridge_summary(answers: pd.DataFrame) -> pd.DataFrame:
             "n_runs": len(ids), "n_invalid": int((group["status"] != "ok").sum())}
         if len(ids) >= 2:
             scores, _ = trajectory_matrix(group, ids)
-            point = pointwise_consistency(scores)
+            try:
+                point = pointwise_consistency(scores)
+                tc = trajectory_consistency(scores).value
+            except NoComparableItems:
+                row["comparable"] = False
+                rows.append(row)
+                continue
             ocean = ocean_matrix(group, ids)
-            row |= {"tar": point.tar, "ed": point.ed, "tc": trajectory_consistency(scores).value,
+            row |= {"comparable": True, "tar": point.tar, "ed": point.ed, "tc": tc,
                     "oc": ocean_consistency(ocean).value if not np.isnan(ocean).any() else np.nan}
         rows.append(row)
     return pd.DataFrame(rows).sort_values(["session", "step", "arm"], ignore_index=True)

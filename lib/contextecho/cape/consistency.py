@@ -43,7 +43,7 @@ from threadpoolctl import threadpool_limits
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, Kernel, WhiteKernel
 
-from .metrics import as_trajectories
+from .metrics import NoComparableItems, as_trajectories
 
 OMEGA = 4
 Z = {0.95: 1.96}  # the paper's footnote: L, U = μ ∓ 1.96 σ
@@ -130,6 +130,9 @@ def trajectory_consistency(trajectories, *, omega: int = OMEGA, level: float = 0
     array = as_trajectories(trajectories)
     keep = ~np.isnan(array).any(axis=0)
     array = array[:, keep]
+    if array.shape[1] < omega:  # not one full smoothing window of comparable items
+        raise NoComparableItems(f"{array.shape[1]} items are valid in every run; "
+                                f"TC needs at least omega={omega}")
     smoothed = moving_average(array, omega)
     x = np.arange(omega, array.shape[1] + 1, dtype=float)  # the item ending each window
     fits: dict[bytes, tuple] = {}  # identical runs fit identically: fit each distinct one once

@@ -34,11 +34,15 @@ def as_trajectories(trajectories) -> np.ndarray:
     return array
 
 
+class NoComparableItems(ValueError):
+    """Every item is invalid in at least one run: the runs cannot be compared."""
+
+
 def _complete(trajectories) -> tuple[np.ndarray, int]:
     array = as_trajectories(trajectories)
     keep = ~np.isnan(array).any(axis=0)
     if not keep.any():
-        raise ValueError("no item has a valid score in every run")
+        raise NoComparableItems("no item has a valid score in every run")
     return array[:, keep], int((~keep).sum())
 
 

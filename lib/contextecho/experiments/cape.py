@@ -71,20 +71,6 @@ def balanced(inventory, n_items: int):
     return inventory.subset(picked)
 
 
-def robust_consistency(answers: pd.DataFrame) -> tuple[pd.DataFrame, int]:
-    """``factor_consistency`` per (setting, factor, run), leaving out (and counting) the
-    triples in which no item was answered validly in every run."""
-    parts, skipped = [], 0
-    for _, group in answers.groupby(["setting", "factor", "run"], sort=False):
-        try:
-            parts.append(factor_consistency(group))
-        except ValueError:
-            skipped += 1
-    if not parts:
-        raise ValueError("no factor triple has an item answered validly in every run")
-    return pd.concat(parts, ignore_index=True), skipped
-
-
 def run(p: Parameters) -> Result:
     out = Outputs.open("cape", p.output_dir or None)
     out.models.add(p.target)
@@ -105,8 +91,8 @@ def run(p: Parameters) -> Result:
                            failed=int(answers["error_type"].notna().sum()),
                            invalid=int((answers["status"] != "ok").sum()))
         common.print_counts("cape factors", counts)
-        consistency, skipped = robust_consistency(answers)
-        counts["triples_not_comparable"] = skipped
+        consistency = factor_consistency(answers)
+        counts["triples_not_comparable"] = consistency.attrs["n_not_comparable"]
         t1 = table1(consistency)
         out.parquet("consistency", consistency)
         flat = t1.copy()
@@ -157,10 +143,7 @@ def run(p: Parameters) -> Result:
         bridged = administer(b_runs, p.target, setting=CONTEXT_FREE, cache=cache, progress=True,
                              name="cape:bridge").answers
         bridged["session"] = bridged["session"].map(labels)
-        try:
-            summary = bridge_summary(bridged)
-        except ValueError:  # no item answered validly in every run: profiles only
-            summary = ocean_profiles(bridged, by=["session", "snapshot", "step", "arm"])
+        summary = bridge_summary(bridged)
         out.parquet("bridge", summary)
         out.table("bridge", common.markdown(summary))
         tables["Bridge: OCEAN profile after real vs filler prefixes"] = summary
