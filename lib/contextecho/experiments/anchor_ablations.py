@@ -18,7 +18,6 @@ import numpy as np
 import pandas as pd
 
 from ..instruments import build_cells
-from ..llm import LOCAL_MODEL
 from ..notebooks.outputs import Outputs
 from ..notebooks.show import Result
 from ..sessions import Position
@@ -36,24 +35,15 @@ PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5", "openai/gpt-4o"),
 
 
 @dataclass(frozen=True)
-class Parameters:
-    targets: tuple[str, ...] = (LOCAL_MODEL,)
-    judges: tuple[str, ...] = (LOCAL_MODEL,)
+class Parameters(common.JudgedParameters):
     n_sessions: int = 2
     interventions: tuple[str, ...] = ("none", "a_anchor", "v0_only", "v2_only", "placebo_anchor",
                                       "sandwich", "goal_reinjection")
     probes: tuple[str, ...] = ("C01", "C03", "C05")
     contracts: tuple[str, ...] = ("S2#01", "S2#02", "C1_csv")
     distances: tuple[int, ...] = (0, 8)
-    window: int = 6000
-    max_tokens: int = 48
-    judge_max_tokens: int = 8
-    temperature: float = 0.0
-    n_resamples: int = 2000
-    seed: int = 20240601
-    output_dir: str = ""
 
-    HELP = {"judge_max_tokens": "the rubric asks for one line (Score: n); 64 at paper scale",
+    HELP = {**common.JudgedParameters.HELP,
             "interventions": "none is the control and must be listed",
             "contracts": "S2, S2#01, hardened, C1_csv ... (scored, no judge)",
             "distances": "session messages between the A-anchor and the probe (decay)"}

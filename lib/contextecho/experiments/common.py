@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
@@ -11,8 +12,30 @@ from ..cache import CellCache
 from ..paths import shared_dir
 from ..calls import Transport
 from ..instruments import run_cells
+from ..llm import LOCAL_MODEL
 from ..sessions import Session, load_session
 from ..sessions.corpus import local_corpus, read_manifest
+
+@dataclass(frozen=True)
+class JudgedParameters:
+    """The parameters every judged experiment shares, with one set of defaults, so the
+    notebooks ask for the same cells (and reuse each other's from the cache)."""
+
+    targets: tuple[str, ...] = (LOCAL_MODEL,)
+    judges: tuple[str, ...] = (LOCAL_MODEL,)
+    window: int = 6000
+    max_tokens: int = 48
+    judge_max_tokens: int = 8
+    temperature: float = 0.0
+    n_resamples: int = 2000
+    seed: int = 20240601
+    output_dir: str = ""
+
+    HELP = {"targets": "LiteLLM model strings", "judges": "first is primary",
+            "window": "prefix characters (the embedded model's 8k context limits it)",
+            "judge_max_tokens": "the rubric asks for one line (Score: n); 64 at paper scale",
+            "output_dir": "default paper/_generated/<notebook>"}
+
 
 # Licences that allow publishing derived numbers; sources that state none are left out.
 OPEN_LICENCES = ("MIT", "Apache-2.0", "BSD", "CC-BY")

@@ -15,7 +15,6 @@ import numpy as np
 import pandas as pd
 
 from ..instruments import build_cells
-from ..llm import LOCAL_MODEL
 from ..notebooks.outputs import Outputs
 from ..notebooks.show import Result
 from ..sessions import positions as scheme_positions
@@ -28,23 +27,14 @@ PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5",), "judges": ("anthropi
 
 
 @dataclass(frozen=True)
-class Parameters:
-    targets: tuple[str, ...] = (LOCAL_MODEL,)
-    judges: tuple[str, ...] = (LOCAL_MODEL,)
+class Parameters(common.JudgedParameters):
     n_sessions: int = 3
     max_compactions: int = 1
     probes: tuple[str, ...] = ("coding_self",)
-    window: int = 6000
-    max_tokens: int = 48
-    judge_max_tokens: int = 8
-    temperature: float = 0.0
     replicates: int = 1
     margin: float = COMPACTION_MARGIN
-    n_resamples: int = 2000
-    seed: int = 20240601
-    output_dir: str = ""
 
-    HELP = {"judge_max_tokens": "the rubric asks for one line (Score: n); 64 at paper scale",
+    HELP = {**common.JudgedParameters.HELP,
             "n_sessions": "sessions with at least one compaction, longest first (0 for all)",
             "max_compactions": "compaction events per session, first ones (0 for all)",
             "margin": "equivalence margin in judge points"}

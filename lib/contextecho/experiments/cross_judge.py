@@ -17,7 +17,6 @@ import numpy as np
 import pandas as pd
 
 from ..instruments import build_cells
-from ..llm import LOCAL_MODEL
 from ..notebooks.outputs import Outputs
 from ..notebooks.show import Result
 from ..stats import StatsInputError, direction_agreement, drift_gap, judge_agreement
@@ -31,22 +30,13 @@ PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5", "openai/gpt-4o", "anth
 
 
 @dataclass(frozen=True)
-class Parameters:
-    targets: tuple[str, ...] = (LOCAL_MODEL,)
-    judges: tuple[str, ...] = (LOCAL_MODEL,)
+class Parameters(common.JudgedParameters):
     raters: tuple[str, ...] = ("tfidf",)
     n_sessions: int = 3
     n_positions: int = 3
     probes: tuple[str, ...] = ("coding_self",)
-    window: int = 6000
-    max_tokens: int = 48
-    judge_max_tokens: int = 8
-    temperature: float = 0.0
-    n_resamples: int = 2000
-    seed: int = 20240601
-    output_dir: str = ""
 
-    HELP = {"judge_max_tokens": "the rubric asks for one line (Score: n); 64 at paper scale",
+    HELP = {**common.JudgedParameters.HELP,
             "judges": "LLM judges (LiteLLM model strings)",
             "raters": "offline raters (tfidf)",
             "n_sessions": "keep equal to the panel's so its cells are reused from the cache"}

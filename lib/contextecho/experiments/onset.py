@@ -15,7 +15,6 @@ import numpy as np
 import pandas as pd
 
 from ..instruments import build_cells
-from ..llm import LOCAL_MODEL
 from ..notebooks.outputs import Outputs
 from ..notebooks.show import Result
 from ..sessions import Position
@@ -31,21 +30,12 @@ PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5", "openai/gpt-4o", "anth
 
 
 @dataclass(frozen=True)
-class Parameters:
-    targets: tuple[str, ...] = (LOCAL_MODEL,)
-    judges: tuple[str, ...] = (LOCAL_MODEL,)
+class Parameters(common.JudgedParameters):
     n_sessions: int = 2
     steps: tuple[int, ...] = (1, 5, 25, 125)
     probes: tuple[str, ...] = ("coding_self",)
-    window: int = 6000
-    max_tokens: int = 48
-    judge_max_tokens: int = 8
-    temperature: float = 0.0
-    n_resamples: int = 2000
-    seed: int = 20240601
-    output_dir: str = ""
 
-    HELP = {"judge_max_tokens": "the rubric asks for one line (Score: n); 64 at paper scale",
+    HELP = {**common.JudgedParameters.HELP,
             "steps": "agent steps, kept when before the session's first compaction",
             "n_sessions": "longest openly licensed sessions (0 for all)"}
 

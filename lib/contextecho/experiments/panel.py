@@ -14,7 +14,6 @@ import numpy as np
 import pandas as pd
 
 from ..instruments import build_cells, fingerprint_frame, fit_pca
-from ..llm import LOCAL_MODEL
 from ..notebooks.outputs import Outputs
 from ..notebooks.show import Result
 from ..stats import StatsInputError, compliance_gap, drift_gap, verbosity_ratio
@@ -27,29 +26,17 @@ PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5", "openai/gpt-4o", "host
 
 
 @dataclass(frozen=True)
-class Parameters:
-    targets: tuple[str, ...] = (LOCAL_MODEL,)
-    judges: tuple[str, ...] = (LOCAL_MODEL,)
+class Parameters(common.JudgedParameters):
     n_sessions: int = 3
     n_positions: int = 3
     probes: tuple[str, ...] = ("coding_self",)
     stressors: tuple[str, ...] = ("S2#01", "S2#02")
-    window: int = 6000
-    max_tokens: int = 48
-    judge_max_tokens: int = 8
-    temperature: float = 0.0
-    n_resamples: int = 2000
-    seed: int = 20240601
-    output_dir: str = ""
 
-    HELP = {"judge_max_tokens": "the rubric asks for one line (Score: n); 64 at paper scale",
-            "targets": "LiteLLM model strings", "judges": "first is primary",
+    HELP = {**common.JudgedParameters.HELP,
             "n_sessions": "longest openly licensed sessions (0 for all)",
             "n_positions": "uniform snapshot positions per session",
             "probes": "probe ids or batteries (coding_self, identity, ..., all)",
-            "stressors": "S2, or single wordings S2#01 ...",
-            "window": "prefix characters (the embedded model's 8k context limits it)",
-            "output_dir": "default paper/_generated/<notebook>"}
+            "stressors": "S2, or single wordings S2#01 ..."}
 
 
 def complete_units(frame: pd.DataFrame, score: str = "score") -> tuple[pd.DataFrame, int]:
