@@ -1,0 +1,109 @@
+"""Administering the retention questionnaire, and Persona Retention per facet.
+
+ANCHOR's Identity Probe asks one fixed questionnaire in four kinds of condition; here it
+is a trait-balanced subset of the CAPE inventory (MPI-120), whose facets are the five
+OCEAN traits, asked context-free through :func:`contextecho.cape.administer`:
+
+- ``generic``: no system message, no history (the same model as a generic assistant);
+- ``initial``: only the persona card as the system message;
+- ``checkpoint``: the card, then a session's snapshot prefix at checkpoint ``c`` of
+  ``k`` (agent step ``round(n · c / k)`` of ``n``, so the last checkpoint is the end);
+- ``filler``: the card, then the length- and structure-matched filler of that same
+  snapshot (``instruments`` arm ``filler``): what a long context alone does.
+
+Per (session, checkpoint, arm) and facet, :func:`retention_table` compares the item
+scores (the mean over replicate runs) with the initial and generic ones using
+:func:`.retention.facet_retention`. Only items answered validly in all three conditions
+enter a facet's vectors; the dropped ones are counted. A facet the persona does not
+displace (initial = generic) is reported as ``undefined``, never as a number.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..cape import RunSpec
+from ..cape.inventory import Inventory
+from ..instruments import ArmContext, make_prefix
+from ..sessions import Session, render_prefix, snapshot_at
+from .persona import PersonaCard
+from .retention import DegenerateFacet, facet_retention
+
+GENERIC, INITIAL, CHECKPOINT, FILLER = "generic", "initial", "checkpoint", "filler"
+ARMS = (CHECKPOINT, FILLER)
+
+
+def checkpoint_steps(n_steps: int, k: int = 4) -> tuple[int, ...]:
+    """Agent steps of checkpoints 1..k: evenly spaced, the last at the session's end."""
+    if n_steps < 1 or k < 1:
+        raise ValueError(f"need at least one step and one checkpoint, got {n_steps} steps, k={k}")
+    return tuple(max(1, round(n_steps * c / k)) for c in range(1, k + 1))
+
+
+def _prefix(arm: str, session: Session, step: int, window: int) -> tuple[dict, ...]:
+    snapshot = snapshot_at(session, step)
+    real = render_prefix(snapshot, window=window)
+    if arm == CHECKPOINT:
+        return tuple(real.messages)
+    return tuple(make_prefix("filler", snapshot, ArmContext(window=window, real=real)).messages)
+
+
+def retention_runs(card: PersonaCard, inventory: Inventory, sessions: Sequence[Session], *,
+                   checkpoints: int = 4, window: int = 4000, arms: Sequence[str] = ARMS,
+                   n_runs: int = 1, params: Mapping[str, Any] | None = None) -> list[RunSpec]:
+    """Every run of the retention design: generic, initial, and each session × checkpoint × arm."""
+    unknown = set(arms) - set(ARMS)
+    if unknown:
+        raise ValueError(f"unknown retention arm(s) {sorted(unknown)}; choose from {ARMS}")
+    system = ({"role": "system", "content": card.system_prompt()},)
+    extra = {"params": dict(params)} if params is not None else {}
+    layout = [(GENERIC, None, 0, 0, ()), (INITIAL, None, 0, 0, system)]
+    for s in sessions:
+        for c, step in enumerate(checkpoint_steps(s.n_agent_steps, checkpoints), start=1):
+            layout += [(arm, s, c, step, system + _prefix(arm, s, step, window)) for arm in arms]
+    runs = []
+    for condition, session, c, step, prefix in layout:
+        sid = session.session_id if session is not None else ""
+        for r in range(n_runs):
+            runs.append(RunSpec(
+                run_id=f"{condition}/{sid}/c{c}/r{r + 1}", items=inventory.items, prefix=prefix,
+                replicate=r, labels={"condition": condition, "session": sid, "checkpoint": c,
+                                     "step": step, "run": r + 1, "card_sha256": card.sha256},
+                **extra))
+    return runs
+
+
+def _item_means(answers: pd.DataFrame) -> pd.Series:
+    """Mean valid score per item over replicate runs (NaN when no run answered it)."""
+    return answers.groupby("item")["score"].mean()
+
+
+def retention_table(answers: pd.DataFrame) -> pd.DataFrame:
+    """One row per (session, checkpoint, step, arm, facet): R, items used and dropped, status."""
+    base = {c: answers[answers["condition"] == c] for c in (GENERIC, INITIAL)}
+    if any(frame.empty for frame in base.values()):
+        raise ValueError("retention needs the generic and initial administrations")
+    generic, initial = _item_means(base[GENERIC]), _item_means(base[INITIAL])
+    traits = answers.drop_duplicates("item").set_index("item")["trait"]
+    later = answers[answers["condition"].isin(ARMS)]
+    rows = []
+    for (session, c, step, arm), group in later.groupby(["session", "checkpoint", "step", "condition"]):
+        now = _item_means(group)
+        for facet, items in traits.groupby(traits).groups.items():
+            vectors = pd.DataFrame({"i": initial.reindex(items), "g": generic.reindex(items),
+                                    "l": now.reindex(items)})
+            usable = vectors.dropna()
+            row = {"session": session, "checkpoint": int(c), "step": int(step), "arm": arm,
+                   "facet": facet, "n_items": len(usable), "n_dropped": len(vectors) - len(usable)}
+            if usable.empty:
+                rows.append(row | {"retention": np.nan, "displacement": np.nan, "status": "no valid items"})
+                continue
+            try:
+                r = facet_retention(usable["i"], usable["g"], usable["l"], facet)
+            except DegenerateFacet:
+                rows.append(row | {"retention": np.nan, "displacement": 0.0, "status": "undefined"})
+                continue
+            rows.append(row | {"retention": r.retention, "displacement": r.displacement, "status": "ok"})
+    return pd.DataFrame(rows).sort_values(["arm", "session", "checkpoint", "facet"], ignore_index=True)
