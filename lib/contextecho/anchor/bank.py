@@ -58,6 +58,12 @@ class BankItem:
     def letter(self) -> str:
         return LETTERS[self.answer]
 
+    @property
+    def question(self) -> str:
+        """The stem under the name :func:`contextecho.anchor.items.prompt_text` reads, so a
+        bank item is asked in exactly the layout of our own recall items."""
+        return self.stem
+
 
 @dataclass(frozen=True)
 class Bank:
@@ -92,7 +98,7 @@ def _rows(path: Path, data: bytes) -> Iterator[tuple[str, dict]]:
         yield where, row
 
 
-def _field(row: dict, key: str, kind: type, where: str) -> Any:
+def _field(row: dict, key: str, where: str, kind: type = str) -> Any:
     value = row.get(key)
     # bool is an int to Python, never a session or turn number to a bank.
     if not isinstance(value, kind) or isinstance(value, bool) or (kind is str and not value.strip()):
@@ -103,7 +109,7 @@ def _field(row: dict, key: str, kind: type, where: str) -> Any:
 def _turns(path: Path, data: bytes) -> tuple[Turn, ...]:
     turns, seen = [], {}
     for where, row in _rows(path, data):
-        turn = Turn(_field(row, "session_id", int, where), _field(row, "turn", int, where),
+        turn = Turn(_field(row, "session_id", where, int), _field(row, "turn", where, int),
                     row.get("role"), row.get("content"))
         if turn.role not in ROLES:
             raise BankError(f"{where}: role must be one of {ROLES}, got {turn.role!r}")
@@ -119,16 +125,18 @@ def _turns(path: Path, data: bytes) -> tuple[Turn, ...]:
     return tuple(sorted(turns, key=lambda t: (t.session_id, t.turn)))
 
 
-def _one_of(row: dict, keys: tuple[str, ...], where: str) -> tuple[str, Any]:
-    given = {k: row[k] for k in keys if k in row}
+def _one_of(row: dict, keys: tuple[str, ...], where: str, read) -> Any:
+    """The value under the one key of ``keys`` given (or several that agree once read)."""
+    given = {k: read(row, k, where) for k in keys if k in row}
     if not given:
         raise BankError(f"{where}: missing {keys[0]!r} (or one of {', '.join(keys[1:])})")
-    if len({json.dumps(v) for v in given.values()}) > 1:
+    if len(set(given.values())) > 1:
         raise BankError(f"{where}: {', '.join(given)} disagree: {given}")
-    return next(iter(given.items()))
+    return next(iter(given.values()))
 
 
-def _answer(key: str, value: Any, where: str) -> int:
+def _answer(row: dict, key: str, where: str) -> int:
+    value = row[key]
     if isinstance(value, str) and value.strip().upper() in LETTERS:
         return LETTERS.index(value.strip().upper())
     if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < N_OPTIONS:
@@ -141,7 +149,6 @@ def _item(where: str, row: dict, sessions: set[int]) -> BankItem:
     item_id = row.get("item_id")
     if not isinstance(item_id, (str, int)) or isinstance(item_id, bool) or not str(item_id).strip():
         raise BankError(f"{where}: 'item_id' must be a non-empty string, got {item_id!r}")
-    stem_key, _ = _one_of(row, ("stem", "question"), where)
     options = row.get("options")
     if not isinstance(options, list) or len(options) != N_OPTIONS or \
             not all(isinstance(o, str) and o.strip() for o in options):
@@ -151,12 +158,12 @@ def _item(where: str, row: dict, sessions: set[int]) -> BankItem:
     source = row.get("source")
     if not isinstance(source, dict):
         raise BankError(f"{where}: 'source' must be an object with a session_id, got {source!r}")
-    session = _field(source, "session_id", int, f"{where}: source")
+    session = _field(source, "session_id", f"{where}: source", int)
     if session not in sessions:
         raise BankError(f"{where}: source session {session} is not in the transcript")
-    return BankItem(item_id=str(item_id), family=_field(row, "family", str, where),
-                    stem=_field(row, stem_key, str, where), options=tuple(options),
-                    answer=_answer(*_one_of(row, ANSWER_KEYS, where), where), source_session=session)
+    return BankItem(item_id=str(item_id), family=_field(row, "family", where),
+                    stem=_one_of(row, ("stem", "question"), where, _field), options=tuple(options),
+                    answer=_one_of(row, ANSWER_KEYS, where, _answer), source_session=session)
 
 
 def _items(path: Path, data: bytes, sessions: set[int]) -> tuple[BankItem, ...]:
