@@ -11,10 +11,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from contextecho.anchor.events import commands, file_edits
+from contextecho.anchor.events import commands, file_edits, user_requests
 from contextecho.anchor.items import RecallItem
+from contextecho.anchor.recall import file_name
 from contextecho.sessions import load_session
-from contextecho.sessions.model import TEXT, TOOL_CALL, TOOL_RESULT, Entry
+from contextecho.sessions.model import COMPACTION_SUMMARY, TEXT, TOOL_CALL, TOOL_RESULT, Entry
 from contextecho.sessions.timeline import assemble
 
 COMMANDS = ["ls", "git status", "pytest -q", "make build", "cat README.md", "git diff", "npm test"]
@@ -51,6 +52,59 @@ def build(session_id: str = "synthetic-1"):
                     skipped=[])
 
 
+REQUESTS = ["Please fix the build and tidy the docs.", "Now add a test for the parser module please.",
+            "Switch to the CLI: add a --verbose flag to main.py.",
+            "Finally, update the README with the new flag please."]
+SUMMARY = ("Summary of the conversation so far: the user asked to fix the build. We edited "
+           "src/b.py, c.py and docs/notes.md (see `notes.md`), touched mixed.py and a.py, and ran pytest.")
+DROPPED = "src/dropped_helper.py"  # its name is nowhere in SUMMARY
+KEPT = ["src/b.py", "src/c.py", "docs/notes.md"]  # a.py has two files, Mixed.py another case
+
+
+def build_story(session_id: str = "story-1"):
+    """Four user requests among harness turns and short replies, and one compaction."""
+    entries, compactions, line = [], [], 0
+
+    def add(role, kind, text, tool=None, cid=None):
+        nonlocal line
+        line += 1
+        entries.append(Entry(role, kind, text, line, tool_name=tool, call_id=cid, message_id=f"m{line}"))
+
+    def act(cmd=None, edit=None, say=None):
+        if cmd:
+            add("assistant", TOOL_CALL, json.dumps({"command": cmd}), "Bash", f"c{line}")
+            add("user", TOOL_RESULT, f"ran {cmd}", "Bash", f"c{line - 1}")
+        if edit:
+            add("assistant", TOOL_CALL, json.dumps({"file_path": edit, "old_string": "x",
+                                                    "new_string": "y"}), "Edit", f"e{line}")
+            add("user", TOOL_RESULT, f"The file {edit} has been updated successfully.", "Edit", f"e{line - 1}")
+        if say:
+            add("assistant", TEXT, say)
+
+    add("user", TEXT, REQUESTS[0])
+    act(cmd="ls", edit="src/a.py", say="Fixed the import in a.py.")
+    add("user", TEXT, "ok")  # a reply, not a request
+    act(edit="lib/a.py", say="And the copy in lib.")
+    add("user", TEXT, "[Request interrupted by user]")
+    add("user", TEXT, REQUESTS[1])
+    act(cmd="pytest -q", edit="src/b.py")
+    act(edit="src/c.py")
+    act(edit="docs/notes.md")
+    act(edit="src/Mixed.py")
+    act(edit=DROPPED, say="Tests pass.")
+    add("user", TEXT, "<command-name>/compact</command-name>")
+    compactions.append((len(entries), line + 1, "manual", None))
+    add("user", COMPACTION_SUMMARY, SUMMARY)
+    add("user", TEXT, REQUESTS[2])
+    act(cmd="make build", edit="src/main.py", say="Added the flag.")
+    add("user", TEXT, REQUESTS[3])
+    act(edit="README.md")
+    act(cmd="git diff", say="Done: the README documents --verbose.")
+    return assemble(path=Path(f"{session_id}.jsonl"), fmt="claude_code", session_id=session_id,
+                    entries=entries, compactions=compactions, n_user_msgs=7, n_assistant_msgs=line,
+                    n_tool_calls=0, n_compactions=1, n_lines=line, record_types=Counter(), skipped=[])
+
+
 def correct_options(session, item: RecallItem) -> list[int]:
     """Indices of the options that are true answers, recomputed from scratch."""
     horizon = session.step_index[item.decision_step - 1]
@@ -70,6 +124,12 @@ def correct_options(session, item: RecallItem) -> list[int]:
         failed = {c.text for c in cmds if c.failed and c.result_index is not None
                   and c.result_index <= horizon}
         return [k for k, o in enumerate(item.options) if o in failed]
+    if item.family == "superseded_request":
+        asked = [r for r in user_requests(session) if r.entry_index <= horizon]
+        return [k for k, o in enumerate(item.options) if o == asked[-1].text]
+    if item.family == "compaction_dropped":
+        summary = session.entries[last_compaction(session, horizon).entry_index].text.lower()
+        return [k for k, o in enumerate(item.options) if file_name(o).lower() not in summary]
     raise AssertionError(f"no oracle for family {item.family}")
 
 
@@ -78,14 +138,30 @@ def from_session(session, item: RecallItem) -> bool:
     horizon = session.step_index[item.decision_step - 1]
     if item.family == "last_edit":
         seen = {e.path for e in file_edits(session) if e.entry_index <= horizon}
+    elif item.family == "compaction_dropped":
+        compacted = last_compaction(session, horizon).entry_index
+        seen = {e.path for e in file_edits(session) if e.entry_index < compacted}
+    elif item.family == "superseded_request":
+        seen = {r.text for r in user_requests(session) if r.entry_index <= horizon}
     else:
         seen = {c.text for c in commands(session) if c.entry_index <= horizon}
     return set(item.options) <= seen
 
 
+def last_compaction(session, horizon: int):
+    return [c for c in session.compactions if c.entry_index < horizon][-1]
+
+
 @pytest.fixture(scope="session")
 def synthetic():
     return SimpleNamespace(build=build, COMMANDS=COMMANDS, FAILING=FAILING, EDITS=EDITS)
+
+
+@pytest.fixture(scope="session")
+def story():
+    """A session with user requests and a compaction, and what its items must say."""
+    return SimpleNamespace(build=build_story, REQUESTS=REQUESTS, SUMMARY=SUMMARY, DROPPED=DROPPED,
+                           KEPT=KEPT)
 
 
 @pytest.fixture(scope="session")

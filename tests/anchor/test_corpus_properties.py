@@ -5,7 +5,7 @@ import pytest
 
 from contextecho.anchor.filters import ask_requests, blind_filter
 from contextecho.anchor.items import LETTERS
-from contextecho.anchor.recall import recall_items
+from contextecho.anchor.recall import FAMILIES, recall_items
 from contextecho.anchor.window import causal_window
 from contextecho.sessions import load_session
 
@@ -20,8 +20,7 @@ def corpus_items(corpus_sessions):
 
 def test_the_corpus_yields_items(corpus_items):
     assert sum(len(items) for _, items in corpus_items) >= 50
-    assert {i.family for _, items in corpus_items for i in items} == {
-        "temporal_order", "last_edit", "failed_command"}
+    assert {i.family for _, items in corpus_items for i in items} == set(FAMILIES)
 
 
 def test_generation_is_deterministic(corpus_items):
@@ -31,6 +30,7 @@ def test_generation_is_deterministic(corpus_items):
 
 def test_every_item_has_one_correct_option_and_three_distractors_from_the_session(corpus_items, oracle):
     for s, items in corpus_items:
+        assert len({i.id for i in items}) == len(items)
         for item in items:
             assert item.session_id == s.session_id
             assert len(item.options) == 4 and len(set(item.options)) == 4

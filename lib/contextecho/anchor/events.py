@@ -11,12 +11,20 @@ something the session really did. Extraction is pure and deterministic.
 - An *edit* is a file-writing tool call (``Edit``, ``Write``, ``MultiEdit``,
   ``NotebookEdit``; Codex ``apply_patch``, also when run through a shell call), one event
   per file it touched; an edit whose result failed edited nothing and is left out.
+- A *request* is a prompt the person typed (a user turn: not a tool result, not harness or
+  compaction text) that asks for something: harness markup (a leading ``<tag>``, an
+  interruption notice, hook feedback) is no request; IDE notices around a typed prompt
+  are stripped (Claude Code ``<ide_...>`` blocks, Codex's "My request for Codex:"
+  wrapper), and an expanded spec-kit command counts by its user-input block. What is left
+  must hold :data:`MIN_REQUEST_CHARS` characters: "ok", "C" or "yes" answer, they do not
+  ask. Its step is the first agent step after it, the agent's first act on it.
 """
 from __future__ import annotations
 
 import json
 import re
 import shlex
+from bisect import bisect_right
 from dataclasses import dataclass
 
 from contextecho.sessions import Session
@@ -29,6 +37,12 @@ EDIT_TOOLS = {"Edit": "file_path", "Write": "file_path", "MultiEdit": "file_path
 PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add) File: (.+?)\s*$", re.MULTILINE)
 EXIT_CODE = re.compile(r"(?:^Exit code:|Process exited with code|\"exit_code\"\s*:)\s*(-?\d+)",
                        re.MULTILINE)
+MIN_REQUEST_CHARS = 20
+HARNESS_OPENINGS = ("[Request interrupted", "Stop hook feedback", "Caveat: ")
+HARNESS_TAG = re.compile(r"^<[a-z][\w-]*[ >]")  # <command-name>, <local-command-stdout>, ...
+IDE_NOTICE = re.compile(r"<ide_\w+>.*?</ide_\w+>", re.DOTALL)
+CODEX_IDE_REQUEST = "## My request for Codex:"
+SPECKIT_INPUT = re.compile(r"^\s*## User Input\s*```text\n(.*?)```", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -46,6 +60,19 @@ class FileEdit:
     entry_index: int
     path: str
     tool: str
+
+
+@dataclass(frozen=True)
+class UserRequest:
+    step: int  # the first agent step after the request
+    entry_index: int
+    text: str  # display text
+
+
+def next_step_after(session: Session, entry_index: int) -> int | None:
+    """The first agent step whose entry comes after ``entry_index``; None if none does."""
+    k = bisect_right(session.step_index, entry_index)
+    return k + 1 if k < len(session.step_index) else None
 
 
 def _args(text: str) -> dict | None:
@@ -137,4 +164,30 @@ def file_edits(session: Session) -> tuple[FileEdit, ...]:
             if p not in seen:
                 seen.add(p)
                 out.append(FileEdit(e.step, i, p, e.tool_name))
+    return tuple(out)
+
+
+def request_text(typed: str) -> str | None:
+    """What a user turn asks for, or None when it is harness text or too short to ask."""
+    text = IDE_NOTICE.sub("", typed).strip()
+    if CODEX_IDE_REQUEST in text:
+        text = text.split(CODEX_IDE_REQUEST, 1)[1]
+    speckit = SPECKIT_INPUT.match(text)
+    if speckit:
+        text = speckit.group(1)
+    text = " ".join(text.split())
+    if text.startswith(HARNESS_OPENINGS) or HARNESS_TAG.match(text) or len(text) < MIN_REQUEST_CHARS:
+        return None
+    return text
+
+
+def user_requests(session: Session) -> tuple[UserRequest, ...]:
+    """Every request of the main timeline that the agent acted on, in order."""
+    out = []
+    for i, e in enumerate(session.entries):
+        if e.user_turn is None:
+            continue
+        text, step = request_text(e.text), next_step_after(session, i)
+        if text is not None and step is not None:
+            out.append(UserRequest(step, i, display(text)))
     return tuple(out)
