@@ -16,6 +16,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "import-sessions": ("contextecho.sessions.import_cli", "import your own Claude Code / Codex sessions (redacted)"),
     "generate": ("contextecho.generate_cli", "ask the target model a prompt through the cached call site"),
     "cache": ("contextecho.cache_cli", "inspect the cell cache"),
+    "anchor-score": ("contextecho.anchor_cli", "score ANCHOR banks (released layout) through the causal window"),
     "notebook": ("contextecho.notebooks.cli", "run one parameterized notebook with papermill (validated parameters)"),
     "paper": ("contextecho.paper_cli", "regenerate every result of the manuscript, check and render it"),
 }
