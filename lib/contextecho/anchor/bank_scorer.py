@@ -29,8 +29,9 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from contextecho.cache import CellCache
 from contextecho.calls import Transport, generate
-from contextecho.cell import utc_now
+from contextecho.cell import CellRecord, utc_now
 from contextecho.manifest import git_state, package_versions
 from contextecho.model_request import ModelRequest, canonical_json
 
@@ -118,7 +119,8 @@ def item_request(bank: Bank, item: BankItem, context: BankContext, model: str,
     return ModelRequest(model, tuple(_alternating(messages)), dict(DEFAULT_PARAMS if params is None else params))
 
 
-def item_row(item: BankItem, context: BankContext, request: ModelRequest, record, cached: bool) -> dict:
+def item_row(item: BankItem, context: BankContext, request: ModelRequest, record: CellRecord,
+             cached: bool) -> dict:
     """One line of ``per_item.jsonl``: status ``ok`` (an option named), ``unparsed`` or ``error``."""
     choice = parse_choice(record.response_text) if record.ok else None
     status = "error" if not record.ok else "unparsed" if choice is None else "ok"
@@ -170,7 +172,7 @@ class BankRun:
 
 def score_bank(bank: Bank, model: str, out_dir: str | Path, *, condition: str = "causal",
                limit: int | None = DEFAULT_LIMIT, params: Mapping[str, Any] | None = None,
-               allow_errors: bool = False, cache=None, transport: Transport = Transport(),
+               allow_errors: bool = False, cache: CellCache | None = None, transport: Transport = Transport(),
                progress: bool = False) -> BankRun:
     """Ask every item of ``bank`` once (cached), write the run files into ``out_dir``.
 
