@@ -110,7 +110,7 @@ class AxisRubric:
     version: str
     systems: Mapping[str, str]  # axis -> system message
     user_template: str
-    context_chars: int = 600  # the user turn is context: its head and tail suffice
+    context_chars: int = 600  # what came before is context only: its head and tail suffice
     turn_chars: int = 4000
 
     def messages(self, axis: str, card: PersonaCard, context: str | None, turn: str) -> list[dict]:
