@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -16,6 +17,7 @@ from contextecho.anchor.items import RecallItem
 from contextecho.anchor.recall import file_name
 from contextecho.sessions import load_session
 from contextecho.sessions.model import COMPACTION_SUMMARY, TEXT, TOOL_CALL, TOOL_RESULT, Entry
+from contextecho.sessions.render import entry_turns
 from contextecho.sessions.timeline import assemble
 
 COMMANDS = ["ls", "git status", "pytest -q", "make build", "cat README.md", "git diff", "npm test"]
@@ -105,6 +107,15 @@ def build_story(session_id: str = "story-1"):
                     n_tool_calls=0, n_compactions=1, n_lines=line, record_types=Counter(), skipped=[])
 
 
+def build_chat(turns, session_id: str = "chat-1"):
+    """A plain conversation: (role, text) pairs; every assistant text is an agent step."""
+    entries = [Entry(role, TEXT, text, k + 1, message_id=f"m{k + 1}") for k, (role, text) in enumerate(turns)]
+    n_user = sum(role == "user" for role, _ in turns)
+    return assemble(path=Path(f"{session_id}.jsonl"), fmt="claude_code", session_id=session_id,
+                    entries=entries, compactions=[], n_user_msgs=n_user, n_assistant_msgs=len(turns) - n_user,
+                    n_tool_calls=0, n_compactions=0, n_lines=len(turns), record_types=Counter(), skipped=[])
+
+
 def correct_options(session, item: RecallItem) -> list[int]:
     """Indices of the options that are true answers, recomputed from scratch."""
     horizon = session.step_index[item.decision_step - 1]
@@ -152,9 +163,52 @@ def last_compaction(session, horizon: int):
     return [c for c in session.compactions if c.entry_index < horizon][-1]
 
 
+PROBE_CHARS = 48
+
+
+def cut_at(session, step):
+    """The session as it was at ``step``: every later record gone."""
+    end = session.step_index[step - 1]
+    return replace(session, entries=session.entries[:end + 1], step_index=session.step_index[:step],
+                   compactions=tuple(c for c in session.compactions if c.entry_index <= end))
+
+
+def probes(session) -> list[tuple[int, str]]:
+    """(entry index, the middle PROBE_CHARS of its rendered text) for every entry long enough."""
+    out = []
+    for i, entry in enumerate(session.entries):
+        for _, _, text in entry_turns([entry]):
+            middle = len(text) // 2
+            if len(text.strip()) >= PROBE_CHARS:
+                out.append((i, text[middle - PROBE_CHARS // 2:middle + PROBE_CHARS // 2]))
+    return out
+
+
+def leaks(session, step, messages, session_probes) -> list[str]:
+    """Text of a record after ``step`` that appears verbatim in ``messages`` (and nowhere
+    before, where it could have come from legitimately)."""
+    end = session.step_index[step - 1]
+    sent = "\n".join(m["content"] for m in messages)
+    found = [p for i, p in session_probes if i > end and p in sent]
+    if found:
+        earlier = "\n".join(t for e in session.entries[:end + 1] for _, _, t in entry_turns([e]))
+        found = [p for p in found if p not in earlier]
+    return found
+
+
+@pytest.fixture(scope="session")
+def causality():
+    return SimpleNamespace(cut_at=cut_at, probes=probes, leaks=leaks)
+
+
 @pytest.fixture(scope="session")
 def synthetic():
     return SimpleNamespace(build=build, COMMANDS=COMMANDS, FAILING=FAILING, EDITS=EDITS)
+
+
+@pytest.fixture(scope="session")
+def chat():
+    return SimpleNamespace(build=build_chat)
 
 
 @pytest.fixture(scope="session")

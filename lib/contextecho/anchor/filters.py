@@ -2,8 +2,9 @@
 
 ``ask_requests(items, model)`` builds one :class:`ModelRequest` per item for the one call
 site (``contextecho.calls.generate``): *blind* (the question alone, no history) when no
-session is given, else with the item's causal window before the question. Requests are
-redacted by default, the window and its question with one redactor per item.
+session is given, else with the item's context under a context condition
+(:mod:`.conditions`; by default ``long_context``, the causal window) before the question.
+Requests are redacted by default, the context and its question with one redactor per item.
 
 ``blind_filter(items, answers)`` drops the items a model answered correctly without any
 history (they are answerable from the question text alone) and keeps the rest. An
@@ -14,6 +15,7 @@ counted as unparsed (failures are data).
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
@@ -21,8 +23,8 @@ from contextecho.cell import CellRecord
 from contextecho.model_request import ModelRequest
 from contextecho.sessions import DEFAULT_WINDOW, Redactor, Session
 
+from .conditions import Condition, ContextUnavailable, condition_for
 from .items import LETTERS, RecallItem, prompt_text
-from .window import causal_window
 
 _LEAD = re.compile(r"^[\s(\[*]*(?:([A-D])(?![A-Za-z0-9'])|([a-d])[).\]])")
 _STATED = re.compile(r"\b(?:answer|option)\s*(?:is|:)?\s*\(?([A-D])\b", re.IGNORECASE)
@@ -44,10 +46,14 @@ def parse_choice(text: str | None) -> int | None:
 
 
 def ask_requests(items: Sequence[RecallItem], model: str, session: Session | None = None, *,
-                 window: int | None = DEFAULT_WINDOW, redact: bool = True,
-                 params: Mapping | None = None, replicate: int = 0) -> list[ModelRequest]:
-    """One request per item: blind without ``session``, else causal window + question."""
-    requests = []
+                 condition: str | Condition = "long_context", window: int | None = DEFAULT_WINDOW,
+                 redact: bool = True, params: Mapping | None = None,
+                 replicate: int = 0) -> list[ModelRequest]:
+    """One request per item: blind without ``session``, else context + question. ``window``
+    is the long-context limit when ``condition`` is given by that name. Raises
+    :class:`ContextUnavailable` naming how many items have no context (see ``build_contexts``)."""
+    chosen = condition_for(condition, window=window) if session is not None else None
+    requests, unavailable = [], Counter()
     for item in items:
         redactor = Redactor() if redact else None
         messages: list[dict] = []
@@ -55,8 +61,11 @@ def ask_requests(items: Sequence[RecallItem], model: str, session: Session | Non
             if item.session_id != session.session_id:
                 raise ValueError(f"item {item.id} is from session {item.session_id}, "
                                  f"not {session.session_id}")
-            messages += causal_window(session, item.decision_step, limit=window, redact=redact,
-                                      redactor=redactor).messages
+            try:
+                messages += chosen.context(session, item, redact=redact, redactor=redactor).messages
+            except ContextUnavailable as exc:
+                unavailable[exc.reason] += 1
+                continue
         question = prompt_text(item)
         if redactor is not None:
             redactor.discover(question)
@@ -64,6 +73,9 @@ def ask_requests(items: Sequence[RecallItem], model: str, session: Session | Non
             redactor.verify(question, where=f"recall item {item.id}")
         messages.append({"role": "user", "content": question})
         requests.append(ModelRequest(model, tuple(messages), dict(params or {}), replicate))
+    if unavailable:
+        raise ContextUnavailable(f"{sum(unavailable.values())} of {len(items)} items have no context "
+                                 f"under {chosen.name}: {dict(unavailable)}", "; ".join(sorted(unavailable)))
     return requests
 
 
