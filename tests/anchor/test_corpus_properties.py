@@ -3,10 +3,13 @@ from dataclasses import replace
 
 import pytest
 
+from contextecho.anchor.conditions import HierarchicalSummary, LongContext, Retrieval
 from contextecho.anchor.filters import ask_requests, blind_filter
 from contextecho.anchor.items import LETTERS
 from contextecho.anchor.recall import FAMILIES, recall_items
 from contextecho.anchor.window import causal_window
+from contextecho.cache import CellCache
+from contextecho.calls import generate
 from contextecho.sessions import load_session
 
 pytestmark = pytest.mark.corpus
@@ -51,6 +54,38 @@ def test_causal_window_never_holds_a_record_after_the_decision_point(corpus_item
             cut = replace(s, entries=s.entries[:end + 1], step_index=s.step_index[:t],
                           compactions=tuple(c for c in s.compactions if c.entry_index <= end))
             assert causal_window(cut, t, limit=LIMIT).sha256 == w.sha256
+
+
+@pytest.fixture(scope="module")
+def corpus_conditions(corpus_items, tmp_path_factory):
+    """The three conditions, summaries by fake/echo for every block any item needs."""
+    summary = HierarchicalSummary(model="fake/echo", recent_chars=LIMIT // 2, block_steps=20)
+    requests = [r for s, items in corpus_items for r in summary.summary_requests(s, items)]
+    with pytest.MonkeyPatch.context() as mp:  # module scope: the per-test isolation is not up yet
+        mp.setenv("CONTEXTECHO_RUNS", str(tmp_path_factory.mktemp("runs")))
+        batch = generate(requests, cache=CellCache(tmp_path_factory.mktemp("cells")), progress=False)
+    assert batch.n_errors == 0 and requests
+    return (LongContext(limit=LIMIT), summary.with_summaries(requests, batch.records),
+            Retrieval(recent_chars=LIMIT // 2))
+
+
+def test_no_condition_holds_anything_after_the_decision_point(corpus_items, corpus_conditions, causality):
+    n_summarised = 0
+    for s, items in corpus_items:
+        probes = causality.probes(s)
+        for item in items:
+            t = item.decision_step
+            end, cut = s.step_index[t - 1], causality.cut_at(s, t)
+            for condition in corpus_conditions:
+                context = condition.context(s, item, redact=False)
+                where = (s.path.name, item.id, condition.name)
+                assert context.entry_ranges[-1][1] == end, where
+                assert all(first <= last <= end for first, last in context.entry_ranges), where
+                assert not causality.leaks(s, t, context.messages, probes), where
+                # built again from the session cut at the decision point: later records had no say
+                assert condition.context(cut, item, redact=False).sha256 == context.sha256, where
+                n_summarised += bool(context.provenance.get("blocks"))
+    assert n_summarised  # the summary condition really summarised somewhere
 
 
 def shortest_option(prompt: str) -> str:
