@@ -13,7 +13,7 @@ export LITELLM_OFFLINE_MODE := true
 # One target per notebook (`make panel`); overrides from the command line, e.g.
 #   make panel TARGETS=openai/gpt-4o-mini,anthropic/claude-sonnet-4-5 JUDGE=openai/gpt-4o SESSIONS=8
 #   make onset PARAMS='-p steps 1,5,25'      (any parameter: -p NAME VALUE)
-NOTEBOOKS := panel compaction onset anchor_ablations cross_judge cape
+NOTEBOOKS := panel compaction onset anchor_ablations cross_judge cape companion
 NB_ARGS = $(if $(TARGETS),-p targets '$(TARGETS)') $(if $(JUDGE),-p judges '$(JUDGE)') \
           $(if $(SESSIONS),-p n_sessions '$(SESSIONS)') $(if $(POSITIONS),-p n_positions '$(POSITIONS)') \
           $(if $(WINDOW),-p window '$(WINDOW)') $(if $(MAX_TOKENS),-p max_tokens '$(MAX_TOKENS)') $(PARAMS)

@@ -19,7 +19,7 @@ from .parameters import declared
 
 NOTEBOOK_DIR = REPO_ROOT / "notebooks"
 # In the order `make paper` runs them.
-NOTEBOOKS = ("panel", "compaction", "onset", "anchor_ablations", "cross_judge", "cape")
+NOTEBOOKS = ("panel", "compaction", "onset", "anchor_ablations", "cross_judge", "cape", "companion")
 
 
 def experiment(name: str):

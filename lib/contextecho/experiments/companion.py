@@ -1,0 +1,183 @@
+"""ANCHOR on coding sessions: persona retention, behavioural axes, trajectory recall.
+
+The persona is the deployed coding assistant (``anchor.persona.CODING_ASSISTANT``, or a
+``persona_card.json`` in ANCHOR's layout via ``card``), shown as the system message.
+
+1. Persona Retention (:mod:`.companion_retention`): a trait-balanced MPI-120 subset asked
+   generic, with the card only (initial), and with the card plus a session's snapshot
+   prefix at ``checkpoints`` checkpoints (and the matched filler prefix); R per facet.
+2. Behavioural axes (:mod:`.companion_axes`): real assistant turns and turns regenerated
+   on forks judged HELD / DEVIATED on role, boundaries, values and style, per axis and judge.
+3. Trajectory recall (:mod:`.companion_recall`): four-option questions generated from the
+   sessions, ANCHOR's three filters, accuracy per family × context condition vs 0.25.
+4. Optionally, externally authored ANCHOR banks (``banks``) scored with the bank scorer.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from ..anchor import FAMILIES
+from ..anchor.bank import load_bank
+from ..anchor.bank_scorer import score_bank
+from ..anchor.persona import CODING_ASSISTANT, load_card
+from ..cache import CellCache
+from ..llm import LOCAL_MODEL
+from ..notebooks.outputs import Outputs
+from ..notebooks.show import Result
+from . import common
+from .companion_axes import run_axes
+from .companion_recall import CHANCE, RecallSettings, run_recall
+from .companion_retention import retention_by_checkpoint, retention_figure, retention_wide, run_retention
+
+TITLE = "ANCHOR on coding sessions: persona retention, behavioural axes, trajectory recall"
+PAPER_SCALE = {"target": "openai/gpt-4o-mini", "judges": "anthropic/claude-sonnet-4-5,openai/gpt-4.1,gemini/gemini-2.5-flash",
+               "summariser": "openai/gpt-4o-mini", "n_sessions": 0, "n_items": 0, "per_family": 8,
+               "validators": "openai/gpt-4o-mini,anthropic/claude-sonnet-4-5,openai/gpt-4.1,gemini/gemini-2.5-flash",
+               "window": 60000, "retention_window": 30000}
+
+
+@dataclass(frozen=True)
+class Parameters:
+    target: str = LOCAL_MODEL
+    judges: tuple[str, ...] = (LOCAL_MODEL,)
+    card: str = ""
+    n_sessions: int = 2
+    inventory: str = "mpi_120"
+    n_items: int = 10
+    checkpoints: int = 4
+    retention_window: int = 2000
+    retention_runs: int = 1
+    questionnaire_max_tokens: int = 4
+    axes_window: int = 4000
+    fork_max_tokens: int = 96
+    judge_max_tokens: int = 8
+    families: tuple[str, ...] = tuple(FAMILIES)
+    per_family: int = 2
+    conditions: tuple[str, ...] = ("long_context", "hierarchical_summary", "retrieval")
+    window: int = 6000
+    recent_chars: int = 2000
+    summariser: str = LOCAL_MODEL
+    summary_block_steps: int = 40
+    summary_turn_chars: int = 150
+    summary_max_tokens: int = 96
+    retrieval_k: int = 4
+    validators: tuple[str, ...] = ()
+    n_evaluators: int = 4
+    min_agree: int = 3
+    calibration_runs: int = 5
+    sample_temperature: float = 1.0
+    recall_max_tokens: int = 4
+    banks: tuple[str, ...] = ()
+    n_resamples: int = 2000
+    seed: int = 20240601
+    output_dir: str = ""
+
+    HELP = {"card": "persona_card.json in ANCHOR's layout ('' = the built-in coding assistant)",
+            "n_sessions": "longest openly licensed sessions (0 = all)",
+            "n_items": "trait-balanced questionnaire subset (0 = all 120)",
+            "retention_window": "session prefix characters at each checkpoint",
+            "window": "long-context characters for recall (the embedded model's 8k context limits it)",
+            "validators": "with-history validators; empty = n_evaluators sampled replicates of the target",
+            "min_agree": "validators that must recover the answer (ANCHOR: 3 of 4)",
+            "banks": "ANCHOR bank folders (or a release root) to score as well",
+            "output_dir": "default paper/_generated/companion"}
+
+
+def run(p: Parameters) -> Result:
+    out = Outputs.open("companion", p.output_dir or None)
+    out.models.update({p.target, p.summariser, *p.judges, *p.validators})
+    card = load_card(p.card) if p.card else CODING_ASSISTANT
+    sessions = common.select_sessions(p.n_sessions)
+    labels = common.session_labels(sessions)
+    cache = CellCache()
+    tables, figures = {}, []
+    try:
+        _, retention = run_retention(
+            out, cache, card, sessions, labels, target=p.target, inventory=p.inventory, n_items=p.n_items,
+            checkpoints=p.checkpoints, window=p.retention_window, n_runs=p.retention_runs,
+            params={"temperature": 0.0 if p.retention_runs == 1 else p.sample_temperature,
+                    "max_tokens": p.questionnaire_max_tokens})
+        axes = run_axes(out, cache, card, sessions, labels, target=p.target, judges=p.judges,
+                        checkpoints=p.checkpoints, window=p.axes_window, fork_max_tokens=p.fork_max_tokens,
+                        judge_max_tokens=p.judge_max_tokens, n_resamples=p.n_resamples, seed=p.seed)
+        recall = run_recall(out, cache, sessions, labels, RecallSettings(
+            target=p.target, families=p.families, per_family=p.per_family, conditions=p.conditions,
+            window=p.window, recent_chars=p.recent_chars, summariser=p.summariser,
+            summary_block_steps=p.summary_block_steps, summary_turn_chars=p.summary_turn_chars,
+            summary_max_tokens=p.summary_max_tokens, retrieval_k=p.retrieval_k, validators=p.validators,
+            n_evaluators=p.n_evaluators, min_agree=p.min_agree, calibration_runs=p.calibration_runs,
+            sample_temperature=p.sample_temperature, max_tokens=p.recall_max_tokens))
+        banks = [score_bank(load_bank(b), p.target, out.directory / "results" / "banks" / Path(b).name, cache=cache)
+                 for b in p.banks]
+    finally:
+        cache.close()
+
+    summary = retention_by_checkpoint(retention)
+    wide = retention_wide(summary)
+    out.table("retention", common.markdown(wide))
+    tables["Persona Retention R per facet (mean over sessions)"] = wide
+    figures.append(out.figure("retention", retention_figure(summary)))
+
+    rates = axes["rates"]
+    out.parquet("axes", axes["frame"])
+    out.parquet("axes_rates", rates)
+    shown = rates[["judge_model", "source", "axis", "n", "n_valid", "n_invalid", "n_error", "held_rate"]]
+    out.table("axes", common.markdown(shown))
+    tables["Behavioural axes: held rate among valid verdicts"] = shown
+    if axes["agreement"] is not None:
+        out.table("axes_agreement", common.markdown(axes["agreement"]))
+        tables["Judge agreement per axis"] = axes["agreement"]
+
+    for stem in ("per_item", "filters", "accuracy", "calibration"):
+        out.parquet(f"recall_{stem}", recall[stem])
+    accuracy = recall["accuracy"]
+    wide_acc = accuracy.pivot_table(index=["set", "family"], columns="condition", values="accuracy",
+                                    dropna=False).reset_index() if not accuracy.empty else accuracy
+    out.table("recall_accuracy", common.markdown(wide_acc))
+    out.table("recall_filters", common.markdown(recall["filters"]))
+    tables["Recall accuracy per family × condition (chance 0.25)"] = wide_acc
+    tables["Question filters: kept and discarded per step"] = recall["filters"]
+    if banks:
+        bank_rows = pd.DataFrame([{"bank": b.summary["bank_id"], **{k: b.summary[k] for k in ("n_items", "accuracy")}}
+                                  for b in banks])
+        out.table("banks", common.markdown(bank_rows))
+        tables["ANCHOR banks"] = bank_rows
+
+    out.set(**variables(p, retention, summary, rates, axes["frame"], recall, len(sessions)))
+    out.finish(p)
+    return Result("companion", tables, figures, out.variables, out.counts, out.directory)
+
+
+def variables(p: Parameters, retention: pd.DataFrame, summary: pd.DataFrame, rates: pd.DataFrame,
+              axes_frame: pd.DataFrame, recall: dict, n_sessions: int) -> dict:
+    """The manuscript's numbers; a value that could not be estimated is 'n/a', never NaN."""
+    def num(value, digits=2):
+        return "n/a" if value is None or pd.isna(value) else round(float(value), digits)
+
+    last = summary[(summary["checkpoint"] == p.checkpoints)]
+    final = {f"retention_final_{arm}_{facet}": num(v) for arm, facet, v in
+             zip(last["arm"], last["facet"], last["retention"])}
+    per_item, filters = recall["per_item"], recall["filters"].set_index("step")
+    pooled = per_item[per_item["context"]].groupby("condition")["correct"].mean() if not per_item.empty else {}
+    valid = axes_frame[axes_frame["status"].isin(["held", "deviated"])]
+    held = {f"axes_held_{source}_{axis}": num(g["held"].mean())
+            for (source, axis), g in valid.groupby(["source", "axis"])}
+    return {
+        "target": p.target, "judges": ", ".join(p.judges), "n_sessions": n_sessions, "n_items": p.n_items,
+        "checkpoints": p.checkpoints, "retention_window": p.retention_window,
+        "retention_rows": len(retention), "retention_undefined": int((retention["status"] == "undefined").sum()),
+        "retention_no_items": int((retention["status"] == "no valid items").sum()), **final,
+        "axes_turns": int(axes_frame["turn_id"].nunique()), "axes_verdicts": len(axes_frame),
+        "axes_invalid": int((axes_frame["status"] == "invalid").sum()),
+        "axes_invalid_pct": num(100 * (axes_frame["status"] == "invalid").mean(), 1), **held,
+        "recall_candidates": int(filters.loc["candidates", "in"]),
+        "recall_blind_kept": int(filters.loc["blind filter", "kept"]),
+        "recall_validated": int(filters.loc["with-history validation", "kept"]),
+        "recall_main": int(filters.loc["calibration: main", "kept"]),
+        "recall_chance": CHANCE, "recall_window": p.window, "n_evaluators": len(p.validators) or p.n_evaluators,
+        "min_agree": p.min_agree, "calibration_runs": p.calibration_runs,
+        **{f"recall_accuracy_{c}": num(pooled.get(c)) for c in p.conditions},
+    }

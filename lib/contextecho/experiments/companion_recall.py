@@ -1,0 +1,165 @@
+"""The companion notebook's Trajectory Recall section: items, ANCHOR's three filters,
+and accuracy per question family × context condition.
+
+1. Items: every recall family on every session (deterministic, no LLM).
+2. Blind filter: the target answers each question alone (greedy); correct → discarded.
+3. With-history validation: ``validators`` (model strings), or, when none are given,
+   ``n_evaluators`` sampled replicates of the target, answer with the long-context causal
+   window; an item needs ``min_agree`` of them to recover the answer.
+4. Calibration: ``calibration_runs`` further sampled runs with the same context
+   (replicate indices after the validators', so no answer is reused): main / hard / invalid.
+5. Conditions: the target answers greedily under each context condition. Accuracy is
+   reported on two item sets — every blind-kept item, and the calibrated main set — with
+   n per cell: ANCHOR reports the latter; on a weak model it may be empty, which is said.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import pandas as pd
+
+from ..anchor import answers_of, ask_requests, blind_filter, parse_choice, recall_items
+from ..anchor.calibration import MAIN, calibrate, filter_counts, validate_with_history
+from ..anchor.conditions import HierarchicalSummary, LongContext, Retrieval, build_contexts
+from ..cache import CellCache
+from ..calls import generate
+from ..notebooks.outputs import Outputs
+from ..sessions import Session
+from . import common
+
+CHANCE = 0.25
+
+
+@dataclass(frozen=True)
+class RecallSettings:
+    target: str
+    families: tuple[str, ...]
+    per_family: int
+    conditions: tuple[str, ...]
+    window: int  # long-context characters
+    recent_chars: int  # verbatim part of the summary and retrieval conditions
+    summariser: str
+    summary_block_steps: int
+    summary_turn_chars: int
+    summary_max_tokens: int
+    retrieval_k: int
+    validators: tuple[str, ...]
+    n_evaluators: int
+    min_agree: int
+    calibration_runs: int
+    sample_temperature: float
+    max_tokens: int
+
+
+def _ask(out_counts: dict, cache: CellCache, stage: str, by_session: dict, sessions: dict, model: str, *,
+         condition=None, window=None, params: dict, replicate: int = 0) -> dict[str, str | None]:
+    """Answers by item id for one model/replicate, through one generate batch per stage."""
+    requests, order = [], []
+    for sid, items in by_session.items():
+        if not items:
+            continue
+        if condition is None and window is None:
+            requests += ask_requests(items, model, params=params, replicate=replicate)
+        else:
+            requests += ask_requests(items, model, sessions[sid], condition=condition or "long_context",
+                                     window=window, params=params, replicate=replicate)
+        order += [(sid, i.id) for i in items]
+    if not requests:
+        return {}
+    result = generate(requests, cache=cache, progress=True, name=f"companion:{stage}")
+    counts = out_counts.setdefault(stage, {"cells": 0, "cached": 0, "failed": 0})
+    counts["cells"] += len(requests)
+    counts["cached"] += result.n_hits
+    counts["failed"] += sum(not r.ok for r in result.records)
+    return dict(zip(order, answers_of(result.records)))
+
+
+def _group(items, sessions) -> dict[str, list]:
+    by = {s.session_id: [] for s in sessions}
+    for i in items:
+        by[i.session_id].append(i)
+    return by
+
+
+def _condition(name: str, s: RecallSettings, sessions: dict, by_session: dict, cache, counts: dict):
+    """The condition object for ``name``, with its summaries run where it needs them."""
+    if name == "long_context":
+        return LongContext(limit=s.window)
+    if name == "retrieval":
+        return Retrieval(k=s.retrieval_k, recent_chars=s.recent_chars)
+    if name != "hierarchical_summary":
+        raise KeyError(f"unknown context condition {name!r}")
+    cond = HierarchicalSummary(model=s.summariser, recent_chars=s.recent_chars, block_steps=s.summary_block_steps,
+                               turn_chars=s.summary_turn_chars,
+                               params={"temperature": 0, "max_tokens": s.summary_max_tokens})
+    requests = [r for sid, items in by_session.items() if items
+                for r in cond.summary_requests(sessions[sid], items)]
+    requests = list({r.key: r for r in requests}.values())
+    result = generate(requests, cache=cache, progress=True, name="companion:summaries")
+    counts["summaries"] = {"cells": len(requests), "cached": result.n_hits,
+                           "failed": sum(not r.ok for r in result.records)}
+    return cond.with_summaries(requests, result.records)
+
+
+def run_recall(out: Outputs, cache: CellCache, sessions: Sequence[Session], labels: dict,
+               s: RecallSettings) -> dict[str, pd.DataFrame]:
+    by_id = {x.session_id: x for x in sessions}
+    items = [i for x in sessions for i in recall_items(x, families=s.families, per_family=s.per_family)]
+    greedy = {"temperature": 0.0, "max_tokens": s.max_tokens}
+    sampled = {"temperature": s.sample_temperature, "max_tokens": s.max_tokens}
+    counts: dict = {}
+    blind_answers = _ask(counts, cache, "blind", _group(items, sessions), by_id, s.target, params=greedy)
+    blind = blind_filter(items, [blind_answers[(i.session_id, i.id)] for i in items])
+    kept = _group(blind.kept, sessions)
+
+    evaluators = [(m, 0, greedy) for m in s.validators] or \
+        [(s.target, r, sampled) for r in range(s.n_evaluators)]
+    validation_answers = {f"{m}#{r}": _ask(counts, cache, "validation", kept, by_id, m, window=s.window,
+                                           params=params, replicate=r) for m, r, params in evaluators}
+    validation = validate_with_history(
+        list(blind.kept), {k: [v[(i.session_id, i.id)] for i in blind.kept] for k, v in validation_answers.items()},
+        min_agree=min(s.min_agree, len(evaluators)))
+    first = 0 if s.validators else s.n_evaluators
+    runs = [_ask(counts, cache, "calibration", _group(validation.kept, sessions), by_id, s.target, window=s.window,
+                 params=sampled, replicate=first + r) for r in range(s.calibration_runs)]
+    calibration = calibrate(list(validation.kept), [[run[(i.session_id, i.id)] for i in validation.kept]
+                                                    for run in runs]) if validation.kept and runs else []
+    main = {c.item.id for c in calibration if c.verdict == MAIN}
+
+    rows = []
+    for name in s.conditions:
+        cond = _condition(name, s, by_id, kept, cache, counts)
+        usable = {sid: build_contexts(cond, by_id[sid], its).usable(its) for sid, its in kept.items() if its}
+        answers = _ask(counts, cache, f"condition:{name}", usable, by_id, s.target, condition=cond, params=greedy)
+        for item in blind.kept:
+            answer = answers.get((item.session_id, item.id), "<no context>")
+            choice = parse_choice(answer) if answer not in (None, "<no context>") else None
+            rows.append({"session": labels[item.session_id], "item": item.id, "family": item.family,
+                         "condition": name, "main": item.id in main, "context": answer != "<no context>",
+                         "failed": answer is None, "choice": choice, "correct": choice == item.answer})
+    for stage, c in counts.items():
+        out.count(f"recall {stage}", **c)
+        common.print_counts(f"companion recall {stage}", c)
+    per_item = pd.DataFrame(rows)
+    filters = pd.DataFrame(filter_counts(blind, validation, calibration))
+    return {"per_item": per_item, "filters": filters, "accuracy": accuracy_table(per_item),
+            "calibration": pd.DataFrame([{"session": labels[c.item.session_id], "item": c.item.id,
+                                          "family": c.item.family, "verdict": c.verdict,
+                                          "modal_share": c.modal_share, "accuracy": c.accuracy}
+                                         for c in calibration])}
+
+
+def accuracy_table(per_item: pd.DataFrame) -> pd.DataFrame:
+    """Accuracy per family × condition on the blind-kept set and the main set, with n.
+    Items without a context (a failed summary) are left out and counted in ``n_no_context``."""
+    if per_item.empty:
+        return pd.DataFrame(columns=["family", "condition", "set", "n", "n_no_context", "accuracy"])
+    rows = []
+    for label, frame in (("blind-kept", per_item), ("main", per_item[per_item["main"]])):
+        for (family, condition), g in frame.groupby(["family", "condition"]):
+            asked = g[g["context"]]
+            rows.append({"family": family, "condition": condition, "set": label, "n": len(asked),
+                         "n_no_context": int((~g["context"]).sum()),
+                         "accuracy": asked["correct"].mean() if len(asked) else float("nan")})
+    return pd.DataFrame(rows)

@@ -1,0 +1,69 @@
+"""The companion notebook's Persona Retention section: administer, tabulate, plot.
+
+Kept apart from the notebook's orchestration so each section reads top to bottom.
+"""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from ..anchor.persona import PersonaCard
+from ..anchor.retention_runs import ARMS, CHECKPOINT, retention_runs, retention_table
+from ..cache import CellCache
+from ..cape import CONTEXT_FREE, TRAITS, administer, load_inventory
+from ..notebooks.outputs import Outputs
+from . import common
+from .cape import balanced
+
+
+def run_retention(out: Outputs, cache: CellCache, card: PersonaCard, sessions, labels: dict, *, target: str,
+                  inventory: str, n_items: int, checkpoints: int, window: int, n_runs: int,
+                  params: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Answers and the per-facet retention table (sessions relabelled S1..Sn)."""
+    items = balanced(load_inventory(inventory), n_items)
+    runs = retention_runs(card, items, sessions, checkpoints=checkpoints, window=window, n_runs=n_runs,
+                          params=params)
+    answers = administer(runs, target, setting=CONTEXT_FREE, cache=cache, progress=True,
+                         name="companion:retention").answers
+    answers["session"] = answers["session"].map(lambda s: labels.get(s, s))
+    counts = out.count("retention", cells=len(answers), cached=int(answers["cached"].sum()),
+                       computed=int((~answers["cached"].astype(bool)).sum()),
+                       failed=int(answers["error_type"].notna().sum()),
+                       invalid=int((answers["status"] != "ok").sum()))
+    common.print_counts("companion retention", counts)
+    out.parquet("retention_answers", answers)
+    table = retention_table(answers)
+    out.parquet("retention", table)
+    return answers, table
+
+
+def retention_by_checkpoint(table: pd.DataFrame) -> pd.DataFrame:
+    """Mean R over sessions per (arm, checkpoint, facet), with how many sessions were defined."""
+    grouped = table.groupby(["arm", "checkpoint", "facet"])
+    summary = grouped["retention"].agg(["mean", "count"]).rename(columns={"mean": "retention", "count": "n_defined"})
+    summary["n_sessions"] = grouped.size()
+    return summary.reset_index()
+
+
+def retention_wide(summary: pd.DataFrame) -> pd.DataFrame:
+    """Facets as columns, one row per arm × checkpoint: the manuscript's table."""
+    wide = summary.pivot_table(index=["arm", "checkpoint"], columns="facet", values="retention", dropna=False)
+    wide = wide.reindex(columns=[t for t in TRAITS if t in wide.columns])
+    return wide.reset_index()
+
+
+def retention_figure(summary: pd.DataFrame):
+    fig, axes = plt.subplots(1, len(ARMS), figsize=(6.4, 2.8), sharey=True)
+    for ax, arm in zip(axes, ARMS):
+        rows = summary[summary["arm"] == arm]
+        for facet in TRAITS:
+            line = rows[rows["facet"] == facet].sort_values("checkpoint")
+            if line["retention"].notna().any():
+                ax.plot(line["checkpoint"], line["retention"], marker="o", label=facet)
+        ax.axhline(1.0, color="0.6", lw=0.8, ls="--")
+        ax.axhline(0.0, color="0.6", lw=0.8)
+        ax.set_title("session prefix" if arm == CHECKPOINT else "filler prefix")
+        ax.set_xlabel("checkpoint")
+    axes[0].set_ylabel("Persona Retention R")
+    axes[-1].legend(fontsize=7, ncols=2)
+    return fig
