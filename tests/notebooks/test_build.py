@@ -27,3 +27,14 @@ def test_notebook_is_thin_and_declares_every_parameter(name):
 def test_module_documents_the_paper_scale(name):
     module = experiment(name)
     assert module.TITLE and set(module.PAPER_SCALE) <= set(declared(module.Parameters))
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_papermill_can_read_every_parameter_line(name, caplog):
+    """papermill's inspector skips a line with a second '=' (e.g. in its help comment)."""
+    import papermill
+
+    with caplog.at_level("WARNING", logger="papermill"):
+        inferred = papermill.inspect_notebook(str(notebook_path(name)))
+    assert not [r.message for r in caplog.records if "Unable to parse" in r.message]
+    assert set(inferred) == set(declared(experiment(name).Parameters))

@@ -19,7 +19,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..anchor import FAMILIES
+from ..anchor import AXES, CONDITIONS, FAMILIES
+from ..anchor.axes_turns import FORK, REAL
+from ..anchor.retention_runs import ARMS
+from ..cape import TRAITS
 from ..anchor.bank import load_bank
 from ..anchor.bank_scorer import score_bank
 from ..anchor.persona import CODING_ASSISTANT, load_card
@@ -75,12 +78,12 @@ class Parameters:
     seed: int = 20240601
     output_dir: str = ""
 
-    HELP = {"card": "persona_card.json in ANCHOR's layout ('' = the built-in coding assistant)",
-            "n_sessions": "longest openly licensed sessions (0 = all)",
-            "n_items": "trait-balanced questionnaire subset (0 = all 120)",
+    HELP = {"card": "persona_card.json in ANCHOR's layout (empty: the built-in coding assistant)",
+            "n_sessions": "longest openly licensed sessions (0 for all)",
+            "n_items": "trait-balanced questionnaire subset (0 for all 120)",
             "retention_window": "session prefix characters at each checkpoint",
             "window": "long-context characters for recall (the embedded model's 8k context limits it)",
-            "validators": "with-history validators; empty = n_evaluators sampled replicates of the target",
+            "validators": "with-history validators; empty: n_evaluators sampled replicates of the target",
             "min_agree": "validators that must recover the answer (ANCHOR: 3 of 4)",
             "banks": "ANCHOR bank folders (or a release root) to score as well",
             "output_dir": "default paper/_generated/companion"}
@@ -157,14 +160,13 @@ def variables(p: Parameters, retention: pd.DataFrame, summary: pd.DataFrame, rat
     def num(value, digits=2):
         return "n/a" if value is None or pd.isna(value) else round(float(value), digits)
 
-    last = summary[(summary["checkpoint"] == p.checkpoints)]
-    final = {f"retention_final_{arm}_{facet}": num(v) for arm, facet, v in
-             zip(last["arm"], last["facet"], last["retention"])}
+    last = summary[(summary["checkpoint"] == p.checkpoints)].set_index(["arm", "facet"])["retention"]
+    final = {f"retention_final_{arm}_{facet}": num(last.get((arm, facet))) for arm in ARMS for facet in TRAITS}
     per_item, filters = recall["per_item"], recall["filters"].set_index("step")
     pooled = per_item[per_item["context"]].groupby("condition")["correct"].mean() if not per_item.empty else {}
     valid = axes_frame[axes_frame["status"].isin(["held", "deviated"])]
-    held = {f"axes_held_{source}_{axis}": num(g["held"].mean())
-            for (source, axis), g in valid.groupby(["source", "axis"])}
+    rate = valid.groupby(["source", "axis"])["held"].mean()
+    held = {f"axes_held_{source}_{axis}": num(rate.get((source, axis))) for source in (REAL, FORK) for axis in AXES}
     return {
         "target": p.target, "judges": ", ".join(p.judges), "n_sessions": n_sessions, "n_items": p.n_items,
         "checkpoints": p.checkpoints, "retention_window": p.retention_window,
@@ -179,5 +181,6 @@ def variables(p: Parameters, retention: pd.DataFrame, summary: pd.DataFrame, rat
         "recall_main": int(filters.loc["calibration: main", "kept"]),
         "recall_chance": CHANCE, "recall_window": p.window, "n_evaluators": len(p.validators) or p.n_evaluators,
         "min_agree": p.min_agree, "calibration_runs": p.calibration_runs,
-        **{f"recall_accuracy_{c}": num(pooled.get(c)) for c in p.conditions},
+        "recall_asked": len(per_item[["session", "item"]].drop_duplicates()) if not per_item.empty else 0,
+        **{f"recall_accuracy_{c}": num(pooled.get(c)) for c in CONDITIONS},
     }

@@ -65,5 +65,6 @@ def retention_figure(summary: pd.DataFrame):
         ax.set_title("session prefix" if arm == CHECKPOINT else "filler prefix")
         ax.set_xlabel("checkpoint")
     axes[0].set_ylabel("Persona Retention R")
-    axes[-1].legend(fontsize=7, ncols=2)
+    if axes[-1].get_legend_handles_labels()[0]:
+        axes[-1].legend(fontsize=7, ncols=2)
     return fig

@@ -1,0 +1,54 @@
+"""The companion notebook's run in-process: every section on the fake model (plumbing,
+two judges for agreement), and the whole notebook on the embedded model at a tiny scale."""
+import pytest
+import yaml
+
+from contextecho.notebooks import experiment
+from contextecho.paths import shared_dir
+
+TINY = dict(n_sessions=1, n_items=5, checkpoints=1, per_family=1, n_evaluators=1, min_agree=1,
+            calibration_runs=1, retention_window=1500, axes_window=1500, window=2000, recent_chars=800,
+            summary_block_steps=100, summary_turn_chars=40, summary_max_tokens=16, fork_max_tokens=16,
+            n_resamples=200)
+
+
+@pytest.fixture(autouse=True)
+def corpus():
+    if not (shared_dir() / "corpus" / "real").is_dir():
+        pytest.skip("the real corpus (../shared/corpus/real) is not beside the checkout")
+
+
+def check(result):
+    variables = yaml.safe_load((result.output_dir / "variables.yml").read_text())["companion"]
+    assert all(isinstance(v, (int, float, str)) for v in variables.values())
+    for stem in ("retention", "axes", "recall_accuracy", "recall_filters"):
+        assert (result.output_dir / "tables" / f"{stem}.md").is_file()
+    assert (result.output_dir / "figures" / "retention.png").is_file()
+    return variables
+
+
+def test_companion_runs_every_section_on_the_fake_model(tmp_path):
+    module = experiment("companion")
+    params = module.Parameters(**{**TINY, "per_family": 2, "checkpoints": 2}, target="fake/echo",
+                               judges=("fake/echo", "fake/echo@0"), summariser="fake/echo",
+                               output_dir=str(tmp_path / "companion"))
+    result = module.run(params)
+    variables = check(result)
+    # fake/echo names no option: every questionnaire answer is invalid, so no facet has items
+    assert variables["retention_no_items"] == variables["retention_rows"] > 0
+    assert variables["recall_candidates"] >= variables["recall_blind_kept"] >= variables["recall_validated"]
+    assert "Judge agreement per axis" in result.tables
+    assert set(result.tables["Behavioural axes: held rate among valid verdicts"]["source"]) == {"real", "fork"}
+
+
+@pytest.mark.embedded
+def test_companion_runs_on_the_embedded_model(tmp_path):
+    module = experiment("companion")
+    params = module.Parameters(**TINY, families=("failed_command", "superseded_request"),
+                               output_dir=str(tmp_path / "companion"))
+    result = module.run(params)
+    variables = check(result)
+    assert variables["target"] == "local/smollm2-135m" and variables["n_sessions"] == 1
+    assert variables["retention_rows"] == 2 * 5  # arms x facets at one checkpoint
+    accuracy = result.tables["Recall accuracy per family × condition (chance 0.25)"]
+    assert set(accuracy.columns) >= {"long_context", "hierarchical_summary", "retrieval"}
