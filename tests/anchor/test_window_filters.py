@@ -106,3 +106,29 @@ def test_requests_go_through_the_one_call_site(synthetic, tmp_path):
     assert all(r.ok for r in result.records)
     out = blind_filter(items, answers_of(result.records))  # echoes name no single option
     assert out.counts["candidates"] == 2
+
+
+def test_blind_filter_through_the_call_site_with_a_model_that_reads_only_the_question(synthetic, tmp_path):
+    """A provider that sees only the last message (the question) and answers its shortest
+    option: the blind batch discards exactly the items that heuristic gets right."""
+    from contextecho import llm
+    from contextecho.cache import CellCache
+    from contextecho.calls import generate
+
+    class QuestionOnly(llm.CustomLLM):
+        async def acompletion(self, model, messages, *args, optional_params, model_response, **kw):
+            text = f"The answer is {shortest_option(messages[-1]['content'])}."
+            return llm.fill_response(model_response, model, text, "stop", 1, 1)
+
+    llm.ensure_providers()
+    llm.register_provider("questiononly", QuestionOnly())
+    items = recall_items(synthetic.build())
+    cache = CellCache(tmp_path / "cache")
+    try:
+        result = generate(ask_requests(items, "questiononly/shortest"), cache=cache, progress=False)
+    finally:
+        cache.close()
+    out = blind_filter(items, answers_of(result.records))
+    assert out.discarded and out.kept
+    assert set(out.discarded) == {i for i in items if shortest_option_is_right(i)}
+    assert out.n_unparsed == 0 and out.n_failed == 0
