@@ -1,15 +1,10 @@
-"""Scoring an ANCHOR bank: causal context, one cached batch, per-item records and run files.
+"""Scoring an ANCHOR bank: one cached batch, per-item records and run files.
 
-**Context.** Condition ``causal`` gives an item the bank's turns of every session up to
-**and including** its ``source.session_id`` (ANCHOR's window "ends at that source
-session": the question is asked once that session is over) and never a turn of a later
-session. When the turns' characters exceed ``limit``, the most recent whole turns are
-kept; when the most recent turn alone overflows, only its tail is kept and the record
-says so (``tail_cut``). Condition ``none`` is blind (card and question only), for ANCHOR's
-blind filter. Turns are not redacted: a bank is synthetic, authored text, and is sent as
-written. The request is the card's system prompt, the turns as user/assistant messages
-(consecutive same-role turns merged so roles alternate; a question after a final user
-turn joins it), then the question in the layout of our own recall items.
+**Context.** What an item is answered from is :mod:`.bank_context`'s (condition ``causal``,
+the turns up to its source session; ``none``, blind). The request is the card's system
+prompt, those turns as user/assistant messages (consecutive same-role turns merged so roles
+alternate; a question after a final user turn joins it), then the question in the layout of
+our own recall items.
 
 **Scores.** ``correct`` is the parsed choice equal to the key. With ``n_scored = n_items -
 n_errors``: ``accuracy = n_correct / n_scored``, an unparsed answer counting as wrong;
@@ -21,94 +16,28 @@ recorded, left out of ``n_scored``, and counted in the summary.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from contextecho.cache import CellCache
 from contextecho.calls import Transport, generate
 from contextecho.cell import CellRecord, utc_now
+from contextecho.instruments.versions import content_hash
 from contextecho.manifest import git_state, package_versions
-from contextecho.model_request import ModelRequest, canonical_json
+from contextecho.model_request import ModelRequest
 
-from .bank import Bank, BankItem, Turn
+from .bank import Bank, BankItem
+from .bank_context import DEFAULT_LIMIT, BankContext, alternating, bank_context
+# The causal context moved to .bank_context; importable from here as before.
+from .bank_context import CONDITIONS  # noqa: F401
 from .filters import parse_choice
 from .items import LETTERS, N_OPTIONS, prompt_text
 
-# ~6,000 tokens of history at ~4 characters a token: with the card, the question and a
-# short answer it fits an 8k-token model. Pass limit=None for the whole causal history.
-DEFAULT_LIMIT = 24_000
-CONDITIONS = ("causal", "none")
 DEFAULT_PARAMS = {"temperature": 0.0, "max_tokens": 32}  # a letter, with room for "The answer is C."
-
-
-@dataclass(frozen=True)
-class BankContext:
-    condition: str
-    messages: tuple[dict, ...]  # the turns as alternating chat messages, oldest first
-    first: tuple[int, int] | None  # (session_id, turn) of the oldest turn included
-    last: tuple[int, int] | None  # (session_id, turn) of the newest: the source session's end
-    n_turns: int
-    n_chars: int  # characters of turn content sent (separators of merged turns not counted)
-    n_chars_full: int  # the whole causal history, before the limit
-    truncated: bool
-    tail_cut: bool  # the newest turn alone overflowed: only its tail was sent
-    limit: int | None
-    sha256: str  # of the canonical JSON of ``messages``
-
-    def record(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if k != "messages"}
-
-
-def _alternating(messages: Sequence[dict]) -> list[dict]:
-    merged: list[dict] = []
-    for m in messages:
-        if merged and merged[-1]["role"] == m["role"]:
-            merged[-1] = {"role": m["role"], "content": merged[-1]["content"] + "\n\n" + m["content"]}
-        else:
-            merged.append(dict(m))
-    return merged
-
-
-def _most_recent(turns: Sequence[Turn], limit: int | None) -> tuple[list[Turn], bool]:
-    if limit is None:
-        return list(turns), False
-    kept, total = [], 0
-    for turn in reversed(turns):
-        if total + len(turn.content) > limit:
-            break
-        kept.append(turn)
-        total += len(turn.content)
-    if turns and not kept:
-        return [replace(turns[-1], content=turns[-1].content[-limit:])], True
-    return kept[::-1], False
-
-
-def bank_context(bank: Bank, item: BankItem, *, condition: str = "causal",
-                 limit: int | None = DEFAULT_LIMIT) -> BankContext:
-    """What ``item`` is answered from under ``condition`` (see the module doc)."""
-    if condition not in CONDITIONS:
-        raise ValueError(f"condition must be one of {CONDITIONS}, got {condition!r}")
-    if limit is not None and limit < 1:
-        raise ValueError(f"limit must be a positive number of characters or None, got {limit}")
-    causal = [t for t in bank.turns if t.session_id <= item.source_session] if condition == "causal" else []
-    kept, tail_cut = _most_recent(causal, limit)
-    messages = tuple(_alternating([{"role": t.role, "content": t.content} for t in kept]))
-    return BankContext(
-        condition=condition, messages=messages,
-        first=(kept[0].session_id, kept[0].turn) if kept else None,
-        last=(kept[-1].session_id, kept[-1].turn) if kept else None, n_turns=len(kept),
-        n_chars=sum(len(t.content) for t in kept), n_chars_full=sum(len(t.content) for t in causal),
-        truncated=len(kept) < len(causal) or tail_cut, tail_cut=tail_cut, limit=limit,
-        sha256=_sha256(list(messages)))
-
-
-def _sha256(value: Any) -> str:
-    return hashlib.sha256(canonical_json(value).encode()).hexdigest()
 
 
 def item_request(bank: Bank, item: BankItem, context: BankContext, model: str,
@@ -116,7 +45,7 @@ def item_request(bank: Bank, item: BankItem, context: BankContext, model: str,
     """Card as system message, the context, then the question as the last user message."""
     messages = [{"role": "system", "content": bank.card.system_prompt()}, *context.messages,
                 {"role": "user", "content": prompt_text(item)}]
-    return ModelRequest(model, tuple(_alternating(messages)), dict(DEFAULT_PARAMS if params is None else params))
+    return ModelRequest(model, tuple(alternating(messages)), dict(DEFAULT_PARAMS if params is None else params))
 
 
 def item_row(item: BankItem, context: BankContext, request: ModelRequest, record: CellRecord,
@@ -126,7 +55,7 @@ def item_row(item: BankItem, context: BankContext, request: ModelRequest, record
     status = "error" if not record.ok else "unparsed" if choice is None else "ok"
     return {"item_id": item.item_id, "family": item.family, "source_session_id": item.source_session,
             "answer": item.letter, "context": context.record(),
-            "prompt_sha256": _sha256(list(request.messages)), "cell_key": request.key, "cached": cached,
+            "prompt_sha256": content_hash(list(request.messages)), "cell_key": request.key, "cached": cached,
             "status": status, "response": record.response_text,
             "choice": None if choice is None else LETTERS[choice],
             "correct": None if choice is None else choice == item.answer,
