@@ -23,7 +23,8 @@ def check(result):
     assert all(isinstance(v, (int, float, str)) for v in variables.values())
     for stem in ("retention", "axes", "recall_accuracy", "recall_filters"):
         assert (result.output_dir / "tables" / f"{stem}.md").is_file()
-    assert (result.output_dir / "figures" / "retention.png").is_file()
+    for figure in ("retention", "recall"):
+        assert (result.output_dir / "figures" / f"{figure}.png").is_file()
     return variables
 
 

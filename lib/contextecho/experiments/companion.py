@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import pandas as pd
 
 from ..anchor import AXES, CONDITIONS, FAMILIES
@@ -32,7 +33,7 @@ from ..notebooks.outputs import Outputs
 from ..notebooks.show import Result
 from . import common
 from .companion_axes import run_axes
-from .companion_recall import CHANCE, RecallSettings, run_recall
+from .companion_recall import CHANCE, RecallSettings, accuracy_figure, run_recall
 from .companion_retention import retention_by_checkpoint, retention_figure, retention_wide, run_retention
 
 TITLE = "ANCHOR on coding sessions: persona retention, behavioural axes, trajectory recall"
@@ -122,7 +123,7 @@ def run(p: Parameters) -> Result:
     wide = retention_wide(summary)
     out.table("retention", common.markdown(wide))
     tables["Persona Retention R per facet (mean over sessions)"] = wide
-    figures.append(out.figure("retention", retention_figure(summary)))
+    figures.append(_saved(out, "retention", retention_figure(summary)))
 
     rates = axes["rates"]
     out.parquet("axes", axes["frame"])
@@ -142,6 +143,7 @@ def run(p: Parameters) -> Result:
     out.table("recall_accuracy", common.markdown(wide_acc))
     out.table("recall_filters", common.markdown(recall["filters"]))
     tables["Recall accuracy per family × condition (chance 0.25)"] = wide_acc
+    figures.append(_saved(out, "recall", accuracy_figure(accuracy, p.conditions)))
     tables["Question filters: kept and discarded per step"] = recall["filters"]
     if banks:
         bank_rows = pd.DataFrame([{"bank": b.summary["bank_id"], **{k: b.summary[k] for k in ("n_items", "accuracy")}}
@@ -152,6 +154,12 @@ def run(p: Parameters) -> Result:
     out.set(**variables(p, retention, summary, rates, axes["frame"], recall, len(sessions)))
     out.finish(p)
     return Result("companion", tables, figures, out.variables, out.counts, out.directory)
+
+
+def _saved(out: Outputs, stem: str, fig) -> Path:
+    path = out.figure(stem, fig)
+    plt.close(fig)
+    return path
 
 
 def variables(p: Parameters, retention: pd.DataFrame, summary: pd.DataFrame, rates: pd.DataFrame,
