@@ -7,12 +7,11 @@ A bank directory holds ANCHOR's released layout:
 - ``transcript.jsonl``: one turn a line, ``{"session_id": int, "turn": int, "role":
   "user"|"assistant", "content": str}``; a session is one conversation of a long
   relationship, and the transcript is ordered by (session_id, turn) whatever the file order;
-- ``items.jsonl``: one four-option question a line, ``{"item_id", "family", "stem",
-  "options": [4 strings], "correct_index": int, "source": {"session_id": int}}``.
-  Unambiguous aliases are accepted: ``question`` for ``stem``; ``answer``,
-  ``answer_index`` or ``gold`` for ``correct_index``, as an index or a letter A-D.
+- ``items.jsonl``: one four-option question a line, each with the session it is asked
+  after (read by :mod:`.bank_items`, which lists the aliases accepted).
 
-Anything else is rejected with a :class:`BankError` naming the file and the 1-based line.
+Anything else is rejected with a :class:`BankError` naming the file and the 1-based line
+(:mod:`.bank_jsonl`).
 ``user_profile.json`` (and ``scoring_results/``) are the simulator's and the author's
 business: they are never opened, so nothing in them can reach a model. The sha256 of
 each file read is kept, so a run names the exact bytes it scored.
@@ -20,21 +19,17 @@ each file read is kept, so a run names the exact bytes it scored.
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
 
-from .items import LETTERS, N_OPTIONS
+from .bank_items import BankItem, read_items
+from .bank_jsonl import BankError, jsonl_rows, required_field
+# Item parsing moved to .bank_items; importable from here as before.
+from .bank_items import ANSWER_KEYS  # noqa: F401
 from .persona import PersonaCard, PersonaCardError, load_card
 
 FILES = ("persona_card.json", "transcript.jsonl", "items.jsonl")
 ROLES = ("user", "assistant")
-ANSWER_KEYS = ("correct_index", "answer", "answer_index", "gold")
-
-
-class BankError(ValueError):
-    """A bank that cannot be scored; the message names the file (and line) at fault."""
 
 
 @dataclass(frozen=True)
@@ -43,26 +38,6 @@ class Turn:
     turn: int
     role: str  # "user" or "assistant"
     content: str
-
-
-@dataclass(frozen=True)
-class BankItem:
-    item_id: str
-    family: str  # ANCHOR's family code, e.g. "U-EVO"
-    stem: str
-    options: tuple[str, ...]  # exactly four, distinct
-    answer: int  # index of the correct option
-    source_session: int  # the question is asked at the end of this session
-
-    @property
-    def letter(self) -> str:
-        return LETTERS[self.answer]
-
-    @property
-    def question(self) -> str:
-        """The stem under the name :func:`contextecho.anchor.items.prompt_text` reads, so a
-        bank item is asked in exactly the layout of our own recall items."""
-        return self.stem
 
 
 @dataclass(frozen=True)
@@ -79,37 +54,10 @@ class Bank:
         return tuple(sorted({t.session_id for t in self.turns}))
 
 
-def _rows(path: Path, data: bytes) -> Iterator[tuple[str, dict]]:
-    """(``file:line`` , object) for each non-blank line of a JSONL file."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise BankError(f"{path}: not UTF-8 text: {exc}") from None
-    for number, line in enumerate(text.splitlines(), 1):
-        where = f"{path}:{number}"
-        if not line.strip():
-            continue  # a trailing blank line is common and carries nothing
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise BankError(f"{where}: not JSON: {exc.msg}") from None
-        if not isinstance(row, dict):
-            raise BankError(f"{where}: expected a JSON object, got {type(row).__name__}")
-        yield where, row
-
-
-def _field(row: dict, key: str, where: str, kind: type = str) -> Any:
-    value = row.get(key)
-    # bool is an int to Python, never a session or turn number to a bank.
-    if not isinstance(value, kind) or isinstance(value, bool) or (kind is str and not value.strip()):
-        raise BankError(f"{where}: {key!r} must be a non-empty {kind.__name__}, got {value!r}")
-    return value
-
-
 def _turns(path: Path, data: bytes) -> tuple[Turn, ...]:
     turns, seen = [], {}
-    for where, row in _rows(path, data):
-        turn = Turn(_field(row, "session_id", where, int), _field(row, "turn", where, int),
+    for where, row in jsonl_rows(path, data):
+        turn = Turn(required_field(row, "session_id", where, int), required_field(row, "turn", where, int),
                     row.get("role"), row.get("content"))
         if turn.role not in ROLES:
             raise BankError(f"{where}: role must be one of {ROLES}, got {turn.role!r}")
@@ -125,60 +73,6 @@ def _turns(path: Path, data: bytes) -> tuple[Turn, ...]:
     return tuple(sorted(turns, key=lambda t: (t.session_id, t.turn)))
 
 
-def _one_of(row: dict, keys: tuple[str, ...], where: str, read) -> Any:
-    """The value under the one key of ``keys`` given (or several that agree once read)."""
-    given = {k: read(row, k, where) for k in keys if k in row}
-    if not given:
-        raise BankError(f"{where}: missing {keys[0]!r} (or one of {', '.join(keys[1:])})")
-    if len(set(given.values())) > 1:
-        raise BankError(f"{where}: {', '.join(given)} disagree: {given}")
-    return next(iter(given.values()))
-
-
-def _answer(row: dict, key: str, where: str) -> int:
-    value = row[key]
-    if isinstance(value, str) and value.strip().upper() in LETTERS:
-        return LETTERS.index(value.strip().upper())
-    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < N_OPTIONS:
-        return value
-    raise BankError(f"{where}: {key!r} must be an index 0-{N_OPTIONS - 1} or a letter "
-                    f"{LETTERS[0]}-{LETTERS[-1]}, got {value!r}")
-
-
-def _item(where: str, row: dict, sessions: set[int]) -> BankItem:
-    item_id = row.get("item_id")
-    if not isinstance(item_id, (str, int)) or isinstance(item_id, bool) or not str(item_id).strip():
-        raise BankError(f"{where}: 'item_id' must be a non-empty string, got {item_id!r}")
-    options = row.get("options")
-    if not isinstance(options, list) or len(options) != N_OPTIONS or \
-            not all(isinstance(o, str) and o.strip() for o in options):
-        raise BankError(f"{where}: 'options' must be {N_OPTIONS} non-empty strings, got {options!r}")
-    if len(set(options)) != N_OPTIONS:
-        raise BankError(f"{where}: 'options' repeat an option, so the answer is ambiguous")
-    source = row.get("source")
-    if not isinstance(source, dict):
-        raise BankError(f"{where}: 'source' must be an object with a session_id, got {source!r}")
-    session = _field(source, "session_id", f"{where}: source", int)
-    if session not in sessions:
-        raise BankError(f"{where}: source session {session} is not in the transcript")
-    return BankItem(item_id=str(item_id), family=_field(row, "family", where),
-                    stem=_one_of(row, ("stem", "question"), where, _field), options=tuple(options),
-                    answer=_one_of(row, ANSWER_KEYS, where, _answer), source_session=session)
-
-
-def _items(path: Path, data: bytes, sessions: set[int]) -> tuple[BankItem, ...]:
-    items, seen = [], {}
-    for where, row in _rows(path, data):
-        item = _item(where, row, sessions)
-        if item.item_id in seen:
-            raise BankError(f"{where}: duplicate item_id {item.item_id!r} (first at {seen[item.item_id]})")
-        seen[item.item_id] = where
-        items.append(item)
-    if not items:
-        raise BankError(f"{path}: no items")
-    return tuple(items)
-
-
 def load_bank(path: str | Path) -> Bank:
     """Read and validate one bank directory; the first problem raises :class:`BankError`."""
     path = Path(path)
@@ -191,7 +85,7 @@ def load_bank(path: str | Path) -> Bank:
     except PersonaCardError as exc:
         raise BankError(str(exc)) from None
     turns = _turns(path / "transcript.jsonl", data["transcript.jsonl"])
-    items = _items(path / "items.jsonl", data["items.jsonl"], {t.session_id for t in turns})
+    items = read_items(path / "items.jsonl", data["items.jsonl"], {t.session_id for t in turns})
     return Bank(bank_id=path.resolve().name, path=path, card=card, turns=turns, items=items,
                 file_sha256={name: hashlib.sha256(raw).hexdigest() for name, raw in data.items()})
 
