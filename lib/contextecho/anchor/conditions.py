@@ -2,9 +2,8 @@
 self-managed state, which needs a model that kept a memory while the session ran).
 
 Every condition builds the messages that precede the question from the session's records
-at or before the item's decision step (entry ``step_index[t-1]``) and nothing later, and
-records what went in as an :class:`ItemContext`: the entry ranges whose text was used,
-the character count, the sha256 of the canonical JSON of the messages, and provenance.
+at or before the item's decision step and nothing later, and records what went in as an
+:class:`.context.ItemContext` (entry ranges, size, hash, provenance).
 
 - ``long_context``: the causal window (:mod:`.window`): the most recent history up to
   ``limit`` characters.
@@ -24,78 +23,23 @@ the character count, the sha256 of the canonical JSON of the messages, and prove
   (:mod:`.retrieval`), in their original order, then the most recent ``recent_chars``
   verbatim. Only turns that end before the verbatim part are candidates.
 
-Summaries and retrieved turns go first, as one user note merged into the first message of
-the verbatim part. Redaction (on by default) uses the item's one redactor throughout.
+Summaries and retrieved turns go first, as one note before the verbatim part (:mod:`.context`).
 """
 from __future__ import annotations
 
-import hashlib
-from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Mapping, Protocol, Sequence
+from typing import Mapping, Sequence
 
-from contextecho.model_request import ModelRequest, canonical_json
+from contextecho.model_request import ModelRequest
 from contextecho.sessions import DEFAULT_WINDOW, Redactor, Session
-from contextecho.sessions.render import JOINER
 
+from .context import Condition, ContextBatch, ItemContext, sealed_context, verbatim_window, with_note
 from .items import RecallItem
 from .retrieval import chat_turns, most_relevant
 from .summary import ContextUnavailable, Summaries, block_request, history_blocks
-from .window import CausalWindow, causal_window
 
 SUMMARY_NOTE = "Summaries of the earlier part of this session, oldest first:"
 RETRIEVAL_NOTE = "Earlier turns of this session relevant to what follows, in their original order:"
-
-
-@dataclass(frozen=True)
-class ItemContext:
-    condition: str
-    session_id: str
-    item_id: str
-    decision_step: int
-    messages: tuple[dict, ...]
-    entry_ranges: tuple[tuple[int, int], ...]  # (first, last) entry indices used, inclusive
-    n_chars: int
-    sha256: str
-    provenance: Mapping = field(default_factory=dict)
-
-
-class Condition(Protocol):
-    name: str
-
-    def context(self, session: Session, item: RecallItem, *, redact: bool = True,
-                redactor: Redactor | None = None) -> ItemContext: ...
-
-
-def _sealed(name: str, session: Session, item: RecallItem, messages: Sequence[dict],
-            ranges: Sequence[tuple[int, int]], **provenance) -> ItemContext:
-    messages = tuple(messages)
-    return ItemContext(name, session.session_id, item.id, item.decision_step, messages,
-                       tuple(ranges), sum(len(m["content"]) for m in messages),
-                       hashlib.sha256(canonical_json(list(messages)).encode()).hexdigest(), provenance)
-
-
-def _recent(session: Session, item: RecallItem, limit: int, redact: bool,
-            redactor: Redactor | None) -> CausalWindow:
-    if item.session_id != session.session_id:
-        raise ValueError(f"item {item.id} is from session {item.session_id}, not {session.session_id}")
-    return causal_window(session, item.decision_step, limit=limit, redact=redact, redactor=redactor)
-
-
-def _with_note(header: str, parts: Sequence[str], recent: CausalWindow,
-               redactor: Redactor | None) -> list[dict]:
-    """A note of ``parts``, then the verbatim part; the note joins its first message when that
-    is a user's. No parts, no note."""
-    messages = [dict(m) for m in recent.messages]
-    if not parts:
-        return messages
-    note = JOINER.join([header, *parts])
-    if redactor is not None:
-        note = redactor.redact(note)
-    if messages and messages[0]["role"] == "user":
-        messages[0]["content"] = note + JOINER + messages[0]["content"]
-        return messages
-    return [{"role": "user", "content": note}, *messages]
 
 
 @dataclass(frozen=True)
@@ -104,9 +48,9 @@ class LongContext:
     name: str = "long_context"
 
     def context(self, session, item, *, redact=True, redactor=None) -> ItemContext:
-        w = _recent(session, item, self.limit, redact, redactor)
-        return _sealed(self.name, session, item, w.messages, [(w.first_entry, w.last_entry)],
-                       limit=self.limit, truncated=w.truncated, n_chars_full=w.n_chars_full)
+        w = verbatim_window(session, item, self.limit, redact, redactor)
+        return sealed_context(self.name, session, item, w.messages, [(w.first_entry, w.last_entry)],
+                              limit=self.limit, truncated=w.truncated, n_chars_full=w.n_chars_full)
 
 
 @dataclass(frozen=True)
@@ -137,17 +81,17 @@ class HierarchicalSummary:
         return replace(self, summaries=self.summaries.add(requests, records))
 
     def context(self, session, item, *, redact=True, redactor=None) -> ItemContext:
-        recent = _recent(session, item, self.recent_chars, redact, redactor)
+        recent = verbatim_window(session, item, self.recent_chars, redact, redactor)
         blocks = [b for b in history_blocks(session, self.block_steps) if b.last_entry <= recent.last_entry]
         summarised_to = blocks[-1].last_entry if blocks else -1
         gap = (summarised_to + 1, recent.first_entry - 1) if summarised_to + 1 < recent.first_entry else None
         requests = [self._request(session, b) for b in blocks]
         texts = [self.summaries.text(r) for r in requests]  # ContextUnavailable if one failed
         notes = [f"[agent steps {b.first_step}-{b.last_step}] {t}" for b, t in zip(blocks, texts)]
-        return _sealed(self.name, session, item, _with_note(SUMMARY_NOTE, notes, recent, redactor),
-                       [(b.first_entry, b.last_entry) for b in blocks] + [(recent.first_entry, recent.last_entry)],
-                       model=self.model, blocks=tuple((b.first_step, b.last_step) for b in blocks),
-                       summary_keys=tuple(r.key for r in requests), gap=gap, recent_chars=self.recent_chars)
+        ranges = [(b.first_entry, b.last_entry) for b in blocks] + [(recent.first_entry, recent.last_entry)]
+        return sealed_context(self.name, session, item, with_note(SUMMARY_NOTE, notes, recent, redactor), ranges,
+                              model=self.model, blocks=tuple((b.first_step, b.last_step) for b in blocks),
+                              summary_keys=tuple(r.key for r in requests), gap=gap, recent_chars=self.recent_chars)
 
 
 @dataclass(frozen=True)
@@ -158,15 +102,15 @@ class Retrieval:
     name: str = "retrieval"
 
     def context(self, session, item, *, redact=True, redactor=None) -> ItemContext:
-        recent = _recent(session, item, self.recent_chars, redact, redactor)
+        recent = verbatim_window(session, item, self.recent_chars, redact, redactor)
         candidates = chat_turns(session, recent.first_entry - 1, turn_chars=self.turn_chars)
         query = "\n".join([item.question, *item.options])
         picked = most_relevant([t.text for t in candidates], query, self.k)
         turns = [candidates[i] for i, _ in picked]
-        return _sealed(self.name, session, item,
-                       _with_note(RETRIEVAL_NOTE, [f"[{t.role}] {t.text}" for t in turns], recent, redactor),
-                       [(t.first_entry, t.last_entry) for t in turns] + [(recent.first_entry, recent.last_entry)],
-                       k=self.k, scores=tuple(score for _, score in picked), recent_chars=self.recent_chars)
+        ranges = [(t.first_entry, t.last_entry) for t in turns] + [(recent.first_entry, recent.last_entry)]
+        messages = with_note(RETRIEVAL_NOTE, [f"[{t.role}] {t.text}" for t in turns], recent, redactor)
+        return sealed_context(self.name, session, item, messages, ranges, k=self.k,
+                              scores=tuple(score for _, score in picked), recent_chars=self.recent_chars)
 
 
 CONDITIONS = {"long_context": LongContext, "hierarchical_summary": HierarchicalSummary,
@@ -185,21 +129,6 @@ def condition_for(condition: str | Condition, *, window: int | None = DEFAULT_WI
     if condition not in CONDITIONS:
         raise KeyError(f"unknown context condition {condition!r}; known: {sorted(CONDITIONS)}")
     return CONDITIONS[condition]()
-
-
-@dataclass(frozen=True)
-class ContextBatch:
-    contexts: Mapping[str, ItemContext]  # by item id
-    failed: Mapping[str, str]  # item id -> why its context is unavailable (ContextUnavailable.reason)
-
-    def usable(self, items: Sequence[RecallItem]) -> list[RecallItem]:
-        return [i for i in items if i.id in self.contexts]
-
-    @property
-    def counts(self) -> dict[str, int]:
-        reasons = Counter(self.failed.values())
-        return {"items": len(self.contexts) + len(self.failed), "built": len(self.contexts),
-                "failed": len(self.failed), **{f"failed_{k}": n for k, n in sorted(reasons.items())}}
 
 
 def build_contexts(condition: str | Condition, session: Session, items: Sequence[RecallItem], *,
