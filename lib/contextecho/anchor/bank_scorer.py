@@ -1,6 +1,6 @@
 """Scoring an ANCHOR bank: one cached batch, per-item records and run files.
 
-**Context.** What an item is answered from is :mod:`.bank_context`'s (condition ``causal``,
+**Context.** What an item is answered from is :mod:`.bank_window`'s (condition ``causal``,
 the turns up to its source session; ``none``, blind). The request is the card's system
 prompt, those turns as user/assistant messages (consecutive same-role turns merged so roles
 alternate; a question after a final user turn joins it), then the question in the layout of
@@ -31,9 +31,9 @@ from contextecho.manifest import git_state, package_versions
 from contextecho.model_request import ModelRequest
 
 from .bank import Bank, BankItem
-from .bank_context import DEFAULT_LIMIT, BankContext, alternating, bank_context
-# The causal context moved to .bank_context; importable from here as before.
-from .bank_context import CONDITIONS  # noqa: F401
+from .bank_window import DEFAULT_LIMIT, BankContext, alternating, bank_context
+# The causal context moved to .bank_window; importable from here as before.
+from .bank_window import CONDITIONS  # noqa: F401
 from .filters import parse_choice
 from .items import LETTERS, N_OPTIONS, prompt_text
 

@@ -1,4 +1,4 @@
-"""The causal context of an ANCHOR bank item: the turns it is answered from.
+"""The causal window of an ANCHOR bank item: the turns it is answered from.
 
 Condition ``causal`` gives an item the bank's turns of every session up to **and
 including** its ``source.session_id`` (ANCHOR's window "ends at that source session": the
