@@ -65,8 +65,8 @@ class Parameters:
     recent_chars: int = 2000
     summariser: str = LOCAL_MODEL
     summary_block_steps: int = 40
-    summary_turn_chars: int = 150
-    summary_max_tokens: int = 96
+    summary_turn_chars: int = 80
+    summary_max_tokens: int = 64
     retrieval_k: int = 4
     validators: tuple[str, ...] = ()
     n_evaluators: int = 4
@@ -190,5 +190,18 @@ def variables(p: Parameters, retention: pd.DataFrame, summary: pd.DataFrame, rat
         "recall_chance": CHANCE, "recall_window": p.window, "n_evaluators": len(p.validators) or p.n_evaluators,
         "min_agree": p.min_agree, "calibration_runs": p.calibration_runs,
         "recall_asked": len(per_item[["session", "item"]].drop_duplicates()) if not per_item.empty else 0,
+        **modal_choice(per_item),
         **{f"recall_accuracy_{c}": num(pooled.get(c)) for c in CONDITIONS},
     }
+
+
+def modal_choice(per_item: pd.DataFrame) -> dict:
+    """The option letter the target names most often with history, and its share (%) of the
+    readable answers: a model that always names one letter is at chance on every item, and at 0
+    on the items the blind filter keeps (those whose answer is not that letter)."""
+    choices = per_item["choice"].dropna().astype(int) if not per_item.empty else pd.Series(dtype=int)
+    if choices.empty:
+        return {"recall_modal_letter": "n/a", "recall_modal_pct": "n/a"}
+    counts = choices.value_counts()
+    return {"recall_modal_letter": "ABCD"[int(counts.index[0])],
+            "recall_modal_pct": round(100 * float(counts.iloc[0]) / len(choices), 1)}
