@@ -106,6 +106,10 @@ def _condition(name: str, s: RecallSettings, sessions: dict, by_session: dict, c
 
 def run_recall(out: Outputs, cache: CellCache, sessions: Sequence[Session], labels: dict,
                s: RecallSettings) -> dict[str, pd.DataFrame]:
+    n_evaluators = len(s.validators) or s.n_evaluators
+    if not 1 <= s.min_agree <= n_evaluators:
+        raise ValueError(f"min_agree={s.min_agree} needs between 1 and {n_evaluators} evaluators "
+                         "(validators, or n_evaluators sampled replicates)")
     by_id = {x.session_id: x for x in sessions}
     items = [i for x in sessions for i in recall_items(x, families=s.families, per_family=s.per_family)]
     greedy = {"temperature": 0.0, "max_tokens": s.max_tokens}
@@ -121,7 +125,7 @@ def run_recall(out: Outputs, cache: CellCache, sessions: Sequence[Session], labe
                                            params=params, replicate=r) for m, r, params in evaluators}
     validation = validate_with_history(
         list(blind.kept), {k: [v[(i.session_id, i.id)] for i in blind.kept] for k, v in validation_answers.items()},
-        min_agree=min(s.min_agree, len(evaluators)))
+        min_agree=s.min_agree)
     first = 0 if s.validators else s.n_evaluators
     runs = [_ask(counts, cache, "calibration", _group(validation.kept, sessions), by_id, s.target, window=s.window,
                  params=sampled, replicate=first + r) for r in range(s.calibration_runs)]
