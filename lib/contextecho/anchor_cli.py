@@ -47,6 +47,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "by default any error fails the bank's run")
     parser.add_argument("--api-base", help="an OpenAI-compatible server, e.g. http://localhost:8000/v1")
     parser.add_argument("--cache", metavar="DIR", help=f"cell cache folder (default {cache_dir()})")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar (the summary lines still print)")
 
 
 def _fail(message: str) -> int:
@@ -70,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
             try:
                 result = score_bank(bank, args.model, out, condition=args.condition, limit=args.limit or None,
                                     params=params, allow_errors=args.allow_errors, cache=cache,
-                                    transport=Transport(api_base=args.api_base))
+                                    transport=Transport(api_base=args.api_base), progress=not args.quiet)
             except ModelConfigError as exc:
                 return _fail(str(exc))
             except BankRunFailed as exc:
