@@ -17,7 +17,7 @@ from contextecho.sessions import Session
 
 from .events import Command, commands, file_edits, next_step_after
 from .items import N_OPTIONS, RecallItem, item_rng, make_item
-from .recall_options import N_DISTRACTORS, distinct_indices
+from .recall_options import N_DISTRACTORS, distinct_indices, draw
 
 
 def temporal_order(session: Session, n_items: int) -> Iterable[RecallItem]:
@@ -29,8 +29,7 @@ def temporal_order(session: Session, n_items: int) -> Iterable[RecallItem]:
         return
     for k in range(n_items):
         item_id = f"temporal_order/{k}"
-        chosen = [pool[i] for i in distinct_indices(item_rng(session.session_id, item_id, "select"),
-                                                    len(pool), N_OPTIONS)]
+        chosen = draw(pool, session.session_id, item_id, N_OPTIONS)
         decision = next_step_after(session, chosen[-1].entry_index)
         if decision is None:
             continue
@@ -69,8 +68,7 @@ def last_edit(session: Session, n_items: int) -> Iterable[RecallItem]:
         if len(last_by_path) < N_DISTRACTORS:
             continue
         paths = sorted(last_by_path)
-        others = [paths[i] for i in distinct_indices(item_rng(session.session_id, item_id, "select"),
-                                                     len(paths), N_DISTRACTORS)]
+        others = draw(paths, session.session_id, item_id)
         yield make_item(session_id=session.session_id, item_id=item_id, family="last_edit",
                         question=f"Up to agent step {decision} of this session, which of these "
                                  "files was edited most recently?",
@@ -100,8 +98,7 @@ def failed_command(session: Session, n_items: int) -> Iterable[RecallItem]:
         if len(ok) < N_DISTRACTORS:
             continue
         pool = list(ok.values())
-        others = [pool[i] for i in distinct_indices(item_rng(session.session_id, item_id, "select"),
-                                                    len(pool), N_DISTRACTORS)]
+        others = draw(pool, session.session_id, item_id)
         yield make_item(session_id=session.session_id, item_id=item_id, family="failed_command",
                         question="Which of these shell commands run in this session failed "
                                  "(returned an error or a non-zero exit code)?",

@@ -25,7 +25,7 @@ from contextecho.sessions import Session
 
 from .events import file_edits, next_step_after, user_requests
 from .items import RecallItem, item_rng, make_item
-from .recall_options import N_DISTRACTORS, distinct_indices
+from .recall_options import N_DISTRACTORS, distinct_indices, draw
 
 
 def superseded_request(session: Session, n_items: int) -> Iterable[RecallItem]:
@@ -45,8 +45,7 @@ def superseded_request(session: Session, n_items: int) -> Iterable[RecallItem]:
         current = requests[k]
         latest = {r.text: r.step for r in requests[:k] if r.text != current.text}  # last occurrence
         pool = sorted(latest, key=latest.get)
-        others = [pool[i] for i in distinct_indices(item_rng(session.session_id, item_id, "select"),
-                                                    len(pool), N_DISTRACTORS)]
+        others = draw(pool, session.session_id, item_id)
         yield make_item(session_id=session.session_id, item_id=item_id, family="superseded_request",
                         question=f"Up to agent step {decision} of this session, which of these is the "
                                  "user's current (most recent) request?",
