@@ -6,7 +6,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from ..anchor.axes_report import all_axes_held, axis_agreement, axis_rates, judge_axes
+from ..anchor.axes_report import all_axes_held, axis_agreement, axis_frame, axis_jobs, axis_rates, judge_requests
 from ..anchor.axes_turns import fork_requests, forked_turns, real_turns
 from ..anchor.persona import PersonaCard
 from ..cache import CellCache
@@ -26,10 +26,12 @@ def run_axes(out: Outputs, cache: CellCache, card: PersonaCard, sessions: Sequen
     turns += forked_turns(forks, generated.records)
     out.count("axes forks", cells=len(forks), cached=generated.n_hits,
               failed=sum(not r.ok for r in generated.records))
-    frame = judge_axes(turns, list(judges), card, cache=cache, progress=True, name="companion:axes",
-                       params={"temperature": 0, "max_tokens": judge_max_tokens})
+    jobs = axis_jobs(turns, list(judges), card, params={"temperature": 0, "max_tokens": judge_max_tokens})
+    judged = generate(judge_requests(jobs), cache=cache, progress=True, name="companion:axes")
+    frame = axis_frame(jobs, judged.records)
     frame["session"] = frame["session"].map(lambda s: labels.get(s, s))
-    counts = out.count("axes judge", cells=len(frame), failed=int((frame["status"] == "error").sum()),
+    counts = out.count("axes judge", verdicts=len(frame), calls=len(judged.records), cached=judged.n_hits,
+                       failed=int((frame["status"] == "error").sum()),
                        invalid=int((frame["status"] == "invalid").sum()))
     common.print_counts("companion axes", counts)
     return {"frame": frame,
