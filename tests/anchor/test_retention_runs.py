@@ -104,3 +104,21 @@ def test_retention_needs_both_baselines():
     with pytest.raises(ValueError, match="generic and initial"):
         retention_table(pd.DataFrame({"condition": ["initial"], "item": [0], "trait": ["O"], "score": [3.0],
                                       "session": [""], "checkpoint": [0], "step": [0]}))
+
+
+def test_retention_by_ipip_facet_groups_items_by_their_facet_label(inventory):
+    import pandas as pd
+
+    from contextecho.anchor.retention_runs import ipip_facets
+
+    facets = ipip_facets(inventory)
+    assert facets[0] == "C:Tidiness" and facets[1] == "O:Curiosity"
+    rows = [{"condition": c, "session": "s" if c == "checkpoint" else "", "checkpoint": 1 if c == "checkpoint" else 0,
+             "step": 3, "item": item.index, "trait": item.trait, "score": score + (item.key < 0) * offset}
+            for c, score, offset in (("generic", 3.0, 0.0), ("initial", 5.0, -4.0), ("checkpoint", 4.0, -2.0))
+            for item in inventory.items]
+    table = retention_table(pd.DataFrame(rows), facets)
+    assert set(table["facet"]) == {"C:Tidiness", "O:Curiosity", "A:Warmth"}
+    assert (table["retention"] == 0.5).all()
+    with pytest.raises(ValueError, match=r"no facet given for item\(s\) \[5\]"):
+        retention_table(pd.DataFrame(rows), {k: v for k, v in facets.items() if k != 5})

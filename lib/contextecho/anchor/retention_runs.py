@@ -1,8 +1,9 @@
 """Administering the retention questionnaire, and Persona Retention per facet.
 
 ANCHOR's Identity Probe asks one fixed questionnaire in four kinds of condition; here it
-is a trait-balanced subset of the CAPE inventory (MPI-120), whose facets are the five
-OCEAN traits, asked context-free through :func:`contextecho.cape.administer`:
+is a trait-balanced subset of the CAPE inventory (MPI-120), asked context-free through
+:func:`contextecho.cape.administer`. Its facets are the five OCEAN traits by default, or
+the inventory's 30 IPIP facets (:func:`ipip_facets`; 4 items each in the full MPI-120):
 
 - ``generic``: no system message, no history (the same model as a generic assistant);
 - ``initial``: only the persona card as the system message;
@@ -75,18 +76,32 @@ def retention_runs(card: PersonaCard, inventory: Inventory, sessions: Sequence[S
     return runs
 
 
+def ipip_facets(inventory: Inventory) -> dict[int, str]:
+    """Item index -> its IPIP facet label (MPI-120: 30 facets of 4 items, 6 per trait)."""
+    return {item.index: f"{item.trait}:{item.label}" for item in inventory.items}
+
+
 def _item_means(answers: pd.DataFrame) -> pd.Series:
     """Mean valid score per item over replicate runs (NaN when no run answered it)."""
     return answers.groupby("item")["score"].mean()
 
 
-def retention_table(answers: pd.DataFrame) -> pd.DataFrame:
-    """One row per (session, checkpoint, step, arm, facet): R, items used and dropped, status."""
+def retention_table(answers: pd.DataFrame, facets: Mapping[int, str] | None = None) -> pd.DataFrame:
+    """One row per (session, checkpoint, step, arm, facet): R, items used and dropped, status.
+    ``facets`` maps item index to facet; by default an item's facet is its OCEAN trait
+    (:func:`ipip_facets` gives the inventory's finer IPIP facets instead)."""
     base = {c: answers[answers["condition"] == c] for c in (GENERIC, INITIAL)}
     if any(frame.empty for frame in base.values()):
         raise ValueError("retention needs the generic and initial administrations")
     generic, initial = _item_means(base[GENERIC]), _item_means(base[INITIAL])
-    traits = answers.drop_duplicates("item").set_index("item")["trait"]
+    asked = answers.drop_duplicates("item").set_index("item")
+    if facets is None:
+        traits = asked["trait"]
+    else:
+        missing = sorted(set(asked.index) - set(facets))
+        if missing:
+            raise ValueError(f"no facet given for item(s) {missing}")
+        traits = pd.Series({i: facets[i] for i in asked.index}, name="facet")
     later = answers[answers["condition"].isin(ARMS)]
     rows = []
     for (session, c, step, arm), group in later.groupby(["session", "checkpoint", "step", "condition"]):

@@ -52,6 +52,7 @@ class Parameters:
     inventory: str = "mpi_120"
     n_items: int = 10
     checkpoints: int = 4
+    facets: str = "trait"
     retention_window: int = 2000
     retention_runs: int = 1
     questionnaire_max_tokens: int = 4
@@ -82,6 +83,7 @@ class Parameters:
     HELP = {"card": "persona_card.json in ANCHOR's layout (empty: the built-in coding assistant)",
             "n_sessions": "longest openly licensed sessions (0 for all)",
             "n_items": "trait-balanced questionnaire subset (0 for all 120)",
+            "facets": "retention per OCEAN trait, or per IPIP facet with ipip",
             "retention_window": "session prefix characters at each checkpoint",
             "window": "long-context characters for recall (the embedded model's 8k context limits it)",
             "validators": "with-history validators; empty: n_evaluators sampled replicates of the target",
@@ -101,7 +103,7 @@ def run(p: Parameters) -> Result:
     try:
         _, retention = run_retention(
             out, cache, card, sessions, labels, target=p.target, inventory=p.inventory, n_items=p.n_items,
-            checkpoints=p.checkpoints, window=p.retention_window, n_runs=p.retention_runs,
+            checkpoints=p.checkpoints, window=p.retention_window, n_runs=p.retention_runs, facets=p.facets,
             params={"temperature": 0.0 if p.retention_runs == 1 else p.sample_temperature,
                     "max_tokens": p.questionnaire_max_tokens})
         axes = run_axes(out, cache, card, sessions, labels, target=p.target, judges=p.judges,

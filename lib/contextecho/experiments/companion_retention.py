@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from ..anchor.persona import PersonaCard
-from ..anchor.retention_runs import ARMS, CHECKPOINT, retention_runs, retention_table
+from ..anchor.retention_runs import ARMS, CHECKPOINT, ipip_facets, retention_runs, retention_table
 from ..cache import CellCache
 from ..cape import CONTEXT_FREE, TRAITS, administer, load_inventory
 from ..notebooks.outputs import Outputs
@@ -18,8 +18,11 @@ from .cape import balanced
 
 def run_retention(out: Outputs, cache: CellCache, card: PersonaCard, sessions, labels: dict, *, target: str,
                   inventory: str, n_items: int, checkpoints: int, window: int, n_runs: int,
-                  params: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Answers and the per-facet retention table (sessions relabelled S1..Sn)."""
+                  params: dict, facets: str = "trait") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Answers and the per-facet retention table (sessions relabelled S1..Sn); ``facets`` is
+    ``trait`` (OCEAN) or ``ipip`` (the inventory's facet labels)."""
+    if facets not in ("trait", "ipip"):
+        raise ValueError(f"facets must be 'trait' or 'ipip', got {facets!r}")
     items = balanced(load_inventory(inventory), n_items)
     runs = retention_runs(card, items, sessions, checkpoints=checkpoints, window=window, n_runs=n_runs,
                           params=params)
@@ -32,7 +35,7 @@ def run_retention(out: Outputs, cache: CellCache, card: PersonaCard, sessions, l
                        invalid=int((answers["status"] != "ok").sum()))
     common.print_counts("companion retention", counts)
     out.parquet("retention_answers", answers)
-    table = retention_table(answers)
+    table = retention_table(answers, ipip_facets(items) if facets == "ipip" else None)
     out.parquet("retention", table)
     return answers, table
 
@@ -48,15 +51,21 @@ def retention_by_checkpoint(table: pd.DataFrame) -> pd.DataFrame:
 def retention_wide(summary: pd.DataFrame) -> pd.DataFrame:
     """Facets as columns, one row per arm × checkpoint: the manuscript's table."""
     wide = summary.pivot_table(index=["arm", "checkpoint"], columns="facet", values="retention", dropna=False)
-    wide = wide.reindex(columns=[t for t in TRAITS if t in wide.columns])
+    wide = wide.reindex(columns=_ordered(wide.columns))
     return wide.reset_index()
+
+
+def _ordered(facets) -> list[str]:
+    """OCEAN order for traits; IPIP facets ("C:Orderliness") by trait, then by name."""
+    rank = {t: k for k, t in enumerate(TRAITS)}
+    return sorted(facets, key=lambda f: (rank.get(f.split(":")[0], len(rank)), f))
 
 
 def retention_figure(summary: pd.DataFrame):
     fig, axes = plt.subplots(1, len(ARMS), figsize=(6.4, 2.8), sharey=True)
     for ax, arm in zip(axes, ARMS):
         rows = summary[summary["arm"] == arm]
-        for facet in TRAITS:
+        for facet in _ordered(set(summary["facet"])):
             line = rows[rows["facet"] == facet].sort_values("checkpoint")
             if line["retention"].notna().any():
                 ax.plot(line["checkpoint"], line["retention"], marker="o", label=facet)
@@ -66,5 +75,5 @@ def retention_figure(summary: pd.DataFrame):
         ax.set_xlabel("checkpoint")
     axes[0].set_ylabel("Persona Retention R")
     if axes[-1].get_legend_handles_labels()[0]:
-        axes[-1].legend(fontsize=7, ncols=2)
+        axes[-1].legend(fontsize=6 if len(set(summary["facet"])) > 5 else 7, ncols=2)
     return fig
