@@ -23,7 +23,7 @@ import pandas as pd
 
 from ..anchor import answers_of, ask_requests, blind_filter, parse_choice, recall_items
 from ..anchor.calibration import MAIN, calibrate, filter_counts, validate_with_history
-from ..anchor.conditions import HierarchicalSummary, LongContext, Retrieval, build_contexts
+from ..anchor.conditions import CONDITIONS, HierarchicalSummary, LongContext, Retrieval, build_contexts
 from ..cache import CellCache
 from ..calls import generate
 from ..notebooks.outputs import Outputs
@@ -90,8 +90,6 @@ def _condition(name: str, s: RecallSettings, sessions: dict, by_session: dict, c
         return LongContext(limit=s.window)
     if name == "retrieval":
         return Retrieval(k=s.retrieval_k, recent_chars=s.recent_chars)
-    if name != "hierarchical_summary":
-        raise KeyError(f"unknown context condition {name!r}")
     cond = HierarchicalSummary(model=s.summariser, recent_chars=s.recent_chars, block_steps=s.summary_block_steps,
                                turn_chars=s.summary_turn_chars,
                                params={"temperature": 0, "max_tokens": s.summary_max_tokens})
@@ -110,6 +108,9 @@ def run_recall(out: Outputs, cache: CellCache, sessions: Sequence[Session], labe
     if not 1 <= s.min_agree <= n_evaluators:
         raise ValueError(f"min_agree={s.min_agree} needs between 1 and {n_evaluators} evaluators "
                          "(validators, or n_evaluators sampled replicates)")
+    unknown = sorted(set(s.conditions) - set(CONDITIONS))
+    if unknown:
+        raise KeyError(f"unknown context condition(s) {unknown}; known: {sorted(CONDITIONS)}")
     by_id = {x.session_id: x for x in sessions}
     items = [i for x in sessions for i in recall_items(x, families=s.families, per_family=s.per_family)]
     greedy = {"temperature": 0.0, "max_tokens": s.max_tokens}
@@ -131,19 +132,14 @@ def run_recall(out: Outputs, cache: CellCache, sessions: Sequence[Session], labe
                  params=sampled, replicate=first + r) for r in range(s.calibration_runs)]
     calibration = calibrate(list(validation.kept), [[run[(i.session_id, i.id)] for i in validation.kept]
                                                     for run in runs]) if validation.kept and runs else []
-    main = {c.item.id for c in calibration if c.verdict == MAIN}
+    main = {(c.item.session_id, c.item.id) for c in calibration if c.verdict == MAIN}  # ids repeat across sessions
 
     rows = []
     for name in s.conditions:
         cond = _condition(name, s, by_id, kept, cache, counts)
         usable = {sid: build_contexts(cond, by_id[sid], its).usable(its) for sid, its in kept.items() if its}
         answers = _ask(counts, cache, f"condition:{name}", usable, by_id, s.target, condition=cond, params=greedy)
-        for item in blind.kept:
-            answer = answers.get((item.session_id, item.id), "<no context>")
-            choice = parse_choice(answer) if answer not in (None, "<no context>") else None
-            rows.append({"session": labels[item.session_id], "item": item.id, "family": item.family,
-                         "condition": name, "main": item.id in main, "context": answer != "<no context>",
-                         "failed": answer is None, "choice": choice, "correct": choice == item.answer})
+        rows += condition_rows(blind.kept, name, answers, main, labels)
     for stage, c in counts.items():
         out.count(f"recall {stage}", **c)
         common.print_counts(f"companion recall {stage}", c)
@@ -154,6 +150,22 @@ def run_recall(out: Outputs, cache: CellCache, sessions: Sequence[Session], labe
                                           "family": c.item.family, "verdict": c.verdict,
                                           "modal_share": c.modal_share, "accuracy": c.accuracy}
                                          for c in calibration])}
+
+
+def condition_rows(items: Sequence, condition: str, answers: dict, main: set, labels: dict) -> list[dict]:
+    """One row per item under one condition. ``answers`` and ``main`` are keyed by
+    (session id, item id): item ids repeat across sessions. An item missing from ``answers``
+    had no context (a failed summary); a None answer is a failed call. Neither is a guess."""
+    rows = []
+    for item in items:
+        key = (item.session_id, item.id)
+        answer = answers.get(key)
+        choice = parse_choice(answer) if answer is not None else None
+        rows.append({"session": labels[item.session_id], "item": item.id, "family": item.family,
+                     "condition": condition, "main": key in main, "context": key in answers,
+                     "failed": key in answers and answer is None, "choice": choice,
+                     "correct": choice == item.answer})
+    return rows
 
 
 def accuracy_table(per_item: pd.DataFrame) -> pd.DataFrame:
