@@ -1,5 +1,7 @@
 """The companion notebook's run in-process: every section on the fake model (plumbing,
 two judges for agreement), and the whole notebook on the embedded model at a tiny scale."""
+from pathlib import Path
+
 import pytest
 import yaml
 
@@ -32,6 +34,7 @@ def test_companion_runs_every_section_on_the_fake_model(tmp_path):
     module = experiment("companion")
     params = module.Parameters(**{**TINY, "per_family": 2, "checkpoints": 2}, target="fake/echo",
                                judges=("fake/echo", "fake/echo@0"), summariser="fake/echo", facets="ipip",
+                               banks=(str(Path(__file__).parents[1] / "fixtures" / "anchor_bank"),),
                                output_dir=str(tmp_path / "companion"))
     result = module.run(params)
     variables = check(result)
@@ -39,6 +42,8 @@ def test_companion_runs_every_section_on_the_fake_model(tmp_path):
     assert variables["retention_no_items"] == variables["retention_rows"] > 0
     assert variables["recall_candidates"] >= variables["recall_blind_kept"] >= variables["recall_validated"]
     assert "Judge agreement per axis" in result.tables
+    assert result.tables["ANCHOR banks"]["n_items"].tolist() == [7]
+    assert (result.output_dir / "results" / "banks" / "ca_forge_tidyfeed__updated" / "run_manifest.json").is_file()
     wide = result.tables["Persona Retention R per facet (mean over sessions)"]
     assert [c for c in wide.columns if ":" in c] and all(c[0] in "OCEAN" for c in wide.columns if ":" in c)
     assert set(result.tables["Behavioural axes: held rate among valid verdicts"]["source"]) == {"real", "fork"}

@@ -24,7 +24,7 @@ from ..anchor import AXES, CONDITIONS, FAMILIES
 from ..anchor.axes_turns import FORK, REAL
 from ..anchor.retention_runs import ARMS
 from ..cape import TRAITS
-from ..anchor.bank import load_bank
+from ..anchor.bank import bank_dirs, load_bank
 from ..anchor.bank_scorer import score_bank
 from ..anchor.persona import CODING_ASSISTANT, load_card
 from ..cache import CellCache
@@ -96,6 +96,7 @@ def run(p: Parameters) -> Result:
     out = Outputs.open("companion", p.output_dir or None)
     out.models.update({p.target, p.summariser, *p.judges, *p.validators})
     card = load_card(p.card) if p.card else CODING_ASSISTANT
+    banks_in = [load_bank(d) for spec in p.banks for d in bank_dirs(spec)]  # bad input fails before any call
     sessions = common.select_sessions(p.n_sessions)
     labels = common.session_labels(sessions)
     cache = CellCache()
@@ -116,8 +117,8 @@ def run(p: Parameters) -> Result:
             summary_max_tokens=p.summary_max_tokens, retrieval_k=p.retrieval_k, validators=p.validators,
             n_evaluators=p.n_evaluators, min_agree=p.min_agree, calibration_runs=p.calibration_runs,
             sample_temperature=p.sample_temperature, max_tokens=p.recall_max_tokens))
-        banks = [score_bank(load_bank(b), p.target, out.directory / "results" / "banks" / Path(b).name, cache=cache)
-                 for b in p.banks]
+        banks = [score_bank(b, p.target, out.directory / "results" / "banks" / b.bank_id, cache=cache)
+                 for b in banks_in]
     finally:
         cache.close()
 
@@ -153,7 +154,7 @@ def run(p: Parameters) -> Result:
         out.table("banks", common.markdown(bank_rows))
         tables["ANCHOR banks"] = bank_rows
 
-    out.set(**variables(p, retention, summary, rates, axes["frame"], recall, len(sessions)))
+    out.set(**variables(p, retention, summary, axes["frame"], recall, len(sessions)))
     out.finish(p)
     return Result("companion", tables, figures, out.variables, out.counts, out.directory)
 
@@ -164,8 +165,8 @@ def _saved(out: Outputs, stem: str, fig) -> Path:
     return path
 
 
-def variables(p: Parameters, retention: pd.DataFrame, summary: pd.DataFrame, rates: pd.DataFrame,
-              axes_frame: pd.DataFrame, recall: dict, n_sessions: int) -> dict:
+def variables(p: Parameters, retention: pd.DataFrame, summary: pd.DataFrame, axes_frame: pd.DataFrame,
+              recall: dict, n_sessions: int) -> dict:
     """The manuscript's numbers; a value that could not be estimated is 'n/a', never NaN."""
     def num(value, digits=2):
         return "n/a" if value is None or pd.isna(value) else round(float(value), digits)
