@@ -62,3 +62,24 @@ def test_plain_papermill_fails_on_a_misspelled_parameter(tmp_path):
          "-p", "tyop", "1", "--no-progress-bar"], capture_output=True, text=True, timeout=240)
     assert result.returncode != 0
     assert "ParameterError" in result.stderr + result.stdout and "tyop" in result.stderr + result.stdout
+
+
+@pytest.mark.parametrize("how", ["parameter", "argument"])
+def test_output_dir_given_as_a_parameter_or_an_argument_is_where_outputs_go(how, tmp_path, monkeypatch):
+    import papermill
+
+    seen = {}
+    monkeypatch.setattr(papermill, "execute_notebook", lambda src, dst, parameters, **kw: seen.update(
+        dst=dst, parameters=parameters))
+    target = tmp_path / "out"
+    if how == "parameter":
+        done = run_notebook("panel", {"output_dir": str(target)})
+    else:
+        done = run_notebook("panel", {}, output_dir=target)
+    assert done.output_dir == target and seen["parameters"]["output_dir"] == str(target)
+    assert seen["dst"] == str(target / "panel.ipynb")
+
+
+def test_two_different_output_dirs_are_an_error(tmp_path):
+    with pytest.raises(ParameterError, match="output_dir given twice"):
+        run_notebook("panel", {"output_dir": str(tmp_path / "a")}, output_dir=tmp_path / "b")

@@ -49,7 +49,10 @@ def run_notebook(name: str, overrides: Mapping[str, Any] | None = None, *,
     path = notebook or notebook_path(name)
     check_overrides(parameters_source(path), overrides, f"notebook {path.name}")
     coerce(module.Parameters, overrides, where=f"notebook {path.name}")  # types, early
-    output_dir = Path(output_dir) if output_dir else GENERATED / name
+    given = overrides.get("output_dir")  # `-p output_dir X` means the same as output_dir=X
+    if given and output_dir and Path(given) != Path(output_dir):
+        raise ParameterError(f"notebook {path.name}: output_dir given twice ({given!r} and {str(output_dir)!r})")
+    output_dir = Path(output_dir or given or GENERATED / name)
     output_dir = output_dir if output_dir.is_absolute() else REPO_ROOT / output_dir
     output_dir.mkdir(parents=True, exist_ok=True)
     if "output_dir" in declared(module.Parameters):
