@@ -142,3 +142,13 @@ def test_a_triple_with_no_comparable_item_is_counted_not_scored(synthetic_invent
     assert consistency.attrs["n_not_comparable"] == 1
     with pytest.raises(NoComparableItems, match="none of 1 factor triples"):
         factor_consistency(answers[answers["factor"] == "option_order"])
+
+
+def test_answer_counts_by_hand():
+    import pandas as pd
+
+    from contextecho.cape import answer_counts
+
+    answers = pd.DataFrame({"cached": [True, False, False, True], "error_type": [None, "Timeout", None, None],
+                            "status": ["ok", "error", "invalid", "ok"]})
+    assert answer_counts(answers) == {"cells": 4, "cached": 2, "computed": 2, "failed": 1, "invalid": 2}

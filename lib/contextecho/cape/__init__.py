@@ -12,7 +12,7 @@ Spec: ``shared/seeds/003_3df89b0edf37349e.txt``; each module says what is verbat
 from it and what is our reading.
 """
 from .administer import (CONTEXT_DEPENDENT, CONTEXT_FREE, DEFAULT_PARAMS, LOCAL_WINDOW, Administration,
-                         RunSpec, administer, default_window)
+                         RunSpec, administer, answer_counts, default_window)
 from .analyses import (attack_runs, consistency_row, factor_consistency, option_frequencies, option_shift,
                        ordering_runs, score_differences, table1, window_ablation, window_runs)
 from .bridge import PrefixProvider, bridge_runs, bridge_summary, real_prefix
@@ -30,7 +30,7 @@ __all__ = [
     "load_inventory", "Inventory", "Item", "InventoryNotFound", "TRAITS", "order_items", "ORDERINGS",
     "render_question", "Instruction", "Options", "INSTRUCTIONS", "WORDINGS", "ORDERS",
     "parse_answer", "ParsedAnswer", "score",
-    "RunSpec", "administer", "Administration", "CONTEXT_FREE", "CONTEXT_DEPENDENT", "DEFAULT_PARAMS",
+    "RunSpec", "administer", "answer_counts", "Administration", "CONTEXT_FREE", "CONTEXT_DEPENDENT", "DEFAULT_PARAMS",
     "LOCAL_WINDOW", "default_window",
     "FACTORS", "Variant", "factor_runs", "MissingParaphrases",
     "NoComparableItems", "total_agreement_rate", "euclidean_distance", "pointwise_consistency", "PointwiseConsistency",

@@ -92,6 +92,14 @@ class Administration:
         return int((self.answers["status"] != "ok").sum())
 
 
+def answer_counts(answers: pd.DataFrame) -> dict[str, int]:
+    """Calls cached / computed / failed and answers not parsed as an option (errors included),
+    for a notebook's counts line and manifest."""
+    cached = answers["cached"].astype(bool)
+    return {"cells": len(answers), "cached": int(cached.sum()), "computed": int((~cached).sum()),
+            "failed": int(answers["error_type"].notna().sum()), "invalid": int((answers["status"] != "ok").sum())}
+
+
 def default_window(model: str) -> int | None:
     return LOCAL_WINDOW if model.startswith("local/") else None
 

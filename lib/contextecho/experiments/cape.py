@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 
 from ..cache import CellCache
-from ..cape import (CONTEXT_DEPENDENT, CONTEXT_FREE, DEFAULT_PARAMS, TRAITS, administer, attack_runs, bridge_runs,
-                    bridge_summary, factor_consistency, factor_runs, load_inventory, ocean_profiles,
+from ..cape import (CONTEXT_DEPENDENT, CONTEXT_FREE, DEFAULT_PARAMS, TRAITS, administer, answer_counts, attack_runs,
+                    bridge_runs, bridge_summary, factor_consistency, factor_runs, load_inventory, ocean_profiles,
                     option_shift, ordering_runs, table1)
 from ..instruments import ArmContext, make_prefix
 from ..llm import LOCAL_MODEL
@@ -86,10 +86,7 @@ def run(p: Parameters) -> Result:
                                         progress=True, name=f"cape:{s}").answers
                              for s in (CONTEXT_FREE, CONTEXT_DEPENDENT)], ignore_index=True)
         out.parquet("answers", answers)
-        counts = out.count("factors", cells=len(answers), cached=int(answers["cached"].sum()),
-                           computed=int((~answers["cached"].astype(bool)).sum()),
-                           failed=int(answers["error_type"].notna().sum()),
-                           invalid=int((answers["status"] != "ok").sum()))
+        counts = out.count("factors", **answer_counts(answers))
         common.print_counts("cape factors", counts)
         consistency = factor_consistency(answers)
         counts["triples_not_comparable"] = consistency.attrs["n_not_comparable"]
@@ -110,10 +107,7 @@ def run(p: Parameters) -> Result:
         out.parquet("attack", attacked)
         out.table("attack", common.markdown(shift))
         tables[f"Option shift under the history attack ({p.attack_letter})"] = shift
-        out.count("attack", cells=len(attacked), cached=int(attacked["cached"].sum()),
-                  computed=int((~attacked["cached"].astype(bool)).sum()),
-                  failed=int(attacked["error_type"].notna().sum()),
-                  invalid=int((attacked["status"] != "ok").sum()))
+        out.count("attack", **answer_counts(attacked))
 
         # 3. Ordering (context-dependent: the order matters only with history).
         o_runs = ordering_runs(inventory, rng_for(p.seed, "cape-ordering"), orderings=p.orderings,
@@ -147,10 +141,7 @@ def run(p: Parameters) -> Result:
         out.parquet("bridge", summary)
         out.table("bridge", common.markdown(summary))
         tables["Bridge: OCEAN profile after real vs filler prefixes"] = summary
-        out.count("bridge", cells=len(bridged), cached=int(bridged["cached"].sum()),
-                  computed=int((~bridged["cached"].astype(bool)).sum()),
-                  failed=int(bridged["error_type"].notna().sum()),
-                  invalid=int((bridged["status"] != "ok").sum()))
+        out.count("bridge", **answer_counts(bridged))
     finally:
         cache.close()
 

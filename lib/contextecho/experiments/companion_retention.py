@@ -10,7 +10,7 @@ import pandas as pd
 from ..anchor.persona import PersonaCard
 from ..anchor.retention_runs import ARMS, CHECKPOINT, ipip_facets, retention_runs, retention_table
 from ..cache import CellCache
-from ..cape import CONTEXT_FREE, TRAITS, administer, load_inventory
+from ..cape import CONTEXT_FREE, TRAITS, administer, answer_counts, load_inventory
 from ..notebooks.outputs import Outputs
 from . import common
 from .cape import balanced
@@ -29,10 +29,7 @@ def run_retention(out: Outputs, cache: CellCache, card: PersonaCard, sessions, l
     answers = administer(runs, target, setting=CONTEXT_FREE, cache=cache, progress=True,
                          name="companion:retention").answers
     answers["session"] = answers["session"].map(lambda s: labels.get(s, s))
-    counts = out.count("retention", cells=len(answers), cached=int(answers["cached"].sum()),
-                       computed=int((~answers["cached"].astype(bool)).sum()),
-                       failed=int(answers["error_type"].notna().sum()),
-                       invalid=int((answers["status"] != "ok").sum()))
+    counts = out.count("retention", **answer_counts(answers))
     common.print_counts("companion retention", counts)
     out.parquet("retention_answers", answers)
     table = retention_table(answers, ipip_facets(items) if facets == "ipip" else None)
