@@ -43,12 +43,14 @@ def checkpoint_steps(n_steps: int, k: int = 4) -> tuple[int, ...]:
     return tuple(max(1, round(n_steps * c / k)) for c in range(1, k + 1))
 
 
-def _prefix(arm: str, session: Session, step: int, window: int) -> tuple[dict, ...]:
+def _prefixes(arms: Sequence[str], session: Session, step: int, window: int) -> dict[str, tuple[dict, ...]]:
+    """Each arm's prefix at ``step``; the snapshot is rendered once and the filler mirrors it."""
     snapshot = snapshot_at(session, step)
     real = render_prefix(snapshot, window=window)
-    if arm == CHECKPOINT:
-        return tuple(real.messages)
-    return tuple(make_prefix("filler", snapshot, ArmContext(window=window, real=real)).messages)
+    out = {CHECKPOINT: tuple(real.messages)} if CHECKPOINT in arms else {}
+    if FILLER in arms:
+        out[FILLER] = tuple(make_prefix("filler", snapshot, ArmContext(window=window, real=real)).messages)
+    return out
 
 
 def retention_runs(card: PersonaCard, inventory: Inventory, sessions: Sequence[Session], *,
@@ -63,7 +65,8 @@ def retention_runs(card: PersonaCard, inventory: Inventory, sessions: Sequence[S
     layout = [(GENERIC, None, 0, 0, ()), (INITIAL, None, 0, 0, system)]
     for s in sessions:
         for c, step in enumerate(checkpoint_steps(s.n_agent_steps, checkpoints), start=1):
-            layout += [(arm, s, c, step, system + _prefix(arm, s, step, window)) for arm in arms]
+            prefixes = _prefixes(arms, s, step, window)
+            layout += [(arm, s, c, step, system + prefixes[arm]) for arm in arms]
     runs = []
     for condition, session, c, step, prefix in layout:
         sid = session.session_id if session is not None else ""
