@@ -42,6 +42,7 @@ def test_companion_runs_every_section_on_the_fake_model(tmp_path):
     assert variables["retention_no_items"] == variables["retention_rows"] > 0
     assert variables["recall_candidates"] >= variables["recall_blind_kept"] >= variables["recall_validated"]
     assert "Judge agreement per axis" in result.tables
+    assert variables["primary_judge"] == "fake/echo"
     assert result.tables["ANCHOR banks"]["n_items"].tolist() == [7]
     assert (result.output_dir / "results" / "banks" / "ca_forge_tidyfeed__updated" / "run_manifest.json").is_file()
     wide = result.tables["Persona Retention R per facet (mean over sessions)"]

@@ -154,7 +154,7 @@ def run(p: Parameters) -> Result:
         out.table("banks", common.markdown(bank_rows))
         tables["ANCHOR banks"] = bank_rows
 
-    out.set(**variables(p, retention, summary, axes["frame"], recall, len(sessions)))
+    out.set(**variables(p, retention, summary, rates, axes["frame"], recall, len(sessions)))
     out.finish(p)
     return Result("companion", tables, figures, out.variables, out.counts, out.directory)
 
@@ -165,8 +165,8 @@ def _saved(out: Outputs, stem: str, fig) -> Path:
     return path
 
 
-def variables(p: Parameters, retention: pd.DataFrame, summary: pd.DataFrame, axes_frame: pd.DataFrame,
-              recall: dict, n_sessions: int) -> dict:
+def variables(p: Parameters, retention: pd.DataFrame, summary: pd.DataFrame, rates: pd.DataFrame,
+              axes_frame: pd.DataFrame, recall: dict, n_sessions: int) -> dict:
     """The manuscript's numbers; a value that could not be estimated is 'n/a', never NaN."""
     def num(value, digits=2):
         return "n/a" if value is None or pd.isna(value) else round(float(value), digits)
@@ -175,11 +175,12 @@ def variables(p: Parameters, retention: pd.DataFrame, summary: pd.DataFrame, axe
     final = {f"retention_final_{arm}_{facet}": num(last.get((arm, facet))) for arm in ARMS for facet in TRAITS}
     per_item, filters = recall["per_item"], recall["filters"].set_index("step")
     pooled = per_item[per_item["context"]].groupby("condition")["correct"].mean() if not per_item.empty else {}
-    valid = axes_frame[axes_frame["status"].isin(["held", "deviated"])]
-    rate = valid.groupby(["source", "axis"])["held"].mean()
+    # The primary judge's rates (ANCHOR reports per judge, never pooled across judges).
+    rate = rates[rates["judge_model"] == p.judges[0]].set_index(["source", "axis"])["held_rate"]
     held = {f"axes_held_{source}_{axis}": num(rate.get((source, axis))) for source in (REAL, FORK) for axis in AXES}
     return {
-        "target": p.target, "judges": ", ".join(p.judges), "n_sessions": n_sessions, "n_items": p.n_items,
+        "target": p.target, "judges": ", ".join(p.judges), "primary_judge": p.judges[0],
+        "n_sessions": n_sessions, "n_items": p.n_items,
         "checkpoints": p.checkpoints, "retention_window": p.retention_window,
         "retention_rows": len(retention), "retention_undefined": int((retention["status"] == "undefined").sum()),
         "retention_no_items": int((retention["status"] == "no valid items").sum()), **final,
