@@ -22,16 +22,10 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from .filters import BlindFilterResult, parse_choice
+from .filters import BlindFilterResult, choice_of
 from .items import RecallItem
 
 MAIN, HARD, INVALID = "main", "hard", "invalid"
-
-
-def _choice(answer: int | str | None) -> int | None:
-    if answer is None:
-        return None
-    return parse_choice(answer) if isinstance(answer, str) else int(answer)
 
 
 @dataclass(frozen=True)
@@ -57,7 +51,7 @@ def validate_with_history(items: Sequence[RecallItem], answers: Mapping[str, Seq
             raise ValueError(f"evaluator {name!r}: {len(given)} answers for {len(items)} items")
     kept, discarded, recovered, unreadable = [], [], {}, 0
     for k, item in enumerate(items):
-        choices = [_choice(given[k]) for given in answers.values()]
+        choices = [choice_of(given[k]) for given in answers.values()]
         unreadable += sum(c is None for c in choices)
         recovered[item.id] = sum(c == item.answer for c in choices)
         (kept if recovered[item.id] >= min_agree else discarded).append(item)
@@ -83,7 +77,7 @@ def calibrate(items: Sequence[RecallItem], runs: Sequence[Sequence[int | str | N
         raise ValueError("every calibration run must answer every item")
     out = []
     for k, item in enumerate(items):
-        choices = [_choice(run[k]) for run in runs]
+        choices = [choice_of(run[k]) for run in runs]
         readable = [c for c in choices if c is not None]
         share = Counter(readable).most_common(1)[0][1] / len(readable) if readable else 0.0
         verdict = INVALID if len(readable) < len(runs) / 2 else MAIN if share >= stable_share else HARD

@@ -98,6 +98,14 @@ class BlindFilterResult:
                 "failed": self.n_failed}
 
 
+def choice_of(answer: int | str | None) -> int | None:
+    """The option index of an answer: a response text (read by :func:`parse_choice`), an
+    index, or None for a failed call (None: no option named)."""
+    if answer is None:
+        return None
+    return parse_choice(answer) if isinstance(answer, str) else int(answer)
+
+
 def blind_filter(items: Sequence[RecallItem],
                  answers: Sequence[int | str | None]) -> BlindFilterResult:
     """Drop items whose blind answer is the correct option; keep and count the rest."""
@@ -105,13 +113,8 @@ def blind_filter(items: Sequence[RecallItem],
         raise ValueError(f"{len(items)} items but {len(answers)} blind answers")
     kept, discarded, unparsed, failed = [], [], 0, 0
     for item, answer in zip(items, answers):
-        if answer is None:
-            failed += 1
-            choice = None
-        elif isinstance(answer, str):
-            choice = parse_choice(answer)
-            unparsed += choice is None
-        else:
-            choice = int(answer)
+        choice = choice_of(answer)
+        failed += answer is None
+        unparsed += answer is not None and choice is None
         (discarded if choice == item.answer else kept).append(item)
     return BlindFilterResult(tuple(kept), tuple(discarded), unparsed, failed)

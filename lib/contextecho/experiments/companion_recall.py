@@ -21,7 +21,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ..anchor import answers_of, ask_requests, blind_filter, parse_choice, recall_items
+from ..anchor import answers_of, ask_requests, blind_filter, recall_items
+from ..anchor.filters import choice_of
 from ..anchor.calibration import MAIN, calibrate, filter_counts, validate_with_history
 from ..anchor.conditions import CONDITIONS, HierarchicalSummary, LongContext, Retrieval, build_contexts
 from ..cache import CellCache
@@ -160,7 +161,7 @@ def condition_rows(items: Sequence, condition: str, answers: dict, main: set, la
     for item in items:
         key = (item.session_id, item.id)
         answer = answers.get(key)
-        choice = parse_choice(answer) if answer is not None else None
+        choice = choice_of(answer)
         rows.append({"session": labels[item.session_id], "item": item.id, "family": item.family,
                      "condition": condition, "main": key in main, "context": key in answers,
                      "failed": key in answers and answer is None, "choice": choice,
