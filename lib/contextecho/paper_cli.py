@@ -11,7 +11,7 @@ import argparse
 import sys
 import time
 
-from . import manuscript
+from . import manuscript, quarto
 from .notebooks import NOTEBOOKS, DuplicateVariableError, ParameterError, declared, experiment, merge_variables
 from .notebooks.outputs import GENERATED
 
@@ -30,7 +30,7 @@ def merge_and_check() -> list[str]:
     merged = merge_variables(files)
     manuscript.write_variables(merged, merge=False)
     print(f"      merged {len(files)} variables file(s) into {manuscript.VARIABLES_FILE.name}")
-    return manuscript.check_sources()
+    return manuscript.check_sources() + quarto.check_project()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
                 return 2
             print(f"      {name}: {done.wall_s:.0f} s -> {done.output_dir.relative_to(GENERATED.parent.parent)}",
                   flush=True)
-    print("[check] variables, includes, figures, cross-references ...", flush=True)
+    print("[check] variables, includes, figures and alt text, cross-references, _quarto.yml ...", flush=True)
     try:
         problems = merge_and_check()
     except DuplicateVariableError as exc:
@@ -70,11 +70,11 @@ def run(args: argparse.Namespace) -> int:
         print("contextecho paper: the manuscript refers to outputs the pipeline did not produce:\n  "
               + "\n  ".join(problems), file=sys.stderr)
         return 1
-    print("      every variable, include, figure and cross-reference resolves")
+    print("      every variable, include, figure and cross-reference resolves; _quarto.yml passes")
     if not args.check_only and not args.no_render:
         try:
-            outcome = manuscript.render()
-        except manuscript.ManuscriptError as exc:
+            outcome = quarto.render()
+        except (manuscript.ManuscriptError, quarto.QuartoError) as exc:
             print(f"contextecho paper: {exc}", file=sys.stderr)
             return 1
         print(f"[render] {outcome.message}")

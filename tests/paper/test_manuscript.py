@@ -1,6 +1,5 @@
 from pathlib import Path
 
-import pytest
 import yaml
 
 from contextecho import manuscript
@@ -41,19 +40,6 @@ def test_write_variables_merges_sections(tmp_path):
     assert yaml.safe_load(target.read_text()) == {"cape": {"tar": 0.5}, "pilot": {"n": 1}}
 
 
-def test_render_says_plainly_when_quarto_is_missing(monkeypatch):
-    monkeypatch.setattr(manuscript, "check_sources", lambda: [])
-    monkeypatch.setattr(manuscript.shutil, "which", lambda name: None)
-    outcome = manuscript.render()
-    assert not outcome.rendered and "SKIPPED" in outcome.message
-
-
-def test_render_refuses_sources_with_dangling_references(monkeypatch):
-    monkeypatch.setattr(manuscript, "check_sources", lambda: ["paper/index.qmd:1: variable 'x' ..."])
-    with pytest.raises(manuscript.ManuscriptError, match="index.qmd:1"):
-        manuscript.render()
-
-
 def test_figures_cross_references_and_code_cells_are_checked(tmp_path):
     paper = tmp_path / "paper"
     write(paper / "_generated" / "panel" / "figures" / "forest.png", "png")
@@ -61,8 +47,8 @@ def test_figures_cross_references_and_code_cells_are_checked(tmp_path):
     write(paper / "index.qmd",
           "See @fig-forest, @tbl-gaps, @sec-method and @fig-gone.\n\n"
           "## Method {#sec-method}\n\n"
-          "![Forest](_generated/panel/figures/forest.png){#fig-forest}\n\n"
-          "![Missing](_generated/panel/figures/none.png){#fig-none}\n\n"
+          "![Forest](_generated/panel/figures/forest.png){#fig-forest fig-alt=\"Dots.\"}\n\n"
+          "![Missing](_generated/panel/figures/none.png){#fig-none fig-alt=\"Dots.\"}\n\n"
           "{{< include _generated/panel/tables/gaps.md >}}\n\n: Gaps {#tbl-gaps}\n\n"
           "```{python}\n1 + 1\n```\n\nMail me at someone@example.org.\n")
     variables = write(tmp_path / "_variables.yml", "{}\n")
