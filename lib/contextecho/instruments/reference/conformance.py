@@ -63,12 +63,11 @@ class Difference:
 
     def describe(self, max_lines: int = 40) -> str:
         if isinstance(self.expected, str) and isinstance(self.actual, str):
-            diff = list(difflib.unified_diff(self.expected.splitlines(keepends=True),
-                                             self.actual.splitlines(keepends=True),
-                                             "expected", "actual", n=1))
+            diff = list(difflib.unified_diff(self.expected.splitlines(), self.actual.splitlines(),
+                                             "expected", "actual", n=1, lineterm=""))
             if not diff:  # differ only in line endings or a final newline
-                diff = [f"expected {self.expected[-60:]!r}\n", f"actual   {self.actual[-60:]!r}\n"]
-            shown = "".join(diff[:max_lines]).rstrip("\n")
+                diff = [f"expected {self.expected[-60:]!r}", f"actual   {self.actual[-60:]!r}"]
+            shown = "\n".join(diff[:max_lines])
             more = f"\n    ... {len(diff) - max_lines} more diff lines" if len(diff) > max_lines else ""
             return f"{self.path}:\n    " + shown.replace("\n", "\n    ") + more
         return f"{self.path}: expected {_short(self.expected)}, got {_short(self.actual)}"
