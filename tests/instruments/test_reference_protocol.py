@@ -17,6 +17,7 @@ from contextecho.instruments.reference.scorers import (REFERENCE_SCORERS, is_exa
 from contextecho.instruments.reference.texts import (ACKNOWLEDGEMENT, FILLER_TEMPLATE, PROBES,
                                                      S2_VARIANTS)
 from contextecho.instruments.registry import UnknownNameError
+from contextecho.instruments.versions import content_hash
 
 
 def test_registry_names_versions_hashes():
@@ -34,6 +35,10 @@ def test_registry_names_versions_hashes():
 def test_texts_shape():
     assert len(PROBES) == 25 and [p.id for p in PROBES[-5:]] == ["C01", "C02", "C03", "C04", "C05"]
     assert all("\u2019" not in p.text for p in PROBES)  # the harness uses ASCII apostrophes
+    # The harness's probe list (harness/probes.py at 5f8dba3), pinned: derived from our
+    # suite, so a change to ours must not silently change the reference's.
+    assert content_hash([[p.id, p.category, p.text] for p in PROBES]) == (
+        "05345d7b1450bf8edb55feb468d6b7e4817db0c98b2b4d9a200aabde5f040def")
     assert len(FILLER_TEMPLATE) == 446 and FILLER_TEMPLATE.endswith(" ")
     assert len(S2_VARIANTS) == 10
 

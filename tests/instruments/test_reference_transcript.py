@@ -158,3 +158,46 @@ def test_missing_and_non_utf8_files(tmp_path):
     bad.write_bytes(b'{"type": "user"}\n\xff\xfe\n')
     with pytest.raises(SessionFormatError, match="UTF-8"):
         read_rows(bad)
+
+
+def test_compaction_turns(tmp_path):
+    from contextecho.instruments.reference.positions import compaction_turns
+    path = write(tmp_path / "s.jsonl", [
+        user("a"),                                              # turn 1
+        assistant([{"type": "text", "text": "b"}]),             # turn 2
+        {"type": "system", "subtype": "compact_boundary"},      # line 2
+        user("Summary: a and b"),                               # turn 3
+        {"type": "system", "subtype": "compact_boundary"},      # line 4, nothing after
+    ])
+    rows = read_rows(path)
+    [first, last] = compaction_turns(rows, turn_index(rows))
+    assert (first.boundary_line, first.last_turn_before, first.first_turn_after) == (2, 2, 3)
+    assert (last.boundary_line, last.last_turn_before, last.first_turn_after) == (4, 3, None)
+
+
+@pytest.mark.corpus
+def test_compaction_turns_match_the_fixture_positions(corpus_dir, missing_shared_data):
+    """The fixture chose its turns around compactions; our landmarks give the same turns."""
+    from contextecho.instruments.reference.positions import compaction_turns
+    from contextecho.paths import shared_dir
+    fixture = shared_dir() / "reference" / "contextecho" / "fixtures" / "prefix_cases.jsonl"
+    if not fixture.is_file():
+        missing_shared_data(f"no prefix fixtures at {fixture}")
+    offsets = {"pre_compaction": ("last_turn_before", 0), "at_compaction_summary": ("first_turn_after", 0),
+               "post_compaction": ("first_turn_after", 5)}
+    checked, landmarks_of = 0, {}
+    for line in fixture.read_text(encoding="utf-8").splitlines():
+        case = json.loads(line)
+        kind, meta = case["meta"]["position_kind"], case["meta"]
+        if kind not in offsets:
+            continue
+        session = case["inputs"]["session"]
+        if session not in landmarks_of:
+            rows = read_rows(corpus_dir / session)
+            landmarks_of[session] = {c.boundary_line: c for c in compaction_turns(rows, turn_index(rows))}
+        landmarks = landmarks_of[session]
+        attr, plus = offsets[kind]
+        assert getattr(landmarks[meta["compaction_boundary_line"]], attr) + plus == case["inputs"]["target_turn"]
+        assert len(landmarks) == meta["n_compact_boundaries_seen"]
+        checked += 1
+    assert checked >= 30

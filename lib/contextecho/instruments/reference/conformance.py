@@ -246,47 +246,47 @@ def _compare_known(expected: dict, actual: dict, prefix: str) -> list[Difference
                                {k: actual[k] for k in expected if k in actual}, prefix)
 
 
+CaseCheck = Callable[[dict, Path, int], list[Difference]]
+
+
+def _line_cases(family: str, path: Path, check: CaseCheck) -> Iterator[CaseResult]:
+    """Run ``check(case, path, line)`` on every case of a JSONL family; a
+    :class:`FixtureError` (from reading or from the check) fails that case only."""
+    for line, case in _jsonl(path):
+        if isinstance(case, FixtureError):
+            yield CaseResult(family, f"{path.name}:{line}", error=str(case))
+            continue
+        case_id = _case_id(case, path, line)
+        try:
+            yield CaseResult(family, case_id, check(case, path, line))
+        except FixtureError as exc:
+            yield CaseResult(family, case_id, error=str(exc))
+
+
 def check_prefix(path: Path, corpus: Path) -> Iterator[CaseResult]:
     sessions = _Sessions(corpus)
-    for line, case in _jsonl(path):
-        if isinstance(case, FixtureError):
-            yield CaseResult("prefix", f"{path.name}:{line}", error=str(case))
-            continue
-        case_id = _case_id(case, path, line)
+
+    def check(case: dict, path: Path, line: int) -> list[Difference]:
         try:
             actual, meta = _prefix_outputs(case, path, line, sessions)
-            expected = _need(case, "outputs", path, line, dict)
-        except FixtureError as exc:
-            yield CaseResult("prefix", case_id, error=str(exc))
-            continue
         except (FileNotFoundError, SessionFormatError, UnknownNameError) as exc:
-            yield CaseResult("prefix", case_id, error=f"{path}:{line}: {exc}")
-            continue
-        diffs = _compare_known(expected, actual, "outputs")
+            raise FixtureError(path, line, str(exc)) from None
+        diffs = _compare_known(_need(case, "outputs", path, line, dict), actual, "outputs")
         expected_meta = case.get("meta") if isinstance(case.get("meta"), dict) else {}
-        diffs += differences({k: expected_meta[k] for k in meta if k in expected_meta},
-                             {k: meta[k] for k in meta if k in expected_meta}, "meta")
-        yield CaseResult("prefix", case_id, diffs)
+        return diffs + differences({k: expected_meta[k] for k in meta if k in expected_meta},
+                                   {k: meta[k] for k in meta if k in expected_meta}, "meta")
+
+    return _line_cases("prefix", path, check)
 
 
-def check_filler(path: Path) -> Iterator[CaseResult]:
-    for line, case in _jsonl(path):
-        if isinstance(case, FixtureError):
-            yield CaseResult("filler", f"{path.name}:{line}", error=str(case))
-            continue
-        case_id = _case_id(case, path, line)
-        try:
-            n = _need(_need(case, "inputs", path, line, dict), "target_chars", path, line, int)
-        except FixtureError as exc:
-            yield CaseResult("filler", case_id, error=str(exc))
-            continue
-        text = make_filler(n)
-        actual = {"output": text, "output_len": len(text), "output_sha256": _sha(text)}
-        expected = {k: case[k] for k in case if k.startswith("output")}
-        if not expected:
-            yield CaseResult("filler", case_id, error=f"{path}:{line}: no expected output field")
-            continue
-        yield CaseResult("filler", case_id, _compare_known(expected, actual, "case"))
+def _check_filler(case: dict, path: Path, line: int) -> list[Difference]:
+    n = _need(_need(case, "inputs", path, line, dict), "target_chars", path, line, int)
+    text = make_filler(n)
+    actual = {"output": text, "output_len": len(text), "output_sha256": _sha(text)}
+    expected = {k: case[k] for k in case if k.startswith("output")}
+    if not expected:
+        raise FixtureError(path, line, "no expected output field")
+    return _compare_known(expected, actual, "case")
 
 
 def _stressor_verdicts(text: str, expected: dict, path: Path, line: int) -> dict:
@@ -301,51 +301,33 @@ def _stressor_verdicts(text: str, expected: dict, path: Path, line: int) -> dict
     return out
 
 
-def check_s2(path: Path) -> Iterator[CaseResult]:
-    for line, case in _jsonl(path):
-        if isinstance(case, FixtureError):
-            yield CaseResult("s2", f"{path.name}:{line}", error=str(case))
-            continue
-        case_id = _case_id(case, path, line)
-        try:
-            text = _need(case, "input", path, line, str)
-            expected = {"expected_is_no_preamble": _need(case, "expected_is_no_preamble", path, line)}
-            actual = {"expected_is_no_preamble": is_no_preamble(text)}
-            others = case.get("other_stressor_scorers")
-            if others is not None:
-                if not isinstance(others, dict):
-                    raise FixtureError(path, line, "'other_stressor_scorers' must be an object")
-                expected["other_stressor_scorers"] = others
-                actual["other_stressor_scorers"] = _stressor_verdicts(text, others, path, line)
-        except FixtureError as exc:
-            yield CaseResult("s2", case_id, error=str(exc))
-            continue
-        yield CaseResult("s2", case_id, differences(expected, actual))
+def _check_s2(case: dict, path: Path, line: int) -> list[Difference]:
+    text = _need(case, "input", path, line, str)
+    expected = {"expected_is_no_preamble": _need(case, "expected_is_no_preamble", path, line)}
+    actual = {"expected_is_no_preamble": is_no_preamble(text)}
+    others = case.get("other_stressor_scorers")
+    if others is not None:
+        if not isinstance(others, dict):
+            raise FixtureError(path, line, "'other_stressor_scorers' must be an object")
+        expected["other_stressor_scorers"] = others
+        actual["other_stressor_scorers"] = _stressor_verdicts(text, others, path, line)
+    return differences(expected, actual)
 
 
 HARNESS_PARSE = "expected_harness_judge__parse_judge"
 B3_PARSE = "variant_e02_b3_parse_judge"
 
 
-def check_judge(path: Path) -> Iterator[CaseResult]:
-    for line, case in _jsonl(path):
-        if isinstance(case, FixtureError):
-            yield CaseResult("judge", f"{path.name}:{line}", error=str(case))
-            continue
-        case_id = _case_id(case, path, line)
-        try:
-            raw = _need(case, "input", path, line, str)
-            expected = {HARNESS_PARSE: _need(case, HARNESS_PARSE, path, line, dict)}
-            actual = {HARNESS_PARSE: parse_verdict(raw).as_fixture()}
-            if B3_PARSE in case:
-                b3 = _need(case, B3_PARSE, path, line, dict)
-                parsed = parse_verdict_b3(raw)
-                expected[B3_PARSE] = b3
-                actual[B3_PARSE] = {k: parsed.get(k) for k in b3}
-        except FixtureError as exc:
-            yield CaseResult("judge", case_id, error=str(exc))
-            continue
-        yield CaseResult("judge", case_id, differences(expected, actual))
+def _check_judge(case: dict, path: Path, line: int) -> list[Difference]:
+    raw = _need(case, "input", path, line, str)
+    expected = {HARNESS_PARSE: _need(case, HARNESS_PARSE, path, line, dict)}
+    actual = {HARNESS_PARSE: parse_verdict(raw).as_fixture()}
+    if B3_PARSE in case:
+        b3 = _need(case, B3_PARSE, path, line, dict)
+        parsed = parse_verdict_b3(raw)
+        expected[B3_PARSE] = b3
+        actual[B3_PARSE] = {k: parsed.get(k) for k in b3}
+    return differences(expected, actual)
 
 
 # ---------------------------------------------------------------- stats family
@@ -486,8 +468,12 @@ FAMILIES: dict[str, str] = {
 
 
 def _checker(family: str, corpus: Path) -> Callable[[Path], Iterator[CaseResult]]:
-    return {"prefix": lambda p: check_prefix(p, corpus), "filler": check_filler, "s2": check_s2,
-            "judge": check_judge, "stats": check_stats}[family]
+    if family == "prefix":
+        return lambda path: check_prefix(path, corpus)
+    if family == "stats":
+        return check_stats
+    check = {"filler": _check_filler, "s2": _check_s2, "judge": _check_judge}[family]
+    return lambda path: _line_cases(family, path, check)
 
 
 def run_family(family: str, folder: str | Path, corpus: str | Path) -> FamilyResult:
