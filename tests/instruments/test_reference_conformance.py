@@ -109,12 +109,21 @@ def test_missing_session_and_unknown_stressor_fail(tmp_path):
          "inputs": {"session": "proj/s.jsonl", "target_turn": 1, "stressor": "S9"}, "outputs": {}},
         {"id": "c", "experiment": "e99_new", "inputs": {"session": "proj/s.jsonl", "target_turn": 1},
          "outputs": {}},
+        {"id": "d", "experiment": "e15_probe_panel", "inputs": {"session": "proj/odd.jsonl", "target_turn": 1},
+         "outputs": {}},
+        {"id": "e", "experiment": "e15_probe_panel", "inputs": {"session": "proj/s.jsonl", "target_turn": 1},
+         "outputs": {"max_tokens": 600}},
     ])
+    # A session the harness itself would crash on (a text block whose text is null).
+    write_jsonl(tmp_path / "corpus" / "proj" / "odd.jsonl",
+                [{"type": "user", "message": {"content": [{"type": "text", "text": None}]}}])
     [prefix] = run_conformance(folder, tmp_path / "corpus", ["prefix"])
     errors = {c.case_id: c.error for c in prefix.cases}
     assert "session 'nope.jsonl' not found" in errors["a"]
     assert "unknown reference stressor 'S9'" in errors["b"]
     assert "unknown experiment 'e99_new'" in errors["c"]
+    assert "AttributeError" in errors["d"] and "odd" not in str(errors["e"])
+    assert [c.passed for c in prefix.cases] == [False, False, False, False, True]
 
 
 def test_not_a_folder(tmp_path, capsys):

@@ -139,6 +139,11 @@ def test_harness_parser(raw, expected):
         assert verdict.score is None and verdict.raised == expected["raises"]
 
 
+def test_harness_parser_without_text():
+    verdict = ref_judge.parse_verdict(None)
+    assert verdict.as_fixture() == {"raises": "AttributeError"} and not verdict.valid
+
+
 def test_harness_parser_decode_error_reason():
     verdict = ref_judge.parse_verdict('{"score": ')
     assert verdict.label == "parse_error"

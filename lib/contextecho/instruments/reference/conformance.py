@@ -261,6 +261,8 @@ def _line_cases(family: str, path: Path, check: CaseCheck) -> Iterator[CaseResul
             yield CaseResult(family, case_id, check(case, path, line))
         except FixtureError as exc:
             yield CaseResult(family, case_id, error=str(exc))
+        except Exception as exc:  # a rule that crashes on this case fails it, not the run
+            yield CaseResult(family, case_id, error=f"{path}:{line}: {type(exc).__name__}: {exc}")
 
 
 def check_prefix(path: Path, corpus: Path) -> Iterator[CaseResult]:
@@ -319,7 +321,7 @@ B3_PARSE = "variant_e02_b3_parse_judge"
 
 
 def _check_judge(case: dict, path: Path, line: int) -> list[Difference]:
-    raw = _need(case, "input", path, line, str)
+    raw = _need(case, "input", path, line)  # not always text: a null reply is a case too
     expected = {HARNESS_PARSE: _need(case, HARNESS_PARSE, path, line, dict)}
     actual = {HARNESS_PARSE: parse_verdict(raw).as_fixture()}
     if B3_PARSE in case:
@@ -434,7 +436,11 @@ def check_stats(path: Path) -> Iterator[CaseResult]:
                                  error=f"{path}: cases[{i}].per_target[{j}] needs a 'target'")
                 continue
             target = expected["target"]
-            actual = _stats_target(cells, positions, expected)
+            try:
+                actual = _stats_target(cells, positions, expected)
+            except Exception as exc:  # fails this target's case, not the run
+                yield CaseResult("stats", f"{label}/{target}", error=f"{type(exc).__name__}: {exc}")
+                continue
             for block, value in actual.items():
                 yield CaseResult("stats", f"{label}/{target}/{block}",
                                  differences(expected[block], value, block))

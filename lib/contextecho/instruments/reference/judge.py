@@ -149,8 +149,15 @@ def _first_object(raw: str) -> tuple[object, Exception | None]:
             start += 1
 
 
-def parse_verdict(raw: str) -> ReferenceVerdict:
-    """The harness's ``_parse_judge``, with escaping exceptions recorded, not raised."""
+def parse_verdict(raw: str | None) -> ReferenceVerdict:
+    """The harness's ``_parse_judge``, with escaping exceptions recorded, not raised.
+
+    A reply without text (``None``, as providers return for an empty completion) is
+    what the harness fails on first (``raw.find``): recorded as ``AttributeError``.
+    """
+    if not isinstance(raw, str):
+        return ReferenceVerdict(None, "", f"judge reply is {type(raw).__name__}, not text",
+                                "AttributeError")
     data, error = _first_object(raw)
     if data is None:
         reason = f"no valid JSON object in judge output: {error}" if error else "no JSON found"
