@@ -19,6 +19,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "anchor-score": ("contextecho.anchor_cli", "score ANCHOR banks (released layout) through the causal window"),
     "notebook": ("contextecho.notebooks.cli", "run one parameterized notebook with papermill (validated parameters)"),
     "paper": ("contextecho.paper_cli", "regenerate every result of the manuscript, check and render it"),
+    "conformance": ("contextecho.conformance_cli", "check the 'reference' protocol against the authors' fixtures"),
 }
 
 
