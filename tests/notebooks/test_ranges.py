@@ -8,7 +8,7 @@ import shutil
 import subprocess
 import sys
 import typing
-from dataclasses import fields, replace
+from dataclasses import dataclass, fields, replace
 
 import nbformat
 import pytest
@@ -17,13 +17,14 @@ from contextecho import paper_cli
 from contextecho.__main__ import main
 from contextecho.llm import ensure_providers, registered_providers
 from contextecho.notebooks import NOTEBOOKS, ParameterError, coerce, declared, experiment, notebook_path
-from contextecho.notebooks.parameters import (Checked, Includes, Interval, Models, NonEmpty, OneOf, RangeError,
-                                              Temperature, rules)
+from contextecho.notebooks.parameters import (POSITIVE, Checked, Includes, Interval, Models, NonEmpty, OneOf,
+                                              RangeError, Temperature, rules)
 from contextecho.paths import REPO_ROOT
 
-# Parameters that are paths, checked by their loaders before any call (card, banks), or
-# where to write (output_dir): no range.
-UNRANGED = {"output_dir", "card", "banks"}
+# Every parameter of these kinds declares its range: models and item ids (numbers: all).
+NAMED = {"targets", "judges", "target", "summariser", "validators", "probes", "stressors", "contracts",
+         "interventions", "raters", "factors", "orderings", "attack_letter", "inventory", "facets", "families",
+         "conditions"}
 
 
 def spec(name):
@@ -41,10 +42,22 @@ def is_numeric(annotation) -> bool:
 
 # ---------------------------------------------------------------- the specs themselves
 @pytest.mark.parametrize("name", NOTEBOOKS)
-def test_every_parameter_but_paths_declares_its_range(name):
+def test_every_numeric_model_and_item_parameter_declares_its_range(name):
     ranged = set(rules(spec(name)))
-    assert ranged == set(declared(spec(name))) - UNRANGED
+    numeric = {f for f, t in field_types(name).items() if is_numeric(t)}
+    assert numeric and numeric <= ranged
+    assert NAMED & set(declared(spec(name))) <= ranged
     assert issubclass(spec(name), Checked)  # checked however it is built
+
+
+def test_a_range_for_no_parameter_is_an_error():
+    @dataclass(frozen=True)
+    class Spec(Checked):
+        window: int = 1
+        RANGES = {"windw": POSITIVE}
+
+    with pytest.raises(TypeError, match="RANGES names no parameter: windw"):
+        Spec()
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
@@ -175,6 +188,19 @@ def test_min_agree_cannot_exceed_the_validators():
     with pytest.raises(ParameterError, match=r"'min_agree': 3 is out of range; valid: an integer >= 1 and "
                                              r"<= the number of validators \(n_evaluators when none\) \(2\)"):
         coerce(companion, {"validators": "openai/gpt-4o,openai/gpt-4.1", "min_agree": 3})
+
+
+def test_the_call_site_preflight_shares_the_routing_check(tmp_path):
+    """An unknown embedded model now stops the batch before any call, as an unknown provider does."""
+    from contextecho.cache import CellCache
+    from contextecho.calls import ModelConfigError, generate
+    from contextecho.model_request import ModelRequest
+
+    for model in ("local/no-such-model", "nosuchprovider/x"):
+        cache = CellCache(tmp_path)
+        with pytest.raises(ModelConfigError, match=f"cannot route model '{model}'"):
+            generate([ModelRequest(model, [{"role": "user", "content": "hi"}], {}, 0)], cache=cache, progress=False)
+        cache.close()
 
 
 def test_routable_model_strings_pass():

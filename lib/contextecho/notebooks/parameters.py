@@ -222,7 +222,7 @@ class Temperature:
 
     def valid(self, value: Any, params: Any) -> str:
         low, high, who = self._range(params)
-        return f"a finite number in [{_bound(low)}, {_bound(high)}] (the range of {who})"
+        return f"a finite number in [{_bound(low)}, {_bound(high)}]" + (f" (the range of {who})" if who else "")
 
     def problem(self, value: Any, params: Any) -> str | None:
         low, high, _ = self._range(params)
