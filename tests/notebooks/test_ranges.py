@@ -280,6 +280,14 @@ def test_paper_set_is_checked_for_every_notebook_before_anything_runs(paper, cap
     assert (filled, kernels, calls) == ([], 0, 0)
 
 
+def test_paper_set_gives_each_notebook_the_keys_it_declares():
+    shares = paper_cli.set_overrides(["targets=anthropic/claude-sonnet-4-5", "window=30000",
+                                      "target=openai/gpt-4o", "n_items=0"], list(NOTEBOOKS))
+    assert shares["panel"] == {"targets": "anthropic/claude-sonnet-4-5", "window": "30000"}
+    assert shares["cape"] == {"target": "openai/gpt-4o", "n_items": "0"}
+    assert shares["companion"] == {"target": "openai/gpt-4o", "window": "30000", "n_items": "0"}
+
+
 # ---------------------------------------------------------------- the notebook's own cell
 def executed_until_error(name, parameters):
     """Run the committed notebook's cells in order in one namespace, with papermill's own
