@@ -90,15 +90,9 @@ def check_models(requests: Sequence[ModelRequest], transport: Transport) -> None
     """Fail before any compute on what no retry can fix; name the culprit."""
     litellm = llm.ensure_providers()
     for model in sorted({r.model for r in requests}):
+        check_routable(model, transport.api_base)
         if llm.is_in_process(model):
             continue
-        try:
-            litellm.get_llm_provider(model, api_base=transport.api_base)
-        except Exception:
-            raise ModelConfigError(
-                f"LiteLLM cannot route model {model!r}: use a provider-prefixed string such as "
-                f"'openai/gpt-4o-mini', 'anthropic/claude-sonnet-4-5', 'hosted_vllm/<name>' with "
-                f"api_base, or {llm.LOCAL_MODEL!r} for the embedded model") from None
         if transport.api_base:
             continue  # a self-hosted server: keys are its business
         missing = litellm.validate_environment(model).get("missing_keys") or []
@@ -107,6 +101,43 @@ def check_models(requests: Sequence[ModelRequest], transport: Transport) -> None
     local = [r for r in requests if r.model == llm.LOCAL_MODEL]
     if local:
         _check_local(local)
+
+
+def check_routable(model: str, api_base: str | None = None) -> None:
+    """Raise :class:`ModelConfigError` unless ``model`` names a model LiteLLM can route:
+    a provider it knows, or an in-process one that serves that name."""
+    litellm = llm.ensure_providers()
+    if llm.is_in_process(model):
+        if llm.provider_of(model) != llm.LOCAL_PROVIDER or model == llm.LOCAL_MODEL:
+            return  # fake/<behaviour>: any name (the stand-in answers unknown ones with an error)
+    else:
+        try:
+            litellm.get_llm_provider(model, api_base=api_base)
+            return
+        except Exception:
+            pass
+    raise ModelConfigError(
+        f"LiteLLM cannot route model {model!r}: use a provider-prefixed string such as "
+        f"'openai/gpt-4o-mini', 'anthropic/claude-sonnet-4-5', 'hosted_vllm/<name>' with "
+        f"api_base, or {llm.LOCAL_MODEL!r} for the embedded model")
+
+
+# Sampling temperatures each provider accepts; the OpenAI-style range is the default.
+# Anthropic's API (and Claude on Bedrock / Vertex) takes 0..1. The embedded model's
+# sampler divides the logits by the temperature (0 is greedy); 0..2 like OpenAI's, as
+# above 2 its 135M-parameter distribution is close to uniform noise.
+TEMPERATURE_RANGES = {"anthropic": (0.0, 1.0), llm.LOCAL_PROVIDER: (0.0, 2.0)}
+OPENAI_TEMPERATURE_RANGE = (0.0, 2.0)
+
+
+def temperature_range(model: str) -> tuple[float, float]:
+    """The (low, high) sampling temperature ``model``'s provider accepts."""
+    provider = llm.provider_of(model)
+    if provider in ("bedrock", "vertex_ai") and "claude" in model:
+        provider = "anthropic"
+    elif not provider and model.startswith("claude"):
+        provider = "anthropic"
+    return TEMPERATURE_RANGES.get(provider, OPENAI_TEMPERATURE_RANGE)
 
 
 def _check_local(requests: Sequence[ModelRequest]) -> None:

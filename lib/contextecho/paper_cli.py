@@ -14,6 +14,7 @@ import time
 from . import manuscript, quarto
 from .notebooks import NOTEBOOKS, DuplicateVariableError, ParameterError, declared, experiment, merge_variables
 from .notebooks.outputs import GENERATED
+from .notebooks.runner import check_parameters
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -23,6 +24,25 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--check-only", action="store_true",
                         help="merge the generated variables and check the manuscript; run nothing")
     parser.add_argument("--no-render", action="store_true", help="skip the Quarto render step")
+
+
+def set_overrides(items: list[str], names: list[str]) -> dict[str, dict[str, str]]:
+    """Each notebook's share of the ``--set KEY=VALUE`` items, every one checked (name, type,
+    range) before anything runs; a KEY no notebook in ``names`` declares is an error."""
+    malformed = [item for item in items if "=" not in item or not item.split("=", 1)[0].strip()]
+    if malformed:
+        raise ParameterError(f"--set takes KEY=VALUE, got {', '.join(map(repr, malformed))}")
+    overrides = {k.strip(): v for k, v in (item.split("=", 1) for item in items)}
+    declared_by = {name: declared(experiment(name).Parameters) for name in names}
+    unused = sorted(k for k in overrides if not any(k in d for d in declared_by.values()))
+    if unused:
+        valid = sorted({k for d in declared_by.values() for k in d})
+        raise ParameterError(f"--set {', '.join(unused)}: no notebook of {', '.join(names)} declares it; "
+                             f"valid: {', '.join(valid)}")
+    own = {name: {k: v for k, v in overrides.items() if k in declared_by[name]} for name in names}
+    for name in names:
+        check_parameters(name, own[name])
+    return own
 
 
 def merge_and_check() -> list[str]:
@@ -45,13 +65,17 @@ def run(args: argparse.Namespace) -> int:
         if unknown:
             print(f"contextecho paper: unknown notebook(s) {unknown}; choose from {NOTEBOOKS}", file=sys.stderr)
             return 2
-        overrides = dict(item.split("=", 1) for item in args.set)
+        try:
+            overrides = set_overrides(args.set, names)
+        except ParameterError as exc:
+            print(f"contextecho paper: {exc}", file=sys.stderr)
+            return 2
         print("[data] corpus and inventories, verifying sha256 ...", flush=True)
         filled = fill_corpus()
         print(f"      corpus: {filled.copied} copied, {filled.downloaded} downloaded, "
               f"{filled.present} already present; {fill_inventories()}")
         for number, name in enumerate(names, start=1):
-            own = {k: v for k, v in overrides.items() if k in declared(experiment(name).Parameters)}
+            own = overrides[name]
             print(f"[{number}/{len(names)}] notebook {name} {own or ''} ...", flush=True)
             try:
                 done = run_notebook(name, own)

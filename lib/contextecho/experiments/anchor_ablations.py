@@ -17,8 +17,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ..instruments import build_cells
+from ..instruments import INTERVENTIONS, build_cells
 from ..notebooks.outputs import Outputs
+from ..notebooks.parameters import NON_NEGATIVE, Includes, NonEmpty, OneOf, count
 from ..notebooks.show import Result
 from ..sessions import Position
 from ..stats import StatsInputError, drift_gap
@@ -47,6 +48,11 @@ class Parameters(common.JudgedParameters):
             "interventions": "none is the control and must be listed",
             "contracts": "S2, S2#01, hardened, C1_csv ... (scored, no judge)",
             "distances": "session messages between the A-anchor and the probe (decay)"}
+    RANGES = {**common.JudgedParameters.RANGES, "n_sessions": count(zero="all"),
+              "interventions": (NonEmpty(), Includes("none", "the control"),
+                                OneOf(INTERVENTIONS.names, "intervention")),
+              "probes": (NonEmpty(), common.PROBE_IDS), "contracts": (NonEmpty(), common.CONTRACT_IDS),
+              "distances": NON_NEGATIVE}
 
 
 def effect_rows(frame: pd.DataFrame, control: str, p: Parameters, scale: float = 1.0) -> pd.DataFrame:
@@ -74,8 +80,6 @@ def effect_rows(frame: pd.DataFrame, control: str, p: Parameters, scale: float =
 
 
 def run(p: Parameters) -> Result:
-    if "none" not in p.interventions:
-        raise ValueError("interventions must include 'none', the control")
     out = Outputs.open("anchor_ablations", p.output_dir or None)
     out.models.update(p.targets + p.judges)
     sessions = common.select_sessions(p.n_sessions)

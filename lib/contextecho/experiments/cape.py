@@ -12,18 +12,24 @@ bridge to drift (the questionnaire asked after real vs filler session prefixes).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
 from ..cache import CellCache
-from ..cape import (CONTEXT_DEPENDENT, CONTEXT_FREE, DEFAULT_PARAMS, TRAITS, administer, answer_counts, attack_runs,
-                    bridge_runs, bridge_summary, factor_consistency, factor_runs, load_inventory, ocean_profiles,
-                    option_shift, ordering_runs, table1)
+from ..cape import (CONTEXT_DEPENDENT, CONTEXT_FREE, DEFAULT_PARAMS, FACTORS, ORDERINGS, TRAITS, administer,
+                    answer_counts, attack_runs, bridge_runs, bridge_summary, factor_consistency, factor_runs,
+                    load_inventory, ocean_profiles, option_shift, ordering_runs, table1)
+from ..cape.prompts import LETTERS
+from ..data_cli import inventory_manifest
 from ..instruments import ArmContext, make_prefix
 from ..llm import LOCAL_MODEL
 from ..notebooks.outputs import Outputs
+from ..notebooks.parameters import NON_NEGATIVE, POSITIVE, Checked, Models, NonEmpty, OneOf, Temperature, count
+from ..paths import data_dir
+from ..sessions.corpus import read_manifest
 from ..notebooks.show import Result
 from ..sessions import positions as scheme_positions, render_prefix
 from ..instruments.versions import rng_for
@@ -35,8 +41,19 @@ PAPER_SCALE = {"target": "openai/gpt-4o", "n_items": 0,
                            "paraphrasing"), "history_window": 0, "bridge_positions": 12}
 
 
+def inventory_names() -> list[str]:
+    """The inventories ``load_inventory`` finds by name: those `make data` fetches (the
+    committed inventory manifest) and any CSV already in data/mpi."""
+    fetched = [Path(r["file"]).stem for r in read_manifest(inventory_manifest()) if r["file"].endswith(".csv")]
+    present = [p.stem for p in sorted((data_dir() / "mpi").glob("*.csv"))]
+    return list(dict.fromkeys(fetched + present))
+
+
+INVENTORIES = OneOf(inventory_names, "inventory", files=".csv")
+
+
 @dataclass(frozen=True)
-class Parameters:
+class Parameters(Checked):
     target: str = LOCAL_MODEL
     inventory: str = "mpi_120"
     n_items: int = 10
@@ -60,6 +77,13 @@ class Parameters:
             "history_window": "question-answer pairs kept in context-dependent history (0 for auto)",
             "attack_letter": "every history reply replaced by this option",
             "bridge_window": "session prefix characters for the bridge"}
+    RANGES = {"target": Models(), "inventory": INVENTORIES, "n_items": count(zero="all"),
+              "factors": (NonEmpty(), OneOf(tuple(FACTORS), "factor")), "n_runs": count(),
+              "history_window": count(zero="auto"), "max_tokens": POSITIVE,
+              "attack_letter": OneOf(LETTERS, "option letter"),
+              "orderings": (NonEmpty(), OneOf(ORDERINGS, "ordering")), "bridge_sessions": count(),
+              "bridge_positions": count(), "bridge_window": POSITIVE, "bridge_runs": count(),
+              "bridge_temperature": Temperature(("target",)), "seed": NON_NEGATIVE}
 
 
 def balanced(inventory, n_items: int):

@@ -11,13 +11,14 @@ import pandas as pd
 from ..cache import CellCache
 from ..paths import shared_dir
 from ..calls import Transport
-from ..instruments import run_cells
+from ..instruments import contracts, probes, run_cells, stressors
 from ..llm import LOCAL_MODEL
+from ..notebooks.parameters import NON_NEGATIVE, POSITIVE, RESAMPLES, Checked, Models, NonEmpty, OneOf, Temperature
 from ..sessions import Session, load_session
 from ..sessions.corpus import local_corpus, read_manifest
 
 @dataclass(frozen=True)
-class JudgedParameters:
+class JudgedParameters(Checked):
     """The parameters every judged experiment shares, with one set of defaults, so the
     notebooks ask for the same cells (and reuse each other's from the cache)."""
 
@@ -35,6 +36,16 @@ class JudgedParameters:
             "window": "prefix characters (the embedded model's 8k context limits it)",
             "judge_max_tokens": "the rubric asks for one line (Score: n); 64 at paper scale",
             "output_dir": "default paper/_generated/<notebook>"}
+    RANGES = {"targets": (NonEmpty(), Models()), "judges": (NonEmpty(), Models()),
+              "window": POSITIVE, "max_tokens": POSITIVE, "judge_max_tokens": POSITIVE,
+              "temperature": Temperature(("targets",)), "n_resamples": RESAMPLES, "seed": NON_NEGATIVE}
+
+
+# Item names a notebook parameter may list (see instruments.items.resolve_items).
+PROBE_IDS = OneOf(lambda: sorted(probes.BATTERIES) + sorted(probes.BY_ID), "probe id or battery")
+STRESSOR_IDS = OneOf(lambda: sorted(stressors.STRESSORS) + sorted(stressors.BY_ID), "stressor or wording id")
+CONTRACT_IDS = OneOf(lambda: sorted(stressors.STRESSORS) + sorted(stressors.BY_ID) + ["hardened"]
+                     + sorted(contracts.BY_ID), "stressor, wording or contract id")
 
 
 # Licences that allow publishing derived numbers; sources that state none are left out.

@@ -16,6 +16,7 @@ import pandas as pd
 
 from ..instruments import build_cells
 from ..notebooks.outputs import Outputs
+from ..notebooks.parameters import Interval, NonEmpty, count
 from ..notebooks.show import Result
 from ..sessions import positions as scheme_positions
 from ..stats import COMPACTION_MARGIN, StatsInputError, equivalence_bootstrap, tost_paired
@@ -38,6 +39,9 @@ class Parameters(common.JudgedParameters):
             "n_sessions": "sessions with at least one compaction, longest first (0 for all)",
             "max_compactions": "compaction events per session, first ones (0 for all)",
             "margin": "equivalence margin in judge points"}
+    RANGES = {**common.JudgedParameters.RANGES, "n_sessions": count(zero="all"),
+              "max_compactions": count(zero="all"), "probes": (NonEmpty(), common.PROBE_IDS),
+              "replicates": count(), "margin": Interval(0, 3, low_open=True)}
 
 
 def event_positions(session, max_compactions: int):

@@ -30,11 +30,14 @@ from ..anchor.persona import CODING_ASSISTANT, load_card
 from ..cache import CellCache
 from ..llm import LOCAL_MODEL
 from ..notebooks.outputs import Outputs
+from ..notebooks.parameters import (NON_NEGATIVE, POSITIVE, RESAMPLES, Checked, Interval, Models, NonEmpty, OneOf,
+                                    Temperature, count)
 from ..notebooks.show import Result
 from . import common
 from .companion_axes import run_axes
 from .companion_recall import CHANCE, RecallSettings, accuracy_figure, run_recall
-from .companion_retention import retention_by_checkpoint, retention_figure, retention_wide, run_retention
+from .cape import INVENTORIES
+from .companion_retention import FACETS, retention_by_checkpoint, retention_figure, retention_wide, run_retention
 
 TITLE = "ANCHOR on coding sessions: persona retention, behavioural axes, trajectory recall"
 PAPER_SCALE = {"target": "openai/gpt-4o-mini", "judges": "anthropic/claude-sonnet-4-5,openai/gpt-4.1,gemini/gemini-2.5-flash",
@@ -44,7 +47,7 @@ PAPER_SCALE = {"target": "openai/gpt-4o-mini", "judges": "anthropic/claude-sonne
 
 
 @dataclass(frozen=True)
-class Parameters:
+class Parameters(Checked):
     target: str = LOCAL_MODEL
     judges: tuple[str, ...] = (LOCAL_MODEL,)
     card: str = ""
@@ -90,6 +93,19 @@ class Parameters:
             "min_agree": "validators that must recover the answer (ANCHOR: 3 of 4)",
             "banks": "ANCHOR bank folders (or a release root) to score as well",
             "output_dir": "default paper/_generated/companion"}
+    RANGES = {"target": Models(), "judges": (NonEmpty(), Models()), "n_sessions": count(zero="all"),
+              "inventory": INVENTORIES, "n_items": count(zero="all"), "checkpoints": count(),
+              "facets": OneOf(FACETS, "facet scheme"), "retention_window": POSITIVE, "retention_runs": count(),
+              "questionnaire_max_tokens": POSITIVE, "axes_window": POSITIVE, "fork_max_tokens": POSITIVE,
+              "judge_max_tokens": POSITIVE, "families": (NonEmpty(), OneOf(tuple(FAMILIES), "recall family")),
+              "per_family": count(), "conditions": (NonEmpty(), OneOf(tuple(CONDITIONS), "context condition")),
+              "window": POSITIVE, "recent_chars": POSITIVE, "summariser": Models(), "summary_block_steps": count(),
+              "summary_turn_chars": POSITIVE, "summary_max_tokens": POSITIVE, "retrieval_k": count(),
+              "validators": Models(), "n_evaluators": count(),
+              "min_agree": Interval(1, high=lambda p: len(p.validators) or p.n_evaluators,
+                                    high_text="the number of validators (n_evaluators when none)"),
+              "calibration_runs": count(), "sample_temperature": Temperature(("target", "validators")),
+              "recall_max_tokens": POSITIVE, "n_resamples": RESAMPLES, "seed": NON_NEGATIVE}
 
 
 def run(p: Parameters) -> Result:

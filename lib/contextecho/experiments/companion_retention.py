@@ -15,14 +15,16 @@ from ..notebooks.outputs import Outputs
 from . import common
 from .cape import balanced
 
+FACETS = ("trait", "ipip")  # retention per OCEAN trait, or per IPIP facet of the inventory
+
 
 def run_retention(out: Outputs, cache: CellCache, card: PersonaCard, sessions, labels: dict, *, target: str,
                   inventory: str, n_items: int, checkpoints: int, window: int, n_runs: int,
                   params: dict, facets: str = "trait") -> tuple[pd.DataFrame, pd.DataFrame]:
     """Answers and the per-facet retention table (sessions relabelled S1..Sn); ``facets`` is
     ``trait`` (OCEAN) or ``ipip`` (the inventory's facet labels)."""
-    if facets not in ("trait", "ipip"):
-        raise ValueError(f"facets must be 'trait' or 'ipip', got {facets!r}")
+    if facets not in FACETS:
+        raise ValueError(f"facets must be one of {FACETS}, got {facets!r}")
     items = balanced(load_inventory(inventory), n_items)
     runs = retention_runs(card, items, sessions, checkpoints=checkpoints, window=window, n_runs=n_runs,
                           params=params)

@@ -18,10 +18,11 @@ import pandas as pd
 
 from ..instruments import build_cells
 from ..notebooks.outputs import Outputs
+from ..notebooks.parameters import NonEmpty, OneOf, count
 from ..notebooks.show import Result
 from ..stats import StatsInputError, direction_agreement, drift_gap, judge_agreement
 from . import common
-from .raters import DESCRIPTIONS, rate
+from .raters import DESCRIPTIONS, RATERS, rate
 
 TITLE = "Cross-judge audit: agreement of an LLM judge and an offline lexical rater"
 PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5", "openai/gpt-4o", "anthropic/claude-haiku-4-5"),
@@ -40,6 +41,8 @@ class Parameters(common.JudgedParameters):
             "judges": "LLM judges (LiteLLM model strings)",
             "raters": "offline raters (tfidf)",
             "n_sessions": "keep equal to the panel's so its cells are reused from the cache"}
+    RANGES = {**common.JudgedParameters.RANGES, "raters": OneOf(RATERS, "offline rater"),
+              "n_sessions": count(zero="all"), "n_positions": count(), "probes": (NonEmpty(), common.PROBE_IDS)}
 
 
 def run(p: Parameters) -> Result:

@@ -16,6 +16,7 @@ import pandas as pd
 
 from ..instruments import build_cells
 from ..notebooks.outputs import Outputs
+from ..notebooks.parameters import NonEmpty, count
 from ..notebooks.show import Result
 from ..sessions import Position
 from ..stats import StatsInputError, drift_gap
@@ -38,6 +39,8 @@ class Parameters(common.JudgedParameters):
     HELP = {**common.JudgedParameters.HELP,
             "steps": "agent steps, kept when before the session's first compaction",
             "n_sessions": "longest openly licensed sessions (0 for all)"}
+    RANGES = {**common.JudgedParameters.RANGES, "n_sessions": count(zero="all"),
+              "steps": (NonEmpty(), count()), "probes": (NonEmpty(), common.PROBE_IDS)}
 
 
 def early_positions(session, steps) -> tuple[Position, ...]:

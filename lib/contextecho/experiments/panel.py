@@ -15,6 +15,7 @@ import pandas as pd
 
 from ..instruments import build_cells, fingerprint_frame, fit_pca
 from ..notebooks.outputs import Outputs
+from ..notebooks.parameters import NonEmpty, count
 from ..notebooks.show import Result
 from ..stats import StatsInputError, compliance_gap, drift_gap, verbosity_ratio
 from . import common
@@ -37,6 +38,8 @@ class Parameters(common.JudgedParameters):
             "n_positions": "uniform snapshot positions per session",
             "probes": "probe ids or batteries (coding_self, identity, ..., all)",
             "stressors": "S2, or single wordings S2#01 ..."}
+    RANGES = {**common.JudgedParameters.RANGES, "n_sessions": count(zero="all"), "n_positions": count(),
+              "probes": (NonEmpty(), common.PROBE_IDS), "stressors": common.STRESSOR_IDS}
 
 
 def complete_units(frame: pd.DataFrame, score: str = "score") -> tuple[pd.DataFrame, int]:

@@ -3,8 +3,9 @@ so the parameters cell and the library never disagree: ``contextecho notebook --
 rewrites ``notebooks/*.ipynb``; a test checks the committed copies are current.
 
 Every notebook has the same thin shape: imports, the cell tagged ``parameters``, a
-validating ``bind`` (unknown names fail even under plain papermill), one call into
-``contextecho.experiments``, and a cell that shows the tables and figures.
+validating ``bind`` (unknown names and out-of-range values fail even under plain
+papermill, before any model call), one call into ``contextecho.experiments``, and a
+cell that shows the tables and figures.
 """
 from __future__ import annotations
 
@@ -54,7 +55,8 @@ def build(name: str) -> nbformat.NotebookNode:
     paper_scale = "\n".join(f"    -p {k} {','.join(map(str, v)) if isinstance(v, tuple) else v}"
                             for k, v in getattr(module, "PAPER_SCALE", {}).items())
     intro = (f"# {module.TITLE}\n\n{(module.__doc__ or '').strip()}\n\n"
-             "Parameters are validated: an unknown or misspelled name is an error. "
+             "Parameters are validated before any model call: an unknown or misspelled name, "
+             "a value of the wrong type or out of its range is an error naming the valid range. "
              f"Run it with `make {name}` or `papermill notebooks/{name}.ipynb out.ipynb -p <name> <value>`."
              + (f"\n\nThe paper's scale (provider models; hours of compute):\n\n```\n{paper_scale}\n```"
                 if paper_scale else ""))

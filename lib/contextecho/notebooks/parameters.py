@@ -10,14 +10,23 @@ or misspelled name is an error, checked
 
 Values are coerced to the declared type: ``-p targets a,b`` gives a tuple of strings,
 ``-p n_sessions 3`` an int; a value that does not fit is an error naming the parameter.
+
+Values are then range-checked (:func:`check_ranges`, called by :func:`coerce`, so both
+places above): each Parameters dataclass declares ``RANGES``, a map from field name to
+one rule or a tuple of rules (:class:`Interval`, :class:`Temperature`, :class:`OneOf`,
+:class:`Models`, :class:`NonEmpty`, :class:`Includes`), next to its ``HELP``. A rule on a
+tuple field checks every element (``NonEmpty`` and ``Includes`` check the whole). Every
+error names the parameter, the value and the valid range; all of them are reported at once.
 """
 from __future__ import annotations
 
 import ast
 import difflib
+import math
 import typing
-from dataclasses import MISSING, fields, is_dataclass
-from typing import Any, Mapping
+from dataclasses import MISSING, dataclass, fields, is_dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Union
 
 
 class ParameterError(ValueError):
@@ -93,7 +102,14 @@ def coerce(spec: type, values: Mapping[str, Any], where: str | None = None):
     if unknown:
         raise ParameterError(_unknown_message(unknown, valid, where or spec.__name__))
     hints = typing.get_type_hints(spec)
-    return spec(**{k: _coerce(k, v, hints[k]) for k, v in values.items()})
+    typed = {k: _coerce(k, v, hints[k]) for k, v in values.items()}
+    try:
+        params = spec(**typed)  # a Checked spec checks its ranges here
+    except RangeError as exc:
+        raise RangeError(where or spec.__name__, exc.problems) from None
+    if not isinstance(params, Checked):
+        check_ranges(params, where or spec.__name__)  # any other spec that declares RANGES
+    return params
 
 
 # Names IPython and papermill leave in a kernel's namespace that are not parameters.
@@ -130,3 +146,220 @@ def check_overrides(parameters_source: str, overrides: Mapping[str, Any], where:
     unknown = sorted(set(overrides) - set(valid))
     if unknown:
         raise ParameterError(_unknown_message(unknown, valid, where))
+
+
+# ---------------------------------------------------------------- ranges
+def _number(value: Any) -> str:
+    return "an integer" if isinstance(value, int) else "a finite number"
+
+
+def _bound(value: float) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A number in ``[low, high]`` (``(low, ...`` with ``low_open``), finite. ``zero``: what
+    0 means where 0 is allowed outside the interval ("all", "auto"). ``high`` may be a
+    function of the parameters, described by ``high_text``."""
+
+    low: float | None = None
+    high: float | Callable[[Any], float] | None = None
+    low_open: bool = False
+    zero: str = ""
+    high_text: str = ""
+
+    def _high(self, params: Any) -> float | None:
+        return self.high(params) if callable(self.high) else self.high
+
+    def valid(self, value: Any, params: Any) -> str:
+        parts = []
+        if self.low is not None:
+            parts.append(f"{'>' if self.low_open else '>='} {_bound(self.low)}")
+        high = self._high(params)
+        if high is not None:
+            parts.append(f"<= {self.high_text or _bound(high)}" + (f" ({_bound(high)})" if self.high_text else ""))
+        text = f"{_number(value)} {' and '.join(parts)}".rstrip()
+        return text + (f", or 0 for {self.zero}" if self.zero else "")
+
+    def problem(self, value: Any, params: Any) -> str | None:
+        if self.zero and value == 0:
+            return None
+        high = self._high(params)
+        ok = (math.isfinite(value)
+              and (self.low is None or (value > self.low if self.low_open else value >= self.low))
+              and (high is None or value <= high))
+        return None if ok else "is out of range"
+
+
+def count(zero: str = "") -> Interval:
+    """A count: 1 or more (0 too, where it means ``zero``: "all", "auto")."""
+    return Interval(1, zero=zero)
+
+
+POSITIVE = Interval(0, low_open=True)  # windows, characters, max tokens
+NON_NEGATIVE = Interval(0)  # seeds, distances
+RESAMPLES = Interval(100)  # bootstrap resamples: fewer make the CI's percentiles noise
+
+
+@dataclass(frozen=True)
+class Temperature:
+    """A sampling temperature every model of the ``models`` fields accepts (finite, within
+    the narrowest provider range among them; see :func:`contextecho.calls.temperature_range`)."""
+
+    models: tuple[str, ...] = ("targets",)
+
+    def _range(self, params: Any) -> tuple[float, float, str]:
+        from ..calls import temperature_range
+
+        low, high, who = 0.0, math.inf, ""
+        for model in _models_of(params, self.models):
+            lo, hi = temperature_range(model)
+            if hi < high:
+                who = model
+            low, high = max(low, lo), min(high, hi)
+        return low, high, who
+
+    def valid(self, value: Any, params: Any) -> str:
+        low, high, who = self._range(params)
+        return f"a finite number in [{_bound(low)}, {_bound(high)}]" + (f" (the range of {who})" if who else "")
+
+    def problem(self, value: Any, params: Any) -> str | None:
+        low, high, _ = self._range(params)
+        return None if math.isfinite(value) and low <= value <= high else "is out of range"
+
+
+def _models_of(params: Any, names: Iterable[str]) -> list[str]:
+    out = []
+    for name in names:
+        value = getattr(params, name)
+        out += [value] if isinstance(value, str) else list(value)
+    return out
+
+
+@dataclass(frozen=True)
+class OneOf:
+    """A known name: one of ``names`` (a tuple, or a function giving them, read when checked).
+    ``files``: a value ending so that names an existing file is accepted as well."""
+
+    names: tuple[str, ...] | Callable[[], Iterable[str]]
+    what: str
+    files: str = ""
+
+    def _names(self) -> list[str]:
+        return list(self.names() if callable(self.names) else self.names)
+
+    def valid(self, value: Any, params: Any) -> str:
+        files = f", or a path to a {self.files} file" if self.files else ""
+        return f"one of {', '.join(self._names())}{files}"
+
+    def problem(self, value: Any, params: Any) -> str | None:
+        names = self._names()
+        if value in names or (self.files and str(value).endswith(self.files) and _is_file(str(value))):
+            return None
+        close = difflib.get_close_matches(str(value), names, n=1)
+        return f"is not a known {self.what}" + (f" (did you mean {close[0]!r}?)" if close else "")
+
+
+def _is_file(value: str) -> bool:
+    from ..paths import REPO_ROOT  # the notebooks run in the repository root
+
+    return Path(value).is_file() or (REPO_ROOT / value).is_file()
+
+
+@dataclass(frozen=True)
+class Models:
+    """A LiteLLM model string that can be routed (the call site's own preflight check)."""
+
+    def valid(self, value: Any, params: Any) -> str:
+        from ..llm import LOCAL_MODEL
+
+        return (f"a provider-prefixed LiteLLM model string such as 'openai/gpt-4o-mini', "
+                f"'anthropic/claude-sonnet-4-5', 'hosted_vllm/<name>', or {LOCAL_MODEL!r}")
+
+    def problem(self, value: Any, params: Any) -> str | None:
+        from ..calls import ModelConfigError, check_routable
+
+        try:
+            check_routable(value)
+        except ModelConfigError:
+            return "is not a model LiteLLM can route"
+        return None
+
+
+@dataclass(frozen=True)
+class NonEmpty:
+    """At least one value (a tuple field)."""
+
+    def valid(self, value: Any, params: Any) -> str:
+        return "at least one value"
+
+    def problem(self, value: Any, params: Any) -> str | None:
+        return None if len(value) else "is empty"
+
+
+@dataclass(frozen=True)
+class Includes:
+    """The tuple lists ``name`` (e.g. the control condition), for ``why``."""
+
+    name: str
+    why: str
+
+    def valid(self, value: Any, params: Any) -> str:
+        return f"a list that includes {self.name!r} ({self.why})"
+
+    def problem(self, value: Any, params: Any) -> str | None:
+        return None if self.name in value else f"lacks {self.name!r}"
+
+
+Rule = Union[Interval, Temperature, OneOf, Models, NonEmpty, Includes]
+_WHOLE = (NonEmpty, Includes)  # rules on the tuple itself; the others check each element
+
+
+def rules(spec: type) -> dict[str, tuple[Rule, ...]]:
+    """Field name → its rules, from ``spec.RANGES``; a name that is not a field is an error."""
+    ranges = getattr(spec, "RANGES", {})
+    unknown = sorted(set(ranges) - {f.name for f in fields(spec)})
+    if unknown:
+        raise TypeError(f"{spec.__name__}.RANGES names no parameter: {', '.join(unknown)}")
+    return {name: rule if isinstance(rule, tuple) else (rule,) for name, rule in ranges.items()}
+
+
+def range_problems(params: Any) -> list[str]:
+    """One message per out-of-range value of ``params``: the parameter, the value, the range."""
+    problems = []
+    for name, checks in rules(type(params)).items():
+        value = getattr(params, name)
+        for rule in checks:
+            elements = [value] if isinstance(rule, _WHOLE) or not isinstance(value, tuple) else value
+            for element in elements:
+                reason = rule.problem(element, params)
+                if reason:
+                    where = f" (in {list(value)!r})" if element is not value and len(value) > 1 else ""
+                    problems.append(f"parameter {name!r}: {element!r}{where} {reason}; "
+                                    f"valid: {rule.valid(element, params)}")
+    return problems
+
+
+class RangeError(ParameterError):
+    """Out-of-range parameter values; ``problems`` holds one message per value."""
+
+    def __init__(self, where: str, problems: list[str]) -> None:
+        self.where, self.problems = where, problems
+        super().__init__(f"out-of-range parameter(s) for {where}:\n  " + "\n  ".join(problems))
+
+
+def check_ranges(params: Any, where: str | None = None) -> None:
+    """Raise :class:`RangeError` listing every out-of-range value of ``params``."""
+    problems = range_problems(params)
+    if problems:
+        spec = type(params)
+        raise RangeError(where or f"{spec.__module__.rsplit('.', 1)[-1]}.{spec.__qualname__}", problems)
+
+
+class Checked:
+    """A Parameters dataclass that checks its ``RANGES`` when built, however it is built
+    (the runner, a notebook's ``bind`` cell, or a direct call of ``experiment.run``)."""
+
+    def __post_init__(self) -> None:
+        check_ranges(self)

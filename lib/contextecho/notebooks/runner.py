@@ -1,5 +1,5 @@
-"""Run one notebook with papermill: validate the overrides, execute in the repository
-root, leave the executed copy beside the notebook's outputs.
+"""Run one notebook with papermill: validate the overrides (names, types, ranges), execute
+in the repository root, leave the executed copy beside the notebook's outputs.
 """
 from __future__ import annotations
 
@@ -37,18 +37,26 @@ def parameters_source(path: Path) -> str:
     return tagged[0].source
 
 
+def check_parameters(name: str, overrides: Mapping[str, Any], *, notebook: Path | None = None):
+    """The notebook's parameters with ``overrides``, before any kernel starts: every name
+    is one the notebook's parameters cell assigns, every value has the declared type and
+    lies in its declared range (:class:`ParameterError` otherwise)."""
+    path = notebook or notebook_path(name)
+    check_overrides(parameters_source(path), overrides, f"notebook {path.name}")
+    return coerce(experiment(name).Parameters, overrides, where=f"notebook {path.name}")
+
+
 def run_notebook(name: str, overrides: Mapping[str, Any] | None = None, *,
                  output_dir: Path | None = None, notebook: Path | None = None,
                  log_output: bool = True, kernel_name: str = "python3") -> NotebookRun:
     """Execute ``notebooks/<name>.ipynb`` with ``overrides``; fail before the kernel
-    starts on an unknown name or a value of the wrong type."""
+    starts on an unknown name, a value of the wrong type or out of range."""
     import papermill
 
     overrides = dict(overrides or {})
     module = experiment(name)
     path = notebook or notebook_path(name)
-    check_overrides(parameters_source(path), overrides, f"notebook {path.name}")
-    coerce(module.Parameters, overrides, where=f"notebook {path.name}")  # types, early
+    check_parameters(name, overrides, notebook=path)
     given = overrides.get("output_dir")  # `-p output_dir X` means the same as output_dir=X
     if given and output_dir and Path(given) != Path(output_dir):
         raise ParameterError(f"notebook {path.name}: output_dir given twice ({given!r} and {str(output_dir)!r})")
