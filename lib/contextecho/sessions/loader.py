@@ -60,6 +60,10 @@ def _load(path: Path, strict: bool, with_subagents: bool) -> Session:
         session = parse_claude_code(raw, subagent_files=tuple(subs), notes=tuple(notes))
     else:
         session = parse_codex_cli(raw)
+    if not session.report.n_records:
+        first = session.report.skipped[0]
+        raise SessionFormatError(path, first.line, f"no usable record: all {session.report.n_skipped} "
+                                 f"were skipped (line {first.line}: {first.reason})")
     if strict and session.report.skipped:
         first = session.report.skipped[0]
         raise SessionFormatError(path, first.line, f"{first.reason} "
