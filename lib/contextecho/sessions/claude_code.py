@@ -34,7 +34,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from .fields import (BadRecord, content_value, dict_item, expect, json_type, opt_bool, opt_dict,
+from .fields import (BadRecord, blocks, content_value, expect, json_type, opt_bool, opt_dict,
                      opt_int, opt_str, req_str, str_items)
 from .jsonl import RawFile
 from .model import (CLAUDE_CODE, COMPACTION_SUMMARY, REASONING, TEXT, TOOL_CALL, TOOL_RESULT,
@@ -53,12 +53,8 @@ def _block_text(content, what: str) -> str:
         return ""
     if isinstance(expect(content, (str, list), what), str):
         return content
-    parts = []
-    for i, b in enumerate(content):
-        b = dict_item(b, f"{what}[{i}]")
-        t = opt_str(b, "type", f"{what}[{i}].type")
-        parts.append(opt_str(b, "text", f"{what}[{i}].text", "") if t == "text" else f"[{t}]")
-    return "\n".join(parts)
+    return "\n".join(opt_str(b, "text", f"{path}.text", "") if t == "text" else f"[{t}]"
+                     for path, b, t in blocks(content, what))
 
 
 def own_session_id(records: list[tuple[int, dict]]) -> tuple[str | None, dict[str, int]]:
@@ -111,12 +107,12 @@ class _Builder:
         content = content_value(msg, "content", "message.content")
         if content is None:
             raise BadRecord("message has no content")
-        summary = opt_bool(r, "isCompactSummary", "isCompactSummary")
-        meta = opt_bool(r, "isMeta", "isMeta")
-        sidechain = opt_bool(r, "isSidechain", "isSidechain")
-        transcript_only = opt_bool(r, "isVisibleInTranscriptOnly", "isVisibleInTranscriptOnly")
-        ts = opt_str(r, "timestamp", "timestamp")
-        sid = opt_str(r, "sessionId", "sessionId")
+        summary = opt_bool(r, "isCompactSummary")
+        meta = opt_bool(r, "isMeta")
+        sidechain = opt_bool(r, "isSidechain")
+        transcript_only = opt_bool(r, "isVisibleInTranscriptOnly")
+        ts = opt_str(r, "timestamp")
+        sid = opt_str(r, "sessionId")
         texts: list[str] = []
         results: list[tuple[str, str]] = []
         if summary:
@@ -124,10 +120,7 @@ class _Builder:
         elif isinstance(content, str):
             texts.append(content)
         else:
-            for i, b in enumerate(content):
-                what = f"message.content[{i}]"
-                b = dict_item(b, what)
-                t = opt_str(b, "type", f"{what}.type")
+            for what, b, t in blocks(content, "message.content"):
                 if t == "tool_result":
                     cid = req_str(b, "tool_use_id", f"{what}.tool_use_id")
                     text = _block_text(b.get("content"), f"{what}.content")
@@ -174,11 +167,11 @@ class _Builder:
         self.entries.append(Entry("user", COMPACTION_SUMMARY, text, no))
 
     def boundary(self, no: int, r: dict) -> None:
-        meta = opt_dict(r, "compactMetadata", "compactMetadata") or {}
+        meta = opt_dict(r, "compactMetadata") or {}
         trigger = opt_str(meta, "trigger", "compactMetadata.trigger")
         pre = opt_int(meta, "preTokens", "compactMetadata.preTokens")
-        sidechain = opt_bool(r, "isSidechain", "isSidechain")
-        ts = opt_str(r, "timestamp", "timestamp")
+        sidechain = opt_bool(r, "isSidechain")
+        ts = opt_str(r, "timestamp")
         self.n_boundaries += 1
         if sidechain and self.main_only:
             return
@@ -186,54 +179,51 @@ class _Builder:
         self.entries.append(Entry("user", COMPACTION_SUMMARY, "", no, ts))
 
     def microcompaction(self, no: int, r: dict) -> None:
-        meta = opt_dict(r, "microcompactMetadata", "microcompactMetadata")
+        meta = opt_dict(r, "microcompactMetadata")
         if meta is None:
             raise BadRecord("microcompact_boundary without microcompactMetadata")
         ids = str_items(meta, "compactedToolIds", "microcompactMetadata.compactedToolIds")
         trigger = opt_str(meta, "trigger", "microcompactMetadata.trigger")
         pre = opt_int(meta, "preTokens", "microcompactMetadata.preTokens")
         saved = opt_int(meta, "tokensSaved", "microcompactMetadata.tokensSaved")
-        sidechain = opt_bool(r, "isSidechain", "isSidechain")
+        sidechain = opt_bool(r, "isSidechain")
         self.n_micro += 1
         if sidechain and self.main_only:
             return
         self.microcompactions.append((len(self.entries), no, ids, trigger, pre, saved))
 
     def assistant(self, no: int, r: dict, msg: dict) -> None:
-        mid = opt_str(msg, "id", "message.id") or opt_str(r, "uuid", "uuid") or f"line{no}"
+        mid = opt_str(msg, "id", "message.id") or opt_str(r, "uuid") or f"line{no}"
         content = content_value(msg, "content", "message.content")
         if content is None:
             raise BadRecord("message has no content list")
         if isinstance(content, str):
             content = [{"type": "text", "text": content}]
-        sidechain = opt_bool(r, "isSidechain", "isSidechain")
-        api_error = opt_bool(r, "isApiErrorMessage", "isApiErrorMessage")
-        ts = opt_str(r, "timestamp", "timestamp")
-        blocks = []  # (kind, dedup key, Entry fields...)
-        for i, b in enumerate(content):
-            what = f"message.content[{i}]"
-            b = dict_item(b, what)
-            t = opt_str(b, "type", f"{what}.type")
+        sidechain = opt_bool(r, "isSidechain")
+        api_error = opt_bool(r, "isApiErrorMessage")
+        ts = opt_str(r, "timestamp")
+        parts = []  # (kind, dedup key, text, tool name, call id)
+        for what, b, t in blocks(content, "message.content"):
             if t == "tool_use":
                 cid = req_str(b, "id", f"{what}.id")
                 name = opt_str(b, "name", f"{what}.name") or "tool"
-                blocks.append((TOOL_CALL, ("c", cid), json.dumps(b.get("input"), ensure_ascii=False), name, cid))
+                parts.append((TOOL_CALL, ("c", cid), json.dumps(b.get("input"), ensure_ascii=False), name, cid))
             elif t == "text":
                 text = opt_str(b, "text", f"{what}.text", "")
-                blocks.append((TEXT, ("t", mid, text), text, None, None))
+                parts.append((TEXT, ("t", mid, text), text, None, None))
             elif t in ("thinking", "redacted_thinking"):
                 text = opt_str(b, "thinking", f"{what}.thinking", "")
                 signature = opt_str(b, "signature", f"{what}.signature")
-                blocks.append((REASONING, ("k", mid, text, signature), text, None, None))
+                parts.append((REASONING, ("k", mid, text, signature), text, None, None))
         self.msg_ids.add(mid)
-        self.tool_ids.update(cid for kind, _, _, _, cid in blocks if kind == TOOL_CALL)
+        self.tool_ids.update(cid for kind, _, _, _, cid in parts if kind == TOOL_CALL)
         if sidechain and self.main_only:
             self.n_sidechain += 1
             return
         if api_error:
             self.n_api_errors += 1
             return
-        for kind, key, text, name, cid in blocks:
+        for kind, key, text, name, cid in parts:
             if kind == TOOL_CALL:
                 self.tool_names[cid] = name
             if self._new(key):
@@ -261,7 +251,7 @@ def parse_claude_code(raw: RawFile, *, subagent_files: tuple[Session, ...] = (),
                 raise BadRecord("record without a 'type' field")
             if not isinstance(t, str):
                 raise BadRecord(f"record whose 'type' is {json_type(t)}, not a string")
-            ts = opt_str(r, "timestamp", "timestamp")
+            ts = opt_str(r, "timestamp")
             _record(b, no, t, r, types, embedded)
         except BadRecord as bad:
             skipped.append(Skip(no, f"{t} record: {bad}" if isinstance(t, str) else str(bad)))
@@ -312,23 +302,23 @@ def _record(b: _Builder, no: int, t: str, r: dict, types: Counter, embedded: dic
         if not isinstance(msg, dict):
             raise BadRecord("no message object" if msg is None else
                             f"message is {json_type(msg)}, expected an object")
-        opt_str(r, "sessionId", "sessionId")
-        opt_str(r, "version", "version")
+        opt_str(r, "sessionId")
+        opt_str(r, "version")
         (b.user if t == "user" else b.assistant)(no, r, msg)
         types[t] += 1
     elif t == "system":
-        sub = opt_str(r, "subtype", "subtype")
+        sub = opt_str(r, "subtype")
         if sub == "compact_boundary":
             b.boundary(no, r)
         elif sub == "microcompact_boundary":
             b.microcompaction(no, r)
         types[f"system/{sub}" if sub else "system"] += 1
     elif t == "progress":
-        data = opt_dict(r, "data", "data") or {}
+        data = opt_dict(r, "data") or {}
         kind = opt_str(data, "type", "data.type")
         if kind == "agent_progress":
             inner = opt_dict(data, "message", "data.message")
-            agent = opt_str(data, "agentId", "data.agentId") or opt_str(r, "parentToolUseID", "parentToolUseID")
+            agent = opt_str(data, "agentId", "data.agentId") or opt_str(r, "parentToolUseID")
             if inner is not None:
                 embedded.setdefault(agent or "unknown", []).append((no, inner))
         types[f"progress/{kind}" if kind else "progress"] += 1

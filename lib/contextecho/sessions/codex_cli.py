@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from .fields import BadRecord, dict_item, expect, json_type, opt_list, opt_str
+from .fields import BadRecord, blocks, dict_item, expect, json_type, opt_list, opt_str
 from .jsonl import RawFile
 from .model import (CODEX_CLI, COMPACTION_SUMMARY, REASONING, TEXT, TOOL_CALL, TOOL_RESULT,
                     Entry, Session, Skip)
@@ -45,14 +45,8 @@ def _content_text(content, what: str) -> str:
         return ""
     if isinstance(expect(content, (str, list), what), str):
         return content
-    parts = []
-    for i, c in enumerate(content):
-        c = dict_item(c, f"{what}[{i}]")
-        if "text" in c:
-            parts.append(opt_str(c, "text", f"{what}[{i}].text", ""))
-        else:
-            parts.append(f"[{opt_str(c, 'type', f'{what}[{i}].type') or 'item'}]")
-    return "\n".join(parts)
+    return "\n".join(opt_str(c, "text", f"{path}.text", "") if "text" in c else f"[{t or 'item'}]"
+                     for path, c, t in blocks(content, what))
 
 
 def _output_text(output, what: str) -> str:
@@ -166,13 +160,13 @@ def parse_codex_cli(raw: RawFile) -> Session:
         if p is None and t in ITEM_TYPES:  # legacy: the record is the item itself
             t, p = "response_item", r
         try:
-            ts = opt_str(r, "timestamp", "timestamp")
+            ts = opt_str(r, "timestamp")
             if not isinstance(p, dict):
                 if t in TOP_TYPES:
                     raise BadRecord("no payload object" if p is None else
                                     f"payload is {json_type(p)}, expected an object")
                 if "id" in r and "instructions" in r:  # legacy header line
-                    rd.session_id = rd.session_id or opt_str(r, "id", "id")
+                    rd.session_id = rd.session_id or opt_str(r, "id")
                     rd.types["legacy_header"] += 1
                     continue
                 raise BadRecord(f"record of unknown type {t!r:.60} without a payload")

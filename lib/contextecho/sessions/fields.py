@@ -6,13 +6,14 @@ belongs) raises :class:`BadRecord` naming the field and what was found, instead 
 ``TypeError`` deep inside the reader. The reader catches it per record: the record is
 skipped and counted in the parse report with its line, nothing of it half-applied.
 
-``None`` (JSON ``null``) and an absent key are the same: the accessor returns the
+``what`` names the field in messages (a path such as ``message.content[2].text``); it
+defaults to the key. ``None`` (JSON ``null``) and an absent key are the same: the accessor returns the
 default. ``true``/``false`` are never numbers here, although Python's ``bool`` is an
 ``int``.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator
 
 _JSON_NAMES = {str: "a string", int: "a number", float: "a number", bool: "true/false",
                list: "a list", dict: "an object"}
@@ -35,36 +36,36 @@ def expect(value: Any, kinds: tuple[type, ...], what: str) -> Any:
     raise BadRecord(f"{what} is {json_type(value)}, expected {wanted}")
 
 
-def opt_str(obj: dict, key: str, what: str, default: str | None = None) -> str | None:
+def opt_str(obj: dict, key: str, what: str | None = None, default: str | None = None) -> str | None:
     value = obj.get(key)
-    return default if value is None else expect(value, (str,), what)
+    return default if value is None else expect(value, (str,), what or key)
 
 
-def opt_bool(obj: dict, key: str, what: str) -> bool:
+def opt_bool(obj: dict, key: str, what: str | None = None) -> bool:
     value = obj.get(key)
-    return False if value is None else expect(value, (bool,), what)
+    return False if value is None else expect(value, (bool,), what or key)
 
 
-def opt_int(obj: dict, key: str, what: str) -> int | None:
+def opt_int(obj: dict, key: str, what: str | None = None) -> int | None:
     value = obj.get(key)
-    return None if value is None else expect(value, (int,), what)
+    return None if value is None else expect(value, (int,), what or key)
 
 
-def opt_dict(obj: dict, key: str, what: str) -> dict | None:
+def opt_dict(obj: dict, key: str, what: str | None = None) -> dict | None:
     value = obj.get(key)
-    return None if value is None else expect(value, (dict,), what)
+    return None if value is None else expect(value, (dict,), what or key)
 
 
-def opt_list(obj: dict, key: str, what: str) -> list | None:
+def opt_list(obj: dict, key: str, what: str | None = None) -> list | None:
     value = obj.get(key)
-    return None if value is None else expect(value, (list,), what)
+    return None if value is None else expect(value, (list,), what or key)
 
 
-def req_str(obj: dict, key: str, what: str) -> str:
+def req_str(obj: dict, key: str, what: str | None = None) -> str:
     value = obj.get(key)
     if value is None:
-        raise BadRecord(f"{what} is missing")
-    return expect(value, (str,), what)
+        raise BadRecord(f"{what or key} is missing")
+    return expect(value, (str,), what or key)
 
 
 def dict_item(value: Any, what: str) -> dict:
@@ -72,13 +73,23 @@ def dict_item(value: Any, what: str) -> dict:
     return expect(value, (dict,), what)
 
 
-def str_items(obj: dict, key: str, what: str) -> tuple[str, ...]:
+def blocks(items: list, what: str) -> Iterator[tuple[str, dict, str | None]]:
+    """``(path, block, type)`` for each block of a content list: each must be an object,
+    its ``type`` a string or absent."""
+    for i, b in enumerate(items):
+        path = f"{what}[{i}]"
+        b = dict_item(b, path)
+        yield path, b, opt_str(b, "type", f"{path}.type")
+
+
+def str_items(obj: dict, key: str, what: str | None = None) -> tuple[str, ...]:
     """A list of strings (ids); absent or null is the empty tuple."""
+    what = what or key
     items = opt_list(obj, key, what) or []
     return tuple(expect(v, (str,), f"{what}[{i}]") for i, v in enumerate(items))
 
 
-def content_value(obj: dict, key: str, what: str) -> str | list | None:
+def content_value(obj: dict, key: str, what: str | None = None) -> str | list | None:
     """A message content: a string, a list of blocks, or absent."""
     value = obj.get(key)
-    return None if value is None else expect(value, (str, list), what)
+    return None if value is None else expect(value, (str, list), what or key)
