@@ -160,12 +160,11 @@ def scan(root: str | Path) -> tuple[list[Path], list[tuple[str, str]]]:
                     problems.append((rel(path), problem))
                     continue
             try:
-                is_dir = entry.is_dir()
+                st = os.stat(path) if entry.is_dir() else None
             except OSError as exc:
                 problems.append((rel(path), f"cannot read: {exc.strerror or exc}"))
                 continue
-            if is_dir:
-                st = os.stat(path)
+            if st is not None:
                 if (st.st_dev, st.st_ino) in ancestors:
                     problems.append((rel(path), f"symlink loop (points to {os.readlink(path)}, "
                                                 "a folder that contains it)"))

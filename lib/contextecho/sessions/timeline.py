@@ -8,11 +8,14 @@ from pathlib import Path
 
 from .model import (COMPACTION_SUMMARY, TEXT, TOOL_CALL, Compaction, Counts, Entry,
                     Microcompaction, ParseReport, Session, Skip)
-from .user_classes import USER_CLASSES
+from .user_classes import USER_CLASSES, classify_user_text
 
 
 def number_steps(entries: list[Entry]) -> tuple[tuple[Entry, ...], tuple[int, ...], tuple[int, ...]]:
     """Number agent steps and user turns; return (entries, step_index, message_last_step).
+
+    A user turn the reader did not classify gets its class from its text
+    (:func:`~.user_classes.classify_user_text`).
 
     An entry is a step when it is an assistant tool call, or the first non-empty
     assistant text of its response (``message_id``). ``message_last_step`` holds, for
@@ -37,8 +40,9 @@ def number_steps(entries: list[Entry]) -> tuple[tuple[Entry, ...], tuple[int, ..
             n_turns += 1
             turn = n_turns
         if step is not None or turn is not None:
+            cls = e.user_class or (classify_user_text(e.text) if turn is not None else None)
             e = Entry(e.role, e.kind, e.text, e.line, e.timestamp, e.tool_name, e.call_id,
-                      e.message_id, step, turn, e.meta, e.user_class)
+                      e.message_id, step, turn, e.meta, cls)
         out.append(e)
     return tuple(out), tuple(step_index), tuple(last_step_by_msg.values())
 
@@ -55,7 +59,8 @@ def assemble(*, path: Path, fmt: str, session_id: str, entries: list[Entry],
              session_ids: dict[str, int] | None = None) -> Session:
     """``compactions`` are (entry_index, line, trigger, pre_tokens) of summary entries;
     ``microcompactions`` (entry_index, line, tool_ids, trigger, pre_tokens, tokens_saved)
-    with ``entry_index`` the first entry after the boundary."""
+    with ``entry_index`` the first entry after the boundary; ``user_classes``, when given,
+    splits ``n_user_msgs`` by class."""
     final, step_index, msg_steps = number_steps(entries)
     comps = []
     for idx, line, trigger, pre_tokens in compactions:
@@ -63,8 +68,9 @@ def assemble(*, path: Path, fmt: str, session_id: str, entries: list[Entry],
         comps.append(Compaction(idx, line, bisect_left(step_index, idx), trigger, pre_tokens))
     micro = tuple(Microcompaction(idx, line, bisect_left(step_index, idx), tuple(ids), trigger, pre, saved)
                   for idx, line, ids, trigger, pre, saved in microcompactions)
-    classes = user_classes or Counter()
-    assert sum(classes.values()) == n_user_msgs, "user classes must partition n_user_msgs"
+    classes = user_classes if user_classes is not None else Counter()  # None: not counted
+    assert user_classes is None or sum(classes.values()) == n_user_msgs, \
+        "user classes must partition n_user_msgs"
     report = ParseReport(n_lines=n_lines, n_records=sum(record_types.values()),
                          record_types=dict(record_types), skipped=tuple(skipped),
                          n_duplicates=n_duplicates, notes=tuple(notes or ()),
