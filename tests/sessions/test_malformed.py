@@ -3,8 +3,10 @@ named (file, line, field, what was found); each bad file is refused with a reaso
 ``corpus DIR`` over a folder of good and bad files reports every one of them."""
 from __future__ import annotations
 
+import copy
 import json
 import os
+import random
 import socket
 import tempfile
 from pathlib import Path
@@ -12,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from contextecho.__main__ import main
-from contextecho.sessions import SessionFormatError, load_session
+from contextecho.sessions import SessionFormatError, load_session, positions, render_prefix, snapshot_at
 from contextecho.sessions.corpus import summarize
 from contextecho.sessions.jsonl import MAX_DEPTH
 from tests.sessions.conftest import CC, CX, write_jsonl
@@ -393,3 +395,57 @@ def test_corpus_exits_nonzero_only_when_nothing_was_read(tmp_path, refuse_listin
     empty = tmp_path / "empty"
     empty.mkdir()
     assert main(["corpus", str(empty)]) == 1
+
+
+_ANY = [42, -1, 3.5, True, False, None, "", "x", [], ["a"], [1, [2]], {}, {"a": 1}, {"type": "text"}]
+
+
+def _paths(obj, prefix=()):
+    yield prefix
+    items = obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(obj, list) else ()
+    for k, v in items:
+        yield from _paths(v, prefix + (k,))
+
+
+def _fuzzed(records: list[dict], rng: random.Random) -> list[dict]:
+    """``records`` with one to four fields (anywhere, any depth) replaced by any JSON value."""
+    recs = copy.deepcopy(records)
+    for _ in range(rng.randint(1, 4)):
+        i = rng.randrange(len(recs))
+        path = rng.choice(list(_paths(recs[i])))
+        value = copy.deepcopy(rng.choice(_ANY))
+        if not path:
+            recs[i] = value
+            continue
+        node = recs[i]
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = value
+    return recs
+
+
+def test_no_field_of_any_type_crashes_a_reader(tmp_path):
+    """Property: whatever value any field holds, reading, positions, snapshots and
+    rendering either work or raise SessionFormatError (seeded, so a failure reproduces)."""
+    claude = [CC.user("go"), CC.assistant("m1", CC.thinking("h"), CC.text("t"), CC.tool("t1")),
+              CC.result("t1", [{"type": "text", "text": "r"}]), CC.boundary(), CC.summary_record("S"),
+              CC.microcompact("t1"), CC.user("more"),
+              CC.base("progress", data={"type": "agent_progress", "agentId": "a", "message": {
+                  "type": "assistant", "message": {"id": "x", "content": [CC.text("sub")]}}}),
+              CC.assistant("m2", CC.text("end"))]
+    codex = [CX.meta(), *CX.turn("fix", "fixed", "c1"),
+             CX.rec("compacted", {"message": "", "replacement_history": [
+                 {"type": "message", "content": [{"type": "input_text", "text": "x"}]}]}),
+             CX.rec("response_item", {"type": "custom_tool_call", "call_id": "p", "name": "a", "input": "x"}),
+             CX.rec("response_item", {"type": "local_shell_call", "call_id": "l", "action": {"command": ["ls"]}}),
+             CX.event("context_compacted"), *CX.turn("two", "done", "c2")]
+    rng = random.Random(14)
+    for i in range(300):
+        path = write_jsonl(tmp_path / f"f{i}.jsonl", _fuzzed(claude if i % 2 else codex, rng))
+        try:
+            s = load_session(path)
+        except SessionFormatError:
+            continue
+        for scheme in ("uniform", "compaction", "microcompaction") if s.n_agent_steps else ():
+            for p in positions(s, scheme, k=3):
+                render_prefix(snapshot_at(s, p.step), window=2000, redact=False)

@@ -354,4 +354,4 @@ def looks_like_claude_code(record: dict) -> bool:
     t = record.get("type")
     if t in CONVERSATION_TYPES:
         return isinstance(record.get("message"), dict) and "payload" not in record
-    return t in RECORD_TYPES and "payload" not in record
+    return isinstance(t, str) and t in RECORD_TYPES and "payload" not in record

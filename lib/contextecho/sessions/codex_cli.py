@@ -157,9 +157,11 @@ def parse_codex_cli(raw: RawFile) -> Session:
     for no, r in raw.records:
         t = r.get("type")
         p = r.get("payload")
-        if p is None and t in ITEM_TYPES:  # legacy: the record is the item itself
-            t, p = "response_item", r
         try:
+            if t is not None and not isinstance(t, str):
+                raise BadRecord(f"record whose 'type' is {json_type(t)}, not a string")
+            if p is None and t in ITEM_TYPES:  # legacy: the record is the item itself
+                t, p = "response_item", r
             ts = opt_str(r, "timestamp")
             if not isinstance(p, dict):
                 if t in TOP_TYPES:
@@ -172,7 +174,7 @@ def parse_codex_cli(raw: RawFile) -> Session:
                 raise BadRecord(f"record of unknown type {t!r:.60} without a payload")
             rd.record(no, t, p, ts)
         except BadRecord as bad:
-            skipped.append(Skip(no, f"{t} record: {bad}" if t in TOP_TYPES else str(bad)))
+            skipped.append(Skip(no, f"{t} record: {bad}" if isinstance(t, str) and t in TOP_TYPES else str(bad)))
             continue
         if ts is not None:
             stamps.append(ts)
@@ -208,7 +210,8 @@ def _insert_event_compactions(entries, events):
 
 def looks_like_codex(record: dict) -> bool:
     t = record.get("type")
+    if not isinstance(t, str):
+        return t is None and "instructions" in record and "id" in record
     if t in TOP_TYPES and isinstance(record.get("payload"), dict):
         return True
-    return t in ITEM_TYPES and "payload" not in record and "message" not in record or (
-        "instructions" in record and "id" in record and "type" not in record)
+    return t in ITEM_TYPES and "payload" not in record and "message" not in record
