@@ -90,3 +90,24 @@ def test_compaction_experiment_event_positions(micro_session):
         "m1_pre", "m1_post", "m2_pre", "m2_post"]
     with pytest.raises(ValueError, match="unknown event type"):
         event_positions(micro_session, 0, ("microcompactions",))
+
+
+def test_compaction_experiment_runs_microcompaction_events(micro_session, monkeypatch, tmp_path):
+    from contextecho.experiments import common, compaction
+    chosen = {}
+
+    def select(n, **kw):
+        chosen.update(kw)
+        return [micro_session]
+
+    monkeypatch.setattr(common, "select_sessions", select)
+    params = compaction.Parameters(targets=("fake/echo",), judges=("fake/echo",), n_resamples=50,
+                                   max_tokens=16, window=3000, n_sessions=1, max_compactions=0,
+                                   probes=("C01",), event_types=("compaction", "microcompaction"),
+                                   output_dir=str(tmp_path / "out"))
+    result = compaction.run(params)
+    assert chosen == {"events": ("compaction", "microcompaction")}
+    events = result.tables["Compaction events (gap before, after, change)"]
+    assert list(events["event_type"]) == ["microcompaction", "microcompaction"]
+    assert list(events["event"]) == ["m1", "m2"]
+    assert result.variables["n_events"] == 2  # fake/echo gives no valid verdict: no complete event
