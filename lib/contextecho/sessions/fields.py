@@ -36,29 +36,31 @@ def expect(value: Any, kinds: tuple[type, ...], what: str) -> Any:
     raise BadRecord(f"{what} is {json_type(value)}, expected {wanted}")
 
 
-def opt_str(obj: dict, key: str, what: str | None = None, default: str | None = None) -> str | None:
+def _opt(obj: dict, key: str, kind: type, what: str | None, default: Any) -> Any:
     value = obj.get(key)
-    return default if value is None else expect(value, (str,), what or key)
+    if value is None:
+        return default
+    return value if type(value) is kind else expect(value, (kind,), what or key)
+
+
+def opt_str(obj: dict, key: str, what: str | None = None, default: str | None = None) -> str | None:
+    return _opt(obj, key, str, what, default)
 
 
 def opt_bool(obj: dict, key: str, what: str | None = None) -> bool:
-    value = obj.get(key)
-    return False if value is None else expect(value, (bool,), what or key)
+    return _opt(obj, key, bool, what, False)
 
 
 def opt_int(obj: dict, key: str, what: str | None = None) -> int | None:
-    value = obj.get(key)
-    return None if value is None else expect(value, (int,), what or key)
+    return _opt(obj, key, int, what, None)
 
 
 def opt_dict(obj: dict, key: str, what: str | None = None) -> dict | None:
-    value = obj.get(key)
-    return None if value is None else expect(value, (dict,), what or key)
+    return _opt(obj, key, dict, what, None)
 
 
 def opt_list(obj: dict, key: str, what: str | None = None) -> list | None:
-    value = obj.get(key)
-    return None if value is None else expect(value, (list,), what or key)
+    return _opt(obj, key, list, what, None)
 
 
 def req_str(obj: dict, key: str, what: str | None = None) -> str:
