@@ -238,6 +238,20 @@ def test_links(tmp_path):
         load_session(dangling)
 
 
+def test_unreadable_file_is_named(tmp_path, monkeypatch):
+    path = write_jsonl(tmp_path / "locked.jsonl", _cc(CC.user("more")))
+    real = Path.read_bytes
+
+    def read_bytes(self):
+        if self.name == "locked.jsonl":  # chmod 000 does not stop root: refuse it here
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    with pytest.raises(SessionFormatError, match=r"locked\.jsonl: cannot read: Permission denied"):
+        load_session(path)
+
+
 @pytest.mark.parametrize("encoding, name", [("utf-16", "UTF-16-LE (byte-order mark)"),
                                             ("utf-16-le", "UTF-16-LE"), ("utf-16-be", "UTF-16-BE"),
                                             ("utf-32", "UTF-32-LE (byte-order mark)"),
