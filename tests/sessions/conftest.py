@@ -66,6 +66,13 @@ class CC:
                        compactMetadata={"trigger": trigger, "preTokens": pre_tokens})
 
     @staticmethod
+    def microcompact(*tool_ids: str, pre_tokens: int = 60000, saved: int = 20000) -> dict:
+        return CC.base("system", subtype="microcompact_boundary", content="Context microcompacted",
+                       microcompactMetadata={"trigger": "auto", "preTokens": pre_tokens,
+                                             "tokensSaved": saved, "compactedToolIds": list(tool_ids),
+                                             "clearedAttachmentUUIDs": []})
+
+    @staticmethod
     def summary_record(text: str) -> dict:
         return CC.user(text, isCompactSummary=True, isVisibleInTranscriptOnly=True)
 
@@ -155,6 +162,17 @@ def basic_claude(tmp_path, cc):
         cc.assistant("m4", cc.text("All green.")),
     ]
     return write_jsonl(tmp_path / "basic.jsonl", recs)
+
+
+@pytest.fixture(scope="session")
+def compactions_dir() -> Path:
+    """The compaction-rich corpus (``shared/corpus/compactions``: microcompactions, glued
+    lines, a mixed-id session) with its MANIFEST.csv."""
+    from contextecho.paths import shared_dir
+    path = shared_dir() / "corpus" / "compactions"
+    if not (path / "MANIFEST.csv").is_file():
+        pytest.skip(f"compaction corpus not found at {path}")
+    return path
 
 
 @pytest.fixture(scope="session")

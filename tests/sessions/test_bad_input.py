@@ -26,7 +26,7 @@ def test_invalid_utf8_line(tmp_path, cc, write):
         fh.write(b'{"type": "user", "message": {"content": "caf\xe9"}}\n')
         fh.write((json.dumps(cc.assistant("a", cc.text("ok"))) + "\n").encode())
     s = load_session(path)
-    assert [(k.line, k.reason) for k in s.report.skipped] == [(2, "invalid UTF-8")]
+    assert [(k.line, k.reason) for k in s.report.skipped] == [(2, "invalid UTF-8 (byte 0xe9 at column 45)")]
     assert s.counts.n_agent_steps == 1
 
 
@@ -78,11 +78,11 @@ def test_records_lacking_fields(tmp_path, cc, write):
             cc.assistant("b", cc.text("ok"))]
     s = load_session(write(tmp_path / "t.jsonl", recs))
     assert [(k.line, k.reason) for k in s.report.skipped] == [
-        (2, "user record without a message object"),
-        (3, "assistant record whose message has no content list"),
+        (2, "user record: no message object"),
+        (3, "assistant record: message has no content list"),
         (4, "record without a 'type' field")]
     assert s.counts.n_agent_steps == 1
-    with pytest.raises(SessionFormatError, match=r"t\.jsonl:2: user record without a message"):
+    with pytest.raises(SessionFormatError, match=r"t\.jsonl:2: user record: no message object"):
         load_session(write(tmp_path / "t.jsonl", recs), strict=True)
 
 

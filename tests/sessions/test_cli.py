@@ -24,28 +24,39 @@ def _tree(tmp_path, cc, cx, write):
     return root
 
 
+JSON_KEYS = {"file", "format", "session_id", "n_user_msgs", "user_msg_classes", "n_assistant_msgs",
+             "n_tool_calls", "n_compactions", "n_microcompactions", "n_agent_steps", "glued_lines",
+             "session_ids", "skipped_lines"}
+
+
 def test_corpus_json(tmp_path, cc, cx, write, capsys):
     root = _tree(tmp_path, cc, cx, write)
     assert main(["corpus", str(root), "--json"]) == 0
     out, err = capsys.readouterr()
     objs = [json.loads(line) for line in out.splitlines()]
-    assert [o["file"] for o in objs] == ["codex/rollout-1.jsonl", "proj/s1.jsonl",
+    read = [o for o in objs if "error" not in o]
+    assert [o["file"] for o in read] == ["codex/rollout-1.jsonl", "proj/s1.jsonl",
                                          "proj/s1/subagents/agent-z.jsonl"]
-    assert all(set(o) == {"file", "format", "n_user_msgs", "n_assistant_msgs", "n_tool_calls",
-                          "n_compactions", "n_agent_steps"} for o in objs)
-    assert objs[1] == {"file": "proj/s1.jsonl", "format": "claude_code", "n_user_msgs": 2,
-                       "n_assistant_msgs": 2, "n_tool_calls": 1, "n_compactions": 1, "n_agent_steps": 3}
-    assert objs[0]["format"] == "codex_cli" and objs[0]["n_agent_steps"] == 2
-    assert "skipped proj/notes.jsonl" in err
+    assert all(set(o) == JSON_KEYS for o in read)
+    assert read[1] == {"file": "proj/s1.jsonl", "format": "claude_code", "session_id": "sess-1",
+                       "n_user_msgs": 2, "user_msg_classes": {"typed_prompt": 2},
+                       "n_assistant_msgs": 2, "n_tool_calls": 1, "n_compactions": 1,
+                       "n_microcompactions": 0, "n_agent_steps": 3, "glued_lines": [],
+                       "session_ids": {}, "skipped_lines": []}
+    assert read[0]["format"] == "codex_cli" and read[0]["n_agent_steps"] == 2
+    (bad,) = [o for o in objs if "error" in o]
+    assert bad["file"] == "proj/notes.jsonl" and "not a Claude Code or Codex CLI transcript" in bad["error"]
+    assert "not read proj/notes.jsonl: line 1: not a Claude Code" in err
+    assert "3 transcript(s) read, 1 path(s) not read" in err
 
 
 def test_corpus_table(tmp_path, cc, cx, write, capsys):
     root = _tree(tmp_path, cc, cx, write)
     assert main(["corpus", str(root)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].split() == ["file", "format", "steps", "user", "assistant", "tools",
-                                "compactions", "span", "skipped"]
-    assert lines[2].split()[:7] == ["proj/s1.jsonl", "claude_code", "3", "2", "2", "1", "1"]
+    assert lines[0].split() == ["file", "format", "steps", "user", "typed", "assistant", "tools",
+                                "compactions", "micro", "span", "skipped"]
+    assert lines[2].split()[:9] == ["proj/s1.jsonl", "claude_code", "3", "2", "2", "2", "1", "1", "0"]
     assert lines[-1].startswith("total (3 files)")
 
 

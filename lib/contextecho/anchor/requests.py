@@ -1,8 +1,10 @@
 """The user's requests in a session, as typed events (:mod:`.events`).
 
-A *request* is a prompt the person typed (a user turn: not a tool result, not harness or
-compaction text) that asks for something: harness markup (a leading ``<tag>``, an
-interruption notice, hook feedback) is no request; IDE notices around a typed prompt
+A *request* is a prompt the person typed (a user message of class ``typed_prompt``: not a
+tool result, not harness or compaction text, not a slash-command wrapper, interruption,
+local-command or bash-mode echo, task notification or hand-off from another session —
+see :mod:`contextecho.sessions.user_classes`) that asks for something: what harness
+markup is left (a leading ``<tag>``, an interruption notice, hook feedback) is no request; IDE notices around a typed prompt
 are stripped (Claude Code ``<ide_...>`` blocks, Codex's "My request for Codex:"
 wrapper), and an expanded spec-kit command counts by its user-input block. What is left
 must hold :data:`MIN_REQUEST_CHARS` characters: "ok", "C" or "yes" answer, they do not
@@ -14,6 +16,7 @@ import re
 from dataclasses import dataclass
 
 from contextecho.sessions import Session
+from contextecho.sessions.user_classes import TYPED_PROMPT
 
 from .event_fields import display, next_step_after
 
@@ -50,7 +53,7 @@ def user_requests(session: Session) -> tuple[UserRequest, ...]:
     """Every request of the main timeline that the agent acted on, in order."""
     out = []
     for i, e in enumerate(session.entries):
-        if e.user_turn is None:
+        if e.user_class != TYPED_PROMPT or e.meta:
             continue
         text, step = request_text(e.text), next_step_after(session, i)
         if text is not None and step is not None:

@@ -52,20 +52,28 @@ CONTRACT_IDS = OneOf(lambda: sorted(stressors.STRESSORS) + sorted(stressors.BY_I
 OPEN_LICENCES = ("MIT", "Apache-2.0", "BSD", "CC-BY")
 
 
-def corpus_rows(min_assistant: int = 20, min_compactions: int = 0) -> list[dict]:
-    """Manifest rows of usable sessions, longest first (ties by file name)."""
+def corpus_rows(min_assistant: int = 20, min_compactions: int = 0,
+                events: Sequence[str] = ()) -> list[dict]:
+    """Manifest rows of usable sessions, longest first (ties by file name).
+
+    ``events`` (``compaction``, ``microcompaction``): keep only sessions with at least one
+    event of one of these types (manifest column ``n_<type>s``; absent counts as 0).
+    """
     rows = [r for r in read_manifest()
             if r["format"] in ("claude_code", "codex_cli") and "/subagents/" not in r["file"]
             and r["license"].startswith(OPEN_LICENCES)
             and int(r["n_assistant_msgs"]) >= min_assistant
-            and int(r["n_compactions"] or 0) >= min_compactions]
+            and int(r["n_compactions"] or 0) >= min_compactions
+            and (not events or any(int(r.get(f"n_{e}s") or 0) > 0 for e in events))]
     rows.sort(key=lambda r: (-int(r["n_assistant_msgs"]), r["file"]))
     return rows
 
 
-def select_sessions(n: int, *, min_compactions: int = 0, corpus: Path | None = None) -> list[Session]:
-    """The ``n`` longest openly licensed sessions (0 = all), loaded."""
-    rows = corpus_rows(min_compactions=min_compactions)
+def select_sessions(n: int, *, min_compactions: int = 0, events: Sequence[str] = (),
+                    corpus: Path | None = None) -> list[Session]:
+    """The ``n`` longest openly licensed sessions (0 = all), loaded (``events``: see
+    :func:`corpus_rows`)."""
+    rows = corpus_rows(min_compactions=min_compactions, events=events)
     rows = rows if n <= 0 else rows[:n]
     if not rows:
         raise RuntimeError("no usable session in the corpus manifest")

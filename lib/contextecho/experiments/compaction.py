@@ -5,6 +5,11 @@ For every compaction j of every selected session we snapshot the last step befor
 and filler arms, and take the drift gap (filler − real) at each. The change is post − pre
 per compaction event; a paired TOST asks whether its mean lies within ±``margin`` judge
 points (the paper's pre-specified ±0.08), with a session-clustered bootstrap CI as well.
+
+``event_types`` can add microcompactions (Claude Code 2.1.x drops old tool results and
+keeps the rest; ``m{j}_pre`` / ``m{j}_post``) as their own event type: each type gets
+its own rows in the events and summary tables. A snapshot after a microcompaction leaves
+out the tool results it dropped, as the model saw it.
 """
 from __future__ import annotations
 
@@ -16,7 +21,7 @@ import pandas as pd
 
 from ..instruments import build_cells
 from ..notebooks.outputs import Outputs
-from ..notebooks.parameters import Interval, NonEmpty, count
+from ..notebooks.parameters import Interval, NonEmpty, OneOf, count
 from ..notebooks.show import Result
 from ..sessions import positions as scheme_positions
 from ..stats import COMPACTION_MARGIN, StatsInputError, equivalence_bootstrap, tost_paired
@@ -34,32 +39,44 @@ class Parameters(common.JudgedParameters):
     probes: tuple[str, ...] = ("coding_self",)
     replicates: int = 1
     margin: float = COMPACTION_MARGIN
+    event_types: tuple[str, ...] = ("compaction",)
 
     HELP = {**common.JudgedParameters.HELP,
-            "n_sessions": "sessions with at least one compaction, longest first (0 for all)",
-            "max_compactions": "compaction events per session, first ones (0 for all)",
-            "margin": "equivalence margin in judge points"}
+            "n_sessions": "sessions with at least one event of event_types, longest first (0 for all)",
+            "max_compactions": "events of each type per session, first ones (0 for all)",
+            "margin": "equivalence margin in judge points",
+            "event_types": "compaction and/or microcompaction (old tool results dropped, the rest kept)"}
     RANGES = {**common.JudgedParameters.RANGES, "n_sessions": count(zero="all"),
               "max_compactions": count(zero="all"), "probes": (NonEmpty(), common.PROBE_IDS),
-              "replicates": count(), "margin": Interval(0, 3, low_open=True)}
+              "replicates": count(), "margin": Interval(0, 3, low_open=True),
+              "event_types": (NonEmpty(), OneOf(lambda: EVENT_TYPES, "event type"))}
 
 
-def event_positions(session, max_compactions: int):
-    chosen = scheme_positions(session, "compaction")
+EVENT_TYPES = {"compaction": "c", "microcompaction": "m"}  # event type -> position label letter
+
+
+def event_positions(session, max_compactions: int, event_types=("compaction",)):
+    """Pre/post positions around the first ``max_compactions`` events of each type."""
+    unknown = sorted(set(event_types) - set(EVENT_TYPES))
+    if unknown:
+        raise ValueError(f"unknown event type(s) {', '.join(unknown)}; choose from {', '.join(EVENT_TYPES)}")
+    chosen = ()
+    for kind in event_types:
+        chosen += scheme_positions(session, kind)
     if max_compactions > 0:
-        keep = {f"c{j}_pre" for j in range(1, max_compactions + 1)} | \
-               {f"c{j}_post" for j in range(1, max_compactions + 1)}
+        keep = {f"{EVENT_TYPES[kind]}{j}_{phase}" for kind in event_types
+                for j in range(1, max_compactions + 1) for phase in ("pre", "post")}
         chosen = tuple(p for p in chosen if p.label in keep)
-    return chosen
+    return tuple(sorted(chosen))
 
 
 def run(p: Parameters) -> Result:
     out = Outputs.open("compaction", p.output_dir or None)
     out.models.update(p.targets + p.judges)
-    sessions = common.select_sessions(p.n_sessions, min_compactions=1)
+    sessions = common.select_sessions(p.n_sessions, events=p.event_types)
     labels = common.session_labels(sessions)
     params = {"temperature": p.temperature, "max_tokens": p.max_tokens}
-    spec = {s.session_id: event_positions(s, p.max_compactions) for s in sessions}
+    spec = {s.session_id: event_positions(s, p.max_compactions, p.event_types) for s in sessions}
     cells = build_cells("compaction", list(p.targets), sessions, positions=spec,
                         arms=["real", "filler"], items=list(p.probes), window=p.window,
                         params=params, replicates=p.replicates)
@@ -71,17 +88,18 @@ def run(p: Parameters) -> Result:
     primary = frame[frame["judge_model"] == p.judges[0]]
 
     units = common.unit_gaps(primary)
-    units["event"] = units["position"].str.extract(r"^(c\d+)_")[0]
+    units["event"] = units["position"].str.extract(r"^([a-z]\d+)_")[0]
+    units["event_type"] = units["event"].str[0].map({v: k for k, v in EVENT_TYPES.items()})
     units["phase"] = units["position"].str.extract(r"_(pre|post)$")[0]
-    wide = units.set_index(["target", "session", "event", "phase"])["gap"].unstack("phase")
+    wide = units.set_index(["target", "event_type", "session", "event", "phase"])["gap"].unstack("phase")
     wide = wide.reindex(columns=["pre", "post"]).reset_index()
     wide.columns.name = None
     wide["change"] = wide["post"] - wide["pre"]
     out.parquet("events", wide)
     complete = wide.dropna(subset=["change"])
     rows = []
-    for target, g in complete.groupby("target"):
-        row = {"target": target, "events": len(g), "pre_gap": g["pre"].mean(),
+    for (target, event_type), g in complete.groupby(["target", "event_type"]):
+        row = {"target": target, "event_type": event_type, "events": len(g), "pre_gap": g["pre"].mean(),
                "post_gap": g["post"].mean(), "change": g["change"].mean()}
         try:
             t = tost_paired(g["change"].to_numpy(), margin=p.margin)

@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Callable
 
+from ..sessions.user_classes import TYPED_PROMPT
 from .arms import ArmPrefix, Insertion
 from .registry import Registry
 from .tokens import approx_tokens
@@ -190,9 +191,11 @@ def goal_reinjection_c30(prefix: ArmPrefix, ctx: InterventionContext) -> ArmPref
 
 
 def opening_goal(session) -> str:
-    """The session's opening goal: the first prompt the person typed (verbatim)."""
+    """The session's opening goal: the first prompt the person typed (verbatim): a user
+    message of class ``typed_prompt``, not a slash-command wrapper, an interruption, a
+    local-command or bash-mode echo, a task notification or another session's hand-off."""
     for e in session.entries:
-        if e.user_turn is not None and e.text.strip():
+        if e.user_class == TYPED_PROMPT and not e.meta and e.text.strip():
             return e.text
     raise ValueError(f"session {session.session_id!r} has no typed user prompt to use as its goal")
 

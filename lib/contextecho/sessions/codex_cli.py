@@ -15,16 +15,22 @@ becomes one ``compaction_summary`` entry.
 Developer messages and the user messages Codex injects (environment context, AGENTS.md,
 user instructions, permissions) stay in the timeline marked ``meta``. Pre-2025-09 files
 whose records are bare response items (no ``payload`` wrapper) are read the same way.
+
+Every field is read through :mod:`.fields`: a record holding a field of the wrong type
+(``text: 5``, a list ``call_id``, a compaction ``message: 7``) is skipped whole and
+listed in the parse report.
 """
 from __future__ import annotations
 
 import json
 from collections import Counter
 
+from .fields import BadRecord, blocks, dict_item, expect, json_type, opt_list, opt_str
 from .jsonl import RawFile
 from .model import (CODEX_CLI, COMPACTION_SUMMARY, REASONING, TEXT, TOOL_CALL, TOOL_RESULT,
                     Entry, Session, Skip)
 from .timeline import assemble
+from .user_classes import classify_user_text
 
 INJECTED_PREFIXES = ("<environment_context>", "# AGENTS.md", "<user_instructions>",
                      "<permissions", "<INSTRUCTIONS>")
@@ -34,28 +40,20 @@ ITEM_TYPES = CALL_TYPES | OUTPUT_TYPES | {"message", "reasoning", "ghost_snapsho
 TOP_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
 
 
-def _content_text(content) -> str:
-    if isinstance(content, str):
+def _content_text(content, what: str) -> str:
+    if content is None:
+        return ""
+    if isinstance(expect(content, (str, list), what), str):
         return content
-    if isinstance(content, list):
-        parts = []
-        for c in content:
-            if isinstance(c, dict):
-                if "text" in c:
-                    parts.append(c.get("text") or "")
-                else:
-                    parts.append(f"[{c.get('type', 'item')}]")
-        return "\n".join(parts)
-    return ""
+    return "\n".join(opt_str(c, "text", f"{path}.text", "") if "text" in c else f"[{t or 'item'}]"
+                     for path, c, t in blocks(content, what))
 
 
-def _output_text(output) -> str:
-    if isinstance(output, str):
-        return output
+def _output_text(output, what: str) -> str:
     if isinstance(output, dict):  # older rollouts: {"content": ..., "success": ...}
         body = output.get("content")
         return body if isinstance(body, str) else json.dumps(output, ensure_ascii=False)
-    return _content_text(output)
+    return _content_text(output, what)
 
 
 def _call_args(p: dict) -> str:
@@ -64,99 +62,134 @@ def _call_args(p: dict) -> str:
         args = p.get("arguments")
         return args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
     if t == "custom_tool_call":
-        return p.get("input") or ""
+        return opt_str(p, "input", "payload.input", "")
     return json.dumps(p.get("action"), ensure_ascii=False)  # local_shell_call, web_search_call
+
+
+class _Reader:
+    """The state of one rollout being read; :meth:`record` takes one record at a time.
+
+    Each record's fields are read and checked before anything changes, so a record with
+    a field of the wrong type leaves nothing behind (it raises :class:`BadRecord`).
+    """
+
+    def __init__(self):
+        self.entries: list[Entry] = []
+        self.compactions: list[tuple] = []
+        self.event_compactions: list[tuple[int, int, str | None]] = []
+        self.types: Counter = Counter()
+        self.tool_names: dict[str, str] = {}
+        self.event_classes: Counter = Counter()
+        self.item_classes: Counter = Counter()
+        self.n_assistant = self.n_calls = self.n_compacted = self.n_event_compacted = 0
+        self.session_id: str | None = None
+        self.version: str | None = None
+
+    def record(self, no: int, t, p: dict, ts: str | None) -> None:
+        pt = opt_str(p, "type", "payload.type")
+        if t == "session_meta":
+            sid = opt_str(p, "id", "payload.id")
+            version = opt_str(p, "cli_version", "payload.cli_version")
+            self.session_id = self.session_id or sid
+            self.version = self.version or version
+        elif t == "event_msg":
+            if pt == "user_message":
+                self.event_classes[classify_user_text(opt_str(p, "message", "payload.message", ""))] += 1
+            elif pt == "context_compacted":
+                self.n_event_compacted += 1
+                self.event_compactions.append((len(self.entries), no, ts))
+        elif t == "compacted":
+            text = opt_str(p, "message", "payload.message", "")
+            history = opt_list(p, "replacement_history", "payload.replacement_history")
+            if not text and history:
+                items = [dict_item(h, f"payload.replacement_history[{i}]") for i, h in enumerate(history)]
+                text = "\n\n".join(_content_text(h.get("content"), f"payload.replacement_history[{i}].content")
+                                    for i, h in enumerate(items) if h.get("type") == "message")
+            self.n_compacted += 1
+            self.compactions.append((len(self.entries), no, None, None))
+            self.entries.append(Entry("user", COMPACTION_SUMMARY, text, no, ts))
+        elif t == "response_item":
+            self._item(no, pt, p, ts)
+        self.types[f"{t}/{pt}" if pt else t] += 1
+
+    def _item(self, no: int, pt: str | None, p: dict, ts: str | None) -> None:
+        if pt == "message":
+            role = opt_str(p, "role", "payload.role")
+            text = _content_text(p.get("content"), "payload.content")
+            if role == "assistant":
+                self.n_assistant += 1
+                self.entries.append(Entry("assistant", TEXT, text, no, ts, message_id=f"line{no}"))
+            elif role == "user":
+                injected = text.lstrip().startswith(INJECTED_PREFIXES)
+                cls = None if injected else classify_user_text(text)
+                if cls:
+                    self.item_classes[cls] += 1
+                self.entries.append(Entry("user", TEXT, text, no, ts, meta=injected, user_class=cls))
+            elif role in ("developer", "system"):
+                self.entries.append(Entry("system", TEXT, text, no, ts, meta=True))
+            else:
+                raise BadRecord(f"message with unknown role {role!r}")
+        elif pt in CALL_TYPES:
+            cid = opt_str(p, "call_id", "payload.call_id") or opt_str(p, "id", "payload.id") or f"line{no}"
+            name = opt_str(p, "name", "payload.name") or ("shell" if pt == "local_shell_call" else
+                                                           "web_search" if pt == "web_search_call" else "tool")
+            args = _call_args(p)
+            self.n_calls += 1
+            self.tool_names[cid] = name
+            self.entries.append(Entry("assistant", TOOL_CALL, args, no, ts, name, cid, f"line{no}"))
+        elif pt in OUTPUT_TYPES:
+            cid = opt_str(p, "call_id", "payload.call_id")
+            text = _output_text(p.get("output"), "payload.output")
+            self.entries.append(Entry("user", TOOL_RESULT, text, no, ts, self.tool_names.get(cid), cid))
+        elif pt == "reasoning":
+            summary = p.get("summary")
+            text = _content_text(summary, "payload.summary") if isinstance(summary, list) else ""
+            self.entries.append(Entry("assistant", REASONING, text, no, ts))
+        elif pt is None:
+            raise BadRecord("no payload type")
 
 
 def parse_codex_cli(raw: RawFile) -> Session:
     path = raw.path
-    entries: list[Entry] = []
-    compactions = []
     skipped: list[Skip] = list(raw.skipped)
-    types: Counter = Counter()
     stamps: list[str] = []
-    tool_names: dict[str, str] = {}
-    n_event_user = n_item_user = n_assistant = n_calls = n_compacted = n_event_compacted = 0
-    session_id = version = None
-    event_compactions: list[tuple[int, int, str | None]] = []
+    rd = _Reader()
     for no, r in raw.records:
         t = r.get("type")
         p = r.get("payload")
-        if p is None and t in ITEM_TYPES:  # legacy: the record is the item itself
-            t, p = "response_item", r
-        ts = r.get("timestamp")
-        if isinstance(ts, str):
-            stamps.append(ts)
-        if not isinstance(p, dict):
-            if t == "session_meta" or t in TOP_TYPES:
-                skipped.append(Skip(no, f"{t} record without a payload object"))
-            elif "id" in r and "instructions" in r:  # legacy header line
-                types["legacy_header"] += 1
-                session_id = session_id or r.get("id")
-            else:
-                skipped.append(Skip(no, f"record of unknown type {t!r} without a payload"))
+        try:
+            if t is not None and not isinstance(t, str):
+                raise BadRecord(f"record whose 'type' is {json_type(t)}, not a string")
+            if p is None and t in ITEM_TYPES:  # legacy: the record is the item itself
+                t, p = "response_item", r
+            ts = opt_str(r, "timestamp")
+            if not isinstance(p, dict):
+                if t in TOP_TYPES:
+                    raise BadRecord("no payload object" if p is None else
+                                    f"payload is {json_type(p)}, expected an object")
+                if "id" in r and "instructions" in r:  # legacy header line
+                    rd.session_id = rd.session_id or opt_str(r, "id")
+                    rd.types["legacy_header"] += 1
+                    continue
+                raise BadRecord(f"record of unknown type {t!r:.60} without a payload")
+            rd.record(no, t, p, ts)
+        except BadRecord as bad:
+            skipped.append(Skip(no, f"{t} record: {bad}" if isinstance(t, str) and t in TOP_TYPES else str(bad)))
             continue
-        pt = p.get("type")
-        types[f"{t}/{pt}" if pt else t] += 1
-        if t == "session_meta":
-            session_id = session_id or p.get("id")
-            version = version or p.get("cli_version")
-        elif t == "event_msg":
-            if pt == "user_message":
-                n_event_user += 1
-            elif pt == "context_compacted":
-                n_event_compacted += 1
-                event_compactions.append((len(entries), no, ts))
-        elif t == "compacted":
-            n_compacted += 1
-            text = p.get("message") or ""
-            if not text and isinstance(p.get("replacement_history"), list):
-                text = "\n\n".join(_content_text(i.get("content")) for i in p["replacement_history"]
-                                   if isinstance(i, dict) and i.get("type") == "message")
-            compactions.append((len(entries), no, None, None))
-            entries.append(Entry("user", COMPACTION_SUMMARY, text, no, ts))
-        elif t == "response_item":
-            if pt == "message":
-                role = p.get("role")
-                text = _content_text(p.get("content"))
-                if role == "assistant":
-                    n_assistant += 1
-                    entries.append(Entry("assistant", TEXT, text, no, ts, message_id=f"line{no}"))
-                elif role == "user":
-                    injected = text.lstrip().startswith(INJECTED_PREFIXES)
-                    if not injected:
-                        n_item_user += 1
-                    entries.append(Entry("user", TEXT, text, no, ts, meta=injected))
-                elif role in ("developer", "system"):
-                    entries.append(Entry("system", TEXT, text, no, ts, meta=True))
-                else:
-                    skipped.append(Skip(no, f"message with unknown role {role!r}"))
-            elif pt in CALL_TYPES:
-                n_calls += 1
-                cid = p.get("call_id") or p.get("id") or f"line{no}"
-                name = p.get("name") or ("shell" if pt == "local_shell_call" else
-                                         "web_search" if pt == "web_search_call" else "tool")
-                tool_names[cid] = name
-                entries.append(Entry("assistant", TOOL_CALL, _call_args(p), no, ts, name, cid, f"line{no}"))
-            elif pt in OUTPUT_TYPES:
-                cid = p.get("call_id")
-                entries.append(Entry("user", TOOL_RESULT, _output_text(p.get("output")), no, ts,
-                                     tool_names.get(cid), cid))
-            elif pt == "reasoning":
-                summary = p.get("summary")
-                text = _content_text(summary) if isinstance(summary, list) else ""
-                entries.append(Entry("assistant", REASONING, text, no, ts))
-            elif pt is None:
-                skipped.append(Skip(no, "response_item without a payload type"))
-    n_user = n_event_user if n_event_user else n_item_user
-    if not n_compacted and event_compactions:
-        entries, compactions = _insert_event_compactions(entries, event_compactions)
-    return assemble(path=path, fmt=CODEX_CLI, session_id=session_id or path.stem, entries=entries,
-                    compactions=compactions, n_user_msgs=n_user, n_assistant_msgs=n_assistant,
-                    n_tool_calls=n_calls, n_compactions=n_compacted or n_event_compacted,
-                    n_lines=raw.n_lines, record_types=types, skipped=sorted(skipped, key=lambda s: s.line),
+        if ts is not None:
+            stamps.append(ts)
+    entries, compactions = rd.entries, rd.compactions
+    classes = rd.event_classes if rd.event_classes else rd.item_classes
+    if not rd.n_compacted and rd.event_compactions:
+        entries, compactions = _insert_event_compactions(entries, rd.event_compactions)
+    return assemble(path=path, fmt=CODEX_CLI, session_id=rd.session_id or path.stem, entries=entries,
+                    compactions=compactions, n_user_msgs=sum(classes.values()),
+                    n_assistant_msgs=rd.n_assistant, n_tool_calls=rd.n_calls,
+                    n_compactions=rd.n_compacted or rd.n_event_compacted, user_classes=classes,
+                    n_lines=raw.n_lines, record_types=rd.types,
+                    skipped=sorted(skipped, key=lambda s: s.line), glued_lines=raw.glued_lines,
                     first_timestamp=min(stamps) if stamps else None,
-                    last_timestamp=max(stamps) if stamps else None, version=version)
+                    last_timestamp=max(stamps) if stamps else None, version=rd.version)
 
 
 def _insert_event_compactions(entries, events):
@@ -177,7 +210,8 @@ def _insert_event_compactions(entries, events):
 
 def looks_like_codex(record: dict) -> bool:
     t = record.get("type")
+    if not isinstance(t, str):
+        return t is None and "instructions" in record and "id" in record
     if t in TOP_TYPES and isinstance(record.get("payload"), dict):
         return True
-    return t in ITEM_TYPES and "payload" not in record and "message" not in record or (
-        "instructions" in record and "id" in record and "type" not in record)
+    return t in ITEM_TYPES and "payload" not in record and "message" not in record

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import os
 import shutil
 import tempfile
 import urllib.parse
@@ -16,16 +17,16 @@ import urllib.request
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Iterable
 
 from ..paths import data_dir, shared_dir
 from .errors import SessionError, SessionFormatError
+from .jsonl import path_problem
 from .loader import load_session
 from .model import Session
 
 MANIFEST_NAME = "corpus_manifest.csv"
 COUNT_KEYS = ("n_user_msgs", "n_assistant_msgs", "n_tool_calls", "n_compactions")
-JSON_KEYS = ("file", "format", *COUNT_KEYS, "n_agent_steps")
 
 
 class CorpusError(SessionError):
@@ -124,9 +125,60 @@ def fill_corpus(dest: str | Path | None = None, rows: Iterable[dict] | None = No
     return FillResult(copied, downloaded, present)
 
 
-def iter_transcript_files(root: str | Path) -> Iterator[Path]:
-    """Every ``.jsonl`` file under ``root`` (subagent files included), sorted."""
-    return iter(sorted((p for p in Path(root).rglob("*.jsonl") if p.is_file()), key=Path.as_posix))
+def scan(root: str | Path) -> tuple[list[Path], list[tuple[str, str]]]:
+    """Every ``.jsonl`` file under ``root`` that can be read, sorted, and every path that
+    cannot: ``(files, [(relative path, why)])``.
+
+    Symlinked folders are followed once (a link back into a folder already being scanned
+    is a symlink loop); dangling links, symlink loops, unreadable folders and ``.jsonl``
+    names that are FIFOs, sockets or devices are reported, never opened, never silently
+    left out.
+    """
+    root = Path(root)
+    files: list[Path] = []
+    problems: list[tuple[str, str]] = []
+
+    def rel(p: Path) -> str:
+        return p.relative_to(root).as_posix() if p != root else "."
+
+    stack = [(root, frozenset())]
+    while stack:
+        folder, ancestors = stack.pop()
+        try:
+            real = os.stat(folder)
+            ancestors = ancestors | {(real.st_dev, real.st_ino)}
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            problems.append((rel(folder), f"cannot list folder: {exc.strerror or exc}"))
+            continue
+        for entry in entries:
+            path = Path(entry.path)
+            if entry.is_symlink():
+                problem = path_problem(path)
+                if problem and ("dangling" in problem or "loop" in problem):
+                    problems.append((rel(path), problem))
+                    continue
+            try:
+                st = os.stat(path) if entry.is_dir() else None
+            except OSError as exc:
+                problems.append((rel(path), f"cannot read: {exc.strerror or exc}"))
+                continue
+            if st is not None:
+                if (st.st_dev, st.st_ino) in ancestors:
+                    problems.append((rel(path), f"symlink loop (points to {os.readlink(path)}, "
+                                                "a folder that contains it)"))
+                else:
+                    stack.append((path, ancestors))
+            elif entry.name.endswith(".jsonl"):
+                problem = path_problem(path)
+                if problem:
+                    problems.append((rel(path), problem))
+                else:
+                    files.append(path)
+    files.sort(key=lambda p: rel(p))
+    problems.sort()
+    return files, problems
 
 
 @dataclass(frozen=True)
@@ -135,10 +187,15 @@ class Summary:
     session: Session
 
     def as_json(self) -> dict:
-        c = self.session.counts
-        return {"file": self.file, "format": self.session.format, "n_user_msgs": c.n_user_msgs,
+        s = self.session
+        c, r = s.counts, s.report
+        return {"file": self.file, "format": s.format, "session_id": s.session_id,
+                "n_user_msgs": c.n_user_msgs, "user_msg_classes": dict(c.user_classes),
                 "n_assistant_msgs": c.n_assistant_msgs, "n_tool_calls": c.n_tool_calls,
-                "n_compactions": c.n_compactions, "n_agent_steps": c.n_agent_steps}
+                "n_compactions": c.n_compactions, "n_microcompactions": c.n_microcompactions,
+                "n_agent_steps": c.n_agent_steps, "glued_lines": list(r.glued_lines),
+                "session_ids": dict(r.session_ids) if len(r.session_ids) > 1 else {},
+                "skipped_lines": [[k.line, k.reason] for k in r.skipped]}
 
     @property
     def span(self) -> str:
@@ -163,13 +220,18 @@ def span(first: str | None, last: str | None) -> str:
 
 
 def summarize(root: str | Path) -> tuple[list[Summary], list[tuple[str, str]]]:
-    """Parse every transcript under ``root``: (summaries, [(file, why skipped)])."""
+    """Parse every transcript under ``root``: (summaries, [(file, why it was not read)]).
+
+    Every path is accounted for: a file that is not a readable transcript, and a path the
+    scan could not enter (see :func:`scan`), is listed with its reason.
+    """
     root = Path(root)
-    out, skipped = [], []
-    for path in iter_transcript_files(root):
+    files, skipped = scan(root)
+    out = []
+    for path in files:
         rel = path.relative_to(root).as_posix()
         try:
             out.append(Summary(rel, load_session(path, with_subagents=False)))
         except SessionFormatError as exc:
             skipped.append((rel, exc.reason if exc.line == 0 else f"line {exc.line}: {exc.reason}"))
-    return out, skipped
+    return out, sorted(skipped)

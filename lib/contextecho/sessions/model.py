@@ -13,6 +13,12 @@ Vocabulary
   not compaction summaries).
 - *compaction*: the harness replaced the history by a summary; the timeline holds one
   ``compaction_summary`` entry where that happened.
+- *microcompaction*: the harness (Claude Code 2.1.x, ``microcompact_boundary``) dropped
+  some old tool results from the model's context and kept the rest. The timeline keeps
+  those results (it is the record of what happened); a :class:`Microcompaction` lists
+  them, and a snapshot after it leaves them out.
+- *user message class*: what kind of user message a counted one is (:mod:`.user_classes`):
+  a typed prompt, or one of the wrappers the harness writes as user messages.
 """
 from __future__ import annotations
 
@@ -46,6 +52,7 @@ class Entry:
     step: int | None = None  # 1-based agent step number, when this entry is a step
     user_turn: int | None = None  # 1-based user-turn number, when this is a typed prompt
     meta: bool = False  # harness-injected (isMeta, AGENTS.md, environment context, developer)
+    user_class: str | None = None  # for a user text: its class (user_classes.USER_CLASSES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +67,19 @@ class Compaction:
 
 
 @dataclass(frozen=True, slots=True)
+class Microcompaction:
+    """Old tool results dropped from the context; nothing replaces them in the timeline."""
+
+    entry_index: int  # index in Session.entries of the first entry after the boundary
+    line: int
+    steps_before: int  # agent steps taken before it (the pre checkpoint)
+    tool_ids: tuple[str, ...]  # the tool-use ids whose results were dropped
+    trigger: str | None = None
+    pre_tokens: int | None = None
+    tokens_saved: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Skip:
     """A line the reader could not use, and why."""
 
@@ -67,7 +87,7 @@ class Skip:
     reason: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class ParseReport:
     """What the reader saw: line and record-type tallies, skipped lines, duplicates."""
 
@@ -77,6 +97,8 @@ class ParseReport:
     skipped: tuple[Skip, ...] = ()
     n_duplicates: int = 0  # records replayed verbatim (same block ids) and left out
     notes: tuple[str, ...] = ()
+    glued_lines: tuple[int, ...] = ()  # lines that held two or more records (each one read)
+    session_ids: dict[str, int] = field(default_factory=dict)  # conversation records per id
 
     @property
     def n_skipped(self) -> int:
@@ -88,7 +110,7 @@ class ParseReport:
         return not self.skipped
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Counts:
     """The MANIFEST.csv counts (its README's rules) plus the number of agent steps."""
 
@@ -97,6 +119,8 @@ class Counts:
     n_tool_calls: int
     n_compactions: int
     n_agent_steps: int
+    n_microcompactions: int = 0
+    user_classes: dict[str, int] = field(default_factory=dict)  # n_user_msgs split by class
 
 
 @dataclass(frozen=True)
@@ -114,6 +138,7 @@ class Session:
     last_timestamp: str | None = None
     version: str | None = None
     subagents: tuple["Session", ...] = ()
+    microcompactions: tuple[Microcompaction, ...] = ()
     step_index: tuple[int, ...] = field(default=(), repr=False)  # entry index of step k+1
     message_last_step: tuple[int, ...] = field(default=(), repr=False)  # per assistant message
 
@@ -132,5 +157,6 @@ class Session:
         c = self.counts
         return (f"Session({self.format}, {self.path.name!r}, steps={c.n_agent_steps}, "
                 f"user={c.n_user_msgs}, assistant={c.n_assistant_msgs}, "
-                f"tools={c.n_tool_calls}, compactions={c.n_compactions})")
+                f"tools={c.n_tool_calls}, compactions={c.n_compactions}, "
+                f"microcompactions={c.n_microcompactions})")
 

@@ -7,6 +7,8 @@
 - ``compaction``: around every compaction *j*, ``c{j}_pre`` = the last step before it
   and ``c{j}_post`` = the first step after it (either is left out when it does not
   exist).
+- ``microcompaction``: the same around every microcompaction *j* (old tool results
+  dropped, the rest kept), labelled ``m{j}_pre`` and ``m{j}_post``.
 - ``early``: an explicit list of steps for onset sweeps (default 1, 5, 25, 125, 625,
   3125), those beyond the session's end dropped; labels ``s1``, ``s5``, ...
 
@@ -21,7 +23,7 @@ from typing import Iterable
 from .errors import StepOutOfRange
 from .model import Session
 
-SCHEMES = ("uniform", "deciles", "compaction", "early")
+SCHEMES = ("uniform", "deciles", "compaction", "microcompaction", "early")
 DEFAULT_K = 12
 DEFAULT_EARLY = (1, 5, 25, 125, 625, 3125)
 
@@ -60,15 +62,23 @@ def deciles(session: Session) -> tuple[Position, ...]:
                   for q in range(1, 11))
 
 
-def around_compactions(session: Session) -> tuple[Position, ...]:
-    n = session.n_agent_steps
+def around(events, n: int, letter: str, scheme: str) -> tuple[Position, ...]:
+    """``{letter}{j}_pre`` / ``_post`` around each event (anything with ``steps_before``)."""
     out = []
-    for j, c in enumerate(session.compactions, 1):
+    for j, c in enumerate(events, 1):
         if c.steps_before >= 1:
-            out.append(Position(c.steps_before, f"c{j}_pre", "compaction"))
+            out.append(Position(c.steps_before, f"{letter}{j}_pre", scheme))
         if c.steps_before + 1 <= n:
-            out.append(Position(c.steps_before + 1, f"c{j}_post", "compaction"))
-    return tuple(sorted(out))  # pre/post of consecutive compactions may share a step
+            out.append(Position(c.steps_before + 1, f"{letter}{j}_post", scheme))
+    return tuple(sorted(out))  # pre/post of consecutive events may share a step
+
+
+def around_compactions(session: Session) -> tuple[Position, ...]:
+    return around(session.compactions, session.n_agent_steps, "c", "compaction")
+
+
+def around_microcompactions(session: Session) -> tuple[Position, ...]:
+    return around(session.microcompactions, session.n_agent_steps, "m", "microcompaction")
 
 
 def early(n: int, steps: Iterable[int] = DEFAULT_EARLY) -> tuple[Position, ...]:
@@ -87,6 +97,8 @@ def positions(session: Session, scheme: str = "uniform", *, k: int = DEFAULT_K,
         return deciles(session)
     if scheme == "compaction":
         return around_compactions(session)
+    if scheme == "microcompaction":
+        return around_microcompactions(session)
     if scheme == "early":
         return early(n, DEFAULT_EARLY if steps is None else steps)
     raise ValueError(f"unknown position scheme {scheme!r}; choose one of {', '.join(SCHEMES)}")

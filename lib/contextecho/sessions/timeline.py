@@ -1,5 +1,5 @@
 """Turn a reader's raw entry list into a :class:`Session`: number steps and user turns,
-place compactions, check that the result is a session at all."""
+place compactions and microcompactions."""
 from __future__ import annotations
 
 from bisect import bisect_left
@@ -7,11 +7,15 @@ from collections import Counter
 from pathlib import Path
 
 from .model import (COMPACTION_SUMMARY, TEXT, TOOL_CALL, Compaction, Counts, Entry,
-                    ParseReport, Session, Skip)
+                    Microcompaction, ParseReport, Session, Skip)
+from .user_classes import USER_CLASSES, classify_user_text
 
 
 def number_steps(entries: list[Entry]) -> tuple[tuple[Entry, ...], tuple[int, ...], tuple[int, ...]]:
     """Number agent steps and user turns; return (entries, step_index, message_last_step).
+
+    A user turn the reader did not classify gets its class from its text
+    (:func:`~.user_classes.classify_user_text`).
 
     An entry is a step when it is an assistant tool call, or the first non-empty
     assistant text of its response (``message_id``). ``message_last_step`` holds, for
@@ -36,8 +40,9 @@ def number_steps(entries: list[Entry]) -> tuple[tuple[Entry, ...], tuple[int, ..
             n_turns += 1
             turn = n_turns
         if step is not None or turn is not None:
+            cls = e.user_class or (classify_user_text(e.text) if turn is not None else None)
             e = Entry(e.role, e.kind, e.text, e.line, e.timestamp, e.tool_name, e.call_id,
-                      e.message_id, step, turn, e.meta)
+                      e.message_id, step, turn, e.meta, cls)
         out.append(e)
     return tuple(out), tuple(step_index), tuple(last_step_by_msg.values())
 
@@ -48,19 +53,32 @@ def assemble(*, path: Path, fmt: str, session_id: str, entries: list[Entry],
              n_lines: int, record_types: Counter, skipped: list[Skip], n_duplicates: int = 0,
              notes: list[str] | None = None, first_timestamp: str | None = None,
              last_timestamp: str | None = None, version: str | None = None,
-             subagents: tuple[Session, ...] = ()) -> Session:
-    """``compactions`` are (entry_index, line, trigger, pre_tokens) of summary entries."""
+             subagents: tuple[Session, ...] = (),
+             microcompactions: list[tuple] = (), n_microcompactions: int = 0,
+             user_classes: Counter | None = None, glued_lines: tuple[int, ...] = (),
+             session_ids: dict[str, int] | None = None) -> Session:
+    """``compactions`` are (entry_index, line, trigger, pre_tokens) of summary entries;
+    ``microcompactions`` (entry_index, line, tool_ids, trigger, pre_tokens, tokens_saved)
+    with ``entry_index`` the first entry after the boundary; ``user_classes``, when given,
+    splits ``n_user_msgs`` by class."""
     final, step_index, msg_steps = number_steps(entries)
     comps = []
     for idx, line, trigger, pre_tokens in compactions:
         assert final[idx].kind == COMPACTION_SUMMARY
         comps.append(Compaction(idx, line, bisect_left(step_index, idx), trigger, pre_tokens))
+    micro = tuple(Microcompaction(idx, line, bisect_left(step_index, idx), tuple(ids), trigger, pre, saved)
+                  for idx, line, ids, trigger, pre, saved in microcompactions)
+    classes = user_classes if user_classes is not None else Counter()  # None: not counted
+    assert user_classes is None or sum(classes.values()) == n_user_msgs, \
+        "user classes must partition n_user_msgs"
     report = ParseReport(n_lines=n_lines, n_records=sum(record_types.values()),
                          record_types=dict(record_types), skipped=tuple(skipped),
-                         n_duplicates=n_duplicates, notes=tuple(notes or ()))
-    counts = Counts(n_user_msgs, n_assistant_msgs, n_tool_calls, n_compactions, len(step_index))
+                         n_duplicates=n_duplicates, notes=tuple(notes or ()),
+                         glued_lines=tuple(glued_lines), session_ids=dict(session_ids or {}))
+    counts = Counts(n_user_msgs, n_assistant_msgs, n_tool_calls, n_compactions, len(step_index),
+                    n_microcompactions, {c: classes[c] for c in USER_CLASSES if classes[c]})
     return Session(path=Path(path), format=fmt, session_id=session_id, entries=final,
                    compactions=tuple(comps), counts=counts, report=report,
                    first_timestamp=first_timestamp, last_timestamp=last_timestamp,
-                   version=version, subagents=subagents, step_index=step_index,
-                   message_last_step=msg_steps)
+                   version=version, subagents=subagents, microcompactions=micro,
+                   step_index=step_index, message_last_step=msg_steps)
