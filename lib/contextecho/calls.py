@@ -216,6 +216,12 @@ def _prefix_order(requests: Iterable[ModelRequest]) -> list[ModelRequest]:
     return [r for group in groups.values() for r in group]
 
 
+def retry_errors_everywhere() -> None:
+    """Retry stored permanent errors in every batch of this process and of the notebook
+    kernels it starts (``--retry-errors``): they inherit the environment."""
+    os.environ[RETRY_ERRORS_ENV] = "1"
+
+
 def retry_errors_default() -> bool:
     """Whether stored permanent errors are retried when the caller does not say."""
     return os.environ.get(RETRY_ERRORS_ENV, "").strip().lower() in ("1", "true", "yes")

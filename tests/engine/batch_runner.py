@@ -37,5 +37,6 @@ if __name__ == "__main__":
         Path(f"{go}.{os.getpid()}.ready").touch()
         while not go.exists():
             time.sleep(0.01)
-    generate(requests(start, stop, first_shared), cache=CellCache(root),
-             transport=Transport(concurrency=CONCURRENCY), progress=False, name="batch-runner")
+    with CellCache(root) as cache:
+        generate(requests(start, stop, first_shared), cache=cache,
+                 transport=Transport(concurrency=CONCURRENCY), progress=False, name="batch-runner")
