@@ -101,7 +101,7 @@ class CellCache:
     # ------------------------------------------------------------------ loading
     def _load(self) -> None:
         if not self.read_only:
-            for journal in sorted(self.journal_dir.glob("*.jsonl")):
+            for journal in _listing(self.journal_dir, ".jsonl"):
                 self._adopt_if_dead(journal)
         self.refresh()
         self.report.journals = len(self._journal_offsets)

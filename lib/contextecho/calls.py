@@ -272,6 +272,8 @@ async def agenerate(requests: Sequence[ModelRequest], *, cache: CellCache | None
                             record = _answered_meanwhile(cache, request.key, retry_errors)
                             if record is not None:
                                 from_others.add(request.key)
+                                if not record.ok:
+                                    skipped.add(request.key)  # its permanent error, just stored
                             else:
                                 record = await _call(request, transport)
                                 cache.put(record)  # journaled at once: a crash loses only calls in flight

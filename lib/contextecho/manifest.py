@@ -50,17 +50,19 @@ _SECRET_NAME = re.compile(r"key|token|secret|passw|auth|credential|cookie|signat
 MASK = "***"
 
 
-def masked(value: Any, name: str = "") -> Any:
-    """``value`` with every credential masked, for writing into a manifest: settings
-    named like a credential whole; in any URL, the user info and every query value
-    (``http://user:pass@host/v1?key=abc`` -> ``http://***@host/v1?key=***``)."""
+def masked(value: Any, name: str = "", *, secret: bool = False) -> Any:
+    """``value`` with every credential masked, for writing into a manifest: every text
+    under a setting named like a credential (``api_key``, ``{"api_keys": {model: key}}``,
+    an ``Authorization`` header); in any URL, the user info, every query value and the
+    fragment (``http://user:pass@host/v1?key=abc`` -> ``http://***@host/v1?key=***``)."""
+    secret = secret or bool(_SECRET_NAME.search(name))
     if is_dataclass(value) and not isinstance(value, type):
         value = asdict(value)
     if isinstance(value, Mapping):
-        return {k: masked(v, str(k)) for k, v in value.items()}
+        return {k: masked(v, str(k), secret=secret) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [masked(v, name) for v in value]
-    if isinstance(value, str) and value and _SECRET_NAME.search(name):
+        return [masked(v, name, secret=secret) for v in value]
+    if isinstance(value, str) and value and secret:
         return MASK
     if isinstance(value, str):
         return _URL.sub(lambda m: _masked_url(m.group()), value)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from contextecho.cache import CellCache
+from contextecho.cache import CacheWarning, CellCache
 from contextecho.calls import Transport, generate
 from contextecho.cell import OK, CellRecord
 from contextecho.fake_model import CALL_LOG_ENV
@@ -108,7 +108,7 @@ def test_a_killed_writer_loses_only_its_calls_in_flight_and_leaves_an_incomplete
 OPENER = """
 import sys, time
 from pathlib import Path
-from contextecho.cache import CellCache
+from contextecho.cache import CacheWarning, CellCache
 go = Path(sys.argv[2])
 while not go.exists():
     time.sleep(0.005)
@@ -133,6 +133,8 @@ def test_several_processes_adopting_the_same_dead_journals_at_once_do_not_crash(
     go.touch()
     outs = [p.communicate(timeout=120) for p in procs]
     assert [p.returncode for p in procs] == [0] * 6, [err for _, err in outs]
+    # Each opener sees every cell, whichever process adopted which journal.
+    assert [out.strip() for out, _ in outs] == [str(n_journals * per_journal)] * 6
     assert not list((root / "journal").glob("*.jsonl"))
     keys = shard_keys(root)
     assert len(keys) == len(set(keys)) == n_journals * per_journal  # each journal adopted once
@@ -160,8 +162,9 @@ def test_a_journal_whose_lines_are_all_damaged_is_kept_not_deleted(tmp_path):
     journal = tmp_path / "journal"
     journal.mkdir(parents=True)
     (journal / "333-dead.jsonl").write_text("{damaged\n{also damaged\n")
-    with pytest.warns(UserWarning, match="333-dead.jsonl:2"):
+    with pytest.warns(CacheWarning) as caught:
         cache = CellCache(tmp_path)
+    assert sorted(str(w.message).split(": ")[0].rsplit(":", 1)[1] for w in caught) == ["1", "2"]
     assert cache.report.bad_journal_lines == 2 and len(cache) == 0
     assert (journal / "333-dead.jsonl.damaged").read_text() == "{damaged\n{also damaged\n"
     assert not list(journal.glob("*.jsonl"))  # not adopted again by the next writer

@@ -67,23 +67,24 @@ def test_a_wrapped_provider_bug_names_the_bug_not_the_wrapper(tmp_path):
     assert (inside.error_type, inside.attempts) == ("TypeError", 1)
 
 
+def wrapped(cause: Exception) -> Exception:
+    """What LiteLLM raises for ``cause``: an APIConnectionError raised while handling it."""
+    try:
+        try:
+            raise cause
+        except type(cause):
+            raise llm.litellm.APIConnectionError(message="wrapped", model="m", llm_provider="p")
+    except Exception as exc:
+        return exc
+
+
 def test_classify_looks_through_wrappers_and_keeps_real_connection_faults_transient():
     litellm = llm.litellm
     kw = dict(model="m", llm_provider="p")
-    try:
-        try:
-            raise ConnectionResetError("peer reset")
-        except ConnectionResetError:
-            raise litellm.APIConnectionError(message="wrapped", **kw)
-    except Exception as exc:
-        assert classify(exc).kind == TRANSIENT
-    try:
-        try:
-            raise KeyError("choices")
-        except KeyError:
-            raise litellm.APIConnectionError(message="wrapped", **kw)
-    except Exception as exc:
-        assert (classify(exc).kind, classify(exc).error_type) == (PROGRAMMING, "KeyError")
+    assert classify(wrapped(ConnectionResetError("peer reset"))).kind == TRANSIENT
+    assert classify(wrapped(TimeoutError())).kind == TRANSIENT
+    bug = classify(wrapped(KeyError("choices")))
+    assert (bug.kind, bug.error_type) == (PROGRAMMING, "KeyError")
     assert classify(litellm.RateLimitError(message="429", **kw)).kind == TRANSIENT
     assert classify(litellm.ContextWindowExceededError(message="too long", **kw)).kind == PERMANENT
     assert classify(TimeoutError()).kind == TRANSIENT and classify(RuntimeError("x")).kind == PROGRAMMING
@@ -185,7 +186,20 @@ def test_credentials_in_transport_settings_are_masked_in_the_manifest(tmp_path, 
 def test_masked_keeps_what_is_not_a_credential():
     settings = {"api_base": "http://localhost:8000/v1", "timeout_s": 600.0, "max_tokens": 64,
                 "headers": {"Authorization": "Bearer abc", "X-Trace": "on"}, "note": "see http://u:p@h/x ok",
-                "keys": ["a", "b"], "api_key": None}
+                "keys": ["a", "b"], "api_key": None, "api_keys": {"openai/gpt-4o": "sk-1", "x": {"y": "sk-2"}}}
     assert masked(settings) == {"api_base": "http://localhost:8000/v1", "timeout_s": 600.0, "max_tokens": 64,
                                 "headers": {"Authorization": "***", "X-Trace": "on"},
-                                "note": "see http://***@h/x ok", "keys": ["***", "***"], "api_key": None}
+                                "note": "see http://***@h/x ok", "keys": ["***", "***"], "api_key": None,
+                                "api_keys": {"openai/gpt-4o": "***", "x": {"y": "***"}}}
+
+
+def test_generate_command_skips_a_stored_permanent_error_unless_asked(capsys, monkeypatch):
+    from contextecho.__main__ import main
+
+    monkeypatch.delenv(RETRY_ERRORS_ENV, raising=False)
+    assert main(["generate", "--model", "fake/http-404", "hello"]) == 1
+    assert "NotFoundError" in capsys.readouterr().out
+    assert main(["generate", "--model", "fake/http-404", "hello"]) == 1
+    assert "stored error, not retried: --retry-errors to call again" in capsys.readouterr().out
+    assert main(["generate", "--model", "fake/http-404", "hello", "--retry-errors"]) == 1
+    assert "error after 1 attempt(s)] NotFoundError" in capsys.readouterr().out
