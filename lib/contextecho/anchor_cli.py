@@ -12,7 +12,7 @@ import sys
 from .anchor.bank import BankError, bank_dirs, load_bank
 from .anchor.bank_scorer import CONDITIONS, DEFAULT_LIMIT, DEFAULT_PARAMS, BankRunFailed, score_bank
 from .cache import CellCache
-from .calls import ModelConfigError, Transport
+from .calls import ModelConfigError, Transport, retry_errors_everywhere
 from .paths import cache_dir
 
 
@@ -48,6 +48,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--api-base", help="an OpenAI-compatible server, e.g. http://localhost:8000/v1")
     parser.add_argument("--cache", metavar="DIR", help=f"cell cache folder (default {cache_dir()})")
     parser.add_argument("--quiet", action="store_true", help="no progress bar (the summary lines still print)")
+    parser.add_argument("--retry-errors", action="store_true",
+                        help="call again cells whose stored error is permanent (authentication, bad request, not found); by default they are skipped and counted in the manifest")
 
 
 def _fail(message: str) -> int:
@@ -56,6 +58,8 @@ def _fail(message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.retry_errors:
+        retry_errors_everywhere()
     try:
         banks = [load_bank(path) for spec in args.bank for path in bank_dirs(spec)]
     except BankError as exc:

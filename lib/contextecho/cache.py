@@ -4,20 +4,32 @@ Layout under the cache root::
 
     cells/<utc>-<pid>-<rand>.parquet   immutable shards, written to a temp file and renamed
     journal/<pid>-<rand>.jsonl         one per live writer, one JSON line per finished call
+    claims/<key>                       a key being computed right now (held by ``flock``)
 
 Every finished call is appended to the writer's own journal at once, so a process
 killed mid-batch loses only the calls still in flight. ``flush()`` turns the journal
 into a shard (temp file + rename, then the journal is removed). A writer holds an
 exclusive ``flock`` on its journal while it lives; a journal nobody holds belongs to
-a dead process and is adopted (turned into a shard) by the next cache that opens.
-No two processes ever write the same file, so concurrent notebooks cannot corrupt
-each other. A key stored twice (two processes raced, or a crash between shard and
-journal removal) is read once: successes win over errors, the first success wins.
+a dead process and is adopted (turned into a shard) by the next writer that opens.
+Adopting is safe when two processes try at once: the one that gets the lock checks
+that the file is still there (the other may have adopted and removed it already).
+A journal with damaged lines is adopted too, and kept beside as ``*.damaged``.
 
-Error records are kept as data but are not hits: the next run retries them.
+Several writers (two notebooks on one cache) never pay twice for a cell: before a
+writer computes a missing key it claims it (an ``flock`` on ``claims/<key>``), then
+``refresh()``es what the others added (new shards, new journal lines) and looks again.
+A writer that finds a key claimed waits for the claim and takes the other's answer.
+No two processes ever write the same file, so concurrent writers cannot corrupt each
+other. A key stored twice (two processes raced, or a crash between shard and journal
+removal) is read once: successes win over errors, the first success wins.
+
+Error records are kept as data but are not hits; the caller decides which it retries.
+A success with a blank answer (older caches stored them) is read as the error it is.
+A cache opened ``read_only`` never writes, adopts, claims or deletes anything.
 """
 from __future__ import annotations
 
+import asyncio
 import atexit
 import fcntl
 import json
@@ -30,9 +42,10 @@ from pathlib import Path
 from typing import Awaitable, Callable, Iterable
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from .cell import OK, SCHEMA, CellRecord, utc_stamp
+from .cell import ERROR, OK, SCHEMA, CellRecord, utc_stamp
 from .model_request import ModelRequest
 from .paths import cache_dir
 
@@ -61,15 +74,23 @@ class LoadReport:
 class CellCache:
     """``get(request, compute) -> (record, cached)`` over a folder of Parquet shards."""
 
-    def __init__(self, root: str | os.PathLike | None = None) -> None:
+    CLAIM_POLL_S = 0.05  # how often a writer waiting for another's claim looks again
+
+    def __init__(self, root: str | os.PathLike | None = None, *, read_only: bool = False) -> None:
         self.root = Path(root) if root is not None else cache_dir()
+        self.read_only = read_only
         self.cells_dir = self.root / "cells"
         self.journal_dir = self.root / "journal"
-        self.cells_dir.mkdir(parents=True, exist_ok=True)
-        self.journal_dir.mkdir(parents=True, exist_ok=True)
+        self.claims_dir = self.root / "claims"
+        if not read_only:
+            for folder in (self.cells_dir, self.journal_dir, self.claims_dir):
+                folder.mkdir(parents=True, exist_ok=True)
         self._ok: dict[str, tuple[str, int] | CellRecord] = {}
         self._errors: dict[str, CellRecord] = {}
         self._shard_records: dict[str, list[CellRecord]] = {}
+        self._seen_shards: set[str] = set()
+        self._journal_offsets: dict[str, int] = {}  # foreign journal -> bytes indexed so far
+        self._journal_lines: dict[str, int] = {}  # foreign journal -> lines indexed so far
         self._journal_file = None
         self._journal_path: Path | None = None
         self._pending: list[CellRecord] = []
@@ -79,14 +100,32 @@ class CellCache:
 
     # ------------------------------------------------------------------ loading
     def _load(self) -> None:
-        for shard in sorted(self.cells_dir.glob("*.parquet")):
-            self._index_shard(shard)
-        for journal in sorted(self.journal_dir.glob("*.jsonl")):
-            self._index_foreign_journal(journal)
+        if not self.read_only:
+            for journal in _listing(self.journal_dir, ".jsonl"):
+                self._adopt_if_dead(journal)
+        self.refresh()
+        self.report.journals = len(self._journal_offsets)
+
+    def refresh(self) -> int:
+        """Index what other writers added since the last look: new shards, new journal
+        lines. Returns how many records were read."""
+        before = self.report.records
+        # Journals before shards: a writer flushing meanwhile writes its shard before it
+        # removes its journal, so each of its records is seen in one or the other.
+        for journal in _listing(self.journal_dir, ".jsonl"):
+            if journal != self._journal_path:
+                self._index_journal(journal)
+        for shard in _listing(self.cells_dir, ".parquet"):
+            if str(shard) not in self._seen_shards:
+                self._index_shard(shard)
+        return self.report.records - before
 
     def _index_shard(self, shard: Path) -> None:
+        self._seen_shards.add(str(shard))
         try:
-            table = pq.read_table(shard, columns=["key", "status"])
+            table = pq.read_table(shard, columns=["key", "status", "response_text"])
+        except FileNotFoundError:
+            return  # listed, then gone: never happens to a shard, but a listing is not a lock
         except Exception as exc:  # pyarrow raises several types for a damaged file
             self.report.bad_shards.append(str(shard))
             warnings.warn(f"cache shard {shard} is unreadable and was skipped "
@@ -95,12 +134,19 @@ class CellCache:
         self.report.shards += 1
         keys = table.column("key").to_pylist()
         statuses = table.column("status").to_pylist()
+        texts = table.column("response_text")
+        blank = pc.fill_null(pc.equal(pc.utf8_length(pc.utf8_trim_whitespace(texts)), 0), True)
         name = str(shard)
-        for row, (key, status) in enumerate(zip(keys, statuses)):
-            self._index(key, status, (name, row))
+        for row, (key, status, empty) in enumerate(zip(keys, statuses, blank.to_pylist())):
+            where = (name, row)
+            if status == OK and empty:
+                where = self._read_row(name, row)  # rare: read it whole, to turn it into an error
+            self._index(key, status, where)
 
     def _index(self, key: str, status: str, where: tuple[str, int] | CellRecord) -> None:
         self.report.records += 1
+        if isinstance(where, CellRecord) and where.blank:
+            where, status = where.as_empty_response(), ERROR
         if key in self._ok:
             self.report.duplicate_records += 1
         elif status == OK:
@@ -109,49 +155,71 @@ class CellCache:
         else:
             self._errors[key] = where if isinstance(where, CellRecord) else self._read_row(*where)
 
-    def _index_foreign_journal(self, journal: Path) -> None:
+    def _index_journal(self, journal: Path) -> None:
+        """Index the complete lines another writer appended since the last look."""
+        offset = self._journal_offsets.get(str(journal), 0)
+        try:
+            with open(journal, "rb") as handle:
+                handle.seek(offset)
+                data = handle.read()
+        except FileNotFoundError:  # flushed into a shard (or adopted) meanwhile
+            self._journal_offsets.pop(str(journal), None)
+            return
+        complete = data.rfind(b"\n") + 1  # a last line without its newline is still being written
+        self._journal_offsets[str(journal)] = offset + complete
+        for record in self._parse_lines(journal, data[:complete], cut_tail=False):
+            self._index(record.key, record.status, record)
+
+    def _adopt_if_dead(self, journal: Path) -> None:
+        """Turn the journal of a dead writer into a shard; leave a live writer's alone."""
         try:
             handle = open(journal, "rb")
         except FileNotFoundError:  # adopted by another process meanwhile
             return
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            # A live writer owns it: read what it has finished so far.
-            handle.close()
-            self.report.journals += 1
-            for record in self._read_journal(journal):
-                self._index(record.key, record.status, record)
-            return
-        try:  # nobody holds it: its writer died; turn it into a shard
-            records = self._read_journal(journal)
-            if records:
-                self._write_shard(records)
-                for record in records:
-                    self._index(record.key, record.status, record)
-            journal.unlink()
-            self.report.adopted_journals += 1
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-            handle.close()
+        with handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return  # a live writer (or another adopter) holds it; refresh() reads it
+            try:
+                if not _still_names(journal, handle):
+                    return  # another process adopted and removed it between our open and lock
+                damaged_before = self.report.bad_journal_lines
+                records = self._parse_lines(journal, handle.read(), cut_tail=True)
+                if records:
+                    shard = self._write_shard(records)
+                    self._seen_shards.add(str(shard))
+                    for record in records:
+                        self._index(record.key, record.status, record)
+                if self.report.bad_journal_lines > damaged_before:
+                    # Kept for a person to look at; the name no longer matches *.jsonl.
+                    os.replace(journal, journal.with_name(journal.name + ".damaged"))
+                else:
+                    journal.unlink()
+                self.report.adopted_journals += 1
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
 
-    def _read_journal(self, journal: Path) -> list[CellRecord]:
+    def _parse_lines(self, journal: Path, data: bytes, *, cut_tail: bool) -> list[CellRecord]:
+        """Journal lines as records. With ``cut_tail`` (a dead writer's whole file) an
+        unreadable last line is the call it was killed writing, dropped silently; any
+        other unreadable line is damage, reported with its line number."""
         records = []
-        try:
-            lines = journal.read_bytes().split(b"\n")
-        except FileNotFoundError:
-            return records
-        for number, line in enumerate(lines, start=1):
+        lines = data.split(b"\n")
+        first_line = 1 + (0 if cut_tail else self._journal_lines.get(str(journal), 0))
+        if not cut_tail:
+            self._journal_lines[str(journal)] = first_line - 1 + data.count(b"\n")
+        for number, line in enumerate(lines, start=first_line):
             if not line.strip():
                 continue
             try:
                 records.append(CellRecord.from_row(json.loads(line)))
             except (ValueError, TypeError) as exc:
-                # The last line of a killed writer may be cut short; anything else is damage.
-                if number < len(lines):
-                    self.report.bad_journal_lines += 1
-                    warnings.warn(f"{journal}:{number}: unreadable journal line skipped: {exc}",
-                                  CacheWarning, stacklevel=4)
+                if cut_tail and number == first_line + len(lines) - 1:
+                    continue
+                self.report.bad_journal_lines += 1
+                warnings.warn(f"{journal}:{number}: unreadable journal line skipped: {exc}",
+                              CacheWarning, stacklevel=4)
         return records
 
     def _read_row(self, shard: str, row: int) -> CellRecord:
@@ -201,10 +269,17 @@ class CellCache:
             self._index(record.key, record.status, record)
 
     def _own_journal(self):
+        if self.read_only:
+            raise PermissionError(f"cache {self.root} was opened read-only")
         if self._journal_file is None:
-            self._journal_path = self.journal_dir / f"{os.getpid()}-{secrets.token_hex(4)}.jsonl"
-            self._journal_file = open(self._journal_path, "ab")
+            # Locked under a hidden name, then renamed: no other process ever sees it unlocked
+            # (it would take it for a dead writer's and adopt it).
+            name = f"{os.getpid()}-{secrets.token_hex(4)}.jsonl"
+            hidden = self.journal_dir / f".{name}"
+            self._journal_file = open(hidden, "ab")
             fcntl.flock(self._journal_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            self._journal_path = self.journal_dir / name
+            os.replace(hidden, self._journal_path)
         return self._journal_file
 
     def flush(self, min_records: int = 1) -> Path | None:
@@ -216,6 +291,8 @@ class CellCache:
         if self._journal_file is None or len(self._pending) < min_records:
             return None
         shard = self._write_shard(self._pending) if self._pending else None
+        if shard is not None:
+            self._seen_shards.add(str(shard))  # already indexed, from the journal
         self._journal_path.unlink()
         fcntl.flock(self._journal_file, fcntl.LOCK_UN)
         self._journal_file.close()
@@ -239,6 +316,42 @@ class CellCache:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+    # ------------------------------------------------------------------ claims
+    def try_claim(self, key: str) -> "Claim | None":
+        """Claim ``key`` for computing it, or None when another writer holds it now."""
+        if self.read_only:
+            raise PermissionError(f"cache {self.root} was opened read-only")
+        path = self.claims_dir / key
+        while True:
+            handle = open(path, "ab")
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.close()
+                return None
+            if _still_names(path, handle):
+                return Claim(path, handle)
+            handle.close()  # its holder released and removed it as we opened it: again
+
+    def is_claimed(self, key: str) -> bool:
+        """Whether a live writer holds the claim on ``key`` right now."""
+        try:
+            handle = open(self.claims_dir / key, "rb")
+        except FileNotFoundError:
+            return False
+        with handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            fcntl.flock(handle, fcntl.LOCK_UN)
+            return False
+
+    async def claim_released(self, key: str) -> None:
+        """Wait while another writer holds the claim on ``key`` (it is computing it)."""
+        while self.is_claimed(key):
+            await asyncio.sleep(self.CLAIM_POLL_S)
 
     # ------------------------------------------------------------------ the API
     def get(self, request: ModelRequest,
@@ -266,3 +379,42 @@ class CellCache:
         if include_errors:
             records += list(self._errors.values())
         return pa.Table.from_pylist([r.to_row() for r in records], schema=SCHEMA)
+
+
+class Claim:
+    """An exclusive claim on one key, held until ``release()`` (or the process dies)."""
+
+    def __init__(self, path: Path, handle) -> None:
+        self.path, self._handle = path, handle
+
+    def release(self) -> None:
+        if self._handle is None:
+            return
+        self.path.unlink(missing_ok=True)  # removed while still locked: see try_claim
+        fcntl.flock(self._handle, fcntl.LOCK_UN)
+        self._handle.close()
+        self._handle = None
+
+    def __enter__(self) -> "Claim":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
+def _still_names(path: Path, handle) -> bool:
+    """Whether ``path`` still names the file open as ``handle`` (not removed or replaced)."""
+    try:
+        return os.stat(path).st_ino == os.fstat(handle.fileno()).st_ino
+    except FileNotFoundError:
+        return False
+
+
+def _listing(folder: Path, suffix: str) -> list[Path]:
+    """The files of ``folder`` ending in ``suffix``, by name; temp files (``.name``) left out."""
+    try:
+        names = sorted(e.name for e in os.scandir(folder)
+                       if e.name.endswith(suffix) and not e.name.startswith("."))
+    except FileNotFoundError:
+        return []
+    return [folder / name for name in names]

@@ -1,4 +1,7 @@
-"""``contextecho cache``: what the cell cache holds, and what it could not read."""
+"""``contextecho cache``: what the cell cache holds, and what it could not read.
+
+It only reads: journals of dead writers are read, not adopted, and nothing is deleted
+(the next run that writes adopts them)."""
 from __future__ import annotations
 
 import argparse
@@ -16,12 +19,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", CacheWarning)
-        cache = CellCache(args.dir)
+        cache = CellCache(args.dir, read_only=True)
     table = cache.to_table(include_errors=True).to_pandas()
     report = cache.report
     print(f"cache: {cache.root}")
-    print(f"  shards {report.shards}, live journals {report.journals}, "
-          f"adopted journals {report.adopted_journals}")
+    print(f"  shards {report.shards}, journals {report.journals} "
+          f"(read, not adopted: the next run that writes adopts those of dead writers)")
     print(f"  cells {len(cache)} ok, {cache.n_errors} failing (retried on the next run), "
           f"{report.duplicate_records} duplicate records read once")
     if len(table):

@@ -5,7 +5,15 @@ LiteLLM cannot route, a missing API key, a request that overflows the embedded
 model's context), answers cached cells from the cache, and sends the rest through
 ``litellm.acompletion`` with bounded concurrency and retries with backoff on rate
 limits and transient errors. A call that still fails comes back as an error record:
-it is stored, counted and reported, never raised past the batch, never a score.
+it is stored, counted and reported, never raised past the batch, never a score
+(``faults`` says which failures are retried when; an empty answer is one of them).
+
+A stored error is retried on the next run, except a permanent one (authentication,
+bad request, not found): that answers its cell until asked otherwise, with
+``retry_errors=True`` or ``CONTEXTECHO_RETRY_ERRORS=1`` in the environment (what the
+``--retry-errors`` flags set, so notebook kernels see it too); the manifest counts the
+cells skipped so. Several processes on one cache never pay twice for a cell: each
+missing key is claimed in the cache, which is re-read before the call.
 
 Sampling parameters go to LiteLLM untouched (no ``drop_params``). The one addition:
 for the in-process backends a request without a ``seed`` gets one derived from its
@@ -14,7 +22,9 @@ cell key, so replicates of a sampled cell differ and each is repeatable.
 from __future__ import annotations
 
 import asyncio
+import os
 import random
+import sys
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -25,11 +35,13 @@ from tqdm.auto import tqdm
 from . import llm
 from .cache import CellCache
 from .cell import ERROR, OK, CellRecord, utc_now
-from .manifest import write_manifest
+from .faults import Fault, classify, is_permanent
+from .manifest import batch_counts, finish_manifest, start_manifest
 from .model_request import ModelRequest
 
 
 SHARD_RECORDS = 512  # a caller's cache writes a shard once this many calls are journaled
+RETRY_ERRORS_ENV = "CONTEXTECHO_RETRY_ERRORS"  # "1": retry stored permanent errors too
 
 
 class ModelConfigError(ValueError):
@@ -49,29 +61,12 @@ class Transport:
     prompt_caching: bool = True  # mark the shared prefix for providers that support it
 
 
-# Worth another attempt: the same request may well succeed a little later.
-RETRYABLE = (
-    llm.litellm.RateLimitError,
-    llm.litellm.Timeout,
-    llm.litellm.APIConnectionError,
-    llm.litellm.ServiceUnavailableError,
-    llm.litellm.InternalServerError,
-    asyncio.TimeoutError,
-)
-# Never worth another attempt, even when a subclass of a retryable type.
-FINAL = (
-    llm.litellm.AuthenticationError,
-    llm.litellm.BadRequestError,
-    llm.litellm.NotFoundError,
-    llm.litellm.PermissionDeniedError,
-)
-
-
 @dataclass
 class BatchResult:
     records: list[CellRecord]  # one per request, in request order
-    cached: list[bool]
+    cached: list[bool]  # answered without a call (a stored success, or a skipped permanent error)
     manifest: dict[str, Any] = field(default_factory=dict)
+    skipped: list[bool] = field(default_factory=list)  # a stored permanent error, not retried
 
     @property
     def n_hits(self) -> int:
@@ -80,6 +75,10 @@ class BatchResult:
     @property
     def n_errors(self) -> int:
         return sum(not r.ok for r in self.records)
+
+    @property
+    def n_skipped(self) -> int:
+        return sum(self.skipped)
 
     def texts(self) -> list[str | None]:
         return [r.response_text if r.ok else None for r in self.records]
@@ -199,9 +198,9 @@ async def _call(request: ModelRequest, transport: Transport) -> CellRecord:
         except (KeyboardInterrupt, asyncio.CancelledError):
             raise
         except Exception as exc:  # failures are data
-            retry = isinstance(exc, RETRYABLE) and not isinstance(exc, FINAL)
-            if not retry or attempt >= transport.max_attempts:
-                return _error_record(request, exc, attempt, time.perf_counter() - start)
+            fault = classify(exc)
+            if not fault.retry_now or attempt >= transport.max_attempts:
+                return _error_record(request, fault, attempt, time.perf_counter() - start)
             delay = min(transport.max_delay_s, transport.base_delay_s * 2 ** (attempt - 1))
             # Jitter spreads retries of concurrent calls; it is transport, not results.
             await asyncio.sleep(delay * (0.5 + random.random()))
@@ -216,26 +215,26 @@ def _record_from_response(request: ModelRequest, response: Any, attempts: int,
             raise TypeError(f"response content is {type(text).__name__}, not text")
         usage = getattr(response, "usage", None)
     except Exception as exc:
-        return _error_record(request, ValueError(f"unusable response: {exc}"), attempts, latency,
-                             error_type="GarbageResponse")
+        return _error_record(request, Fault("garbage", "GarbageResponse", f"unusable response: {exc}"),
+                             attempts, latency)
     try:
         cost = None if llm.is_in_process(request.model) else \
             float(llm.litellm.completion_cost(completion_response=response))
     except Exception:
         cost = None  # LiteLLM does not know this model's price
-    return CellRecord(
+    record = CellRecord(
         key=request.key, model=request.model, request_json=request.to_json(), status=OK,
         response_text=text, finish_reason=getattr(choice, "finish_reason", None),
         prompt_tokens=getattr(usage, "prompt_tokens", None),
         completion_tokens=getattr(usage, "completion_tokens", None),
         cost_usd=cost, latency_s=latency, attempts=attempts, created_at=utc_now())
+    return record.as_empty_response() if record.blank else record
 
 
-def _error_record(request: ModelRequest, exc: BaseException, attempts: int, latency: float,
-                  error_type: str | None = None) -> CellRecord:
+def _error_record(request: ModelRequest, fault: Fault, attempts: int, latency: float) -> CellRecord:
     return CellRecord(
         key=request.key, model=request.model, request_json=request.to_json(), status=ERROR,
-        error_type=error_type or type(exc).__name__, error_message=str(exc)[:2000],
+        error_type=fault.error_type, error_message=fault.message[:2000],
         latency_s=latency, attempts=attempts, created_at=utc_now())
 
 
@@ -248,30 +247,70 @@ def _prefix_order(requests: Iterable[ModelRequest]) -> list[ModelRequest]:
     return [r for group in groups.values() for r in group]
 
 
+def retry_errors_everywhere() -> None:
+    """Retry stored permanent errors in every batch of this process and of the notebook
+    kernels it starts (``--retry-errors``): they inherit the environment."""
+    os.environ[RETRY_ERRORS_ENV] = "1"
+
+
+def retry_errors_default() -> bool:
+    """Whether stored permanent errors are retried when the caller does not say."""
+    return os.environ.get(RETRY_ERRORS_ENV, "").strip().lower() in ("1", "true", "yes")
+
+
 async def agenerate(requests: Sequence[ModelRequest], *, cache: CellCache | None = None,
                     transport: Transport = Transport(), progress: bool = True,
-                    name: str = "generate", parameters: dict[str, Any] | None = None) -> BatchResult:
-    """Answer every request, from the cache where possible. Never raises for a failed call."""
+                    name: str = "generate", parameters: dict[str, Any] | None = None,
+                    retry_errors: bool | None = None) -> BatchResult:
+    """Answer every request, from the cache where possible. Never raises for a failed call.
+
+    ``retry_errors``: also call again the cells whose stored error is permanent
+    (default: ``CONTEXTECHO_RETRY_ERRORS`` in the environment, else no)."""
     requests = list(requests)
+    retry_errors = retry_errors_default() if retry_errors is None else retry_errors
     own_cache = cache is None
     cache = cache if cache is not None else CellCache()
-    started = utc_now()
+    manifest = start_manifest(name=name, started=utc_now(), requests=requests, transport=transport,
+                              parameters=parameters or {}, retry_errors=retry_errors)
     try:
-        hits = {r.key: cache.lookup(r.key) for r in requests}
-        todo = {r.key: r for r in requests if hits[r.key] is None}  # identical requests once
+        stored: dict[str, CellRecord] = {}  # answered without a call
+        skipped: set[str] = set()  # a stored permanent error, not retried
+        for request in requests:
+            hit = cache.lookup(request.key)
+            error = cache.last_error(request.key)
+            if hit is None and error is not None and is_permanent(error.error_type) and not retry_errors:
+                hit = error
+                skipped.add(request.key)
+            if hit is not None:
+                stored[request.key] = hit
+        todo = {r.key: r for r in requests if r.key not in stored}  # identical requests once
         if todo:
             check_models(list(todo.values()), transport)
         fresh: dict[str, CellRecord] = {}
+        from_others: set[str] = set()  # computed meanwhile by another writer on this cache
         copies = Counter(r.key for r in requests)
         bar = tqdm(total=len(requests), desc=name, disable=not progress, unit="call")
-        bar.update(sum(hits[r.key] is not None for r in requests))
+        bar.update(sum(r.key in stored for r in requests))
         semaphore = asyncio.Semaphore(max(1, transport.concurrency))
         errors = [0]
 
         async def one(request: ModelRequest) -> None:
-            async with semaphore:
-                record = await _call(request, transport)
-            cache.put(record)  # journaled at once: a crash loses only calls in flight
+            while True:
+                async with semaphore:
+                    claim = cache.try_claim(request.key)
+                    if claim is not None:
+                        with claim:
+                            record = _answered_meanwhile(cache, request.key, retry_errors)
+                            if record is not None:
+                                from_others.add(request.key)
+                                if not record.ok:
+                                    skipped.add(request.key)  # its permanent error, just stored
+                            else:
+                                record = await _call(request, transport)
+                                cache.put(record)  # journaled at once: a crash loses only calls in flight
+                        break
+                # Another writer is computing this key: wait for it, then look again.
+                await cache.claim_released(request.key)
             fresh[request.key] = record
             bar.update(copies[request.key])
             errors[0] += not record.ok
@@ -279,18 +318,30 @@ async def agenerate(requests: Sequence[ModelRequest], *, cache: CellCache | None
 
         await asyncio.gather(*(one(r) for r in _prefix_order(todo.values())))
         bar.close()
-        records = [hits[r.key] or fresh[r.key] for r in requests]
-        cached = [hits[r.key] is not None for r in requests]
+        records = [stored.get(r.key) or fresh[r.key] for r in requests]
+        cached = [r.key in stored or r.key in from_others for r in requests]
+        result = BatchResult(records, cached, skipped=[r.key in skipped for r in requests])
         # A caller's cache gathers many batches into one shard; each call is journaled already.
         cache.flush(min_records=SHARD_RECORDS)
-        result = BatchResult(records, cached)
-        result.manifest = write_manifest(
-            name=name, started=started, requests=requests, result=result,
-            transport=transport, parameters=parameters or {})
+        result.manifest = finish_manifest(
+            manifest, status="complete", **batch_counts(requests, result),
+            skipped_permanent_errors=result.n_skipped,
+            answered_by_other_writers=len(from_others))
         return result
+    except BaseException as exc:
+        finish_manifest(manifest, status="failed", failure=f"{type(exc).__name__}: {exc}"[:2000])
+        raise
     finally:
         if own_cache:
             cache.close()
+
+
+def _answered_meanwhile(cache: CellCache, key: str, retry_errors: bool) -> CellRecord | None:
+    """What another writer stored for ``key`` since this batch looked (its claim is ours now)."""
+    cache.refresh()
+    error = cache.last_error(key)
+    return cache.lookup(key) or (error if error is not None and is_permanent(error.error_type)
+                                 and not retry_errors else None)
 
 
 def generate(requests: Sequence[ModelRequest], **kwargs: Any) -> BatchResult:
@@ -298,8 +349,15 @@ def generate(requests: Sequence[ModelRequest], **kwargs: Any) -> BatchResult:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
+        in_loop = False
+    else:
+        in_loop = True
+    # ``faults.classify`` reads an exception's chain, and an exception raised while another
+    # is being handled chains to that one (here: a caller's). Such a batch, and one inside
+    # a running loop (a notebook), runs in a worker thread with its own loop and no
+    # exception in hand; any other runs here, where Ctrl-C stops it at once.
+    if not in_loop and sys.exc_info()[1] is None:
         return asyncio.run(agenerate(requests, **kwargs))
-    # A notebook already runs a loop: run the batch in a worker thread with its own.
     import concurrent.futures
 
     with concurrent.futures.ThreadPoolExecutor(1) as pool:

@@ -10,6 +10,7 @@ import pyarrow as pa
 
 OK = "ok"
 ERROR = "error"
+EMPTY_RESPONSE = "EmptyResponse"  # the error type of an answer that is empty or whitespace only
 
 
 def utc_now() -> str:
@@ -43,6 +44,19 @@ class CellRecord:
     @property
     def ok(self) -> bool:
         return self.status == OK
+
+    @property
+    def blank(self) -> bool:
+        """A success whose answer is empty or whitespace only (older caches stored these)."""
+        return self.status == OK and not (self.response_text or "").strip()
+
+    def as_empty_response(self) -> "CellRecord":
+        """This blank answer as the error it is: stored, counted, retried, never scored."""
+        text = self.response_text or ""
+        return dataclasses.replace(
+            self, status=ERROR, response_text=None, error_type=EMPTY_RESPONSE,
+            error_message=f"the model answered {len(text)} character(s), all whitespace "
+                          f"(finish_reason {self.finish_reason!r}): {text[:40]!r}")
 
     def to_row(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

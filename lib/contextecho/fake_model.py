@@ -10,14 +10,21 @@ The model string picks the behaviour; ``@SECONDS`` adds a delay, ``:N`` a count:
 - ``fake/timeout``       raises a timeout every time
 - ``fake/garbage``       returns a response with no content
 - ``fake/auth``          raises an authentication error (a missing key)
+- ``fake/empty``         answers ``""``; ``fake/whitespace`` answers spaces and newlines
+- ``fake/value-error``   raises ``ValueError`` inside the provider (``fake/type-error``: ``TypeError``)
+- ``fake/http-<code>``   fails as a provider answering HTTP ``<code>`` does (LiteLLM maps the
+                         status: 400 bad request, 401 authentication, 404 not found, 500 ...)
 
 ``calls`` counts attempts per model string, so tests can check what was really called.
+With ``CONTEXTECHO_FAKE_CALL_LOG`` set, every attempt also appends one line (``<pid>
+<model> <request digest>``) to that file, so calls from several processes can be counted.
 """
 from __future__ import annotations
 
 import asyncio
 import hashlib
 import json
+import os
 import threading
 import time
 from collections import Counter
@@ -38,6 +45,28 @@ def _parse(model: str) -> tuple[str, float, int]:
     return behaviour, delay, count
 
 
+CALL_LOG_ENV = "CONTEXTECHO_FAKE_CALL_LOG"
+
+
+class HTTPStatusFault(Exception):
+    """What a provider's client raises for an HTTP error status (LiteLLM maps ``status_code``)."""
+
+    def __init__(self, status_code: int, message: str) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+
+
+def _log_call(model: str, digest: str) -> None:
+    path = os.environ.get(CALL_LOG_ENV)
+    if not path:
+        return
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:  # one write of one short line with O_APPEND: lines of concurrent processes never mix
+        os.write(fd, f"{os.getpid()} {model} {digest}\n".encode())
+    finally:
+        os.close(fd)
+
+
 class FakeProvider(CustomLLM):
     def __init__(self) -> None:
         super().__init__()
@@ -56,6 +85,7 @@ class FakeProvider(CustomLLM):
             self.calls[model] += 1
             self._attempts[digest] += 1
             attempt = self._attempts[digest]
+        _log_call(model, digest)
         kwargs = dict(model=f"fake/{model}", llm_provider="fake")
         if behaviour == "always-429" or (behaviour == "rate-limited" and attempt <= count):
             raise litellm.RateLimitError(message="fake 429: slow down", **kwargs)
@@ -68,6 +98,15 @@ class FakeProvider(CustomLLM):
         if behaviour == "garbage":
             model_response.choices[0].message.content = None
             return model_response
+        if behaviour in ("empty", "whitespace"):
+            text = "" if behaviour == "empty" else "  \n\t \n"
+            return fill_response(model_response, f"fake/{model}", text, "stop", 1, 0)
+        if behaviour == "value-error":
+            raise ValueError(f"fake {model}: a bug inside the provider")
+        if behaviour == "type-error":
+            raise TypeError(f"fake {model}: a bug inside the provider")
+        if behaviour.startswith("http-"):
+            raise HTTPStatusFault(int(behaviour[5:]), f"fake {model}: HTTP {behaviour[5:]}")
         if behaviour not in ("echo", "rate-limited", "server-error"):
             raise litellm.NotFoundError(message=f"fake model {model!r} does not exist", **kwargs)
         last = messages[-1]["content"]

@@ -18,6 +18,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-tokens", type=int, default=256, help="tokens to generate at most (default 256)")
     parser.add_argument("--replicates", type=int, default=1, help="independent samples of the same cell")
     parser.add_argument("--api-base", help="an OpenAI-compatible server, e.g. http://localhost:8000/v1")
+    parser.add_argument("--retry-errors", action="store_true",
+                        help="call again cells whose stored error is permanent (authentication, bad request, "
+                             "not found); by default they are skipped and counted")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -26,14 +29,18 @@ def run(args: argparse.Namespace) -> int:
     params = {"temperature": args.temperature, "max_tokens": args.max_tokens}
     requests = [ModelRequest(args.model, messages, params, replicate=i) for i in range(args.replicates)]
     try:
-        result = generate(requests, transport=Transport(api_base=args.api_base), name="cli-generate")
+        result = generate(requests, transport=Transport(api_base=args.api_base), name="cli-generate",
+                          retry_errors=args.retry_errors)
     except ModelConfigError as exc:
         print(f"contextecho generate: {exc}", file=sys.stderr)
         return 2
-    for record, cached in zip(result.records, result.cached):
+    for record, cached, skipped in zip(result.records, result.cached, result.skipped):
         source = "cache" if cached else f"{record.latency_s:.2f}s"
         if record.ok:
             print(f"[{record.key[:12]} {source}] {record.response_text}")
+        elif skipped:
+            print(f"[{record.key[:12]} stored error, not retried: --retry-errors to call again] "
+                  f"{record.error_type}: {record.error_message}")
         else:
             print(f"[{record.key[:12]} error after {record.attempts} attempt(s)] "
                   f"{record.error_type}: {record.error_message}")

@@ -1,12 +1,20 @@
-"""The run manifest: what produced a batch, so any number can be traced and re-run."""
+"""The run manifest: what produced a batch, so any number can be traced and re-run.
+
+It is written when the batch starts (status ``incomplete``) and rewritten when it ends
+(``complete``, or ``failed`` with the reason), so a killed run leaves a manifest that
+says so. Credentials in transport settings and parameters are masked before writing."""
 from __future__ import annotations
 
 import importlib.metadata
 import json
+import os
+import re
 import secrets
 import subprocess
+import urllib.parse
 from dataclasses import asdict, is_dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, Mapping
 
 from .cell import utc_now, utc_stamp
 from .paths import REPO_ROOT, runs_dir
@@ -37,25 +45,89 @@ def package_versions() -> dict[str, str | None]:
     return versions
 
 
-def write_manifest(*, name: str, started: str, requests, result, transport,
-                   parameters: dict[str, Any]) -> dict[str, Any]:
-    """Write ``runs/<utc>-<name>-<rand>.json`` and return its content."""
+# Setting names whose values are credentials, masked whole ("api_key", "token", headers...).
+_SECRET_NAME = re.compile(r"key|token|secret|passw|auth|credential|cookie|signature", re.I)
+MASK = "***"
+
+
+def masked(value: Any, name: str = "", *, secret: bool = False) -> Any:
+    """``value`` with every credential masked, for writing into a manifest: every text
+    under a setting named like a credential (``api_key``, ``{"api_keys": {model: key}}``,
+    an ``Authorization`` header); in any URL, the user info, every query value and the
+    fragment (``http://user:pass@host/v1?key=abc`` -> ``http://***@host/v1?key=***``)."""
+    secret = secret or bool(_SECRET_NAME.search(name))
+    if is_dataclass(value) and not isinstance(value, type):
+        value = asdict(value)
+    if isinstance(value, Mapping):
+        return {k: masked(v, str(k), secret=secret) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [masked(v, name, secret=secret) for v in value]
+    if isinstance(value, str) and value and secret:
+        return MASK
+    if isinstance(value, str):
+        return _URL.sub(lambda m: _masked_url(m.group()), value)
+    return value
+
+
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>]+")
+
+
+def _masked_url(text: str) -> str:
+    try:
+        parts = urllib.parse.urlsplit(text)
+    except ValueError:
+        return MASK  # not a URL we can take apart: keep none of it
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = f"{MASK}@{netloc.rsplit('@', 1)[1]}"
+    query = "&".join(f"{k}={MASK}" for k, _ in urllib.parse.parse_qsl(parts.query, keep_blank_values=True))
+    if parts.query and not query:
+        query = MASK  # a query that is not key=value pairs (a bare token)
+    fragment = MASK if parts.fragment else ""
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, fragment))
+
+
+def start_manifest(*, name: str, started: str, requests, transport, parameters: dict[str, Any],
+                   retry_errors: bool) -> dict[str, Any]:
+    """Write ``runs/<utc>-<name>-<rand>.json`` before the first call, with status
+    ``incomplete``: a run killed before ``finish_manifest`` leaves it so."""
+    manifest = {
+        "name": name,
+        "status": "incomplete",
+        "started": started,
+        "finished": None,
+        "pid": os.getpid(),
+        "git": git_state(),
+        "packages": package_versions(),
+        "parameters": masked(parameters),
+        "transport": masked(transport),
+        "retry_errors": retry_errors,  # stored permanent errors called again, or skipped
+        "models": sorted({r.model for r in requests}),
+        "n_requests": len(requests),
+        "n_unique_cells": len({r.key for r in requests}),
+    }
+    folder = runs_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    manifest["path"] = str(folder / f"{utc_stamp()}-{name}-{secrets.token_hex(3)}.json")
+    _write(manifest)
+    return manifest
+
+
+def finish_manifest(manifest: dict[str, Any], *, status: str, **fields: Any) -> dict[str, Any]:
+    """Rewrite the run's manifest (atomically) with its final ``status`` and counts."""
+    manifest = {**manifest, **fields, "status": status, "finished": utc_now()}
+    _write(manifest)
+    return manifest
+
+
+def batch_counts(requests, result) -> dict[str, Any]:
+    """Hits, calls, errors, tokens and cost of one finished batch."""
     errors: dict[str, int] = {}
     for record in result.records:
         if not record.ok:
             errors[record.error_type] = errors.get(record.error_type, 0) + 1
     fresh = [r for r, c in zip(result.records, result.cached) if not c]
-    manifest = {
-        "name": name,
-        "started": started,
-        "finished": utc_now(),
-        "git": git_state(),
-        "packages": package_versions(),
-        "parameters": parameters,
-        "transport": asdict(transport) if is_dataclass(transport) else dict(transport),
-        "models": sorted({r.model for r in requests}),
-        "n_requests": len(requests),
-        "n_unique_cells": len({r.key for r in requests}),
+    return {
         "cache_hits": result.n_hits,
         "cache_misses": len(requests) - result.n_hits,
         "errors": result.n_errors,
@@ -64,9 +136,11 @@ def write_manifest(*, name: str, started: str, requests, result, transport,
         "completion_tokens": sum(r.completion_tokens or 0 for r in fresh),
         "cost_usd": sum(r.cost_usd or 0.0 for r in fresh),
     }
-    folder = runs_dir()
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{utc_stamp()}-{name}-{secrets.token_hex(3)}.json"
-    path.write_text(json.dumps(manifest, indent=2, default=str) + "\n")
-    manifest["path"] = str(path)
-    return manifest
+
+
+def _write(manifest: dict[str, Any]) -> None:
+    path = Path(manifest["path"])
+    temp = path.with_name(f".{path.name}.tmp")
+    temp.write_text(json.dumps({k: v for k, v in manifest.items() if k != "path"},
+                               indent=2, default=str) + "\n")
+    os.replace(temp, path)  # a reader sees the old manifest or the new one, never half

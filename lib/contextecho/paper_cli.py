@@ -24,6 +24,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--check-only", action="store_true",
                         help="merge the generated variables and check the manuscript; run nothing")
     parser.add_argument("--no-render", action="store_true", help="skip the Quarto render step")
+    parser.add_argument("--retry-errors", action="store_true",
+                        help="call again cells whose stored error is permanent (authentication, bad request, not found); by default they are skipped and counted in the manifest")
 
 
 def set_overrides(items: list[str], names: list[str]) -> dict[str, dict[str, str]]:
@@ -59,6 +61,11 @@ def run(args: argparse.Namespace) -> int:
         from .data_cli import fill_inventories
         from .notebooks import run_notebook
         from .sessions.corpus import fill_corpus
+
+        if args.retry_errors:
+            from .calls import retry_errors_everywhere
+
+            retry_errors_everywhere()  # every notebook kernel inherits it
 
         names = [n.strip() for n in args.only.split(",") if n.strip()] or list(NOTEBOOKS)
         unknown = sorted(set(names) - set(NOTEBOOKS))

@@ -13,6 +13,7 @@ from contextecho.anchor.bank_scorer import (BankRunFailed, bank_context, item_re
                                             summarize)
 from contextecho.anchor.items import prompt_text
 from contextecho.cache import CellCache
+from contextecho.calls import RETRY_ERRORS_ENV
 from contextecho.model_request import canonical_json
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "anchor_bank" / "ca_forge_tidyfeed__updated"
@@ -184,7 +185,7 @@ def test_summarize_counts_an_empty_family_as_no_accuracy():
     assert summarize(rows)["accuracy"] is None and summarize(rows)["n_scored"] == 0
 
 
-def test_provider_errors_fail_the_run_but_every_file_is_written(bank, scripted, cache, tmp_path):
+def test_provider_errors_fail_the_run_but_every_file_is_written(bank, scripted, cache, tmp_path, monkeypatch):
     out = tmp_path / "out"
     scripted.script = replies(bank, **SCRIPT)
     score_bank(bank, "script/errors", out, cache=cache)  # complete: a summary.json exists
@@ -198,9 +199,14 @@ def test_provider_errors_fail_the_run_but_every_file_is_written(bank, scripted, 
     rows = [json.loads(line) for line in (out / "per_item.jsonl").read_text().splitlines()]
     assert [r["status"] for r in rows].count("error") == 1
     assert rows[-1]["correct"] is None and rows[-1]["error_type"] == "AuthenticationError"
-    # The rerun asks only the failed item again.
+    # A permanent error (authentication) is not asked again by a rerun unless asked to;
+    # then the rerun asks only the failed item again.
     scripted.script = replies(bank, **SCRIPT)
     before = len(scripted.seen)
+    with pytest.raises(BankRunFailed, match="AuthenticationError 1"):
+        score_bank(bank, "script/errors", out, params={"temperature": 0.0, "max_tokens": 8}, cache=cache)
+    assert len(scripted.seen) == before
+    monkeypatch.setenv(RETRY_ERRORS_ENV, "1")  # what `anchor-score --retry-errors` sets
     again = score_bank(bank, "script/errors", out, params={"temperature": 0.0, "max_tokens": 8}, cache=cache)
     assert len(scripted.seen) == before + 1 and again.status == "complete"
 

@@ -1,10 +1,8 @@
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import pytest
 
 from contextecho import llm
@@ -12,7 +10,6 @@ from contextecho.cache import CellCache
 from contextecho.calls import ModelConfigError, Transport, _mark_shared_prefix, generate
 from contextecho.model_request import ModelRequest
 
-HERE = Path(__file__).parent
 FAST = Transport(base_delay_s=0.001, max_delay_s=0.01, max_attempts=4)
 
 
@@ -59,11 +56,13 @@ def test_injected_faults_are_recorded_as_errors_and_counted(tmp_path):
     assert result.manifest["errors"] == 4
     assert result.manifest["errors_by_type"] == {"RateLimitError": 1, "Timeout": 1,
                                                  "GarbageResponse": 1, "AuthenticationError": 1}
-    # Errors are kept as data, and are retried on the next run; successes are not.
+    # Errors are kept as data, and are retried on the next run; successes are not, and
+    # neither is a permanent error (authentication) unless asked.
     cache = CellCache(tmp_path)
     assert cache.n_errors == 4 and len(cache) == 3
     again = generate(requests, cache=cache, transport=FAST, progress=False)
-    assert again.cached == [True, True, False, False, False, False, True]
+    assert again.cached == [True, True, False, False, False, True, True]
+    assert again.skipped == [False] * 5 + [True, False] and again.manifest["skipped_permanent_errors"] == 1
 
 
 def test_small_batches_into_a_callers_cache_make_one_shard(tmp_path):
@@ -134,28 +133,3 @@ def test_shared_prefix_is_marked_for_explicit_prompt_caching_providers():
     assert marked[0]["content"][0]["cache_control"] == {"type": "ephemeral"}
     assert marked[1] == messages[1]
     assert _mark_shared_prefix(ModelRequest("fake/echo", messages)) == messages
-
-
-def test_killed_batch_resumes_without_loss_or_duplicates(tmp_path):
-    sys.path.insert(0, str(HERE))
-    from batch_runner import requests
-
-    n = 30
-    proc = subprocess.Popen([sys.executable, str(HERE / "batch_runner.py"), str(tmp_path), str(n)])
-    journal_dir = tmp_path / "journal"
-    deadline = time.time() + 60
-    while time.time() < deadline:  # kill once some calls are done but not all
-        done = sum(len(p.read_bytes().splitlines()) for p in journal_dir.glob("*.jsonl")) if journal_dir.exists() else 0
-        if done >= 6:
-            break
-        time.sleep(0.05)
-    proc.kill()
-    proc.wait()
-    survived = CellCache(tmp_path)
-    kept = len(survived)
-    assert 6 <= kept < n
-    result = generate(requests(n), cache=survived, transport=Transport(concurrency=8), progress=False)
-    assert result.n_hits == kept and result.n_errors == 0
-    survived.close()
-    keys = [k for s in (tmp_path / "cells").glob("*.parquet") for k in pq.read_table(s).column("key").to_pylist()]
-    assert len(keys) == len(set(keys)) == n  # every cell once: nothing lost, nothing twice

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -27,7 +27,7 @@ from contextecho.cache import CellCache
 from contextecho.calls import Transport, generate
 from contextecho.cell import CellRecord, utc_now
 from contextecho.instruments.versions import content_hash
-from contextecho.manifest import git_state, package_versions
+from contextecho.manifest import git_state, masked, package_versions
 from contextecho.model_request import ModelRequest
 
 from .bank import Bank, BankItem
@@ -122,8 +122,8 @@ def score_bank(bank: Bank, model: str, out_dir: str | Path, *, condition: str = 
         "name": "anchor-score", "status": "failed" if failed else "complete",
         "failure_reason": (f"{sum(errors.values())} of {len(rows)} calls failed "
                            f"({', '.join(f'{k} {v}' for k, v in errors.most_common())}); failed calls "
-                           "are not cached, so a rerun retries only them") if failed else None,
-        "model": model, "params": params, "transport": asdict(transport),
+                           "are not cached, so a rerun retries only them (permanent ones only with --retry-errors)") if failed else None,
+        "model": model, "params": params, "transport": masked(transport),
         "context_policy": {"condition": condition, "limit_chars": limit,
                            "window_ends_with_source_session": True, "keeps": "most recent whole turns"},
         "bank": {"id": bank.bank_id, "path": str(bank.path), "file_sha256": bank.file_sha256,

@@ -18,6 +18,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         metavar=("KEY", "VALUE"), help="override a parameter (repeatable)")
     parser.add_argument("--output-dir", default=None, help="default paper/_generated/<name>")
     parser.add_argument("--build", action="store_true", help="regenerate notebooks/*.ipynb and exit")
+    parser.add_argument("--retry-errors", action="store_true",
+                        help="call again cells whose stored error is permanent (authentication, bad request, not found); by default they are skipped and counted in the manifest")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -30,6 +32,10 @@ def run(args: argparse.Namespace) -> int:
         return 2
     from .runner import run_notebook
 
+    if args.retry_errors:
+        from ..calls import retry_errors_everywhere
+
+        retry_errors_everywhere()  # the kernel inherits it
     overrides = dict(args.parameter)
     try:
         done = run_notebook(args.name, overrides, output_dir=args.output_dir)
