@@ -78,9 +78,9 @@ def test_user_names_replaced_everywhere_as_tokens():
 
 
 def test_extra_terms_and_generic_accounts():
-    r = Redactor({"PROJECT": ["Bluebird"]})
+    r = Redactor({"PROJECT": ["Bluebird"]})  # extra terms are matched regardless of case
     out = r.redact("Bluebird lives in /home/ubuntu/bluebird and /root")
-    assert out == "<PROJECT_1> lives in /home/ubuntu/bluebird and /root"
+    assert out == "<PROJECT_1> lives in /home/ubuntu/<PROJECT_1> and /root"
 
 
 def test_no_false_positives_on_ordinary_code():
