@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import hashlib
 import ipaddress
+import json
 import math
 import re
 from collections import Counter
@@ -163,8 +164,10 @@ _DS_PRIVATE_KEY = PrivateKeyDetector()
 # ----------------------------------------------------------------- own patterns
 _PRIVATE_KEY = re.compile(
     r"-{4,5} ?BEGIN [A-Z0-9 ]*?PRIVATE KEY(?: BLOCK)? ?-{4,5}"
-    r"(?:.{0,16384}?-{4,5} ?END [A-Z0-9 ]*?PRIVATE KEY(?: BLOCK)? ?-{4,5}"
-    r"|(?:(?:\r?\n|\\r?\\n)[ \t]*(?:[A-Za-z0-9+/=]{4,}|[A-Za-z-]+: ?[^\n\\]*)?)*)", re.S)
+    r"(?:(?:(?!-{4,5} ?BEGIN ).){0,16384}?-{4,5} ?END [A-Z0-9 ]*?PRIVATE KEY(?: BLOCK)? ?-{4,5}"
+    # cut off before its END line (head -5 id_rsa): the base64 lines that follow
+    r"|(?:(?:\r?\n|\\r?\\n)[ \t]*(?:[A-Za-z0-9+/=]{16,}(?=[\r\n\\\"']|$)|(?:Proc-Type|DEK-Info): ?[^\n\\]*)?)*)",
+    re.S)
 _PUTTY_KEY = re.compile(r"PuTTY-User-Key-File-\d+:.{0,16384}?Private-MAC: ?[0-9a-fA-F]+", re.S)
 _PUBLIC_KEY = re.compile(r"(?P<key>\b(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2-nistp\d+|sk-ssh-ed25519@openssh\.com"
                          r"|sk-ecdsa-sha2-nistp256@openssh\.com) AAAA[0-9A-Za-z+/]+={0,3})"
@@ -246,13 +249,13 @@ _USER_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_.-")
 _HOME = re.compile(r"/(?:Users|home)/(?P<user>[A-Za-z0-9._-]+)"
                    r"|\\+Users\\+(?P<winuser>[^\\/\n\"'<>:|*?]+)"
                    r"|-(?:Users|home)-(?P<dashed>[A-Za-z0-9._]+)")
-_DASHED_BEFORE = re.compile(r"(?:^|[/\\\s\"'=:(\[])(?:[A-Za-z]-)?$")  # -home-x-proj starts a path segment
+_DASHED_BEFORE = re.compile(r"(?:^|[/\\\s\"'=:(\[]|\\[nrt])(?:[A-Za-z]-)?$")  # -home-x-proj starts a path segment
 _URL_CREDENTIALS = re.compile(r"(?<=[a-zA-Z0-9])://(?P<user><[A-Z_]+_\d+>|[^:@/\s\"'<>\\]*)(?::(?P<secret>[^/\s\"'<>\\]+))?@"
                               r"(?=[\w\[<])")
 _AUTH_HEADER = re.compile(r"(?:authorization\"?\s*[:=]\s*\"?(?:basic|bearer|token|digest|bot|apikey)"  # lowered
                           r"|bearer|x-api-key\s*:)\s+(?P<secret>[a-z0-9._~+/=:-]{4,})")
 _CURL_USER = re.compile(r"(?:\s-u\s*|--user[\s=]+)[\"']?(?P<user>[^:\s\"']+):(?P<secret>[^\s\"']+)")
-_MYSQL_PASSWORD = re.compile(r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?\s-p(?P<secret>[^\s\"']+)")
+_MYSQL_PASSWORD = re.compile(r"(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?\s-p(?P<secret>[^\s\"'\\]+)")
 _USER_VARIABLE = re.compile(r"(?:USER|USERNAME|LOGNAME|LOGIN)=[\"']?(?P<user>[A-Za-z][\w.-]{0,31})")
 
 # .env-style assignments: a key naming a secret, a separator, a value.
@@ -474,6 +477,8 @@ def _assignments(text: str, low: str) -> Iterator[tuple[int, int, str]]:
             s -= 1
         while e < n and text[e] in _KEY_CHARS:
             e += 1
+        if s > 0 and text[s - 1] == "\\" and text[s] in "nrt" and s + 1 < m.start() + 1:
+            s += 1  # "\npassword: x" inside a JSON string: the n belongs to the escape
         last = e
         key = text[s:e].rstrip(".")
         if not _key_is_secret(key):
@@ -536,8 +541,8 @@ def _contextual(text: str, low: str | None = None) -> Iterator[tuple[int, int, s
                 group = next(g for g in ("user", "winuser", "dashed") if m.groupdict().get(g))
                 if group == "dashed" and not _DASHED_BEFORE.search(text, max(0, m.start() - 3), m.start()):
                     continue  # a kebab-case word (go-home-screen), not a project folder
-                if rx is _USER_VARIABLE and m.start() and (text[m.start() - 1].isalnum() or text[m.start() - 1] == "_"
-                                                           and not text[m.start() - 2:m.start() - 1].isupper()):
+                if rx is _USER_VARIABLE and not _starts_word(text, m.start()) and not (
+                        text[m.start() - 1] == "_" and text[m.start() - 2:m.start() - 1].isupper()):
                     continue  # myUSER=, not USER= / DB_USER=
                 user = m.group(group).rstrip(".-_ ")
                 if user and user.lower() not in GENERIC_USERS and not user.isdigit():
@@ -727,6 +732,30 @@ def _hosts(text: str, low: str) -> Iterator[tuple[str, str]]:
                 yield "HOST", host
 
 
+def _starts_word(text: str, i: int) -> bool:
+    """Nothing word-like before ``i`` (an escape such as a literal ``\\n`` counts as a break)."""
+    if i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_"):
+        return True
+    return i >= 2 and text[i - 2] == "\\" and text[i - 1] in "nrt"
+
+
+_ESCAPE = re.compile(r"\\([\"\\/nrt'])")
+_UNESCAPED = {"n": "\n", "r": "\r", "t": "\t"}
+
+
+def _unescaped(text: str) -> str:
+    """``text`` with JSON / shell string escapes resolved (``\\n`` -> newline, ``\\"`` -> ``"``)."""
+    return _ESCAPE.sub(lambda m: _UNESCAPED.get(m.group(1), m.group(1)), text)
+
+
+def _escaped_forms(original: str) -> list[str]:
+    """How an original holding newlines, quotes or backslashes reads inside JSON strings."""
+    once = json.dumps(original, ensure_ascii=False)[1:-1]
+    if once == original:
+        return []
+    return [once, json.dumps(once, ensure_ascii=False)[1:-1], json.dumps(original)[1:-1]]
+
+
 def _walk_back(text: str, end: int, chars: frozenset) -> int:
     """Start of the run of ``chars`` that ends at ``end``."""
     start = end
@@ -773,7 +802,8 @@ class Redactor:
     def _lookup(self, found: str) -> tuple[str, str, bool] | None:
         return self._originals.get(found) or self._originals.get(found.lower())
 
-    def _add(self, cls: str, original: str, placeholder: str | None = None) -> None:
+    def _add(self, cls: str, original: str, placeholder: str | None = None, alias_of: str | None = None) -> None:
+        """Record ``original`` (with ``placeholder``, for the aliases of an original)."""
         original = original.strip() if cls != "SSH_KEY" else original
         key = self._key(cls, original)
         if not original or key in self._originals or _PLACEHOLDER.fullmatch(original) \
@@ -785,11 +815,26 @@ class Redactor:
             placeholder = f"<{cls}_{self._per_class[cls]}>"
         self._originals[key] = (cls, placeholder, searched)
         self._pattern = None
-        if cls == "USER" and searched and re.search(r"[._]", original):
+        if alias_of is None and searched and cls != "PORT":
+            for alias in _escaped_forms(original):
+                self._add(cls, alias, placeholder, alias_of=original)
+        if cls == "USER" and searched and alias_of is None and re.search(r"[._]", original):
             # Claude Code project folders spell /Users/j.doe/x as -Users-j-doe-x
-            self._add(cls, re.sub(r"[._]", "-", original), placeholder)
+            self._add(cls, re.sub(r"[._]", "-", original), placeholder, alias_of=original)
 
     def discover(self, text: str) -> None:
+        """Find the sensitive strings of ``text``, also inside JSON-escaped strings within it
+        (a tool call's arguments), where ``\\n`` glues a letter to the next word."""
+        views = [text]
+        while "\\" in views[-1] and len(views) < 3:
+            unescaped = _unescaped(views[-1])
+            if unescaped == views[-1]:
+                break
+            views.append(unescaped)
+        for view in views:
+            self._discover(view)
+
+    def _discover(self, text: str) -> None:
         add = self._add
         low = _lower(text)
         for finder in (_numbers, _secrets, _identities, _hosts):
