@@ -247,7 +247,7 @@ _USER_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_.-")
 
 # ----------------------------------------------------------------- context rules
 _HOME = re.compile(r"/(?:Users|home)/(?P<user>[A-Za-z0-9._-]+)"
-                   r"|\\+Users\\+(?P<winuser>[^\\/\n\"'<>:|*?]+)"
+                   r"|\\+Users\\+(?P<winuser>[^\\/\n\r\t\"'<>:|*?]+)"
                    r"|-(?:Users|home)-(?P<dashed>[A-Za-z0-9._]+)")
 _DASHED_BEFORE = re.compile(r"(?:^|[/\\\s\"'=:(\[]|\\[nrt])(?:[A-Za-z]-)?$")  # -home-x-proj starts a path segment
 _URL_CREDENTIALS = re.compile(r"(?<=[a-zA-Z0-9])://(?P<user><[A-Z_]+_\d+>|[^:@/\s\"'<>\\]*)(?::(?P<secret>[^/\s\"'<>\\]+))?@"
@@ -842,7 +842,8 @@ class Redactor:
                 if cls != "SSH_KEY" and cls != "PORT" and len(value) < MIN_GLOBAL.get(cls, 1):
                     continue  # too short to search for on its own: only context rules place it
                 add(cls, value)
-        for _, _, cls, value in _contextual(text, low):
+        # longest first: /Users/j.doe (and its alias j-doe) before the "j" of -Users-j-doe-proj
+        for _, _, cls, value in sorted(_contextual(text, low), key=lambda c: -len(c[3])):
             add(cls, value)
 
     # -- replacement ------------------------------------------------------------------
@@ -914,7 +915,7 @@ class Redactor:
             pieces, pos = [], 0
             for start, end, cls, value in sorted(_contextual(text)):
                 entry = self._lookup(value)
-                if entry is None or start < pos:
+                if entry is None or start < pos or self._longer_original_at(text, start, end):
                     continue
                 pieces.append(text[pos:start])
                 pieces.append(entry[1])
@@ -925,6 +926,13 @@ class Redactor:
             pieces.append(text[pos:])
             text = "".join(pieces)
         return text
+
+    def _longer_original_at(self, text: str, start: int, end: int) -> bool:
+        """A searched original starts here and runs past ``end`` (-Users-j-doe-proj: j-doe, not j)."""
+        self._compiled()
+        low = text[start:start + max(self._prefix_lengths, default=0)].lower()
+        return any(len(key) > end - start and text[start:start + len(key)].lower() == key.lower()
+                   for length in self._prefix_lengths for key in self._index.get(low[:length], ()))
 
     def _port_sub(self, m: re.Match) -> str:
         host = m.group(1)
