@@ -324,9 +324,9 @@ def _high_entropy(token: str) -> bool:
     token = token[:256]  # a long random token is random in its first 256 characters too
     if sum(ch in "_-/" for ch in token) > len(token) // 8:
         return False  # snake_case / kebab-case identifiers, paths
-    upper = sum(ch.isupper() for ch in token)
-    lower = sum(ch.islower() for ch in token)
-    digits = sum(ch.isdigit() for ch in token)
+    upper = sum(map(str.isupper, token))
+    lower = sum(map(str.islower, token))
+    digits = sum(map(str.isdigit, token))
     if not (upper and lower and digits):
         return False
     if len(token) >= 32:
@@ -602,14 +602,15 @@ def _secrets(text: str, low: str) -> Iterator[tuple[str, str]]:
 
 
 def _keyword_lines(text: str, low: str) -> Iterator[str]:
-    """The lines holding a detect-secrets keyword (its patterns are line-based)."""
+    """Around each detect-secrets keyword, its line (its patterns are line-based), cut to
+    some 80 characters before the keyword and 400 after (minified code has long lines)."""
     last = -1
     for m in _DS_KEYWORD_LINE.finditer(low):
         if m.start() <= last:
             continue
-        start = text.rfind("\n", 0, m.start()) + 1
+        start = max(text.rfind("\n", 0, m.start()) + 1, m.start() - 80)
         end = text.find("\n", m.end())
-        end = len(text) if end < 0 else end
+        end = min(len(text) if end < 0 else end, m.end() + 400)
         last = end
         yield text[start:end]
 
@@ -825,13 +826,12 @@ class Redactor:
     def discover(self, text: str) -> None:
         """Find the sensitive strings of ``text``, also inside JSON-escaped strings within it
         (a tool call's arguments), where ``\\n`` glues a letter to the next word."""
-        views = [text]
-        while "\\" in views[-1] and len(views) < 3:
-            unescaped = _unescaped(views[-1])
-            if unescaped == views[-1]:
+        self._discover(text)
+        view = text
+        for _ in range(2):  # escaped once (a tool call's JSON arguments), or twice
+            view = "\n".join(_unescaped(line) for line in view.split("\n") if "\\" in line)
+            if not view:
                 break
-            views.append(unescaped)
-        for view in views:
             self._discover(view)
 
     def _discover(self, text: str) -> None:
@@ -861,8 +861,7 @@ class Redactor:
                 keys.sort(key=len, reverse=True)
             self._index = index
             self._prefix_lengths = sorted({len(p) for p in index}, reverse=True)
-            alts = sorted(index, key=len, reverse=True)
-            self._pattern = re.compile("|".join(map(re.escape, alts))) if alts else re.compile(r"(?!x)x")
+            self._pattern = re.compile(_trie_pattern(index)) if index else re.compile(r"(?!x)x")
         return self._pattern
 
     def _matches(self, text: str) -> Iterator[tuple[int, str]]:
@@ -1036,6 +1035,31 @@ def _pairs(obj, texts: list[str]) -> Iterator[tuple[str, str]]:
                 if isinstance(v, str):
                     yield k, v
             yield from _pairs(v, texts)
+
+
+def _trie_pattern(words: Iterable[str]) -> str:
+    """One regex for many literal words, factored by common prefix (``ab[cd]|xyz``):
+    a flat alternation of thousands of words tries each of them at every position."""
+    trie: dict = {}
+    for word in words:
+        node = trie
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def build(node: dict) -> str:
+        alts, leaves = [], []
+        for ch in sorted(k for k in node if k):
+            sub = build(node[ch])
+            (alts.append(re.escape(ch) + sub) if sub else leaves.append(re.escape(ch)))
+        if leaves:
+            alts.append(leaves[0] if len(leaves) == 1 else "[" + "".join(leaves) + "]")
+        if not alts:
+            return ""
+        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+        return f"(?:{body})?" if "" in node else body
+
+    return build(trie)
 
 
 def _bounded(cls: str, original: str, text: str, start: int, end: int, n: int) -> bool:
