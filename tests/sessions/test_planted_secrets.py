@@ -111,6 +111,13 @@ PLANTS: dict[str, list[tuple[str, list[str]]]] = {
         ("curl -u ops:Curl9Pass https://api.acme-corp.com", ["Curl9Pass"]),
         ("blob kQ8vN2mX5pL9rT3wY7zB4cF6hJ1dG0sA8eK2uM5nP3qR", ["kQ8vN2mX5pL9rT3wY7zB4cF6h"]),
         ("--password 'correct horse battery'", ["correct horse battery"]),
+        ("sshpass -p Qq9zz ssh box", ["Qq9zz"]),
+        ("docker login -u bob -p hUnter77 registry.acme-corp.com", ["hUnter77"]),
+        ("machine api.acme-corp.com login nrcuser password s3cr3tNet", ["s3cr3tNet", "nrcuser"]),
+        ("jdbc:postgresql://db7.acme-corp.com:5432/app?user=jdbcq&password=secret1", ["secret1", "jdbcq"]),
+        ("Server=sql1;User Id=sa;Password=Zq!9x;", ["Zq!9x"]),
+        ("Cookie: sessionid=PlAnTeDc00kie42", ["PlAnTeDc00kie42"]),
+        ("DATABRICKS_HOST=x dapi0123456789abcdef0123456789abcdef", ["dapi0123456789abcdef0123456789abcdef"]),
     ],
     "CARD": [
         ("card 4111 1111 1111 1111", ["4111 1111 1111 1111"]),

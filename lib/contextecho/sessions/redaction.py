@@ -179,7 +179,7 @@ _API_KEY = re.compile(
     r"|xapp-\d-[A-Za-z0-9-]{10,}|(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}"
     r"|AIza[0-9A-Za-z_-]{35}|ya29\.[0-9A-Za-z_-]{20,}|hf_[A-Za-z0-9]{30,}|gl[a-z]{2,6}-[A-Za-z0-9_-]{20,}"
     r"|npm_[A-Za-z0-9]{36}|pypi-[A-Za-z0-9_-]{50,}|(?:sk|rk|pk)_(?:live|test)_[0-9A-Za-z]{16,}"
-    r"|whsec_[A-Za-z0-9]{20,}|SG\.[\w-]{16,}\.[\w-]{16,}|dop_v1_[a-f0-9]{64}|shp(?:at|ss|ca)_[a-fA-F0-9]{32}"
+    r"|whsec_[A-Za-z0-9]{20,}|SG\.[\w-]{16,}\.[\w-]{16,}|dop_v1_[a-f0-9]{64}|dapi[a-f0-9]{32}|shp(?:at|ss|ca)_[a-fA-F0-9]{32}"
     r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*)")
 _WEBHOOK = re.compile(r"https?://(?:hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]+"
                       r"|(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]+"
@@ -255,8 +255,12 @@ _URL_CREDENTIALS = re.compile(r"(?<=[a-zA-Z0-9])://(?P<user><[A-Z_]+_\d+>|[^:@/\
 _AUTH_HEADER = re.compile(r"(?:authorization\"?\s*[:=]\s*\"?(?:basic|bearer|token|digest|bot|apikey)"  # lowered
                           r"|bearer|x-api-key\s*:)\s+(?P<secret>[a-z0-9._~+/=:-]{4,})")
 _CURL_USER = re.compile(r"(?:\s-u\s*|--user[\s=]+)[\"']?(?P<user>[^:\s\"']+):(?P<secret>[^\s\"']+)")
-_MYSQL_PASSWORD = re.compile(r"(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?\s-p(?P<secret>[^\s\"'\\]+)")
-_USER_VARIABLE = re.compile(r"(?:USER|USERNAME|LOGNAME|LOGIN)=[\"']?(?P<user>[A-Za-z][\w.-]{0,31})")
+# passwords on command lines: mysql -pPASS, sshpass -p PASS, docker login -p PASS, .netrc
+_CLI_PASSWORD = re.compile(r"(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?\s-p(?P<secret>[^\s\"'\\]+)"
+                           r"|(?:sshpass|(?:docker|podman|helm|oras) login)\b[^\n]*?\s-p\s+[\"']?(?P<secret2>[^\s\"'\\]+)"
+                           r"|machine\s+\S+\s+login\s+(?P<user>\S+)\s+password\s+(?P<secret3>[^\s\"'\\]+)")
+_USER_VARIABLE = re.compile(r"(?:USER|USERNAME|LOGNAME|LOGIN|(?<=[?&;])(?:user|username|login))"
+                            r"=[\"']?(?P<user>[A-Za-z][\w.-]{0,31})")  # USER=, DB_USER=, ?user= in URLs
 
 # .env-style assignments: a key naming a secret, a separator, a value.
 # Some context rule needs one of these (lowered text); most short strings hold none.
@@ -458,7 +462,8 @@ def _value_is_secret(value: str, key: str, after: str, quoted: bool, prose: bool
     if len(dotted) > 1 and dotted[0].lower() in _CODE_RECEIVERS and all(p.isidentifier() for p in dotted):
         return False  # attribute access: config.api_key, process.env.TOKEN
     if value.isidentifier():
-        if low == key.lower().lstrip("-") or (len(_KEY_WORDS.findall(value)) > 1 and _names_secret(value)):
+        words = [w for w in _KEY_WORDS.findall(value) if not w.isdigit()]
+        if low == key.lower().lstrip("-") or (len(words) > 1 and _names_secret(value)):
             return False  # password=password, token = access_token, pw == hashed_password
     if prose and value.isalpha() and (value.islower() or value.istitle()):
         return False  # "the password is incorrect"
@@ -522,12 +527,16 @@ def _contextual(text: str, low: str | None = None) -> Iterator[tuple[int, int, s
                 yield m.start("user"), m.end("user"), "USER", user
             yield m.start("secret"), m.end("secret"), "SECRET", secret
     for rx, words, where in ((_AUTH_HEADER, ("bearer", "authorization", "x-api-key"), low),
-                             (_MYSQL_PASSWORD, ("mysql", "mariadb"), text)):
+                             (_CLI_PASSWORD, ("mysql", "mariadb", "sshpass", " login", "machine"), text)):
         if any(w in low for w in words):
             for m in rx.finditer(where):
-                value = text[m.start("secret"):m.end("secret")]
+                group = next(g for g in ("secret", "secret2", "secret3") if m.groupdict().get(g))
+                value = text[m.start(group):m.end(group)]
                 if value.lower() not in _CODE_WORDS and not _PLACEHOLDER.fullmatch(value):
-                    yield m.start("secret"), m.end("secret"), "SECRET", value
+                    yield m.start(group), m.end(group), "SECRET", value
+                user = m.groupdict().get("user")
+                if user and user.lower() not in GENERIC_USERS and not _PLACEHOLDER.fullmatch(user):
+                    yield m.start("user"), m.end("user"), "USER", user
     if "-u" in text or "--user" in text:
         for m in _CURL_USER.finditer(text):
             if m.group("user").isdigit() and m.group("secret").isdigit():
