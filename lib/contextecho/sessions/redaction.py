@@ -685,6 +685,8 @@ def _hosts(text: str, low: str) -> Iterator[tuple[str, str]]:
     if "://" in text:
         for m in _URL.finditer(text):
             host = m.group("host").rstrip(".")
+            if host == "localhost" and m.group("port"):
+                yield "PORT", f"localhost:{m.group('port')}"  # as a bare localhost:5173
             if _loopback(host) or _public_host(host):
                 continue
             bare = host.strip("[]")
