@@ -1,6 +1,8 @@
 """Redaction: planted secrets of each class never reach a rendered prefix."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from contextecho.sessions import (RedactionLeak, Redactor, load_session, redact, redact_prefix,
@@ -78,9 +80,9 @@ def test_user_names_replaced_everywhere_as_tokens():
 
 
 def test_extra_terms_and_generic_accounts():
-    r = Redactor({"PROJECT": ["Bluebird"]})
+    r = Redactor({"PROJECT": ["Bluebird"]})  # extra terms are matched regardless of case
     out = r.redact("Bluebird lives in /home/ubuntu/bluebird and /root")
-    assert out == "<PROJECT_1> lives in /home/ubuntu/bluebird and /root"
+    assert out == "<PROJECT_1> lives in /home/ubuntu/<PROJECT_1> and /root"
 
 
 def test_no_false_positives_on_ordinary_code():
@@ -111,3 +113,90 @@ def test_redact_prefix_after_rendering(basic_claude, tmp_path, cc, write):
     assert "qwrtz" not in blob and "jane.planted" not in blob
     assert red.redacted and red.step == raw.step and len(red.turns) == len(raw.turns)
     assert red.n_chars == sum(len(m["content"]) for m in red.messages)
+
+
+# Shapes the first rules missed (issue 13), and more of each class; made-up values.
+CAUGHT = [
+    ("SECRET", "DB_PASSWORD=x", "DB_PASSWORD=<SECRET_1>"),
+    ("SECRET", "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "aws_secret_access_key = <SECRET_1>"),
+    ("SECRET", "password: hunter2", "password: <SECRET_1>"),
+    ("SECRET", "git clone https://bob:pw@git.acme.io/r", "git clone https://<USER_1>:<SECRET_1>@<HOST_1>/r"),
+    ("SECRET", "Authorization: Basic dXNlcjpodW50ZXIy", "Authorization: Basic <SECRET_1>"),
+    ("SECRET", "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX", "<SECRET_1>"),
+    ("SECRET", '"apiToken": "Zx9Qm2"', '"apiToken": "<SECRET_1>"'),
+    ("SECRET", '{\\"password\\": \\"hunter2\\"}', '{\\"password\\": \\"<SECRET_1>\\"}'),
+    ("SECRET", "mysql -u root -phunter2 db", "mysql -u root -p<SECRET_1> db"),
+    ("SECRET", "curl -u alice:pa55 https://x", "curl -u <USER_1>:<SECRET_1> https://x"),
+    ("SECRET", "--password s3cret!", "--password <SECRET_1>"),
+    ("SECRET", "my password is Tr0ub4dor", "my password is <SECRET_1>"),
+    ("SECRET", "export PGPASSWORD=abc", "export PGPASSWORD=<SECRET_1>"),
+    ("HOST", "connect db.prod.acme-corp.com:5432 now", "connect <HOST_1>:<PORT_1> now"),
+    ("HOST", "ssh into bastion.acme-corp.com please", "ssh into <HOST_1> please"),
+    ("HOST", "addr 2001:db8:85a3::8a2e:370:7334", "addr <HOST_1>"),
+    ("HOST", "nodes 10.1.2.3 and 192.168.1.20", "nodes <HOST_1> and <HOST_2>"),
+    ("CARD", "card 4111 1111 1111 1111 ok", "card <CARD_1> ok"),
+    ("CARD", "card 5555555555554444", "card <CARD_1>"),
+    ("IBAN", "IBAN DE89 3704 0044 0532 0130 00", "IBAN <IBAN_1>"),
+    ("CRYPTO", "btc 1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa", "btc <CRYPTO_1>"),
+    ("CRYPTO", "eth 0x52908400098527886E0F7030069857D2E4169EE7", "eth <CRYPTO_1>"),
+    ("PHONE", "call me at +1 415 555 0132", "call me at <PHONE_1>"),
+    ("PHONE", "phone: (415) 555-0132", "phone: <PHONE_1>"),
+    ("PERSON", "Author: Jane Doe <jane.doe@acme.org>", "Author: <PERSON_1> <<EMAIL_1>>"),
+    ("USER", "cd /home/alice/proj; ls ~/.claude/projects/-home-alice-proj", "cd /home/<USER_1>/proj; ls ~/.claude/projects/-home-<USER_1>-proj"),
+    ("USER", "-Users-j-doe-proj and /Users/j.doe/proj", "-Users-<USER_1>-proj and /Users/<USER_1>/proj"),
+    ("USER", r"C:\Users\Jane Smith\repo", r"C:\Users\<USER_1>\repo"),
+    ("USER", "alice@devbox:~/src$ ls", "<USER_1>@<HOST_1>:~/src$ ls"),
+    ("SSH_KEY", "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFakeKeyFakeKeyFakeKeyFakeKeyFakeKey12 jdoe@laptop",
+     "<SSH_KEY_1> <USER_1>@<HOST_1>"),
+]
+
+
+@pytest.mark.parametrize("cls, text, expected", CAUGHT, ids=[f"{c}-{t[:24]}" for c, t, _ in CAUGHT])
+def test_each_shape_is_replaced_by_its_class(cls, text, expected):
+    out, report = redact(text)
+    assert out == expected
+    assert report.distinct.get(cls, 0) >= 1
+
+
+def test_short_values_are_replaced_in_their_context_only():
+    r = Redactor()
+    out = r.redact("DB_PASSWORD=x\nfor x in range(3): print(x)")
+    assert out == "DB_PASSWORD=<SECRET_1>\nfor x in range(3): print(x)"
+    assert r.survivors("DB_PASSWORD=x") == ["SECRET"]  # found again in its context
+    assert r.survivors("x = 1") == []
+
+
+def test_a_secret_inside_escaped_json_and_its_escaped_forms_are_replaced():
+    key = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAplantedBODY0123456789abcdefgh\n-----END RSA PRIVATE KEY-----"
+    escaped = json.dumps({"content": key, "note": "ping ops@acme-corp.io\nmysql -pS3cretMy5ql"})
+    r = Redactor()
+    r.discover(key)
+    out = r.apply(escaped)
+    assert "plantedBODY" not in out and "<SSH_KEY_1>" in out
+    out = Redactor().redact(json.dumps(escaped))  # escaped twice
+    assert "S3cretMy5ql" not in out and "ops@acme-corp.io" not in out and "plantedBODY" not in out
+
+
+NOT_SECRETS = [
+    "commit 4c2b7d4ff28cbca9278e47179ad804ed2a83fd77 see src/parser.py:123 and main.go:12",
+    "for x in range(10): pass",
+    "max_tokens: 300, token_count = 5; input_tokens=3",
+    "--- PASS: TestFoo (0.00s)",
+    "Co-Authored-By: Claude <noreply@anthropic.com>",
+    "import tf.io; from google.cloud import storage; Path.home(); logger.info('x'); df.at[0]",
+    "self.app.config['SECRET_KEY'] = os.environ['SECRET_KEY']",
+    "password = getpass.getpass('Password: ')",
+    "def check_password(password: str) -> bool:",
+    "if password == hashed_password: return token",
+    "let token = await getToken(); const apiKey = process.env.API_KEY;",
+    "version 2.1.42 at 12:30:45 on 2026-01-15, 100 200 3000 rows",
+    "see https://docs.python.org/3/library/re.html and https://github.com/org/repo",
+    "password: ${DB_PASSWORD} token: <your-token> secret: '********'",
+    "go-home-screen and the -home- dir",
+]
+
+
+@pytest.mark.parametrize("text", NOT_SECRETS)
+def test_ordinary_code_and_prose_stay(text):
+    out, report = redact(text)
+    assert out == text and report.n_replacements == 0

@@ -1,0 +1,404 @@
+"""Planted secrets never leave the machine: every class, several shapes each, planted in
+copies of real Claude Code and Codex CLI sessions at every depth (user text, tool input,
+a JSON key of the tool input, tool output, a compaction summary, a record-level key),
+then run through every exit: the requests a non-local model receives, the cell cache,
+the run manifests, ``import-sessions`` and an experiment's outputs. Every output byte is
+searched for every planted needle, as written and JSON-escaped. Zero may survive.
+
+Every value below is invented for the tests; none is a real credential, person or host.
+``PLANTS`` maps a class to (planted text, needles): the text goes into a transcript, and
+no needle may appear in anything that leaves the machine.
+"""
+from __future__ import annotations
+
+import copy
+import csv
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from contextecho import llm
+from contextecho.__main__ import main
+from contextecho.cache import CellCache
+from contextecho.instruments import build_cells, run_cells
+from contextecho.notebooks import experiment
+from contextecho.paths import cache_dir, runs_dir
+from contextecho.sessions import load_session, render_prefix, snapshot_at
+from contextecho.sessions.codex_cli import INJECTED_PREFIXES
+
+pytestmark = pytest.mark.corpus
+
+RSA_KEY = ("-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAplantedPLANTEDplanted0123456789abcdefghijklmnopq\n"
+           "rstuvwxyzPLANTEDkeyBODYline2ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+/\n"
+           "-----END RSA PRIVATE KEY-----")
+OPENSSH_KEY = ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUPLANTEDopensshBODY0123456789\n"
+               "QyNTUxOQAAACBplantedOPENSSHsecondLINEabcdefghij\n-----END OPENSSH PRIVATE KEY-----")
+CUT_KEY = "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIPlantedCutOffKeyBodyNoEndLine0123456789abcdefABCDEF"
+PUBLIC_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPlAnTeDkEyPlAnTeDkEyPlAnTeDkEy0123 zqwalice@laptop-9"
+JWT = ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJwbGFudGVkLXVzZXIifQ."
+       "PlAnTeDsIgNaTuRe0123456789abcdefghijklmnopq")
+
+PLANTS: dict[str, list[tuple[str, list[str]]]] = {
+    "USER": [
+        ("cwd /Users/zqwalice/src/app", ["zqwalice"]),
+        ("python /home/bxnorris/project/main.py", ["bxnorris"]),
+        ("ls ~/.claude/projects/-home-kvtester-webapp", ["kvtester"]),
+        ("cd C:\\Users\\Pqlmnrs Doe\\repo", ["Pqlmnrs Doe"]),
+        ("open /Users/wtj.harlow/proj and ~/.claude/projects/-Users-wtj-harlow-proj", ["wtj.harlow", "wtj-harlow"]),
+        ("ssh deploy9x@build7.example.net", ["deploy9x"]),
+        ("jqvsmith@devbox-17:~/work$ make test", ["jqvsmith", "devbox-17"]),
+        ("export POSTGRES_USER=pgqzowner", ["pgqzowner"]),
+    ],
+    "PERSON": [
+        ("Author: Qarlotta Brenwick <qb.planted@example.org>", ["Qarlotta Brenwick"]),
+        ('git config user.name "Tobiah Quenstrom"', ["Tobiah Quenstrom"]),
+        ("Co-authored-by: Mirela Vasquez-Oyelaran <mvo.planted@example.com>", ["Mirela Vasquez-Oyelaran"]),
+    ],
+    "EMAIL": [
+        ("mail jane.q.planted@example.org", ["jane.q.planted@example.org"]),
+        ("cc x.y+tag@corp-mail.example.com", ["x.y+tag@corp-mail.example.com"]),
+        ("notify ops-team@acme-internal.io now", ["ops-team@acme-internal.io"]),
+    ],
+    "PHONE": [
+        ("call +1 415 555 0132", ["415 555 0132"]),
+        ("office (415) 555-0199", ["555-0199"]),
+        ("london +44 20 7946 0958", ["7946 0958"]),
+        ("phone: 030 91234567", ["91234567"]),
+    ],
+    "HOST": [
+        ("psql -h db.prod.acme-corp.com -p 5432", ["db.prod.acme-corp.com"]),
+        ("connect to pg.acme-corp.com:5432 now", ["pg.acme-corp.com"]),
+        ("ssh into bastion.qwzcorp.net please", ["bastion.qwzcorp.net"]),
+        ("GET http://buildbox.internal:8080/api", ["buildbox.internal"]),
+        ("cache at redis.cache.lan", ["redis.cache.lan"]),
+        ("server 10.20.30.40 and 172.16.254.3:6379", ["10.20.30.40", "172.16.254.3"]),
+        ("v6 2001:db8:85a3::8a2e:370:7334 and fe80::1ff:fe23:4567:890a", ["2001:db8:85a3::8a2e:370:7334",
+                                                                       "fe80::1ff:fe23:4567:890a"]),
+        ("ssh admin@gw7.acme-corp.net", ["gw7.acme-corp.net"]),
+    ],
+    "SSH_KEY": [
+        (RSA_KEY, ["plantedPLANTEDplanted0123456789", "PLANTEDkeyBODYline2"]),
+        (OPENSSH_KEY, ["PLANTEDopensshBODY", "plantedOPENSSHsecondLINE"]),
+        (CUT_KEY, ["PlantedCutOffKeyBodyNoEndLine"]),
+        (PUBLIC_KEY, ["PlAnTeDkEyPlAnTeDkEy", "zqwalice", "laptop-9"]),
+    ],
+    "SECRET": [
+        ("DB_PASSWORD=x", ["DB_PASSWORD=x"]),
+        ("API_TOKEN=ab12", ["API_TOKEN=ab12"]),
+        ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYPLANTEDKEY", ["wJalrXUtnFEMI/K7MDENG/bPxRfiCYPLANTEDKEY"]),
+        ("password: hunter2", ["hunter2"]),
+        ('"client_secret": "Zx9Qm2Lp"', ["Zx9Qm2Lp"]),
+        ("git clone https://deployer:Pa55w0rdZq@git.acme-corp.com/repo.git", ["Pa55w0rdZq", "deployer:"]),
+        ("redis://:qpw9@cache7.acme-corp.com:6379/0", [":qpw9@"]),
+        ("Authorization: Basic ZGVwbG95ZXI6UGE1NXcwcmRacQ==", ["ZGVwbG95ZXI6UGE1NXcwcmRacQ"]),
+        (f"Authorization: Bearer {JWT}", ["PlAnTeDsIgNaTuRe0123456789", "eyJzdWIiOiJwbGFudGVkLXVzZXIifQ"]),
+        ("https://hooks.slack.com/services/T0PLANT01/B0PLANT02/abcDEFghiJKLmnoPQRstuVWX",
+         ["abcDEFghiJKLmnoPQRstuVWX"]),
+        ("ANTHROPIC_API_KEY=sk-ant-api03-PlAnTeD0123456789abcdefghijklmnopqrstuvwxyzABCD",
+         ["PlAnTeD0123456789abcdefghijklmnop"]),
+        ("key sk-proj-PlAnTeD9876543210zyxwvutsrqponmlkjihgfedcbaZYXW", ["PlAnTeD9876543210zyxwvut"]),
+        ("token ghp_PlAnTeDabcdefghijklmnopqrstuvwxyz0123", ["ghp_PlAnTeDabcdefghijklmnop"]),
+        ("github_pat_11PLANTED0_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789ab",
+         ["11PLANTED0_abcdefghijklmnopqrst"]),
+        ("AKIAPLANTED0EXAMPLE1", ["AKIAPLANTED0EXAMPLE1"]),
+        ("maps AIzaSyPLANTED-1234567890abcdefghijklmno", ["AIzaSyPLANTED-1234567890"]),
+        ("xoxb-123456789012-1234567890123-PlAnTeDsLaCkToKeN0123", ["PlAnTeDsLaCkToKeN0123"]),
+        ("sk_live_PlAnTeD4eC39HqLyjWDarjtT1zd", ["PlAnTeD4eC39HqLyjWDarjt"]),
+        ("export STRIPE_WEBHOOK_SECRET=whsec_PlAnTeD1234567890abcdef", ["whsec_PlAnTeD1234567890"]),
+        ("mysql -u app -pS3cretMy5ql db", ["S3cretMy5ql"]),
+        ("curl -u ops:Curl9Pass https://api.acme-corp.com", ["Curl9Pass"]),
+        ("blob kQ8vN2mX5pL9rT3wY7zB4cF6hJ1dG0sA8eK2uM5nP3qR", ["kQ8vN2mX5pL9rT3wY7zB4cF6h"]),
+        ("--password 'correct horse battery'", ["correct horse battery"]),
+        ("sshpass -p Qq9zz ssh box", ["Qq9zz"]),
+        ("docker login -u bob -p hUnter77 registry.acme-corp.com", ["hUnter77"]),
+        ("machine api.acme-corp.com login nrcuser password s3cr3tNet", ["s3cr3tNet", "nrcuser"]),
+        ("jdbc:postgresql://db7.acme-corp.com:5432/app?user=jdbcq&password=secret1", ["secret1", "jdbcq"]),
+        ("Server=sql1;User Id=sa;Password=Zq!9x;", ["Zq!9x"]),
+        ("Cookie: sessionid=PlAnTeDc00kie42", ["PlAnTeDc00kie42"]),
+        ("DATABRICKS_HOST=x dapi0123456789abcdef0123456789abcdef", ["dapi0123456789abcdef0123456789abcdef"]),
+    ],
+    "CARD": [
+        ("card 4111 1111 1111 1111", ["4111 1111 1111 1111"]),
+        ("mc 5555-5555-5555-4444", ["5555-5555-5555-4444"]),
+        ("amex 378282246310005", ["378282246310005"]),
+    ],
+    "IBAN": [
+        ("iban DE89 3704 0044 0532 0130 00", ["3704 0044 0532 0130"]),
+        ("GB82WEST12345698765432", ["GB82WEST12345698765432"]),
+    ],
+    "CRYPTO": [
+        ("btc 1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa", ["1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa"]),
+        ("bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq", ["bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq"]),
+        ("eth 0x52908400098527886E0F7030069857D2E4169EE7", ["52908400098527886E0F7030069857D2E4169EE7"]),
+    ],
+}
+DEPTHS = ("user text", "tool input", "tool input key", "tool output", "compaction summary", "record key")
+
+
+def all_plants() -> list[tuple[str, str, list[str]]]:
+    return [(cls, text, needles) for cls, items in PLANTS.items() for text, needles in items]
+
+
+def block() -> str:
+    """Every planted text, one per line."""
+    return "\n".join(text for _, text, _ in all_plants())
+
+
+def forms(needle: str) -> set[str]:
+    """The needle as written and as JSON writes it (escaped quotes, backslashes, newlines)."""
+    return {needle, json.dumps(needle)[1:-1], json.dumps(needle, ensure_ascii=False)[1:-1]}
+
+
+def survivors(blob: str) -> dict[str, list[str]]:
+    """{class: needles found in ``blob``} (empty when nothing survived)."""
+    found: dict[str, list[str]] = {}
+    for cls, _, needles in all_plants():
+        for needle in needles:
+            if any(f in blob for f in forms(needle)):
+                found.setdefault(cls, []).append(needle)
+    return found
+
+
+def read_tree(root: Path) -> str:
+    """Every byte under ``root`` as text (Parquet decoded: its pages are compressed), plus
+    the relative paths themselves."""
+    parts = []
+    for path in sorted(p for p in Path(root).rglob("*") if p.is_file()):
+        parts.append(path.relative_to(root).as_posix())
+        if path.suffix == ".parquet":
+            parts.append(json.dumps(pq.read_table(path).to_pylist(), default=str, ensure_ascii=False))
+        else:
+            parts.append(path.read_bytes().decode("utf-8", errors="replace"))
+    return "\n".join(parts)
+
+
+# ------------------------------------------------------------------ planting
+def plant_claude_code(records: list[dict], text: str) -> list[dict]:
+    """``text`` planted in a copy of Claude Code records at every depth of ``DEPTHS``."""
+    records = copy.deepcopy(records)
+    user_texts = [r for r in records if r.get("type") == "user" and not r.get("isMeta")
+                  and _cc_user_text(r) is not None]
+    tool_uses = [b for r in records if r.get("type") == "assistant"
+                 for b in (r.get("message", {}).get("content") or []) if isinstance(b, dict) and b.get("type") == "tool_use"]
+    results = [b for r in records if r.get("type") == "user" and isinstance(r.get("message", {}).get("content"), list)
+               for b in r["message"]["content"] if isinstance(b, dict) and b.get("type") == "tool_result"]
+    assert user_texts and tool_uses and results, "the session needs user text, tool calls and results"
+    first = user_texts[0]
+    content = first["message"]["content"]
+    if isinstance(content, str):
+        first["message"]["content"] = content + "\n" + text
+    else:
+        next(b for b in content if b.get("type") == "text")["text"] += "\n" + text
+    middle = tool_uses[len(tool_uses) // 2]
+    middle["input"] = {**middle["input"], "note": text, text: "planted key"}
+    result = results[len(results) // 2]
+    if isinstance(result.get("content"), str):
+        result["content"] += "\n" + text
+    else:
+        result["content"] = list(result.get("content") or []) + [{"type": "text", "text": text}]
+    records[1]["plantedMeta"] = {text: text}
+    last_assistant = max(i for i, r in enumerate(records) if r.get("type") == "assistant")
+    summary = {**copy.deepcopy(first), "isCompactSummary": True, "isVisibleInTranscriptOnly": True,
+               "uuid": "00000000-0000-4000-8000-00000000beef"}
+    summary["message"] = {"role": "user", "content": "This session is being continued. Summary:\n" + text}
+    boundary = {"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted",
+                "uuid": "00000000-0000-4000-8000-00000000cafe", "sessionId": first.get("sessionId"),
+                "timestamp": first.get("timestamp"), "compactMetadata": {"trigger": "auto", "preTokens": 1}}
+    return records[:last_assistant] + [boundary, summary] + records[last_assistant:]
+
+
+def _cc_user_text(record: dict):
+    content = record.get("message", {}).get("content")
+    if isinstance(content, str) and content.strip() and not content.startswith("<"):
+        return content
+    if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "text" for b in content) \
+            and not any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
+        return content
+    return None
+
+
+def plant_codex(records: list[dict], text: str) -> list[dict]:
+    """``text`` planted in a copy of Codex CLI records at every depth of ``DEPTHS``."""
+    records = copy.deepcopy(records)
+    payloads = [r.get("payload", {}) for r in records if r.get("type") == "response_item"]
+    users = [p for p in payloads if p.get("type") == "message" and p.get("role") == "user"
+             and not str(p["content"][0].get("text", "")).startswith(INJECTED_PREFIXES)]
+    calls = [p for p in payloads if p.get("type") == "function_call"]
+    outputs = [p for p in payloads if p.get("type") == "function_call_output"]
+    assert users and calls and outputs, "the session needs user messages, calls and outputs"
+    users[0]["content"][0]["text"] += "\n" + text
+    call = calls[len(calls) // 2]
+    args = json.loads(call["arguments"])
+    call["arguments"] = json.dumps({**args, "note": text, text: "planted key"})
+    out = outputs[len(outputs) // 2]
+    out["output"] = (out["output"] if isinstance(out["output"], str) else json.dumps(out["output"])) + "\n" + text
+    records[0].setdefault("payload", {})["plantedMeta"] = {text: text}
+    last_assistant = max(i for i, r in enumerate(records) if r.get("type") == "response_item"
+                         and r["payload"].get("type") == "message" and r["payload"].get("role") == "assistant")
+    compacted = {"timestamp": records[last_assistant].get("timestamp"), "type": "compacted",
+                 "payload": {"message": "Summary of the work so far:\n" + text}}
+    return records[:last_assistant] + [compacted] + records[last_assistant:]
+
+
+def read_records(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def write_records(path: Path, records: list[dict]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
+    return path
+
+
+# ------------------------------------------------------------------ fixtures
+CLAUDE_FILE = "moredip/samples/claude-code-projects/0ccf1a04-1b4c-43b6-8aa5-79e41db43a68.jsonl"
+CODEX_FILE = "neurodata/sessions/2025/09/26/rollout-2025-09-26T17-01-04-019985ca-7ef7-7580-a921-c20ac619f40b.jsonl"
+FORMATS = ("claude_code", "codex_cli")
+
+
+class Spy(llm.CustomLLM):
+    """A provider outside the in-process set (so, to the code, a non-local model) that
+    keeps every request and answers with all of it: a leak would also reach the cache."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[str] = []
+
+    def _answer(self, model, messages, model_response):
+        self.seen.append(json.dumps(messages, ensure_ascii=False))
+        text = "\n".join(str(m.get("content")) for m in messages)
+        return llm.fill_response(model_response, f"planted/{model}", text, "stop", 1, 1)
+
+    def completion(self, model, messages, *args, model_response, **kwargs):
+        return self._answer(model, messages, model_response)
+
+    async def acompletion(self, model, messages, *args, model_response, **kwargs):
+        return self._answer(model, messages, model_response)
+
+
+@pytest.fixture
+def spy():
+    handler = Spy()
+    llm.register_provider("planted", handler)
+    assert not llm.is_in_process("planted/echo")
+    return handler
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory, corpus_dir) -> dict[str, Path]:
+    """Planted copies laid out as ~/.claude/projects and ~/.codex/sessions would be."""
+    root = tmp_path_factory.mktemp("planted")
+    text = block()
+    cc = plant_claude_code(read_records(corpus_dir / CLAUDE_FILE), text)
+    cx = plant_codex(read_records(corpus_dir / CODEX_FILE), text)
+    return {"root": root,
+            "claude_code": write_records(root / "claude" / "-Users-zqwalice-src-app" / Path(CLAUDE_FILE).name, cc),
+            "codex_cli": write_records(root / "codex" / "2025" / "09" / "26" / Path(CODEX_FILE).name, cx)}
+
+
+def needles_of(found: dict[str, list[str]]) -> int:
+    return sum(len(v) for v in found.values())
+
+
+def depth_steps(session) -> list[int]:
+    """The last step before the planted compaction (its prefix holds the user text, tool
+    input and output) and the last step (its prefix starts with the compaction summary)."""
+    last = session.n_agent_steps
+    for step in range(last, 0, -1):
+        kinds = {t.kind for t in render_prefix(snapshot_at(session, step), window=None, redact=False).turns}
+        if "compaction_summary" not in kinds:
+            return [step, last]
+    raise AssertionError("no step before the planted compaction")
+
+
+# ------------------------------------------------------------------ the planting itself
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_planted_secrets_reach_the_unredacted_prefix_from_every_depth(planted, fmt):
+    """Without redaction every needle reaches the model, from every depth (so the suite
+    below can fail)."""
+    session = load_session(planted[fmt])
+    texts_by_kind: dict[str, str] = {}
+    for step in depth_steps(session):
+        raw = render_prefix(snapshot_at(session, step), window=None, redact=False)
+        for turn, text in zip(raw.turns, raw.texts):
+            texts_by_kind[turn.kind] = texts_by_kind.get(turn.kind, "") + "\n" + text
+    expected = {cls: [n for c, _, needles in all_plants() if c == cls for n in needles] for cls in PLANTS}
+    for kind in ("text", "tool_call", "tool_result", "compaction_summary"):
+        assert survivors(texts_by_kind[kind]) == expected, kind
+    assert texts_by_kind["tool_call"].count("bxnorris") >= 2  # as a value and as a JSON key
+
+
+# ------------------------------------------------------------------ exits
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_rendered_prefixes_hold_no_planted_secret(planted, fmt):
+    session = load_session(planted[fmt])
+    for step in depth_steps(session):
+        for window in (None, 3000):
+            prefix = render_prefix(snapshot_at(session, step), window=window)
+            assert survivors(json.dumps(prefix.messages, ensure_ascii=False)) == {}, (step, window)
+
+
+def test_requests_to_a_non_local_model_the_cache_and_the_manifests_hold_no_planted_secret(planted, spy):
+    sessions = [load_session(planted[f]) for f in FORMATS]
+    cells = build_cells("planted", "planted/echo", sessions, arms=("real", "filler"), items=["C01"],
+                        positions={s.session_id: depth_steps(s) for s in sessions}, window=None)
+    cache = CellCache()
+    try:
+        frame = run_cells(cells, judges=["planted/judge"], cache=cache, progress=False, name="planted")
+    finally:
+        cache.close()
+    assert (frame["status"] == "ok").all() and len(spy.seen) >= 2 * len(cells)
+    requests = "\n".join(spy.seen)
+    assert "<SECRET_" in requests and "<USER_" in requests  # the sessions were sent, redacted
+    assert survivors(requests) == {}
+    assert survivors(read_tree(cache_dir())) == {}
+    manifests = read_tree(runs_dir())
+    assert manifests and survivors(manifests) == {}
+    assert survivors(frame.to_json()) == {}
+
+
+def test_import_sessions_holds_no_planted_secret(planted, tmp_path, capsys):
+    dest = tmp_path / "own"
+    rc = main(["import-sessions", "--claude-dir", str(planted["root"] / "claude"),
+               "--codex-dir", str(planted["root"] / "codex"), "--dest", str(dest)])
+    printed = capsys.readouterr()
+    assert rc == 0, printed.err
+    written = sorted(p for p in dest.rglob("*.jsonl"))
+    assert len(written) == 2 and "imported 2 transcript file(s)" in printed.out
+    assert survivors(read_tree(dest) + printed.out + printed.err) == {}
+    # what was written is still the same session, only redacted
+    for fmt, path in zip(FORMATS, sorted(written, key=lambda p: p.relative_to(dest).parts[0])):
+        copy_, original = load_session(path), load_session(planted[fmt])
+        assert copy_.n_agent_steps == original.n_agent_steps
+    assert "<USER_1>" in written[0].parent.name  # the project folder -Users-<name>-src-app
+
+
+def test_an_experiment_run_writes_no_planted_secret(planted, spy, tmp_path, monkeypatch):
+    """The panel experiment on the planted sessions, against the non-local spy model."""
+    data = tmp_path / "data"
+    rows = []
+    for fmt in FORMATS:
+        name = f"planted/{planted[fmt].name}"
+        target = data / "corpus" / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(planted[fmt].read_bytes())
+        rows.append({"file": name, "format": fmt, "license": "MIT", "n_assistant_msgs": 99,
+                     "n_compactions": 1, "n_user_msgs": 1, "n_tool_calls": 1})
+    with open(data / "corpus_manifest.csv", "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    monkeypatch.setenv("CONTEXTECHO_DATA", str(data))
+    module = experiment("panel")
+    out = tmp_path / "panel"
+    params = module.Parameters(targets=("planted/echo",), judges=("planted/echo",), n_sessions=2,
+                               n_positions=2, probes=("C01",), stressors=("S2#01",), window=200_000,
+                               max_tokens=16, n_resamples=200, output_dir=str(out))
+    module.run(params)
+    assert "<SECRET_" in "\n".join(spy.seen)
+    assert survivors("\n".join(spy.seen)) == {}
+    for tree in (out, cache_dir(), runs_dir()):
+        blob = read_tree(tree)
+        assert blob and survivors(blob) == {}, tree
