@@ -101,7 +101,7 @@ def test_compaction_experiment_runs_microcompaction_events(micro_session, monkey
         return [micro_session]
 
     monkeypatch.setattr(common, "select_sessions", select)
-    params = compaction.Parameters(targets=("fake/echo",), judges=("fake/echo",), n_resamples=50,
+    params = compaction.Parameters(targets=("fake/echo",), judges=("fake/echo",), n_resamples=100,
                                    max_tokens=16, window=3000, n_sessions=1, max_compactions=0,
                                    probes=("C01",), event_types=("compaction", "microcompaction"),
                                    output_dir=str(tmp_path / "out"))
