@@ -261,7 +261,7 @@ def paper(monkeypatch, no_kernel):
     filled = []
     monkeypatch.setattr(corpus, "fill_corpus", lambda *a, **k: filled.append(1))
     yield lambda *sets, only="": (paper_cli.run(argparse.Namespace(check_only=False, only=only, set=list(sets),
-                                                                    no_render=True)), filled, no_kernel())
+                                                                    no_render=True, retry_errors=False)), filled, no_kernel())
 
 
 @pytest.mark.parametrize("sets, only, needle", [
