@@ -43,3 +43,20 @@ def timed(fn, repeats: int = 1) -> tuple[float, object]:
         result = fn()
         times.append(time.perf_counter() - start)
     return statistics.median(times), result
+
+
+def best_of(fn, repeats: int) -> float:
+    """The shortest of ``repeats`` timings of ``fn()`` (for I/O-bound work, where noise only adds)."""
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def corpus_root():
+    """The shared corpus beside the checkout, else ``data/corpus``; None when neither exists."""
+    from contextecho.sessions.corpus import local_corpus, shared_corpus
+
+    return next((p for p in (shared_corpus(), local_corpus()) if p.is_dir()), None)

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 
 from contextecho.sessions import load_session  # noqa: E402
-from contextecho.sessions.corpus import local_corpus, shared_corpus  # noqa: E402
+
+from _common import best_of, corpus_root  # noqa: E402
 
 N_FILES = 5
 REPEATS = 5
@@ -34,17 +34,8 @@ def plain_decode(path: Path) -> int:
     return n
 
 
-def best_of(fn, path: Path) -> float:
-    best = float("inf")
-    for _ in range(REPEATS):
-        t0 = time.perf_counter()
-        fn(path)
-        best = min(best, time.perf_counter() - t0)
-    return best
-
-
 def main() -> int:
-    root = next((p for p in (shared_corpus(), local_corpus()) if p.is_dir()), None)
+    root = corpus_root()
     if root is None:
         print("no corpus found (run `make data`)", file=sys.stderr)
         return 1
@@ -53,8 +44,8 @@ def main() -> int:
     print(f"{'file':60s} {'MB':>6s} {'json MB/s':>10s} {'parse MB/s':>11s} {'ratio':>6s}")
     for path in files:
         mb = path.stat().st_size / 1e6
-        tj = best_of(plain_decode, path)
-        tp = best_of(lambda p: load_session(p, with_subagents=False), path)
+        tj = best_of(lambda: plain_decode(path), REPEATS)
+        tp = best_of(lambda: load_session(path, with_subagents=False), REPEATS)
         total_mb += mb
         json_s += tj
         parse_s += tp

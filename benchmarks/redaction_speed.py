@@ -10,29 +10,21 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 
 from contextecho.sessions import load_session, render_prefix, snapshot_at  # noqa: E402
-from contextecho.sessions.corpus import local_corpus, read_manifest, shared_corpus  # noqa: E402
+from contextecho.sessions.corpus import read_manifest  # noqa: E402
 from contextecho.sessions.import_cli import redact_transcript  # noqa: E402
+
+from _common import best_of, corpus_root  # noqa: E402
 
 REPEATS = 2
 
 
-def best_of(fn) -> float:
-    best = float("inf")
-    for _ in range(REPEATS):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
-
-
 def main() -> int:
-    root = next((p for p in (shared_corpus(), local_corpus()) if p.is_dir()), None)
+    root = corpus_root()
     if root is None:
         print("no corpus found (run `make data`)", file=sys.stderr)
         return 1
@@ -41,12 +33,12 @@ def main() -> int:
         row = max((r for r in rows if r["format"] == fmt), key=lambda r: int(r["bytes"]))
         path = root / row["file"]
         text = path.read_text(encoding="utf-8")
-        decode_s = best_of(lambda: [json.loads(line) for line in text.split("\n") if line.strip()])
-        import_s = best_of(lambda: redact_transcript(text, path.name, {}))
+        decode_s = best_of(lambda: [json.loads(line) for line in text.split("\n") if line.strip()], REPEATS)
+        import_s = best_of(lambda: redact_transcript(text, path.name, {}), REPEATS)
         session = load_session(path)
         snapshot = snapshot_at(session, session.n_agent_steps)
-        raw_s = best_of(lambda: render_prefix(snapshot, window=None, redact=False))
-        red_s = best_of(lambda: render_prefix(snapshot, window=None))
+        raw_s = best_of(lambda: render_prefix(snapshot, window=None, redact=False), REPEATS)
+        red_s = best_of(lambda: render_prefix(snapshot, window=None), REPEATS)
         chars = render_prefix(snapshot, window=None, redact=False).n_chars
         print(f"{fmt}: {row['file'][-50:]} {len(text) / 1e6:.2f} MB, {chars / 1e6:.2f} M rendered chars")
         print(f"  import redaction {import_s:.2f} s (JSON decode {decode_s:.2f} s); "
