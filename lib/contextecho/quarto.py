@@ -281,8 +281,10 @@ def render(project_dir: Path = REPO_ROOT, quarto: Quarto | None = None) -> Rende
                if not path.is_file() or path.stat().st_mtime < started - 1]
     if missing:
         raise QuartoError(f"quarto render exited 0 but did not write: {', '.join(missing)}\n{tail}")
-    texts = [p for p in project_dir.rglob("*.typ")
-             if ".venv" not in p.parts and p.stat().st_mtime >= started - 1]
+    # Typst's kept .typ lies beside the article or among the outputs; walking the whole
+    # project would read the cache and the corpus too.
+    folders = {source.parent, *(path.parent for path in outputs.values())}
+    texts = sorted({p for folder in folders for p in folder.glob("*.typ") if p.stat().st_mtime >= started - 1})
     problems = manuscript.check_rendered(outputs["html"].parent if "html" in outputs else project_dir,
                                          extra=texts)
     if problems:
