@@ -4,8 +4,8 @@ Concurrency is a transport setting (never part of a cell key): it changes how lo
 batch takes, never what it answers. This starts llama-cpp-python's server on the
 embedded model (127.0.0.1, a free port), sends one batch of distinct greedy requests
 through the call site (``hosted_vllm/smollm2-135m`` on that endpoint, a fresh cache each
-time so every call reaches the server) at each concurrency, interleaved, and prints the
-median wall time of each over the repeats, then the ratio.
+time so every call reaches the server) at each concurrency, a warm-up batch each and then
+repeats in alternating order, and prints the median wall time of each, then the ratio.
 
 llama-cpp-python's server answers one request at a time, so here the ratio stays near 1:
 concurrency only overlaps the HTTP round trips. A server that batches requests (vLLM)
@@ -50,7 +50,7 @@ def run_batch(requests: list[ModelRequest], endpoint: Endpoint, concurrency: int
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=8, help="distinct requests in the batch")
-    parser.add_argument("--repeats", type=int, default=3, help="batches timed per concurrency (median)")
+    parser.add_argument("--repeats", type=int, default=4, help="batches timed per concurrency (median)")
     parser.add_argument("--api-base", help="an already running server (default: start the embedded one)")
     parser.add_argument("--model", default="hosted_vllm/smollm2-135m", help="the model string to send")
     args = parser.parse_args()
@@ -62,12 +62,17 @@ def main() -> None:
         api_base = args.api_base or stack.enter_context(serve_local_model(log_dir=scratch)).api_base
         endpoint = Endpoint(args.model, api_base)
         print(f"server {api_base}; {len(requests)} distinct requests of {len(session) + 1} messages, "
-              f"max_tokens={PARAMS['max_tokens']}, greedy; {args.repeats} repeats, interleaved")
-        run_batch(requests[:1], endpoint, 1, Path(scratch))  # warm-up: the first call loads caches
+              f"max_tokens={PARAMS['max_tokens']}, greedy; one warm-up batch per level, then {args.repeats} "
+              "repeats in alternating order")
+        # Warm-up, untimed: a fresh server answers its first calls several times slower.
+        for concurrency in LEVELS:
+            run_batch(requests, endpoint, concurrency, Path(scratch))
         walls: dict[int, list[float]] = {c: [] for c in LEVELS}
         answers: dict[int, list[str]] = {}
-        for _ in range(args.repeats):
-            for concurrency in LEVELS:
+        for repeat in range(args.repeats):
+            # Alternate the order (1, 4, 4, 1, ...) so that drifting load on a shared
+            # machine falls on both levels alike.
+            for concurrency in (LEVELS if repeat % 2 == 0 else LEVELS[::-1]):
                 seconds, texts = timed(lambda: run_batch(requests, endpoint, concurrency, Path(scratch)))
                 walls[concurrency].append(seconds)
                 answers[concurrency] = texts

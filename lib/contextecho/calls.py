@@ -26,7 +26,7 @@ from tqdm.auto import tqdm
 from . import llm
 from .cache import CellCache
 from .cell import ERROR, OK, CellRecord, utc_now
-from .endpoints import PLACEHOLDER_KEY, Endpoint, endpoint_for
+from .endpoints import PLACEHOLDER_KEY, Endpoint, EndpointError, endpoint_for
 from .manifest import write_manifest
 from .model_request import ModelRequest
 
@@ -119,7 +119,10 @@ def check_routes(models: Iterable[str], transport: Transport) -> None:
     for model in sorted(set(models)):
         if llm.is_in_process(model):
             continue
-        endpoint = transport.endpoint(model)
+        try:
+            endpoint = transport.endpoint(model)
+        except EndpointError as exc:
+            raise ModelConfigError(f"model {model!r}: {exc}") from None
         try:
             _, provider, _, api_base = litellm.get_llm_provider(
                 model, api_base=endpoint.api_base if endpoint else None)

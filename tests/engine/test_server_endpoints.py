@@ -95,6 +95,11 @@ def test_an_endpoint_whose_key_variable_is_unset_stops_before_any_call(monkeypat
     check_routes(["openai/m"], transport)
 
 
+def test_a_bad_api_base_given_to_the_transport_is_a_configuration_error():
+    with pytest.raises(ModelConfigError, match="http\\(s\\) URL"):
+        check_routes(["openai/m"], Transport(api_base="localhost:8000"))
+
+
 def test_a_server_provider_without_endpoint_says_to_give_one(monkeypatch):
     monkeypatch.delenv("HOSTED_VLLM_API_BASE", raising=False)
     with pytest.raises(ModelConfigError, match="endpoints='hosted_vllm/x=http"):
