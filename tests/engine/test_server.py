@@ -63,6 +63,7 @@ def answers(records, model: str, transport: Transport, extra: dict | None = None
     return result.records
 
 
+@pytest.mark.corpus
 def test_panel_notebook_through_a_real_server(server, tmp_path, corpus_dir):
     endpoint = f"hosted_vllm/*={server.api_base}"
     params = {"targets": SERVED, "judges": SERVED, "endpoints": endpoint, "concurrency": 2,
