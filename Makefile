@@ -16,10 +16,17 @@ export LITELLM_OFFLINE_MODE := true
 # One target per notebook (`make panel`); overrides from the command line, e.g.
 #   make panel TARGETS=openai/gpt-4o-mini,anthropic/claude-sonnet-4-5 JUDGE=openai/gpt-4o SESSIONS=8
 #   make onset PARAMS='-p steps 1,5,25'      (any parameter: -p NAME VALUE)
+# Models on an OpenAI-compatible server (vLLM, llama.cpp): ENDPOINTS=MODEL=API_BASE[#KEY_ENV],...
+# and CONCURRENCY=calls in flight, for every notebook and for `make paper`, e.g.
+#   make panel TARGETS=hosted_vllm/Qwen/Qwen2.5-7B-Instruct ENDPOINTS=hosted_vllm/*=http://127.0.0.1:8000/v1 CONCURRENCY=8
 NOTEBOOKS := panel compaction onset anchor_ablations cross_judge cape companion
+SERVING = $(if $(ENDPOINTS),$(1) endpoints$(2)'$(ENDPOINTS)') $(if $(CONCURRENCY),$(1) concurrency$(2)'$(CONCURRENCY)')
 NB_ARGS = $(if $(TARGETS),-p targets '$(TARGETS)') $(if $(JUDGE),-p judges '$(JUDGE)') \
           $(if $(SESSIONS),-p n_sessions '$(SESSIONS)') $(if $(POSITIONS),-p n_positions '$(POSITIONS)') \
-          $(if $(WINDOW),-p window '$(WINDOW)') $(if $(MAX_TOKENS),-p max_tokens '$(MAX_TOKENS)') $(PARAMS)
+          $(if $(WINDOW),-p window '$(WINDOW)') $(if $(MAX_TOKENS),-p max_tokens '$(MAX_TOKENS)') \
+          $(call SERVING,-p, ) $(PARAMS)
+# make paper: the same, plus PAPER_SET='--set KEY=VALUE ...' for any parameter of every notebook
+PAPER_ARGS = $(call SERVING,--set,=) $(PAPER_SET)
 
 .PHONY: setup quarto test lint test-fast paper paper-check data lab benchmarks clean-results clean-venv help $(NOTEBOOKS)
 
@@ -32,6 +39,8 @@ help:
 	@echo "make paper       regenerate every result, table, figure and number of the manuscript"
 	@echo "make paper-check check the manuscript (variables, includes, figures, cross-refs) without Quarto"
 	@echo "make panel ...   run one notebook ($(NOTEBOOKS)); TARGETS= JUDGE= SESSIONS= POSITIONS= WINDOW= PARAMS='-p k v'"
+	@echo "                 ENDPOINTS=MODEL=API_BASE[#KEY_ENV],... CONCURRENCY=n (also for make paper): models on a server"
+	@echo "make paper PAPER_SET='--set KEY=VALUE ...'  overrides for every notebook that declares KEY"
 	@echo "make clean-results  remove generated results, figures, tables, variables (keeps the cache)"
 	@echo "make benchmarks  run the speed benchmarks (prints RESULT lines)"
 	@echo "make lab         open JupyterLab on the notebooks"
@@ -75,7 +84,7 @@ benchmarks: $(STAMP)
 	@for b in benchmarks/[!_]*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 paper: $(STAMP)
-	$(PY) -m contextecho paper
+	$(PY) -m contextecho paper $(PAPER_ARGS)
 
 paper-check: $(STAMP)
 	$(PY) -m contextecho paper --check-only

@@ -35,6 +35,7 @@ from tqdm.auto import tqdm
 from . import llm
 from .cache import CellCache
 from .cell import ERROR, OK, CellRecord, utc_now
+from .endpoints import PLACEHOLDER_KEY, Endpoint, EndpointError, endpoint_for
 from .faults import Fault, classify, is_permanent
 from .manifest import batch_counts, finish_manifest, start_manifest
 from .model_request import ModelRequest
@@ -57,8 +58,19 @@ class Transport:
     base_delay_s: float = 1.0
     max_delay_s: float = 60.0
     timeout_s: float = 600.0
-    api_base: str | None = None  # an OpenAI-compatible server (vLLM, llama.cpp server)
+    api_base: str | None = None  # one OpenAI-compatible server for every model not in `endpoints`
     prompt_caching: bool = True  # mark the shared prefix for providers that support it
+    # Per model (or pattern): the server that answers it and its key's variable.
+    endpoints: tuple[Endpoint, ...] = ()
+
+    def endpoint(self, model: str) -> Endpoint | None:
+        """The user-supplied server of ``model``; None for a provider's own API or in-process."""
+        if llm.is_in_process(model):
+            return None
+        found = endpoint_for(self.endpoints, model)
+        if found is None and self.api_base:
+            return Endpoint(model, self.api_base)
+        return found
 
 
 @dataclass
@@ -85,21 +97,61 @@ class BatchResult:
 
 
 # ---------------------------------------------------------------- preflight
+# Providers that only mean something with a user-supplied server.
+SERVER_PROVIDERS = ("hosted_vllm", "llamafile", "lm_studio")
+
+
 def check_models(requests: Sequence[ModelRequest], transport: Transport) -> None:
     """Fail before any compute on what no retry can fix; name the culprit."""
-    litellm = llm.ensure_providers()
-    for model in sorted({r.model for r in requests}):
-        check_routable(model, transport.api_base)
-        if llm.is_in_process(model):
-            continue
-        if transport.api_base:
-            continue  # a self-hosted server: keys are its business
-        missing = litellm.validate_environment(model).get("missing_keys") or []
-        if missing:
-            raise ModelConfigError(f"model {model!r} needs {', '.join(missing)} in the environment")
+    check_routes({r.model for r in requests}, transport)
     local = [r for r in requests if r.model == llm.LOCAL_MODEL]
     if local:
         _check_local(local)
+
+
+def check_routes(models: Iterable[str], transport: Transport) -> None:
+    """Every model can be routed and has its key: an unknown model string, a hosted
+    provider without its key, or an endpoint whose key variable is unset stops here,
+    before any call, with a message that names what to set."""
+    litellm = llm.ensure_providers()
+    for model in sorted(set(models)):
+        try:
+            endpoint = transport.endpoint(model)
+        except EndpointError as exc:
+            raise ModelConfigError(f"model {model!r}: {exc}") from None
+        check_routable(model, endpoint.api_base if endpoint else None)
+        if llm.is_in_process(model):
+            continue
+        _, provider, _, api_base = litellm.get_llm_provider(
+            model, api_base=endpoint.api_base if endpoint else None)
+        if endpoint is not None:
+            if endpoint.key_env and not os.environ.get(endpoint.key_env):
+                raise ModelConfigError(f"model {model!r} is served by {endpoint.api_base}, whose key "
+                                       f"variable {endpoint.key_env} is not set in the environment")
+            continue
+        if provider in SERVER_PROVIDERS and not api_base:  # nor LiteLLM's <PROVIDER>_API_BASE
+            raise ModelConfigError(
+                f"model {model!r} needs a server: give its endpoint, e.g. the notebook parameter "
+                f"endpoints='{model}=http://127.0.0.1:8000/v1' (make: ENDPOINTS=..., generate: --api-base)")
+        missing = litellm.validate_environment(model).get("missing_keys") or []
+        if missing:
+            raise ModelConfigError(f"model {model!r} needs {', '.join(missing)} in the environment "
+                                   f"(export {missing[0]}=...)")
+
+
+def _route_kwargs(model: str, transport: Transport) -> dict[str, Any]:
+    """``api_base`` and ``api_key`` of a model on a user-supplied server: the named key
+    variable, else the provider's own variable where set, else a placeholder (a local
+    server needs no key, but OpenAI clients refuse to send none)."""
+    endpoint = transport.endpoint(model)
+    if endpoint is None:
+        return {}
+    kwargs: dict[str, Any] = {"api_base": endpoint.api_base}
+    if endpoint.key_env:
+        kwargs["api_key"] = os.environ[endpoint.key_env]  # check_routes saw it set
+    elif llm.litellm.validate_environment(model).get("missing_keys"):
+        kwargs["api_key"] = PLACEHOLDER_KEY
+    return kwargs
 
 
 def check_routable(model: str, api_base: str | None = None) -> None:
@@ -118,7 +170,7 @@ def check_routable(model: str, api_base: str | None = None) -> None:
     raise ModelConfigError(
         f"LiteLLM cannot route model {model!r}: use a provider-prefixed string such as "
         f"'openai/gpt-4o-mini', 'anthropic/claude-sonnet-4-5', 'hosted_vllm/<name>' with "
-        f"api_base, or {llm.LOCAL_MODEL!r} for the embedded model")
+        f"an endpoint, or {llm.LOCAL_MODEL!r} for the embedded model")
 
 
 # Sampling temperatures each provider accepts; the OpenAI-style range is the default.
@@ -181,9 +233,7 @@ def _mark_shared_prefix(request: ModelRequest) -> list[dict]:
 
 async def _call(request: ModelRequest, transport: Transport) -> CellRecord:
     litellm = llm.litellm
-    kwargs: dict[str, Any] = {"timeout": transport.timeout_s}
-    if transport.api_base and not llm.is_in_process(request.model):
-        kwargs["api_base"] = transport.api_base
+    kwargs: dict[str, Any] = {"timeout": transport.timeout_s, **_route_kwargs(request.model, transport)}
     messages = _mark_shared_prefix(request) if transport.prompt_caching else list(request.messages)
     params = _send_params(request)
     start = time.perf_counter()

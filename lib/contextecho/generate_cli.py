@@ -5,6 +5,7 @@ import argparse
 import sys
 
 from .calls import ModelConfigError, Transport, generate
+from .endpoints import Endpoint, EndpointError
 from .llm import LOCAL_MODEL
 from .model_request import ModelRequest
 
@@ -17,7 +18,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (default 0)")
     parser.add_argument("--max-tokens", type=int, default=256, help="tokens to generate at most (default 256)")
     parser.add_argument("--replicates", type=int, default=1, help="independent samples of the same cell")
-    parser.add_argument("--api-base", help="an OpenAI-compatible server, e.g. http://localhost:8000/v1")
+    parser.add_argument("--api-base", help="an OpenAI-compatible server (vLLM, llama.cpp server) that "
+                        "serves --model, e.g. http://localhost:8000/v1")
+    parser.add_argument("--api-key-env", metavar="NAME",
+                        help="the environment variable holding that server's key (default: the "
+                             "provider's own variable if set, else a placeholder: local servers need none)")
     parser.add_argument("--retry-errors", action="store_true",
                         help="call again cells whose stored error is permanent (authentication, bad request, "
                              "not found); by default they are skipped and counted")
@@ -29,9 +34,12 @@ def run(args: argparse.Namespace) -> int:
     params = {"temperature": args.temperature, "max_tokens": args.max_tokens}
     requests = [ModelRequest(args.model, messages, params, replicate=i) for i in range(args.replicates)]
     try:
-        result = generate(requests, transport=Transport(api_base=args.api_base), name="cli-generate",
+        if args.api_key_env and not args.api_base:
+            raise EndpointError("--api-key-env names the key of an --api-base server; give --api-base too")
+        endpoints = (Endpoint(args.model, args.api_base, args.api_key_env),) if args.api_base else ()
+        result = generate(requests, transport=Transport(endpoints=endpoints), name="cli-generate",
                           retry_errors=args.retry_errors)
-    except ModelConfigError as exc:
+    except (ModelConfigError, EndpointError) as exc:
         print(f"contextecho generate: {exc}", file=sys.stderr)
         return 2
     for record, cached, skipped in zip(result.records, result.cached, result.skipped):

@@ -55,7 +55,8 @@ def masked(value: Any, name: str = "", *, secret: bool = False) -> Any:
     under a setting named like a credential (``api_key``, ``{"api_keys": {model: key}}``,
     an ``Authorization`` header); in any URL, the user info, every query value and the
     fragment (``http://user:pass@host/v1?key=abc`` -> ``http://***@host/v1?key=***``)."""
-    secret = secret or bool(_SECRET_NAME.search(name))
+    # (``key_env``, ``api_key_env``: the *name* of the variable holding a key, not a key)
+    secret = secret or (bool(_SECRET_NAME.search(name)) and not name.lower().endswith("_env"))
     if is_dataclass(value) and not isinstance(value, type):
         value = asdict(value)
     if isinstance(value, Mapping):

@@ -58,6 +58,7 @@ def merge_and_check() -> list[str]:
 def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     if not args.check_only:
+        from .calls import ModelConfigError
         from .data_cli import fill_inventories
         from .notebooks import run_notebook
         from .sessions.corpus import fill_corpus
@@ -86,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"[{number}/{len(names)}] notebook {name} {own or ''} ...", flush=True)
             try:
                 done = run_notebook(name, own)
-            except ParameterError as exc:
+            except (ParameterError, ModelConfigError) as exc:
                 print(f"contextecho paper: {exc}", file=sys.stderr)
                 return 2
             print(f"      {name}: {done.wall_s:.0f} s -> {done.output_dir.relative_to(GENERATED.parent.parent)}",

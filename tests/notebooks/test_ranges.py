@@ -17,14 +17,14 @@ from contextecho import paper_cli
 from contextecho.__main__ import main
 from contextecho.llm import ensure_providers, registered_providers
 from contextecho.notebooks import NOTEBOOKS, ParameterError, coerce, declared, experiment, notebook_path
-from contextecho.notebooks.parameters import (POSITIVE, Checked, Includes, Interval, Models, NonEmpty, OneOf,
+from contextecho.notebooks.parameters import (POSITIVE, Checked, Endpoints, Includes, Interval, Models, NonEmpty, OneOf,
                                               RangeError, Temperature, rules)
 from contextecho.paths import REPO_ROOT
 
 # Every parameter of these kinds declares its range: models and item ids (numbers: all).
 NAMED = {"targets", "judges", "target", "summariser", "validators", "probes", "stressors", "contracts",
          "interventions", "raters", "factors", "orderings", "attack_letter", "inventory", "facets", "families",
-         "conditions"}
+         "conditions", "endpoints"}
 
 
 def spec(name):
@@ -92,6 +92,9 @@ def bad_values(rule, annotation, default, defaults):
         return [()]
     elif isinstance(rule, Includes):
         return [tuple(v for v in default if v != rule.name) or ("no-such-name",)]
+    elif isinstance(rule, Endpoints):  # no '=', not http(s), credentials in the URL, a model twice
+        return [("hosted_vllm/m",), ("hosted_vllm/m=ftp://h/v1",), ("openai/m=http://u:p@h:8000/v1",),
+                ("openai/m=http://a:1/v1", "openai/m=http://b:2/v1")]
     out = [element(v) if element is int and isinstance(v, float) and v.is_integer() else v for v in out]
     return [(*default, v) if isinstance(default, tuple) else v for v in out]
 
@@ -105,7 +108,7 @@ CASES = [(name, f.name, bad)
 
 def test_every_kind_of_rule_is_exercised():
     kinds = {type(r) for name in NOTEBOOKS for rs in rules(spec(name)).values() for r in rs}
-    assert kinds == {Interval, Temperature, OneOf, Models, NonEmpty, Includes}
+    assert kinds == {Interval, Temperature, OneOf, Models, NonEmpty, Includes, Endpoints}
     numeric = [(n, f) for n in NOTEBOOKS for f, t in field_types(n).items() if is_numeric(t)]
     assert {(n, f) for n, f, _ in CASES} >= set(numeric) and len(numeric) > 60
 

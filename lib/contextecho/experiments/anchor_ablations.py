@@ -82,6 +82,7 @@ def effect_rows(frame: pd.DataFrame, control: str, p: Parameters, scale: float =
 def run(p: Parameters) -> Result:
     out = Outputs.open("anchor_ablations", p.output_dir or None)
     out.models.update(p.targets + p.judges)
+    transport = p.transport(out.models)
     sessions = common.select_sessions(p.n_sessions)
     labels = common.session_labels(sessions)
     late = {s.session_id: (Position(s.n_agent_steps, "last", "steps"),) for s in sessions}
@@ -94,7 +95,8 @@ def run(p: Parameters) -> Result:
             cells += build_cells("anchor_decay", list(p.targets), sessions, positions=late, arms=["real"],
                                  interventions=["a_anchor"], items=list(p.probes), window=p.window,
                                  params=params, distance=d)
-    frame = common.run(cells, p.judges, "anchor_ablations", judge_max_tokens=p.judge_max_tokens)
+    frame = common.run(cells, p.judges, "anchor_ablations", judge_max_tokens=p.judge_max_tokens,
+                        transport=transport)
     frame["session"] = frame["session"].map(labels)
     counts = out.count("anchor_ablations", frame)
     common.print_counts("anchor_ablations", counts)

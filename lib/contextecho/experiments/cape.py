@@ -27,7 +27,7 @@ from ..data_cli import inventory_manifest
 from ..instruments import ArmContext, make_prefix
 from ..llm import LOCAL_MODEL
 from ..notebooks.outputs import Outputs
-from ..notebooks.parameters import NON_NEGATIVE, POSITIVE, Checked, Models, NonEmpty, OneOf, Temperature, count
+from ..notebooks.parameters import NON_NEGATIVE, POSITIVE, Models, NonEmpty, OneOf, Temperature, count
 from ..paths import data_dir
 from ..sessions.corpus import read_manifest
 from ..notebooks.show import Result
@@ -53,7 +53,7 @@ INVENTORIES = OneOf(inventory_names, "inventory", files=".csv")
 
 
 @dataclass(frozen=True)
-class Parameters(Checked):
+class Parameters(common.ServingParameters):
     target: str = LOCAL_MODEL
     inventory: str = "mpi_120"
     n_items: int = 10
@@ -71,13 +71,13 @@ class Parameters(Checked):
     seed: int = 20240601
     output_dir: str = ""
 
-    HELP = {"n_items": "trait-balanced subset of the inventory (0 for all)",
+    HELP = {**common.ServingParameters.HELP, "n_items": "trait-balanced subset of the inventory (0 for all)",
             "n_runs": "runs per variant (a factor's three variants form one triple per run)",
             "max_tokens": "4 keeps the option letter (the paper: 16, which lets a reply contradict its letter)",
             "history_window": "question-answer pairs kept in context-dependent history (0 for auto)",
             "attack_letter": "every history reply replaced by this option",
             "bridge_window": "session prefix characters for the bridge"}
-    RANGES = {"target": Models(), "inventory": INVENTORIES, "n_items": count(zero="all"),
+    RANGES = {**common.ServingParameters.RANGES, "target": Models(), "inventory": INVENTORIES, "n_items": count(zero="all"),
               "factors": (NonEmpty(), OneOf(tuple(FACTORS), "factor")), "n_runs": count(),
               "history_window": count(zero="auto"), "max_tokens": POSITIVE,
               "attack_letter": OneOf(LETTERS, "option letter"),
@@ -98,6 +98,7 @@ def balanced(inventory, n_items: int):
 def run(p: Parameters) -> Result:
     out = Outputs.open("cape", p.output_dir or None)
     out.models.add(p.target)
+    transport = p.transport(out.models)
     inventory = balanced(load_inventory(p.inventory), p.n_items)
     window = p.history_window if p.history_window > 0 else "auto"
     cache = CellCache()
@@ -107,7 +108,7 @@ def run(p: Parameters) -> Result:
         runs = [r for f in p.factors for r in factor_runs(f, inventory, n_runs=p.n_runs,
                                                              params={**DEFAULT_PARAMS, "max_tokens": p.max_tokens})]
         answers = pd.concat([administer(runs, p.target, setting=s, window=window, cache=cache,
-                                        progress=True, name=f"cape:{s}").answers
+                                        transport=transport, progress=True, name=f"cape:{s}").answers
                              for s in (CONTEXT_FREE, CONTEXT_DEPENDENT)], ignore_index=True)
         out.parquet("answers", answers)
         counts = out.count("factors", **answer_counts(answers))
@@ -125,7 +126,8 @@ def run(p: Parameters) -> Result:
         # 2. The history attack, on the first factor's runs.
         base = [r for r in runs if r.labels["factor"] == p.factors[0]]
         attacked = administer(attack_runs(base, p.attack_letter), p.target, setting=CONTEXT_DEPENDENT,
-                              window=window, cache=cache, progress=True, name="cape:attack").answers
+                              window=window, cache=cache, transport=transport, progress=True,
+                              name="cape:attack").answers
         before = answers[(answers["setting"] == CONTEXT_DEPENDENT) & answers["run_id"].isin([r.run_id for r in base])]
         shift = option_shift(before, attacked)
         out.parquet("attack", attacked)
@@ -137,7 +139,7 @@ def run(p: Parameters) -> Result:
         o_runs = ordering_runs(inventory, rng_for(p.seed, "cape-ordering"), orderings=p.orderings,
                                params={**DEFAULT_PARAMS, "max_tokens": p.max_tokens})
         ordered = administer(o_runs, p.target, setting=CONTEXT_DEPENDENT, window=window, cache=cache,
-                             progress=True, name="cape:ordering").answers
+                             transport=transport, progress=True, name="cape:ordering").answers
         profiles = ocean_profiles(ordered, by=["ordering"])
         out.parquet("ordering", ordered)
         out.table("ordering", common.markdown(profiles))
@@ -158,8 +160,8 @@ def run(p: Parameters) -> Result:
             b_runs += bridge_runs(s, scheme_positions(s, "uniform", k=p.bridge_positions),
                                   {"real": real, "filler": filler}, inventory, n_runs=p.bridge_runs,
                                   params={"temperature": p.bridge_temperature, "max_tokens": p.max_tokens})
-        bridged = administer(b_runs, p.target, setting=CONTEXT_FREE, cache=cache, progress=True,
-                             name="cape:bridge").answers
+        bridged = administer(b_runs, p.target, setting=CONTEXT_FREE, cache=cache, transport=transport,
+                             progress=True, name="cape:bridge").answers
         bridged["session"] = bridged["session"].map(labels)
         summary = bridge_summary(bridged)
         out.parquet("bridge", summary)

@@ -4,21 +4,44 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import pandas as pd
 
 from ..cache import CellCache
 from ..paths import shared_dir
-from ..calls import Transport
+from ..calls import Transport, check_routes
+from ..endpoints import parse_endpoints
 from ..instruments import contracts, probes, run_cells, stressors
 from ..llm import LOCAL_MODEL
-from ..notebooks.parameters import NON_NEGATIVE, POSITIVE, RESAMPLES, Checked, Models, NonEmpty, OneOf, Temperature
+from ..notebooks.parameters import (NON_NEGATIVE, POSITIVE, RESAMPLES, Checked, Endpoints, Models, NonEmpty, OneOf,
+                                    Temperature, count)
 from ..sessions import Session, load_session
 from ..sessions.corpus import local_corpus, read_manifest
 
 @dataclass(frozen=True)
-class JudgedParameters(Checked):
+class ServingParameters(Checked):
+    """Where the models are served and how many calls run at once: transport settings,
+    in every notebook and never part of a cell key (see :mod:`contextecho.endpoints`)."""
+
+    endpoints: tuple[str, ...] = ()
+    concurrency: int = 1
+
+    # (papermill cannot read a parameter line with a second equals sign, hence the words)
+    HELP = {"endpoints": "models on OpenAI-compatible servers (vLLM, llama.cpp), comma-separated: "
+                         "each MODEL, an equals sign, API_BASE[#KEY_ENV] (README: Using a real provider)",
+            "concurrency": "calls in flight at once (1 for the embedded model; more for a server)"}
+    RANGES = {"endpoints": Endpoints(), "concurrency": count()}
+
+    def transport(self, models: Iterable[str]) -> Transport:
+        """The run's Transport; every model's route and key are checked here, before any call."""
+        transport = Transport(concurrency=self.concurrency, endpoints=parse_endpoints(self.endpoints))
+        check_routes(models, transport)
+        return transport
+
+
+@dataclass(frozen=True)
+class JudgedParameters(ServingParameters):
     """The parameters every judged experiment shares, with one set of defaults, so the
     notebooks ask for the same cells (and reuse each other's from the cache)."""
 
@@ -32,11 +55,11 @@ class JudgedParameters(Checked):
     seed: int = 20240601
     output_dir: str = ""
 
-    HELP = {"targets": "LiteLLM model strings", "judges": "first is primary",
+    HELP = {**ServingParameters.HELP, "targets": "LiteLLM model strings", "judges": "first is primary",
             "window": "prefix characters (the embedded model's 8k context limits it)",
             "judge_max_tokens": "the rubric asks for one line (Score: n); 64 at paper scale",
             "output_dir": "default paper/_generated/<notebook>"}
-    RANGES = {"targets": (NonEmpty(), Models()), "judges": (NonEmpty(), Models()),
+    RANGES = {**ServingParameters.RANGES, "targets": (NonEmpty(), Models()), "judges": (NonEmpty(), Models()),
               "window": POSITIVE, "max_tokens": POSITIVE, "judge_max_tokens": POSITIVE,
               "temperature": Temperature(("targets",)), "n_resamples": RESAMPLES, "seed": NON_NEGATIVE}
 
@@ -95,14 +118,13 @@ def session_labels(sessions: Sequence[Session]) -> dict[str, str]:
 
 
 def run(cells, judges: Sequence[str], name: str, *, judge_max_tokens: int = 64,
-        concurrency: int = 1) -> pd.DataFrame:
-    """``run_cells`` through the shared cache, one call at a time on the embedded model.
-    The judge is greedy with at most ``judge_max_tokens`` new tokens (the rubric asks for
-    one line, ``Score: <n>``; the library default is 64)."""
+        transport: Transport = Transport(concurrency=1)) -> pd.DataFrame:
+    """``run_cells`` through the shared cache, by default one call at a time (the embedded
+    model). The judge is greedy with at most ``judge_max_tokens`` new tokens (the rubric
+    asks for one line, ``Score: <n>``; the library default is 64)."""
     with_cache = CellCache()
     try:
-        return run_cells(cells, judges=list(judges), cache=with_cache,
-                         transport=Transport(concurrency=concurrency), name=name,
+        return run_cells(cells, judges=list(judges), cache=with_cache, transport=transport, name=name,
                          judge_params={"temperature": 0, "max_tokens": judge_max_tokens})
     finally:
         with_cache.close()

@@ -73,6 +73,7 @@ def event_positions(session, max_compactions: int, event_types=("compaction",)):
 def run(p: Parameters) -> Result:
     out = Outputs.open("compaction", p.output_dir or None)
     out.models.update(p.targets + p.judges)
+    transport = p.transport(out.models)
     sessions = common.select_sessions(p.n_sessions, events=p.event_types)
     labels = common.session_labels(sessions)
     params = {"temperature": p.temperature, "max_tokens": p.max_tokens}
@@ -80,7 +81,7 @@ def run(p: Parameters) -> Result:
     cells = build_cells("compaction", list(p.targets), sessions, positions=spec,
                         arms=["real", "filler"], items=list(p.probes), window=p.window,
                         params=params, replicates=p.replicates)
-    frame = common.run(cells, p.judges, "compaction", judge_max_tokens=p.judge_max_tokens)
+    frame = common.run(cells, p.judges, "compaction", judge_max_tokens=p.judge_max_tokens, transport=transport)
     frame["session"] = frame["session"].map(labels)
     counts = out.count("compaction", frame)
     common.print_counts("compaction", counts)

@@ -30,7 +30,7 @@ from ..anchor.persona import CODING_ASSISTANT, load_card
 from ..cache import CellCache
 from ..llm import LOCAL_MODEL
 from ..notebooks.outputs import Outputs
-from ..notebooks.parameters import (NON_NEGATIVE, POSITIVE, RESAMPLES, Checked, Interval, Models, NonEmpty, OneOf,
+from ..notebooks.parameters import (NON_NEGATIVE, POSITIVE, RESAMPLES, Interval, Models, NonEmpty, OneOf,
                                     Temperature, count)
 from ..notebooks.show import Result
 from . import common
@@ -47,7 +47,7 @@ PAPER_SCALE = {"target": "openai/gpt-4o-mini", "judges": "anthropic/claude-sonne
 
 
 @dataclass(frozen=True)
-class Parameters(Checked):
+class Parameters(common.ServingParameters):
     target: str = LOCAL_MODEL
     judges: tuple[str, ...] = (LOCAL_MODEL,)
     card: str = ""
@@ -83,7 +83,8 @@ class Parameters(Checked):
     seed: int = 20240601
     output_dir: str = ""
 
-    HELP = {"card": "persona_card.json in ANCHOR's layout (empty: the built-in coding assistant)",
+    HELP = {**common.ServingParameters.HELP,
+            "card": "persona_card.json in ANCHOR's layout (empty: the built-in coding assistant)",
             "n_sessions": "longest openly licensed sessions (0 for all)",
             "n_items": "trait-balanced questionnaire subset (0 for all 120)",
             "facets": "retention per OCEAN trait, or per IPIP facet with ipip",
@@ -93,7 +94,7 @@ class Parameters(Checked):
             "min_agree": "validators that must recover the answer (ANCHOR: 3 of 4)",
             "banks": "ANCHOR bank folders (or a release root) to score as well",
             "output_dir": "default paper/_generated/companion"}
-    RANGES = {"target": Models(), "judges": (NonEmpty(), Models()), "n_sessions": count(zero="all"),
+    RANGES = {**common.ServingParameters.RANGES, "target": Models(), "judges": (NonEmpty(), Models()), "n_sessions": count(zero="all"),
               "inventory": INVENTORIES, "n_items": count(zero="all"), "checkpoints": count(),
               "facets": OneOf(FACETS, "facet scheme"), "retention_window": POSITIVE, "retention_runs": count(),
               "questionnaire_max_tokens": POSITIVE, "axes_window": POSITIVE, "fork_max_tokens": POSITIVE,
@@ -111,6 +112,7 @@ class Parameters(Checked):
 def run(p: Parameters) -> Result:
     out = Outputs.open("companion", p.output_dir or None)
     out.models.update({p.target, p.summariser, *p.judges, *p.validators})
+    transport = p.transport(out.models)
     card = load_card(p.card) if p.card else CODING_ASSISTANT
     banks_in = [load_bank(d) for spec in p.banks for d in bank_dirs(spec)]  # bad input fails before any call
     sessions = common.select_sessions(p.n_sessions)
@@ -122,18 +124,20 @@ def run(p: Parameters) -> Result:
             out, cache, card, sessions, labels, target=p.target, inventory=p.inventory, n_items=p.n_items,
             checkpoints=p.checkpoints, window=p.retention_window, n_runs=p.retention_runs, facets=p.facets,
             params={"temperature": 0.0 if p.retention_runs == 1 else p.sample_temperature,
-                    "max_tokens": p.questionnaire_max_tokens})
+                    "max_tokens": p.questionnaire_max_tokens}, transport=transport)
         axes = run_axes(out, cache, card, sessions, labels, target=p.target, judges=p.judges,
                         checkpoints=p.checkpoints, window=p.axes_window, fork_max_tokens=p.fork_max_tokens,
-                        judge_max_tokens=p.judge_max_tokens, n_resamples=p.n_resamples, seed=p.seed)
+                        judge_max_tokens=p.judge_max_tokens, n_resamples=p.n_resamples, seed=p.seed,
+                        transport=transport)
         recall = run_recall(out, cache, sessions, labels, RecallSettings(
             target=p.target, families=p.families, per_family=p.per_family, conditions=p.conditions,
             window=p.window, recent_chars=p.recent_chars, summariser=p.summariser,
             summary_block_steps=p.summary_block_steps, summary_turn_chars=p.summary_turn_chars,
             summary_max_tokens=p.summary_max_tokens, retrieval_k=p.retrieval_k, validators=p.validators,
             n_evaluators=p.n_evaluators, min_agree=p.min_agree, calibration_runs=p.calibration_runs,
-            sample_temperature=p.sample_temperature, max_tokens=p.recall_max_tokens))
-        banks = [score_bank(b, p.target, out.directory / "results" / "banks" / b.bank_id, cache=cache)
+            sample_temperature=p.sample_temperature, max_tokens=p.recall_max_tokens), transport)
+        banks = [score_bank(b, p.target, out.directory / "results" / "banks" / b.bank_id, cache=cache,
+                            transport=transport)
                  for b in banks_in]
     finally:
         cache.close()

@@ -10,7 +10,7 @@ from ..anchor.axes_report import all_axes_held, axis_agreement, axis_frame, axis
 from ..anchor.axes_turns import fork_requests, forked_turns, real_turns
 from ..anchor.persona import PersonaCard
 from ..cache import CellCache
-from ..calls import generate
+from ..calls import Transport, generate
 from ..notebooks.outputs import Outputs
 from ..sessions import Session
 from . import common
@@ -18,16 +18,19 @@ from . import common
 
 def run_axes(out: Outputs, cache: CellCache, card: PersonaCard, sessions: Sequence[Session], labels: dict, *,
              target: str, judges: Sequence[str], checkpoints: int, window: int, fork_max_tokens: int,
-             judge_max_tokens: int, n_resamples: int, seed: int) -> dict[str, pd.DataFrame]:
+             judge_max_tokens: int, n_resamples: int, seed: int,
+             transport: Transport = Transport(concurrency=1)) -> dict[str, pd.DataFrame]:
     turns = [t for s in sessions for t in real_turns(s, k=checkpoints)]
     forks = [f for s in sessions for f in fork_requests(s, target, card, k=checkpoints, window=window,
                                                          params={"temperature": 0, "max_tokens": fork_max_tokens})]
-    generated = generate([f.request for f in forks], cache=cache, progress=True, name="companion:forks")
+    generated = generate([f.request for f in forks], cache=cache, transport=transport, progress=True,
+                         name="companion:forks")
     turns += forked_turns(forks, generated.records)
     out.count("axes forks", cells=len(forks), cached=generated.n_hits,
               failed=sum(not r.ok for r in generated.records))
     jobs = axis_jobs(turns, list(judges), card, params={"temperature": 0, "max_tokens": judge_max_tokens})
-    judged = generate(judge_requests(jobs), cache=cache, progress=True, name="companion:axes")
+    judged = generate(judge_requests(jobs), cache=cache, transport=transport, progress=True,
+                      name="companion:axes")
     frame = axis_frame(jobs, judged.records)
     frame["session"] = frame["session"].map(lambda s: labels.get(s, s))
     counts = out.count("axes judge", verdicts=len(frame), calls=len(judged.records), cached=judged.n_hits,

@@ -26,7 +26,7 @@ from ..anchor.filters import choice_of
 from ..anchor.calibration import MAIN, calibrate, filter_counts, validate_with_history
 from ..anchor.conditions import CONDITIONS, HierarchicalSummary, LongContext, Retrieval, build_contexts
 from ..cache import CellCache
-from ..calls import generate
+from ..calls import Transport, generate
 from ..notebooks.outputs import Outputs
 from ..sessions import Session
 from . import common
@@ -55,7 +55,7 @@ class RecallSettings:
     max_tokens: int
 
 
-def _ask(out_counts: dict, cache: CellCache, stage: str, by_session: dict, sessions: dict, model: str, *,
+def _ask(out_counts: dict, cache: CellCache, transport: Transport, stage: str, by_session: dict, sessions: dict, model: str, *,
          condition=None, window=None, params: dict, replicate: int = 0) -> dict[str, str | None]:
     """Answers by item id for one model/replicate, through one generate batch per stage."""
     requests, order = [], []
@@ -70,7 +70,7 @@ def _ask(out_counts: dict, cache: CellCache, stage: str, by_session: dict, sessi
         order += [(sid, i.id) for i in items]
     if not requests:
         return {}
-    result = generate(requests, cache=cache, progress=True, name=f"companion:{stage}")
+    result = generate(requests, cache=cache, transport=transport, progress=True, name=f"companion:{stage}")
     counts = out_counts.setdefault(stage, {"cells": 0, "cached": 0, "failed": 0})
     counts["cells"] += len(requests)
     counts["cached"] += result.n_hits
@@ -85,7 +85,8 @@ def _group(items, sessions) -> dict[str, list]:
     return by
 
 
-def _condition(name: str, s: RecallSettings, sessions: dict, by_session: dict, cache, counts: dict):
+def _condition(name: str, s: RecallSettings, sessions: dict, by_session: dict, cache, transport: Transport,
+               counts: dict):
     """The condition object for ``name``, with its summaries run where it needs them."""
     if name == "long_context":
         return LongContext(limit=s.window)
@@ -97,14 +98,14 @@ def _condition(name: str, s: RecallSettings, sessions: dict, by_session: dict, c
     requests = [r for sid, items in by_session.items() if items
                 for r in cond.summary_requests(sessions[sid], items)]
     requests = list({r.key: r for r in requests}.values())
-    result = generate(requests, cache=cache, progress=True, name="companion:summaries")
+    result = generate(requests, cache=cache, transport=transport, progress=True, name="companion:summaries")
     counts["summaries"] = {"cells": len(requests), "cached": result.n_hits,
                            "failed": sum(not r.ok for r in result.records)}
     return cond.with_summaries(requests, result.records)
 
 
 def run_recall(out: Outputs, cache: CellCache, sessions: Sequence[Session], labels: dict,
-               s: RecallSettings) -> dict[str, pd.DataFrame]:
+               s: RecallSettings, transport: Transport = Transport(concurrency=1)) -> dict[str, pd.DataFrame]:
     n_evaluators = len(s.validators) or s.n_evaluators
     if not 1 <= s.min_agree <= n_evaluators:
         raise ValueError(f"min_agree={s.min_agree} needs between 1 and {n_evaluators} evaluators "
@@ -117,19 +118,19 @@ def run_recall(out: Outputs, cache: CellCache, sessions: Sequence[Session], labe
     greedy = {"temperature": 0.0, "max_tokens": s.max_tokens}
     sampled = {"temperature": s.sample_temperature, "max_tokens": s.max_tokens}
     counts: dict = {}
-    blind_answers = _ask(counts, cache, "blind", _group(items, sessions), by_id, s.target, params=greedy)
+    blind_answers = _ask(counts, cache, transport, "blind", _group(items, sessions), by_id, s.target, params=greedy)
     blind = blind_filter(items, [blind_answers[(i.session_id, i.id)] for i in items])
     kept = _group(blind.kept, sessions)
 
     evaluators = [(m, 0, greedy) for m in s.validators] or \
         [(s.target, r, sampled) for r in range(s.n_evaluators)]
-    validation_answers = {f"{m}#{r}": _ask(counts, cache, "validation", kept, by_id, m, window=s.window,
+    validation_answers = {f"{m}#{r}": _ask(counts, cache, transport, "validation", kept, by_id, m, window=s.window,
                                            params=params, replicate=r) for m, r, params in evaluators}
     validation = validate_with_history(
         list(blind.kept), {k: [v[(i.session_id, i.id)] for i in blind.kept] for k, v in validation_answers.items()},
         min_agree=s.min_agree)
     first = 0 if s.validators else s.n_evaluators
-    runs = [_ask(counts, cache, "calibration", _group(validation.kept, sessions), by_id, s.target, window=s.window,
+    runs = [_ask(counts, cache, transport, "calibration", _group(validation.kept, sessions), by_id, s.target, window=s.window,
                  params=sampled, replicate=first + r) for r in range(s.calibration_runs)]
     calibration = calibrate(list(validation.kept), [[run[(i.session_id, i.id)] for i in validation.kept]
                                                     for run in runs]) if validation.kept and runs else []
@@ -137,9 +138,9 @@ def run_recall(out: Outputs, cache: CellCache, sessions: Sequence[Session], labe
 
     rows = []
     for name in s.conditions:
-        cond = _condition(name, s, by_id, kept, cache, counts)
+        cond = _condition(name, s, by_id, kept, cache, transport, counts)
         usable = {sid: build_contexts(cond, by_id[sid], its).usable(its) for sid, its in kept.items() if its}
-        answers = _ask(counts, cache, f"condition:{name}", usable, by_id, s.target, condition=cond, params=greedy)
+        answers = _ask(counts, cache, transport, f"condition:{name}", usable, by_id, s.target, condition=cond, params=greedy)
         rows += condition_rows(blind.kept, name, answers, main, labels)
     for stage, c in counts.items():
         out.count(f"recall {stage}", **c)

@@ -10,6 +10,7 @@ import pandas as pd
 from ..anchor.persona import PersonaCard
 from ..anchor.retention_runs import ARMS, CHECKPOINT, ipip_facets, retention_runs, retention_table
 from ..cache import CellCache
+from ..calls import Transport
 from ..cape import CONTEXT_FREE, TRAITS, administer, answer_counts, load_inventory
 from ..notebooks.outputs import Outputs
 from . import common
@@ -20,7 +21,8 @@ FACETS = ("trait", "ipip")  # retention per OCEAN trait, or per IPIP facet of th
 
 def run_retention(out: Outputs, cache: CellCache, card: PersonaCard, sessions, labels: dict, *, target: str,
                   inventory: str, n_items: int, checkpoints: int, window: int, n_runs: int,
-                  params: dict, facets: str = "trait") -> tuple[pd.DataFrame, pd.DataFrame]:
+                  params: dict, facets: str = "trait",
+                  transport: Transport = Transport(concurrency=1)) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Answers and the per-facet retention table (sessions relabelled S1..Sn); ``facets`` is
     ``trait`` (OCEAN) or ``ipip`` (the inventory's facet labels)."""
     if facets not in FACETS:
@@ -28,7 +30,7 @@ def run_retention(out: Outputs, cache: CellCache, card: PersonaCard, sessions, l
     items = balanced(load_inventory(inventory), n_items)
     runs = retention_runs(card, items, sessions, checkpoints=checkpoints, window=window, n_runs=n_runs,
                           params=params)
-    answers = administer(runs, target, setting=CONTEXT_FREE, cache=cache, progress=True,
+    answers = administer(runs, target, setting=CONTEXT_FREE, cache=cache, transport=transport, progress=True,
                          name="companion:retention").answers
     answers["session"] = answers["session"].map(lambda s: labels.get(s, s))
     counts = out.count("retention", **answer_counts(answers))

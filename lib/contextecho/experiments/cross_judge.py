@@ -48,12 +48,13 @@ class Parameters(common.JudgedParameters):
 def run(p: Parameters) -> Result:
     out = Outputs.open("cross_judge", p.output_dir or None)
     out.models.update(p.targets + p.judges)
+    transport = p.transport(out.models)
     sessions = common.select_sessions(p.n_sessions)
     labels = common.session_labels(sessions)
     params = {"temperature": p.temperature, "max_tokens": p.max_tokens}
     cells = build_cells("panel", list(p.targets), sessions, positions="uniform", k=p.n_positions,
                         arms=["real", "filler"], items=list(p.probes), window=p.window, params=params)
-    frame = common.run(cells, p.judges, "cross_judge", judge_max_tokens=p.judge_max_tokens)
+    frame = common.run(cells, p.judges, "cross_judge", judge_max_tokens=p.judge_max_tokens, transport=transport)
     frame["session"] = frame["session"].map(labels)
     counts = out.count("cross_judge", frame)
     common.print_counts("cross_judge", counts)

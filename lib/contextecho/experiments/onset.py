@@ -51,13 +51,14 @@ def early_positions(session, steps) -> tuple[Position, ...]:
 def run(p: Parameters) -> Result:
     out = Outputs.open("onset", p.output_dir or None)
     out.models.update(p.targets + p.judges)
+    transport = p.transport(out.models)
     sessions = common.select_sessions(p.n_sessions)
     labels = common.session_labels(sessions)
     spec = {s.session_id: early_positions(s, p.steps) for s in sessions}
     params = {"temperature": p.temperature, "max_tokens": p.max_tokens}
     cells = build_cells("onset", list(p.targets), sessions, positions=spec, arms=["real", "filler"],
                         items=list(p.probes), window=p.window, params=params)
-    frame = common.run(cells, p.judges, "onset", judge_max_tokens=p.judge_max_tokens)
+    frame = common.run(cells, p.judges, "onset", judge_max_tokens=p.judge_max_tokens, transport=transport)
     frame["session"] = frame["session"].map(labels)
     counts = out.count("onset", frame)
     common.print_counts("onset", counts)

@@ -80,13 +80,14 @@ def forest(gaps: pd.DataFrame, label: str, xlabel: str):
 def run(p: Parameters) -> Result:
     out = Outputs.open("panel", p.output_dir or None)
     out.models.update(p.targets + p.judges)
+    transport = p.transport(out.models)
     sessions = common.select_sessions(p.n_sessions)
     labels = common.session_labels(sessions)
     params = {"temperature": p.temperature, "max_tokens": p.max_tokens}
     cells = build_cells("panel", list(p.targets), sessions, positions="uniform", k=p.n_positions,
                         arms=["real", "filler"], items=list(p.probes) + list(p.stressors),
                         window=p.window, params=params)
-    frame = common.run(cells, p.judges, "panel", judge_max_tokens=p.judge_max_tokens)
+    frame = common.run(cells, p.judges, "panel", judge_max_tokens=p.judge_max_tokens, transport=transport)
     frame["session"] = frame["session"].map(labels)
     counts = out.count("panel", frame)
     common.print_counts("panel", counts)

@@ -30,6 +30,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.name:
         print("contextecho notebook: name a notebook: " + ", ".join(NOTEBOOKS), file=sys.stderr)
         return 2
+    from ..calls import ModelConfigError
     from .runner import run_notebook
 
     if args.retry_errors:
@@ -39,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     overrides = dict(args.parameter)
     try:
         done = run_notebook(args.name, overrides, output_dir=args.output_dir)
-    except ParameterError as exc:
+    except (ParameterError, ModelConfigError) as exc:
         print(f"contextecho notebook: {exc}", file=sys.stderr)
         return 2
     print(f"{args.name}: done in {done.wall_s:.0f} s -> {done.output_dir}")

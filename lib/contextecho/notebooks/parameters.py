@@ -14,7 +14,8 @@ Values are coerced to the declared type: ``-p targets a,b`` gives a tuple of str
 Values are then range-checked (:func:`check_ranges`, called by :func:`coerce`, so both
 places above): each Parameters dataclass declares ``RANGES``, a map from field name to
 one rule or a tuple of rules (:class:`Interval`, :class:`Temperature`, :class:`OneOf`,
-:class:`Models`, :class:`NonEmpty`, :class:`Includes`), next to its ``HELP``. A rule on a
+:class:`Models`, :class:`NonEmpty`, :class:`Includes`,
+:class:`Endpoints`), next to its ``HELP``. A rule on a
 tuple field checks every element (``NonEmpty`` and ``Includes`` check the whole). Every
 error names the parameter, the value and the valid range; all of them are reported at once.
 """
@@ -312,8 +313,27 @@ class Includes:
         return None if self.name in value else f"lacks {self.name!r}"
 
 
-Rule = Union[Interval, Temperature, OneOf, Models, NonEmpty, Includes]
-_WHOLE = (NonEmpty, Includes)  # rules on the tuple itself; the others check each element
+@dataclass(frozen=True)
+class Endpoints:
+    """Endpoints in the syntax of :func:`contextecho.endpoints.parse_endpoints` (a tuple
+    field, checked whole): each ``MODEL=API_BASE[#KEY_ENV]``, an http(s) API base without
+    credentials, one endpoint per model."""
+
+    def valid(self, value: Any, params: Any) -> str:
+        return "MODEL=API_BASE[#KEY_ENV], e.g. hosted_vllm/my-model=http://127.0.0.1:8000/v1#VLLM_KEY"
+
+    def problem(self, value: Any, params: Any) -> str | None:
+        from ..endpoints import EndpointError, parse_endpoints
+
+        try:
+            parse_endpoints(value)
+        except EndpointError as exc:
+            return f"is not usable: {exc}"
+        return None
+
+
+Rule = Union[Interval, Temperature, OneOf, Models, NonEmpty, Includes, Endpoints]
+_WHOLE = (NonEmpty, Includes, Endpoints)  # rules on the tuple itself; the others check each element
 
 
 def rules(spec: type) -> dict[str, tuple[Rule, ...]]:

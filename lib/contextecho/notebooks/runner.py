@@ -10,6 +10,7 @@ from typing import Any, Mapping
 
 import nbformat
 
+from ..calls import ModelConfigError
 from ..paths import REPO_ROOT
 from .build import experiment, notebook_path
 from .outputs import GENERATED
@@ -50,7 +51,9 @@ def run_notebook(name: str, overrides: Mapping[str, Any] | None = None, *,
                  output_dir: Path | None = None, notebook: Path | None = None,
                  log_output: bool = True, kernel_name: str = "python3") -> NotebookRun:
     """Execute ``notebooks/<name>.ipynb`` with ``overrides``; fail before the kernel
-    starts on an unknown name, a value of the wrong type or out of range."""
+    starts on an unknown name, a value of the wrong type or out of range. A model the
+    notebook cannot call (no route, no key) stops it before any call and is raised here
+    as :class:`~contextecho.calls.ModelConfigError`."""
     import papermill
 
     overrides = dict(overrides or {})
@@ -67,7 +70,12 @@ def run_notebook(name: str, overrides: Mapping[str, Any] | None = None, *,
         overrides["output_dir"] = str(output_dir)
     executed = output_dir / f"{name}.ipynb"
     start = time.perf_counter()
-    papermill.execute_notebook(str(path), str(executed), parameters=overrides, cwd=str(REPO_ROOT),
-                               kernel_name=kernel_name, log_output=log_output,
-                               progress_bar=False, report_mode=False)
+    try:
+        papermill.execute_notebook(str(path), str(executed), parameters=overrides, cwd=str(REPO_ROOT),
+                                   kernel_name=kernel_name, log_output=log_output,
+                                   progress_bar=False, report_mode=False)
+    except papermill.PapermillExecutionError as exc:
+        if exc.ename == ModelConfigError.__name__:
+            raise ModelConfigError(f"notebook {path.name}: {exc.evalue}") from None
+        raise
     return NotebookRun(name, output_dir, executed, time.perf_counter() - start)

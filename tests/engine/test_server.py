@@ -1,0 +1,167 @@
+"""End to end against a real OpenAI-compatible server: llama-cpp-python's, serving the
+embedded model on 127.0.0.1, as vLLM would serve an open-weight model. The `panel`
+notebook runs through it as ``hosted_vllm/smollm2-135m`` with the endpoint given as a
+parameter; the answers must be stored, scored and judged, redacted, counted; and the
+server's greedy answers are compared with the in-process provider's on the same requests.
+"""
+import json
+import os
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from contextecho import llm
+from contextecho.cache import CellCache
+from contextecho.calls import Transport, generate
+from contextecho.endpoints import parse_endpoints
+from contextecho.experiments import common
+from contextecho.local_model import MODEL_NAME
+from contextecho.local_server import serve_local_model
+from contextecho.model_request import ModelRequest
+from contextecho.notebooks import run_notebook
+from contextecho.paths import cache_dir, runs_dir
+from contextecho.instruments import build_cells
+from contextecho.sessions import positions, redact, render_prefix, snapshot_at
+
+pytestmark = [pytest.mark.embedded, pytest.mark.server, pytest.mark.timeout(900)]
+
+SERVED = f"hosted_vllm/{MODEL_NAME}"
+HOME = re.compile(r"(?:/home|/Users)/([A-Za-z0-9._-]+)")
+PLACEHOLDER = re.compile(r"<[A-Z_]+_\d+>")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    with serve_local_model(log_dir=tmp_path_factory.mktemp("server")) as running:
+        yield running
+    assert running.process.poll() is not None, "the server outlived its fixture"
+
+
+def stored(key: str):
+    record = CellCache(cache_dir()).lookup(key)
+    assert record is not None, f"cell {key[:12]} is not in the cache"
+    return record
+
+
+def unredacted_findings(session, step: int, window: int):
+    """What the redactor finds in the unredacted prefix window at ``step``."""
+    raw = render_prefix(snapshot_at(session, step), window=window, redact=False)
+    return redact("\n".join(m["content"] for m in raw.messages))[1]
+
+
+def answers(records, model: str, transport: Transport, extra: dict | None = None) -> list:
+    """The stored records' requests (messages, sampling parameters, replicate) sent to ``model``."""
+    requests = []
+    for record in records:
+        request = json.loads(record.request_json)
+        requests.append(ModelRequest(model, request["messages"], {**request["params"], **(extra or {})},
+                                     request.get("replicate", 0)))
+    result = generate(requests, transport=transport, progress=False, name="agreement")
+    assert result.n_errors == 0, [r.error_message for r in result.records if not r.ok]
+    return result.records
+
+
+@pytest.mark.corpus
+def test_panel_notebook_through_a_real_server(server, tmp_path, corpus_dir):
+    endpoint = f"hosted_vllm/*={server.api_base}"
+    params = {"targets": SERVED, "judges": SERVED, "endpoints": endpoint, "concurrency": 2,
+              "n_sessions": 1, "n_positions": 1, "probes": "C01", "stressors": "S2#01",
+              "window": 1500, "max_tokens": 16, "judge_max_tokens": 8, "n_resamples": 200}
+    done = run_notebook("panel", params, output_dir=tmp_path / "panel", log_output=False)
+
+    # The notebook's manifest records the endpoint (it holds no key) and the counts.
+    manifest = json.loads((done.output_dir / "manifest.json").read_text())
+    assert manifest["parameters"]["endpoints"] == [endpoint]
+    assert manifest["parameters"]["concurrency"] == 2 and manifest["models"] == [SERVED]
+    counts = manifest["counts"]["panel"]
+    assert counts["cells"] == 4 and counts["computed"] == 4 and counts["failed"] == 0, counts
+    assert counts["verdicts_error"] == 0 and counts["verdicts_unjudged"] == 0, counts
+    # Every batch went over HTTP to that server, errors counted (none here).
+    batches = [json.loads(p.read_text()) for p in runs_dir().glob("*.json")]
+    served = [b for b in batches if SERVED in b["models"]]
+    assert served and all(b["errors"] == 0 and b["errors_by_type"] == {} for b in served)
+    assert all(b["transport"]["endpoints"] == [{"model": "hosted_vllm/*", "api_base": server.api_base,
+                                                "key_env": None}] for b in served)
+
+    # Answers stored and scored: the stressor by its contract, the probe by the judge.
+    frame = pd.read_parquet(done.output_dir / "results" / "cells.parquet")
+    assert (frame["status"] == "ok").all() and frame["response"].map(lambda t: isinstance(t, str) and t).all()
+    stressors = frame[frame["item_kind"] != "probe"]
+    probes = frame[frame["item_kind"] == "probe"]
+    assert len(stressors) == 2 and stressors["score"].notna().all()
+    assert len(probes) == 2 and (probes["judge_model"] == SERVED).all()
+    assert probes["verdict_status"].isin(["ok", "invalid"]).all()
+
+    # Redaction applied to what was sent to the (non-local) server, and so to what is stored:
+    # the redactor finds nothing left, and what it finds in the unredacted window became
+    # placeholders.
+    session = common.select_sessions(1)[0]
+    target_records = [stored(k) for k in frame["key"].drop_duplicates()]
+    judge_records = [stored(k) for k in probes["judge_key"].drop_duplicates()]
+    assert all(r.model == SERVED for r in target_records + judge_records)
+    real = frame[frame["arm"] == "real"].iloc[0]
+    sent = "\n".join(m["content"] for m in json.loads(stored(real["key"]).request_json)["messages"])
+    found = unredacted_findings(session, int(real["step"]), params["window"])
+    _, left = redact(sent)
+    assert left.n_replacements == 0, left.replacements
+    assert not found.n_replacements or PLACEHOLDER.search(sent), found.replacements
+    users = set(HOME.findall(session.path.read_text(errors="replace")))
+    assert not [u for u in users if f"/{u}/" in sent], "a home path reached the server"
+    print(f"\nredaction: the notebook's window holds {found.n_replacements} finding(s) "
+          f"{found.replacements}; none reached the server")
+    # A window where the redactor does find something (home paths, hosts, ...), built as the
+    # experiments build cells and sent through the same endpoint.
+    window = params["window"]
+    step = next((pos.step for pos in positions(session, "deciles")
+                 if unredacted_findings(session, pos.step, window).n_replacements), None)
+    if step is not None:
+        cells = build_cells("server-redaction", [SERVED], [session], positions=[step], arms=["real"],
+                            items=["S2#01"], window=window, params={"temperature": 0, "max_tokens": 4})
+        result = generate([c.request for c in cells], progress=False, name="server-redaction",
+                          transport=Transport(endpoints=parse_endpoints(endpoint)))
+        assert result.n_errors == 0
+        sent = "\n".join(m["content"] for m in json.loads(stored(cells[0].request.key).request_json)["messages"])
+        assert redact(sent)[1].n_replacements == 0 and PLACEHOLDER.search(sent)
+        print(f"redaction at step {step}: {unredacted_findings(session, step, window).replacements} "
+              "became placeholders before reaching the server")
+
+    # The same requests, greedy, answered in process: the same prompt (template and
+    # tokenizer), and how often the same answer.
+    records = target_records + judge_records
+    local = answers(records, llm.LOCAL_MODEL, Transport(concurrency=1))
+    assert [r.prompt_tokens for r in records] == [r.prompt_tokens for r in local]
+    same = sum(r.response_text == l.response_text for r, l in zip(records, local))
+    print(f"server (llama-cpp-python's defaults: repeat_penalty 1.1) vs in-process, greedy: "
+          f"{same}/{len(records)} identical answers")
+    # llama-cpp-python's server penalises repeats unless told not to (vLLM does not).
+    plain = answers(records, SERVED, Transport(endpoints=parse_endpoints(endpoint), concurrency=2),
+                    extra={"extra_body": {"repeat_penalty": 1.0}})
+    same_plain = sum(p.response_text == l.response_text for p, l in zip(plain, local))
+    print(f"server with repeat_penalty 1.0 vs in-process, greedy: {same_plain}/{len(records)} identical")
+    for p, l in zip(plain, local):
+        if p.response_text != l.response_text:
+            print(f"  server:     {p.response_text!r}\n  in-process: {l.response_text!r}")
+    # No floor on identical answers: the in-process model evaluates the shared prefix and
+    # the last message as two batches (to reuse the prefix), the server the whole prompt at
+    # once, so near-ties between tokens can fall either way. The prompt itself must match.
+
+
+def test_openai_prefix_on_an_endpoint_without_key_and_errors_over_the_wire(server, tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    transport = Transport(endpoints=parse_endpoints(f"openai/{MODEL_NAME}={server.api_base}"),
+                          base_delay_s=0.01, max_delay_s=0.05)
+    ok = ModelRequest(f"openai/{MODEL_NAME}", [{"role": "user", "content": "Who are you?"}],
+                      {"temperature": 0, "max_tokens": 8})
+    # A prompt longer than the server's context: refused by the server, an error record,
+    # not retried (a bad request stays bad), counted in the manifest.
+    too_long = ModelRequest(f"openai/{MODEL_NAME}", [{"role": "user", "content": "word " * 12000}],
+                            {"temperature": 0, "max_tokens": 8})
+    result = generate([ok, too_long], cache=CellCache(tmp_path), transport=transport, progress=False)
+    good, bad = result.records
+    assert good.ok and good.response_text and good.attempts == 1
+    assert not bad.ok and bad.attempts == 1, (bad.error_type, bad.attempts)
+    assert result.manifest["errors"] == 1 and sum(result.manifest["errors_by_type"].values()) == 1
+    assert "OPENAI_API_KEY" not in os.environ
+    assert Path(server.log).is_file()
