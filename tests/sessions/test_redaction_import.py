@@ -76,3 +76,22 @@ def test_keys_that_become_equal_are_kept_apart():
     r.discover_object(obj)
     out = r.apply_object(obj)
     assert len(out) == 3 and sorted(out.values()) == [1, 2, 3]
+
+
+def test_files_that_cannot_be_read_are_reported_without_opening_them(tmp_path, cc, cx, write, capsys):
+    """A FIFO named like a transcript would block a plain read forever; a dangling link has
+    nothing behind it: both are named (redacted) and skipped, the rest imported, exit 1."""
+    import os
+
+    claude, codex = _sessions(tmp_path, cc, cx, write)
+    (claude / "-Users-qwrtz-app" / "bad.jsonl").unlink()
+    os.mkfifo(claude / "-Users-qwrtz-app" / "pipe.jsonl")
+    (codex / "gone.jsonl").symlink_to(tmp_path / "nowhere.jsonl")
+    dest = tmp_path / "out"
+    rc = main(["import-sessions", "--claude-dir", str(claude), "--codex-dir", str(codex), "--dest", str(dest)])
+    out, err = capsys.readouterr()
+    assert rc == 1
+    assert "imported 2 transcript file(s)" in out
+    assert "NOT imported claude_code/-Users-<USER_1>-app/pipe.jsonl: is a FIFO" in err
+    assert "NOT imported codex_cli/gone.jsonl: dangling symlink" in err
+    assert "qwrtz" not in err

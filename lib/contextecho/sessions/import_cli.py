@@ -23,6 +23,7 @@ from collections import Counter
 from pathlib import Path
 
 from ..paths import data_dir
+from .corpus import scan
 from .errors import RedactionLeak
 from .redaction import GENERIC_USERS, Redactor
 
@@ -117,7 +118,12 @@ def run(args: argparse.Namespace) -> int:
         if not root.is_dir():
             print(f"{label}: {root} not found, nothing to import", file=sys.stderr)
             continue
-        for index, path in enumerate(sorted(root.rglob("*.jsonl")), start=1):
+        files, problems = scan(root)  # FIFOs, devices, dangling links and loops: never opened
+        for index, (rel, why) in enumerate(problems, start=len(files) + 1):
+            shown = _shown_path(label, rel, index, extra)
+            print(f"NOT imported {shown}: {why}; skipped", file=sys.stderr)
+            skipped.append(shown)
+        for index, path in enumerate(files, start=1):
             rel = path.relative_to(root).as_posix()
             # what the report names: the redacted path (the original may hold the user name)
             shown = _shown_path(label, rel, index, extra)
