@@ -14,7 +14,6 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ..instruments import build_cells
 from ..notebooks.outputs import Outputs
 from ..notebooks.parameters import NonEmpty, count
 from ..notebooks.show import Result
@@ -26,8 +25,9 @@ from .panel import complete_units
 TITLE = "Onset: drift gap over the first agent steps, before the first compaction"
 PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5", "openai/gpt-4o", "anthropic/claude-haiku-4-5"),
                "judges": ("anthropic/claude-sonnet-4-5",), "n_sessions": 1,
-               "steps": (1, 5, 10, 25, 50, 100, 250, 500, 1000, 1500), "window": 30000,
-               "max_tokens": 300}
+               "steps": (1, 5, 25, 100, 250, 500, 1000, 1500), "window": 30000,
+               "max_tokens": 600, "judge_max_tokens": 400, "n_resamples": 10_000, "seed": 42,
+               "protocol": "reference"}
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,8 @@ class Parameters(common.JudgedParameters):
     probes: tuple[str, ...] = ("coding_self",)
 
     HELP = {**common.JudgedParameters.HELP,
-            "steps": "agent steps, kept when before the session's first compaction",
+            "steps": "agent steps, kept when before the session's first compaction (reference: "
+                     "harness turns, clipped to the session)",
             "n_sessions": "longest openly licensed sessions (0 for all)"}
     RANGES = {**common.JudgedParameters.RANGES, "n_sessions": count(zero="all"),
               "steps": (NonEmpty(), count()), "probes": (NonEmpty(), common.PROBE_IDS)}
@@ -51,13 +52,14 @@ def early_positions(session, steps) -> tuple[Position, ...]:
 def run(p: Parameters) -> Result:
     out = Outputs.open("onset", p.output_dir or None)
     out.models.update(p.targets + p.judges)
-    sessions = common.select_sessions(p.n_sessions)
+    out.protocol = common.protocol_record(p)
+    sessions = common.select_sessions(p.n_sessions, protocol=p.protocol)
     labels = common.session_labels(sessions)
     spec = {s.session_id: early_positions(s, p.steps) for s in sessions}
-    params = {"temperature": p.temperature, "max_tokens": p.max_tokens}
-    cells = build_cells("onset", list(p.targets), sessions, positions=spec, arms=["real", "filler"],
-                        items=list(p.probes), window=p.window, params=params)
-    frame = common.run(cells, p.judges, "onset", judge_max_tokens=p.judge_max_tokens)
+    cells = common.build(p, "onset", sessions, p.probes, positions=spec, reference_positions="onset",
+                         turns=p.steps)
+    frame = common.run(cells, p.judges, "onset", judge_max_tokens=p.judge_max_tokens,
+                       protocol=p.protocol)
     frame["session"] = frame["session"].map(labels)
     counts = out.count("onset", frame)
     common.print_counts("onset", counts)
@@ -99,7 +101,8 @@ def run(p: Parameters) -> Result:
     out.set(target=p.targets[0], n_sessions=len(sessions), n_steps=int(curve["step"].nunique()),
             steps=", ".join(str(s) for s in sorted(curve["step"].unique())),
             n_cells=counts["cells"], n_failed=counts["failed"], n_cached=counts["cached"],
-            n_verdicts_invalid=counts.get("verdicts_invalid", 0), window_chars=p.window)
+            n_verdicts_invalid=counts.get("verdicts_invalid", 0), window_chars=p.window,
+            **common.protocol_variables(out.protocol))
     if len(estimable):
         first, last = estimable.iloc[0], estimable.iloc[-1]
         out.set(first_step=int(first["step"]), first_gap=round(float(first["gap"]), 2),

@@ -4,7 +4,7 @@ requests, as :class:`~contextecho.instruments.cells.Cell` records ``run_cells`` 
 * **Positions** (:func:`named_positions`, ``PROTOCOL.md`` §8) are harness turn numbers
   of the session itself, anchored on its own compactions (the harness hard-codes those
   of its representative session): ``panel`` = ``P0_start`` (turn 100), then per
-  compaction *j* ``C{j}_pre`` (the last turn before the boundary) and ``C{j}_post``
+  compaction *j* ``c{j}_pre`` (the last turn before the boundary) and ``c{j}_post``
   (that turn + 100); ``onset`` = the given turns (1, 5, 25, 100, 250, 500, 1000, 1500 by
   default); ``compaction`` = the pre/post pairs alone; ``deciles`` = the seed's
   corpus-scale grid (turns at 10 %, ..., 100 % of the session, plus the compaction
@@ -20,7 +20,9 @@ requests, as :class:`~contextecho.instruments.cells.Cell` records ``run_cells`` 
   in their OpenAI-compatible form; sampling parameters hold only ``max_tokens`` (the
   provider's default temperature; the in-process model samples with its default,
   seeded from the cell key by :mod:`contextecho.calls`). The protocol's name, version
-  and sha256 are the request's ``tag``, so they are part of every cell key.
+  and sha256 are the request's ``tag``, so they are part of every cell key, and so are
+  the session, turn and arm: the harness makes one call per (position, arm, item), so
+  two positions whose filler is the same text (equal lengths) are still two samples.
 
 Only Claude Code sessions have harness turns; other formats are refused.
 """
@@ -68,8 +70,8 @@ def named_positions(rows, index: dict[int, int], scheme: str,
     pairs: list[NamedTurn] = []
     for j, c in enumerate(compaction_turns(rows, index), start=1):
         if c.last_turn_before > 0:
-            pairs += [NamedTurn(f"C{j}_pre", c.last_turn_before),
-                      NamedTurn(f"C{j}_post", c.last_turn_before + POST_OFFSET)]
+            pairs += [NamedTurn(f"c{j}_pre", c.last_turn_before),
+                      NamedTurn(f"c{j}_post", c.last_turn_before + POST_OFFSET)]
     if scheme == "panel":
         chosen = [NamedTurn("P0_start", START_TURN), *pairs]
     elif scheme == "onset":
@@ -168,9 +170,10 @@ def build_reference_cells(experiment: str, targets: str | Sequence[str], session
                         messages = strip_cache_markers(request.chat_messages())
                         versions = {**tag, "prefix_redacted": str(redacted).lower(),
                                     "resolved_turn": str(rendered.resolved_turn)}
+                        cell_tag = {**tag, "session": session.session_id, "turn": str(pos.turn), "arm": arm}
                         for rep in range(replicates):
                             cells.append(Cell(experiment, target, session.session_id, pos.label,
                                               pos.turn, arm, "none", item, rep,
-                                              ModelRequest(target, messages, params, rep, tag=tag),
+                                              ModelRequest(target, messages, params, rep, tag=cell_tag),
                                               prefix, 0, versions))
     return cells
