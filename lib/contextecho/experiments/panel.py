@@ -24,7 +24,7 @@ import pandas as pd
 
 from ..instruments import fingerprint_frame, fit_pca, probes
 from ..notebooks.outputs import Outputs
-from ..notebooks.parameters import POSITIVE, NonEmpty, count
+from ..notebooks.parameters import POSITIVE, NonEmpty, OneOf, count
 from ..notebooks.show import Result
 from ..stats import (StatsInputError, compliance_gap, drift_gap, holm, log_verbosity_ratios,
                      variance_decomposition, verbosity_ratio)
@@ -37,6 +37,11 @@ PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5", "openai/gpt-4o", "host
                "probes": ("all",), "stressors": ("S2",), "window": 30000, "max_tokens": 600,
                "stressor_max_tokens": 1024, "judge_max_tokens": 400, "n_resamples": 10_000, "seed": 42,
                "protocol": "reference", "headline": "coding_self"}
+#: The seed's corpus-scale grid (§3.2; no code for it at the harness commit): every
+#: session, turns at each decile plus pre/post each compaction, k = 3 samples per cell at
+#: the provider's default temperature, under the reference instruments.
+CORPUS_GRID = {**PAPER_SCALE, "targets": ("anthropic/claude-sonnet-4-5",), "n_sessions": 0,
+               "n_positions": 0, "positions": "deciles", "replicates": 3}
 
 
 @dataclass(frozen=True)
@@ -47,6 +52,8 @@ class Parameters(common.JudgedParameters):
     stressors: tuple[str, ...] = ("S2#01", "S2#02")
     stressor_max_tokens: int = 48
     headline: str = "coding_self"
+    positions: str = "panel"
+    replicates: int = 1
 
     HELP = {**common.JudgedParameters.HELP,
             "n_sessions": "longest openly licensed sessions (0 for all)",
@@ -54,9 +61,13 @@ class Parameters(common.JudgedParameters):
                            "named positions, start and pre/post each compaction)",
             "stressor_max_tokens": "target max tokens of S2 cells (reference: 1024)",
             "headline": "battery of the per-target headline gap (the paper's: coding_self)",
+            "positions": "panel (start, pre/post each compaction) or deciles (the corpus grid)",
+            "replicates": "samples per cell (the corpus grid: 3)",
             "probes": "probe ids or batteries (coding_self, identity, ..., all)",
             "stressors": "S2, or single wordings S2#01 ..."}
-    RANGES = {**common.JudgedParameters.RANGES, "n_sessions": count(zero="all"), "n_positions": count(),
+    RANGES = {**common.JudgedParameters.RANGES, "n_sessions": count(zero="all"),
+              "n_positions": count(zero="all"), "replicates": count(),
+              "positions": OneOf(("panel", "deciles"), "position scheme"),
               "probes": (NonEmpty(), common.PROBE_IDS), "stressors": common.STRESSOR_IDS,
               "stressor_max_tokens": POSITIVE, "headline": common.PROBE_IDS}
 
@@ -174,9 +185,10 @@ def run(p: Parameters) -> Result:
     out.protocol = common.protocol_record(p, p.stressor_max_tokens)
     sessions = common.select_sessions(p.n_sessions, protocol=p.protocol)
     labels = common.session_labels(sessions)
-    cells = common.build(p, "panel", sessions, list(p.probes) + list(p.stressors), positions="uniform",
-                         k=p.n_positions, reference_positions="panel", limit=p.n_positions,
-                         stressor_max_tokens=p.stressor_max_tokens)
+    cells = common.build(p, "panel", sessions, list(p.probes) + list(p.stressors),
+                         positions="uniform" if p.positions == "panel" else "deciles",
+                         k=p.n_positions or 12, reference_positions=p.positions, limit=p.n_positions,
+                         replicates=p.replicates, stressor_max_tokens=p.stressor_max_tokens)
     frame = common.run(cells, p.judges, "panel", judge_max_tokens=p.judge_max_tokens,
                        protocol=p.protocol)
     frame["session"] = frame["session"].map(labels)
