@@ -267,3 +267,15 @@ def test_verbosity_variance_is_the_variance_decomposition_of_the_log_ratios():
     pooled = variance_decomposition(wide, group="session", fixed=("target",))
     assert table.loc["pooled", "sigma2_between"] == pytest.approx(pooled.sigma2_between)
     assert table.loc["pooled", "n"] == 24
+
+
+@pytest.mark.corpus
+def test_limit_keeps_the_first_positions_of_every_session():
+    sessions = _session(3)
+    cells = build_reference_cells("panel", "fake/echo", sessions, "panel", items=["C01", "S2#01"],
+                                  window=2000, limit=2, max_tokens=8, stressor_max_tokens=9)
+    for session in sessions:
+        assert [c.position for c in cells if c.session == session.session_id and c.arm == "real"
+                and c.item.id == "C01"] == ["P0_start", "c1_pre"]
+    assert {c.request.params["max_tokens"] for c in cells if c.item.id == "S2#01"} == {9}
+    assert {c.request.params["max_tokens"] for c in cells if c.item.id == "C01"} == {8}

@@ -92,7 +92,7 @@ def run(p: Parameters) -> Result:
     ax.axhline(0, color="grey", lw=1, ls="--")
     if len(estimable := curve.dropna(subset=["gap"])):
         ax.set_xscale("log")
-    ax.set_xlabel("agent step of the snapshot (log scale)")
+    ax.set_xlabel("agent step or harness turn of the snapshot (log scale)")
     ax.set_ylabel("drift gap (filler − real)")
     ax.legend(fontsize=7)
     figures = [out.figure("onset", fig)]

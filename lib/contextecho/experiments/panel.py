@@ -219,17 +219,18 @@ def run(p: Parameters) -> Result:
                      "n_clusters", "n_invalid"]].copy() if "real_mean" in gaps else gaps
         out.table("drift_gaps", common.markdown(show))
         tables[f"Drift gap per target ({p.headline})"] = show
-    if len(all_gaps) and "real_mean" in all_gaps:
-        all_show = all_gaps[["target", "estimate", "ci_low", "ci_high", "real_mean", "filler_mean",
-                             "n_clusters", "n_invalid"]]
-        out.table("drift_gaps_all", common.markdown(all_show))
-        tables["Drift gap per target (all probes)"] = all_show
+    all_show = all_gaps[["target", "estimate", "ci_low", "ci_high", "real_mean", "filler_mean",
+                         "n_clusters", "n_invalid"]] if "real_mean" in all_gaps else all_gaps
+    out.table("drift_gaps_all", common.markdown(all_show))
+    if len(all_show):
+        tables[f"Drift gap per target (every probe run: {', '.join(p.probes)})"] = all_show
+    harness_show = pd.DataFrame({"target": [], "note": []})
     if len(harness):
         harness_show = harness.merge(gaps[["target", "estimate", "ci_low", "ci_high"]].rename(
             columns={"estimate": "gap_clustered", "ci_low": "gap_lo", "ci_high": "gap_hi"}),
             on="target", how="left") if "ci_low" in gaps else harness
-        out.table("harness", common.markdown(harness_show, floatfmt=".3f"))
         tables["Per-arm bootstrap, sign-flip p and Holm (the paper's statistics)"] = harness_show
+    out.table("harness", common.markdown(harness_show, floatfmt=".3f"))
 
     # Per category (all targets pooled per target-category pair), position-clustered.
     cat_rows = [{"target": t, "category": c, **gap_row(g, cluster="position", **boot)}
@@ -289,6 +290,7 @@ def run(p: Parameters) -> Result:
     # S2 compliance (judge-free, 0/1 scorer) and the verbosity ratio real/filler.
     s2 = frame[frame["item_kind"] == "stressor"].copy()
     s2_vars = {}
+    variance = pd.DataFrame({"target": [], "note": []})
     if len(s2):
         s2_rows = []
         for t, g in s2.groupby("target"):
@@ -323,7 +325,6 @@ def run(p: Parameters) -> Result:
         variance = verbosity_variance(s2)
         out.parquet("verbosity_variance", variance)
         if len(variance):
-            out.table("verbosity_variance", common.markdown(variance, floatfmt=".3f"))
             tables["Variance decomposition of the log verbosity ratio (Table 2)"] = variance
             last = variance.iloc[-1]
             if pd.notna(last["between_pct"]):
@@ -344,12 +345,14 @@ def run(p: Parameters) -> Result:
             s2_vars["verbosity_ratio"] = round(float(first["verbosity_ratio"]), 2)
             s2_vars["verbosity_ci"] = f"[{first['verbosity_ci_low']:.2f}, {first['verbosity_ci_high']:.2f}]"
 
+    out.table("verbosity_variance", common.markdown(variance, floatfmt=".3f"))
+
     first_gap = gaps.iloc[0] if len(gaps) else None
     out.set(target=p.targets[0], judge=p.judges[0] if p.judges else "none",
             n_targets=len(p.targets), n_sessions=len(sessions), n_positions=p.n_positions,
             n_probes=int(primary["item"].nunique()), n_stressor_wordings=int(s2["item"].nunique()),
             window_chars=p.window, max_tokens=p.max_tokens, n_resamples=p.n_resamples,
-            headline=p.headline, n_positions_run=int(primary["position"].nunique()),
+            headline=p.headline, seed=p.seed, n_positions_run=int(primary["position"].nunique()),
             **common.protocol_variables(out.protocol),
             n_cells=counts["cells"], n_failed=counts["failed"], n_cached=counts["cached"],
             n_verdicts_ok=counts.get("verdicts_ok", 0),
@@ -376,6 +379,6 @@ def run(p: Parameters) -> Result:
     out.default("n/a", "gap", "gap_ci", "real_mean", "filler_mean", "gap_clusters", "s2_gap_pp", "s2_gap_ci", "verbosity_ratio", "verbosity_ci", "fingerprint_centroid_distance", "fingerprint_pc1_pct", "s2_real_rate_pct", "s2_filler_rate_pct", "perm_p", "holm_p",
                 "harness_gap", "gap_failures_in", "s2_scorer_agreement_pct",
                 "s2_contextecho_real_rate_pct", "s2_contextecho_filler_rate_pct",
-                "verbosity_between_pct")
+                "verbosity_between_pct", "n_holm_significant")
     out.finish(p)
     return Result("panel", tables, figures, out.variables, out.counts, out.directory)

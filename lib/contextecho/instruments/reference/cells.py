@@ -165,8 +165,8 @@ def build_reference_cells(experiment: str, targets: str | Sequence[str], session
                                        truncated=len(rendered.text) >= window)
                     for item in resolved:
                         request = target_request(text, item)
-                        limit = stressor_max_tokens if item.kind == STRESSOR else max_tokens
-                        params = {"max_tokens": limit or request.max_tokens}
+                        cap = stressor_max_tokens if item.kind == STRESSOR else max_tokens
+                        params = {"max_tokens": cap or request.max_tokens}
                         messages = strip_cache_markers(request.chat_messages())
                         versions = {**tag, "prefix_redacted": str(redacted).lower(),
                                     "resolved_turn": str(rendered.resolved_turn)}
