@@ -39,9 +39,10 @@ PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5", "openai/gpt-4o", "host
                "protocol": "reference", "headline": "coding_self"}
 #: The seed's corpus-scale grid (§3.2; no code for it at the harness commit): every
 #: session, turns at each decile plus pre/post each compaction, k = 3 samples per cell at
-#: the provider's default temperature, under the reference instruments.
+#: the provider's default temperature, under the reference instruments (``n_positions``
+#: 100 keeps every decile and compaction checkpoint of any session in the corpus).
 CORPUS_GRID = {**PAPER_SCALE, "targets": ("anthropic/claude-sonnet-4-5",), "n_sessions": 0,
-               "n_positions": 0, "positions": "deciles", "replicates": 3}
+               "n_positions": 100, "positions": "deciles", "replicates": 3}
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,7 @@ class Parameters(common.JudgedParameters):
             "probes": "probe ids or batteries (coding_self, identity, ..., all)",
             "stressors": "S2, or single wordings S2#01 ..."}
     RANGES = {**common.JudgedParameters.RANGES, "n_sessions": count(zero="all"),
-              "n_positions": count(zero="all"), "replicates": count(),
+              "n_positions": count(), "replicates": count(),
               "positions": OneOf(("panel", "deciles"), "position scheme"),
               "probes": (NonEmpty(), common.PROBE_IDS), "stressors": common.STRESSOR_IDS,
               "stressor_max_tokens": POSITIVE, "headline": common.PROBE_IDS}
@@ -187,7 +188,7 @@ def run(p: Parameters) -> Result:
     labels = common.session_labels(sessions)
     cells = common.build(p, "panel", sessions, list(p.probes) + list(p.stressors),
                          positions="uniform" if p.positions == "panel" else "deciles",
-                         k=p.n_positions or 12, reference_positions=p.positions, limit=p.n_positions,
+                         k=p.n_positions, reference_positions=p.positions, limit=p.n_positions,
                          replicates=p.replicates, stressor_max_tokens=p.stressor_max_tokens)
     frame = common.run(cells, p.judges, "panel", judge_max_tokens=p.judge_max_tokens,
                        protocol=p.protocol)
