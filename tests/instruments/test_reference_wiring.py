@@ -279,3 +279,18 @@ def test_limit_keeps_the_first_positions_of_every_session():
                 and c.item.id == "C01"] == ["P0_start", "c1_pre"]
     assert {c.request.params["max_tokens"] for c in cells if c.item.id == "S2#01"} == {9}
     assert {c.request.params["max_tokens"] for c in cells if c.item.id == "C01"} == {8}
+
+
+def test_onset_harness_curve_equals_onset_gap_cis():
+    from contextecho.experiments import onset
+    from contextecho.stats.harness import onset_gap_cis
+
+    frame = _hand_frame()
+    frame = frame[frame["target"] == "a/x"]
+    curve = onset.harness_curve(frame.sample(frac=1, random_state=2), n_resamples=300, seed=42)
+    steps = [100, 300, 400]
+    by = {arm: {s: list(frame[(frame["arm"] == arm) & (frame["step"] == s)].sort_values("item")["score"])
+                for s in steps} for arm in ("filler", "real")}
+    expected = onset_gap_cis(by["filler"], by["real"], steps, n_boot=300, seed=42)
+    assert [tuple(r) for r in curve[["harness_gap", "harness_lo", "harness_hi"]].to_numpy()] == \
+        [expected[s] for s in steps]

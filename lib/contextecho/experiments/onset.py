@@ -4,7 +4,10 @@ Each selected session is snapshotted at agent steps ``steps`` (1, 5, 25, 125, â€
 default) that fall before its first compaction (or its end), the probes are asked under
 the real and filler arms, and the drift gap at each step is estimated per target,
 pooled over sessions (bootstrap over sessions; a session whose snapshot lacks a valid
-verdict in one arm is left out and counted).
+verdict in one arm is left out and counted). Under the ``reference`` protocol the
+snapshots are the harness's turns (1, 5, 25, 100, 250, 500, 1000, 1500 at the paper's
+scale), clipped to the session. Beside our interval, the harness's own onset interval
+(unclustered, :func:`harness_curve`).
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from ..notebooks.parameters import NonEmpty, count
 from ..notebooks.show import Result
 from ..sessions import Position
 from ..stats import StatsInputError, drift_gap
+from ..stats.harness import onset_gap_cis
 from . import common
 from .panel import complete_units
 
@@ -47,6 +51,22 @@ class Parameters(common.JudgedParameters):
 def early_positions(session, steps) -> tuple[Position, ...]:
     limit = session.compactions[0].steps_before if session.compactions else session.n_agent_steps
     return tuple(Position(s, f"s{s}", "early") for s in sorted(set(steps)) if 1 <= s <= limit)
+
+
+def harness_curve(primary: pd.DataFrame, *, n_resamples: int, seed: int) -> pd.DataFrame:
+    """The harness's onset intervals (Fig. 15, :func:`~contextecho.stats.harness.onset_gap_cis`):
+    per target, unclustered resampling of each step's filler and real scores (pooled over
+    sessions, in session/item order), one generator across the steps in order."""
+    rows = []
+    for target, g in primary[primary["score"].notna()].groupby("target", sort=True):
+        g = g.sort_values(["step", "session", "item", "replicate"], kind="stable")
+        steps = sorted(g["step"].unique())
+        lists = {arm: {s: list(g[(g["arm"] == arm) & (g["step"] == s)]["score"]) for s in steps}
+                 for arm in ("filler", "real")}
+        cis = onset_gap_cis(lists["filler"], lists["real"], steps, n_boot=n_resamples, seed=seed)
+        rows += [{"target": target, "step": int(s), "harness_gap": gap, "harness_lo": lo,
+                  "harness_hi": hi} for s, (gap, lo, hi) in cis.items()]
+    return pd.DataFrame(rows, columns=["target", "step", "harness_gap", "harness_lo", "harness_hi"])
 
 
 def run(p: Parameters) -> Result:
@@ -81,6 +101,9 @@ def run(p: Parameters) -> Result:
                        filler_mean=np.nan, n_invalid=np.nan, note=f"not estimable: {exc}")
         rows.append(row)
     curve = pd.DataFrame(rows)
+    if len(curve):
+        curve = curve.merge(harness_curve(primary, n_resamples=p.n_resamples, seed=p.seed),
+                            on=["target", "step"], how="left")
     out.parquet("curve", curve)
     out.table("curve", common.markdown(curve))
 
