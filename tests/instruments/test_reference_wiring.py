@@ -294,3 +294,17 @@ def test_onset_harness_curve_equals_onset_gap_cis():
     expected = onset_gap_cis(by["filler"], by["real"], steps, n_boot=300, seed=42)
     assert [tuple(r) for r in curve[["harness_gap", "harness_lo", "harness_hi"]].to_numpy()] == \
         [expected[s] for s in steps]
+
+
+@pytest.mark.corpus
+def test_the_panel_still_runs_under_our_own_protocol(tmp_path):
+    needs_corpus()
+    p = panel.Parameters(targets=("fake/echo",), judges=("fake/echo",), n_resamples=200, max_tokens=16,
+                         window=3000, n_sessions=1, n_positions=2, probes=("C01",),
+                         stressors=("S2#01",), protocol="contextecho", output_dir=str(tmp_path / "ours"))
+    result = panel.run(p)
+    manifest = json.loads((result.output_dir / "manifest.json").read_text())
+    assert manifest["protocol"]["protocol"] == "contextecho" and manifest["protocol"]["shortened"] == []
+    cells = pd.read_parquet(result.output_dir / "results" / "cells.parquet")
+    assert set(cells["position"]) == {"u01", "u02"}  # uniform positions, our instruments
+    assert "contextecho_score" not in cells and result.variables["protocol_shortened"] == "none"
