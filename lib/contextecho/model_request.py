@@ -87,6 +87,9 @@ class ModelRequest:
     messages: tuple[dict, ...]
     params: Mapping[str, Any] = field(default_factory=dict)
     replicate: int = 0
+    #: What else names this cell without being sent (e.g. the protocol's name, version
+    #: and sha256): part of the key when non-empty, never of the call.
+    tag: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, str) or not self.model.strip():
@@ -104,15 +107,19 @@ class ModelRequest:
         except (TypeError, ValueError) as exc:
             raise MalformedRequestError(f"params are not JSON-serialisable: {exc}") from None
         object.__setattr__(self, "params", dict(self.params))
+        object.__setattr__(self, "tag", {str(k): str(v) for k, v in dict(self.tag).items()})
 
     def key_payload(self) -> dict[str, Any]:
-        return {
+        payload = {
             "key_version": KEY_VERSION,
             "model": self.model,
             "messages": strip_cache_markers(self.messages),
             "params": dict(self.params),
             "replicate": self.replicate,
         }
+        if self.tag:  # absent when empty, so untagged keys stay what they were
+            payload["tag"] = dict(self.tag)
+        return payload
 
     @cached_property
     def key(self) -> str:

@@ -43,8 +43,12 @@ class Parameters(common.JudgedParameters):
     probes: tuple[str, ...] = ("C01", "C03", "C05")
     contracts: tuple[str, ...] = ("S2#01", "S2#02", "C1_csv")
     distances: tuple[int, ...] = (0, 8)
+    # The interventions edit our chat-turn prefixes; the reference harness defines none on
+    # its one-blob prefix, so this experiment runs under our protocol only.
+    protocol: str = "contextecho"
 
     HELP = {**common.JudgedParameters.HELP,
+            "protocol": "contextecho only: the reference harness has no intervention on its prefix",
             "interventions": "none is the control and must be listed",
             "contracts": "S2, S2#01, hardened, C1_csv ... (scored, no judge)",
             "distances": "session messages between the A-anchor and the probe (decay)"}
@@ -52,7 +56,7 @@ class Parameters(common.JudgedParameters):
               "interventions": (NonEmpty(), Includes("none", "the control"),
                                 OneOf(INTERVENTIONS.names, "intervention")),
               "probes": (NonEmpty(), common.PROBE_IDS), "contracts": (NonEmpty(), common.CONTRACT_IDS),
-              "distances": NON_NEGATIVE}
+              "distances": NON_NEGATIVE, "protocol": OneOf(("contextecho",), "protocol for interventions")}
 
 
 def effect_rows(frame: pd.DataFrame, control: str, p: Parameters, scale: float = 1.0) -> pd.DataFrame:
@@ -82,6 +86,7 @@ def effect_rows(frame: pd.DataFrame, control: str, p: Parameters, scale: float =
 def run(p: Parameters) -> Result:
     out = Outputs.open("anchor_ablations", p.output_dir or None)
     out.models.update(p.targets + p.judges)
+    out.protocol = common.protocol_record(p)
     transport = p.transport(out.models)
     sessions = common.select_sessions(p.n_sessions)
     labels = common.session_labels(sessions)
@@ -96,7 +101,7 @@ def run(p: Parameters) -> Result:
                                  interventions=["a_anchor"], items=list(p.probes), window=p.window,
                                  params=params, distance=d)
     frame = common.run(cells, p.judges, "anchor_ablations", judge_max_tokens=p.judge_max_tokens,
-                        transport=transport)
+                       protocol=p.protocol, transport=transport)
     frame["session"] = frame["session"].map(labels)
     counts = out.count("anchor_ablations", frame)
     common.print_counts("anchor_ablations", counts)
@@ -156,7 +161,7 @@ def run(p: Parameters) -> Result:
     figures.append(out.figure("decay", fig))
     plt.close(fig)
 
-    out.set(target=p.targets[0], n_sessions=len(sessions), n_interventions=len(p.interventions) - 1,
+    out.set(target=p.targets[0], **common.protocol_variables(out.protocol), n_sessions=len(sessions), n_interventions=len(p.interventions) - 1,
             n_probes=len(p.probes), n_contracts=int(contracts["item"].nunique()),
             distances=", ".join(map(str, p.distances)), n_cells=counts["cells"],
             n_failed=counts["failed"], n_cached=counts["cached"],

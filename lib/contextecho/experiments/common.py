@@ -12,12 +12,17 @@ from ..cache import CellCache
 from ..paths import shared_dir
 from ..calls import Transport, check_routes
 from ..endpoints import parse_endpoints
-from ..instruments import contracts, probes, run_cells, stressors
+from ..instruments import build_cells, contracts, probes, run_cells, stressors
+from ..instruments.reference.cells import build_reference_cells
+from ..instruments.protocols import PROTOCOLS, protocol as get_protocol
 from ..llm import LOCAL_MODEL
 from ..notebooks.parameters import (NON_NEGATIVE, POSITIVE, RESAMPLES, Checked, Endpoints, Models, NonEmpty, OneOf,
                                     Temperature, count)
 from ..sessions import Session, load_session
 from ..sessions.corpus import local_corpus, read_manifest
+
+PROTOCOL_NAMES = OneOf(PROTOCOLS.names, "protocol")
+
 
 @dataclass(frozen=True)
 class ServingParameters(Checked):
@@ -54,14 +59,17 @@ class JudgedParameters(ServingParameters):
     n_resamples: int = 2000
     seed: int = 20240601
     output_dir: str = ""
+    protocol: str = "reference"
 
     HELP = {**ServingParameters.HELP, "targets": "LiteLLM model strings", "judges": "first is primary",
+            "protocol": "instrument set: reference (the authors' harness) or contextecho (ours)",
             "window": "prefix characters (the embedded model's 8k context limits it)",
             "judge_max_tokens": "the rubric asks for one line (Score: n); 64 at paper scale",
             "output_dir": "default paper/_generated/<notebook>"}
     RANGES = {**ServingParameters.RANGES, "targets": (NonEmpty(), Models()), "judges": (NonEmpty(), Models()),
               "window": POSITIVE, "max_tokens": POSITIVE, "judge_max_tokens": POSITIVE,
-              "temperature": Temperature(("targets",)), "n_resamples": RESAMPLES, "seed": NON_NEGATIVE}
+              "temperature": Temperature(("targets",)), "n_resamples": RESAMPLES, "seed": NON_NEGATIVE,
+              "protocol": PROTOCOL_NAMES}
 
 
 # Item names a notebook parameter may list (see instruments.items.resolve_items).
@@ -75,15 +83,18 @@ CONTRACT_IDS = OneOf(lambda: sorted(stressors.STRESSORS) + sorted(stressors.BY_I
 OPEN_LICENCES = ("MIT", "Apache-2.0", "BSD", "CC-BY")
 
 
+FORMATS = ("claude_code", "codex_cli")
+
+
 def corpus_rows(min_assistant: int = 20, min_compactions: int = 0,
-                events: Sequence[str] = ()) -> list[dict]:
+                events: Sequence[str] = (), formats: Sequence[str] = FORMATS) -> list[dict]:
     """Manifest rows of usable sessions, longest first (ties by file name).
 
     ``events`` (``compaction``, ``microcompaction``): keep only sessions with at least one
     event of one of these types (manifest column ``n_<type>s``; absent counts as 0).
     """
     rows = [r for r in read_manifest()
-            if r["format"] in ("claude_code", "codex_cli") and "/subagents/" not in r["file"]
+            if r["format"] in formats and "/subagents/" not in r["file"]
             and r["license"].startswith(OPEN_LICENCES)
             and int(r["n_assistant_msgs"]) >= min_assistant
             and int(r["n_compactions"] or 0) >= min_compactions
@@ -93,10 +104,11 @@ def corpus_rows(min_assistant: int = 20, min_compactions: int = 0,
 
 
 def select_sessions(n: int, *, min_compactions: int = 0, events: Sequence[str] = (),
-                    corpus: Path | None = None) -> list[Session]:
+                    corpus: Path | None = None, protocol: str = "contextecho") -> list[Session]:
     """The ``n`` longest openly licensed sessions (0 = all), loaded (``events``: see
-    :func:`corpus_rows`)."""
-    rows = corpus_rows(min_compactions=min_compactions, events=events)
+    :func:`corpus_rows`). The ``reference`` protocol reads Claude Code sessions only."""
+    formats = ("claude_code",) if protocol == "reference" else FORMATS
+    rows = corpus_rows(min_compactions=min_compactions, events=events, formats=formats)
     rows = rows if n <= 0 else rows[:n]
     if not rows:
         raise RuntimeError("no usable session in the corpus manifest")
@@ -117,17 +129,67 @@ def session_labels(sessions: Sequence[Session]) -> dict[str, str]:
     return {s.session_id: f"S{i}" for i, s in enumerate(sessions, start=1)}
 
 
+def build(p: JudgedParameters, experiment: str, sessions: Sequence[Session], items: Sequence[str], *,
+          positions, reference_positions, k: int = 12, limit: int = 0, replicates: int = 1,
+          turns: Sequence[int] = (), stressor_max_tokens: int | None = None) -> list:
+    """The experiment's real/filler cells under ``p.protocol``: ``positions`` (with ``k``)
+    for ``contextecho`` (see :func:`~contextecho.instruments.build_cells`),
+    ``reference_positions`` (a scheme of :mod:`contextecho.instruments.reference.cells`,
+    or a mapping; ``limit``, ``turns``) for ``reference``."""
+    if p.protocol == "reference":
+        return build_reference_cells(experiment, list(p.targets), sessions, reference_positions,
+                                     items=list(items), replicates=replicates, window=p.window,
+                                     max_tokens=p.max_tokens, limit=limit,
+                                     stressor_max_tokens=stressor_max_tokens or p.max_tokens,
+                                     **({"turns": tuple(turns)} if turns else {}))
+    return build_cells(experiment, list(p.targets), sessions, positions=positions, k=k,
+                       arms=["real", "filler"], items=list(items), window=p.window,
+                       replicates=replicates,
+                       params={"temperature": p.temperature, "max_tokens": p.max_tokens})
+
+
 def run(cells, judges: Sequence[str], name: str, *, judge_max_tokens: int = 64,
-        transport: Transport = Transport(concurrency=1)) -> pd.DataFrame:
+        transport: Transport = Transport(concurrency=1), protocol: str = "contextecho") -> pd.DataFrame:
     """``run_cells`` through the shared cache, by default one call at a time (the embedded
-    model). The judge is greedy with at most ``judge_max_tokens`` new tokens (the rubric
-    asks for one line, ``Score: <n>``; the library default is 64)."""
+    model). Under ``contextecho`` the judge is greedy with at most ``judge_max_tokens`` new
+    tokens (the rubric asks for one line, ``Score: <n>``; the library default is 64); under
+    ``reference`` it samples at the provider's default temperature, as the harness does."""
+    judge_params = {"max_tokens": judge_max_tokens} if get_protocol(protocol).sampling.temperature is None \
+        else {"temperature": 0, "max_tokens": judge_max_tokens}
     with_cache = CellCache()
     try:
         return run_cells(cells, judges=list(judges), cache=with_cache, transport=transport, name=name,
-                         judge_params={"temperature": 0, "max_tokens": judge_max_tokens})
+                         judge_params=judge_params, protocol=protocol)
     finally:
         with_cache.close()
+
+
+def protocol_record(p: JudgedParameters, stressor_max_tokens: int | None = None) -> dict:
+    """What a run manifest says about the protocol: its key, the window and max tokens the
+    run used next to the protocol's own, and which of them were shortened (the embedded
+    build's context and two cores cannot take the reference's 30,000 characters and
+    600/1,024/400 tokens). Under ``contextecho`` the window and tokens are the run's own
+    parameters: nothing is shortened."""
+    proto = get_protocol(p.protocol)
+    s = proto.sampling
+    used = {"window_chars": p.window, "probe_max_tokens": p.max_tokens,
+            "stressor_max_tokens": stressor_max_tokens or p.max_tokens,
+            "judge_max_tokens": p.judge_max_tokens,
+            "temperature": p.temperature if s.temperature is not None else "provider default"}
+    own = {"window_chars": s.window_chars, "probe_max_tokens": s.probe_max_tokens,
+           "stressor_max_tokens": s.stressor_max_tokens, "judge_max_tokens": s.judge_max_tokens,
+           "temperature": s.temperature if s.temperature is not None else "provider default"}
+    shortened = sorted(k for k in used if proto.name == "reference" and k != "temperature"
+                       and own[k] is not None and used[k] < own[k])
+    return {**proto.key(), "settings": used, "protocol_settings": own, "shortened": shortened}
+
+
+def protocol_variables(record: dict) -> dict:
+    """Manuscript variables naming the protocol and what the run shortened."""
+    shortened = ", ".join(f"{k} {record['settings'][k]} (protocol: {record['protocol_settings'][k]})"
+                          for k in record["shortened"]) or "none"
+    return {"protocol": record["protocol"], "protocol_version": record["protocol_version"],
+            "protocol_sha256": record["protocol_sha256"][:12], "protocol_shortened": shortened}
 
 
 def markdown(frame: pd.DataFrame, floatfmt: str = ".2f") -> str:

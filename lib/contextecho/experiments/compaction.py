@@ -19,7 +19,6 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ..instruments import build_cells
 from ..notebooks.outputs import Outputs
 from ..notebooks.parameters import Interval, NonEmpty, OneOf, count
 from ..notebooks.show import Result
@@ -29,7 +28,9 @@ from . import common
 
 TITLE = "Compaction: drift gap before and after each context compaction (TOST)"
 PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5",), "judges": ("anthropic/claude-sonnet-4-5",),
-               "n_sessions": 0, "max_compactions": 0, "window": 30000, "max_tokens": 300, "replicates": 3}
+               "n_sessions": 0, "max_compactions": 0, "window": 30000, "max_tokens": 600,
+               "judge_max_tokens": 400, "replicates": 3, "n_resamples": 10_000, "seed": 42,
+               "protocol": "reference"}
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,8 @@ class Parameters(common.JudgedParameters):
             "n_sessions": "sessions with at least one event of event_types, longest first (0 for all)",
             "max_compactions": "events of each type per session, first ones (0 for all)",
             "margin": "equivalence margin in judge points",
-            "event_types": "compaction and/or microcompaction (old tool results dropped, the rest kept)"}
+            "event_types": "compaction and/or microcompaction (old tool results dropped, the rest kept), "
+                           "the reference protocol takes compaction only"}
     RANGES = {**common.JudgedParameters.RANGES, "n_sessions": count(zero="all"),
               "max_compactions": count(zero="all"), "probes": (NonEmpty(), common.PROBE_IDS),
               "replicates": count(), "margin": Interval(0, 3, low_open=True),
@@ -73,15 +75,19 @@ def event_positions(session, max_compactions: int, event_types=("compaction",)):
 def run(p: Parameters) -> Result:
     out = Outputs.open("compaction", p.output_dir or None)
     out.models.update(p.targets + p.judges)
+    if p.protocol == "reference" and set(p.event_types) != {"compaction"}:
+        raise ValueError("the reference protocol anchors on compactions only: "
+                         "set event_types=compaction or protocol=contextecho")
+    out.protocol = common.protocol_record(p)
     transport = p.transport(out.models)
-    sessions = common.select_sessions(p.n_sessions, events=p.event_types)
+    sessions = common.select_sessions(p.n_sessions, events=p.event_types, protocol=p.protocol)
     labels = common.session_labels(sessions)
-    params = {"temperature": p.temperature, "max_tokens": p.max_tokens}
     spec = {s.session_id: event_positions(s, p.max_compactions, p.event_types) for s in sessions}
-    cells = build_cells("compaction", list(p.targets), sessions, positions=spec,
-                        arms=["real", "filler"], items=list(p.probes), window=p.window,
-                        params=params, replicates=p.replicates)
-    frame = common.run(cells, p.judges, "compaction", judge_max_tokens=p.judge_max_tokens, transport=transport)
+    cells = common.build(p, "compaction", sessions, p.probes, positions=spec,
+                         reference_positions="compaction", limit=2 * p.max_compactions,
+                         replicates=p.replicates)
+    frame = common.run(cells, p.judges, "compaction", judge_max_tokens=p.judge_max_tokens,
+                       protocol=p.protocol, transport=transport)
     frame["session"] = frame["session"].map(labels)
     counts = out.count("compaction", frame)
     common.print_counts("compaction", counts)
@@ -140,7 +146,7 @@ def run(p: Parameters) -> Result:
             n_events_complete=int(len(complete)), margin=p.margin, n_cells=counts["cells"],
             n_failed=counts["failed"], n_cached=counts["cached"],
             n_verdicts_invalid=counts.get("verdicts_invalid", 0), window_chars=p.window,
-            n_probes=int(primary["item"].nunique()),
+            n_probes=int(primary["item"].nunique()), **common.protocol_variables(out.protocol),
             spread_note=("no event has valid verdicts in both arms at both checkpoints" if complete.empty else
                          "every event's change is identical, so the test is degenerate (zero variance)"
                          if complete["change"].nunique() <= 1 else

@@ -16,7 +16,6 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ..instruments import build_cells
 from ..notebooks.outputs import Outputs
 from ..notebooks.parameters import NonEmpty, OneOf, count
 from ..notebooks.show import Result
@@ -27,7 +26,8 @@ from .raters import DESCRIPTIONS, RATERS, rate
 TITLE = "Cross-judge audit: agreement of an LLM judge and an offline lexical rater"
 PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5", "openai/gpt-4o", "anthropic/claude-haiku-4-5"),
                "judges": ("anthropic/claude-sonnet-4-5", "openai/gpt-4o", "gemini/gemini-2.5-pro"),
-               "n_sessions": 0, "n_positions": 12, "probes": ("all",), "window": 30000, "max_tokens": 300}
+               "n_sessions": 0, "n_positions": 12, "probes": ("all",), "window": 30000, "max_tokens": 600,
+               "judge_max_tokens": 400, "n_resamples": 10_000, "seed": 42, "protocol": "reference"}
 
 
 @dataclass(frozen=True)
@@ -48,13 +48,14 @@ class Parameters(common.JudgedParameters):
 def run(p: Parameters) -> Result:
     out = Outputs.open("cross_judge", p.output_dir or None)
     out.models.update(p.targets + p.judges)
+    out.protocol = common.protocol_record(p)
     transport = p.transport(out.models)
-    sessions = common.select_sessions(p.n_sessions)
+    sessions = common.select_sessions(p.n_sessions, protocol=p.protocol)
     labels = common.session_labels(sessions)
-    params = {"temperature": p.temperature, "max_tokens": p.max_tokens}
-    cells = build_cells("panel", list(p.targets), sessions, positions="uniform", k=p.n_positions,
-                        arms=["real", "filler"], items=list(p.probes), window=p.window, params=params)
-    frame = common.run(cells, p.judges, "cross_judge", judge_max_tokens=p.judge_max_tokens, transport=transport)
+    cells = common.build(p, "panel", sessions, p.probes, positions="uniform", k=p.n_positions,
+                         reference_positions="panel", limit=p.n_positions)
+    frame = common.run(cells, p.judges, "cross_judge", judge_max_tokens=p.judge_max_tokens,
+                       protocol=p.protocol, transport=transport)
     frame["session"] = frame["session"].map(labels)
     counts = out.count("cross_judge", frame)
     common.print_counts("cross_judge", counts)
@@ -142,7 +143,7 @@ def run(p: Parameters) -> Result:
 
     out.set(n_cells=int(len(scores)), n_raters=len(raters), primary_judge=p.judges[0],
             second_rater=raters[1] if len(raters) > 1 else "none", n_cached=counts["cached"],
-            n_failed=counts["failed"])
+            n_failed=counts["failed"], **common.protocol_variables(out.protocol))
     if len(agreement) and pd.notna(agreement["exact"].iloc[0]):
         first = agreement.iloc[0]
         out.set(n_both=int(first["n"]), exact_pct=round(100 * float(first["exact"]), 1),

@@ -4,7 +4,10 @@ Each selected session is snapshotted at agent steps ``steps`` (1, 5, 25, 125, â€
 default) that fall before its first compaction (or its end), the probes are asked under
 the real and filler arms, and the drift gap at each step is estimated per target,
 pooled over sessions (bootstrap over sessions; a session whose snapshot lacks a valid
-verdict in one arm is left out and counted).
+verdict in one arm is left out and counted). Under the ``reference`` protocol the
+snapshots are the harness's turns (1, 5, 25, 100, 250, 500, 1000, 1500 at the paper's
+scale), clipped to the session. Beside our interval, the harness's own onset interval
+(unclustered, :func:`harness_curve`).
 """
 from __future__ import annotations
 
@@ -14,20 +17,21 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ..instruments import build_cells
 from ..notebooks.outputs import Outputs
 from ..notebooks.parameters import NonEmpty, count
 from ..notebooks.show import Result
 from ..sessions import Position
 from ..stats import StatsInputError, drift_gap
+from ..stats.harness import onset_gap_cis
 from . import common
 from .panel import complete_units
 
 TITLE = "Onset: drift gap over the first agent steps, before the first compaction"
 PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5", "openai/gpt-4o", "anthropic/claude-haiku-4-5"),
                "judges": ("anthropic/claude-sonnet-4-5",), "n_sessions": 1,
-               "steps": (1, 5, 10, 25, 50, 100, 250, 500, 1000, 1500), "window": 30000,
-               "max_tokens": 300}
+               "steps": (1, 5, 25, 100, 250, 500, 1000, 1500), "window": 30000,
+               "max_tokens": 600, "judge_max_tokens": 400, "n_resamples": 10_000, "seed": 42,
+               "protocol": "reference"}
 
 
 @dataclass(frozen=True)
@@ -37,7 +41,8 @@ class Parameters(common.JudgedParameters):
     probes: tuple[str, ...] = ("coding_self",)
 
     HELP = {**common.JudgedParameters.HELP,
-            "steps": "agent steps, kept when before the session's first compaction",
+            "steps": "agent steps, kept when before the session's first compaction (reference: "
+                     "harness turns, clipped to the session)",
             "n_sessions": "longest openly licensed sessions (0 for all)"}
     RANGES = {**common.JudgedParameters.RANGES, "n_sessions": count(zero="all"),
               "steps": (NonEmpty(), count()), "probes": (NonEmpty(), common.PROBE_IDS)}
@@ -48,17 +53,34 @@ def early_positions(session, steps) -> tuple[Position, ...]:
     return tuple(Position(s, f"s{s}", "early") for s in sorted(set(steps)) if 1 <= s <= limit)
 
 
+def harness_curve(primary: pd.DataFrame, *, n_resamples: int, seed: int) -> pd.DataFrame:
+    """The harness's onset intervals (Fig. 15, :func:`~contextecho.stats.harness.onset_gap_cis`):
+    per target, unclustered resampling of each step's filler and real scores (pooled over
+    sessions, in session/item order), one generator across the steps in order."""
+    rows = []
+    for target, g in primary[primary["score"].notna()].groupby("target", sort=True):
+        g = g.sort_values(["step", "session", "item", "replicate"], kind="stable")
+        steps = sorted(g["step"].unique())
+        lists = {arm: {s: list(g[(g["arm"] == arm) & (g["step"] == s)]["score"]) for s in steps}
+                 for arm in ("filler", "real")}
+        cis = onset_gap_cis(lists["filler"], lists["real"], steps, n_boot=n_resamples, seed=seed)
+        rows += [{"target": target, "step": int(s), "harness_gap": gap, "harness_lo": lo,
+                  "harness_hi": hi} for s, (gap, lo, hi) in cis.items()]
+    return pd.DataFrame(rows, columns=["target", "step", "harness_gap", "harness_lo", "harness_hi"])
+
+
 def run(p: Parameters) -> Result:
     out = Outputs.open("onset", p.output_dir or None)
     out.models.update(p.targets + p.judges)
+    out.protocol = common.protocol_record(p)
     transport = p.transport(out.models)
-    sessions = common.select_sessions(p.n_sessions)
+    sessions = common.select_sessions(p.n_sessions, protocol=p.protocol)
     labels = common.session_labels(sessions)
     spec = {s.session_id: early_positions(s, p.steps) for s in sessions}
-    params = {"temperature": p.temperature, "max_tokens": p.max_tokens}
-    cells = build_cells("onset", list(p.targets), sessions, positions=spec, arms=["real", "filler"],
-                        items=list(p.probes), window=p.window, params=params)
-    frame = common.run(cells, p.judges, "onset", judge_max_tokens=p.judge_max_tokens, transport=transport)
+    cells = common.build(p, "onset", sessions, p.probes, positions=spec, reference_positions="onset",
+                         turns=p.steps)
+    frame = common.run(cells, p.judges, "onset", judge_max_tokens=p.judge_max_tokens,
+                       protocol=p.protocol, transport=transport)
     frame["session"] = frame["session"].map(labels)
     counts = out.count("onset", frame)
     common.print_counts("onset", counts)
@@ -80,6 +102,9 @@ def run(p: Parameters) -> Result:
                        filler_mean=np.nan, n_invalid=np.nan, note=f"not estimable: {exc}")
         rows.append(row)
     curve = pd.DataFrame(rows)
+    if len(curve):
+        curve = curve.merge(harness_curve(primary, n_resamples=p.n_resamples, seed=p.seed),
+                            on=["target", "step"], how="left")
     out.parquet("curve", curve)
     out.table("curve", common.markdown(curve))
 
@@ -91,7 +116,7 @@ def run(p: Parameters) -> Result:
     ax.axhline(0, color="grey", lw=1, ls="--")
     if len(estimable := curve.dropna(subset=["gap"])):
         ax.set_xscale("log")
-    ax.set_xlabel("agent step of the snapshot (log scale)")
+    ax.set_xlabel("agent step or harness turn of the snapshot (log scale)")
     ax.set_ylabel("drift gap (filler âˆ’ real)")
     ax.legend(fontsize=7)
     figures = [out.figure("onset", fig)]
@@ -100,7 +125,8 @@ def run(p: Parameters) -> Result:
     out.set(target=p.targets[0], n_sessions=len(sessions), n_steps=int(curve["step"].nunique()),
             steps=", ".join(str(s) for s in sorted(curve["step"].unique())),
             n_cells=counts["cells"], n_failed=counts["failed"], n_cached=counts["cached"],
-            n_verdicts_invalid=counts.get("verdicts_invalid", 0), window_chars=p.window)
+            n_verdicts_invalid=counts.get("verdicts_invalid", 0), window_chars=p.window,
+            **common.protocol_variables(out.protocol))
     if len(estimable):
         first, last = estimable.iloc[0], estimable.iloc[-1]
         out.set(first_step=int(first["step"]), first_gap=round(float(first["gap"]), 2),

@@ -4,6 +4,15 @@ the judge-free surfaces (S2 stressor compliance, verbosity, the fingerprint).
 Drift gap Δ = filler − real per target (ContextEcho Def. 1) with a position-clustered
 bootstrap CI (the forest plot); per-category and per-position gaps; the fingerprint
 projected on two principal components; S2 compliance gap (pp) and verbosity ratio.
+
+Beside it, the statistics the paper ran (:mod:`contextecho.stats.harness`,
+:func:`harness_table`): per target on the headline battery, the per-arm two-stage
+bootstrap of each arm's mean, the sign-flip permutation p of the paired filler − real
+differences and its Holm adjustment over targets; under the ``reference`` protocol also
+the gap with the judge's −1 failures averaged in (the forest loader's treatment).
+:func:`verbosity_variance` is the seed's Table 2 (between- vs within-session variance
+of the per-pair log verbosity ratio of the S2 cells), per target and pooled.
+Under ``reference`` S2 compliance is reported under both scorers with their agreement.
 """
 from __future__ import annotations
 
@@ -13,17 +22,27 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ..instruments import build_cells, fingerprint_frame, fit_pca
+from ..instruments import fingerprint_frame, fit_pca, probes
 from ..notebooks.outputs import Outputs
-from ..notebooks.parameters import NonEmpty, count
+from ..notebooks.parameters import POSITIVE, NonEmpty, OneOf, count
 from ..notebooks.show import Result
-from ..stats import StatsInputError, compliance_gap, drift_gap, verbosity_ratio
+from ..stats import (StatsInputError, compliance_gap, drift_gap, holm, log_verbosity_ratios,
+                     variance_decomposition, verbosity_ratio)
+from ..stats.harness import clustered_bootstrap_mean, sign_flip_p
 from . import common
 
 TITLE = "Panel: drift gap per target, per position, per category; judge-free surfaces"
 PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5", "openai/gpt-4o", "hosted_vllm/Qwen/Qwen2.5-7B-Instruct"),
                "judges": ("anthropic/claude-sonnet-4-5",), "n_sessions": 0, "n_positions": 12,
-               "probes": ("all",), "stressors": ("S2",), "window": 30000, "max_tokens": 300, "judge_max_tokens": 64}
+               "probes": ("all",), "stressors": ("S2",), "window": 30000, "max_tokens": 600,
+               "stressor_max_tokens": 1024, "judge_max_tokens": 400, "n_resamples": 10_000, "seed": 42,
+               "protocol": "reference", "headline": "coding_self"}
+#: The seed's corpus-scale grid (§3.2; no code for it at the harness commit): every
+#: session, turns at each decile plus pre/post each compaction, k = 3 samples per cell at
+#: the provider's default temperature, under the reference instruments (``n_positions``
+#: 100 keeps every decile and compaction checkpoint of any session in the corpus).
+CORPUS_GRID = {**PAPER_SCALE, "targets": ("anthropic/claude-sonnet-4-5",), "n_sessions": 0,
+               "n_positions": 100, "positions": "deciles", "replicates": 3}
 
 
 @dataclass(frozen=True)
@@ -32,14 +51,93 @@ class Parameters(common.JudgedParameters):
     n_positions: int = 3
     probes: tuple[str, ...] = ("coding_self",)
     stressors: tuple[str, ...] = ("S2#01", "S2#02")
+    stressor_max_tokens: int = 48
+    headline: str = "coding_self"
+    positions: str = "panel"
+    replicates: int = 1
 
     HELP = {**common.JudgedParameters.HELP,
             "n_sessions": "longest openly licensed sessions (0 for all)",
-            "n_positions": "uniform snapshot positions per session",
+            "n_positions": "uniform snapshot positions per session (reference: the first n "
+                           "named positions, start and pre/post each compaction)",
+            "stressor_max_tokens": "target max tokens of S2 cells (reference: 1024)",
+            "headline": "battery of the per-target headline gap (the paper's: coding_self)",
+            "positions": "panel (start, pre/post each compaction) or deciles (the corpus grid)",
+            "replicates": "samples per cell (the corpus grid: 3)",
             "probes": "probe ids or batteries (coding_self, identity, ..., all)",
             "stressors": "S2, or single wordings S2#01 ..."}
-    RANGES = {**common.JudgedParameters.RANGES, "n_sessions": count(zero="all"), "n_positions": count(),
-              "probes": (NonEmpty(), common.PROBE_IDS), "stressors": common.STRESSOR_IDS}
+    RANGES = {**common.JudgedParameters.RANGES, "n_sessions": count(zero="all"),
+              "n_positions": count(), "replicates": count(),
+              "positions": OneOf(("panel", "deciles"), "position scheme"),
+              "probes": (NonEmpty(), common.PROBE_IDS), "stressors": common.STRESSOR_IDS,
+              "stressor_max_tokens": POSITIVE, "headline": common.PROBE_IDS}
+
+
+def harness_table(primary: pd.DataFrame, *, n_resamples: int, seed: int) -> pd.DataFrame:
+    """Per target: each arm's mean with the harness's two-stage bootstrap interval (positions
+    in step order, scores in item/replicate order), the gap, the sign-flip p of the paired
+    differences (valid pairs in that order) and Holm over the targets' p-values."""
+    rows = []
+    for target, g in primary.groupby("target", sort=True):
+        g = g.sort_values(["session", "step", "item", "replicate"], kind="stable")
+        valid = g[g["score"].notna()]
+        arms = {}
+        for arm in ("real", "filler"):
+            a = valid[valid["arm"] == arm]
+            by_position = {f"{s}:{pos}": list(v["score"]) for (s, _, pos), v
+                           in a.groupby(["session", "step", "position"], sort=True)}
+            arms[arm] = clustered_bootstrap_mean(by_position, n_boot=n_resamples, seed=seed)
+        pairs = valid.pivot_table(index=["session", "step", "item", "replicate"], columns="arm",
+                                  values="score", aggfunc="first").dropna()
+        deltas = list(pairs["filler"] - pairs["real"]) if {"real", "filler"} <= set(pairs.columns) else []
+        _, p = sign_flip_p(deltas, n_resamples=n_resamples, seed=seed)
+        row = {"target": target,
+               "real_mean": arms["real"].mean, "real_lo": arms["real"].lo, "real_hi": arms["real"].hi,
+               "filler_mean": arms["filler"].mean, "filler_lo": arms["filler"].lo,
+               "filler_hi": arms["filler"].hi, "gap": arms["filler"].mean - arms["real"].mean,
+               "n_pairs": len(deltas), "perm_p": p}
+        if "reference_score" in g:  # the forest loader's treatment: every int, −1 included
+            scored = g[g["reference_score"].map(lambda v: isinstance(v, (int, float)) and pd.notna(v))]
+            means = scored.groupby("arm")["reference_score"].mean()
+            row["gap_failures_in"] = float(means.get("filler", np.nan) - means.get("real", np.nan))
+            row["n_failed_verdicts"] = int((g["verdict_status"] == "invalid").sum())
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    if len(table):
+        ok = table["perm_p"].notna()
+        table["holm_p"] = np.nan
+        if ok.any():
+            table.loc[ok, "holm_p"] = holm(list(table.loc[ok, "perm_p"])).p_adjusted
+    return table
+
+
+def verbosity_variance(s2: pd.DataFrame) -> pd.DataFrame:
+    """The seed's Table 2: variance of the per-pair log verbosity ratio (real / filler
+    response length of the same S2 cell) between vs within sessions, per target and
+    pooled (target means removed as a fixed effect)."""
+    lengths = s2.assign(length=s2["response_chars"].where(s2["response_chars"] > 0), probe=s2["item"])
+    ratios = []
+    for target, g in lengths.groupby("target"):
+        try:
+            ratios.append(log_verbosity_ratios(g).assign(target=target))
+        except StatsInputError:  # an arm without cells or lengths: no pairs for this target
+            continue
+    data = pd.concat(ratios, ignore_index=True) if ratios else pd.DataFrame()
+    rows = []
+    groups = [(t, g, ()) for t, g in data.groupby("target")] if len(data) else []
+    if len(groups) > 1:
+        groups.append(("pooled", data, ("target",)))
+    for label, g, fixed in groups:
+        row = {"target": label, "n": len(g), "sessions": g["session"].nunique()}
+        try:
+            v = variance_decomposition(g, group="session", fixed=fixed)
+            row.update(sigma2_between=v.sigma2_between, sigma2_within=v.sigma2_within,
+                       sigma2_total=v.sigma2_total, between_pct=100 * v.share_between, note="")
+        except StatsInputError as exc:
+            row.update(sigma2_between=np.nan, sigma2_within=np.nan, sigma2_total=np.nan,
+                       between_pct=np.nan, note=f"not estimable: {exc}")
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def complete_units(frame: pd.DataFrame, score: str = "score") -> tuple[pd.DataFrame, int]:
@@ -77,28 +175,43 @@ def forest(gaps: pd.DataFrame, label: str, xlabel: str):
     return fig
 
 
+def headline_ids(name: str) -> set[str]:
+    """The probe ids of the headline battery (or the one probe named)."""
+    return {q.id for q in probes.battery(name)} if name in probes.BATTERIES else {name}
+
+
 def run(p: Parameters) -> Result:
     out = Outputs.open("panel", p.output_dir or None)
     out.models.update(p.targets + p.judges)
+    out.protocol = common.protocol_record(p, p.stressor_max_tokens)
     transport = p.transport(out.models)
-    sessions = common.select_sessions(p.n_sessions)
+    sessions = common.select_sessions(p.n_sessions, protocol=p.protocol)
     labels = common.session_labels(sessions)
-    params = {"temperature": p.temperature, "max_tokens": p.max_tokens}
-    cells = build_cells("panel", list(p.targets), sessions, positions="uniform", k=p.n_positions,
-                        arms=["real", "filler"], items=list(p.probes) + list(p.stressors),
-                        window=p.window, params=params)
-    frame = common.run(cells, p.judges, "panel", judge_max_tokens=p.judge_max_tokens, transport=transport)
+    cells = common.build(p, "panel", sessions, list(p.probes) + list(p.stressors),
+                         positions="uniform" if p.positions == "panel" else "deciles",
+                         k=p.n_positions, reference_positions=p.positions, limit=p.n_positions,
+                         replicates=p.replicates, stressor_max_tokens=p.stressor_max_tokens)
+    frame = common.run(cells, p.judges, "panel", judge_max_tokens=p.judge_max_tokens,
+                       protocol=p.protocol, transport=transport)
     frame["session"] = frame["session"].map(labels)
     counts = out.count("panel", frame)
     common.print_counts("panel", counts)
     out.parquet("cells", frame)
 
-    probes = frame[frame["item_kind"] == "probe"]
-    primary = probes[probes["judge_model"] == p.judges[0]] if p.judges else probes.iloc[0:0]
+    probes_frame = frame[frame["item_kind"] == "probe"]
+    judged = probes_frame[probes_frame["judge_model"] == p.judges[0]] if p.judges else probes_frame.iloc[0:0]
+    headline = judged[judged["item"].isin(headline_ids(p.headline))]
+    primary = headline if len(headline) else judged
     boot = {"n_resamples": p.n_resamples, "seed": p.seed}
     rows = [{"target": t, **gap_row(g, cluster="position", **boot)} for t, g in primary.groupby("target")]
     gaps = pd.DataFrame(rows)
     out.parquet("drift_gaps", gaps)
+    all_rows = [{"target": t, **gap_row(g, cluster="position", **boot)} for t, g in judged.groupby("target")]
+    all_gaps = pd.DataFrame(all_rows)
+    out.parquet("drift_gaps_all", all_gaps)
+    harness = harness_table(primary, **{"n_resamples": p.n_resamples, "seed": p.seed})
+    out.parquet("harness", harness)
+    probes = probes_frame  # every probe row (all judges), as before
     tables = {}
     if len(gaps):
         fig = forest(gaps, "target", "drift gap Δ = filler − real (0–3 rubric points)")
@@ -107,7 +220,19 @@ def run(p: Parameters) -> Result:
         show = gaps[["target", "estimate", "ci_low", "ci_high", "real_mean", "filler_mean",
                      "n_clusters", "n_invalid"]].copy() if "real_mean" in gaps else gaps
         out.table("drift_gaps", common.markdown(show))
-        tables["Drift gap per target"] = show
+        tables[f"Drift gap per target ({p.headline})"] = show
+    all_show = all_gaps[["target", "estimate", "ci_low", "ci_high", "real_mean", "filler_mean",
+                         "n_clusters", "n_invalid"]] if "real_mean" in all_gaps else all_gaps
+    out.table("drift_gaps_all", common.markdown(all_show))
+    if len(all_show):
+        tables[f"Drift gap per target (every probe run: {', '.join(p.probes)})"] = all_show
+    harness_show = pd.DataFrame({"target": [], "note": []})
+    if len(harness):
+        harness_show = harness.merge(gaps[["target", "estimate", "ci_low", "ci_high"]].rename(
+            columns={"estimate": "gap_clustered", "ci_low": "gap_lo", "ci_high": "gap_hi"}),
+            on="target", how="left") if "ci_low" in gaps else harness
+        tables["Per-arm bootstrap, sign-flip p and Holm (the paper's statistics)"] = harness_show
+    out.table("harness", common.markdown(harness_show, floatfmt=".3f"))
 
     # Per category (all targets pooled per target-category pair), position-clustered.
     cat_rows = [{"target": t, "category": c, **gap_row(g, cluster="position", **boot)}
@@ -126,7 +251,7 @@ def run(p: Parameters) -> Result:
     for (target, arm), g in traj.groupby(["target", "arm"]):
         ax.plot(g["position"], g["mean"], marker="o", ls="-" if arm == "real" else "--",
                 label=f"{target.split('/')[-1]} · {arm}")
-    ax.set_xlabel("snapshot position (uniform over the session)")
+    ax.set_xlabel("snapshot position (agent step / harness turn)")
     ax.set_ylabel("mean judge score (0–3)")
     ax.set_ylim(-0.1, 3.1)
     ax.legend(fontsize=7)
@@ -167,6 +292,7 @@ def run(p: Parameters) -> Result:
     # S2 compliance (judge-free, 0/1 scorer) and the verbosity ratio real/filler.
     s2 = frame[frame["item_kind"] == "stressor"].copy()
     s2_vars = {}
+    variance = pd.DataFrame({"target": [], "note": []})
     if len(s2):
         s2_rows = []
         for t, g in s2.groupby("target"):
@@ -189,12 +315,31 @@ def run(p: Parameters) -> Result:
                            note=(row["note"] + f" verbosity not estimable: {exc}").strip())
             s2_rows.append(row)
         s2_table = pd.DataFrame(s2_rows)
+        if "contextecho_score" in s2:  # reference: our scorer beside the harness's
+            both = s2[s2["verdict_status"] == "ok"]
+            ours = both.groupby(["target", "arm"])["contextecho_score"].mean().unstack()
+            s2_table["contextecho_real_rate_pct"] = s2_table["target"].map(100 * ours.get("real", pd.Series(dtype=float)))
+            s2_table["contextecho_filler_rate_pct"] = s2_table["target"].map(100 * ours.get("filler", pd.Series(dtype=float)))
+            agree = (both["score"] == both["contextecho_score"]).groupby(both["target"]).mean()
+            s2_table["scorer_agreement_pct"] = s2_table["target"].map(100 * agree)
+            s2_vars["s2_scorer_agreement_pct"] = round(float(100 * (both["score"] == both["contextecho_score"]).mean()), 1) \
+                if len(both) else "n/a"
+        variance = verbosity_variance(s2)
+        out.parquet("verbosity_variance", variance)
+        if len(variance):
+            tables["Variance decomposition of the log verbosity ratio (Table 2)"] = variance
+            last = variance.iloc[-1]
+            if pd.notna(last["between_pct"]):
+                s2_vars["verbosity_between_pct"] = round(float(last["between_pct"]), 1)
         out.parquet("s2", s2_table)
         out.table("s2", common.markdown(s2_table))
         tables["S2 compliance and verbosity"] = s2_table
         first = s2_table.iloc[0]
-        s2_vars = {"s2_real_rate_pct": round(float(first["real_rate_pct"]), 1),
-                   "s2_filler_rate_pct": round(float(first["filler_rate_pct"]), 1)}
+        s2_vars.update(s2_real_rate_pct=round(float(first["real_rate_pct"]), 1),
+                       s2_filler_rate_pct=round(float(first["filler_rate_pct"]), 1))
+        if "contextecho_real_rate_pct" in s2_table and pd.notna(first["contextecho_real_rate_pct"]):
+            s2_vars.update(s2_contextecho_real_rate_pct=round(float(first["contextecho_real_rate_pct"]), 1),
+                           s2_contextecho_filler_rate_pct=round(float(first["contextecho_filler_rate_pct"]), 1))
         if pd.notna(first["gap_pp"]):
             s2_vars["s2_gap_pp"] = round(float(first["gap_pp"]), 1)
             s2_vars["s2_gap_ci"] = f"[{first['ci_low']:.1f}, {first['ci_high']:.1f}]"
@@ -202,11 +347,15 @@ def run(p: Parameters) -> Result:
             s2_vars["verbosity_ratio"] = round(float(first["verbosity_ratio"]), 2)
             s2_vars["verbosity_ci"] = f"[{first['verbosity_ci_low']:.2f}, {first['verbosity_ci_high']:.2f}]"
 
+    out.table("verbosity_variance", common.markdown(variance, floatfmt=".3f"))
+
     first_gap = gaps.iloc[0] if len(gaps) else None
     out.set(target=p.targets[0], judge=p.judges[0] if p.judges else "none",
             n_targets=len(p.targets), n_sessions=len(sessions), n_positions=p.n_positions,
             n_probes=int(primary["item"].nunique()), n_stressor_wordings=int(s2["item"].nunique()),
             window_chars=p.window, max_tokens=p.max_tokens, n_resamples=p.n_resamples,
+            headline=p.headline, seed=p.seed, n_positions_run=int(primary["position"].nunique()),
+            **common.protocol_variables(out.protocol),
             n_cells=counts["cells"], n_failed=counts["failed"], n_cached=counts["cached"],
             n_verdicts_ok=counts.get("verdicts_ok", 0),
             n_verdicts_invalid=counts.get("verdicts_invalid", 0),
@@ -221,6 +370,17 @@ def run(p: Parameters) -> Result:
                 real_mean=round(float(first_gap["real_mean"]), 2),
                 filler_mean=round(float(first_gap["filler_mean"]), 2),
                 gap_clusters=int(first_gap["n_clusters"]))
-    out.default("n/a", "gap", "gap_ci", "real_mean", "filler_mean", "gap_clusters", "s2_gap_pp", "s2_gap_ci", "verbosity_ratio", "verbosity_ci", "fingerprint_centroid_distance", "fingerprint_pc1_pct", "s2_real_rate_pct", "s2_filler_rate_pct")
+    if len(harness):
+        h = harness.iloc[0]
+        out.set(perm_p=round(float(h["perm_p"]), 4) if pd.notna(h["perm_p"]) else "n/a",
+                holm_p=round(float(h["holm_p"]), 4) if pd.notna(h["holm_p"]) else "n/a",
+                harness_gap=round(float(h["gap"]), 2) if pd.notna(h["gap"]) else "n/a",
+                n_holm_significant=int((harness["holm_p"] < 0.05).sum()))
+        if "gap_failures_in" in harness and pd.notna(h["gap_failures_in"]):
+            out.set(gap_failures_in=round(float(h["gap_failures_in"]), 2))
+    out.default("n/a", "gap", "gap_ci", "real_mean", "filler_mean", "gap_clusters", "s2_gap_pp", "s2_gap_ci", "verbosity_ratio", "verbosity_ci", "fingerprint_centroid_distance", "fingerprint_pc1_pct", "s2_real_rate_pct", "s2_filler_rate_pct", "perm_p", "holm_p",
+                "harness_gap", "gap_failures_in", "s2_scorer_agreement_pct",
+                "s2_contextecho_real_rate_pct", "s2_contextecho_filler_rate_pct",
+                "verbosity_between_pct", "n_holm_significant")
     out.finish(p)
     return Result("panel", tables, figures, out.variables, out.counts, out.directory)

@@ -14,6 +14,13 @@ judge applied (the instrument default unless ``rubric=`` is given). ``verdict_st
 (the target or the judge call failed), or ``unjudged`` (a probe cell with no judge
 given). ``score`` is NaN unless ``verdict_status`` is ok; failures are rows, never
 dropped, and :func:`verdict_counts` reports them.
+
+``protocol="reference"`` (cells from :mod:`.reference.cells`) judges with the harness's
+prompt (read at run time; its sha256 in ``rubric_hash`` and the judge key) and parser:
+a −1 or an escaping exception is an ``invalid`` row whose ``reference_score`` keeps the
+harness's −1 (``None`` where it would have raised), so both treatments — drop and count,
+or average the −1s in as the panel forest's loader does — can be computed. Stressors are
+scored by the reference scorer (``score``) and by ours (``contextecho_score``).
 """
 from __future__ import annotations
 
@@ -27,8 +34,13 @@ from ..calls import Transport, generate
 from .cells import Cell
 from .items import JUDGE
 from .judge import DEFAULT_JUDGE_PARAMS, ERROR, INVALID, OK, judge_request, parse_verdict
+from .protocols import protocol as get_protocol
+from .reference import judge as reference_judge
+from .reference.scorers import REFERENCE_SCORERS
 from .rubric import RUBRIC, Rubric
 from .scorers import score as run_scorer
+
+REFERENCE = "reference"
 
 UNJUDGED = "unjudged"
 
@@ -50,9 +62,14 @@ def _empty_verdict() -> dict[str, Any]:
 def run_cells(cells: Sequence[Cell], judges: Sequence[str] | str = (), *,
               cache: CellCache | None = None, transport: Transport = Transport(),
               progress: bool = True, judge_params: Mapping[str, Any] = DEFAULT_JUDGE_PARAMS,
-              rubric: Rubric = RUBRIC, name: str = "cells") -> pd.DataFrame:
+              rubric: Rubric = RUBRIC, name: str = "cells",
+              protocol: str = "contextecho") -> pd.DataFrame:
     """Run ``cells`` (from :func:`build_cells`) and return the tidy frame (module doc)."""
     judges = [judges] if isinstance(judges, str) else list(judges)
+    proto = get_protocol(protocol)
+    reference = proto.name == REFERENCE
+    prompt = reference_judge.load_prompt() if reference and judges else None
+    rubric_version, rubric_hash = (proto.version, prompt.sha256) if prompt else (rubric.version, rubric.hash)
     own = cache is None
     cache = cache if cache is not None else CellCache()
     try:
@@ -65,7 +82,13 @@ def run_cells(cells: Sequence[Cell], judges: Sequence[str] | str = (), *,
             base = {**cell.row(), **_target_columns(record, cached)}
             if cell.item.scorer != JUDGE:
                 row = {**base, **_empty_verdict()}
-                if record.ok:
+                if record.ok and reference:
+                    passed = REFERENCE_SCORERS.get(cell.item.scorer)(record.response_text)
+                    ours = run_scorer(record.response_text, cell.item.contract)
+                    row.update(passed=passed, score=float(passed), verdict_status=OK,
+                               verdict_reason=f"reference {cell.item.scorer}",
+                               contextecho_score=float(ours.passed))
+                elif record.ok:
                     s = run_scorer(record.response_text, cell.item.contract)
                     row.update(passed=s.passed, score=float(s.passed), verdict_status=OK,
                                verdict_reason=s.reason)
@@ -79,24 +102,33 @@ def run_cells(cells: Sequence[Cell], judges: Sequence[str] | str = (), *,
                 continue
             for judge in judges:
                 row = {**base, **_empty_verdict(), "judge_model": judge,
-                       "rubric_version": rubric.version, "rubric_hash": rubric.hash}
+                       "rubric_version": rubric_version, "rubric_hash": rubric_hash}
                 if not record.ok:
                     row.update(verdict_status=ERROR, verdict_reason=f"target call failed: {record.error_type}")
                     rows.append(row)
                     continue
-                request = judge_request(judge, cell.item.probe_text, record.response_text,
-                                        rubric=rubric, params=judge_params)
+                if reference:
+                    request = reference_judge.judge_request(
+                        judge, cell.item.probe_text, record.response_text, prompt=prompt,
+                        max_tokens=int(judge_params.get("max_tokens", reference_judge.JUDGE_MAX_TOKENS)),
+                        tag=proto.key())
+                else:
+                    request = judge_request(judge, cell.item.probe_text, record.response_text,
+                                            rubric=rubric, params=judge_params)
                 row["judge_key"] = request.key
                 rows.append(row)
                 pending.append((row, request))
         if pending:
             verdicts = generate([r for _, r in pending], cache=cache, transport=transport,
                                 progress=progress, name=f"{name}:judges",
-                                parameters={"judges": judges, "rubric_version": rubric.version})
+                                parameters={"judges": judges, "rubric_version": rubric_version})
             for (row, _), record in zip(pending, verdicts.records):
                 if not record.ok:
                     row.update(verdict_status=ERROR,
                                verdict_reason=f"judge call failed: {record.error_type}")
+                    continue
+                if reference:
+                    row.update(judge_response=record.response_text, **_reference_verdict(record.response_text))
                     continue
                 v = parse_verdict(record.response_text)
                 row.update(judge_response=record.response_text, verdict_status=v.status,
@@ -107,6 +139,17 @@ def run_cells(cells: Sequence[Cell], judges: Sequence[str] | str = (), *,
     finally:
         if own:
             cache.close()
+
+
+def _reference_verdict(text: str) -> dict[str, Any]:
+    """The harness parser's verdict as row columns (module doc)."""
+    v = reference_judge.parse_verdict(text)
+    if v.valid:
+        return {"verdict_status": OK, "score": float(v.score), "reference_score": v.score,
+                "verdict_reason": v.label}
+    reason = f"raises {v.raised}: {v.reason}" if v.raised else f"{v.label}: {v.reason}"
+    return {"verdict_status": INVALID, "score": math.nan, "reference_score": v.score,
+            "verdict_reason": reason}
 
 
 def verdict_counts(frame: pd.DataFrame) -> pd.DataFrame:

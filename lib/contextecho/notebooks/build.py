@@ -46,20 +46,27 @@ def _parameters_source(spec: type) -> str:
     return "\n".join(lines)
 
 
+def _set_lines(values: dict) -> str:
+    """A parameter set as papermill ``-p`` lines."""
+    return "\n".join(f"    -p {k} {','.join(map(str, v)) if isinstance(v, tuple) else v}"
+                     for k, v in values.items())
+
+
 def build(name: str) -> nbformat.NotebookNode:
     module = experiment(name)
     spec = module.Parameters
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.metadata["language_info"] = {"name": "python"}
-    paper_scale = "\n".join(f"    -p {k} {','.join(map(str, v)) if isinstance(v, tuple) else v}"
-                            for k, v in getattr(module, "PAPER_SCALE", {}).items())
+    paper_scale = _set_lines(getattr(module, "PAPER_SCALE", {}))
     intro = (f"# {module.TITLE}\n\n{(module.__doc__ or '').strip()}\n\n"
              "Parameters are validated before any model call: an unknown or misspelled name, "
              "a value of the wrong type or out of its range is an error naming the valid range. "
              f"Run it with `make {name}` or `papermill notebooks/{name}.ipynb out.ipynb -p <name> <value>`."
              + (f"\n\nThe paper's scale (provider models; hours of compute):\n\n```\n{paper_scale}\n```"
-                if paper_scale else ""))
+                if paper_scale else "")
+             + (f"\n\nThe seed's corpus-scale grid:\n\n```\n{_set_lines(module.CORPUS_GRID)}\n```"
+                if hasattr(module, "CORPUS_GRID") else ""))
     nb.cells = [
         nbformat.v4.new_markdown_cell(intro),
         nbformat.v4.new_code_cell(f"from contextecho.experiments import {name} as experiment\n"

@@ -76,6 +76,7 @@ class Outputs:
     variables: dict[str, Any] = field(default_factory=dict)
     counts: dict[str, Any] = field(default_factory=dict)
     models: set[str] = field(default_factory=set)
+    protocol: dict[str, Any] = field(default_factory=dict)  # experiments.common.protocol_record
     started: float = field(default_factory=time.perf_counter)
 
     @classmethod
@@ -137,6 +138,7 @@ class Outputs:
                                                  allow_unicode=True))
         manifest = {"notebook": self.name, "git": git_state(), "packages": package_versions(),
                     "parameters": _plain(params), "models": sorted(self.models),
+                    **({"protocol": _plain(self.protocol)} if self.protocol else {}),
                     "counts": self.counts, "wall_s": round(time.perf_counter() - self.started, 1),
                     "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         (self.directory / "manifest.json").write_text(json.dumps(manifest, indent=2, default=str))
