@@ -12,10 +12,26 @@ from ..cache import CellCache
 from ..paths import shared_dir
 from ..calls import Transport
 from ..instruments import contracts, probes, run_cells, stressors
+from ..instruments.runner import distribution_summary
+from ..token_distribution import FLAT_ENTROPY
 from ..llm import LOCAL_MODEL
 from ..notebooks.parameters import NON_NEGATIVE, POSITIVE, RESAMPLES, Checked, Models, NonEmpty, OneOf, Temperature
 from ..sessions import Session, load_session
 from ..sessions.corpus import local_corpus, read_manifest
+
+# The judge score an analysis runs on -> its column in run_cells' frame. Both are always
+# read (distributions where the judge's provider exposes token probabilities), so every
+# notebook can report the other beside the chosen one.
+SCORES = {"discrete": "score", "expected": "expected_score"}
+
+
+def score_column(score: str) -> str:
+    """The frame column of judge score ``score`` (discrete | expected)."""
+    try:
+        return SCORES[score]
+    except KeyError:
+        raise ValueError(f"unknown score {score!r}; choose from {', '.join(SCORES)}") from None
+
 
 @dataclass(frozen=True)
 class JudgedParameters(Checked):
@@ -31,14 +47,19 @@ class JudgedParameters(Checked):
     n_resamples: int = 2000
     seed: int = 20240601
     output_dir: str = ""
+    score: str = "discrete"
 
     HELP = {"targets": "LiteLLM model strings", "judges": "first is primary",
+            "score": "discrete (the parsed verdict, the paper's) or expected (Σ s·p(s) from the "
+                     "judge's token probabilities; the parsed verdict where the provider has none)",
             "window": "prefix characters (the embedded model's 8k context limits it)",
             "judge_max_tokens": "the rubric asks for one line (Score: n); 64 at paper scale",
             "output_dir": "default paper/_generated/<notebook>"}
     RANGES = {"targets": (NonEmpty(), Models()), "judges": (NonEmpty(), Models()),
               "window": POSITIVE, "max_tokens": POSITIVE, "judge_max_tokens": POSITIVE,
-              "temperature": Temperature(("targets",)), "n_resamples": RESAMPLES, "seed": NON_NEGATIVE}
+              "temperature": Temperature(("targets",)), "n_resamples": RESAMPLES, "seed": NON_NEGATIVE,
+              "score": OneOf(tuple(SCORES), "score")}
+
 
 
 # Item names a notebook parameter may list (see instruments.items.resolve_items).
@@ -98,12 +119,14 @@ def run(cells, judges: Sequence[str], name: str, *, judge_max_tokens: int = 64,
         concurrency: int = 1) -> pd.DataFrame:
     """``run_cells`` through the shared cache, one call at a time on the embedded model.
     The judge is greedy with at most ``judge_max_tokens`` new tokens (the rubric asks for
-    one line, ``Score: <n>``; the library default is 64)."""
+    one line, ``Score: <n>``; the library default is 64); its score distributions are read
+    too (``expected_score``; see :data:`SCORES`)."""
     with_cache = CellCache()
     try:
         return run_cells(cells, judges=list(judges), cache=with_cache,
                          transport=Transport(concurrency=concurrency), name=name,
-                         judge_params={"temperature": 0, "max_tokens": judge_max_tokens})
+                         judge_params={"temperature": 0, "max_tokens": judge_max_tokens},
+                         distributions=True)
     finally:
         with_cache.close()
 
@@ -146,12 +169,14 @@ def judge_spread(scores: "pd.Series") -> dict:
             "judge_distinct_scores": int(len(counts))}
 
 
-def unit_gaps(frame: "pd.DataFrame", by=("target", "session", "position", "step")) -> "pd.DataFrame":
+def unit_gaps(frame: "pd.DataFrame", by=("target", "session", "position", "step"),
+              score: str = "score") -> "pd.DataFrame":
     """Per unit (one snapshot of one session for one target): filler mean − real mean of
-    the valid scores, with the number of valid cells per arm. Units lacking an arm get NaN."""
-    valid = frame[frame["score"].notna()]
-    means = valid.pivot_table(index=list(by), columns="arm", values="score", aggfunc="mean")
-    counts = valid.pivot_table(index=list(by), columns="arm", values="score", aggfunc="count")
+    the valid ``score`` values, with the number of valid cells per arm. Units lacking an
+    arm get NaN."""
+    valid = frame[frame[score].notna()]
+    means = valid.pivot_table(index=list(by), columns="arm", values=score, aggfunc="mean")
+    counts = valid.pivot_table(index=list(by), columns="arm", values=score, aggfunc="count")
     all_units = frame[list(by)].drop_duplicates().set_index(list(by)).index
     means = means.reindex(all_units)
     counts = counts.reindex(all_units).fillna(0)
@@ -161,3 +186,22 @@ def unit_gaps(frame: "pd.DataFrame", by=("target", "session", "position", "step"
         out[f"n_{arm}"] = counts[arm].astype(int) if arm in counts.columns else 0
     out["gap"] = out["filler_mean"] - out["real_mean"]
     return out.reset_index()
+
+
+def distribution_report(judged: "pd.DataFrame") -> tuple["pd.DataFrame", dict]:
+    """Per judge, how its score distributions were read (:func:`distribution_summary`:
+    ok / invalid / error / discrete counts, flat ones, arg-max == parsed verdict), and
+    the primary (first) judge's numbers as manuscript variables."""
+    table = distribution_summary(judged)
+    if table.empty:
+        return table, {"argmax_agree_pct": "n/a", "n_flat": 0, "n_distribution_ok": 0,
+                       "n_distribution_invalid": 0, "n_distribution_error": 0,
+                       "flat_entropy_pct": round(100 * FLAT_ENTROPY)}
+    first = table.iloc[0]
+    agree = first["argmax_agree_pct"]
+    return table, {"argmax_agree_pct": "n/a" if pd.isna(agree) else float(agree),
+                   "n_flat": int(first["n_flat"]), "n_distribution_ok": int(first["n_ok"]),
+                   "n_distribution_invalid": int(first["n_invalid"]),
+                   "n_distribution_error": int(first["n_error"]),
+                   "n_distribution_discrete": int(first["n_discrete"]),
+                   "flat_entropy_pct": round(100 * FLAT_ENTROPY)}

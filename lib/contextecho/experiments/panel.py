@@ -94,8 +94,10 @@ def run(p: Parameters) -> Result:
 
     probes = frame[frame["item_kind"] == "probe"]
     primary = probes[probes["judge_model"] == p.judges[0]] if p.judges else probes.iloc[0:0]
+    column = common.score_column(p.score)
     boot = {"n_resamples": p.n_resamples, "seed": p.seed}
-    rows = [{"target": t, **gap_row(g, cluster="position", **boot)} for t, g in primary.groupby("target")]
+    rows = [{"target": t, **gap_row(g, cluster="position", score=column, **boot)}
+            for t, g in primary.groupby("target")]
     gaps = pd.DataFrame(rows)
     out.parquet("drift_gaps", gaps)
     tables = {}
@@ -109,7 +111,7 @@ def run(p: Parameters) -> Result:
         tables["Drift gap per target"] = show
 
     # Per category (all targets pooled per target-category pair), position-clustered.
-    cat_rows = [{"target": t, "category": c, **gap_row(g, cluster="position", **boot)}
+    cat_rows = [{"target": t, "category": c, **gap_row(g, cluster="position", score=column, **boot)}
                 for (t, c), g in primary.groupby(["target", "item_group"])]
     categories = pd.DataFrame(cat_rows)
     out.parquet("category_gaps", categories)
@@ -118,7 +120,7 @@ def run(p: Parameters) -> Result:
     tables["Drift gap per probe category"] = cat_show
 
     # Per position: arm means (the trajectory) and the per-position gap (cell bootstrap).
-    traj = (primary.groupby(["target", "position", "arm"])["score"].agg(["mean", "count"])
+    traj = (primary.groupby(["target", "position", "arm"])[column].agg(["mean", "count"])
             .reset_index())
     out.parquet("trajectory", traj)
     fig, ax = plt.subplots()
@@ -133,6 +135,34 @@ def run(p: Parameters) -> Result:
     plt.close(fig)
     if len(gaps):
         figures.insert(0, out.directory / "figures" / "forest.png")
+
+    # Both judge scores side by side (the chosen one above): discrete verdicts, expected scores.
+    both_rows, score_vars = [], {}
+    for name, col in common.SCORES.items():
+        for t, g in primary.groupby("target"):
+            row = gap_row(g, cluster="position", score=col, **boot)
+            sd = common.unit_gaps(g, score=col)["gap"].std()
+            both_rows.append({"target": t, "score": name, **row, "unit_gap_sd": sd})
+    by_score = pd.DataFrame(both_rows)
+    if len(by_score):
+        by_score = by_score[[c for c in ("target", "score", "estimate", "ci_low", "ci_high", "real_mean",
+                                         "filler_mean", "unit_gap_sd", "n_invalid", "note")
+                             if c in by_score.columns]]
+        out.parquet("drift_gaps_by_score", by_score)
+        out.table("drift_gaps_by_score", common.markdown(by_score))
+        tables["Drift gap under both judge scores"] = by_score
+        for name in common.SCORES:
+            first = by_score[by_score["score"] == name].iloc[0]
+            if pd.notna(first["estimate"]):
+                score_vars[f"gap_{name}"] = round(float(first["estimate"]), 2)
+                score_vars[f"gap_{name}_ci"] = f"[{first['ci_low']:.2f}, {first['ci_high']:.2f}]"
+                score_vars[f"unit_gap_sd_{name}"] = round(float(first["unit_gap_sd"]), 3)
+            score_vars[f"n_invalid_{name}"] = int(primary[common.SCORES[name]].isna().sum())
+    distributions, distribution_vars = common.distribution_report(probes)
+    if len(distributions):
+        out.parquet("judge_distributions", distributions)
+        out.table("judge_distributions", common.markdown(distributions))
+        tables["How the judges' score distributions were read"] = distributions
 
     # Fingerprint persona space: six judge-free features, PCA, coloured by arm.
     ok = frame[(frame["status"] == "ok") & (frame["item_kind"] == "probe")].drop_duplicates("key")
@@ -213,6 +243,7 @@ def run(p: Parameters) -> Result:
                               / max(1, len(probes)), 1),
             mean_prompt_tokens=int(frame["prompt_tokens"].dropna().mean())
             if frame["prompt_tokens"].notna().any() else 0,
+            score=p.score, **score_vars, **distribution_vars,
             **s2_vars, **fp_vars, **common.judge_spread(primary["score"]))
     if first_gap is not None and pd.notna(first_gap["estimate"]):
         out.set(gap=round(float(first_gap["estimate"]), 2),
@@ -220,6 +251,7 @@ def run(p: Parameters) -> Result:
                 real_mean=round(float(first_gap["real_mean"]), 2),
                 filler_mean=round(float(first_gap["filler_mean"]), 2),
                 gap_clusters=int(first_gap["n_clusters"]))
+    out.default("n/a", *(f"{k}_{n}" for n in common.SCORES for k in ("gap", "gap_ci", "unit_gap_sd")))
     out.default("n/a", "gap", "gap_ci", "real_mean", "filler_mean", "gap_clusters", "s2_gap_pp", "s2_gap_ci", "verbosity_ratio", "verbosity_ci", "fingerprint_centroid_distance", "fingerprint_pc1_pct", "s2_real_rate_pct", "s2_filler_rate_pct")
     out.finish(p)
     return Result("panel", tables, figures, out.variables, out.counts, out.directory)

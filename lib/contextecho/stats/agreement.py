@@ -8,6 +8,10 @@ categories, ``O`` observed and ``E`` chance-expected proportions; the same as
 scikit-learn ``cohen_kappa_score``). Kappa is undefined when both judges used one and
 the same category (``Σ w E = 0``): :class:`DegenerateDataError`.
 
+:func:`score_agreement` — the same pairing for continuous scores (expected scores
+Σ s·p(s)): Pearson and Spearman correlation and the mean absolute difference (the
+correlations are NaN when either judge's scores do not vary; scipy.stats agrees).
+
 :func:`direction_agreement` — per target, compare the signs of the two judges' drift
 gaps (paper Table 7): ``"agree"``, ``"flip"`` or ``"null vs small"``.
 """
@@ -19,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import DegenerateDataError, EmptyArmError, InvalidScoreError, StatsInputError
-from .records import DirectionAgreement, JudgeAgreement
+from .records import DirectionAgreement, JudgeAgreement, ScoreAgreement
 
 RUBRIC = (0, 1, 2, 3)
 
@@ -61,6 +65,27 @@ def judge_agreement(a, b, *, categories: Sequence[int] = RUBRIC) -> JudgeAgreeme
         kappa=_kappa(confusion, (dist > 0).astype(float)),
         kappa_linear=_kappa(confusion, dist), kappa_quadratic=_kappa(confusion, dist**2),
         categories=tuple(int(c) for c in categories))
+
+
+def score_agreement(a, b) -> ScoreAgreement:
+    """Correlation and mean absolute difference of paired continuous scores ``a``, ``b``."""
+    x = np.asarray(a, dtype=float)
+    y = np.asarray(b, dtype=float)
+    if x.shape != y.shape or x.ndim != 1:
+        raise StatsInputError("judge scores must be two 1-D arrays of equal length")
+    keep = ~(np.isnan(x) | np.isnan(y))
+    x, y = x[keep], y[keep]
+    if len(x) == 0:
+        raise EmptyArmError("no cell was scored validly by both judges")
+
+    def pearson(u: np.ndarray, v: np.ndarray) -> float:
+        du, dv = u - u.mean(), v - v.mean()
+        denominator = np.sqrt(np.sum(du * du) * np.sum(dv * dv))
+        return float(np.sum(du * dv) / denominator) if denominator > 0 else float("nan")
+
+    ranks = [pd.Series(v).rank().to_numpy() for v in (x, y)]
+    return ScoreAgreement(n=len(x), n_dropped=int((~keep).sum()), pearson=pearson(x, y),
+                          spearman=pearson(*ranks), mean_abs_diff=float(np.mean(np.abs(x - y))))
 
 
 def direction_label(gap_a: float, gap_b: float, null_tol: float = 1e-9) -> str:
