@@ -68,8 +68,8 @@ def read_mode(model: str) -> str:
     provider = llm.provider_of(model)
     if provider in PREFILL_PROVIDERS:
         return PREFILL
-    if llm.is_in_process(model):
-        return DISCRETE  # fake/*: no token probabilities
+    if llm.is_in_process(model) or provider in llm.registered_providers():
+        return DISCRETE  # fake/* and other in-process stand-ins: no token probabilities
     litellm = llm.ensure_providers()
     try:
         name, provider, _, _ = litellm.get_llm_provider(model)
