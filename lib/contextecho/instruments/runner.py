@@ -26,7 +26,7 @@ probabilities: ``expected_score`` is then the parsed verdict, ``score_source`` s
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 import pandas as pd
 
@@ -56,6 +56,21 @@ def _target_columns(record, cached: bool) -> dict[str, Any]:
 def _empty_verdict() -> dict[str, Any]:
     return {"judge_model": None, "judge_key": None, "judge_response": None,
             "passed": pd.NA, "score": math.nan, "verdict_status": None, "verdict_reason": None}
+
+
+def _answered(pending: Sequence[tuple[dict[str, Any], Any]], name: str, column: str, call: str,
+              batch: Mapping[str, Any]) -> Iterator[tuple[dict[str, Any], Any]]:
+    """Send the requests of ``pending`` (row, request) as one batch; a failed call marks its
+    row's ``<column>_status`` as an error with the reason; the others are yielded."""
+    if not pending:
+        return
+    result = generate([r for _, r in pending], name=name, **batch)
+    for (row, _), record in zip(pending, result.records):
+        if record.ok:
+            yield row, record
+        else:
+            row.update({f"{column}_status": ERROR,
+                        f"{column}_reason": f"{call} call failed: {record.error_type}"})
 
 
 def run_cells(cells: Sequence[Cell], judges: Sequence[str] | str = (), *,
@@ -113,32 +128,17 @@ def run_cells(cells: Sequence[Cell], judges: Sequence[str] | str = (), *,
                     if reading is not None:
                         row["distribution_key"] = reading.key
                         readings.append((row, reading))
-        if pending:
-            verdicts = generate([r for _, r in pending], cache=cache, transport=transport,
-                                progress=progress, name=f"{name}:judges",
-                                parameters={"judges": judges, "rubric_version": rubric.version})
-            for (row, _), record in zip(pending, verdicts.records):
-                if not record.ok:
-                    row.update(verdict_status=ERROR,
-                               verdict_reason=f"judge call failed: {record.error_type}")
-                    continue
-                v = parse_verdict(record.response_text)
-                row.update(judge_response=record.response_text, verdict_status=v.status,
-                           score=v.score, verdict_reason=v.reason)
-        if readings:
-            read = generate([r for _, r in readings], cache=cache, transport=transport,
-                            progress=progress, name=f"{name}:distributions",
-                            parameters={"judges": judges, "rubric_version": rubric.version})
-            for (row, _), record in zip(readings, read.records):
-                if not record.ok:
-                    row.update(distribution_status=ERROR,
-                               distribution_reason=f"distribution call failed: {record.error_type}")
-                    continue
-                d = read_distribution(record.logprobs, list(SCORES), label=SCORE_LABEL,
-                                      prefill=SCORE_PREFILL if modes[row["judge_model"]] == PREFILL else "",
-                                      values=SCORES)
-                row.update(distribution_columns(d), distribution_status=d.status,
-                           score_source="distribution")
+        batch = {"cache": cache, "transport": transport, "progress": progress,
+                 "parameters": {"judges": judges, "rubric_version": rubric.version}}
+        for row, record in _answered(pending, f"{name}:judges", "verdict", "judge", batch):
+            v = parse_verdict(record.response_text)
+            row.update(judge_response=record.response_text, verdict_status=v.status,
+                       score=v.score, verdict_reason=v.reason)
+        for row, record in _answered(readings, f"{name}:distributions", "distribution", "distribution", batch):
+            d = read_distribution(record.logprobs, list(SCORES), label=SCORE_LABEL,
+                                  prefill=SCORE_PREFILL if modes[row["judge_model"]] == PREFILL else "",
+                                  values=SCORES)
+            row.update(distribution_columns(d), distribution_status=d.status, score_source="distribution")
         for row in rows:
             if distributions and row.get("judge_model") and modes[row["judge_model"]] == DISCRETE \
                     and row["distribution_status"] != ERROR:

@@ -38,16 +38,21 @@ def _kappa(confusion: np.ndarray, weights: np.ndarray) -> float:
     return 1.0 - float(np.sum(weights * observed)) / chance
 
 
-def judge_agreement(a, b, *, categories: Sequence[int] = RUBRIC) -> JudgeAgreement:
-    """Exact, within-one and kappa agreement of paired verdicts ``a`` and ``b``."""
+def _paired(a, b) -> tuple[np.ndarray, np.ndarray, int]:
+    """The cells both judges scored (NaN from either drops a cell), and how many were dropped."""
     x = np.asarray(a, dtype=float)
     y = np.asarray(b, dtype=float)
     if x.shape != y.shape or x.ndim != 1:
-        raise StatsInputError("judge verdicts must be two 1-D arrays of equal length")
+        raise StatsInputError("judge scores must be two 1-D arrays of equal length")
     keep = ~(np.isnan(x) | np.isnan(y))
-    x, y = x[keep], y[keep]
-    if len(x) == 0:
+    if not keep.any():
         raise EmptyArmError("no cell was scored validly by both judges")
+    return x[keep], y[keep], int((~keep).sum())
+
+
+def judge_agreement(a, b, *, categories: Sequence[int] = RUBRIC) -> JudgeAgreement:
+    """Exact, within-one and kappa agreement of paired verdicts ``a`` and ``b``."""
+    x, y, n_dropped = _paired(a, b)
     cats = np.asarray(categories, dtype=float)
     if not np.all(np.diff(cats) > 0):
         raise StatsInputError("categories must be strictly increasing")
@@ -60,7 +65,7 @@ def judge_agreement(a, b, *, categories: Sequence[int] = RUBRIC) -> JudgeAgreeme
     np.add.at(confusion, (i, j), 1.0)
     dist = np.abs(np.arange(k)[:, None] - np.arange(k)[None, :]).astype(float)
     return JudgeAgreement(
-        n=len(x), n_dropped=int((~keep).sum()), exact=float(np.mean(x == y)),
+        n=len(x), n_dropped=n_dropped, exact=float(np.mean(x == y)),
         within_one=float(np.mean(np.abs(x - y) <= 1)),
         kappa=_kappa(confusion, (dist > 0).astype(float)),
         kappa_linear=_kappa(confusion, dist), kappa_quadratic=_kappa(confusion, dist**2),
@@ -69,14 +74,7 @@ def judge_agreement(a, b, *, categories: Sequence[int] = RUBRIC) -> JudgeAgreeme
 
 def score_agreement(a, b) -> ScoreAgreement:
     """Correlation and mean absolute difference of paired continuous scores ``a``, ``b``."""
-    x = np.asarray(a, dtype=float)
-    y = np.asarray(b, dtype=float)
-    if x.shape != y.shape or x.ndim != 1:
-        raise StatsInputError("judge scores must be two 1-D arrays of equal length")
-    keep = ~(np.isnan(x) | np.isnan(y))
-    x, y = x[keep], y[keep]
-    if len(x) == 0:
-        raise EmptyArmError("no cell was scored validly by both judges")
+    x, y, n_dropped = _paired(a, b)
 
     def pearson(u: np.ndarray, v: np.ndarray) -> float:
         du, dv = u - u.mean(), v - v.mean()
@@ -84,7 +82,7 @@ def score_agreement(a, b) -> ScoreAgreement:
         return float(np.sum(du * dv) / denominator) if denominator > 0 else float("nan")
 
     ranks = [pd.Series(v).rank().to_numpy() for v in (x, y)]
-    return ScoreAgreement(n=len(x), n_dropped=int((~keep).sum()), pearson=pearson(x, y),
+    return ScoreAgreement(n=len(x), n_dropped=n_dropped, pearson=pearson(x, y),
                           spearman=pearson(*ranks), mean_abs_diff=float(np.mean(np.abs(x - y))))
 
 
