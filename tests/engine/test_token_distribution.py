@@ -114,3 +114,22 @@ def test_logprobs_are_stored_with_the_record():
     assert token_logprobs_json(object()) is None
     assert np.isclose(sum(math.exp(lp) for _, lp in json.loads(stored)[0][2]), math.exp(-0.1) + math.exp(-2.5))
 
+
+
+def test_a_shard_written_before_logprobs_existed_still_answers(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from contextecho.cache import CellCache
+    from contextecho.cell import SCHEMA
+
+    record = CellRecord("k" * 64, "fake/echo", "{}", "ok", "Score: 2", attempts=1, created_at="t")
+    old = pa.schema([f for f in SCHEMA if f.name != "logprobs"])
+    row = {k: v for k, v in record.to_row().items() if k != "logprobs"}
+    (tmp_path / "cells").mkdir(parents=True)
+    pq.write_table(pa.Table.from_pylist([row], schema=old), tmp_path / "cells" / "old.parquet")
+    cache = CellCache(tmp_path)
+    try:
+        assert cache.lookup(record.key) == record and cache.lookup(record.key).logprobs is None
+    finally:
+        cache.close()
