@@ -188,16 +188,17 @@ def unit_gaps(frame: "pd.DataFrame", by=("target", "session", "position", "step"
     return out.reset_index()
 
 
-def distribution_report(judged: "pd.DataFrame") -> tuple["pd.DataFrame", dict]:
+def distribution_report(judged: "pd.DataFrame", primary: str) -> tuple["pd.DataFrame", dict]:
     """Per judge, how its score distributions were read (:func:`distribution_summary`:
     ok / invalid / error / discrete counts, flat ones, arg-max == parsed verdict), and
-    the primary (first) judge's numbers as manuscript variables."""
+    the ``primary`` judge's numbers as manuscript variables."""
     table = distribution_summary(judged)
-    if table.empty:
+    chosen = table[table["judge_model"] == primary] if len(table) else table
+    if chosen.empty:
         return table, {"argmax_agree_pct": "n/a", "n_flat": 0, "n_distribution_ok": 0,
                        "n_distribution_invalid": 0, "n_distribution_error": 0,
-                       "flat_entropy_pct": round(100 * FLAT_ENTROPY)}
-    first = table.iloc[0]
+                       "n_distribution_discrete": 0, "flat_entropy_pct": round(100 * FLAT_ENTROPY)}
+    first = chosen.iloc[0]
     agree = first["argmax_agree_pct"]
     return table, {"argmax_agree_pct": "n/a" if pd.isna(agree) else float(agree),
                    "n_flat": int(first["n_flat"]), "n_distribution_ok": int(first["n_ok"]),

@@ -174,7 +174,7 @@ def run(p: Parameters) -> Result:
         out.set(**{f"{k}_{name}": v for k, v in values.items()})
         if name == p.score:
             out.set(**{k: v for k, v in values.items() if k != "change_sd"})
-    distributions, distribution_vars = common.distribution_report(frame[frame["item_kind"] == "probe"])
+    distributions, distribution_vars = common.distribution_report(frame[frame["item_kind"] == "probe"], p.judges[0])
     if len(distributions):
         out.parquet("judge_distributions", distributions)
         out.table("judge_distributions", common.markdown(distributions))

@@ -158,7 +158,7 @@ def run(p: Parameters) -> Result:
                 score_vars[f"gap_{name}_ci"] = f"[{first['ci_low']:.2f}, {first['ci_high']:.2f}]"
                 score_vars[f"unit_gap_sd_{name}"] = round(float(first["unit_gap_sd"]), 3)
             score_vars[f"n_invalid_{name}"] = int(primary[common.SCORES[name]].isna().sum())
-    distributions, distribution_vars = common.distribution_report(probes)
+    distributions, distribution_vars = common.distribution_report(probes, p.judges[0])
     if len(distributions):
         out.parquet("judge_distributions", distributions)
         out.table("judge_distributions", common.markdown(distributions))
