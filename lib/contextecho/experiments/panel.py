@@ -251,7 +251,7 @@ def run(p: Parameters) -> Result:
                 real_mean=round(float(first_gap["real_mean"]), 2),
                 filler_mean=round(float(first_gap["filler_mean"]), 2),
                 gap_clusters=int(first_gap["n_clusters"]))
-    out.default("n/a", *(f"{k}_{n}" for n in common.SCORES for k in ("gap", "gap_ci", "unit_gap_sd")))
+    out.default("n/a", *(key for n in common.SCORES for key in (f"gap_{n}", f"gap_{n}_ci", f"unit_gap_sd_{n}")))
     out.default("n/a", "gap", "gap_ci", "real_mean", "filler_mean", "gap_clusters", "s2_gap_pp", "s2_gap_ci", "verbosity_ratio", "verbosity_ci", "fingerprint_centroid_distance", "fingerprint_pc1_pct", "s2_real_rate_pct", "s2_filler_rate_pct")
     out.finish(p)
     return Result("panel", tables, figures, out.variables, out.counts, out.directory)
