@@ -34,7 +34,7 @@ from tqdm.auto import tqdm
 
 from . import llm
 from .cache import CellCache
-from .cell import ERROR, OK, CellRecord, utc_now
+from .cell import ERROR, OK, CellRecord, token_logprobs_json, utc_now
 from .endpoints import PLACEHOLDER_KEY, Endpoint, EndpointError, endpoint_for
 from .faults import Fault, classify, is_permanent
 from .manifest import batch_counts, finish_manifest, start_manifest
@@ -201,7 +201,8 @@ def _check_local(requests: Sequence[ModelRequest]) -> None:
             raise ModelConfigError(f"{llm.LOCAL_MODEL} does not support {sorted(unsupported)} "
                                    f"(request {request.key[:12]})")
         try:
-            model.check_fits(request.messages, int(request.params.get("max_tokens") or DEFAULT_MAX_TOKENS))
+            model.check_fits(request.messages, int(request.params.get("max_tokens") or DEFAULT_MAX_TOKENS),
+                             bool(request.params.get("continue_final_message")))
         except ValueError as exc:
             raise ModelConfigError(f"request {request.key[:12]}: {exc}") from None
 
@@ -277,7 +278,8 @@ def _record_from_response(request: ModelRequest, response: Any, attempts: int,
         response_text=text, finish_reason=getattr(choice, "finish_reason", None),
         prompt_tokens=getattr(usage, "prompt_tokens", None),
         completion_tokens=getattr(usage, "completion_tokens", None),
-        cost_usd=cost, latency_s=latency, attempts=attempts, created_at=utc_now())
+        cost_usd=cost, latency_s=latency, attempts=attempts, created_at=utc_now(),
+        logprobs=token_logprobs_json(choice) if request.params.get("logprobs") else None)
     return record.as_empty_response() if record.blank else record
 
 

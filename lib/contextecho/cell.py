@@ -1,4 +1,10 @@
-"""The stored result of one model call: a success or a failure, both as data."""
+"""The stored result of one model call: a success or a failure, both as data.
+
+A call that asked for token probabilities (``logprobs``) stores them beside its text in
+``logprobs``: canonical JSON, one entry per generated token, ``[token, logprob,
+[[top token, logprob], ...]]`` (natural logs, the most probable first). Older cells and
+calls that did not ask have ``None``.
+"""
 from __future__ import annotations
 
 import dataclasses
@@ -11,6 +17,26 @@ import pyarrow as pa
 OK = "ok"
 ERROR = "error"
 EMPTY_RESPONSE = "EmptyResponse"  # the error type of an answer that is empty or whitespace only
+
+
+def token_logprobs_json(choice: Any) -> str | None:
+    """A response choice's token log-probabilities (OpenAI's ``choice.logprobs.content``)
+    as stored in :attr:`CellRecord.logprobs`; ``None`` when the provider sent none."""
+    from .model_request import canonical_json
+
+    logprobs = getattr(choice, "logprobs", None)
+    content = getattr(logprobs, "content", None) if not isinstance(logprobs, dict) \
+        else logprobs.get("content")
+    if not content:
+        return None
+
+    def field_of(entry: Any, name: str) -> Any:
+        return entry.get(name) if isinstance(entry, dict) else getattr(entry, name, None)
+
+    return canonical_json([
+        [field_of(e, "token"), float(field_of(e, "logprob")),
+         [[field_of(t, "token"), float(field_of(t, "logprob"))] for t in field_of(e, "top_logprobs") or ()]]
+        for e in content])
 
 
 def utc_now() -> str:
@@ -40,6 +66,7 @@ class CellRecord:
     error_message: str | None = None
     attempts: int = 1
     created_at: str = ""
+    logprobs: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -85,5 +112,6 @@ SCHEMA = pa.schema([
     ("error_message", pa.string()),
     ("attempts", pa.int64()),
     ("created_at", pa.string()),
+    ("logprobs", pa.string()),
 ])
 assert tuple(SCHEMA.names) == _FIELDS, "schema and record drifted"

@@ -20,7 +20,8 @@ os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 
 import litellm  # noqa: E402  (must follow the environment above)
 from litellm import CustomLLM  # noqa: E402
-from litellm.types.utils import ModelResponse  # noqa: E402
+from litellm.types.utils import (  # noqa: E402
+    ChatCompletionTokenLogprob, ChoiceLogprobs, ModelResponse, TopLogprob)
 
 from . import local_model  # noqa: E402
 
@@ -59,8 +60,14 @@ class LocalProvider(CustomLLM):
             raise litellm.ContextWindowExceededError(message=str(exc), **kwargs) from exc
         except local_model.UnsupportedParameterError as exc:
             raise litellm.BadRequestError(message=str(exc), **kwargs) from exc
-        return fill_response(model_response, LOCAL_MODEL, result.text, result.finish_reason,
-                             result.prompt_tokens, result.completion_tokens)
+        response = fill_response(model_response, LOCAL_MODEL, result.text, result.finish_reason,
+                                 result.prompt_tokens, result.completion_tokens)
+        if result.logprobs is not None:
+            response.choices[0].logprobs = ChoiceLogprobs(content=[
+                ChatCompletionTokenLogprob(token=token, logprob=logprob, top_logprobs=[
+                    TopLogprob(token=t, logprob=lp) for t, lp in top])
+                for token, logprob, top in result.logprobs])
+        return response
 
     def completion(self, model, messages, api_base, custom_prompt_dict, model_response,
                    print_verbose, encoding, api_key, logging_obj, optional_params,

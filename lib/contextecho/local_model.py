@@ -12,6 +12,16 @@ generation prompt). The prefix is always evaluated on its own and its llama.cpp 
 kept, keyed by the prefix tokens; the suffix is evaluated on top of it. Because the
 state of an exact prefix is the same whether it was just computed or restored, the
 output never depends on batch order or on what ran before.
+
+Token probabilities: with ``logprobs`` (and ``top_logprobs`` = k, at most
+:data:`MAX_TOP_LOGPROBS`) every generated token comes with its log-probability and the k
+most probable tokens at that position, read from the softmax of llama.cpp's logits of
+the last position (the model's own distribution, before temperature or truncation), as
+OpenAI-compatible servers report them. With ``continue_final_message`` the last message
+must be the assistant's and is continued (a prefilled assistant turn, vLLM's parameter
+name): the prompt is the earlier messages with the generation prompt, then that text.
+:meth:`LocalChatModel.next_token_logprobs` gives the whole vocabulary's distribution
+of the next token after such a prompt.
 """
 from __future__ import annotations
 
@@ -33,7 +43,9 @@ N_CTX = 8192
 DEFAULT_MAX_TOKENS = 256
 
 # Sampling parameters this backend honours; anything else is refused, never ignored.
-SUPPORTED_PARAMS = frozenset({"temperature", "top_p", "top_k", "max_tokens", "stop", "seed"})
+SUPPORTED_PARAMS = frozenset({"temperature", "top_p", "top_k", "max_tokens", "stop", "seed",
+                              "logprobs", "top_logprobs", "continue_final_message"})
+MAX_TOP_LOGPROBS = 20  # OpenAI's limit for top_logprobs; the same here
 
 
 class ContextOverflowError(ValueError):
@@ -64,6 +76,15 @@ class Completion:
     prompt_tokens: int
     completion_tokens: int
     prefix_reused: bool
+    # Per generated token when logprobs were asked: (token, logprob, ((token, logprob), ...)).
+    logprobs: tuple[tuple[str, float, tuple[tuple[str, float], ...]], ...] | None = None
+
+
+def log_softmax(logits: np.ndarray) -> np.ndarray:
+    """Natural-log probabilities of ``logits`` (float64, numerically stable)."""
+    z = np.asarray(logits, dtype=np.float64)
+    z = z - z.max()
+    return z - np.log(np.exp(z).sum())
 
 
 @dataclass(frozen=True)
@@ -112,21 +133,33 @@ class LocalChatModel:
     def _tokens(self, text: str) -> list[int]:
         return self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=True) if text else []
 
-    def prompt_tokens(self, messages: Sequence[Mapping[str, Any]]) -> tuple[list[int], list[int]]:
-        """(prefix tokens, suffix tokens): the split is a function of the messages alone."""
-        full = self._render(messages, generation_prompt=True)
+    def prompt_tokens(self, messages: Sequence[Mapping[str, Any]],
+                      continue_final: bool = False) -> tuple[list[int], list[int]]:
+        """(prefix tokens, suffix tokens): the split is a function of the messages alone.
+        ``continue_final``: the last (assistant) message is continued, not answered."""
+        prefill = ""
+        if continue_final:
+            last = messages[-1] if messages else {}
+            if last.get("role") != "assistant" or not isinstance(last.get("content"), str) \
+                    or len(messages) < 2:
+                raise UnsupportedParameterError(
+                    "continue_final_message needs a last message from the assistant (its text "
+                    "is continued) after at least one other message")
+            messages, prefill = messages[:-1], last["content"]
+        full = self._render(messages, generation_prompt=True) + prefill
         prefix = self._render(messages[:-1], generation_prompt=False) if len(messages) > 1 else ""
         if not full.startswith(prefix):  # a template that rewrites earlier turns: no reuse
             prefix = ""
         return self._tokens(prefix), self._tokens(full[len(prefix):])
 
-    def check_fits(self, messages: Sequence[Mapping[str, Any]], max_tokens: int) -> int:
+    def check_fits(self, messages: Sequence[Mapping[str, Any]], max_tokens: int,
+                   continue_final: bool = False) -> int:
         """Raise ContextOverflowError before any compute if the request cannot fit."""
-        return self._fitting_prompt(messages, max_tokens)[2]
+        return self._fitting_prompt(messages, max_tokens, continue_final)[2]
 
-    def _fitting_prompt(self, messages: Sequence[Mapping[str, Any]],
-                        max_tokens: int) -> tuple[list[int], list[int], int]:
-        prefix, suffix = self.prompt_tokens(messages)
+    def _fitting_prompt(self, messages: Sequence[Mapping[str, Any]], max_tokens: int,
+                        continue_final: bool = False) -> tuple[list[int], list[int], int]:
+        prefix, suffix = self.prompt_tokens(messages, continue_final)
         n_prompt = len(prefix) + len(suffix)
         if n_prompt + max_tokens > self.n_ctx:
             raise ContextOverflowError(
@@ -168,6 +201,35 @@ class LocalChatModel:
             self._state_bytes -= len(old.data)
 
     # ------------------------------------------------------------- generation
+    def _evaluate_prompt(self, prefix: list[int], suffix: list[int]) -> bool:
+        """Evaluate the prompt (the prefix from its kept state where possible); whether reused."""
+        reused = False
+        if prefix and self.reuse_prefix:
+            reused = self._restore_or_build_prefix(prefix)
+        else:
+            self._llm.reset()
+            self._llm.eval(prefix)
+        self._llm.eval(suffix)
+        return reused
+
+    def _last_logits(self) -> np.ndarray:
+        import llama_cpp
+
+        return np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(self._llm.ctx, -1),
+                                     shape=(self._llm.n_vocab(),))
+
+    def _token_text(self, token: int) -> str:
+        return self._llm.detokenize([token]).decode("utf-8", errors="replace")
+
+    def next_token_logprobs(self, messages: Sequence[Mapping[str, Any]], *,
+                            continue_final: bool = False) -> np.ndarray:
+        """Log-probabilities over the whole vocabulary of the token that would follow the
+        prompt of ``messages`` (the softmax of llama.cpp's last-position logits)."""
+        with self._lock:
+            prefix, suffix, _ = self._fitting_prompt(messages, 1, continue_final)
+            self._evaluate_prompt(prefix, suffix)
+            return log_softmax(self._last_logits())
+
     def complete(self, messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any]) -> Completion:
         unsupported = set(params) - SUPPORTED_PARAMS
         if unsupported:
@@ -181,23 +243,33 @@ class LocalChatModel:
         stop = params.get("stop") or []
         stop = [stop] if isinstance(stop, str) else list(stop)
         rng = np.random.default_rng(int(params.get("seed") or 0))
+        want_logprobs = bool(params.get("logprobs"))
+        n_top = int(params.get("top_logprobs") or 0)
+        if not 0 <= n_top <= MAX_TOP_LOGPROBS or (n_top and not want_logprobs):
+            raise UnsupportedParameterError(
+                f"top_logprobs must be 0..{MAX_TOP_LOGPROBS} and needs logprobs=true, "
+                f"got top_logprobs={params.get('top_logprobs')!r}, logprobs={params.get('logprobs')!r}")
+        continue_final = bool(params.get("continue_final_message"))
 
         with self._lock:
-            prefix, suffix, n_prompt = self._fitting_prompt(messages, max_tokens)
-            reused = False
-            if prefix and self.reuse_prefix:
-                reused = self._restore_or_build_prefix(prefix)
-            else:
-                self._llm.reset()
-                self._llm.eval(prefix)
-            self._llm.eval(suffix)
+            prefix, suffix, n_prompt = self._fitting_prompt(messages, max_tokens, continue_final)
+            reused = self._evaluate_prompt(prefix, suffix)
             out: list[int] = []
+            read: list[tuple[str, float, tuple[tuple[str, float], ...]]] = []
             finish = "length"
             text = ""
             while len(out) < max_tokens:
-                token = self._sample(temperature, top_p, top_k, rng)
+                logits = self._last_logits()
+                token = self._sample(logits, temperature, top_p, top_k, rng)
+                if want_logprobs:
+                    logp = log_softmax(logits)
+                    best = np.argsort(-logp, kind="stable")[:n_top]
+                    read.append((self._token_text(token), float(logp[token]),
+                                 tuple((self._token_text(int(t)), float(logp[t])) for t in best)))
                 if self._is_end(token):
                     finish = "stop"
+                    if want_logprobs:
+                        read.pop()  # the end of the turn is no content token
                     break
                 out.append(token)
                 text = self._llm.detokenize(out).decode("utf-8", errors="replace")
@@ -206,13 +278,12 @@ class LocalChatModel:
                     finish = "stop"
                     break
                 self._llm.eval([token])
-            return Completion(text, finish, n_prompt, len(out), reused)
+            return Completion(text, finish, n_prompt, len(out), reused,
+                              tuple(read) if want_logprobs else None)
 
-    def _sample(self, temperature: float, top_p: float, top_k: int, rng: np.random.Generator) -> int:
-        import llama_cpp
-
-        logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(self._llm.ctx, -1),
-                                       shape=(self._llm.n_vocab(),))
+    @staticmethod
+    def _sample(logits: np.ndarray, temperature: float, top_p: float, top_k: int,
+                rng: np.random.Generator) -> int:
         if temperature <= 0:
             return int(np.argmax(logits))
         scaled = logits.astype(np.float64) / temperature

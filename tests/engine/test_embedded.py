@@ -89,3 +89,42 @@ def test_end_to_end_batch_then_cached_rerun(tmp_path, no_network):
     second = generate(requests, cache=CellCache(tmp_path), progress=False)
     assert second.cached == [True] * len(requests)
     assert second.texts() == first.texts()
+
+
+def test_next_token_probabilities_sum_to_one_match_greedy_and_survive_prefix_reuse():
+    import numpy as np
+
+    model = LocalChatModel()
+    judged = SESSION + [{"role": "user", "content": "Rate it 0-3."}, {"role": "assistant", "content": "Score:"}]
+    model.reuse_prefix = False
+    cold = model.next_token_logprobs(judged, continue_final=True)
+    model.reuse_prefix = True
+    built = model.next_token_logprobs(judged, continue_final=True)  # builds the prefix state
+    restored = model.next_token_logprobs(judged, continue_final=True)  # restores it
+    assert model.stats["prefix_hits"] >= 1 and model.stats["prefix_misses"] >= 1
+    assert np.exp(cold).sum() == pytest.approx(1.0, abs=1e-9) and cold.shape == (model._llm.n_vocab(),)
+    np.testing.assert_allclose(built, cold, atol=1e-5)
+    np.testing.assert_allclose(restored, cold, atol=1e-5)
+    # The arg-max is what a greedy decode writes, and its reported top list agrees.
+    greedy = model.complete(judged, {"temperature": 0, "max_tokens": 1, "logprobs": True,
+                                     "top_logprobs": 5, "continue_final_message": True})
+    best = int(np.argmax(cold))
+    assert greedy.logprobs[0][0] == model._token_text(best)
+    assert greedy.logprobs[0][1] == pytest.approx(cold[best], abs=1e-5)
+    top = np.argsort(-cold)[:5]
+    assert [t for t, _ in greedy.logprobs[0][2]] == [model._token_text(int(t)) for t in top]
+
+
+def test_expected_scores_on_the_embedded_judge(tmp_path):
+    from contextecho.instruments.judge import judge_request
+    from contextecho.token_distribution import PREFILL, distribution_request, read_distribution
+    from contextecho.instruments.judge import SCORE_LABEL, SCORE_PREFILL, SCORES
+
+    verdict = judge_request(llm.LOCAL_MODEL, "Who are you?", "I'm Ethan, a painter from Ohio.",
+                            params={"temperature": 0, "max_tokens": 8})
+    reading = distribution_request(verdict, PREFILL, SCORE_PREFILL)
+    record = generate([reading], cache=CellCache(tmp_path), progress=False).records[0]
+    assert record.ok and record.logprobs
+    d = read_distribution(record.logprobs, list(SCORES), label=SCORE_LABEL, prefill=SCORE_PREFILL,
+                          values=SCORES)
+    assert d.ok and sum(d.probs.values()) == pytest.approx(1.0) and 0 < d.expected < 3

@@ -63,3 +63,7 @@ def test_cape_runs_on_the_embedded_model(tmp_path):
     variables = check_outputs(result, "cape")
     assert variables["n_items"] == 5 and isinstance(variables["cf_tar"], float)
     assert (result.output_dir / "tables" / "table1.md").read_text().count("stability") == 1
+    # Constrained answers are read beside the text ones: Table 1 under both, and their agreement.
+    assert (result.output_dir / "tables" / "table1_constrained.md").read_text().count("stability") == 1
+    assert variables["table1_rows_constrained"] == 1 and variables["n_constrained_ok"] > 0
+    assert variables["answers_compared"] >= 0 and variables["answer"] == "text"

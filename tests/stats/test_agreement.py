@@ -73,3 +73,21 @@ def test_direction_agreement_reproduces_table_7():
 def test_direction_agreement_target_mismatch():
     with pytest.raises(StatsInputError):
         direction_agreement({"a": 1.0}, {"b": 1.0})
+
+
+def test_score_agreement_matches_scipy_on_continuous_scores():
+    import scipy.stats
+
+    from contextecho.stats import score_agreement
+
+    a = np.array([0.4, 1.7, 2.2, np.nan, 2.9, 1.1, 1.1])
+    b = np.array([0.9, 1.2, 2.5, 2.0, 2.6, 0.3, np.nan])
+    r = score_agreement(a, b)
+    keep = ~(np.isnan(a) | np.isnan(b))
+    assert r.n == 5 and r.n_dropped == 2
+    assert r.pearson == pytest.approx(scipy.stats.pearsonr(a[keep], b[keep])[0])
+    assert r.spearman == pytest.approx(scipy.stats.spearmanr(a[keep], b[keep])[0])
+    assert r.mean_abs_diff == pytest.approx(np.mean(np.abs(a[keep] - b[keep])))
+    assert np.isnan(score_agreement([1.0, 1.0], [0.2, 0.9]).pearson)  # one judge does not vary
+    with pytest.raises(StatsInputError):
+        score_agreement([1.0], [1.0, 2.0])

@@ -24,9 +24,22 @@ A failed call is an ``error`` row (no score); its pair is left out of the later
 history, since there is no reply to show. ``history_letter`` (the adversarial attack,
 §6.3) replaces every reply in the history by that option, written as the prompt lists
 it; the reply actually recorded for item t is still the model's own.
+
+``constrained=True`` also reads each answer's distribution over the option letters
+(:mod:`contextecho.token_distribution`: a call of its own, prefilled up to the letter —
+``(`` for options written ``(A) ...``, nothing for ``A) ...`` — where the backend takes a
+prefilled turn). The *constrained answer* is the most probable allowed letter; the text
+answer, its parse and the history stay as they are, and ``agrees`` compares the two.
+Columns: ``constrained_answer``, ``constrained_status`` (ok | invalid | error | discrete:
+the provider returns no token probabilities and the parsed answer is used, as such),
+``constrained_score``, ``constrained_probs`` (JSON), ``constrained_entropy``,
+``constrained_flat``. The distribution is the model's own (before temperature), so the
+constrained answer to a run at temperature 1 is that of temperature 0.
+:func:`constrained_answers` puts them in place of the text answers for the analyses.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
@@ -35,9 +48,11 @@ import pandas as pd
 from ..cache import CellCache
 from ..calls import BatchResult, Transport, generate
 from ..model_request import ModelRequest
+from ..token_distribution import DISCRETE, PREFILL, distribution_request, read_distribution, read_mode
 from .inventory import Item
-from .parsing import STATUSES, parse_answer, score
-from .prompts import PAPER_INSTRUCTION, PAPER_OPTIONS, Instruction, Options, option_label, render_question
+from .parsing import ERROR, STATUSES, parse_answer, score
+from .prompts import (LETTERS, PAPER_INSTRUCTION, PAPER_OPTIONS, Instruction, Options, option_label,
+                      render_question)
 
 CONTEXT_FREE = "context_free"
 CONTEXT_DEPENDENT = "context_dependent"
@@ -49,7 +64,9 @@ LOCAL_WINDOW = 48
 RESERVED = frozenset({"run_id", "setting", "model", "position", "item", "trait", "key", "question",
                       "instruction", "options", "temperature", "replicate", "history_letter",
                       "n_history", "response", "answer", "status", "score", "error_type",
-                      "cell_key", "cached"})
+                      "cell_key", "cached", "constrained_answer", "constrained_status",
+                      "constrained_score", "constrained_probs", "constrained_entropy",
+                      "constrained_flat", "agrees"})
 
 
 @dataclass(frozen=True)
@@ -68,6 +85,12 @@ class RunSpec:
     def question(self, item: Item) -> str:
         text = self.item_texts[item.index] if self.item_texts is not None else item.text
         return render_question(text, self.instruction, self.options)
+
+    def answer_opening(self) -> str:
+        """The text an answer written as the prompt lists the options has before its letter."""
+        letter = self.options.order[0]
+        label = option_label(letter, self.options, self.instruction)
+        return label[: label.index(letter)]
 
 
 @dataclass(frozen=True)
@@ -121,7 +144,7 @@ def history_messages(history: Sequence[tuple[str, str]], window: int | None) -> 
 def administer(runs: Sequence[RunSpec], model: str, *, setting: str = CONTEXT_FREE,
                window: int | None | str = "auto", cache: CellCache | None = None,
                transport: Transport = Transport(), progress: bool = False,
-               name: str = "cape") -> Administration:
+               name: str = "cape", constrained: bool = False) -> Administration:
     """Ask every run's items; see the module doc."""
     if setting not in SETTINGS:
         raise ValueError(f"setting must be one of {SETTINGS}, got {setting!r}")
@@ -148,6 +171,9 @@ def administer(runs: Sequence[RunSpec], model: str, *, setting: str = CONTEXT_FR
                           name=f"{name}:context_free", parameters=parameters)
         calls, cached = len(requests), result.n_hits
         rows = [_row(run, t, req, result, k, 0) for k, ((run, t), req) in enumerate(zip(batch, requests))]
+        if constrained:
+            calls += _constrain(rows, [run for run, _ in batch], requests, cache=cache, transport=transport,
+                                progress=progress, name=f"{name}:context_free:constrained")
     else:
         histories: dict[str, list[tuple[str, str]]] = {r.run_id: [] for r in runs}
         for t in range(max(len(r.items) for r in runs)):
@@ -156,14 +182,19 @@ def administer(runs: Sequence[RunSpec], model: str, *, setting: str = CONTEXT_FR
             result = generate(requests, cache=cache, transport=transport, progress=progress,
                               name=f"{name}:step{t + 1}", parameters=parameters)
             calls, cached = calls + len(requests), cached + result.n_hits
+            step_rows = []
             for k, (run, req) in enumerate(zip(active, requests)):
                 n_hist = len(history_messages(histories[run.run_id], window)) // 2
                 row = _row(run, t, req, result, k, n_hist)
                 rows.append(row)
+                step_rows.append(row)
                 if row["response"] is not None:
                     reply = option_label(run.history_letter, run.options, run.instruction) \
                         if run.history_letter else row["response"]
                     histories[run.run_id].append((row["question"], reply))
+            if constrained:
+                calls += _constrain(step_rows, active, requests, cache=cache, transport=transport,
+                                    progress=progress, name=f"{name}:step{t + 1}:constrained")
     answers = pd.DataFrame(rows)
     answers.insert(1, "setting", setting)
     answers.insert(2, "model", model)
@@ -187,3 +218,50 @@ def _row(run: RunSpec, t: int, request: ModelRequest, result: BatchResult, k: in
         "score": score(parsed.letter, item.key),
         "error_type": record.error_type, "cell_key": record.key, "cached": result.cached[k],
     }
+
+
+def _constrain(rows: list[dict], runs: Sequence[RunSpec], requests: Sequence[ModelRequest], *,
+               cache: CellCache | None, transport: Transport, progress: bool, name: str) -> int:
+    """Add the constrained-answer columns to ``rows`` (module doc); the calls made."""
+    mode = read_mode(requests[0].model) if requests else DISCRETE
+    readings = [distribution_request(req, mode, run.answer_opening()) for run, req in zip(runs, requests)]
+    records = generate([r for r in readings if r is not None], cache=cache, transport=transport,
+                       progress=progress, name=name).records if mode != DISCRETE else []
+    it = iter(records)
+    for row, run, reading in zip(rows, runs, readings):
+        columns = {"constrained_answer": None, "constrained_status": ERROR, "constrained_score": float("nan"),
+                   "constrained_probs": None, "constrained_entropy": float("nan"),
+                   "constrained_flat": False}
+        if reading is None:
+            columns.update(constrained_answer=row["answer"], constrained_score=row["score"],
+                           constrained_status=DISCRETE if row["error_type"] is None else ERROR)
+        else:
+            record = next(it)
+            if record.ok:
+                opening = run.answer_opening()
+                d = read_distribution(record.logprobs, list(LETTERS),
+                                      label="^" + re.escape(opening) if mode == PREFILL else
+                                      r"(?:^|\n)\s*" + re.escape(opening),
+                                      prefill=opening if mode == PREFILL else "")
+                columns.update(constrained_status=d.status, constrained_answer=d.argmax,
+                               constrained_score=score(d.argmax, row["key"]),
+                               constrained_probs=d.probs_json(), constrained_entropy=d.entropy,
+                               constrained_flat=d.flat)
+        columns["agrees"] = (columns["constrained_answer"] == row["answer"]) \
+            if columns["constrained_answer"] is not None and row["answer"] is not None else None
+        row.update(columns)
+    return len(records)
+
+
+def constrained_answers(answers: pd.DataFrame) -> pd.DataFrame:
+    """``answers`` with the constrained answer in place of the text answer (``answer``,
+    ``status``, ``score``), for the consistency analyses; the text ones are kept as
+    ``text_answer``, ``text_status``, ``text_score``."""
+    if "constrained_answer" not in answers.columns:
+        raise ValueError("these answers were administered without constrained=True")
+    out = answers.rename(columns={"answer": "text_answer", "status": "text_status", "score": "text_score"})
+    out["answer"] = answers["constrained_answer"]
+    out["status"] = answers["constrained_status"].where(answers["constrained_status"] != DISCRETE,
+                                                        answers["status"])
+    out["score"] = answers["constrained_score"]
+    return out

@@ -59,12 +59,14 @@ class Parameters(common.JudgedParameters):
               "distances": NON_NEGATIVE, "protocol": OneOf(("contextecho",), "protocol for interventions")}
 
 
-def effect_rows(frame: pd.DataFrame, control: str, p: Parameters, scale: float = 1.0) -> pd.DataFrame:
+def effect_rows(frame: pd.DataFrame, control: str, p: Parameters, scale: float = 1.0,
+                score: str = "score") -> pd.DataFrame:
+    """Per target and intervention: mean ``score`` with − without (``control``), unit-paired."""
     rows = []
     for (target, iv), g in frame[frame["intervention"] != control].groupby(["target", "intervention"]):
         both = pd.concat([frame[(frame["target"] == target) & (frame["intervention"] == control)], g])
         unit = ["session", "position", "item"]
-        valid = both[both["score"].notna()].groupby(unit)["intervention"].nunique()
+        valid = both[both[score].notna()].groupby(unit)["intervention"].nunique()
         keep = valid[valid == 2].index
         units = both.set_index(unit).index
         row = {"target": target, "intervention": iv,
@@ -72,7 +74,7 @@ def effect_rows(frame: pd.DataFrame, control: str, p: Parameters, scale: float =
         both = both[units.isin(keep)]
         try:
             r = drift_gap(both, arm="intervention", filler_arm=iv, real_arm=control,
-                          unit=tuple(unit), cluster="item",
+                          unit=tuple(unit), cluster="item", score=score,
                           n_resamples=p.n_resamples, seed=p.seed, scale=scale)
             row.update(estimate=r.estimate, ci_low=r.ci_low, ci_high=r.ci_high,
                        with_mean=r.filler_mean, control_mean=r.real_mean, n_units=r.n_units, note="")
@@ -109,8 +111,14 @@ def run(p: Parameters) -> Result:
 
     main = frame[frame["experiment"] == "anchor_ablations"]
     probes = main[(main["item_kind"] == "probe") & (main["judge_model"] == p.judges[0])]
-    effects = effect_rows(probes, "none", p)
+    effects = effect_rows(probes, "none", p, score=common.score_column(p.score))
+    by_score = pd.concat([effect_rows(probes, "none", p, score=column).assign(score=name)
+                          for name, column in common.SCORES.items()], ignore_index=True)
     out.parquet("effects", effects)
+    out.parquet("effects_by_score", by_score)
+    if len(by_score):
+        out.table("effects_by_score", common.markdown(by_score[[
+            "target", "intervention", "score", "estimate", "ci_low", "ci_high", "n_units", "note"]]))
     out.table("effects", common.markdown(effects[["target", "intervention", "estimate", "ci_low", "ci_high",
                                                   "with_mean", "control_mean", "n_units", "note"]]))
     contracts = main[main["item_kind"] != "probe"]
@@ -145,7 +153,7 @@ def run(p: Parameters) -> Result:
 
     decay_cells = frame[(frame["item_kind"] == "probe") & (frame["judge_model"] == p.judges[0])
                         & (frame["intervention"].isin(["none", "a_anchor"]))]
-    decay = (decay_cells.groupby(["target", "intervention", "distance"])["score"].mean()
+    decay = (decay_cells.groupby(["target", "intervention", "distance"])[common.score_column(p.score)].mean()
              .rename("mean_score").reset_index())
     out.parquet("decay", decay)
     out.table("decay", common.markdown(decay))
@@ -170,6 +178,13 @@ def run(p: Parameters) -> Result:
     if len(a) and pd.notna(a["estimate"].iloc[0]):
         out.set(a_anchor_effect=round(float(a["estimate"].iloc[0]), 2),
                 a_anchor_ci=f"[{a['ci_low'].iloc[0]:.2f}, {a['ci_high'].iloc[0]:.2f}]")
+    for name in common.SCORES:
+        e = by_score[(by_score["intervention"] == "a_anchor") & (by_score["score"] == name)] \
+            if len(by_score) else by_score
+        if len(e) and pd.notna(e["estimate"].iloc[0]):
+            out.set(**{f"a_anchor_effect_{name}": round(float(e["estimate"].iloc[0]), 2),
+                       f"a_anchor_ci_{name}": f"[{e['ci_low'].iloc[0]:.2f}, {e['ci_high'].iloc[0]:.2f}]"})
+    out.set(score=p.score)
     c = contract_effects[contract_effects["intervention"] == "a_anchor"] if len(contract_effects) else contract_effects
     if len(c) and pd.notna(c["estimate"].iloc[0]):
         out.set(a_anchor_contract_effect=round(float(c["estimate"].iloc[0]), 1),
@@ -178,6 +193,7 @@ def run(p: Parameters) -> Result:
         rate = compliance.loc[compliance["intervention"] == iv, "compliance_pct"]
         if len(rate):
             out.set(**{f"compliance_{iv}_pct": round(float(rate.iloc[0]), 1)})
+    out.default("n/a", *(f"a_anchor_{k}_{n}" for n in common.SCORES for k in ("effect", "ci")))
     out.default("n/a", "a_anchor_effect", "a_anchor_ci", "a_anchor_contract_effect", "a_anchor_contract_ci", "compliance_none_pct", "compliance_a_anchor_pct")
     out.finish(p)
     tables = {"Effect per intervention (probe surface)": effects, "Contract surface": compliance,

@@ -22,6 +22,7 @@ from ..cache import CellCache
 from ..cape import (CONTEXT_DEPENDENT, CONTEXT_FREE, DEFAULT_PARAMS, FACTORS, ORDERINGS, TRAITS, administer,
                     answer_counts, attack_runs, bridge_runs, bridge_summary, factor_consistency, factor_runs,
                     load_inventory, ocean_profiles, option_shift, ordering_runs, table1)
+from ..cape.administer import constrained_answers
 from ..cape.prompts import LETTERS
 from ..data_cli import inventory_manifest
 from ..instruments import ArmContext, make_prefix
@@ -50,6 +51,7 @@ def inventory_names() -> list[str]:
 
 
 INVENTORIES = OneOf(inventory_names, "inventory", files=".csv")
+ANSWERS = ("text", "constrained")
 
 
 @dataclass(frozen=True)
@@ -70,8 +72,11 @@ class Parameters(common.ServingParameters):
     bridge_temperature: float = 1.0
     seed: int = 20240601
     output_dir: str = ""
+    answer: str = "text"
 
-    HELP = {**common.ServingParameters.HELP, "n_items": "trait-balanced subset of the inventory (0 for all)",
+    HELP = {**common.ServingParameters.HELP, "answer": "text (the reply's parsed option, the paper's) or constrained (the most probable "
+                      "option letter from the model's token probabilities); both are read and reported",
+            "n_items": "trait-balanced subset of the inventory (0 for all)",
             "n_runs": "runs per variant (a factor's three variants form one triple per run)",
             "max_tokens": "4 keeps the option letter (the paper: 16, which lets a reply contradict its letter)",
             "history_window": "question-answer pairs kept in context-dependent history (0 for auto)",
@@ -83,7 +88,13 @@ class Parameters(common.ServingParameters):
               "attack_letter": OneOf(LETTERS, "option letter"),
               "orderings": (NonEmpty(), OneOf(ORDERINGS, "ordering")), "bridge_sessions": count(),
               "bridge_positions": count(), "bridge_window": POSITIVE, "bridge_runs": count(),
-              "bridge_temperature": Temperature(("target",)), "seed": NON_NEGATIVE}
+              "bridge_temperature": Temperature(("target",)), "seed": NON_NEGATIVE,
+              "answer": OneOf(ANSWERS, "answer")}
+
+
+def answered(answers: pd.DataFrame, answer: str) -> pd.DataFrame:
+    """The answers the analyses use: the text ones, or the constrained ones in their place."""
+    return constrained_answers(answers) if answer == "constrained" else answers
 
 
 def balanced(inventory, n_items: int):
@@ -108,11 +119,30 @@ def run(p: Parameters) -> Result:
         runs = [r for f in p.factors for r in factor_runs(f, inventory, n_runs=p.n_runs,
                                                              params={**DEFAULT_PARAMS, "max_tokens": p.max_tokens})]
         answers = pd.concat([administer(runs, p.target, setting=s, window=window, cache=cache,
-                                        transport=transport, progress=True, name=f"cape:{s}").answers
+                                        transport=transport, progress=True, name=f"cape:{s}", constrained=True).answers
                              for s in (CONTEXT_FREE, CONTEXT_DEPENDENT)], ignore_index=True)
         out.parquet("answers", answers)
         counts = out.count("factors", **answer_counts(answers))
         common.print_counts("cape factors", counts)
+        # Table 1 under both answers (text: the paper's), the chosen one first.
+        both_vars = {}
+        for name in ANSWERS:
+            t = table1(factor_consistency(answered(answers, name)))
+            shown = t.copy()
+            shown.columns = [f"{'CF' if s == CONTEXT_FREE else 'CD'} {m.upper()}" for s, m in t.columns]
+            out.table(f"table1_{name}", common.markdown(shown.reset_index(), ".1f"))
+            tables[f"Table 1 under {name} answers"] = shown.reset_index()
+            both_vars[f"table1_factors_{name}"] = ", ".join(t.index)
+            both_vars[f"table1_rows_{name}"] = len(t)
+        compared = answers[answers["agrees"].notna()]
+        both_vars.update(
+            answers_compared=len(compared),
+            answers_agree_pct=round(100 * float(compared["agrees"].astype(bool).mean()), 1) if len(compared) else "n/a",
+            n_constrained_ok=int((answers["constrained_status"] == "ok").sum()),
+            n_constrained_invalid=int((answers["constrained_status"] == "invalid").sum()),
+            n_constrained_flat=int(answers["constrained_flat"].astype(bool).sum()),
+            n_text_invalid=int((answers["status"] != "ok").sum()), answer=p.answer)
+        answers = answered(answers, p.answer)
         consistency = factor_consistency(answers)
         counts["triples_not_comparable"] = consistency.attrs["n_not_comparable"]
         t1 = table1(consistency)
@@ -125,9 +155,10 @@ def run(p: Parameters) -> Result:
 
         # 2. The history attack, on the first factor's runs.
         base = [r for r in runs if r.labels["factor"] == p.factors[0]]
-        attacked = administer(attack_runs(base, p.attack_letter), p.target, setting=CONTEXT_DEPENDENT,
-                              window=window, cache=cache, transport=transport, progress=True,
-                              name="cape:attack").answers
+        attacked = answered(administer(attack_runs(base, p.attack_letter), p.target, setting=CONTEXT_DEPENDENT,
+                                       window=window, cache=cache, transport=transport, progress=True,
+                                       name="cape:attack",
+                                       constrained=p.answer == "constrained").answers, p.answer)
         before = answers[(answers["setting"] == CONTEXT_DEPENDENT) & answers["run_id"].isin([r.run_id for r in base])]
         shift = option_shift(before, attacked)
         out.parquet("attack", attacked)
@@ -138,8 +169,9 @@ def run(p: Parameters) -> Result:
         # 3. Ordering (context-dependent: the order matters only with history).
         o_runs = ordering_runs(inventory, rng_for(p.seed, "cape-ordering"), orderings=p.orderings,
                                params={**DEFAULT_PARAMS, "max_tokens": p.max_tokens})
-        ordered = administer(o_runs, p.target, setting=CONTEXT_DEPENDENT, window=window, cache=cache,
-                             transport=transport, progress=True, name="cape:ordering").answers
+        ordered = answered(administer(o_runs, p.target, setting=CONTEXT_DEPENDENT, window=window, cache=cache,
+                                      transport=transport, progress=True, name="cape:ordering",
+                                      constrained=p.answer == "constrained").answers, p.answer)
         profiles = ocean_profiles(ordered, by=["ordering"])
         out.parquet("ordering", ordered)
         out.table("ordering", common.markdown(profiles))
@@ -160,8 +192,9 @@ def run(p: Parameters) -> Result:
             b_runs += bridge_runs(s, scheme_positions(s, "uniform", k=p.bridge_positions),
                                   {"real": real, "filler": filler}, inventory, n_runs=p.bridge_runs,
                                   params={"temperature": p.bridge_temperature, "max_tokens": p.max_tokens})
-        bridged = administer(b_runs, p.target, setting=CONTEXT_FREE, cache=cache, transport=transport,
-                             progress=True, name="cape:bridge").answers
+        bridged = answered(administer(b_runs, p.target, setting=CONTEXT_FREE, cache=cache, transport=transport,
+                                      progress=True, name="cape:bridge", constrained=p.answer == "constrained").answers,
+                           p.answer)
         bridged["session"] = bridged["session"].map(labels)
         summary = bridge_summary(bridged)
         out.parquet("bridge", summary)
@@ -200,6 +233,6 @@ def run(p: Parameters) -> Result:
             n_orderings=len(p.orderings), bridge_positions=p.bridge_positions,
             bridge_window=p.bridge_window, bridge_runs=p.bridge_runs,
             bridge_max_trait_difference=round(float(delta.max()), 2) if delta is not None else 0.0,
-            bridge_trait_of_max=str(delta.idxmax()) if delta is not None else "none")
+            bridge_trait_of_max=str(delta.idxmax()) if delta is not None else "none", **both_vars)
     out.finish(p)
     return Result("cape", tables, figures, out.variables, out.counts, out.directory)

@@ -15,6 +15,8 @@ from ..endpoints import parse_endpoints
 from ..instruments import build_cells, contracts, probes, run_cells, stressors
 from ..instruments.reference.cells import build_reference_cells
 from ..instruments.protocols import PROTOCOLS, protocol as get_protocol
+from ..instruments.runner import distribution_summary
+from ..token_distribution import FLAT_ENTROPY
 from ..llm import LOCAL_MODEL
 from ..notebooks.parameters import (NON_NEGATIVE, POSITIVE, RESAMPLES, Checked, Endpoints, Models, NonEmpty, OneOf,
                                     Temperature, count)
@@ -22,6 +24,18 @@ from ..sessions import Session, load_session
 from ..sessions.corpus import local_corpus, read_manifest
 
 PROTOCOL_NAMES = OneOf(PROTOCOLS.names, "protocol")
+# The judge score an analysis runs on -> its column in run_cells' frame. Both are always
+# read (distributions where the judge's provider exposes token probabilities), so every
+# notebook can report the other beside the chosen one.
+SCORES = {"discrete": "score", "expected": "expected_score"}
+
+
+def score_column(score: str) -> str:
+    """The frame column of judge score ``score`` (discrete | expected)."""
+    try:
+        return SCORES[score]
+    except KeyError:
+        raise ValueError(f"unknown score {score!r}; choose from {', '.join(SCORES)}") from None
 
 
 @dataclass(frozen=True)
@@ -60,16 +74,20 @@ class JudgedParameters(ServingParameters):
     seed: int = 20240601
     output_dir: str = ""
     protocol: str = "reference"
+    score: str = "discrete"
 
     HELP = {**ServingParameters.HELP, "targets": "LiteLLM model strings", "judges": "first is primary",
             "protocol": "instrument set: reference (the authors' harness) or contextecho (ours)",
+            "score": "discrete (the parsed verdict, the paper's) or expected (Σ s·p(s) from the "
+                     "judge's token probabilities; the parsed verdict where the provider has none)",
             "window": "prefix characters (the embedded model's 8k context limits it)",
             "judge_max_tokens": "the rubric asks for one line (Score: n); 64 at paper scale",
             "output_dir": "default paper/_generated/<notebook>"}
     RANGES = {**ServingParameters.RANGES, "targets": (NonEmpty(), Models()), "judges": (NonEmpty(), Models()),
               "window": POSITIVE, "max_tokens": POSITIVE, "judge_max_tokens": POSITIVE,
               "temperature": Temperature(("targets",)), "n_resamples": RESAMPLES, "seed": NON_NEGATIVE,
-              "protocol": PROTOCOL_NAMES}
+              "protocol": PROTOCOL_NAMES, "score": OneOf(tuple(SCORES), "score")}
+
 
 
 # Item names a notebook parameter may list (see instruments.items.resolve_items).
@@ -153,13 +171,14 @@ def run(cells, judges: Sequence[str], name: str, *, judge_max_tokens: int = 64,
     """``run_cells`` through the shared cache, by default one call at a time (the embedded
     model). Under ``contextecho`` the judge is greedy with at most ``judge_max_tokens`` new
     tokens (the rubric asks for one line, ``Score: <n>``; the library default is 64); under
-    ``reference`` it samples at the provider's default temperature, as the harness does."""
+    ``reference`` it samples at the provider's default temperature, as the harness does. The judge's score distributions are read too
+    (``expected_score``; see :data:`SCORES`)."""
     judge_params = {"max_tokens": judge_max_tokens} if get_protocol(protocol).sampling.temperature is None \
         else {"temperature": 0, "max_tokens": judge_max_tokens}
     with_cache = CellCache()
     try:
         return run_cells(cells, judges=list(judges), cache=with_cache, transport=transport, name=name,
-                         judge_params=judge_params, protocol=protocol)
+                         judge_params=judge_params, protocol=protocol, distributions=True)
     finally:
         with_cache.close()
 
@@ -230,12 +249,14 @@ def judge_spread(scores: "pd.Series") -> dict:
             "judge_distinct_scores": int(len(counts))}
 
 
-def unit_gaps(frame: "pd.DataFrame", by=("target", "session", "position", "step")) -> "pd.DataFrame":
+def unit_gaps(frame: "pd.DataFrame", by=("target", "session", "position", "step"),
+              score: str = "score") -> "pd.DataFrame":
     """Per unit (one snapshot of one session for one target): filler mean − real mean of
-    the valid scores, with the number of valid cells per arm. Units lacking an arm get NaN."""
-    valid = frame[frame["score"].notna()]
-    means = valid.pivot_table(index=list(by), columns="arm", values="score", aggfunc="mean")
-    counts = valid.pivot_table(index=list(by), columns="arm", values="score", aggfunc="count")
+    the valid ``score`` values, with the number of valid cells per arm. Units lacking an
+    arm get NaN."""
+    valid = frame[frame[score].notna()]
+    means = valid.pivot_table(index=list(by), columns="arm", values=score, aggfunc="mean")
+    counts = valid.pivot_table(index=list(by), columns="arm", values=score, aggfunc="count")
     all_units = frame[list(by)].drop_duplicates().set_index(list(by)).index
     means = means.reindex(all_units)
     counts = counts.reindex(all_units).fillna(0)
@@ -245,3 +266,23 @@ def unit_gaps(frame: "pd.DataFrame", by=("target", "session", "position", "step"
         out[f"n_{arm}"] = counts[arm].astype(int) if arm in counts.columns else 0
     out["gap"] = out["filler_mean"] - out["real_mean"]
     return out.reset_index()
+
+
+def distribution_report(judged: "pd.DataFrame", primary: str) -> tuple["pd.DataFrame", dict]:
+    """Per judge, how its score distributions were read (:func:`distribution_summary`:
+    ok / invalid / error / discrete counts, flat ones, arg-max == parsed verdict), and
+    the ``primary`` judge's numbers as manuscript variables."""
+    table = distribution_summary(judged)
+    chosen = table[table["judge_model"] == primary] if len(table) else table
+    if chosen.empty:
+        return table, {"argmax_agree_pct": "n/a", "n_flat": 0, "n_distribution_ok": 0,
+                       "n_distribution_invalid": 0, "n_distribution_error": 0,
+                       "n_distribution_discrete": 0, "flat_entropy_pct": round(100 * FLAT_ENTROPY)}
+    first = chosen.iloc[0]
+    agree = first["argmax_agree_pct"]
+    return table, {"argmax_agree_pct": "n/a" if pd.isna(agree) else float(agree),
+                   "n_flat": int(first["n_flat"]), "n_distribution_ok": int(first["n_ok"]),
+                   "n_distribution_invalid": int(first["n_invalid"]),
+                   "n_distribution_error": int(first["n_error"]),
+                   "n_distribution_discrete": int(first["n_discrete"]),
+                   "flat_entropy_pct": round(100 * FLAT_ENTROPY)}

@@ -72,6 +72,43 @@ def event_positions(session, max_compactions: int, event_types=("compaction",)):
     return tuple(sorted(chosen))
 
 
+def event_changes(primary: pd.DataFrame, column: str) -> pd.DataFrame:
+    """Per event: the drift gap (on judge score ``column``) before and after, and the change."""
+    units = common.unit_gaps(primary, score=column)
+    units["event"] = units["position"].str.extract(r"^([a-z]\d+)_")[0]
+    units["event_type"] = units["event"].str[0].map({v: k for k, v in EVENT_TYPES.items()})
+    units["phase"] = units["position"].str.extract(r"_(pre|post)$")[0]
+    wide = units.set_index(["target", "event_type", "session", "event", "phase"])["gap"].unstack("phase")
+    wide = wide.reindex(columns=["pre", "post"]).reset_index()
+    wide.columns.name = None
+    wide["change"] = wide["post"] - wide["pre"]
+    return wide
+
+
+def equivalence_rows(complete: pd.DataFrame, p: Parameters) -> list[dict]:
+    """Per target and event type: the mean change, its paired TOST and bootstrap CI."""
+    rows = []
+    for (target, event_type), g in complete.groupby(["target", "event_type"]):
+        row = {"target": target, "event_type": event_type, "events": len(g), "pre_gap": g["pre"].mean(),
+               "post_gap": g["post"].mean(), "change": g["change"].mean(), "change_sd": g["change"].std()}
+        try:
+            t = tost_paired(g["change"].to_numpy(), margin=p.margin)
+            row.update(tost_ci_low=t.ci_low, tost_ci_high=t.ci_high, tost_p=t.p_value,
+                       equivalent=t.equivalent, note="")
+        except StatsInputError as exc:
+            row.update(tost_ci_low=np.nan, tost_ci_high=np.nan, tost_p=np.nan, equivalent=False,
+                       note=f"TOST not estimable: {exc}")
+        try:
+            b = equivalence_bootstrap(g["change"].to_numpy(), g["session"].to_numpy(), margin=p.margin,
+                                      n_resamples=p.n_resamples, seed=p.seed)
+            row.update(boot_ci_low=b.ci_low, boot_ci_high=b.ci_high, boot_equivalent=b.equivalent)
+        except StatsInputError as exc:
+            row.update(boot_ci_low=np.nan, boot_ci_high=np.nan, boot_equivalent=False,
+                       note=(row["note"] + f" bootstrap not estimable: {exc}").strip())
+        rows.append(row)
+    return rows
+
+
 def run(p: Parameters) -> Result:
     out = Outputs.open("compaction", p.output_dir or None)
     out.models.update(p.targets + p.judges)
@@ -94,35 +131,12 @@ def run(p: Parameters) -> Result:
     out.parquet("cells", frame)
     primary = frame[frame["judge_model"] == p.judges[0]]
 
-    units = common.unit_gaps(primary)
-    units["event"] = units["position"].str.extract(r"^([a-z]\d+)_")[0]
-    units["event_type"] = units["event"].str[0].map({v: k for k, v in EVENT_TYPES.items()})
-    units["phase"] = units["position"].str.extract(r"_(pre|post)$")[0]
-    wide = units.set_index(["target", "event_type", "session", "event", "phase"])["gap"].unstack("phase")
-    wide = wide.reindex(columns=["pre", "post"]).reset_index()
-    wide.columns.name = None
-    wide["change"] = wide["post"] - wide["pre"]
+    events = {name: event_changes(primary, column) for name, column in common.SCORES.items()}
+    wide = events[p.score]
     out.parquet("events", wide)
     complete = wide.dropna(subset=["change"])
-    rows = []
-    for (target, event_type), g in complete.groupby(["target", "event_type"]):
-        row = {"target": target, "event_type": event_type, "events": len(g), "pre_gap": g["pre"].mean(),
-               "post_gap": g["post"].mean(), "change": g["change"].mean()}
-        try:
-            t = tost_paired(g["change"].to_numpy(), margin=p.margin)
-            row.update(tost_ci_low=t.ci_low, tost_ci_high=t.ci_high, tost_p=t.p_value,
-                       equivalent=t.equivalent, note="")
-        except StatsInputError as exc:
-            row.update(tost_ci_low=np.nan, tost_ci_high=np.nan, tost_p=np.nan, equivalent=False,
-                       note=f"TOST not estimable: {exc}")
-        try:
-            b = equivalence_bootstrap(g["change"].to_numpy(), g["session"].to_numpy(), margin=p.margin,
-                                      n_resamples=p.n_resamples, seed=p.seed)
-            row.update(boot_ci_low=b.ci_low, boot_ci_high=b.ci_high, boot_equivalent=b.equivalent)
-        except StatsInputError as exc:
-            row.update(boot_ci_low=np.nan, boot_ci_high=np.nan, boot_equivalent=False,
-                       note=(row["note"] + f" bootstrap not estimable: {exc}").strip())
-        rows.append(row)
+    rows = [{"score": name, **row} for name, table in events.items()
+            for row in equivalence_rows(table.dropna(subset=["change"]), p)]
     summary = pd.DataFrame(rows)
     out.parquet("summary", summary)
     out.table("events", common.markdown(wide))
@@ -151,15 +165,30 @@ def run(p: Parameters) -> Result:
                          "every event's change is identical, so the test is degenerate (zero variance)"
                          if complete["change"].nunique() <= 1 else
                          f"the changes range from {complete['change'].min():.2f} to {complete['change'].max():.2f}"))
-    if len(summary):
-        first = summary.iloc[0]
-        out.set(pre_gap=round(float(first["pre_gap"]), 2), post_gap=round(float(first["post_gap"]), 2),
-                change=round(float(first["change"]), 2))
+    for name in common.SCORES:
+        chosen = summary[summary["score"] == name] if len(summary) else summary
+        if not len(chosen):
+            continue
+        first = chosen.iloc[0]
+        values = {"pre_gap": round(float(first["pre_gap"]), 2), "post_gap": round(float(first["post_gap"]), 2),
+                  "change": round(float(first["change"]), 2)}
+        if pd.notna(first["change_sd"]):
+            values["change_sd"] = round(float(first["change_sd"]), 3)
         if pd.notna(first["tost_p"]):
-            out.set(tost_ci=f"[{first['tost_ci_low']:.2f}, {first['tost_ci_high']:.2f}]",
-                    tost_p=round(float(first["tost_p"]), 3),
-                    equivalent="equivalent" if first["equivalent"] else "not shown equivalent")
-    out.default("n/a", "pre_gap", "post_gap", "change", "tost_ci", "tost_p", "equivalent")
+            values.update(tost_ci=f"[{first['tost_ci_low']:.2f}, {first['tost_ci_high']:.2f}]",
+                          tost_p=round(float(first["tost_p"]), 3),
+                          equivalent="equivalent" if first["equivalent"] else "not shown equivalent")
+        out.set(**{f"{k}_{name}": v for k, v in values.items()})
+        if name == p.score:
+            out.set(**{k: v for k, v in values.items() if k != "change_sd"})
+    distributions, distribution_vars = common.distribution_report(frame[frame["item_kind"] == "probe"], p.judges[0])
+    if len(distributions):
+        out.parquet("judge_distributions", distributions)
+        out.table("judge_distributions", common.markdown(distributions))
+    out.set(score=p.score, **distribution_vars)
+    out.default("n/a", "pre_gap", "post_gap", "change", "tost_ci", "tost_p", "equivalent",
+                *(f"{k}_{n}" for n in common.SCORES
+                  for k in ("pre_gap", "post_gap", "change", "change_sd", "tost_ci", "tost_p", "equivalent")))
     out.finish(p)
     tables = {"Compaction events (gap before, after, change)": wide, "Equivalence (TOST)": summary}
     return Result("compaction", tables, figures, out.variables, out.counts, out.directory)

@@ -36,7 +36,7 @@ from ..notebooks.show import Result
 from . import common
 from .companion_axes import run_axes
 from .companion_recall import CHANCE, RecallSettings, accuracy_figure, run_recall
-from .cape import INVENTORIES
+from .cape import ANSWERS, INVENTORIES
 from .companion_retention import FACETS, retention_by_checkpoint, retention_figure, retention_wide, run_retention
 
 TITLE = "ANCHOR on coding sessions: persona retention, behavioural axes, trajectory recall"
@@ -59,6 +59,7 @@ class Parameters(common.ServingParameters):
     retention_window: int = 2000
     retention_runs: int = 1
     questionnaire_max_tokens: int = 4
+    retention_answer: str = "text"
     axes_window: int = 4000
     fork_max_tokens: int = 96
     judge_max_tokens: int = 8
@@ -89,6 +90,7 @@ class Parameters(common.ServingParameters):
             "n_items": "trait-balanced questionnaire subset (0 for all 120)",
             "facets": "retention per OCEAN trait, or per IPIP facet with ipip",
             "retention_window": "session prefix characters at each checkpoint",
+            "retention_answer": "text (the parsed reply) or constrained (the most probable option letter)",
             "window": "long-context characters for recall (the embedded model's 8k context limits it)",
             "validators": "with-history validators; empty: n_evaluators sampled replicates of the target",
             "min_agree": "validators that must recover the answer (ANCHOR: 3 of 4)",
@@ -97,6 +99,7 @@ class Parameters(common.ServingParameters):
     RANGES = {**common.ServingParameters.RANGES, "target": Models(), "judges": (NonEmpty(), Models()), "n_sessions": count(zero="all"),
               "inventory": INVENTORIES, "n_items": count(zero="all"), "checkpoints": count(),
               "facets": OneOf(FACETS, "facet scheme"), "retention_window": POSITIVE, "retention_runs": count(),
+              "retention_answer": OneOf(ANSWERS, "answer"),
               "questionnaire_max_tokens": POSITIVE, "axes_window": POSITIVE, "fork_max_tokens": POSITIVE,
               "judge_max_tokens": POSITIVE, "families": (NonEmpty(), OneOf(tuple(FAMILIES), "recall family")),
               "per_family": count(), "conditions": (NonEmpty(), OneOf(tuple(CONDITIONS), "context condition")),
@@ -120,10 +123,10 @@ def run(p: Parameters) -> Result:
     cache = CellCache()
     tables, figures = {}, []
     try:
-        _, retention = run_retention(
+        retention_answers, retention = run_retention(
             out, cache, card, sessions, labels, target=p.target, inventory=p.inventory, n_items=p.n_items,
             checkpoints=p.checkpoints, window=p.retention_window, n_runs=p.retention_runs, facets=p.facets,
-            params={"temperature": 0.0 if p.retention_runs == 1 else p.sample_temperature,
+            answer=p.retention_answer, params={"temperature": 0.0 if p.retention_runs == 1 else p.sample_temperature,
                     "max_tokens": p.questionnaire_max_tokens}, transport=transport)
         axes = run_axes(out, cache, card, sessions, labels, target=p.target, judges=p.judges,
                         checkpoints=p.checkpoints, window=p.axes_window, fork_max_tokens=p.fork_max_tokens,
@@ -175,6 +178,11 @@ def run(p: Parameters) -> Result:
         tables["ANCHOR banks"] = bank_rows
 
     out.set(**variables(p, retention, summary, rates, axes["frame"], recall, len(sessions)))
+    compared = retention_answers[retention_answers["agrees"].notna()]
+    out.set(retention_answer=p.retention_answer, retention_answers_compared=len(compared),
+            retention_answers_agree_pct=round(100 * float(compared["agrees"].astype(bool).mean()), 1)
+            if len(compared) else "n/a",
+            retention_constrained_invalid=int((retention_answers["constrained_status"] == "invalid").sum()))
     out.finish(p)
     return Result("companion", tables, figures, out.variables, out.counts, out.directory)
 

@@ -14,29 +14,34 @@ from ..calls import Transport
 from ..cape import CONTEXT_FREE, TRAITS, administer, answer_counts, load_inventory
 from ..notebooks.outputs import Outputs
 from . import common
-from .cape import balanced
+from .cape import ANSWERS, answered, balanced
 
 FACETS = ("trait", "ipip")  # retention per OCEAN trait, or per IPIP facet of the inventory
 
 
 def run_retention(out: Outputs, cache: CellCache, card: PersonaCard, sessions, labels: dict, *, target: str,
                   inventory: str, n_items: int, checkpoints: int, window: int, n_runs: int,
-                  params: dict, facets: str = "trait",
+                  params: dict, facets: str = "trait", answer: str = "text",
                   transport: Transport = Transport(concurrency=1)) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Answers and the per-facet retention table (sessions relabelled S1..Sn); ``facets`` is
-    ``trait`` (OCEAN) or ``ipip`` (the inventory's facet labels)."""
+    ``trait`` (OCEAN) or ``ipip`` (the inventory's facet labels). Every answer's option
+    distribution is read too (constrained answers); ``answer`` picks which the table uses:
+    ``text`` (the parsed reply) or ``constrained`` (the most probable option letter). The
+    answers frame keeps the text ones with ``agrees`` comparing the two."""
     if facets not in FACETS:
         raise ValueError(f"facets must be one of {FACETS}, got {facets!r}")
+    if answer not in ANSWERS:
+        raise ValueError(f"answer must be one of {ANSWERS}, got {answer!r}")
     items = balanced(load_inventory(inventory), n_items)
     runs = retention_runs(card, items, sessions, checkpoints=checkpoints, window=window, n_runs=n_runs,
                           params=params)
     answers = administer(runs, target, setting=CONTEXT_FREE, cache=cache, transport=transport, progress=True,
-                         name="companion:retention").answers
+                         name="companion:retention", constrained=True).answers
     answers["session"] = answers["session"].map(lambda s: labels.get(s, s))
     counts = out.count("retention", **answer_counts(answers))
     common.print_counts("companion retention", counts)
     out.parquet("retention_answers", answers)
-    table = retention_table(answers, ipip_facets(items) if facets == "ipip" else None)
+    table = retention_table(answered(answers, answer), ipip_facets(items) if facets == "ipip" else None)
     out.parquet("retention", table)
     return answers, table
 

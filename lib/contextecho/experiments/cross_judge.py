@@ -19,7 +19,7 @@ import pandas as pd
 from ..notebooks.outputs import Outputs
 from ..notebooks.parameters import NonEmpty, OneOf, count
 from ..notebooks.show import Result
-from ..stats import StatsInputError, direction_agreement, drift_gap, judge_agreement
+from ..stats import StatsInputError, direction_agreement, drift_gap, judge_agreement, score_agreement
 from . import common
 from .raters import DESCRIPTIONS, RATERS, rate
 
@@ -61,8 +61,8 @@ def run(p: Parameters) -> Result:
     common.print_counts("cross_judge", counts)
 
     # One row per cell, one score column per rater.
-    wide = frame.pivot_table(index="key", columns="judge_model", values="score", aggfunc="first",
-                             dropna=False)
+    wide = frame.pivot_table(index="key", columns="judge_model", values=common.score_column(p.score),
+                             aggfunc="first", dropna=False)
     cellinfo = frame.drop_duplicates("key").set_index("key")
     scores = cellinfo[["target", "session", "position", "arm", "item", "response"]].copy()
     for judge in p.judges:
@@ -84,6 +84,13 @@ def run(p: Parameters) -> Result:
         except StatsInputError as exc:
             row.update(n=0, exact=np.nan, within_one=np.nan, kappa=np.nan, kappa_linear=np.nan,
                        kappa_quadratic=np.nan, note=f"not estimable: {exc}")
+        if p.score == "expected":  # continuous scores: correlations beside the category measures
+            try:
+                c = score_agreement(scores[a], scores[b])
+                row.update(n=c.n, pearson=c.pearson, spearman=c.spearman, mean_abs_diff=c.mean_abs_diff)
+            except StatsInputError as exc:
+                row.update(pearson=np.nan, spearman=np.nan, mean_abs_diff=np.nan,
+                           note=(row["note"] + f" correlation not estimable: {exc}").strip())
         rows.append(row)
     agreement = pd.DataFrame(rows)
     out.parquet("agreement", agreement)
@@ -122,6 +129,8 @@ def run(p: Parameters) -> Result:
     if len(raters) >= 2:
         a, b = raters[0], raters[1]
         both = scores[[a, b]].dropna()
+        if p.score == "expected":  # expected scores shown at their nearest rubric category
+            both = both.round()
         confusion = pd.crosstab(both[a], both[b]).reindex(index=range(4), columns=range(4), fill_value=0)
         axes[0].imshow(confusion.to_numpy(), cmap="Greys")
         for (i, j), v in np.ndenumerate(confusion.to_numpy()):
@@ -144,6 +153,10 @@ def run(p: Parameters) -> Result:
     out.set(n_cells=int(len(scores)), n_raters=len(raters), primary_judge=p.judges[0],
             second_rater=raters[1] if len(raters) > 1 else "none", n_cached=counts["cached"],
             n_failed=counts["failed"], **common.protocol_variables(out.protocol))
+    if p.score == "expected" and len(agreement) and pd.notna(agreement["pearson"].iloc[0]):
+        out.set(pearson=round(float(agreement["pearson"].iloc[0]), 2),
+                mean_abs_diff=round(float(agreement["mean_abs_diff"].iloc[0]), 2))
+    out.set(score=p.score)
     if len(agreement) and pd.notna(agreement["exact"].iloc[0]):
         first = agreement.iloc[0]
         out.set(n_both=int(first["n"]), exact_pct=round(100 * float(first["exact"]), 1),
@@ -155,7 +168,7 @@ def run(p: Parameters) -> Result:
             out.set(**{f"gap_{tag}": round(float(g["gap"].iloc[0]), 2)})
     if len(directions):
         out.set(direction=str(directions["direction"].iloc[0]))
-    out.default("n/a", "n_both", "exact_pct", "within_one_pct", "kappa", "kappa_linear", "gap_a", "gap_b", "direction")
+    out.default("n/a", "pearson", "mean_abs_diff", "n_both", "exact_pct", "within_one_pct", "kappa", "kappa_linear", "gap_a", "gap_b", "direction")
     out.finish(p)
     tables = {"Pairwise agreement": agreement, "Drift gap per rater": gaps, "Direction": directions}
     return Result("cross_judge", tables, figures, out.variables, out.counts, out.directory)

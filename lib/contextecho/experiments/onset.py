@@ -87,13 +87,14 @@ def run(p: Parameters) -> Result:
     out.parquet("cells", frame)
     primary = frame[frame["judge_model"] == p.judges[0]]
 
+    column = common.score_column(p.score)
     rows = []
     for (target, step), g in primary.groupby(["target", "step"]):
         row = {"target": target, "step": int(step), "sessions": g["session"].nunique()}
-        data, dropped = complete_units(g)
+        data, dropped = complete_units(g, column)
         row["units_dropped"] = dropped
         try:
-            r = drift_gap(data, cluster="session", unit=("session", "position"),
+            r = drift_gap(data, cluster="session", unit=("session", "position"), score=column,
                           n_resamples=p.n_resamples, seed=p.seed)
             row.update(gap=r.estimate, ci_low=r.ci_low, ci_high=r.ci_high, real_mean=r.real_mean,
                        filler_mean=r.filler_mean, n_invalid=r.n_invalid, note="")
@@ -122,7 +123,7 @@ def run(p: Parameters) -> Result:
     figures = [out.figure("onset", fig)]
     plt.close(fig)
 
-    out.set(target=p.targets[0], n_sessions=len(sessions), n_steps=int(curve["step"].nunique()),
+    out.set(target=p.targets[0], score=p.score, n_sessions=len(sessions), n_steps=int(curve["step"].nunique()),
             steps=", ".join(str(s) for s in sorted(curve["step"].unique())),
             n_cells=counts["cells"], n_failed=counts["failed"], n_cached=counts["cached"],
             n_verdicts_invalid=counts.get("verdicts_invalid", 0), window_chars=p.window,

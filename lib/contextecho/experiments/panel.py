@@ -202,11 +202,14 @@ def run(p: Parameters) -> Result:
     judged = probes_frame[probes_frame["judge_model"] == p.judges[0]] if p.judges else probes_frame.iloc[0:0]
     headline = judged[judged["item"].isin(headline_ids(p.headline))]
     primary = headline if len(headline) else judged
+    column = common.score_column(p.score)
     boot = {"n_resamples": p.n_resamples, "seed": p.seed}
-    rows = [{"target": t, **gap_row(g, cluster="position", **boot)} for t, g in primary.groupby("target")]
+    rows = [{"target": t, **gap_row(g, cluster="position", score=column, **boot)}
+            for t, g in primary.groupby("target")]
     gaps = pd.DataFrame(rows)
     out.parquet("drift_gaps", gaps)
-    all_rows = [{"target": t, **gap_row(g, cluster="position", **boot)} for t, g in judged.groupby("target")]
+    all_rows = [{"target": t, **gap_row(g, cluster="position", score=column, **boot)}
+                for t, g in judged.groupby("target")]
     all_gaps = pd.DataFrame(all_rows)
     out.parquet("drift_gaps_all", all_gaps)
     harness = harness_table(primary, **{"n_resamples": p.n_resamples, "seed": p.seed})
@@ -235,7 +238,7 @@ def run(p: Parameters) -> Result:
     out.table("harness", common.markdown(harness_show, floatfmt=".3f"))
 
     # Per category (all targets pooled per target-category pair), position-clustered.
-    cat_rows = [{"target": t, "category": c, **gap_row(g, cluster="position", **boot)}
+    cat_rows = [{"target": t, "category": c, **gap_row(g, cluster="position", score=column, **boot)}
                 for (t, c), g in primary.groupby(["target", "item_group"])]
     categories = pd.DataFrame(cat_rows)
     out.parquet("category_gaps", categories)
@@ -244,7 +247,7 @@ def run(p: Parameters) -> Result:
     tables["Drift gap per probe category"] = cat_show
 
     # Per position: arm means (the trajectory) and the per-position gap (cell bootstrap).
-    traj = (primary.groupby(["target", "position", "arm"])["score"].agg(["mean", "count"])
+    traj = (primary.groupby(["target", "position", "arm"])[column].agg(["mean", "count"])
             .reset_index())
     out.parquet("trajectory", traj)
     fig, ax = plt.subplots()
@@ -259,6 +262,34 @@ def run(p: Parameters) -> Result:
     plt.close(fig)
     if len(gaps):
         figures.insert(0, out.directory / "figures" / "forest.png")
+
+    # Both judge scores side by side (the chosen one above): discrete verdicts, expected scores.
+    both_rows, score_vars = [], {}
+    for name, col in common.SCORES.items():
+        for t, g in primary.groupby("target"):
+            row = gap_row(g, cluster="position", score=col, **boot)
+            sd = common.unit_gaps(g, score=col)["gap"].std()
+            both_rows.append({"target": t, "score": name, **row, "unit_gap_sd": sd})
+    by_score = pd.DataFrame(both_rows)
+    if len(by_score):
+        by_score = by_score[[c for c in ("target", "score", "estimate", "ci_low", "ci_high", "real_mean",
+                                         "filler_mean", "unit_gap_sd", "n_invalid", "note")
+                             if c in by_score.columns]]
+        out.parquet("drift_gaps_by_score", by_score)
+        out.table("drift_gaps_by_score", common.markdown(by_score))
+        tables["Drift gap under both judge scores"] = by_score
+        for name in common.SCORES:
+            first = by_score[by_score["score"] == name].iloc[0]
+            if pd.notna(first["estimate"]):
+                score_vars[f"gap_{name}"] = round(float(first["estimate"]), 2)
+                score_vars[f"gap_{name}_ci"] = f"[{first['ci_low']:.2f}, {first['ci_high']:.2f}]"
+                score_vars[f"unit_gap_sd_{name}"] = round(float(first["unit_gap_sd"]), 3)
+            score_vars[f"n_invalid_{name}"] = int(primary[common.SCORES[name]].isna().sum())
+    distributions, distribution_vars = common.distribution_report(probes, p.judges[0])
+    if len(distributions):
+        out.parquet("judge_distributions", distributions)
+        out.table("judge_distributions", common.markdown(distributions))
+        tables["How the judges' score distributions were read"] = distributions
 
     # Fingerprint persona space: six judge-free features, PCA, coloured by arm.
     ok = frame[(frame["status"] == "ok") & (frame["item_kind"] == "probe")].drop_duplicates("key")
@@ -363,6 +394,7 @@ def run(p: Parameters) -> Result:
                               / max(1, len(probes)), 1),
             mean_prompt_tokens=int(frame["prompt_tokens"].dropna().mean())
             if frame["prompt_tokens"].notna().any() else 0,
+            score=p.score, **score_vars, **distribution_vars,
             **s2_vars, **fp_vars, **common.judge_spread(primary["score"]))
     if first_gap is not None and pd.notna(first_gap["estimate"]):
         out.set(gap=round(float(first_gap["estimate"]), 2),
@@ -378,6 +410,7 @@ def run(p: Parameters) -> Result:
                 n_holm_significant=int((harness["holm_p"] < 0.05).sum()))
         if "gap_failures_in" in harness and pd.notna(h["gap_failures_in"]):
             out.set(gap_failures_in=round(float(h["gap_failures_in"]), 2))
+    out.default("n/a", *(key for n in common.SCORES for key in (f"gap_{n}", f"gap_{n}_ci", f"unit_gap_sd_{n}")))
     out.default("n/a", "gap", "gap_ci", "real_mean", "filler_mean", "gap_clusters", "s2_gap_pp", "s2_gap_ci", "verbosity_ratio", "verbosity_ci", "fingerprint_centroid_distance", "fingerprint_pc1_pct", "s2_real_rate_pct", "s2_filler_rate_pct", "perm_p", "holm_p",
                 "harness_gap", "gap_failures_in", "s2_scorer_agreement_pct",
                 "s2_contextecho_real_rate_pct", "s2_contextecho_filler_rate_pct",

@@ -14,6 +14,10 @@ scores (``score``/``rating``/``verdict``/``grade`` followed by a digit) win, the
 one counts; otherwise the text must hold exactly one distinct standalone digit 0–3
 (``2/3`` counts as 2). No digit, a labelled digit outside 0–3, or disagreeing bare
 digits is an *invalid* verdict with a reason — never a score.
+
+Probability-weighted verdicts (:mod:`contextecho.token_distribution`) read the scores'
+distribution after :data:`SCORE_PREFILL` (the rubric's ``Score: <n>`` line), the
+position :data:`SCORE_LABEL` marks in a generated verdict.
 """
 from __future__ import annotations
 
@@ -28,6 +32,9 @@ from .rubric import RUBRIC, Rubric
 OK, INVALID, ERROR = "ok", "invalid", "error"
 VERDICT_STATUSES = (OK, INVALID, ERROR)
 DEFAULT_JUDGE_PARAMS: Mapping[str, Any] = {"temperature": 0, "max_tokens": 64}
+SCORES: dict[str, float] = {"0": 0.0, "1": 1.0, "2": 2.0, "3": 3.0}  # answer token -> score
+SCORE_PREFILL = "Score:"
+SCORE_LABEL = re.compile(r"\bscore\s*:", re.IGNORECASE)
 
 LABELLED = re.compile(r"\b(?:score|rating|verdict|grade)\b[^0-9a-z\n\-]{0,12}(-?\d+(?:\.\d+)?)(?:\s*/\s*3)?",
                       re.IGNORECASE)

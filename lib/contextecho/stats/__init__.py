@@ -5,7 +5,7 @@ Every analysis returns a frozen record (``records.py``) with ``to_dict()``; ever
 random step takes an int seed or a ``numpy.random.Generator``; degenerate inputs raise
 a named :class:`StatsInputError` subclass or return a documented result, never NaN.
 """
-from .agreement import direction_agreement, judge_agreement
+from .agreement import direction_agreement, judge_agreement, score_agreement
 from .attrition import attrition_contrast
 from .bootstrap import bootstrap_mean, run_bootstrap
 from .drift import drift_gap, drift_gap_table
@@ -30,7 +30,7 @@ __all__ = [
     "PermutationTest", "RatioEstimate", "Record", "Resampling", "StatsInputError",
     "TooFewClustersError", "VarianceDecomposition", "arm_pairs", "attrition_contrast",
     "bootstrap_mean", "compliance_gap", "direction_agreement", "drift_gap",
-    "drift_gap_table", "equivalence_bootstrap", "holm", "judge_agreement",
+    "drift_gap_table", "equivalence_bootstrap", "holm", "judge_agreement", "score_agreement",
     "log_verbosity_ratios", "paired_contrast", "run_bootstrap", "sign_flip_test",
     "tost_independent", "tost_paired", "variance_decomposition", "verbosity_ratio",
     "wilcoxon_test",

@@ -8,6 +8,10 @@ categories, ``O`` observed and ``E`` chance-expected proportions; the same as
 scikit-learn ``cohen_kappa_score``). Kappa is undefined when both judges used one and
 the same category (``Σ w E = 0``): :class:`DegenerateDataError`.
 
+:func:`score_agreement` — the same pairing for continuous scores (expected scores
+Σ s·p(s)): Pearson and Spearman correlation and the mean absolute difference (the
+correlations are NaN when either judge's scores do not vary; scipy.stats agrees).
+
 :func:`direction_agreement` — per target, compare the signs of the two judges' drift
 gaps (paper Table 7): ``"agree"``, ``"flip"`` or ``"null vs small"``.
 """
@@ -19,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import DegenerateDataError, EmptyArmError, InvalidScoreError, StatsInputError
-from .records import DirectionAgreement, JudgeAgreement
+from .records import DirectionAgreement, JudgeAgreement, ScoreAgreement
 
 RUBRIC = (0, 1, 2, 3)
 
@@ -34,16 +38,21 @@ def _kappa(confusion: np.ndarray, weights: np.ndarray) -> float:
     return 1.0 - float(np.sum(weights * observed)) / chance
 
 
-def judge_agreement(a, b, *, categories: Sequence[int] = RUBRIC) -> JudgeAgreement:
-    """Exact, within-one and kappa agreement of paired verdicts ``a`` and ``b``."""
+def _paired(a, b) -> tuple[np.ndarray, np.ndarray, int]:
+    """The cells both judges scored (NaN from either drops a cell), and how many were dropped."""
     x = np.asarray(a, dtype=float)
     y = np.asarray(b, dtype=float)
     if x.shape != y.shape or x.ndim != 1:
-        raise StatsInputError("judge verdicts must be two 1-D arrays of equal length")
+        raise StatsInputError("judge scores must be two 1-D arrays of equal length")
     keep = ~(np.isnan(x) | np.isnan(y))
-    x, y = x[keep], y[keep]
-    if len(x) == 0:
+    if not keep.any():
         raise EmptyArmError("no cell was scored validly by both judges")
+    return x[keep], y[keep], int((~keep).sum())
+
+
+def judge_agreement(a, b, *, categories: Sequence[int] = RUBRIC) -> JudgeAgreement:
+    """Exact, within-one and kappa agreement of paired verdicts ``a`` and ``b``."""
+    x, y, n_dropped = _paired(a, b)
     cats = np.asarray(categories, dtype=float)
     if not np.all(np.diff(cats) > 0):
         raise StatsInputError("categories must be strictly increasing")
@@ -56,11 +65,25 @@ def judge_agreement(a, b, *, categories: Sequence[int] = RUBRIC) -> JudgeAgreeme
     np.add.at(confusion, (i, j), 1.0)
     dist = np.abs(np.arange(k)[:, None] - np.arange(k)[None, :]).astype(float)
     return JudgeAgreement(
-        n=len(x), n_dropped=int((~keep).sum()), exact=float(np.mean(x == y)),
+        n=len(x), n_dropped=n_dropped, exact=float(np.mean(x == y)),
         within_one=float(np.mean(np.abs(x - y) <= 1)),
         kappa=_kappa(confusion, (dist > 0).astype(float)),
         kappa_linear=_kappa(confusion, dist), kappa_quadratic=_kappa(confusion, dist**2),
         categories=tuple(int(c) for c in categories))
+
+
+def score_agreement(a, b) -> ScoreAgreement:
+    """Correlation and mean absolute difference of paired continuous scores ``a``, ``b``."""
+    x, y, n_dropped = _paired(a, b)
+
+    def pearson(u: np.ndarray, v: np.ndarray) -> float:
+        du, dv = u - u.mean(), v - v.mean()
+        denominator = np.sqrt(np.sum(du * du) * np.sum(dv * dv))
+        return float(np.sum(du * dv) / denominator) if denominator > 0 else float("nan")
+
+    ranks = [pd.Series(v).rank().to_numpy() for v in (x, y)]
+    return ScoreAgreement(n=len(x), n_dropped=n_dropped, pearson=pearson(x, y),
+                          spearman=pearson(*ranks), mean_abs_diff=float(np.mean(np.abs(x - y))))
 
 
 def direction_label(gap_a: float, gap_b: float, null_tol: float = 1e-9) -> str:

@@ -205,6 +205,17 @@ class JudgeAgreement(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
+class ScoreAgreement(Record):
+    """Agreement of two judges' continuous scores (expected scores) on the same cells."""
+
+    n: int
+    n_dropped: int
+    pearson: float
+    spearman: float
+    mean_abs_diff: float
+
+
+@dataclass(frozen=True, kw_only=True)
 class DirectionAgreement(Record):
     """Per-target agreement in the sign of the drift gap between two judges.
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -37,6 +38,10 @@ from ..versions import content_hash
 
 PROMPT_FILE = Path("reference") / "contextecho" / "judge_prompt.json"
 VALID_SCORES = (0, 1, 2, 3)
+#: Probability-weighted verdicts read the score after the opening of the JSON score field
+#: (prefilled where the backend takes it, else found in the generated verdict).
+SCORE_PREFILL = '{"score":'
+SCORE_LABEL = re.compile(r'"score"\s*:')
 REASON_CHARS = 300
 B3_REASON_CHARS = 200
 #: The primary judge's settings in the reference (Anthropic, provider-default temperature).
