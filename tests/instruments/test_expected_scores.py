@@ -79,3 +79,49 @@ def test_expected_scores_beside_the_verdicts(sessions, tmp_path, prob_judge):
     # argmax 3 for both probes vs the parsed verdict 2: never agree.
     assert summary.loc["probjudge/good", "argmax_agree"] == 0 and summary.loc["probjudge/good", "n_compared"] == len(good)
     assert summary.loc["probjudge/broken", "n_error"] == len(judged[judged.judge_model == "probjudge/broken"])
+
+
+class JsonJudge(llm.CustomLLM):
+    """The harness's JSON verdict; with logprobs, the distribution after a prefilled
+    ``{"score":`` (which it checks it was given)."""
+
+    def __init__(self):
+        super().__init__()
+        self.prefills = []
+
+    async def acompletion(self, model, messages, *args, optional_params, model_response, **kw):
+        if optional_params.get("logprobs"):
+            self.prefills.append(messages[-1]["content"])
+            response = llm.fill_response(model_response, model, " 1", "stop", 10, 1)
+            top = [(" 1", 0.5), (" 0", 0.25), (" 3", 0.25)]
+            response.choices[0].logprobs = ChoiceLogprobs(content=[ChatCompletionTokenLogprob(
+                token=" 1", logprob=math.log(0.5),
+                top_logprobs=[TopLogprob(token=t, logprob=math.log(p)) for t, p in top])])
+            return response
+        return llm.fill_response(model_response, model, '{"score": 1, "label": "drift", "reason": "r"}',
+                                 "stop", 10, 12)
+
+
+@pytest.mark.corpus
+def test_the_reference_judge_is_read_after_its_score_field(tmp_path, monkeypatch):
+    """Under the reference protocol the distribution is read where the harness's JSON
+    verdict writes its score: after ``{"score":``; the parsed verdict is the harness's."""
+    from contextecho.experiments import common
+    from contextecho.instruments.reference.cells import build_reference_cells
+    from contextecho.paths import shared_dir
+
+    if not (shared_dir() / "corpus" / "real").is_dir():
+        pytest.skip("the real corpus is not beside the checkout")
+    judge = JsonJudge()
+    llm.register_provider("jsonjudge", judge)
+    monkeypatch.setattr(td, "PREFILL_PROVIDERS", td.PREFILL_PROVIDERS | {"jsonjudge"})
+    sessions = common.select_sessions(1, protocol="reference")
+    cells = build_reference_cells("panel", "fake/echo", sessions, "panel", items=["C01"], window=3000, limit=1)
+    frame = run_cells(cells, ["jsonjudge/j"], cache=CellCache(tmp_path), progress=False,
+                      protocol="reference", distributions=True)
+    judged = frame[frame.status == "ok"]
+    assert len(judged) and set(judge.prefills) == {'{"score":'}
+    assert (judged.verdict_status == "ok").all() and (judged.score == 1).all()
+    assert (judged.distribution_status == "ok").all()
+    assert judged.expected_score.tolist() == pytest.approx([(0.5 * 1 + 0.25 * 3) / 1.0] * len(judged))
+    assert (judged.score_argmax.astype(float) == 1).all()
