@@ -17,6 +17,7 @@ from contextecho.cache import CellCache
 from contextecho.calls import Transport, generate
 from contextecho.endpoints import parse_endpoints
 from contextecho.experiments import common
+from contextecho.instruments.reference.transcript import session_prefix
 from contextecho.local_model import MODEL_NAME
 from contextecho.local_server import serve_local_model
 from contextecho.model_request import ModelRequest
@@ -97,13 +98,13 @@ def test_panel_notebook_through_a_real_server(server, tmp_path, corpus_dir):
     # Redaction applied to what was sent to the (non-local) server, and so to what is stored:
     # the redactor finds nothing left, and what it finds in the unredacted window became
     # placeholders.
-    session = common.select_sessions(1)[0]
+    session = common.select_sessions(1, protocol="reference")[0]  # the panel's default protocol
     target_records = [stored(k) for k in frame["key"].drop_duplicates()]
     judge_records = [stored(k) for k in probes["judge_key"].drop_duplicates()]
     assert all(r.model == SERVED for r in target_records + judge_records)
     real = frame[frame["arm"] == "real"].iloc[0]
     sent = "\n".join(m["content"] for m in json.loads(stored(real["key"]).request_json)["messages"])
-    found = unredacted_findings(session, int(real["step"]), params["window"])
+    found = redact(session_prefix(session.path, int(real["step"]), params["window"]).text)[1]
     _, left = redact(sent)
     assert left.n_replacements == 0, left.replacements
     assert not found.n_replacements or PLACEHOLDER.search(sent), found.replacements

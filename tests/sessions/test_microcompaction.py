@@ -104,9 +104,10 @@ def test_compaction_experiment_runs_microcompaction_events(micro_session, monkey
     params = compaction.Parameters(targets=("fake/echo",), judges=("fake/echo",), n_resamples=100,
                                    max_tokens=16, window=3000, n_sessions=1, max_compactions=0,
                                    probes=("C01",), event_types=("compaction", "microcompaction"),
+                                   protocol="contextecho",  # the reference anchors on compactions only
                                    output_dir=str(tmp_path / "out"))
     result = compaction.run(params)
-    assert chosen == {"events": ("compaction", "microcompaction")}
+    assert chosen == {"events": ("compaction", "microcompaction"), "protocol": "contextecho"}
     events = result.tables["Compaction events (gap before, after, change)"]
     assert list(events["event_type"]) == ["microcompaction", "microcompaction"]
     assert list(events["event"]) == ["m1", "m2"]
