@@ -189,7 +189,8 @@ class LocalChatModel:
         size = llama_cpp.llama_state_get_size(ctx)
         buffer = (llama_cpp.ctypes.c_uint8 * size)()
         written = llama_cpp.llama_state_get_data(ctx, buffer, size)
-        self._remember(key, _PrefixState(self._llm.n_tokens, bytes(buffer[:written])))
+        # string_at copies the bytes at C speed; slicing a ctypes array builds a list of ints.
+        self._remember(key, _PrefixState(self._llm.n_tokens, llama_cpp.ctypes.string_at(buffer, written)))
         self.stats["prefix_misses"] += 1
         return False
 

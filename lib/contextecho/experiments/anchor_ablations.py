@@ -40,8 +40,8 @@ class Parameters(common.JudgedParameters):
     n_sessions: int = 2
     interventions: tuple[str, ...] = ("none", "a_anchor", "v0_only", "v2_only", "placebo_anchor",
                                       "sandwich", "goal_reinjection")
-    probes: tuple[str, ...] = ("C01", "C03", "C05")
-    contracts: tuple[str, ...] = ("S2#01", "S2#02", "C1_csv")
+    probes: tuple[str, ...] = ("C01", "C03")
+    contracts: tuple[str, ...] = ("S2#01", "C1_csv")
     distances: tuple[int, ...] = (0, 8)
     # The interventions edit our chat-turn prefixes; the reference harness defines none on
     # its one-blob prefix, so this experiment runs under our protocol only.

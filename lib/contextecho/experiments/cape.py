@@ -68,7 +68,7 @@ class Parameters(common.ServingParameters):
     bridge_sessions: int = 1
     bridge_positions: int = 2
     bridge_window: int = 2000
-    bridge_runs: int = 2
+    bridge_runs: int = 1
     bridge_temperature: float = 1.0
     seed: int = 20240601
     output_dir: str = ""

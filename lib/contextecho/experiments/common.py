@@ -66,8 +66,8 @@ class JudgedParameters(ServingParameters):
 
     targets: tuple[str, ...] = (LOCAL_MODEL,)
     judges: tuple[str, ...] = (LOCAL_MODEL,)
-    window: int = 6000
-    max_tokens: int = 48
+    window: int = 3000
+    max_tokens: int = 32
     judge_max_tokens: int = 8
     temperature: float = 0.0
     n_resamples: int = 2000

@@ -35,7 +35,7 @@ PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5",), "judges": ("anthropi
 
 @dataclass(frozen=True)
 class Parameters(common.JudgedParameters):
-    n_sessions: int = 3
+    n_sessions: int = 2
     max_compactions: int = 1
     probes: tuple[str, ...] = ("coding_self",)
     replicates: int = 1

@@ -33,7 +33,7 @@ PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5", "openai/gpt-4o", "anth
 @dataclass(frozen=True)
 class Parameters(common.JudgedParameters):
     raters: tuple[str, ...] = ("tfidf",)
-    n_sessions: int = 3
+    n_sessions: int = 2
     n_positions: int = 3
     probes: tuple[str, ...] = ("coding_self",)
 

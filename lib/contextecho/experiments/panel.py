@@ -47,11 +47,11 @@ CORPUS_GRID = {**PAPER_SCALE, "targets": ("anthropic/claude-sonnet-4-5",), "n_se
 
 @dataclass(frozen=True)
 class Parameters(common.JudgedParameters):
-    n_sessions: int = 3
+    n_sessions: int = 2
     n_positions: int = 3
     probes: tuple[str, ...] = ("coding_self",)
     stressors: tuple[str, ...] = ("S2#01", "S2#02")
-    stressor_max_tokens: int = 48
+    stressor_max_tokens: int = 32
     headline: str = "coding_self"
     positions: str = "panel"
     replicates: int = 1
