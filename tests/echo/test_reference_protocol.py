@@ -16,7 +16,7 @@ from contextecho.echo.reference.scorers import (REFERENCE_SCORERS, is_exact_json
                                                        is_yes_no)
 from contextecho.echo.reference.texts import (ACKNOWLEDGEMENT, FILLER_TEMPLATE, PROBES,
                                                      S2_VARIANTS)
-from contextecho.echo.registry import UnknownNameError
+from contextecho.engine.registry import UnknownNameError
 from contextecho.engine.hashing import content_hash
 
 

@@ -17,7 +17,7 @@ from .items import Item, resolve_items
 from .judge import Verdict, judge_request, parse_verdict
 from .lengths import length_ratios, summarize_ratios
 from .probes import PROBE_FRAMING, PROBES, probe_message
-from .registry import Registry, UnknownNameError
+from ..engine.registry import Registry, UnknownNameError
 from .rubric import RUBRIC, Rubric
 from .runner import run_cells, verdict_counts
 from .scorers import SCORERS, Score, is_no_preamble, score

@@ -26,7 +26,7 @@ from typing import Callable
 from ..sessions import DEFAULT_WINDOW, Prefix, Session, Snapshot, Turn, render_prefix, snapshot_at
 from ..sessions.render import JOINER
 from .filler import filler_like
-from .registry import Registry
+from ..engine.registry import Registry
 from ..engine.hashing import rng_for, seed_for
 
 BASE_SEED = 20260501  # the default base seed of every filler, shuffle and choice

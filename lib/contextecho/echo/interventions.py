@@ -29,7 +29,7 @@ from typing import Callable
 
 from ..sessions.user_classes import TYPED_PROMPT
 from .arms import ArmPrefix, Insertion
-from .registry import Registry
+from ..engine.registry import Registry
 from .tokens import approx_tokens
 
 VERSION = "interventions-1.0"

@@ -16,7 +16,7 @@ from typing import Iterable
 
 from . import contracts, probes, stressors
 from .contracts import Contract
-from .registry import UnknownNameError
+from ..engine.registry import UnknownNameError
 
 PROBE, STRESSOR, CONTRACT = "probe", "stressor", "contract"
 JUDGE = "judge"

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .registry import UnknownNameError
+from ..engine.registry import UnknownNameError
 
 VERSION = "probes-1.0"
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .registry import Registry
+from ..engine.registry import Registry
 from ..engine.hashing import content_hash
 
 

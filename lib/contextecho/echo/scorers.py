@@ -46,7 +46,7 @@ from typing import Any, Callable, Protocol
 
 import yaml
 
-from .registry import Registry
+from ..engine.registry import Registry
 
 
 @dataclass(frozen=True)

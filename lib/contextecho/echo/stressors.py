@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from . import contracts
 from .contracts import Contract
-from .registry import UnknownNameError
+from ..engine.registry import UnknownNameError
 
 VERSION = "stressors-1.0"
 

@@ -40,7 +40,7 @@ from ..arms import ArmPrefix
 from ..cells import Cell
 from ..items import JUDGE, PROBE, STRESSOR, Item
 from ..protocols import protocol as get_protocol
-from ..registry import UnknownNameError
+from ...engine.registry import UnknownNameError
 from .filler import filler_for
 from .positions import ONSET_TURNS, POST_OFFSET, compaction_turns, onset_label
 from .requests import TargetRequest, probe_request, stressor_request

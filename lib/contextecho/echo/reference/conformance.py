@@ -34,7 +34,7 @@ from pathlib import Path
 from ...sessions.errors import SessionFormatError
 from ...stats import harness
 from ...stats.multiple import holm
-from ..registry import UnknownNameError
+from ...engine.registry import UnknownNameError
 from .filler import filler_for, make_filler
 from .judge import parse_verdict, parse_verdict_b3
 from .requests import probe_request, stressor_request, stressor_text

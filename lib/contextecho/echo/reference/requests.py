@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..probes import Probe
-from ..registry import UnknownNameError
+from ...engine.registry import UnknownNameError
 from .texts import (ACKNOWLEDGEMENT, E11_STRESSORS, PROBE_MAX_TOKENS, PROBE_SYSTEM_PROMPT,
                     S2_VARIANTS, STRESSOR_MAX_TOKENS, STRESSOR_SYSTEM_PROMPT, framed)
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from ..registry import Registry
+from ...engine.registry import Registry
 from .texts import S4_JSON
 
 FENCE = "```"

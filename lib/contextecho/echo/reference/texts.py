@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ..probes import PROBES as OUR_PROBES
 from ..probes import Probe
-from ..registry import UnknownNameError
+from ...engine.registry import UnknownNameError
 
 VERSION = "reference-5f8dba3-1"
 COMMIT = "5f8dba30588333a3ce0ce1ef57f8e387e1f7f323"

@@ -1,6 +1,7 @@
-"""A name → callable registry, so a notebook parameter (a string) selects an instrument.
+"""A name → callable registry, so a notebook parameter (a string) selects an instrument
+(an arm, an intervention, a scorer, an item suite, a recall family, a factor...).
 
-Arms, interventions, scorers and item suites each keep one :class:`Registry`. Asking
+Each design keeps one :class:`Registry` per kind of instrument. Asking
 for a name that is not there raises :class:`UnknownNameError`, which lists the valid
 names — a typo in a notebook parameter fails at once, with the fix in the message.
 """
