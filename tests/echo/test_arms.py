@@ -4,7 +4,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from contextecho.echo import ARMS, ArmContext, UnknownNameError, make_prefix
+from contextecho.echo import ARMS, ArmContext, make_prefix
+from contextecho.engine.registry import UnknownNameError
 from contextecho.echo.filler import WORDS, filler_like, lorem
 from contextecho.sessions import render_prefix, snapshot_at
 

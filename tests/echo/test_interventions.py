@@ -1,8 +1,8 @@
 """Interventions: placement, scaffolds, inserted token counts, goal re-injection."""
 import pytest
 
-from contextecho.echo import (INTERVENTIONS, ArmContext, InterventionContext, UnknownNameError,
-                                     intervene, make_prefix, opening_goal)
+from contextecho.echo import INTERVENTIONS, ArmContext, InterventionContext, intervene, make_prefix, opening_goal
+from contextecho.engine.registry import UnknownNameError
 from contextecho.echo.interventions import ACK, V0, V2_RULE
 from contextecho.echo.tokens import approx_tokens
 from contextecho.sessions import snapshot_at

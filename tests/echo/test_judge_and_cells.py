@@ -6,8 +6,8 @@ import pytest
 
 from contextecho.engine import llm
 from contextecho.engine.cache import CellCache
-from contextecho.echo import (RUBRIC, UnknownNameError, build_cells, judge_request, length_ratios,
-                                     parse_verdict, run_cells, summarize_ratios, verdict_counts)
+from contextecho.echo import RUBRIC, build_cells, judge_request, length_ratios, parse_verdict, run_cells, summarize_ratios, verdict_counts
+from contextecho.engine.registry import UnknownNameError
 from contextecho.echo import probes
 from contextecho.echo.rubric import Rubric
 from contextecho.echo.versions import instrument_versions

@@ -1,7 +1,8 @@
 """Each scorer on passing, failing and adversarial responses; never a crash."""
 import pytest
 
-from contextecho.echo import SCORERS, UnknownNameError, is_no_preamble, score
+from contextecho.echo import SCORERS, is_no_preamble, score
+from contextecho.engine.registry import UnknownNameError
 from contextecho.echo.contracts import BY_ID as HARDENED
 from contextecho.echo.stressors import STRESSORS
 

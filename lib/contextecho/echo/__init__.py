@@ -17,7 +17,6 @@ from .items import Item, resolve_items
 from .judge import Verdict, judge_request, parse_verdict
 from .lengths import length_ratios, summarize_ratios
 from .probes import PROBE_FRAMING, PROBES, probe_message
-from ..engine.registry import Registry, UnknownNameError
 from .rubric import RUBRIC, Rubric
 from .runner import run_cells, verdict_counts
 from .scorers import SCORERS, Score, is_no_preamble, score
@@ -32,6 +31,6 @@ __all__ = [
     "PROBES", "PROBE_FRAMING", "probe_message", "STRESSORS", "HARDENED", "Contract",
     "Score", "score", "is_no_preamble", "RUBRIC", "Rubric", "Verdict", "parse_verdict",
     "judge_request", "fingerprint", "fingerprint_frame", "fit_pca", "project", "Projection",
-    "FEATURES", "length_ratios", "summarize_ratios", "Registry", "UnknownNameError",
+    "FEATURES", "length_ratios", "summarize_ratios",
     "BASE_SEED",
 ]
