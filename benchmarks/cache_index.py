@@ -6,8 +6,8 @@ import statistics
 import tempfile
 import time
 
-from contextecho.cache import CellCache
-from contextecho.cell import OK, CellRecord
+from contextecho.engine.cache import CellCache
+from contextecho.engine.cell import OK, CellRecord
 
 N_CELLS, N_SHARDS = 100_000, 100
 

@@ -11,10 +11,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import PROBES, coding_session, timed  # noqa: E402
 
-from contextecho.cache import CellCache  # noqa: E402
-from contextecho.calls import generate  # noqa: E402
-from contextecho.llm import LOCAL_MODEL  # noqa: E402
-from contextecho.model_request import ModelRequest  # noqa: E402
+from contextecho.engine.cache import CellCache  # noqa: E402
+from contextecho.engine.calls import generate  # noqa: E402
+from contextecho.engine.llm import LOCAL_MODEL  # noqa: E402
+from contextecho.engine.model_request import ModelRequest  # noqa: E402
 
 
 def main() -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import PROBES, coding_session, timed  # noqa: E402
 
-from contextecho.local_model import LocalChatModel  # noqa: E402
+from contextecho.engine.local_model import LocalChatModel  # noqa: E402
 
 PARAMS = {"temperature": 0, "max_tokens": 16}
 

@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
 
 from contextecho.sessions import load_session, render_prefix, snapshot_at  # noqa: E402
 from contextecho.sessions.corpus import read_manifest  # noqa: E402
-from contextecho.sessions.import_cli import redact_transcript  # noqa: E402
+from contextecho.cli.import_sessions import redact_transcript  # noqa: E402
 
 from _common import best_of, corpus_root  # noqa: E402
 

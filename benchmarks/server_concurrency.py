@@ -27,11 +27,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import PROBES, coding_session, timed  # noqa: E402
 
-from contextecho.cache import CellCache  # noqa: E402
-from contextecho.calls import Transport, generate  # noqa: E402
-from contextecho.endpoints import Endpoint  # noqa: E402
-from contextecho.local_server import serve_local_model  # noqa: E402
-from contextecho.model_request import ModelRequest  # noqa: E402
+from contextecho.engine.cache import CellCache  # noqa: E402
+from contextecho.engine.calls import Transport, generate  # noqa: E402
+from contextecho.engine.endpoints import Endpoint  # noqa: E402
+from contextecho.engine.local_server import serve_local_model  # noqa: E402
+from contextecho.engine.model_request import ModelRequest  # noqa: E402
 
 PARAMS = {"temperature": 0, "max_tokens": 16}
 LEVELS = (1, 4)

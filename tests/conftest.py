@@ -13,7 +13,7 @@ from typing import Callable, NoReturn
 
 import pytest
 
-from contextecho.paths import shared_dir
+from contextecho.engine.paths import shared_dir
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")

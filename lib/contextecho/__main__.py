@@ -11,15 +11,15 @@ import sys
 
 COMMANDS: dict[str, tuple[str, str]] = {
     # name: (module, one-line help)
-    "corpus": ("contextecho.sessions.cli", "summarise the transcripts in a folder"),
-    "data": ("contextecho.data_cli", "fill data/ with the corpus and inventories, verifying every sha256"),
-    "import-sessions": ("contextecho.sessions.import_cli", "import your own Claude Code / Codex sessions (redacted)"),
-    "generate": ("contextecho.generate_cli", "ask the target model a prompt through the cached call site"),
-    "cache": ("contextecho.cache_cli", "inspect the cell cache"),
-    "anchor-score": ("contextecho.anchor_cli", "score ANCHOR banks (released layout) through the causal window"),
-    "notebook": ("contextecho.notebooks.cli", "run one parameterized notebook with papermill (validated parameters)"),
-    "paper": ("contextecho.paper_cli", "regenerate every result of the manuscript, check and render it"),
-    "conformance": ("contextecho.conformance_cli", "check the 'reference' protocol against the authors' fixtures"),
+    "corpus": ("contextecho.cli.corpus", "summarise the transcripts in a folder"),
+    "data": ("contextecho.cli.data", "fill data/ with the corpus and inventories, verifying every sha256"),
+    "import-sessions": ("contextecho.cli.import_sessions", "import your own Claude Code / Codex sessions (redacted)"),
+    "generate": ("contextecho.cli.generate", "ask the target model a prompt through the cached call site"),
+    "cache": ("contextecho.cli.cache", "inspect the cell cache"),
+    "anchor-score": ("contextecho.cli.anchor_score", "score ANCHOR banks (released layout) through the causal window"),
+    "notebook": ("contextecho.cli.notebook", "run one parameterized notebook with papermill (validated parameters)"),
+    "paper": ("contextecho.cli.paper", "regenerate every result of the manuscript, check and render it"),
+    "conformance": ("contextecho.cli.conformance", "check the 'reference' protocol against the authors' fixtures"),
 }
 
 

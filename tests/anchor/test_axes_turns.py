@@ -9,8 +9,8 @@ import pytest
 from contextecho.anchor.axes_turns import (FORK, REAL, RECORDED, checkpoints, fork_requests, forked_turns,
                                            judgeable, real_turns)
 from contextecho.anchor.persona import CODING_ASSISTANT
-from contextecho.cache import CellCache
-from contextecho.calls import generate
+from contextecho.engine.cache import CellCache
+from contextecho.engine.calls import generate
 from contextecho.sessions import positions
 from contextecho.sessions.model import REASONING, TEXT, TOOL_CALL, TOOL_RESULT, Entry
 from contextecho.sessions.timeline import assemble

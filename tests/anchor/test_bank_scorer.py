@@ -7,14 +7,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from contextecho import llm
+from contextecho.engine import llm
 from contextecho.anchor.bank import load_bank
-from contextecho.anchor.bank_scorer import (BankRunFailed, bank_context, item_request, score_bank,
-                                            summarize)
+from contextecho.anchor.bank_scorer import BankRunFailed, item_request, score_bank, summarize
+from contextecho.anchor.bank_window import bank_context
 from contextecho.anchor.items import prompt_text
-from contextecho.cache import CellCache
-from contextecho.calls import RETRY_ERRORS_ENV
-from contextecho.model_request import canonical_json
+from contextecho.engine.cache import CellCache
+from contextecho.engine.calls import RETRY_ERRORS_ENV
+from contextecho.engine.hashing import canonical_json
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "anchor_bank" / "ca_forge_tidyfeed__updated"
 

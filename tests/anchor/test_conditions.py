@@ -10,9 +10,9 @@ from contextecho.anchor.recall import recall_items
 from contextecho.anchor.retrieval import most_relevant
 from contextecho.anchor.summary import ContextUnavailable, history_blocks
 from contextecho.anchor.window import causal_window
-from contextecho.cache import CellCache
-from contextecho.calls import Transport, generate
-from contextecho.cell import OK, CellRecord
+from contextecho.engine.cache import CellCache
+from contextecho.engine.calls import Transport, generate
+from contextecho.engine.cell import OK, CellRecord
 
 BLOCK_STEPS, RECENT = 4, 300
 ONCE = Transport(max_attempts=1)  # a failing summariser fails at once, no backoff

@@ -8,8 +8,8 @@ from contextecho.anchor.filters import ask_requests, blind_filter
 from contextecho.anchor.items import LETTERS
 from contextecho.anchor.recall import FAMILIES, recall_items
 from contextecho.anchor.window import causal_window
-from contextecho.cache import CellCache
-from contextecho.calls import generate
+from contextecho.engine.cache import CellCache
+from contextecho.engine.calls import generate
 from contextecho.sessions import load_session
 
 pytestmark = pytest.mark.corpus

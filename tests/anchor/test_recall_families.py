@@ -1,8 +1,9 @@
 """The request and compaction families on a hand-made session with known answers."""
 import pytest
 
-from contextecho.anchor.events import request_text, user_requests
-from contextecho.anchor.recall import FAMILIES, mentions, recall_items
+from contextecho.anchor.requests import request_text, user_requests
+from contextecho.anchor.recall import FAMILIES, recall_items
+from contextecho.anchor.recall_requests_compactions import mentions
 
 NEW = ["superseded_request", "compaction_dropped"]
 

@@ -2,10 +2,10 @@
 model whose answers depend only on what it is shown: the retention values are known."""
 import pytest
 
-from contextecho import llm
+from contextecho.engine import llm
 from contextecho.anchor.persona import CODING_ASSISTANT
 from contextecho.anchor.retention_runs import checkpoint_steps, retention_runs, retention_table
-from contextecho.cache import CellCache
+from contextecho.engine.cache import CellCache
 from contextecho.cape import CONTEXT_FREE, administer
 from contextecho.cape.inventory import load_inventory
 

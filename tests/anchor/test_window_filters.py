@@ -6,7 +6,7 @@ from contextecho.anchor.filters import answers_of, ask_requests, blind_filter, p
 from contextecho.anchor.items import LETTERS
 from contextecho.anchor.recall import recall_items
 from contextecho.anchor.window import causal_window
-from contextecho.cell import ERROR, OK, CellRecord
+from contextecho.engine.cell import ERROR, OK, CellRecord
 
 
 def cut_at(session, step):
@@ -96,8 +96,8 @@ def test_failed_or_unreadable_blind_answers_keep_the_item_and_are_counted(synthe
 
 
 def test_requests_go_through_the_one_call_site(synthetic, tmp_path):
-    from contextecho.cache import CellCache
-    from contextecho.calls import generate
+    from contextecho.engine.cache import CellCache
+    from contextecho.engine.calls import generate
 
     s = synthetic.build()
     items = recall_items(s)[:2]
@@ -111,9 +111,9 @@ def test_requests_go_through_the_one_call_site(synthetic, tmp_path):
 def test_blind_filter_through_the_call_site_with_a_model_that_reads_only_the_question(synthetic, tmp_path):
     """A provider that sees only the last message (the question) and answers its shortest
     option: the blind batch discards exactly the items that heuristic gets right."""
-    from contextecho import llm
-    from contextecho.cache import CellCache
-    from contextecho.calls import generate
+    from contextecho.engine import llm
+    from contextecho.engine.cache import CellCache
+    from contextecho.engine.calls import generate
 
     class QuestionOnly(llm.CustomLLM):
         async def acompletion(self, model, messages, *args, optional_params, model_response, **kw):

@@ -9,8 +9,8 @@ import hashlib
 
 import pytest
 
-from contextecho import llm
-from contextecho.cache import CellCache
+from contextecho.engine import llm
+from contextecho.engine.cache import CellCache
 from contextecho.cape.inventory import InventoryNotFound, load_inventory
 
 SYNTHETIC = [  # (facet, text, trait, key), ours

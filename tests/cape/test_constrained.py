@@ -6,8 +6,8 @@ import math
 import pytest
 from litellm.types.utils import ChatCompletionTokenLogprob, ChoiceLogprobs, TopLogprob
 
-from contextecho import llm
-from contextecho import token_distribution as td
+from contextecho.engine import llm
+from contextecho.engine import token_distribution as td
 from contextecho.cape.administer import CONTEXT_DEPENDENT, CONTEXT_FREE, RunSpec, administer, constrained_answers
 from contextecho.cape.parsing import score
 from contextecho.cape.prompts import INSTRUCTION_1

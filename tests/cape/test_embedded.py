@@ -5,7 +5,7 @@ import pytest
 
 from contextecho.cape.administer import CONTEXT_DEPENDENT, CONTEXT_FREE, LOCAL_WINDOW, RunSpec, administer
 from contextecho.cape.prompts import INSTRUCTION_2, WORDING_2, render_question
-from contextecho.llm import LOCAL_MODEL
+from contextecho.engine.llm import LOCAL_MODEL
 
 pytestmark = pytest.mark.embedded
 PARAMS = {"temperature": 0.0, "max_tokens": 8}
@@ -32,7 +32,7 @@ def test_history_is_carried_only_when_context_dependent(mpi120, cache):
 
 def test_default_window_fits_the_embedded_context(mpi120):
     """The worst case the default window admits: the longest prompt, full-length replies."""
-    from contextecho.local_model import shared_model
+    from contextecho.engine.local_model import shared_model
 
     model = shared_model()
     reply = "(D) Partially Misaligned, because I am"  # about max_tokens=16 tokens

@@ -10,9 +10,9 @@ import sys
 import time
 from pathlib import Path
 
-from contextecho.cache import CellCache
-from contextecho.calls import Transport, generate
-from contextecho.model_request import ModelRequest
+from contextecho.engine.cache import CellCache
+from contextecho.engine.calls import Transport, generate
+from contextecho.engine.model_request import ModelRequest
 
 MODEL = "fake/echo@0.1"
 CONCURRENCY = 8

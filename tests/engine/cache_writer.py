@@ -1,8 +1,8 @@
 """A separate writer process for the cache tests: ``python cache_writer.py ROOT START STOP CHUNK``."""
 import sys
 
-from contextecho.cache import CellCache
-from contextecho.cell import OK, CellRecord
+from contextecho.engine.cache import CellCache
+from contextecho.engine.cell import OK, CellRecord
 
 
 def record(i: int) -> CellRecord:

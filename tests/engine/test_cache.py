@@ -5,9 +5,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from contextecho.cache import CacheWarning, CellCache
-from contextecho.cell import ERROR, OK, CellRecord
-from contextecho.model_request import ModelRequest
+from contextecho.engine.cache import CacheWarning, CellCache
+from contextecho.engine.cell import ERROR, OK, CellRecord
+from contextecho.engine.model_request import ModelRequest
 
 HERE = Path(__file__).parent
 
@@ -67,7 +67,7 @@ def test_errors_are_stored_but_are_not_hits(tmp_path):
 
 def test_a_killed_writer_loses_nothing_it_finished(tmp_path):
     # The writer appends to its journal and is killed before it can flush.
-    script = ("import os, sys; from contextecho.cache import CellCache; from contextecho.cell import CellRecord;"
+    script = ("import os, sys; from contextecho.engine.cache import CellCache; from contextecho.engine.cell import CellRecord;"
               "c = CellCache(sys.argv[1]);"
               "[c.put(CellRecord(key=f'k{i}', model='m', request_json='{}', status='ok', response_text='x')) for i in range(7)];"
               "os._exit(9)")

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from contextecho import llm
-from contextecho.cache import CellCache
-from contextecho.calls import ModelConfigError, Transport, _mark_shared_prefix, generate
-from contextecho.model_request import ModelRequest
+from contextecho.engine import llm
+from contextecho.engine.cache import CellCache
+from contextecho.engine.calls import ModelConfigError, Transport, _mark_shared_prefix, generate
+from contextecho.engine.model_request import ModelRequest
 
 FAST = Transport(base_delay_s=0.001, max_delay_s=0.01, max_attempts=4)
 
@@ -77,8 +77,8 @@ def test_small_batches_into_a_callers_cache_make_one_shard(tmp_path):
 
 
 def test_a_cache_left_open_is_flushed_at_exit(tmp_path):
-    script = ("import sys; from contextecho.cache import CellCache; from contextecho.calls import generate;"
-              "from contextecho.model_request import ModelRequest;"
+    script = ("import sys; from contextecho.engine.cache import CellCache; from contextecho.engine.calls import generate;"
+              "from contextecho.engine.model_request import ModelRequest;"
               "c = CellCache(sys.argv[1]);"
               "generate([ModelRequest('fake/echo', [{'role': 'user', 'content': 'x'}])], cache=c, progress=False)")
     subprocess.run([sys.executable, "-c", script, str(tmp_path)], check=True)

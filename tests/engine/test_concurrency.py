@@ -15,10 +15,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from contextecho.cache import CacheWarning, CellCache
-from contextecho.calls import Transport, generate
-from contextecho.cell import OK, CellRecord
-from contextecho.fake_model import CALL_LOG_ENV
+from contextecho.engine.cache import CacheWarning, CellCache
+from contextecho.engine.calls import Transport, generate
+from contextecho.engine.cell import OK, CellRecord
+from contextecho.engine.fake_model import CALL_LOG_ENV
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
@@ -108,7 +108,7 @@ def test_a_killed_writer_loses_only_its_calls_in_flight_and_leaves_an_incomplete
 OPENER = """
 import sys, time
 from pathlib import Path
-from contextecho.cache import CacheWarning, CellCache
+from contextecho.engine.cache import CacheWarning, CellCache
 go = Path(sys.argv[2])
 while not go.exists():
     time.sleep(0.005)

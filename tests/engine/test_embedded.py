@@ -7,11 +7,11 @@ import sys
 
 import pytest
 
-from contextecho import llm
-from contextecho.cache import CellCache
-from contextecho.calls import ModelConfigError, generate
-from contextecho.local_model import LocalChatModel, model_path
-from contextecho.model_request import ModelRequest
+from contextecho.engine import llm
+from contextecho.engine.cache import CellCache
+from contextecho.engine.calls import ModelConfigError, generate
+from contextecho.engine.local_model import LocalChatModel, model_path
+from contextecho.engine.model_request import ModelRequest
 
 pytestmark = pytest.mark.embedded
 
@@ -49,7 +49,7 @@ def test_litellm_acompletion_reaches_the_embedded_model_offline(no_network):
 
 
 def test_generation_is_repeatable_across_processes():
-    script = ("import json; from contextecho.local_model import LocalChatModel; m = LocalChatModel();"
+    script = ("import json; from contextecho.engine.local_model import LocalChatModel; m = LocalChatModel();"
               "print(json.dumps([m.complete(json.loads(%r), {'temperature': t, 'max_tokens': 20, 'seed': 11}).text"
               " for t in (0, 0.9)]))") % json.dumps(SESSION + [{"role": "user", "content": "Who are you?"}])
     runs = [json.loads(subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
@@ -116,9 +116,9 @@ def test_next_token_probabilities_sum_to_one_match_greedy_and_survive_prefix_reu
 
 
 def test_expected_scores_on_the_embedded_judge(tmp_path):
-    from contextecho.instruments.judge import judge_request
-    from contextecho.token_distribution import PREFILL, distribution_request, read_distribution
-    from contextecho.instruments.judge import SCORE_LABEL, SCORE_PREFILL, SCORES
+    from contextecho.echo.judge import judge_request
+    from contextecho.engine.token_distribution import PREFILL, distribution_request, read_distribution
+    from contextecho.echo.judge import SCORE_LABEL, SCORE_PREFILL, SCORES
 
     verdict = judge_request(llm.LOCAL_MODEL, "Who are you?", "I'm Ethan, a painter from Ohio.",
                             params={"temperature": 0, "max_tokens": 8})

@@ -7,13 +7,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from contextecho import llm
-from contextecho.cache import CellCache
-from contextecho.calls import RETRY_ERRORS_ENV, ModelConfigError, Transport, generate
-from contextecho.cell import EMPTY_RESPONSE, OK, SCHEMA, CellRecord
-from contextecho.faults import PERMANENT, PROGRAMMING, TRANSIENT, classify, is_permanent
-from contextecho.manifest import masked
-from contextecho.model_request import ModelRequest
+from contextecho.engine import llm
+from contextecho.engine.cache import CellCache
+from contextecho.engine.calls import RETRY_ERRORS_ENV, ModelConfigError, Transport, generate
+from contextecho.engine.cell import EMPTY_RESPONSE, OK, SCHEMA, CellRecord
+from contextecho.engine.faults import PERMANENT, PROGRAMMING, TRANSIENT, classify, is_permanent
+from contextecho.engine.manifest import masked
+from contextecho.engine.model_request import ModelRequest
 
 FAST = Transport(base_delay_s=0.001, max_delay_s=0.01, max_attempts=4)
 

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from contextecho.model_request import KEY_VERSION, MalformedRequestError, ModelRequest
+from contextecho.engine.model_request import KEY_VERSION, MalformedRequestError, ModelRequest
 
 MESSAGES = [{"role": "system", "content": "You are careful."}, {"role": "user", "content": "Who are you?"}]
 

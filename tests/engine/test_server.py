@@ -12,18 +12,18 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from contextecho import llm
-from contextecho.cache import CellCache
-from contextecho.calls import Transport, generate
-from contextecho.endpoints import parse_endpoints
+from contextecho.engine import llm
+from contextecho.engine.cache import CellCache
+from contextecho.engine.calls import Transport, generate
+from contextecho.engine.endpoints import parse_endpoints
 from contextecho.experiments import common
-from contextecho.instruments.reference.transcript import session_prefix
-from contextecho.local_model import MODEL_NAME
-from contextecho.local_server import serve_local_model
-from contextecho.model_request import ModelRequest
+from contextecho.echo.reference.transcript import session_prefix
+from contextecho.engine.local_model import MODEL_NAME
+from contextecho.engine.local_server import serve_local_model
+from contextecho.engine.model_request import ModelRequest
 from contextecho.notebooks import run_notebook
-from contextecho.paths import cache_dir, runs_dir
-from contextecho.instruments import build_cells
+from contextecho.engine.paths import cache_dir, runs_dir
+from contextecho.echo import build_cells
 from contextecho.sessions import positions, redact, render_prefix, snapshot_at
 
 pytestmark = [pytest.mark.embedded, pytest.mark.server, pytest.mark.timeout(900)]

@@ -6,14 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from contextecho import calls, llm
-from contextecho.cache import CellCache
-from contextecho.calls import ModelConfigError, Transport, check_routes, generate
-from contextecho.endpoints import (PLACEHOLDER_KEY, Endpoint, EndpointError, endpoint_for, parse_endpoint,
+from contextecho.engine import calls, llm
+from contextecho.engine.cache import CellCache
+from contextecho.engine.calls import ModelConfigError, Transport, check_routes, generate
+from contextecho.engine.endpoints import (PLACEHOLDER_KEY, Endpoint, EndpointError, endpoint_for, parse_endpoint,
                                    parse_endpoints)
 from contextecho.experiments import cape, companion, panel
-from contextecho.model_request import ModelRequest
-from contextecho.notebooks import ParameterError, coerce, run_notebook
+from contextecho.engine.model_request import ModelRequest
+from contextecho.experiments.parameters import ParameterError, coerce
+from contextecho.notebooks import run_notebook
 
 VLLM = "hosted_vllm/Qwen/Qwen2.5-7B-Instruct"
 REPO = Path(__file__).resolve().parents[2]

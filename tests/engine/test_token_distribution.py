@@ -7,11 +7,11 @@ import pytest
 import scipy.stats
 from litellm.types.utils import ChatCompletionTokenLogprob, ChoiceLogprobs, TopLogprob
 
-from contextecho import token_distribution as td
-from contextecho.cell import CellRecord, token_logprobs_json
-from contextecho.instruments.judge import SCORE_LABEL, SCORE_PREFILL, SCORES, judge_request
-from contextecho.instruments.reference.judge import SCORE_LABEL as JSON_LABEL
-from contextecho.instruments.reference.judge import SCORE_PREFILL as JSON_PREFILL
+from contextecho.engine import token_distribution as td
+from contextecho.engine.cell import CellRecord, token_logprobs_json
+from contextecho.echo.judge import SCORE_LABEL, SCORE_PREFILL, SCORES, judge_request
+from contextecho.echo.reference.judge import SCORE_LABEL as JSON_LABEL
+from contextecho.echo.reference.judge import SCORE_PREFILL as JSON_PREFILL
 
 
 def entry(token, top):
@@ -120,8 +120,8 @@ def test_a_shard_written_before_logprobs_existed_still_answers(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from contextecho.cache import CellCache
-    from contextecho.cell import SCHEMA
+    from contextecho.engine.cache import CellCache
+    from contextecho.engine.cell import SCHEMA
 
     record = CellRecord("k" * 64, "fake/echo", "{}", "ok", "Score: 2", attempts=1, created_at="t")
     old = pa.schema([f for f in SCHEMA if f.name != "logprobs"])

@@ -1,9 +1,10 @@
 import nbformat
 import pytest
 
-from contextecho.notebooks import NOTEBOOKS, build, declared, experiment, notebook_path
+from contextecho.notebooks import NOTEBOOKS, build, experiment, notebook_path
+from contextecho.experiments.parameters import declared
 from contextecho.notebooks.build import render
-from contextecho.notebooks.parameters import parameters_cell_names
+from contextecho.experiments.parameters import parameters_cell_names
 from contextecho.notebooks.runner import parameters_source
 
 

@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from contextecho.notebooks import experiment
-from contextecho.paths import shared_dir
+from contextecho.engine.paths import shared_dir
 
 TINY = dict(n_sessions=1, n_items=5, checkpoints=1, per_family=1, n_evaluators=1, min_agree=1,
             calibration_runs=1, retention_window=1500, axes_window=1500, window=2000, recent_chars=800,

@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from contextecho.notebooks import experiment
-from contextecho.paths import shared_dir
+from contextecho.engine.paths import shared_dir
 
 FAKE = {"targets": ("fake/echo",), "judges": ("fake/echo",), "n_resamples": 200, "max_tokens": 16,
         "window": 3000}

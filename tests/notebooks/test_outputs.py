@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from contextecho.notebooks import DuplicateVariableError, Outputs, cell_counts, merge_variables
+from contextecho.paper.outputs import DuplicateVariableError, Outputs, cell_counts, merge_variables
 
 
 def test_merge_joins_sections_and_fails_on_a_duplicate_key(tmp_path):

@@ -8,8 +8,9 @@ import sys
 import pytest
 import yaml
 
-from contextecho.notebooks import ParameterError, notebook_path, run_notebook
-from contextecho.paths import shared_dir
+from contextecho.experiments.parameters import ParameterError
+from contextecho.notebooks import notebook_path, run_notebook
+from contextecho.engine.paths import shared_dir
 
 pytestmark = pytest.mark.timeout(300)
 

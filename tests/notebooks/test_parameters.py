@@ -2,8 +2,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from contextecho.notebooks import ParameterError, bind, check_overrides, coerce, declared
-from contextecho.notebooks.parameters import parameters_cell_names
+from contextecho.experiments.parameters import ParameterError, bind, check_overrides, coerce, declared
+from contextecho.experiments.parameters import parameters_cell_names
 
 
 @dataclass(frozen=True)

@@ -13,13 +13,14 @@ from dataclasses import dataclass, fields, replace
 import nbformat
 import pytest
 
-from contextecho import paper_cli
+from contextecho.cli import paper as paper_cli
 from contextecho.__main__ import main
-from contextecho.llm import ensure_providers, registered_providers
-from contextecho.notebooks import NOTEBOOKS, ParameterError, coerce, declared, experiment, notebook_path
-from contextecho.notebooks.parameters import (POSITIVE, Checked, Endpoints, Includes, Interval, Models, NonEmpty, OneOf,
+from contextecho.engine.llm import ensure_providers, registered_providers
+from contextecho.notebooks import NOTEBOOKS, experiment, notebook_path
+from contextecho.experiments.parameters import ParameterError, coerce, declared
+from contextecho.experiments.parameters import (POSITIVE, Checked, Endpoints, Includes, Interval, Models, NonEmpty, OneOf,
                                               RangeError, Temperature, rules)
-from contextecho.paths import REPO_ROOT
+from contextecho.engine.paths import REPO_ROOT
 
 # Every parameter of these kinds declares its range: models and item ids (numbers: all).
 NAMED = {"targets", "judges", "target", "summariser", "validators", "probes", "stressors", "contracts",
@@ -195,9 +196,9 @@ def test_min_agree_cannot_exceed_the_validators():
 
 def test_the_call_site_preflight_shares_the_routing_check(tmp_path):
     """An unknown embedded model now stops the batch before any call, as an unknown provider does."""
-    from contextecho.cache import CellCache
-    from contextecho.calls import ModelConfigError, generate
-    from contextecho.model_request import ModelRequest
+    from contextecho.engine.cache import CellCache
+    from contextecho.engine.calls import ModelConfigError, generate
+    from contextecho.engine.model_request import ModelRequest
 
     for model in ("local/no-such-model", "nosuchprovider/x"):
         cache = CellCache(tmp_path)

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import yaml
 
-from contextecho import manuscript
+from contextecho.paper import manuscript
 
 
 def write(path: Path, text: str) -> Path:

@@ -2,7 +2,8 @@ import argparse
 
 import yaml
 
-from contextecho import manuscript, paper_cli
+from contextecho.paper import manuscript
+from contextecho.cli import paper as paper_cli
 
 
 def _setup(tmp_path, monkeypatch, sections):

@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from contextecho import manuscript, quarto
-from contextecho.paths import REPO_ROOT
+from contextecho.paper import manuscript, quarto
+from contextecho.engine.paths import REPO_ROOT
 
 ARTICLE = ("---\ntitle: T\n---\n\n## Method {#sec-method}\n\nSee @sec-method.\n\n"
            '![A plot](fig.png){#fig-a fig-alt="Bars of x against y."}\n\nNumber {{< var a.b >}}.\n')

@@ -168,7 +168,7 @@ def basic_claude(tmp_path, cc):
 def compactions_dir() -> Path:
     """The compaction-rich corpus (``shared/corpus/compactions``: microcompactions, glued
     lines, a mixed-id session) with its MANIFEST.csv."""
-    from contextecho.paths import shared_dir
+    from contextecho.engine.paths import shared_dir
     path = shared_dir() / "corpus" / "compactions"
     if not (path / "MANIFEST.csv").is_file():
         pytest.skip(f"compaction corpus not found at {path}")

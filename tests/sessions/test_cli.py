@@ -127,7 +127,7 @@ def test_import_sessions_dry_run_and_missing_dirs(tmp_path, capsys):
 def test_every_argument_has_help():
     import argparse
 
-    from contextecho.sessions import cli, corpus_cli, import_cli
+    from contextecho.cli import corpus as cli, data_corpus as corpus_cli, import_sessions as import_cli
     for module in (cli, corpus_cli, import_cli):
         parser = argparse.ArgumentParser()
         module.configure(parser)

@@ -6,7 +6,7 @@ import csv
 
 import pytest
 
-from contextecho.paths import REPO_ROOT
+from contextecho.engine.paths import REPO_ROOT
 from contextecho.sessions import (load_session, positions, render_prefix, snapshot_at)
 from contextecho.sessions.corpus import CorpusError, fill_corpus, raw_url, sha256_file
 

@@ -19,12 +19,12 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from contextecho import llm
+from contextecho.engine import llm
 from contextecho.__main__ import main
-from contextecho.cache import CellCache
-from contextecho.instruments import build_cells, run_cells
+from contextecho.engine.cache import CellCache
+from contextecho.echo import build_cells, run_cells
 from contextecho.notebooks import experiment
-from contextecho.paths import cache_dir, runs_dir
+from contextecho.engine.paths import cache_dir, runs_dir
 from contextecho.sessions import load_session, render_prefix, snapshot_at
 from contextecho.sessions.codex_cli import INJECTED_PREFIXES
 

@@ -7,7 +7,7 @@ import json
 
 from contextecho.__main__ import main
 from contextecho.sessions import redaction
-from contextecho.sessions.import_cli import redact_transcript
+from contextecho.cli.import_sessions import redact_transcript
 
 SECRET_MAIL = "leak.me.planted@example.org"
 

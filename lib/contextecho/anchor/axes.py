@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from contextecho.instruments.judge import DEFAULT_JUDGE_PARAMS, ERROR, INVALID
-from contextecho.instruments.versions import content_hash
-from contextecho.model_request import ModelRequest
+from contextecho.echo.judge import DEFAULT_JUDGE_PARAMS, ERROR, INVALID
+from contextecho.engine.hashing import content_hash
+from contextecho.engine.model_request import ModelRequest
 
 from .axes_verdicts import DEVIATED, HELD
 # The verdict parser moved to .axes_verdicts; importable from here as before.

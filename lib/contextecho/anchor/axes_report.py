@@ -24,14 +24,17 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from contextecho.cache import CellCache
-from contextecho.calls import Transport, generate
-from contextecho.cell import CellRecord
-from contextecho.instruments.judge import DEFAULT_JUDGE_PARAMS
-from contextecho.model_request import ModelRequest, canonical_json
+from contextecho.engine.cache import CellCache
+from contextecho.engine.calls import Transport, generate
+from contextecho.engine.cell import CellRecord
+from contextecho.echo.judge import DEFAULT_JUDGE_PARAMS
+from contextecho.engine.model_request import ModelRequest
+from contextecho.engine.hashing import canonical_json
 from contextecho.stats import StatsInputError, bootstrap_mean, judge_agreement
 
-from .axes import AXES, AXIS_RUBRIC, DEVIATED, ERROR, HELD, INVALID, AxisRubric, axis_request, parse_axis_verdict
+from .axes import AXES, AXIS_RUBRIC, AxisRubric, axis_request
+from .axes_verdicts import DEVIATED, HELD, parse_axis_verdict
+from ..echo.judge import ERROR, INVALID
 from .axes_turns import JudgedTurn
 from .persona import CODING_ASSISTANT, PersonaCard
 

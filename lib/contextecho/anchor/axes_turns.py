@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
-from contextecho.cell import CellRecord
-from contextecho.model_request import ModelRequest
+from contextecho.engine.cell import CellRecord
+from contextecho.engine.model_request import ModelRequest
 from contextecho.sessions import DEFAULT_WINDOW, Redactor, Session, positions, render_prefix, snapshot_at
 from contextecho.sessions.model import REASONING, TEXT
 from contextecho.sessions.render import entry_text

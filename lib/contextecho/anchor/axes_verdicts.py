@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from contextecho.instruments.judge import INVALID
+from contextecho.echo.judge import INVALID
 
 HELD, DEVIATED = "held", "deviated"
 NA = "not applicable"

@@ -23,14 +23,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from contextecho.cache import CellCache
-from contextecho.calls import Transport, generate
-from contextecho.cell import CellRecord, utc_now
-from contextecho.instruments.versions import content_hash
-from contextecho.manifest import git_state, masked, package_versions
-from contextecho.model_request import ModelRequest
+from contextecho.engine.cache import CellCache
+from contextecho.engine.calls import Transport, generate
+from contextecho.engine.cell import CellRecord, utc_now
+from contextecho.engine.hashing import content_hash
+from contextecho.engine.manifest import git_state, masked, package_versions
+from contextecho.engine.model_request import ModelRequest
 
-from .bank import Bank, BankItem
+from .bank import Bank
+from .bank_items import BankItem
 from .bank_window import DEFAULT_LIMIT, BankContext, alternating, bank_context
 # The causal context moved to .bank_window; importable from here as before.
 from .bank_window import CONDITIONS  # noqa: F401

@@ -14,9 +14,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Sequence
 
-from contextecho.instruments.versions import content_hash
+from contextecho.engine.hashing import content_hash
 
-from .bank import Bank, BankItem, Turn
+from .bank import Bank, Turn
+from .bank_items import BankItem
 
 # ~6,000 tokens of history at ~4 characters a token: with the card, the question and a
 # short answer it fits an 8k-token model. Pass limit=None for the whole causal history.

@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Mapping, Sequence
 
-from contextecho.model_request import ModelRequest
+from contextecho.engine.model_request import ModelRequest
 from contextecho.sessions import DEFAULT_WINDOW, Redactor, Session
 
 from .context import Condition, ContextBatch, ItemContext, sealed_context, verbatim_window, with_note

@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Mapping, Protocol, Sequence
 
-from contextecho.instruments.versions import content_hash
+from contextecho.engine.hashing import content_hash
 from contextecho.sessions import Redactor, Session
 from contextecho.sessions.render import JOINER
 

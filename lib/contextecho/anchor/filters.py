@@ -1,7 +1,7 @@
 """Asking recall items, reading the answers, and ANCHOR's blind filter.
 
 ``ask_requests(items, model)`` builds one :class:`ModelRequest` per item for the one call
-site (``contextecho.calls.generate``): *blind* (the question alone, no history) when no
+site (``contextecho.engine.calls.generate``): *blind* (the question alone, no history) when no
 session is given, else with the item's context under a context condition
 (:mod:`.conditions`; by default ``long_context``, the causal window) before the question.
 Requests are redacted by default, the context and its question with one redactor per item.
@@ -19,11 +19,13 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from contextecho.cell import CellRecord
-from contextecho.model_request import ModelRequest
+from contextecho.engine.cell import CellRecord
+from contextecho.engine.model_request import ModelRequest
 from contextecho.sessions import DEFAULT_WINDOW, Redactor, Session
 
-from .conditions import Condition, ContextUnavailable, condition_for
+from .context import Condition
+from .summary import ContextUnavailable
+from .conditions import condition_for
 from .items import LETTERS, RecallItem, prompt_text
 
 _LEAD = re.compile(r"^[\s(\[*]*(?:([A-D])(?![A-Za-z0-9'])|([a-d])[).\]])")

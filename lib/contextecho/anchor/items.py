@@ -6,13 +6,12 @@ session always yields the same items with the same option order, on any machine.
 """
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
-from contextecho.model_request import canonical_json
+from contextecho.engine.hashing import digest
 
 N_OPTIONS = 4
 LETTERS = "ABCD"
@@ -48,8 +47,9 @@ class RecallItem:
 
 def item_rng(session_id: str, item_id: str, purpose: str = "shuffle") -> np.random.Generator:
     """The generator for one purpose of one item; independent of every other item."""
-    digest = hashlib.sha256(canonical_json([session_id, item_id, purpose]).encode()).digest()
-    return np.random.default_rng(int.from_bytes(digest[:16], "big"))
+    # Seeded from the first 16 bytes of the key's digest, not through hashing.rng_for: the
+    # items (and so every recall cell key) stay those of the runs already in the cache.
+    return np.random.default_rng(int.from_bytes(digest([session_id, item_id, purpose])[:16], "big"))
 
 
 def make_item(*, session_id: str, item_id: str, family: str, question: str, correct: str,

@@ -9,13 +9,12 @@ every record that used it, and a changed card changes every cell key that saw it
 """
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from contextecho.model_request import canonical_json
+from contextecho.engine.hashing import content_hash
 
 VERSION = "persona-card-1.0"
 
@@ -53,7 +52,7 @@ class PersonaCard:
 
     @property
     def sha256(self) -> str:
-        return hashlib.sha256(canonical_json(self.to_dict()).encode()).hexdigest()
+        return content_hash(self.to_dict())
 
 
 def _plain(value: Any) -> str:

@@ -15,7 +15,8 @@ from typing import Iterable
 
 from contextecho.sessions import Session
 
-from .events import Command, commands, file_edits, next_step_after
+from .events import Command, commands, file_edits
+from .event_fields import next_step_after
 from .items import N_OPTIONS, RecallItem, item_rng, make_item
 from .recall_options import N_DISTRACTORS, distinct_indices, draw
 

@@ -23,7 +23,9 @@ from typing import Iterable
 
 from contextecho.sessions import Session
 
-from .events import file_edits, next_step_after, user_requests
+from .events import file_edits
+from .event_fields import next_step_after
+from .requests import user_requests
 from .items import RecallItem, item_rng, make_item
 from .recall_options import N_DISTRACTORS, distinct_indices, draw
 

@@ -27,7 +27,7 @@ import pandas as pd
 
 from ..cape import RunSpec
 from ..cape.inventory import Inventory
-from ..instruments import ArmContext, make_prefix
+from ..echo import ArmContext, make_prefix
 from ..sessions import Session, render_prefix, snapshot_at
 from .persona import PersonaCard
 from .retention import DegenerateFacet, facet_retention

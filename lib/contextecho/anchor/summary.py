@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Mapping, Sequence
 
-from contextecho.cell import CellRecord
-from contextecho.model_request import ModelRequest
+from contextecho.engine.cell import CellRecord
+from contextecho.engine.model_request import ModelRequest
 from contextecho.sessions import Redactor, Session
 from contextecho.sessions.render import entry_turns
 

@@ -15,10 +15,9 @@ character counts, and the sha256 of the canonical JSON of the messages.
 """
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 
-from contextecho.model_request import canonical_json
+from contextecho.engine.hashing import content_hash
 from contextecho.sessions import DEFAULT_WINDOW, Redactor, Session, render_prefix
 from contextecho.sessions.model import REASONING, TEXT
 from contextecho.sessions.snapshot import Snapshot
@@ -73,7 +72,7 @@ def causal_window(session: Session, decision_step: int, *, limit: int | None = D
                         messages=messages, first_entry=first, last_entry=end,
                         n_chars=prefix.n_chars, n_chars_full=prefix.n_chars_full,
                         truncated=prefix.truncated, limit=limit,
-                        sha256=hashlib.sha256(canonical_json(list(messages)).encode()).hexdigest())
+                        sha256=content_hash(list(messages)))
 
 
 def _role(session: Session, index: int) -> str:

@@ -2,7 +2,7 @@
 
 A *run* (:class:`RunSpec`) is one pass through the items in a fixed order with one
 instruction, option set, sampling setting and replicate index. ``administer`` asks
-every run's items through the one call site, ``contextecho.calls.generate``:
+every run's items through the one call site, ``contextecho.engine.calls.generate``:
 
 - ``context_free``: each item alone (after the run's ``prefix``, if any); every item
   of every run goes in one batch.
@@ -26,7 +26,7 @@ history, since there is no reply to show. ``history_letter`` (the adversarial at
 it; the reply actually recorded for item t is still the model's own.
 
 ``constrained=True`` also reads each answer's distribution over the option letters
-(:mod:`contextecho.token_distribution`: a call of its own, prefilled up to the letter —
+(:mod:`contextecho.engine.token_distribution`: a call of its own, prefilled up to the letter —
 ``(`` for options written ``(A) ...``, nothing for ``A) ...`` — where the backend takes a
 prefilled turn). The *constrained answer* is the most probable allowed letter; the text
 answer, its parse and the history stay as they are, and ``agrees`` compares the two.
@@ -45,10 +45,10 @@ from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
-from ..cache import CellCache
-from ..calls import BatchResult, Transport, generate
-from ..model_request import ModelRequest
-from ..token_distribution import DISCRETE, PREFILL, distribution_request, read_distribution, read_mode
+from ..engine.cache import CellCache
+from ..engine.calls import BatchResult, Transport, generate
+from ..engine.model_request import ModelRequest
+from ..engine.token_distribution import DISCRETE, PREFILL, distribution_request, read_distribution, read_mode
 from .inventory import Item
 from .parsing import ERROR, STATUSES, parse_answer, score
 from .prompts import (LETTERS, PAPER_INSTRUCTION, PAPER_OPTIONS, Instruction, Options, option_label,

@@ -9,7 +9,7 @@ runs, of the model conditioned on the real session versus on a matched filler.
 
 An arm is any callable ``Snapshot -> list of chat messages``. :func:`real_prefix`
 renders the session itself (``sessions.render_prefix``, redacted). The filler arm
-(length/structure-matched filler, ``contextecho.instruments``) plugs in the same way,
+(length/structure-matched filler, ``contextecho.echo``) plugs in the same way,
 ``arms={"real": real_prefix(), "filler": filler}``; this module does not import it.
 
 Runs of one (position, arm) differ only by replicate, so they differ at all only

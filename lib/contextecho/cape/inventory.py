@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..paths import data_dir, shared_dir
+from ..engine.paths import data_dir, shared_dir
 
 TRAITS = ("O", "C", "E", "A", "N")
 TRAIT_NAMES = {"O": "Openness", "C": "Conscientiousness", "E": "Extraversion",

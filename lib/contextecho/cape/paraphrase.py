@@ -19,10 +19,10 @@ from typing import Any, Mapping
 
 import pandas as pd
 
-from ..cache import CellCache
-from ..calls import Transport, generate
-from ..model_request import ModelRequest
-from ..paths import data_dir
+from ..engine.cache import CellCache
+from ..engine.calls import Transport, generate
+from ..engine.model_request import ModelRequest
+from ..engine.paths import data_dir
 from .inventory import Inventory
 from .prompts import item_phrase
 

@@ -17,10 +17,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ..instruments import INTERVENTIONS, build_cells
-from ..notebooks.outputs import Outputs
-from ..notebooks.parameters import NON_NEGATIVE, Includes, NonEmpty, OneOf, count
-from ..notebooks.show import Result
+from ..echo import INTERVENTIONS, build_cells
+from ..paper.outputs import Outputs
+from .parameters import NON_NEGATIVE, Includes, NonEmpty, OneOf, count
+from ..paper.show import Result
 from ..sessions import Position
 from ..stats import StatsInputError, drift_gap
 from . import common

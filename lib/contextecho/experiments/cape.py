@@ -18,22 +18,22 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ..cache import CellCache
-from ..cape import (CONTEXT_DEPENDENT, CONTEXT_FREE, DEFAULT_PARAMS, FACTORS, ORDERINGS, TRAITS, administer,
-                    answer_counts, attack_runs, bridge_runs, bridge_summary, factor_consistency, factor_runs,
-                    load_inventory, ocean_profiles, option_shift, ordering_runs, table1)
+from ..engine.cache import CellCache
+from ..cape import CONTEXT_DEPENDENT, CONTEXT_FREE, DEFAULT_PARAMS, FACTORS, ORDERINGS, TRAITS, answer_counts, attack_runs, bridge_runs, bridge_summary, factor_consistency, factor_runs, load_inventory, ocean_profiles, option_shift, ordering_runs, table1
+from ..cape import administer
 from ..cape.administer import constrained_answers
 from ..cape.prompts import LETTERS
-from ..data_cli import inventory_manifest
-from ..instruments import ArmContext, make_prefix
-from ..llm import LOCAL_MODEL
-from ..notebooks.outputs import Outputs
-from ..notebooks.parameters import NON_NEGATIVE, POSITIVE, Models, NonEmpty, OneOf, Temperature, count
-from ..paths import data_dir
+from ..cli.data import inventory_manifest
+from ..echo import ArmContext, make_prefix
+from ..engine.llm import LOCAL_MODEL
+from ..paper.outputs import Outputs
+from .parameters import NON_NEGATIVE, POSITIVE, Models, NonEmpty, OneOf, Temperature, count
+from ..engine.paths import data_dir
 from ..sessions.corpus import read_manifest
-from ..notebooks.show import Result
-from ..sessions import positions as scheme_positions, render_prefix
-from ..instruments.versions import rng_for
+from ..paper.show import Result
+from ..sessions import positions as scheme_positions
+from ..sessions import render_prefix
+from ..engine.hashing import rng_for
 from . import common
 
 TITLE = "CAPE: questionnaire consistency (Table 1), history attack, ordering, and the drift bridge"

@@ -8,17 +8,18 @@ from typing import Iterable, Sequence
 
 import pandas as pd
 
-from ..cache import CellCache
-from ..paths import shared_dir
-from ..calls import Transport, check_routes
-from ..endpoints import parse_endpoints
-from ..instruments import build_cells, contracts, probes, run_cells, stressors
-from ..instruments.reference.cells import build_reference_cells
-from ..instruments.protocols import PROTOCOLS, protocol as get_protocol
-from ..instruments.runner import distribution_summary
-from ..token_distribution import FLAT_ENTROPY
-from ..llm import LOCAL_MODEL
-from ..notebooks.parameters import (NON_NEGATIVE, POSITIVE, RESAMPLES, Checked, Endpoints, Models, NonEmpty, OneOf,
+from ..engine.cache import CellCache
+from ..engine.paths import shared_dir
+from ..engine.calls import Transport, check_routes
+from ..engine.endpoints import parse_endpoints
+from ..echo import build_cells, run_cells
+from ..echo import contracts, probes, stressors
+from ..echo.reference.cells import build_reference_cells
+from ..echo.protocols import PROTOCOLS, protocol as get_protocol
+from ..echo.runner import distribution_summary
+from ..engine.token_distribution import FLAT_ENTROPY
+from ..engine.llm import LOCAL_MODEL
+from .parameters import (NON_NEGATIVE, POSITIVE, RESAMPLES, Checked, Endpoints, Models, NonEmpty, OneOf,
                                     Temperature, count)
 from ..sessions import Session, load_session
 from ..sessions.corpus import local_corpus, read_manifest
@@ -41,7 +42,7 @@ def score_column(score: str) -> str:
 @dataclass(frozen=True)
 class ServingParameters(Checked):
     """Where the models are served and how many calls run at once: transport settings,
-    in every notebook and never part of a cell key (see :mod:`contextecho.endpoints`)."""
+    in every notebook and never part of a cell key (see :mod:`contextecho.engine.endpoints`)."""
 
     endpoints: tuple[str, ...] = ()
     concurrency: int = 1
@@ -151,8 +152,8 @@ def build(p: JudgedParameters, experiment: str, sessions: Sequence[Session], ite
           positions, reference_positions, k: int = 12, limit: int = 0, replicates: int = 1,
           turns: Sequence[int] = (), stressor_max_tokens: int | None = None) -> list:
     """The experiment's real/filler cells under ``p.protocol``: ``positions`` (with ``k``)
-    for ``contextecho`` (see :func:`~contextecho.instruments.build_cells`),
-    ``reference_positions`` (a scheme of :mod:`contextecho.instruments.reference.cells`,
+    for ``contextecho`` (see :func:`~contextecho.echo.build_cells`),
+    ``reference_positions`` (a scheme of :mod:`contextecho.echo.reference.cells`,
     or a mapping; ``limit``, ``turns``) for ``reference``."""
     if p.protocol == "reference":
         return build_reference_cells(experiment, list(p.targets), sessions, reference_positions,

@@ -19,9 +19,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ..notebooks.outputs import Outputs
-from ..notebooks.parameters import Interval, NonEmpty, OneOf, count
-from ..notebooks.show import Result
+from ..paper.outputs import Outputs
+from .parameters import Interval, NonEmpty, OneOf, count
+from ..paper.show import Result
 from ..sessions import positions as scheme_positions
 from ..stats import COMPACTION_MARGIN, StatsInputError, equivalence_bootstrap, tost_paired
 from . import common

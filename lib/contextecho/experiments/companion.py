@@ -27,12 +27,12 @@ from ..cape import TRAITS
 from ..anchor.bank import bank_dirs, load_bank
 from ..anchor.bank_scorer import score_bank
 from ..anchor.persona import CODING_ASSISTANT, load_card
-from ..cache import CellCache
-from ..llm import LOCAL_MODEL
-from ..notebooks.outputs import Outputs
-from ..notebooks.parameters import (NON_NEGATIVE, POSITIVE, RESAMPLES, Interval, Models, NonEmpty, OneOf,
+from ..engine.cache import CellCache
+from ..engine.llm import LOCAL_MODEL
+from ..paper.outputs import Outputs
+from .parameters import (NON_NEGATIVE, POSITIVE, RESAMPLES, Interval, Models, NonEmpty, OneOf,
                                     Temperature, count)
-from ..notebooks.show import Result
+from ..paper.show import Result
 from . import common
 from .companion_axes import run_axes
 from .companion_recall import CHANCE, RecallSettings, accuracy_figure, run_recall

@@ -9,9 +9,9 @@ import pandas as pd
 from ..anchor.axes_report import all_axes_held, axis_agreement, axis_frame, axis_jobs, axis_rates, judge_requests
 from ..anchor.axes_turns import fork_requests, forked_turns, real_turns
 from ..anchor.persona import PersonaCard
-from ..cache import CellCache
-from ..calls import Transport, generate
-from ..notebooks.outputs import Outputs
+from ..engine.cache import CellCache
+from ..engine.calls import Transport, generate
+from ..paper.outputs import Outputs
 from ..sessions import Session
 from . import common
 

@@ -25,9 +25,9 @@ from ..anchor import answers_of, ask_requests, blind_filter, recall_items
 from ..anchor.filters import choice_of
 from ..anchor.calibration import MAIN, calibrate, filter_counts, validate_with_history
 from ..anchor.conditions import CONDITIONS, HierarchicalSummary, LongContext, Retrieval, build_contexts
-from ..cache import CellCache
-from ..calls import Transport, generate
-from ..notebooks.outputs import Outputs
+from ..engine.cache import CellCache
+from ..engine.calls import Transport, generate
+from ..paper.outputs import Outputs
 from ..sessions import Session
 from . import common
 

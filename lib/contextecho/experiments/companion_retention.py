@@ -9,10 +9,11 @@ import pandas as pd
 
 from ..anchor.persona import PersonaCard
 from ..anchor.retention_runs import ARMS, CHECKPOINT, ipip_facets, retention_runs, retention_table
-from ..cache import CellCache
-from ..calls import Transport
-from ..cape import CONTEXT_FREE, TRAITS, administer, answer_counts, load_inventory
-from ..notebooks.outputs import Outputs
+from ..engine.cache import CellCache
+from ..engine.calls import Transport
+from ..cape import CONTEXT_FREE, TRAITS, answer_counts, load_inventory
+from ..cape import administer
+from ..paper.outputs import Outputs
 from . import common
 from .cape import ANSWERS, answered, balanced
 

@@ -16,9 +16,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ..notebooks.outputs import Outputs
-from ..notebooks.parameters import NonEmpty, OneOf, count
-from ..notebooks.show import Result
+from ..paper.outputs import Outputs
+from .parameters import NonEmpty, OneOf, count
+from ..paper.show import Result
 from ..stats import StatsInputError, direction_agreement, drift_gap, judge_agreement, score_agreement
 from . import common
 from .raters import DESCRIPTIONS, RATERS, rate

@@ -17,9 +17,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ..notebooks.outputs import Outputs
-from ..notebooks.parameters import NonEmpty, count
-from ..notebooks.show import Result
+from ..paper.outputs import Outputs
+from .parameters import NonEmpty, count
+from ..paper.show import Result
 from ..sessions import Position
 from ..stats import StatsInputError, drift_gap
 from ..stats.harness import onset_gap_cis

@@ -22,10 +22,11 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ..instruments import fingerprint_frame, fit_pca, probes
-from ..notebooks.outputs import Outputs
-from ..notebooks.parameters import POSITIVE, NonEmpty, OneOf, count
-from ..notebooks.show import Result
+from ..echo import fingerprint_frame, fit_pca
+from ..echo import probes
+from ..paper.outputs import Outputs
+from .parameters import POSITIVE, NonEmpty, OneOf, count
+from ..paper.show import Result
 from ..stats import (StatsInputError, compliance_gap, drift_gap, holm, log_verbosity_ratios,
                      variance_decomposition, verbosity_ratio)
 from ..stats.harness import clustered_bootstrap_mean, sign_flip_p

@@ -12,7 +12,7 @@ from typing import Iterable
 
 import numpy as np
 
-from ..instruments.rubric import ANCHORS
+from ..echo.rubric import ANCHORS
 
 RATERS = ("tfidf",)
 DESCRIPTIONS = {"tfidf": "TF-IDF cosine similarity to the rubric's four anchor descriptions (nearest anchor)"}

@@ -1,4 +1,4 @@
-"""Parameterized notebooks: generation, validated parameters, papermill runs, outputs.
+"""Parameterized notebooks: generated from the experiments, executed with papermill.
 
     from contextecho.notebooks import run_notebook
     run_notebook("panel", {"targets": "local/smollm2-135m", "n_sessions": 2})
@@ -7,12 +7,6 @@ Inside a notebook: ``params = bind(experiment.Parameters, globals(), _baseline)`
 ``result = experiment.run(params)`` and ``show(result)``.
 """
 from .build import NOTEBOOKS, build, experiment, notebook_path, write_all
-from .outputs import DuplicateVariableError, Outputs, cell_counts, merge_variables, style
-from .parameters import ParameterError, bind, check_overrides, coerce, declared
 from .runner import NotebookRun, run_notebook
-from .show import Result, show
 
-__all__ = ["NOTEBOOKS", "build", "experiment", "notebook_path", "write_all", "Outputs",
-           "DuplicateVariableError", "cell_counts", "merge_variables", "style",
-           "ParameterError", "bind", "check_overrides", "coerce", "declared",
-           "NotebookRun", "run_notebook", "Result", "show"]
+__all__ = ["NOTEBOOKS", "build", "experiment", "notebook_path", "write_all", "NotebookRun", "run_notebook"]

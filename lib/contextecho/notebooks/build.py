@@ -15,8 +15,8 @@ from pathlib import Path
 
 import nbformat
 
-from ..paths import REPO_ROOT
-from .parameters import declared
+from ..engine.paths import REPO_ROOT
+from ..experiments.parameters import declared
 
 NOTEBOOK_DIR = REPO_ROOT / "notebooks"
 # In the order `make paper` runs them.
@@ -70,7 +70,8 @@ def build(name: str) -> nbformat.NotebookNode:
     nb.cells = [
         nbformat.v4.new_markdown_cell(intro),
         nbformat.v4.new_code_cell(f"from contextecho.experiments import {name} as experiment\n"
-                                  "from contextecho.notebooks import bind, show\n"
+                                  "from contextecho.experiments.parameters import bind\n"
+                                  "from contextecho.paper.show import show\n"
                                   "_baseline = set(globals())"),
         nbformat.v4.new_code_cell(_parameters_source(spec), metadata={"tags": ["parameters"]}),
         nbformat.v4.new_code_cell("params = bind(experiment.Parameters, globals(), _baseline)\nparams"),

@@ -10,11 +10,11 @@ from typing import Any, Mapping
 
 import nbformat
 
-from ..calls import ModelConfigError
-from ..paths import REPO_ROOT
+from ..engine.calls import ModelConfigError
+from ..engine.paths import REPO_ROOT
 from .build import experiment, notebook_path
-from .outputs import GENERATED
-from .parameters import ParameterError, check_overrides, coerce, declared
+from ..paper.outputs import GENERATED
+from ..experiments.parameters import ParameterError, check_overrides, coerce, declared
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ def run_notebook(name: str, overrides: Mapping[str, Any] | None = None, *,
     """Execute ``notebooks/<name>.ipynb`` with ``overrides``; fail before the kernel
     starts on an unknown name, a value of the wrong type or out of range. A model the
     notebook cannot call (no route, no key) stops it before any call and is raised here
-    as :class:`~contextecho.calls.ModelConfigError`."""
+    as :class:`~contextecho.engine.calls.ModelConfigError`."""
     import papermill
 
     overrides = dict(overrides or {})

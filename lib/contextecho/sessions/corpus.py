@@ -19,7 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Callable, Iterable
 
-from ..paths import data_dir, shared_dir
+from ..engine.paths import data_dir, shared_dir
 from .errors import SessionError, SessionFormatError
 from .jsonl import path_problem
 from .loader import load_session

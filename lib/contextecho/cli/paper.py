@@ -1,0 +1,116 @@
+"""``contextecho paper``: run every notebook, merge their variables, check, render.
+
+    contextecho paper                      # data -> every notebook -> merge -> check -> render
+    contextecho paper --only panel,cape    # a subset of notebooks, then merge/check/render
+    contextecho paper --check-only         # `make paper-check`: merge + check, no model calls
+    contextecho paper --set window=4000    # an override for every notebook that declares it
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from ..paper import manuscript, quarto
+from ..notebooks import NOTEBOOKS, experiment
+from ..paper.outputs import DuplicateVariableError, merge_variables
+from ..experiments.parameters import ParameterError, declared
+from ..paper.outputs import GENERATED
+from ..notebooks.runner import check_parameters
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--only", default="", help=f"comma-separated notebooks (default all: {','.join(NOTEBOOKS)})")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="a parameter override for every notebook that declares KEY")
+    parser.add_argument("--check-only", action="store_true",
+                        help="merge the generated variables and check the manuscript; run nothing")
+    parser.add_argument("--no-render", action="store_true", help="skip the Quarto render step")
+    parser.add_argument("--retry-errors", action="store_true",
+                        help="call again cells whose stored error is permanent (authentication, bad request, not found); by default they are skipped and counted in the manifest")
+
+
+def set_overrides(items: list[str], names: list[str]) -> dict[str, dict[str, str]]:
+    """Each notebook's share of the ``--set KEY=VALUE`` items, every one checked (name, type,
+    range) before anything runs; a KEY no notebook in ``names`` declares is an error."""
+    malformed = [item for item in items if "=" not in item or not item.split("=", 1)[0].strip()]
+    if malformed:
+        raise ParameterError(f"--set takes KEY=VALUE, got {', '.join(map(repr, malformed))}")
+    overrides = {k.strip(): v for k, v in (item.split("=", 1) for item in items)}
+    declared_by = {name: declared(experiment(name).Parameters) for name in names}
+    unused = sorted(k for k in overrides if not any(k in d for d in declared_by.values()))
+    if unused:
+        valid = sorted({k for d in declared_by.values() for k in d})
+        raise ParameterError(f"--set {', '.join(unused)}: no notebook of {', '.join(names)} declares it; "
+                             f"valid: {', '.join(valid)}")
+    own = {name: {k: v for k, v in overrides.items() if k in declared_by[name]} for name in names}
+    for name in names:
+        check_parameters(name, own[name])
+    return own
+
+
+def merge_and_check() -> list[str]:
+    files = sorted(GENERATED.glob("*/variables.yml"))
+    merged = merge_variables(files)
+    manuscript.write_variables(merged, merge=False)
+    print(f"      merged {len(files)} variables file(s) into {manuscript.VARIABLES_FILE.name}")
+    return manuscript.check_sources() + quarto.check_project()
+
+
+def run(args: argparse.Namespace) -> int:
+    start = time.perf_counter()
+    if not args.check_only:
+        from ..engine.calls import ModelConfigError
+        from .data import fill_inventories
+        from ..notebooks import run_notebook
+        from ..sessions.corpus import fill_corpus
+
+        if args.retry_errors:
+            from ..engine.calls import retry_errors_everywhere
+
+            retry_errors_everywhere()  # every notebook kernel inherits it
+
+        names = [n.strip() for n in args.only.split(",") if n.strip()] or list(NOTEBOOKS)
+        unknown = sorted(set(names) - set(NOTEBOOKS))
+        if unknown:
+            print(f"contextecho paper: unknown notebook(s) {unknown}; choose from {NOTEBOOKS}", file=sys.stderr)
+            return 2
+        try:
+            overrides = set_overrides(args.set, names)
+        except ParameterError as exc:
+            print(f"contextecho paper: {exc}", file=sys.stderr)
+            return 2
+        print("[data] corpus and inventories, verifying sha256 ...", flush=True)
+        filled = fill_corpus()
+        print(f"      corpus: {filled.copied} copied, {filled.downloaded} downloaded, "
+              f"{filled.present} already present; {fill_inventories()}")
+        for number, name in enumerate(names, start=1):
+            own = overrides[name]
+            print(f"[{number}/{len(names)}] notebook {name} {own or ''} ...", flush=True)
+            try:
+                done = run_notebook(name, own)
+            except (ParameterError, ModelConfigError) as exc:
+                print(f"contextecho paper: {exc}", file=sys.stderr)
+                return 2
+            print(f"      {name}: {done.wall_s:.0f} s -> {done.output_dir.relative_to(GENERATED.parent.parent)}",
+                  flush=True)
+    print("[check] variables, includes, figures and alt text, cross-references, _quarto.yml ...", flush=True)
+    try:
+        problems = merge_and_check()
+    except DuplicateVariableError as exc:
+        print(f"contextecho paper: {exc}", file=sys.stderr)
+        return 1
+    if problems:
+        print("contextecho paper: the manuscript refers to outputs the pipeline did not produce:\n  "
+              + "\n  ".join(problems), file=sys.stderr)
+        return 1
+    print("      every variable, include, figure and cross-reference resolves; _quarto.yml passes")
+    if not args.check_only and not args.no_render:
+        try:
+            outcome = quarto.render()
+        except (manuscript.ManuscriptError, quarto.QuartoError) as exc:
+            print(f"contextecho paper: {exc}", file=sys.stderr)
+            return 1
+        print(f"[render] {outcome.message}")
+    print(f"done in {time.perf_counter() - start:.0f} s")
+    return 0

@@ -1,0 +1,125 @@
+"""``build_cells``: the grid experiment × target × session × position × arm × intervention
+× item × replicate, each cell a tidy descriptor with its :class:`ModelRequest`.
+
+Per (session, position) the real prefix is rendered once and every arm derives from it;
+per arm and intervention the prefix is built once and shared by every item, target and
+replicate, and cells are listed in that order so requests sharing a prefix sit together.
+Every cell carries :func:`instrument_versions` (version + hash of each text set).
+
+The window is a parameter: the paper's 30,000 characters suit provider models; the
+embedded target (8,192-token context) needs about 12,000.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
+
+from ..engine.model_request import ModelRequest
+from ..sessions import DEFAULT_WINDOW, Position, Session, render_prefix, snapshot_at
+from ..sessions import positions as scheme_positions
+from .arms import ARMS, ArmContext, ArmPrefix, make_prefix
+from .interventions import INTERVENTIONS, InterventionContext, opening_goal
+from .items import Item, resolve_items
+from .arms import BASE_SEED
+from .versions import instrument_versions
+
+
+@dataclass(frozen=True)
+class Cell:
+    experiment: str
+    target: str
+    session: str
+    position: str  # position label ("u03", "c1_pre", "s25", or "t<step>")
+    step: int
+    arm: str
+    intervention: str
+    item: Item
+    replicate: int
+    request: ModelRequest
+    prefix: ArmPrefix = field(repr=False)
+    distance: int = 0
+    versions: Mapping[str, str] = field(default_factory=dict, repr=False)
+
+    @property
+    def key(self) -> str:
+        return self.request.key
+
+    def row(self) -> dict[str, Any]:
+        """The tidy descriptor (one flat dict; versions and hashes included)."""
+        p = self.prefix
+        return {
+            "experiment": self.experiment, "target": self.target, "session": self.session,
+            "position": self.position, "step": self.step, "arm": self.arm,
+            "intervention": self.intervention, "distance": self.distance,
+            "item": self.item.id, "item_kind": self.item.kind, "item_group": self.item.group,
+            "framing": self.item.framing, "scorer": self.item.scorer,
+            "replicate": self.replicate, "key": self.key,
+            "window": p.window, "prefix_chars": p.n_chars,
+            "reference_chars": p.reference_n_chars, "n_turns": len(p.turns),
+            "arm_source": p.source, "inserted_tokens": p.inserted_tokens,
+            "inserted_chars": p.inserted_chars, "params": dict(self.request.params),
+            **self.versions,
+        }
+
+
+def _positions(session: Session, spec, k: int) -> tuple[Position, ...]:
+    if isinstance(spec, str):
+        return scheme_positions(session, spec, k=k)
+    if isinstance(spec, Mapping):
+        spec = spec[session.session_id]
+    out = []
+    for p in spec:
+        out.append(p if isinstance(p, Position) else Position(int(p), f"t{int(p)}", "steps"))
+    return tuple(out)
+
+
+def build_cells(experiment: str, targets: str | Sequence[str], sessions: Sequence[Session], *,
+                positions: str | Sequence[int | Position] | Mapping[str, Sequence] = "uniform",
+                k: int = 12, arms: Sequence[str] = ("real", "filler"),
+                interventions: Sequence[str] = ("none",), items: Iterable[str] | str = "coding_self",
+                replicates: int = 1, params: Mapping[str, Any] | None = None,
+                window: int | None = DEFAULT_WINDOW, framing: str = "framed",
+                distance: int = 0, base_seed: int = BASE_SEED, preamble: str | None = None,
+                others: Sequence[Session] | None = None, redact: bool = True) -> list[Cell]:
+    """Every cell of the grid, with its request. Unknown names raise listing valid ones.
+
+    ``positions``: a scheme name (``"uniform"`` with ``k``, ``"deciles"``, ``"compaction"``,
+    ``"early"``), a list of steps / :class:`Position` for every session, or a mapping from
+    session id to such a list. ``others``: the pool for ``unrelated_session`` (default: the
+    other given sessions). ``params``: sampling parameters of the target requests.
+    """
+    targets = [targets] if isinstance(targets, str) else list(targets)
+    resolved = resolve_items(items, framing)
+    for name in arms:
+        ARMS.get(name)
+    for name in interventions:
+        INTERVENTIONS.get(name)
+    if replicates < 1:
+        raise ValueError(f"replicates must be >= 1, got {replicates}")
+    params = dict(params or {})
+    versions = instrument_versions()
+    pool = tuple(others) if others is not None else tuple(sessions)
+    cells: list[Cell] = []
+    for session in sessions:
+        needs_goal = any(i.startswith("goal_") for i in interventions)
+        goal = opening_goal(session) if needs_goal else None
+        ictx = InterventionContext(distance=distance, goal=goal)
+        for pos in _positions(session, positions, k):
+            snap = snapshot_at(session, pos.step)
+            real = render_prefix(snap, window=window, preamble=preamble, redact=redact) \
+                if set(arms) - {"scratch"} else None
+            actx = ArmContext(window=window, base_seed=base_seed, preamble=preamble,
+                              redact=redact, others=pool, real=real)
+            for arm in arms:
+                base = make_prefix(arm, snap, actx)
+                for iv in interventions:
+                    prefix = INTERVENTIONS.get(iv)(base, ictx)
+                    for item in resolved:
+                        messages = list(prefix.messages) + [{"role": "user", "content": item.message}]
+                        for target in targets:
+                            for rep in range(replicates):
+                                request = ModelRequest(target, messages, params, rep)
+                                cells.append(Cell(experiment, target, session.session_id,
+                                                  pos.label, pos.step, arm, iv, item, rep,
+                                                  request, prefix, distance, versions))
+    return cells

@@ -1,0 +1,179 @@
+"""Cells under the ``reference`` protocol: the harness's positions, prefix, filler and
+requests, as :class:`~contextecho.echo.cells.Cell` records ``run_cells`` takes.
+
+* **Positions** (:func:`named_positions`, ``PROTOCOL.md`` §8) are harness turn numbers
+  of the session itself, anchored on its own compactions (the harness hard-codes those
+  of its representative session): ``panel`` = ``P0_start`` (turn 100), then per
+  compaction *j* ``c{j}_pre`` (the last turn before the boundary) and ``c{j}_post``
+  (that turn + 100); ``onset`` = the given turns (1, 5, 25, 100, 250, 500, 1000, 1500 by
+  default); ``compaction`` = the pre/post pairs alone; ``deciles`` = the seed's
+  corpus-scale grid (turns at 10 %, ..., 100 % of the session, plus the compaction
+  pairs; run with ``replicates=3``). Turns past the session's last are clipped to it and
+  a turn already listed is not repeated.
+* **Prefix** :func:`~.transcript.render_prefix` with the window; the ``filler`` arm is
+  :func:`~.filler.filler_for` of the prefix the target sees.
+* **Redaction**: for a target that is not in-process, the rendered prefix is redacted
+  (:func:`contextecho.sessions.redaction.redact`) before the filler is matched to it;
+  the cell records ``prefix_redacted``. Conformance (:mod:`.conformance`) checks the
+  unredacted rendering.
+* **Requests**: :func:`~.requests.probe_request` / :func:`~.requests.stressor_request`
+  in their OpenAI-compatible form; sampling parameters hold only ``max_tokens`` (the
+  provider's default temperature; the in-process model samples with its default,
+  seeded from the cell key by :mod:`contextecho.engine.calls`). The protocol's name, version
+  and sha256 are the request's ``tag``, so they are part of every cell key, and so are
+  the session, turn and arm: the harness makes one call per (position, arm, item), so
+  two positions whose filler is the same text (equal lengths) are still two samples.
+
+Only Claude Code sessions have harness turns; other formats are refused.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Sequence
+
+from ...engine.llm import is_in_process
+from ...engine.model_request import ModelRequest, strip_cache_markers
+from ...sessions import Session
+from ...sessions.redaction import redact as redact_text
+from .. import probes, stressors
+from ..arms import ArmPrefix
+from ..cells import Cell
+from ..items import JUDGE, PROBE, STRESSOR, Item
+from ..protocols import protocol as get_protocol
+from ...engine.registry import UnknownNameError
+from .filler import filler_for
+from .positions import ONSET_TURNS, POST_OFFSET, compaction_turns, onset_label
+from .requests import TargetRequest, probe_request, stressor_request
+from .texts import PROBES_BY_ID, S2_VARIANTS, framed
+from .transcript import DEFAULT_MAX_CHARS, read_rows, render_prefix, turn_index
+
+PROTOCOL = "reference"
+START_TURN = 100
+SCHEMES = ("panel", "onset", "compaction", "deciles")
+ARMS = ("real", "filler")
+#: The S2 stressor's scorer name in :data:`.scorers.REFERENCE_SCORERS`.
+S2 = "S2"
+
+
+@dataclass(frozen=True)
+class NamedTurn:
+    label: str
+    turn: int
+
+
+def named_positions(rows, index: dict[int, int], scheme: str,
+                    turns: Sequence[int] = ONSET_TURNS) -> tuple[NamedTurn, ...]:
+    """The positions of ``scheme`` (module doc) for one session's rows and turn index."""
+    if scheme not in SCHEMES:
+        raise UnknownNameError("reference position scheme", scheme, list(SCHEMES))
+    last = max(index)
+    pairs: list[NamedTurn] = []
+    for j, c in enumerate(compaction_turns(rows, index), start=1):
+        if c.last_turn_before > 0:
+            pairs += [NamedTurn(f"c{j}_pre", c.last_turn_before),
+                      NamedTurn(f"c{j}_post", c.last_turn_before + POST_OFFSET)]
+    if scheme == "panel":
+        chosen = [NamedTurn("P0_start", START_TURN), *pairs]
+    elif scheme == "onset":
+        chosen = [NamedTurn(onset_label(t), t) for t in sorted(set(turns))]
+    elif scheme == "compaction":
+        chosen = pairs
+    else:
+        chosen = [NamedTurn(f"D{d:02d}", max(1, round(last * d / 10))) for d in range(1, 11)] + pairs
+    out: dict[int, NamedTurn] = {}
+    for p in chosen:
+        turn = min(max(p.turn, 1), last) if last > 0 else 0
+        out.setdefault(turn, NamedTurn(p.label, turn))
+    return tuple(out.values())
+
+
+def reference_items(names: Iterable[str] | str) -> tuple[Item, ...]:
+    """Probe ids/batteries (asked framed, judged on the unframed text) and the S2 stressor
+    (``S2``: the ten e08 paraphrases ``S2#01``...; or one of them), in order, unique."""
+    names = [names] if isinstance(names, str) else list(names)
+    out: dict[str, Item] = {}
+    for name in names:
+        if name in probes.BATTERIES:
+            ids = [p.id for p in probes.battery(name)]
+        elif name in probes.BY_ID:
+            ids = [name]
+        elif name == S2:
+            ids = [f"S2#{i:02d}" for i in range(1, len(S2_VARIANTS) + 1)]
+        elif name.startswith("S2#") and name[3:].isdigit() and 1 <= int(name[3:]) <= len(S2_VARIANTS):
+            ids = [name]
+        else:
+            valid = sorted(probes.BATTERIES) + sorted(probes.BY_ID) + [S2] + \
+                [f"S2#{i:02d}" for i in range(1, len(S2_VARIANTS) + 1)]
+            raise UnknownNameError("reference item", name, valid)
+        for item_id in ids:
+            if item_id.startswith("S2#"):
+                # Our contract of the same wording id: its scorer is the alternative S2 scorer.
+                item = Item(item_id, STRESSOR, S2, S2_VARIANTS[int(item_id[3:]) - 1], S2,
+                            contract=stressors.contract(item_id))
+            else:
+                p = PROBES_BY_ID[item_id]
+                item = Item(p.id, PROBE, p.category, framed(p), JUDGE, p.text, "framed")
+            out.setdefault(item.id, item)
+    return tuple(out.values())
+
+
+def target_request(prefix: str, item: Item) -> TargetRequest:
+    return probe_request(prefix, item.id) if item.kind == PROBE else stressor_request(prefix, item.message)
+
+
+def build_reference_cells(experiment: str, targets: str | Sequence[str], sessions: Sequence[Session],
+                          positions: str | Mapping[str, Sequence[NamedTurn]] = "panel", *,
+                          arms: Sequence[str] = ARMS, items: Iterable[str] | str = "coding_self",
+                          replicates: int = 1, window: int = DEFAULT_MAX_CHARS,
+                          max_tokens: int | None = None, stressor_max_tokens: int | None = None,
+                          turns: Sequence[int] = ONSET_TURNS, limit: int = 0,
+                          redact: bool = True) -> list[Cell]:
+    """Every reference cell of the grid (module doc). ``positions``: a scheme name, or a
+    mapping session id -> :class:`NamedTurn` list; ``limit`` keeps each session's first
+    ``limit`` positions (0: all). ``max_tokens`` / ``stressor_max_tokens`` shorten the
+    protocol's 600 / 1024 (the embedded build)."""
+    targets = [targets] if isinstance(targets, str) else list(targets)
+    for arm in arms:
+        if arm not in ARMS:
+            raise UnknownNameError("reference arm", arm, list(ARMS))
+    if replicates < 1:
+        raise ValueError(f"replicates must be >= 1, got {replicates}")
+    resolved = reference_items(items)
+    proto = get_protocol(PROTOCOL)
+    tag = proto.key()
+    cells: list[Cell] = []
+    for session in sessions:
+        if session.format != "claude_code":
+            raise ValueError(f"{session.path}: the reference protocol reads Claude Code sessions "
+                             f"only, this one is {session.format}")
+        rows = read_rows(session.path)
+        index = turn_index(rows)
+        chosen = named_positions(rows, index, positions, turns) if isinstance(positions, str) \
+            else tuple(positions[session.session_id])
+        chosen = chosen[:limit] if limit > 0 else chosen
+        for pos in chosen:
+            rendered = render_prefix(rows, index, pos.turn, window)
+            for target in targets:
+                redacted = redact and not is_in_process(target) and bool(rendered.text)
+                real = redact_text(rendered.text)[0] if redacted else rendered.text
+                for arm in arms:
+                    text = real if arm == "real" else filler_for(real)
+                    prefix = ArmPrefix(arm=arm, messages=(), turns=(), n_chars=len(text),
+                                       session_id=session.session_id, step=pos.turn, window=window,
+                                       source=f"{session.session_id}@{pos.turn}" if arm == "real"
+                                       else "reference_filler", reference_n_chars=len(real),
+                                       truncated=len(rendered.text) >= window)
+                    for item in resolved:
+                        request = target_request(text, item)
+                        cap = stressor_max_tokens if item.kind == STRESSOR else max_tokens
+                        params = {"max_tokens": cap or request.max_tokens}
+                        messages = strip_cache_markers(request.chat_messages())
+                        versions = {**tag, "prefix_redacted": str(redacted).lower(),
+                                    "resolved_turn": str(rendered.resolved_turn)}
+                        cell_tag = {**tag, "session": session.session_id, "turn": str(pos.turn), "arm": arm}
+                        for rep in range(replicates):
+                            cells.append(Cell(experiment, target, session.session_id, pos.label,
+                                              pos.turn, arm, "none", item, rep,
+                                              ModelRequest(target, messages, params, rep, tag=cell_tag),
+                                              prefix, 0, versions))
+    return cells

@@ -1,0 +1,498 @@
+"""Conformance of the ``reference`` protocol with fixtures produced by the authors' code.
+
+A fixture folder has up to five families, each one file (``PROTOCOL.md`` §11):
+
+=============  ===========================  ============================================
+family         file                         one case
+=============  ===========================  ============================================
+``prefix``     ``prefix_cases.jsonl``       session + turn + window -> prefix, messages,
+                                            system prompt, max_tokens, filler arm
+``filler``     ``filler_cases.jsonl``       n -> ``make_filler(n)``
+``s2``         ``s2_cases.jsonl``           response -> S2 verdict (+ S1/S3/S4 verdicts)
+``judge``      ``judge_parse_cases.jsonl``  judge text -> harness parse (+ B3 variant)
+``stats``      ``stats_cases.json``         synthetic cells -> bootstrap, permutation,
+                                            B7 variants, onset CIs, Holm
+=============  ===========================  ============================================
+
+Every expected field a case carries is recomputed from its inputs and compared
+exactly (canonical JSON: ``2`` is not ``2.0``, ``true`` is not ``1``); an expected
+field this runner does not know fails the case instead of being skipped. A missing
+family file is reported as missing (never as passed); a line that is not valid JSON,
+or lacks a needed input, fails with its file and line. Session paths in ``prefix``
+cases are resolved under the corpus folder. ``meta`` fields are informational, except
+``resolved_end_line`` and ``session_total_turns``, which are checked.
+"""
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ...sessions.errors import SessionFormatError
+from ...stats import harness
+from ...stats.multiple import holm
+from ...engine.registry import UnknownNameError
+from .filler import filler_for, make_filler
+from .judge import parse_verdict, parse_verdict_b3
+from .requests import probe_request, stressor_request, stressor_text
+from .scorers import REFERENCE_SCORERS, is_no_preamble
+from .transcript import DEFAULT_MAX_CHARS, Row, render_prefix, read_rows, turn_index
+
+DEFAULT_PROBE = "C01"
+PROBE_EXPERIMENTS = ("e15", "e16", "e17")
+STRESSOR_EXPERIMENTS = ("e08", "e09", "e10", "e12")
+REAL, FILLER = "claude_session", "filler"
+
+
+class FixtureError(ValueError):
+    """A fixture line that cannot be checked (bad JSON, a missing input): names file:line."""
+
+    def __init__(self, path: Path, line: int, reason: str) -> None:
+        self.path, self.line, self.reason = path, line, reason
+        super().__init__(f"{path}:{line}: {reason}")
+
+
+@dataclass(frozen=True)
+class Difference:
+    path: str
+    expected: object
+    actual: object
+
+    def describe(self, max_lines: int = 40) -> str:
+        if isinstance(self.expected, str) and isinstance(self.actual, str):
+            diff = list(difflib.unified_diff(self.expected.splitlines(), self.actual.splitlines(),
+                                             "expected", "actual", n=1, lineterm=""))
+            if not diff:  # differ only in line endings or a final newline
+                diff = [f"expected {self.expected[-60:]!r}", f"actual   {self.actual[-60:]!r}"]
+            shown = "\n".join(diff[:max_lines])
+            more = f"\n    ... {len(diff) - max_lines} more diff lines" if len(diff) > max_lines else ""
+            return f"{self.path}:\n    " + shown.replace("\n", "\n    ") + more
+        return f"{self.path}: expected {_short(self.expected)}, got {_short(self.actual)}"
+
+
+def _short(value: object, limit: int = 300) -> str:
+    text = _canonical(value) if not isinstance(value, _Missing) else "<absent>"
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "<absent>"
+
+
+ABSENT = _Missing()
+
+
+def _canonical(value: object) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=repr)
+
+
+def differences(expected: object, actual: object, path: str = "",
+                limit: int = 5) -> list[Difference]:
+    """The first ``limit`` places where ``actual`` differs from ``expected`` (exact JSON).
+
+    Every key of an expected object must be in ``actual`` with the same value; keys
+    only ``actual`` has are not differences.
+    """
+    out: list[Difference] = []
+
+    def walk(e: object, a: object, p: str) -> None:
+        if len(out) >= limit:
+            return
+        if isinstance(e, dict) and isinstance(a, dict):
+            for k in e:
+                walk(e[k], a.get(k, ABSENT), f"{p}.{k}" if p else str(k))
+        elif isinstance(e, list) and isinstance(a, list) and len(e) == len(a):
+            for i, (x, y) in enumerate(zip(e, a)):
+                walk(x, y, f"{p}[{i}]")
+        elif isinstance(e, _Missing) or isinstance(a, _Missing) or _canonical(e) != _canonical(a):
+            out.append(Difference(p or "value", e, a))
+
+    walk(expected, actual, path)
+    return out
+
+
+@dataclass
+class CaseResult:
+    family: str
+    case_id: str
+    differences: list[Difference] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        return not self.differences and self.error is None
+
+
+@dataclass
+class FamilyResult:
+    family: str
+    path: Path
+    missing: bool = False
+    cases: list[CaseResult] = field(default_factory=list)
+
+    @property
+    def n_passed(self) -> int:
+        return sum(c.passed for c in self.cases)
+
+    @property
+    def n_failed(self) -> int:
+        return len(self.cases) - self.n_passed
+
+    @property
+    def ok(self) -> bool:
+        return not self.missing and self.n_failed == 0 and bool(self.cases)
+
+
+# ---------------------------------------------------------------- reading fixtures
+
+def _jsonl(path: Path) -> Iterator[tuple[int, dict | FixtureError]]:
+    """``(line number, case or FixtureError)`` for each non-blank line.
+
+    Lines are split on ``\n`` only: U+2028, U+0085 and the like are legal inside the
+    JSON strings of a case (S2 responses hold them) and do not end a line.
+    """
+    for no, raw in enumerate(path.read_bytes().split(b"\n"), 1):
+        if not raw.strip():
+            continue
+        try:
+            case = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            yield no, FixtureError(path, no, f"not UTF-8 ({exc.reason} at byte {exc.start})")
+            continue
+        except json.JSONDecodeError as exc:
+            yield no, FixtureError(path, no, f"not valid JSON ({exc.msg}, column {exc.colno})")
+            continue
+        if not isinstance(case, dict):
+            yield no, FixtureError(path, no, f"a case must be a JSON object, got {type(case).__name__}")
+            continue
+        yield no, case
+
+
+def _need(case: dict, key: str, path: Path, line: int, kind: type | tuple = object):
+    try:
+        value = case[key]
+    except (KeyError, TypeError):
+        raise FixtureError(path, line, f"missing {key!r}") from None
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise FixtureError(path, line, f"{key!r} has the wrong type ({type(value).__name__})")
+    return value
+
+
+def _case_id(case: dict, path: Path, line: int) -> str:
+    return str(case.get("id") or f"{path.name}:{line}")
+
+
+# ---------------------------------------------------------------- families
+
+class _Sessions:
+    """Rows and turn indices of the sessions the prefix cases name, read once each."""
+
+    def __init__(self, corpus: Path) -> None:
+        self.corpus = corpus
+        self._cache: dict[str, tuple[list[Row], dict[int, int]]] = {}
+
+    def get(self, relative: str) -> tuple[list[Row], dict[int, int]]:
+        if relative not in self._cache:
+            path = self.corpus / relative
+            if not path.is_file():
+                raise FileNotFoundError(f"session {relative!r} not found under {self.corpus}")
+            rows = read_rows(path)
+            self._cache[relative] = (rows, turn_index(rows))
+        return self._cache[relative]
+
+
+def _prefix_outputs(case: dict, path: Path, line: int, sessions: _Sessions) -> tuple[dict, dict]:
+    """Recomputed ``outputs`` and checked ``meta`` of one prefix case."""
+    inputs = _need(case, "inputs", path, line, dict)
+    experiment = str(_need(case, "experiment", path, line, str))
+    session = _need(inputs, "session", path, line, str)
+    target_turn = _need(inputs, "target_turn", path, line, int)
+    max_chars = inputs["max_chars"] if "max_chars" in inputs else DEFAULT_MAX_CHARS
+    if not isinstance(max_chars, int) or isinstance(max_chars, bool):
+        raise FixtureError(path, line, f"'max_chars' must be an integer, got {max_chars!r}")
+    rows, index = sessions.get(session)
+    prefix = render_prefix(rows, index, target_turn, max_chars)
+    text = prefix.text
+    if experiment.startswith(PROBE_EXPERIMENTS):
+        request = probe_request(text, str(inputs.get("probe", inputs.get("probe_id", DEFAULT_PROBE))))
+    elif experiment.startswith(STRESSOR_EXPERIMENTS):
+        request = stressor_request(text, stressor_text(str(_need(inputs, "stressor", path, line, str))))
+    else:
+        raise FixtureError(path, line, f"unknown experiment {experiment!r} (known prefixes: "
+                                       f"{', '.join(PROBE_EXPERIMENTS + STRESSOR_EXPERIMENTS)})")
+    filler = filler_for(text)
+    outputs = {
+        "prefix": text, "prefix_len": len(text), "prefix_sha256": _sha(text),
+        "system_prompt": request.system_prompt, "messages": request.messages,
+        "max_tokens": request.max_tokens, "tools": request.tools,
+        "filler_arm": filler, "filler_arm_len": len(filler), "filler_arm_sha256": _sha(filler),
+    }
+    meta = {"resolved_end_line": prefix.end_line, "session_total_turns": prefix.n_turns}
+    return outputs, meta
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _compare_known(expected: dict, actual: dict, prefix: str) -> list[Difference]:
+    unknown = [k for k in expected if k not in actual]
+    found = [Difference(f"{prefix}.{k}", expected[k], "<no rule for this field>") for k in unknown]
+    return found + differences({k: v for k, v in expected.items() if k in actual},
+                               {k: actual[k] for k in expected if k in actual}, prefix)
+
+
+CaseCheck = Callable[[dict, Path, int], list[Difference]]
+
+
+def _line_cases(family: str, path: Path, check: CaseCheck) -> Iterator[CaseResult]:
+    """Run ``check(case, path, line)`` on every case of a JSONL family; a
+    :class:`FixtureError` (from reading or from the check) fails that case only."""
+    for line, case in _jsonl(path):
+        if isinstance(case, FixtureError):
+            yield CaseResult(family, f"{path.name}:{line}", error=str(case))
+            continue
+        case_id = _case_id(case, path, line)
+        try:
+            yield CaseResult(family, case_id, check(case, path, line))
+        except FixtureError as exc:
+            yield CaseResult(family, case_id, error=str(exc))
+        except Exception as exc:  # a rule that crashes on this case fails it, not the run
+            yield CaseResult(family, case_id, error=f"{path}:{line}: {type(exc).__name__}: {exc}")
+
+
+def check_prefix(path: Path, corpus: Path) -> Iterator[CaseResult]:
+    sessions = _Sessions(corpus)
+
+    def check(case: dict, path: Path, line: int) -> list[Difference]:
+        try:
+            actual, meta = _prefix_outputs(case, path, line, sessions)
+        except (FileNotFoundError, SessionFormatError, UnknownNameError) as exc:
+            raise FixtureError(path, line, str(exc)) from None
+        diffs = _compare_known(_need(case, "outputs", path, line, dict), actual, "outputs")
+        expected_meta = case.get("meta") if isinstance(case.get("meta"), dict) else {}
+        return diffs + differences({k: expected_meta[k] for k in meta if k in expected_meta},
+                                   {k: meta[k] for k in meta if k in expected_meta}, "meta")
+
+    return _line_cases("prefix", path, check)
+
+
+def _check_filler(case: dict, path: Path, line: int) -> list[Difference]:
+    n = _need(_need(case, "inputs", path, line, dict), "target_chars", path, line, int)
+    text = make_filler(n)
+    actual = {"output": text, "output_len": len(text), "output_sha256": _sha(text)}
+    expected = {k: case[k] for k in case if k.startswith("output")}
+    if not expected:
+        raise FixtureError(path, line, "no expected output field")
+    return _compare_known(expected, actual, "case")
+
+
+def _stressor_verdicts(text: str, expected: dict, path: Path, line: int) -> dict:
+    """Our verdict for each ``S<n>_...`` key of ``expected``."""
+    out = {}
+    for key in expected:
+        name = key.split("_", 1)[0]
+        if name not in REFERENCE_SCORERS:
+            raise FixtureError(path, line, f"no reference scorer for {key!r} "
+                                           f"(known: {', '.join(REFERENCE_SCORERS.names())})")
+        out[key] = REFERENCE_SCORERS.get(name)(text)
+    return out
+
+
+def _check_s2(case: dict, path: Path, line: int) -> list[Difference]:
+    text = _need(case, "input", path, line, str)
+    expected = {"expected_is_no_preamble": _need(case, "expected_is_no_preamble", path, line)}
+    actual = {"expected_is_no_preamble": is_no_preamble(text)}
+    others = case.get("other_stressor_scorers")
+    if others is not None:
+        if not isinstance(others, dict):
+            raise FixtureError(path, line, "'other_stressor_scorers' must be an object")
+        expected["other_stressor_scorers"] = others
+        actual["other_stressor_scorers"] = _stressor_verdicts(text, others, path, line)
+    return differences(expected, actual)
+
+
+HARNESS_PARSE = "expected_harness_judge__parse_judge"
+B3_PARSE = "variant_e02_b3_parse_judge"
+
+
+def _check_judge(case: dict, path: Path, line: int) -> list[Difference]:
+    raw = _need(case, "input", path, line)  # not always text: a null reply is a case too
+    expected = {HARNESS_PARSE: _need(case, HARNESS_PARSE, path, line, dict)}
+    actual = {HARNESS_PARSE: parse_verdict(raw).as_fixture()}
+    if B3_PARSE in case:
+        b3 = _need(case, B3_PARSE, path, line, dict)
+        parsed = parse_verdict_b3(raw)
+        expected[B3_PARSE] = b3
+        actual[B3_PARSE] = {k: parsed.get(k) for k in b3}
+    return differences(expected, actual)
+
+
+# ---------------------------------------------------------------- stats family
+
+def _by_position(cells: list[dict], target: str, arm: str, positions: list[str]) -> dict[str, list]:
+    out = {}
+    for p in positions:
+        scores = [c["score"] for c in cells
+                  if c["target"] == target and c["arm"] == arm and c["position"] == p]
+        if scores:
+            out[p] = scores
+    return out
+
+
+def _cell_deltas(cells: list[dict], target: str) -> list:
+    """filler − real per (position, probe_id, sample), in the real arm's cell order."""
+    def key(c):
+        return c["position"], c["probe_id"], c.get("sample", 0)
+    filler = {key(c): c["score"] for c in cells if c["target"] == target and c["arm"] == FILLER}
+    return [filler[key(c)] - c["score"] for c in cells
+            if c["target"] == target and c["arm"] == REAL and key(c) in filler]
+
+
+def _string_keyed(cells: list[dict], target: str, arm: str) -> dict[str, float]:
+    return {f"{c['position']}|{c['probe_id']}|{c.get('sample', 0)}": c["score"]
+            for c in cells if c["target"] == target and c["arm"] == arm}
+
+
+def _stats_target(cells: list[dict], positions: list[str], expected: dict) -> dict[str, dict]:
+    """Recomputed blocks for one target, shaped like the fixture's."""
+    target = expected["target"]
+    out: dict[str, dict] = {}
+    if "fig2_clustered_bootstrap" in expected:
+        e = expected["fig2_clustered_bootstrap"]
+        n_boot, seed = e.get("n_boot", 10_000), e.get("seed", 42)
+        by_arm = {arm: _by_position(cells, target, arm, positions) for arm in (REAL, FILLER)}
+        arms = {arm: harness.clustered_bootstrap_mean(by_arm[arm], n_boot=n_boot, seed=seed)
+                for arm in (REAL, FILLER)}
+        out["fig2_clustered_bootstrap"] = {
+            "inputs_by_position": by_arm,
+            **{arm: {"mean": r.mean, "lo": r.lo, "hi": r.hi, "n": r.n} for arm, r in arms.items()},
+            "drift_gap_point": harness.drift_gap(arms[FILLER], arms[REAL]),
+            "n_boot": n_boot, "seed": seed}
+    if "consolidate_paired_permutation" in expected:
+        e = expected["consolidate_paired_permutation"]
+        n, seed = e.get("n_resamples", 10_000), e.get("seed", 42)
+        deltas = _cell_deltas(cells, target)
+        observed, p = harness.sign_flip_p(deltas, n_resamples=n, seed=seed)
+        out["consolidate_paired_permutation"] = {
+            "deltas_filler_minus_claude": deltas, "observed_mean": observed,
+            "p_two_sided": p, "n_resamples": n, "seed": seed}
+    if "b7_variants" in expected:
+        e = expected["b7_variants"]
+        n, seed = e.get("n", 10_000), e.get("seed", 42)
+        deltas = harness.paired_differences(_string_keyed(cells, target, REAL),
+                                            _string_keyed(cells, target, FILLER))
+        delta, p = harness.sign_flip_p(deltas, n_resamples=n, seed=seed, plus_one=True)
+        lo, hi = harness.paired_bootstrap_ci(deltas, n_boot=n, seed=seed)
+        out["b7_variants"] = {"perm_p_plus_one": {"delta": delta, "p": p},
+                              "paired_bootstrap_ci": {"lo": lo, "hi": hi},
+                              "pair_key": e.get("pair_key"), "n": n, "seed": seed}
+    if "onset_boot_gap_ci_per_position" in expected:
+        e = expected["onset_boot_gap_ci_per_position"]
+        cis = harness.onset_gap_cis(_by_position(cells, target, FILLER, positions),
+                                    _by_position(cells, target, REAL, positions), positions,
+                                    seed=e.get("seed", 42), n_boot=e.get("n_boot", 10_000))
+        out["onset_boot_gap_ci_per_position"] = {
+            "rng": e.get("rng"),
+            "values": {p: {"gap": g, "lo": lo, "hi": hi}
+                       for p, (g, lo, hi) in cis.items()}}
+    return out
+
+
+def check_stats(path: Path) -> Iterator[CaseResult]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        yield CaseResult("stats", path.name, error=f"{path}:{exc.lineno}: not valid JSON ({exc.msg})")
+        return
+    except UnicodeDecodeError as exc:
+        yield CaseResult("stats", path.name, error=f"{path}: not UTF-8 ({exc.reason} at byte {exc.start})")
+        return
+    cases = data.get("cases") if isinstance(data, dict) else None
+    if not isinstance(cases, list) or not cases:
+        yield CaseResult("stats", path.name, error=f"{path}: needs a non-empty 'cases' list")
+        return
+    for i, case in enumerate(cases):
+        label = str(case.get("label", i)) if isinstance(case, dict) else str(i)
+        try:
+            cells = case["cells"]
+            positions = list(case["positions_order"])
+            targets = case["per_target"]
+            for c in cells:
+                for k in ("target", "position", "arm", "probe_id", "score"):
+                    if k not in c:
+                        raise KeyError(f"cell without {k!r}")
+        except (KeyError, TypeError) as exc:
+            yield CaseResult("stats", label, error=f"{path}: cases[{i}] ({label}): malformed: {exc}")
+            continue
+        p_values = []
+        for j, expected in enumerate(targets):
+            if not isinstance(expected, dict) or "target" not in expected:
+                yield CaseResult("stats", f"{label}/per_target[{j}]",
+                                 error=f"{path}: cases[{i}].per_target[{j}] needs a 'target'")
+                continue
+            target = expected["target"]
+            try:
+                actual = _stats_target(cells, positions, expected)
+            except Exception as exc:  # fails this target's case, not the run
+                yield CaseResult("stats", f"{label}/{target}", error=f"{type(exc).__name__}: {exc}")
+                continue
+            for block, value in actual.items():
+                yield CaseResult("stats", f"{label}/{target}/{block}",
+                                 differences(expected[block], value, block))
+            unknown = [k for k in expected if k != "target" and k not in actual]
+            if unknown:
+                yield CaseResult("stats", f"{label}/{target}", error=f"no rule for {unknown}")
+            if "consolidate_paired_permutation" in actual:
+                p_values.append((target, actual["consolidate_paired_permutation"]["p_two_sided"]))
+        if "holm_over_targets" in case:
+            expected = case["holm_over_targets"]
+            try:
+                adjusted = holm(dict(p_values)) if p_values else None
+            except ValueError as exc:  # a NaN p-value (a target without pairs)
+                yield CaseResult("stats", f"{label}/holm_over_targets", error=f"holm: {exc}")
+                continue
+            actual = {"inputs": [list(tp) for tp in p_values],
+                      "adjusted": dict(zip(adjusted.labels, adjusted.p_adjusted)) if adjusted else {}}
+            yield CaseResult("stats", f"{label}/holm_over_targets",
+                             differences(expected, actual, "holm_over_targets"))
+
+
+# ---------------------------------------------------------------- the runner
+
+FAMILIES: dict[str, str] = {
+    "prefix": "prefix_cases.jsonl",
+    "filler": "filler_cases.jsonl",
+    "s2": "s2_cases.jsonl",
+    "judge": "judge_parse_cases.jsonl",
+    "stats": "stats_cases.json",
+}
+
+
+def _checker(family: str, corpus: Path) -> Callable[[Path], Iterator[CaseResult]]:
+    if family == "prefix":
+        return lambda path: check_prefix(path, corpus)
+    if family == "stats":
+        return check_stats
+    check = {"filler": _check_filler, "s2": _check_s2, "judge": _check_judge}[family]
+    return lambda path: _line_cases(family, path, check)
+
+
+def run_family(family: str, folder: str | Path, corpus: str | Path) -> FamilyResult:
+    path = Path(folder) / FAMILIES[family]
+    result = FamilyResult(family, path)
+    if not path.is_file():
+        result.missing = True
+        return result
+    result.cases = list(_checker(family, Path(corpus))(path))
+    return result
+
+
+def run_conformance(folder: str | Path, corpus: str | Path,
+                    families: list[str] | None = None) -> list[FamilyResult]:
+    """Every family (or the named ones) of the fixture folder, checked."""
+    return [run_family(f, folder, corpus) for f in (families or list(FAMILIES))]

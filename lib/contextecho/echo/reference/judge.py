@@ -1,0 +1,190 @@
+"""The reference judge: its prompt (read at run time), request, and verdict parsers.
+
+The prompt is instrument data of the authors' harness and is never committed: it is
+read from ``<shared>/reference/contextecho/judge_prompt.json`` (``contextecho.engine.paths.
+shared_dir()``), checked against the sha256 recorded in that file, and its own sha256
+(:attr:`JudgePrompt.sha256`, over the system prompt and the user template) goes into
+the judge cell's key.
+
+The judge sees the *unframed* probe and the full response, as
+``PROBE:\\n{probe}\\n\\nRESPONSE:\\n{response}\\n\\nReturn the JSON now.`` — the two
+fields are substituted literally (no ``str.format`` on untrusted text).
+
+Parsing (``PROTOCOL.md`` §5.3-5.4):
+
+* :func:`parse_verdict` is the harness's ``_parse_judge``: the first ``{`` from which
+  one JSON value decodes wins; none -> ``-1``/``parse_error``; ``int(obj["score"])``
+  with Python semantics; missing key or ``ValueError`` -> ``-1``/``parse_error``;
+  outside 0-3 -> ``-1``/``invalid_score``. A ``TypeError`` or ``OverflowError`` from
+  ``int()`` escapes in the harness (the cell is then lost); here it is *recorded*:
+  :attr:`ReferenceVerdict.raised` names the exception and ``score`` is ``None``.
+* :func:`parse_verdict_b3` is the e02 B3 cross-judge variant: it returns the decoded
+  object unchanged when ``obj["score"]`` equals one of 0-3 by Python equality, else
+  ``{"score": -1, "label": "invalid_score", ...}``; nothing decodable ->
+  ``parse_error``; it never raises.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from ...engine.model_request import ModelRequest
+from ...engine.paths import shared_dir
+from ...engine.hashing import content_hash
+
+PROMPT_FILE = Path("reference") / "contextecho" / "judge_prompt.json"
+VALID_SCORES = (0, 1, 2, 3)
+#: Probability-weighted verdicts read the score after the opening of the JSON score field
+#: (prefilled where the backend takes it, else found in the generated verdict).
+SCORE_PREFILL = '{"score":'
+SCORE_LABEL = re.compile(r'"score"\s*:')
+REASON_CHARS = 300
+B3_REASON_CHARS = 200
+#: The primary judge's settings in the reference (Anthropic, provider-default temperature).
+JUDGE_MODEL = "claude-sonnet-4-6"
+JUDGE_MAX_TOKENS = 400
+
+
+class JudgePromptError(ValueError):
+    """The judge prompt file is missing, malformed or fails its recorded sha256."""
+
+
+@dataclass(frozen=True)
+class JudgePrompt:
+    system_prompt: str
+    user_template: str
+    source: str
+
+    @property
+    def sha256(self) -> str:
+        """The prompt's identity for cell keys: sha256 of its two texts."""
+        return content_hash({"system_prompt": self.system_prompt,
+                             "user_template": self.user_template})
+
+    def user_message(self, probe: str, response: str) -> str:
+        # Literal substitution, as the harness's f-string: braces in the texts stay.
+        head, rest = self.user_template.split("{probe}", 1)
+        middle, tail = rest.split("{response}", 1)
+        return f"{head}{probe}{middle}{response}{tail}"
+
+
+def prompt_path(root: str | Path | None = None) -> Path:
+    return (Path(root) if root is not None else shared_dir()) / PROMPT_FILE
+
+
+@lru_cache(maxsize=8)
+def _load(path: Path) -> JudgePrompt:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise JudgePromptError(
+            f"{path}: the reference judge prompt is missing (it is read from the shared "
+            "folder at run time and never committed; set CONTEXTECHO_SHARED)") from None
+    except (OSError, ValueError) as exc:
+        raise JudgePromptError(f"{path}: cannot read the judge prompt: {exc}") from None
+    try:
+        system, template = data["system_prompt"], data["user_template"]
+    except (KeyError, TypeError):
+        raise JudgePromptError(f"{path}: needs 'system_prompt' and 'user_template'") from None
+    if not isinstance(system, str) or not isinstance(template, str) \
+            or template.count("{probe}") != 1 or template.count("{response}") != 1 \
+            or template.index("{probe}") > template.index("{response}"):
+        raise JudgePromptError(f"{path}: user_template must hold {{probe}} then {{response}} once each")
+    recorded = data.get("system_prompt_sha256")
+    actual = hashlib.sha256(system.encode("utf-8")).hexdigest()
+    if recorded is not None and recorded != actual:
+        raise JudgePromptError(f"{path}: system prompt sha256 {actual} differs from the "
+                               f"recorded {recorded}")
+    return JudgePrompt(system, template, str(path))
+
+
+def load_prompt(root: str | Path | None = None) -> JudgePrompt:
+    """The reference judge prompt under ``root`` (default: the shared folder)."""
+    return _load(prompt_path(root).resolve())
+
+
+def judge_request(judge: str, probe: str, response: str, *, prompt: JudgePrompt | None = None,
+                  max_tokens: int = JUDGE_MAX_TOKENS, tag: dict | None = None) -> ModelRequest:
+    """The judge's request: system prompt, then the filled user template; no temperature
+    (the reference leaves it to the provider). Its key holds ``tag`` (the protocol) and
+    the prompt's sha256."""
+    prompt = prompt or load_prompt()
+    return ModelRequest(model=judge, messages=(
+        {"role": "system", "content": prompt.system_prompt},
+        {"role": "user", "content": prompt.user_message(probe, response)}),
+        params={"max_tokens": max_tokens},
+        tag={**(tag or {}), "judge_prompt_sha256": prompt.sha256})
+
+
+@dataclass(frozen=True)
+class ReferenceVerdict:
+    """One parsed verdict; ``raised`` names an exception the harness would let escape."""
+
+    score: int | None
+    label: str
+    reason: str
+    raised: str | None = None
+
+    @property
+    def valid(self) -> bool:
+        return self.score in VALID_SCORES
+
+    def as_fixture(self) -> dict:
+        """The fixture's shape: ``{score, label, reason}`` or ``{raises: name}``."""
+        if self.raised:
+            return {"raises": self.raised}
+        return {"score": self.score, "label": self.label, "reason": self.reason}
+
+
+def _first_object(raw: str) -> tuple[object, Exception | None]:
+    """The value decoded at the first ``{`` that decodes (``None`` if none), and the
+    last decoding error met on the way."""
+    decoder = json.JSONDecoder()
+    start, last_error = 0, None
+    while True:
+        start = raw.find("{", start)
+        if start == -1:
+            return None, last_error
+        try:
+            return decoder.raw_decode(raw, start)[0], last_error
+        except json.JSONDecodeError as exc:
+            last_error = exc
+            start += 1
+
+
+def parse_verdict(raw: str | None) -> ReferenceVerdict:
+    """The harness's ``_parse_judge``, with escaping exceptions recorded, not raised.
+
+    A reply without text (``None``, as providers return for an empty completion) is
+    what the harness fails on first (``raw.find``): recorded as ``AttributeError``.
+    """
+    if not isinstance(raw, str):
+        return ReferenceVerdict(None, "", f"judge reply is {type(raw).__name__}, not text",
+                                "AttributeError")
+    data, error = _first_object(raw)
+    if data is None:
+        reason = f"no valid JSON object in judge output: {error}" if error else "no JSON found"
+        return ReferenceVerdict(-1, "parse_error", reason[:REASON_CHARS])
+    try:
+        score = int(data["score"])
+    except (KeyError, ValueError) as exc:
+        return ReferenceVerdict(-1, "parse_error", f"{type(exc).__name__}: {exc}")
+    except (TypeError, OverflowError) as exc:
+        return ReferenceVerdict(None, "", f"{type(exc).__name__}: {exc}", type(exc).__name__)
+    if score not in VALID_SCORES:
+        return ReferenceVerdict(-1, "invalid_score", raw[:REASON_CHARS])
+    return ReferenceVerdict(score, str(data.get("label", "")), str(data.get("reason", "")))
+
+
+def parse_verdict_b3(raw: str) -> dict:
+    """The e02 B3 cross-judge parser: the decoded object itself, or a failure dict."""
+    data, _ = _first_object(raw)
+    if data is None:
+        return {"score": -1, "label": "parse_error", "reason": raw[:B3_REASON_CHARS]}
+    if "score" in data and data["score"] in VALID_SCORES:
+        return data
+    return {"score": -1, "label": "invalid_score", "reason": raw[:B3_REASON_CHARS]}

@@ -1,0 +1,72 @@
+"""The target request of the reference runners: messages, system prompt, max_tokens.
+
+``PROTOCOL.md`` §3: with a non-empty prefix the messages are the prefix as one user
+turn, the assistant acknowledgement, then the user's probe or stressor; with an empty
+prefix the probe or stressor alone. Every content is a list of one ``text`` block; no
+tools. Probe runners send the framed probe under the probe system prompt with 600
+max tokens; the S2 stressor runner sends the stressor text under the e11 compliance
+system prompt with 1024 max tokens. Provider transport (Anthropic ``system=`` versus a
+leading system message) is the call site's business; :meth:`TargetRequest.chat_messages`
+gives the OpenAI-compatible form.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..probes import Probe
+from ...engine.registry import UnknownNameError
+from .texts import (ACKNOWLEDGEMENT, E11_STRESSORS, PROBE_MAX_TOKENS, PROBE_SYSTEM_PROMPT,
+                    S2_VARIANTS, STRESSOR_MAX_TOKENS, STRESSOR_SYSTEM_PROMPT, framed)
+
+
+def _text_turn(role: str, text: str) -> dict:
+    return {"role": role, "content": [{"type": "text", "text": text}]}
+
+
+def assemble(prefix: str, user_text: str) -> list[dict]:
+    """The message list for ``user_text`` asked after ``prefix``."""
+    messages = []
+    if prefix:
+        messages.append(_text_turn("user", prefix))
+        messages.append(_text_turn("assistant", ACKNOWLEDGEMENT))
+    messages.append(_text_turn("user", user_text))
+    return messages
+
+
+@dataclass(frozen=True)
+class TargetRequest:
+    system_prompt: str
+    messages: list[dict]
+    max_tokens: int
+    tools: list = field(default_factory=list)
+
+    def chat_messages(self) -> list[dict]:
+        """OpenAI-compatible form: a leading system message, then the turns."""
+        return [{"role": "system", "content": self.system_prompt}, *self.messages]
+
+
+def probe_request(prefix: str, probe: Probe | str) -> TargetRequest:
+    """The e15 probe-panel request (also e16/e17): framed probe, probe system prompt."""
+    return TargetRequest(PROBE_SYSTEM_PROMPT, assemble(prefix, framed(probe)), PROBE_MAX_TOKENS)
+
+
+def stressor_request(prefix: str, stressor: str) -> TargetRequest:
+    """The e08 S2 request: stressor text under the e11 compliance system prompt."""
+    return TargetRequest(STRESSOR_SYSTEM_PROMPT, assemble(prefix, stressor), STRESSOR_MAX_TOKENS)
+
+
+_VARIANT = re.compile(r"S2_VARIANTS\[(\d+)\]")
+
+
+def stressor_text(name: str) -> str:
+    """A stressor by name: ``S2_VARIANTS[i]`` (also ``S2#i`` 1-based) or an e11 label."""
+    match = _VARIANT.fullmatch(name)
+    if match and int(match.group(1)) < len(S2_VARIANTS):
+        return S2_VARIANTS[int(match.group(1))]
+    if name.startswith("S2#") and name[3:].isdigit() and 1 <= int(name[3:]) <= len(S2_VARIANTS):
+        return S2_VARIANTS[int(name[3:]) - 1]
+    if name in E11_STRESSORS:
+        return E11_STRESSORS[name]
+    valid = [f"S2_VARIANTS[{i}]" for i in range(len(S2_VARIANTS))] + sorted(E11_STRESSORS)
+    raise UnknownNameError("reference stressor", name, valid)

@@ -1,0 +1,228 @@
+"""``run_cells``: generate the targets, score or judge every response, return a tidy frame.
+
+1. All target requests go through ``calls.generate`` (cached by content).
+2. Stressor and contract cells are scored by their pure scorer (never cached).
+3. Probe cells are judged: for every judge model, one blind request per response with
+   an ok target call (``judge.judge_request``), all through ``generate`` as well — a
+   judge call is cached under its own key, so changing the judge or the rubric re-judges
+   without re-generating.
+
+One row per (cell, judge) for probes — several judges score the same responses, for the
+cross-judge audit — and one row per cell for scored items. ``rubric_version`` / ``rubric_hash`` name the rubric the
+judge applied (the instrument default unless ``rubric=`` is given). ``verdict_status`` is
+``ok`` (a score), ``invalid`` (the judge's reply held no parseable 0–3 score), ``error``
+(the target or the judge call failed), or ``unjudged`` (a probe cell with no judge
+given). ``score`` is NaN unless ``verdict_status`` is ok; failures are rows, never
+dropped, and :func:`verdict_counts` reports them.
+
+``protocol="reference"`` (cells from :mod:`.reference.cells`) judges with the harness's
+prompt (read at run time; its sha256 in ``rubric_hash`` and the judge key) and parser:
+a −1 or an escaping exception is an ``invalid`` row whose ``reference_score`` keeps the
+harness's −1 (``None`` where it would have raised), so both treatments — drop and count,
+or average the −1s in as the panel forest's loader does — can be computed. Stressors are
+scored by the reference scorer (``score``) and by ours (``contextecho_score``).
+
+With ``distributions=True`` each judge also gets its score distribution read
+(:mod:`contextecho.engine.token_distribution`), as a call of its own beside the verdict's
+(whose key is unchanged): ``expected_score`` (Σ s·p(s) over 0–3), ``score_argmax``,
+``score_entropy``, ``score_flat``, ``score_probs`` (JSON), ``distribution_key`` and
+``distribution_status`` — ``ok``, ``invalid``, ``error`` (that call, or the target's,
+failed: never a score) or ``discrete`` (the judge's provider returns no token
+probabilities: ``expected_score`` is then the parsed verdict, ``score_source`` says so).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Iterator, Mapping, Sequence
+
+import pandas as pd
+
+from ..engine.cache import CellCache
+from ..engine.calls import Transport, generate
+from ..engine.token_distribution import (DISCRETE, PREFILL, distribution_columns, distribution_request,
+                                  no_distribution, read_distribution, read_mode)
+from .cells import Cell
+from .items import JUDGE
+from .judge import (DEFAULT_JUDGE_PARAMS, ERROR, INVALID, OK, SCORE_LABEL, SCORE_PREFILL, SCORES,
+                    judge_request, parse_verdict)
+from .protocols import protocol as get_protocol
+from .reference import judge as reference_judge
+from .reference.scorers import REFERENCE_SCORERS
+from .rubric import RUBRIC, Rubric
+from .scorers import score as run_scorer
+
+REFERENCE = "reference"
+
+UNJUDGED = "unjudged"
+
+
+def _target_columns(record, cached: bool) -> dict[str, Any]:
+    text = record.response_text if record.ok else None
+    return {"status": record.status, "response": text,
+            "response_chars": len(text) if text is not None else math.nan,
+            "finish_reason": record.finish_reason, "error_type": record.error_type,
+            "error_message": record.error_message, "prompt_tokens": record.prompt_tokens,
+            "completion_tokens": record.completion_tokens, "cached": cached}
+
+
+def _empty_verdict() -> dict[str, Any]:
+    return {"judge_model": None, "judge_key": None, "judge_response": None,
+            "passed": pd.NA, "score": math.nan, "verdict_status": None, "verdict_reason": None}
+
+
+def _answered(pending: Sequence[tuple[dict[str, Any], Any]], name: str, column: str, call: str,
+              batch: Mapping[str, Any]) -> Iterator[tuple[dict[str, Any], Any]]:
+    """Send the requests of ``pending`` (row, request) as one batch; a failed call marks its
+    row's ``<column>_status`` as an error with the reason; the others are yielded."""
+    if not pending:
+        return
+    result = generate([r for _, r in pending], name=name, **batch)
+    for (row, _), record in zip(pending, result.records):
+        if record.ok:
+            yield row, record
+        else:
+            row.update({f"{column}_status": ERROR,
+                        f"{column}_reason": f"{call} call failed: {record.error_type}"})
+
+
+def run_cells(cells: Sequence[Cell], judges: Sequence[str] | str = (), *,
+              cache: CellCache | None = None, transport: Transport = Transport(),
+              progress: bool = True, judge_params: Mapping[str, Any] = DEFAULT_JUDGE_PARAMS,
+              rubric: Rubric = RUBRIC, name: str = "cells",
+              protocol: str = "contextecho", distributions: bool = False) -> pd.DataFrame:
+    """Run ``cells`` (from :func:`build_cells`) and return the tidy frame (module doc)."""
+    judges = [judges] if isinstance(judges, str) else list(judges)
+    proto = get_protocol(protocol)
+    reference = proto.name == REFERENCE
+    prompt = reference_judge.load_prompt() if reference and judges else None
+    rubric_version, rubric_hash = (proto.version, prompt.sha256) if prompt else (rubric.version, rubric.hash)
+    modes = {judge: read_mode(judge) for judge in judges} if distributions else {}
+    # Where the score is written: after `{"score":` in the harness's JSON, after `Score:` in ours.
+    prefill, label = ((reference_judge.SCORE_PREFILL, reference_judge.SCORE_LABEL) if reference
+                      else (SCORE_PREFILL, SCORE_LABEL))
+    own = cache is None
+    cache = cache if cache is not None else CellCache()
+    try:
+        targets = generate([c.request for c in cells], cache=cache, transport=transport,
+                           progress=progress, name=f"{name}:targets",
+                           parameters={"n_cells": len(cells), "judges": judges})
+        rows: list[dict[str, Any]] = []
+        pending: list[tuple[dict[str, Any], Any]] = []  # (row, judge request)
+        readings: list[tuple[dict[str, Any], Any]] = []  # (row, distribution request)
+        for cell, record, cached in zip(cells, targets.records, targets.cached):
+            base = {**cell.row(), **_target_columns(record, cached)}
+            if cell.item.scorer != JUDGE:
+                row = {**base, **_empty_verdict()}
+                if record.ok and reference:
+                    passed = REFERENCE_SCORERS.get(cell.item.scorer)(record.response_text)
+                    ours = run_scorer(record.response_text, cell.item.contract)
+                    row.update(passed=passed, score=float(passed), verdict_status=OK,
+                               verdict_reason=f"reference {cell.item.scorer}",
+                               contextecho_score=float(ours.passed))
+                elif record.ok:
+                    s = run_scorer(record.response_text, cell.item.contract)
+                    row.update(passed=s.passed, score=float(s.passed), verdict_status=OK,
+                               verdict_reason=s.reason)
+                else:
+                    row.update(verdict_status=ERROR, verdict_reason=f"target call failed: {record.error_type}")
+                rows.append(row)
+                continue
+            if not judges:
+                rows.append({**base, **_empty_verdict(), "verdict_status": UNJUDGED,
+                             "verdict_reason": "no judge given"})
+                continue
+            for judge in judges:
+                row = {**base, **_empty_verdict(), "judge_model": judge,
+                       "rubric_version": rubric_version, "rubric_hash": rubric_hash}
+                if distributions:
+                    row.update(no_distribution("not read"), distribution_key=None,
+                               distribution_status=None, score_source=None)
+                if not record.ok:
+                    row.update(verdict_status=ERROR, verdict_reason=f"target call failed: {record.error_type}")
+                    if distributions:
+                        row.update(distribution_status=ERROR)
+                    rows.append(row)
+                    continue
+                if reference:
+                    request = reference_judge.judge_request(
+                        judge, cell.item.probe_text, record.response_text, prompt=prompt,
+                        max_tokens=int(judge_params.get("max_tokens", reference_judge.JUDGE_MAX_TOKENS)),
+                        tag=proto.key())
+                else:
+                    request = judge_request(judge, cell.item.probe_text, record.response_text,
+                                            rubric=rubric, params=judge_params)
+                row["judge_key"] = request.key
+                rows.append(row)
+                pending.append((row, request))
+                if distributions:
+                    reading = distribution_request(request, modes[judge], prefill)
+                    if reading is not None:
+                        row["distribution_key"] = reading.key
+                        readings.append((row, reading))
+        batch = {"cache": cache, "transport": transport, "progress": progress,
+                 "parameters": {"judges": judges, "rubric_version": rubric_version}}
+        for row, record in _answered(pending, f"{name}:judges", "verdict", "judge", batch):
+            if reference:
+                row.update(judge_response=record.response_text, **_reference_verdict(record.response_text))
+                continue
+            v = parse_verdict(record.response_text)
+            row.update(judge_response=record.response_text, verdict_status=v.status,
+                       score=v.score, verdict_reason=v.reason)
+        for row, record in _answered(readings, f"{name}:distributions", "distribution", "distribution", batch):
+            d = read_distribution(record.logprobs, list(SCORES), label=label,
+                                  prefill=prefill if modes[row["judge_model"]] == PREFILL else "",
+                                  values=SCORES)
+            row.update(distribution_columns(d), distribution_status=d.status, score_source="distribution")
+        for row in rows:
+            if distributions and row.get("judge_model") and modes[row["judge_model"]] == DISCRETE \
+                    and row["distribution_status"] != ERROR:
+                # No token probabilities from this judge's provider: the parsed verdict, as such.
+                row.update(distribution_status=DISCRETE, score_source=DISCRETE,
+                           expected_score=row["score"],
+                           distribution_reason="the judge's provider returns no token probabilities")
+        frame = pd.DataFrame(rows)
+        frame.attrs["target_manifest"] = targets.manifest
+        return frame
+    finally:
+        if own:
+            cache.close()
+
+
+def _reference_verdict(text: str) -> dict[str, Any]:
+    """The harness parser's verdict as row columns (module doc)."""
+    v = reference_judge.parse_verdict(text)
+    if v.valid:
+        return {"verdict_status": OK, "score": float(v.score), "reference_score": v.score,
+                "verdict_reason": v.label}
+    reason = f"raises {v.raised}: {v.reason}" if v.raised else f"{v.label}: {v.reason}"
+    return {"verdict_status": INVALID, "score": math.nan, "reference_score": v.score,
+            "verdict_reason": reason}
+
+
+def verdict_counts(frame: pd.DataFrame) -> pd.DataFrame:
+    """Counts of ok / invalid / error / unjudged verdicts per judge (scorers as "scorer")."""
+    who = frame["judge_model"].fillna("scorer")
+    table = pd.crosstab(who, frame["verdict_status"])
+    for status in (OK, INVALID, ERROR):
+        if status not in table.columns:
+            table[status] = 0
+    return table
+
+
+def distribution_summary(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per judge, for a frame read with ``distributions=True``: counts by
+    ``distribution_status``, flat distributions, and how often the distribution's
+    arg-max equals the parsed verdict (over cells where both exist)."""
+    judged = frame[frame["judge_model"].notna()]
+    rows = []
+    for judge, group in judged.groupby("judge_model", sort=True):
+        status = group["distribution_status"].value_counts()
+        both = group[(group["distribution_status"] == OK) & (group["verdict_status"] == OK)]
+        agree = (both["score_argmax"].astype(float) == both["score"]).sum()
+        rows.append({"judge_model": judge,
+                     **{f"n_{s}": int(status.get(s, 0)) for s in (OK, INVALID, ERROR, DISCRETE)},
+                     "n_flat": int(group["score_flat"].fillna(False).astype(bool).sum()),
+                     "n_compared": len(both), "argmax_agree": int(agree),
+                     "argmax_agree_pct": round(100 * agree / len(both), 1) if len(both) else math.nan,
+                     "mean_entropy": float(group["score_entropy"].mean())})
+    return pd.DataFrame(rows)

@@ -1,0 +1,117 @@
+"""The stored result of one model call: a success or a failure, both as data.
+
+A call that asked for token probabilities (``logprobs``) stores them beside its text in
+``logprobs``: canonical JSON, one entry per generated token, ``[token, logprob,
+[[top token, logprob], ...]]`` (natural logs, the most probable first). Older cells and
+calls that did not ask have ``None``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import pyarrow as pa
+
+OK = "ok"
+ERROR = "error"
+EMPTY_RESPONSE = "EmptyResponse"  # the error type of an answer that is empty or whitespace only
+
+
+def token_logprobs_json(choice: Any) -> str | None:
+    """A response choice's token log-probabilities (OpenAI's ``choice.logprobs.content``)
+    as stored in :attr:`CellRecord.logprobs`; ``None`` when the provider sent none."""
+    from .hashing import canonical_json
+
+    logprobs = getattr(choice, "logprobs", None)
+    content = getattr(logprobs, "content", None) if not isinstance(logprobs, dict) \
+        else logprobs.get("content")
+    if not content:
+        return None
+
+    def field_of(entry: Any, name: str) -> Any:
+        return entry.get(name) if isinstance(entry, dict) else getattr(entry, name, None)
+
+    return canonical_json([
+        [field_of(e, "token"), float(field_of(e, "logprob")),
+         [[field_of(t, "token"), float(field_of(t, "logprob"))] for t in field_of(e, "top_logprobs") or ()]]
+        for e in content])
+
+
+def utc_now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
+
+
+def utc_stamp() -> str:
+    """A compact UTC time for file names that sort by creation."""
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S")
+
+
+@dataclass(frozen=True)
+class CellRecord:
+    """What one call produced. A failed call is a record too, never a score."""
+
+    key: str
+    model: str
+    request_json: str
+    status: str  # OK or ERROR
+    response_text: str | None = None
+    finish_reason: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    cost_usd: float | None = None
+    latency_s: float | None = None
+    error_type: str | None = None
+    error_message: str | None = None
+    attempts: int = 1
+    created_at: str = ""
+    logprobs: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == OK
+
+    @property
+    def blank(self) -> bool:
+        """A success whose answer is empty or whitespace only (older caches stored these)."""
+        return self.status == OK and not (self.response_text or "").strip()
+
+    def as_empty_response(self) -> "CellRecord":
+        """This blank answer as the error it is: stored, counted, retried, never scored."""
+        text = self.response_text or ""
+        return dataclasses.replace(
+            self, status=ERROR, response_text=None, error_type=EMPTY_RESPONSE,
+            error_message=f"the model answered {len(text)} character(s), all whitespace "
+                          f"(finish_reason {self.finish_reason!r}): {text[:40]!r}")
+
+    def to_row(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> "CellRecord":
+        """From a stored row (Parquet or journal JSON); unknown columns are ignored."""
+        return cls(**{name: row.get(name) for name in _FIELDS if name in row})
+
+
+_FIELDS = tuple(f.name for f in dataclasses.fields(CellRecord))
+
+
+SCHEMA = pa.schema([
+    ("key", pa.string()),
+    ("model", pa.string()),
+    ("request_json", pa.string()),
+    ("status", pa.string()),
+    ("response_text", pa.string()),
+    ("finish_reason", pa.string()),
+    ("prompt_tokens", pa.int64()),
+    ("completion_tokens", pa.int64()),
+    ("cost_usd", pa.float64()),
+    ("latency_s", pa.float64()),
+    ("error_type", pa.string()),
+    ("error_message", pa.string()),
+    ("attempts", pa.int64()),
+    ("created_at", pa.string()),
+    ("logprobs", pa.string()),
+])
+assert tuple(SCHEMA.names) == _FIELDS, "schema and record drifted"

@@ -1,0 +1,130 @@
+"""``fake/<behaviour>``: a deterministic in-process model for unit tests and dry runs.
+
+It goes through LiteLLM like any provider, so tests exercise the real call path.
+The model string picks the behaviour; ``@SECONDS`` adds a delay, ``:N`` a count:
+
+- ``fake/echo``          answers ``echo:<last message>|<digest of request>|seed=<seed>``
+- ``fake/rate-limited:N`` raises a 429 on the first N attempts of each request, then echoes
+- ``fake/server-error:N`` raises a 500 on the first N attempts of each request, then echoes
+- ``fake/always-429``    raises a 429 every time
+- ``fake/timeout``       raises a timeout every time
+- ``fake/garbage``       returns a response with no content
+- ``fake/auth``          raises an authentication error (a missing key)
+- ``fake/empty``         answers ``""``; ``fake/whitespace`` answers spaces and newlines
+- ``fake/value-error``   raises ``ValueError`` inside the provider (``fake/type-error``: ``TypeError``)
+- ``fake/http-<code>``   fails as a provider answering HTTP ``<code>`` does (LiteLLM maps the
+                         status: 400 bad request, 401 authentication, 404 not found, 500 ...)
+
+``calls`` counts attempts per model string, so tests can check what was really called.
+With ``CONTEXTECHO_FAKE_CALL_LOG`` set, every attempt also appends one line (``<pid>
+<model> <request digest>``) to that file, so calls from several processes can be counted.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import threading
+import time
+from collections import Counter
+
+import litellm
+from litellm import CustomLLM
+from litellm.types.utils import ModelResponse
+
+from .hashing import content_hash
+from .responses import fill_response
+
+
+def _parse(model: str) -> tuple[str, float, int]:
+    behaviour, delay, count = model, 0.0, 0
+    if ":" in behaviour:
+        behaviour, count_text = behaviour.rsplit(":", 1)
+        count = int(count_text)
+    if "@" in behaviour:
+        behaviour, delay_text = behaviour.split("@", 1)
+        delay = float(delay_text)
+    return behaviour, delay, count
+
+
+CALL_LOG_ENV = "CONTEXTECHO_FAKE_CALL_LOG"
+
+
+class HTTPStatusFault(Exception):
+    """What a provider's client raises for an HTTP error status (LiteLLM maps ``status_code``)."""
+
+    def __init__(self, status_code: int, message: str) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+
+
+def _log_call(model: str, digest: str) -> None:
+    path = os.environ.get(CALL_LOG_ENV)
+    if not path:
+        return
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:  # one write of one short line with O_APPEND: lines of concurrent processes never mix
+        os.write(fd, f"{os.getpid()} {model} {digest}\n".encode())
+    finally:
+        os.close(fd)
+
+
+class FakeProvider(CustomLLM):
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: Counter[str] = Counter()
+        self._attempts: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    def _answer(self, model: str, messages: list, optional_params: dict,
+                model_response: ModelResponse) -> ModelResponse:
+        behaviour, _, count = _parse(model)
+        digest = content_hash([model, messages, optional_params], default=str)[:12]
+        with self._lock:
+            self.calls[model] += 1
+            self._attempts[digest] += 1
+            attempt = self._attempts[digest]
+        _log_call(model, digest)
+        kwargs = dict(model=f"fake/{model}", llm_provider="fake")
+        if behaviour == "always-429" or (behaviour == "rate-limited" and attempt <= count):
+            raise litellm.RateLimitError(message="fake 429: slow down", **kwargs)
+        if behaviour == "server-error" and attempt <= count:
+            raise litellm.InternalServerError(message="fake 500", **kwargs)
+        if behaviour == "timeout":
+            raise litellm.Timeout(message="fake timeout", **kwargs)
+        if behaviour == "auth":
+            raise litellm.AuthenticationError(message="fake: FAKE_API_KEY is not set", **kwargs)
+        if behaviour == "garbage":
+            model_response.choices[0].message.content = None
+            return model_response
+        if behaviour in ("empty", "whitespace"):
+            text = "" if behaviour == "empty" else "  \n\t \n"
+            return fill_response(model_response, f"fake/{model}", text, "stop", 1, 0)
+        if behaviour == "value-error":
+            raise ValueError(f"fake {model}: a bug inside the provider")
+        if behaviour == "type-error":
+            raise TypeError(f"fake {model}: a bug inside the provider")
+        if behaviour.startswith("http-"):
+            raise HTTPStatusFault(int(behaviour[5:]), f"fake {model}: HTTP {behaviour[5:]}")
+        if behaviour not in ("echo", "rate-limited", "server-error"):
+            raise litellm.NotFoundError(message=f"fake model {model!r} does not exist", **kwargs)
+        last = messages[-1]["content"]
+        last = last if isinstance(last, str) else json.dumps(last)
+        text = f"echo:{last[:80]}|{digest}|seed={optional_params.get('seed')}"
+        prompt_tokens = sum(len(str(m.get("content", ""))) for m in messages) // 4
+        return fill_response(model_response, f"fake/{model}", text, "stop", prompt_tokens,
+                             len(text) // 4)
+
+    def completion(self, model, messages, api_base, custom_prompt_dict, model_response,
+                   print_verbose, encoding, api_key, logging_obj, optional_params,
+                   acompletion=None, litellm_params=None, logger_fn=None, headers={},
+                   timeout=None, client=None) -> ModelResponse:
+        time.sleep(_parse(model)[1])
+        return self._answer(model, messages, optional_params, model_response)
+
+    async def acompletion(self, model, messages, api_base, custom_prompt_dict, model_response,
+                          print_verbose, encoding, api_key, logging_obj, optional_params,
+                          acompletion=None, litellm_params=None, logger_fn=None, headers={},
+                          timeout=None, client=None) -> ModelResponse:
+        await asyncio.sleep(_parse(model)[1])
+        return self._answer(model, messages, optional_params, model_response)

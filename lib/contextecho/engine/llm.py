@@ -1,0 +1,104 @@
+"""LiteLLM, configured once, and the in-process providers.
+
+LiteLLM reaches for the web at import (its model price map) unless told not to; the
+``contextecho.engine`` package sets that environment before anything imports LiteLLM.
+Two in-process providers are registered through ``litellm.custom_provider_map``:
+
+- ``local/smollm2-135m``: the embedded default model (CPU, no key, no network);
+- ``fake/<anything>``: a deterministic stand-in for unit tests and dry runs.
+"""
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+import litellm
+from litellm import CustomLLM
+from litellm.types.utils import ChatCompletionTokenLogprob, ChoiceLogprobs, ModelResponse, TopLogprob
+
+from . import local_model
+from .fake_model import FakeProvider
+from .responses import fill_response
+
+litellm.suppress_debug_info = True  # its banner would bury our own error messages
+
+LOCAL_PROVIDER = "local"
+LOCAL_MODEL = f"{LOCAL_PROVIDER}/{local_model.MODEL_NAME}"
+FAKE_PROVIDER = "fake"
+
+
+class LocalProvider(CustomLLM):
+    """Serves ``local/smollm2-135m`` from the embedded GGUF model, sync and async."""
+
+    def _complete(self, model: str, messages: list, optional_params: dict,
+                  model_response: ModelResponse) -> ModelResponse:
+        if model != local_model.MODEL_NAME:
+            raise litellm.NotFoundError(
+                message=f"unknown local model {model!r}; available: {LOCAL_MODEL}",
+                model=f"{LOCAL_PROVIDER}/{model}", llm_provider=LOCAL_PROVIDER)
+        params = {k: v for k, v in optional_params.items() if v is not None}
+        kwargs = dict(model=LOCAL_MODEL, llm_provider=LOCAL_PROVIDER)
+        try:
+            result = local_model.shared_model().complete(messages, params)
+        except local_model.ContextOverflowError as exc:
+            raise litellm.ContextWindowExceededError(message=str(exc), **kwargs) from exc
+        except local_model.UnsupportedParameterError as exc:
+            raise litellm.BadRequestError(message=str(exc), **kwargs) from exc
+        response = fill_response(model_response, LOCAL_MODEL, result.text, result.finish_reason,
+                                 result.prompt_tokens, result.completion_tokens)
+        if result.logprobs is not None:
+            response.choices[0].logprobs = ChoiceLogprobs(content=[
+                ChatCompletionTokenLogprob(token=token, logprob=logprob, top_logprobs=[
+                    TopLogprob(token=t, logprob=lp) for t, lp in top])
+                for token, logprob, top in result.logprobs])
+        return response
+
+    def completion(self, model, messages, api_base, custom_prompt_dict, model_response,
+                   print_verbose, encoding, api_key, logging_obj, optional_params,
+                   acompletion=None, litellm_params=None, logger_fn=None, headers={},
+                   timeout=None, client=None) -> ModelResponse:
+        return self._complete(model, messages, optional_params, model_response)
+
+    async def acompletion(self, model, messages, api_base, custom_prompt_dict, model_response,
+                          print_verbose, encoding, api_key, logging_obj, optional_params,
+                          acompletion=None, litellm_params=None, logger_fn=None, headers={},
+                          timeout=None, client=None) -> ModelResponse:
+        # llama.cpp blocks; a worker thread keeps the event loop (and progress bar) alive.
+        return await asyncio.to_thread(self._complete, model, messages, optional_params,
+                                       model_response)
+
+
+_registered: dict[str, CustomLLM] = {}
+_register_lock = threading.Lock()
+
+
+def register_provider(name: str, handler: CustomLLM) -> None:
+    """Add (or replace) an in-process provider so ``<name>/<model>`` strings reach it."""
+    with _register_lock:
+        entries = [e for e in litellm.custom_provider_map if e["provider"] != name]
+        entries.append({"provider": name, "custom_handler": handler})
+        litellm.custom_provider_map = entries
+        litellm.utils.custom_llm_setup()
+        _registered[name] = handler
+
+
+def registered_providers() -> dict[str, CustomLLM]:
+    return dict(_registered)
+
+
+def ensure_providers() -> Any:
+    """The configured ``litellm`` module with the in-process providers registered."""
+    if LOCAL_PROVIDER not in _registered:
+        register_provider(LOCAL_PROVIDER, LocalProvider())
+    if FAKE_PROVIDER not in _registered:
+        register_provider(FAKE_PROVIDER, FakeProvider())
+    return litellm
+
+
+def provider_of(model: str) -> str:
+    return model.split("/", 1)[0] if "/" in model else ""
+
+
+def is_in_process(model: str) -> bool:
+    return provider_of(model) in (LOCAL_PROVIDER, FAKE_PROVIDER)

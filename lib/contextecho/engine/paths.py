@@ -1,0 +1,37 @@
+"""Where things live: the repository, the shared corpus beside it, the cache, data.
+
+Every location can be overridden by an environment variable so that a deployer can
+point the project at their own sessions or cache without editing code.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+# lib/contextecho/engine/paths.py -> repository root is two levels above the package.
+REPO_ROOT = Path(__file__).resolve().parents[3]
+
+
+def _from_env(name: str, default: Path) -> Path:
+    value = os.environ.get(name)
+    return Path(value).expanduser().resolve() if value else default
+
+
+def shared_dir() -> Path:
+    """The read-only ``shared/`` folder beside the checkout (corpus, inventories)."""
+    return _from_env("CONTEXTECHO_SHARED", REPO_ROOT.parent / "shared")
+
+
+def data_dir() -> Path:
+    """Committed manifests and fixtures, plus the local corpus filled by ``make data``."""
+    return _from_env("CONTEXTECHO_DATA", REPO_ROOT / "data")
+
+
+def cache_dir() -> Path:
+    """The content-addressed Parquet cell cache (git-ignored)."""
+    return _from_env("CONTEXTECHO_CACHE", REPO_ROOT / "cache")
+
+
+def runs_dir() -> Path:
+    """Run manifests, one JSON file per batch (git-ignored)."""
+    return _from_env("CONTEXTECHO_RUNS", REPO_ROOT / "runs")

@@ -1,0 +1,385 @@
+"""Notebook parameters: declared once (a frozen dataclass per experiment), validated twice.
+
+Papermill only *warns* about a parameter the notebook does not declare. Here an unknown
+or misspelled name is an error, checked
+
+1. by the runner before the kernel starts (:func:`check_overrides`, against the names
+   assigned in the notebook's cell tagged ``parameters``), and
+2. inside the notebook (:func:`bind`, the first cell after the parameters), so that a
+   plain ``papermill nb.ipynb out.ipynb -p tyop 1`` fails too.
+
+Values are coerced to the declared type: ``-p targets a,b`` gives a tuple of strings,
+``-p n_sessions 3`` an int; a value that does not fit is an error naming the parameter.
+
+Values are then range-checked (:func:`check_ranges`, called by :func:`coerce`, so both
+places above): each Parameters dataclass declares ``RANGES``, a map from field name to
+one rule or a tuple of rules (:class:`Interval`, :class:`Temperature`, :class:`OneOf`,
+:class:`Models`, :class:`NonEmpty`, :class:`Includes`,
+:class:`Endpoints`), next to its ``HELP``. A rule on a
+tuple field checks every element (``NonEmpty`` and ``Includes`` check the whole). Every
+error names the parameter, the value and the valid range; all of them are reported at once.
+"""
+from __future__ import annotations
+
+import ast
+import difflib
+import math
+import typing
+from dataclasses import MISSING, dataclass, fields, is_dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, Union
+
+
+class ParameterError(ValueError):
+    """An unknown, misspelled or ill-typed notebook parameter."""
+
+
+def declared(spec: type) -> dict[str, Any]:
+    """Name → default of every parameter of ``spec`` (a dataclass)."""
+    if not is_dataclass(spec):
+        raise TypeError(f"{spec!r} is not a dataclass")
+    out = {}
+    for f in fields(spec):
+        if f.default is not MISSING:
+            out[f.name] = f.default
+        elif f.default_factory is not MISSING:  # type: ignore[misc]
+            out[f.name] = f.default_factory()  # type: ignore[misc]
+        else:
+            raise TypeError(f"parameter {f.name!r} of {spec.__name__} has no default")
+    return out
+
+
+def _unknown_message(unknown: list[str], valid: list[str], where: str) -> str:
+    parts = []
+    for name in unknown:
+        close = difflib.get_close_matches(name, valid, n=1)
+        parts.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    return f"unknown parameter(s) for {where}: {', '.join(parts)}; valid: {', '.join(valid)}"
+
+
+def _coerce(name: str, value: Any, annotation: Any) -> Any:
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    try:
+        if origin is tuple:
+            inner = args[0] if args else str
+            if isinstance(value, str):
+                value = [v.strip() for v in value.split(",") if v.strip()]
+            if not isinstance(value, (list, tuple)):
+                value = [value]
+            return tuple(_coerce(name, v, inner) for v in value)
+        if annotation is bool:
+            if isinstance(value, str):
+                if value.lower() in ("true", "1", "yes"):
+                    return True
+                if value.lower() in ("false", "0", "no"):
+                    return False
+                raise ValueError(value)
+            if isinstance(value, (bool, int)):
+                return bool(value)
+            raise ValueError(value)
+        if annotation is int:
+            if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+                raise ValueError(value)
+            return int(value)
+        if annotation is float:
+            if isinstance(value, bool):
+                raise ValueError(value)
+            return float(value)
+        if annotation is str:
+            if not isinstance(value, str):
+                raise ValueError(value)
+            return value
+    except (TypeError, ValueError):
+        raise ParameterError(f"parameter {name!r}: {value!r} is not a valid "
+                             f"{getattr(annotation, '__name__', annotation)}") from None
+    return value
+
+
+def coerce(spec: type, values: Mapping[str, Any], where: str | None = None):
+    """An instance of ``spec`` from ``values`` (unknown names and bad types raise)."""
+    valid = list(declared(spec))
+    unknown = sorted(set(values) - set(valid))
+    if unknown:
+        raise ParameterError(_unknown_message(unknown, valid, where or spec.__name__))
+    hints = typing.get_type_hints(spec)
+    typed = {k: _coerce(k, v, hints[k]) for k, v in values.items()}
+    try:
+        params = spec(**typed)  # a Checked spec checks its ranges here
+    except RangeError as exc:
+        raise RangeError(where or spec.__name__, exc.problems) from None
+    if not isinstance(params, Checked):
+        check_ranges(params, where or spec.__name__)  # any other spec that declares RANGES
+    return params
+
+
+# Names IPython and papermill leave in a kernel's namespace that are not parameters.
+_KERNEL_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit", "open"})
+
+
+def bind(spec: type, namespace: Mapping[str, Any], baseline: set[str] | frozenset[str]):
+    """Inside a notebook: the parameters now in ``namespace`` (``globals()``) as ``spec``.
+
+    ``baseline`` is ``set(globals())`` taken before the parameters cell: every public
+    name added since came from the parameters cell or papermill's injected cell, so a
+    name ``spec`` does not declare is a misspelled parameter.
+    """
+    added = {k: v for k, v in namespace.items()
+             if k not in baseline and not k.startswith("_") and k not in _KERNEL_NAMES}
+    return coerce(spec, added, where=f"notebook {spec.__name__}")
+
+
+def parameters_cell_names(source: str) -> list[str]:
+    """The names assigned at top level in a parameters cell's source."""
+    names = []
+    for node in ast.parse(source).body:
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else []
+        for target in targets:
+            if isinstance(target, ast.Name):
+                names.append(target.id)
+    return names
+
+
+def check_overrides(parameters_source: str, overrides: Mapping[str, Any], where: str) -> None:
+    """Fail on an override the notebook's parameters cell does not assign."""
+    valid = parameters_cell_names(parameters_source)
+    unknown = sorted(set(overrides) - set(valid))
+    if unknown:
+        raise ParameterError(_unknown_message(unknown, valid, where))
+
+
+# ---------------------------------------------------------------- ranges
+def _number(value: Any) -> str:
+    return "an integer" if isinstance(value, int) else "a finite number"
+
+
+def _bound(value: float) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A number in ``[low, high]`` (``(low, ...`` with ``low_open``), finite. ``zero``: what
+    0 means where 0 is allowed outside the interval ("all", "auto"). ``high`` may be a
+    function of the parameters, described by ``high_text``."""
+
+    low: float | None = None
+    high: float | Callable[[Any], float] | None = None
+    low_open: bool = False
+    zero: str = ""
+    high_text: str = ""
+
+    def _high(self, params: Any) -> float | None:
+        return self.high(params) if callable(self.high) else self.high
+
+    def valid(self, value: Any, params: Any) -> str:
+        parts = []
+        if self.low is not None:
+            parts.append(f"{'>' if self.low_open else '>='} {_bound(self.low)}")
+        high = self._high(params)
+        if high is not None:
+            parts.append(f"<= {self.high_text or _bound(high)}" + (f" ({_bound(high)})" if self.high_text else ""))
+        text = f"{_number(value)} {' and '.join(parts)}".rstrip()
+        return text + (f", or 0 for {self.zero}" if self.zero else "")
+
+    def problem(self, value: Any, params: Any) -> str | None:
+        if self.zero and value == 0:
+            return None
+        high = self._high(params)
+        ok = (math.isfinite(value)
+              and (self.low is None or (value > self.low if self.low_open else value >= self.low))
+              and (high is None or value <= high))
+        return None if ok else "is out of range"
+
+
+def count(zero: str = "") -> Interval:
+    """A count: 1 or more (0 too, where it means ``zero``: "all", "auto")."""
+    return Interval(1, zero=zero)
+
+
+POSITIVE = Interval(0, low_open=True)  # windows, characters, max tokens
+NON_NEGATIVE = Interval(0)  # seeds, distances
+RESAMPLES = Interval(100)  # bootstrap resamples: fewer make the CI's percentiles noise
+
+
+@dataclass(frozen=True)
+class Temperature:
+    """A sampling temperature every model of the ``models`` fields accepts (finite, within
+    the narrowest provider range among them; see :func:`contextecho.engine.calls.temperature_range`)."""
+
+    models: tuple[str, ...] = ("targets",)
+
+    def _range(self, params: Any) -> tuple[float, float, str]:
+        from ..engine.calls import temperature_range
+
+        low, high, who = 0.0, math.inf, ""
+        for model in _models_of(params, self.models):
+            lo, hi = temperature_range(model)
+            if hi < high:
+                who = model
+            low, high = max(low, lo), min(high, hi)
+        return low, high, who
+
+    def valid(self, value: Any, params: Any) -> str:
+        low, high, who = self._range(params)
+        return f"a finite number in [{_bound(low)}, {_bound(high)}]" + (f" (the range of {who})" if who else "")
+
+    def problem(self, value: Any, params: Any) -> str | None:
+        low, high, _ = self._range(params)
+        return None if math.isfinite(value) and low <= value <= high else "is out of range"
+
+
+def _models_of(params: Any, names: Iterable[str]) -> list[str]:
+    out = []
+    for name in names:
+        value = getattr(params, name)
+        out += [value] if isinstance(value, str) else list(value)
+    return out
+
+
+@dataclass(frozen=True)
+class OneOf:
+    """A known name: one of ``names`` (a tuple, or a function giving them, read when checked).
+    ``files``: a value ending so that names an existing file is accepted as well."""
+
+    names: tuple[str, ...] | Callable[[], Iterable[str]]
+    what: str
+    files: str = ""
+
+    def _names(self) -> list[str]:
+        return list(self.names() if callable(self.names) else self.names)
+
+    def valid(self, value: Any, params: Any) -> str:
+        files = f", or a path to a {self.files} file" if self.files else ""
+        return f"one of {', '.join(self._names())}{files}"
+
+    def problem(self, value: Any, params: Any) -> str | None:
+        names = self._names()
+        if value in names or (self.files and str(value).endswith(self.files) and _is_file(str(value))):
+            return None
+        close = difflib.get_close_matches(str(value), names, n=1)
+        return f"is not a known {self.what}" + (f" (did you mean {close[0]!r}?)" if close else "")
+
+
+def _is_file(value: str) -> bool:
+    from ..engine.paths import REPO_ROOT  # the notebooks run in the repository root
+
+    return Path(value).is_file() or (REPO_ROOT / value).is_file()
+
+
+@dataclass(frozen=True)
+class Models:
+    """A LiteLLM model string that can be routed (the call site's own preflight check)."""
+
+    def valid(self, value: Any, params: Any) -> str:
+        from ..engine.llm import LOCAL_MODEL
+
+        return (f"a provider-prefixed LiteLLM model string such as 'openai/gpt-4o-mini', "
+                f"'anthropic/claude-sonnet-4-5', 'hosted_vllm/<name>', or {LOCAL_MODEL!r}")
+
+    def problem(self, value: Any, params: Any) -> str | None:
+        from ..engine.calls import ModelConfigError, check_routable
+
+        try:
+            check_routable(value)
+        except ModelConfigError:
+            return "is not a model LiteLLM can route"
+        return None
+
+
+@dataclass(frozen=True)
+class NonEmpty:
+    """At least one value (a tuple field)."""
+
+    def valid(self, value: Any, params: Any) -> str:
+        return "at least one value"
+
+    def problem(self, value: Any, params: Any) -> str | None:
+        return None if len(value) else "is empty"
+
+
+@dataclass(frozen=True)
+class Includes:
+    """The tuple lists ``name`` (e.g. the control condition), for ``why``."""
+
+    name: str
+    why: str
+
+    def valid(self, value: Any, params: Any) -> str:
+        return f"a list that includes {self.name!r} ({self.why})"
+
+    def problem(self, value: Any, params: Any) -> str | None:
+        return None if self.name in value else f"lacks {self.name!r}"
+
+
+@dataclass(frozen=True)
+class Endpoints:
+    """Endpoints in the syntax of :func:`contextecho.engine.endpoints.parse_endpoints` (a tuple
+    field, checked whole): each ``MODEL=API_BASE[#KEY_ENV]``, an http(s) API base without
+    credentials, one endpoint per model."""
+
+    def valid(self, value: Any, params: Any) -> str:
+        return "MODEL=API_BASE[#KEY_ENV], e.g. hosted_vllm/my-model=http://127.0.0.1:8000/v1#VLLM_KEY"
+
+    def problem(self, value: Any, params: Any) -> str | None:
+        from ..engine.endpoints import EndpointError, parse_endpoints
+
+        try:
+            parse_endpoints(value)
+        except EndpointError as exc:
+            return f"is not usable: {exc}"
+        return None
+
+
+Rule = Union[Interval, Temperature, OneOf, Models, NonEmpty, Includes, Endpoints]
+_WHOLE = (NonEmpty, Includes, Endpoints)  # rules on the tuple itself; the others check each element
+
+
+def rules(spec: type) -> dict[str, tuple[Rule, ...]]:
+    """Field name → its rules, from ``spec.RANGES``; a name that is not a field is an error."""
+    ranges = getattr(spec, "RANGES", {})
+    unknown = sorted(set(ranges) - {f.name for f in fields(spec)})
+    if unknown:
+        raise TypeError(f"{spec.__name__}.RANGES names no parameter: {', '.join(unknown)}")
+    return {name: rule if isinstance(rule, tuple) else (rule,) for name, rule in ranges.items()}
+
+
+def range_problems(params: Any) -> list[str]:
+    """One message per out-of-range value of ``params``: the parameter, the value, the range."""
+    problems = []
+    for name, checks in rules(type(params)).items():
+        value = getattr(params, name)
+        for rule in checks:
+            elements = [value] if isinstance(rule, _WHOLE) or not isinstance(value, tuple) else value
+            for element in elements:
+                reason = rule.problem(element, params)
+                if reason:
+                    where = f" (in {list(value)!r})" if element is not value and len(value) > 1 else ""
+                    problems.append(f"parameter {name!r}: {element!r}{where} {reason}; "
+                                    f"valid: {rule.valid(element, params)}")
+    return problems
+
+
+class RangeError(ParameterError):
+    """Out-of-range parameter values; ``problems`` holds one message per value."""
+
+    def __init__(self, where: str, problems: list[str]) -> None:
+        self.where, self.problems = where, problems
+        super().__init__(f"out-of-range parameter(s) for {where}:\n  " + "\n  ".join(problems))
+
+
+def check_ranges(params: Any, where: str | None = None) -> None:
+    """Raise :class:`RangeError` listing every out-of-range value of ``params``."""
+    problems = range_problems(params)
+    if problems:
+        spec = type(params)
+        raise RangeError(where or f"{spec.__module__.rsplit('.', 1)[-1]}.{spec.__qualname__}", problems)
+
+
+class Checked:
+    """A Parameters dataclass that checks its ``RANGES`` when built, however it is built
+    (the runner, a notebook's ``bind`` cell, or a direct call of ``experiment.run``)."""
+
+    def __post_init__(self) -> None:
+        check_ranges(self)

@@ -1,0 +1,196 @@
+"""What a notebook leaves behind, in one folder per notebook (``paper/_generated/<name>/``):
+
+    results/<name>.parquet    tidy results (cells, verdicts, estimates)
+    figures/<name>.png|.pdf   every figure in both formats, one style (:func:`style`)
+    tables/<name>.md          Markdown tables for ``{{< include >}}``
+    variables.yml             ``{<notebook>: {key: number or short text}}``
+    manifest.json             commit, parameters, cache hits/misses, errors, models, time
+    <notebook>.ipynb          the executed copy (written by papermill)
+
+:func:`merge_variables` joins the notebooks' variables files into the manuscript's and
+fails on a key that two files define.
+"""
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import time
+from dataclasses import asdict, dataclass, field, is_dataclass
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from ..engine.manifest import git_state, package_versions
+from ..engine.paths import REPO_ROOT
+
+GENERATED = REPO_ROOT / "paper" / "_generated"
+SUBDIRS = ("results", "figures", "tables")
+
+
+class DuplicateVariableError(ValueError):
+    """Two variables files define the same key."""
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.floating, float)):
+        value = float(value)
+        if math.isnan(value) or math.isinf(value):
+            raise ValueError("a manuscript variable is NaN or infinite; say why in text instead")
+        return value
+    if isinstance(value, (np.bool_,)):
+        return bool(value)
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def style() -> None:
+    """The one figure style of the paper."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update({"figure.dpi": 110, "savefig.dpi": 200, "font.size": 9,
+                         "axes.spines.top": False, "axes.spines.right": False,
+                         "axes.grid": True, "grid.alpha": 0.3, "figure.figsize": (6.0, 3.6),
+                         "savefig.bbox": "tight",
+                         # long tick labels of one panel must not run into the next
+                         "figure.constrained_layout.use": True})
+
+
+@dataclass
+class Outputs:
+    """Writer for one notebook's outputs; counts are added to the manifest."""
+
+    name: str
+    directory: Path
+    variables: dict[str, Any] = field(default_factory=dict)
+    counts: dict[str, Any] = field(default_factory=dict)
+    models: set[str] = field(default_factory=set)
+    protocol: dict[str, Any] = field(default_factory=dict)  # experiments.common.protocol_record
+    started: float = field(default_factory=time.perf_counter)
+
+    @classmethod
+    def open(cls, name: str, directory: str | Path | None = None) -> "Outputs":
+        path = Path(directory) if directory else GENERATED / name
+        path = path if path.is_absolute() else REPO_ROOT / path
+        for sub in SUBDIRS:  # only what this writer manages; the executed copy stays
+            shutil.rmtree(path / sub, ignore_errors=True)
+        for stale in ("variables.yml", "manifest.json"):
+            (path / stale).unlink(missing_ok=True)
+        for sub in SUBDIRS:
+            (path / sub).mkdir(parents=True, exist_ok=True)
+        style()
+        return cls(name, path)
+
+    def parquet(self, stem: str, frame: pd.DataFrame) -> Path:
+        path = self.directory / "results" / f"{stem}.parquet"
+        out = frame.copy()
+        for column in out.columns:  # nested dicts/objects -> JSON text, so Parquet takes them
+            if out[column].dtype == object and out[column].map(lambda v: isinstance(v, (dict, list, tuple))).any():
+                out[column] = out[column].map(lambda v: json.dumps(v, sort_keys=True, default=str)
+                                              if isinstance(v, (dict, list, tuple)) else v)
+        out.attrs = {}
+        out.to_parquet(path, index=False)
+        return path
+
+    def figure(self, stem: str, fig) -> Path:
+        png = self.directory / "figures" / f"{stem}.png"
+        fig.savefig(png)
+        fig.savefig(png.with_suffix(".pdf"))
+        return png
+
+    def table(self, stem: str, markdown: str) -> Path:
+        path = self.directory / "tables" / f"{stem}.md"
+        path.write_text(markdown if markdown.endswith("\n") else markdown + "\n")
+        return path
+
+    def set(self, **values: Any) -> None:
+        self.variables.update({k: _plain(v) for k, v in values.items()})
+
+    def default(self, value: Any = "n/a", /, *keys: str) -> None:
+        """Set ``keys`` not set yet to ``value`` (a result that could not be estimated is
+        said so in the manuscript, never left a dangling reference)."""
+        for key in keys:
+            self.variables.setdefault(key, _plain(value))
+
+    def count(self, stage: str, frame: pd.DataFrame | None = None, **counts: Any) -> dict:
+        """Record (and return) cells cached / computed / failed / judged invalid for a stage."""
+        if frame is not None:
+            counts = {**cell_counts(frame), **counts}
+        self.counts[stage] = {k: _plain(v) for k, v in counts.items()}
+        return self.counts[stage]
+
+    def finish(self, parameters: Any) -> Path:
+        """Write ``variables.yml`` and ``manifest.json``; return the variables file."""
+        params = asdict(parameters) if is_dataclass(parameters) else dict(parameters)
+        variables_file = self.directory / "variables.yml"
+        variables_file.write_text(yaml.safe_dump({self.name: self.variables}, sort_keys=True,
+                                                 allow_unicode=True))
+        manifest = {"notebook": self.name, "git": git_state(), "packages": package_versions(),
+                    "parameters": _plain(params), "models": sorted(self.models),
+                    **({"protocol": _plain(self.protocol)} if self.protocol else {}),
+                    "counts": self.counts, "wall_s": round(time.perf_counter() - self.started, 1),
+                    "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        (self.directory / "manifest.json").write_text(json.dumps(manifest, indent=2, default=str))
+        return variables_file
+
+
+def cell_counts(frame: pd.DataFrame) -> dict[str, int]:
+    """Cached / computed / failed target calls and ok / invalid / error verdicts of a frame
+    from :func:`contextecho.echo.run_cells` (one row per cell and judge)."""
+    cells = frame.drop_duplicates("key") if "key" in frame else frame
+    out = {"cells": len(cells)}
+    if "cached" in cells:
+        out["cached"] = int(cells["cached"].sum())
+        out["computed"] = int((~cells["cached"].astype(bool)).sum())
+    if "status" in cells:
+        out["failed"] = int((cells["status"] != "ok").sum())
+    if "verdict_status" in frame:
+        for status in ("ok", "invalid", "error", "unjudged"):
+            out[f"verdicts_{status}"] = int((frame["verdict_status"] == status).sum())
+    return out
+
+
+def _flatten(node: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(node, Mapping):
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            out.update(_flatten(value, f"{prefix}{key}."))
+        return out
+    return {prefix[:-1]: node}
+
+
+def merge_variables(files: Iterable[Path]) -> dict[str, Any]:
+    """Merge variables files into one mapping; a key defined twice is an error."""
+    merged: dict[str, Any] = {}
+    owner: dict[str, Path] = {}
+    for path in files:
+        data = yaml.safe_load(Path(path).read_text()) or {}
+        for dotted in _flatten(data):
+            parts = dotted.split(".")
+            clash = [p for p in (".".join(parts[:i]) for i in range(1, len(parts) + 1)) if p in owner]
+            clash += [k for k in owner if k.startswith(dotted + ".")]
+            if clash:
+                raise DuplicateVariableError(
+                    f"variable {dotted!r} in {path} collides with {clash[0]!r} from {owner[clash[0]]}")
+            owner[dotted] = Path(path)
+        _deep_update(merged, data)
+    return merged
+
+
+def _deep_update(into: dict, data: Mapping) -> None:
+    for key, value in data.items():
+        if isinstance(value, Mapping) and isinstance(into.get(key), dict):
+            _deep_update(into[key], value)
+        else:
+            into[key] = dict(value) if isinstance(value, Mapping) else value

@@ -1,0 +1,43 @@
+"""A failed call is never a score: not for the scorers (stressors), not for the judge,
+whatever the fault (an empty answer, a bug inside the provider, a permanent error)."""
+import pytest
+
+from contextecho.engine import llm
+from contextecho.engine.cache import CellCache
+from contextecho.echo import build_cells, run_cells
+
+
+class SeeingJudge(llm.CustomLLM):
+    """A judge that scores everything 2 and records what it was shown."""
+
+    def __init__(self):
+        super().__init__()
+        self.seen = []
+
+    async def acompletion(self, model, messages, *args, optional_params, model_response, **kw):
+        self.seen.append(messages)
+        return llm.fill_response(model_response, model, "Score: 2", "stop", 10, 2)
+
+
+@pytest.mark.parametrize("target", ["fake/empty", "fake/whitespace", "fake/value-error", "fake/http-401"])
+def test_a_failed_target_is_neither_scored_nor_judged(sessions, tmp_path, target):
+    judge = SeeingJudge()
+    llm.register_provider("seeingjudge", judge)
+    cells = build_cells("x", target, sessions[:1], positions=[4], arms=["real", "filler"],
+                        items=["C03", "S2#01", "C6_json"], window=2_000)
+    for attempt in range(2):  # the first run, and a rerun answered by the stored errors
+        frame = run_cells(cells, "seeingjudge/x", cache=CellCache(tmp_path), progress=False)
+        assert (frame.status == "error").all() and frame.response.isna().all()
+        assert (frame.verdict_status == "error").all() and frame.score.isna().all()
+        assert frame.passed.isna().all()
+        assert frame.verdict_reason.str.startswith("target call failed").all()
+    assert judge.seen == []
+
+
+def test_an_empty_verdict_is_a_failed_judge_call_not_a_score(sessions, tmp_path):
+    cells = build_cells("x", "fake/echo", sessions[:1], positions=[4], arms=["real"], items=["C03"],
+                        window=2_000)
+    frame = run_cells(cells, ["fake/whitespace"], cache=CellCache(tmp_path), progress=False)
+    assert (frame.status == "ok").all() and frame.score.isna().all()
+    assert (frame.verdict_status == "error").all()
+    assert (frame.verdict_reason == "judge call failed: EmptyResponse").all()
