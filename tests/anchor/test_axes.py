@@ -3,9 +3,9 @@ from dataclasses import replace
 
 import pytest
 
-from contextecho.anchor import axes
-from contextecho.anchor.axes import AXES, AXIS_RUBRIC, AxisRubric, axis_request, card_part, cut
-from contextecho.anchor.axes_verdicts import parse_axis_verdict
+from contextecho.anchor.axes import rubric as axes
+from contextecho.anchor.axes.rubric import AXES, AXIS_RUBRIC, AxisRubric, axis_request, card_part, cut
+from contextecho.anchor.axes.verdicts import parse_axis_verdict
 from contextecho.anchor.persona import CODING_ASSISTANT
 
 # Changing any text the judge reads changes this hash: bump axes.VERSION and the pin together.

@@ -8,10 +8,10 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from contextecho.engine import llm
-from contextecho.anchor.axes import AXES, AXIS_RUBRIC
-from contextecho.anchor.axes_report import (all_axes_held, axis_agreement, axis_frame, axis_jobs, axis_rates,
+from contextecho.anchor.axes.rubric import AXES, AXIS_RUBRIC
+from contextecho.anchor.axes.report import (all_axes_held, axis_agreement, axis_frame, axis_jobs, axis_rates,
                                             judge_axes, judge_requests)
-from contextecho.anchor.axes_turns import FORK, REAL, RECORDED, JudgedTurn
+from contextecho.anchor.axes.turns import FORK, REAL, RECORDED, JudgedTurn
 from contextecho.anchor.persona import CODING_ASSISTANT
 from contextecho.engine.cache import CellCache
 from contextecho.stats import bootstrap_mean

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from contextecho.anchor.axes_turns import (FORK, REAL, RECORDED, checkpoints, fork_requests, forked_turns,
+from contextecho.anchor.axes.turns import (FORK, REAL, RECORDED, checkpoints, fork_requests, forked_turns,
                                            judgeable, real_turns)
 from contextecho.anchor.persona import CODING_ASSISTANT
 from contextecho.engine.cache import CellCache

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from contextecho.anchor.bank import FILES, bank_dirs, load_bank
-from contextecho.anchor.bank_jsonl import BankError
+from contextecho.anchor.banks.bank import FILES, bank_dirs, load_bank
+from contextecho.anchor.banks.jsonl import BankError
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "anchor_bank" / "ca_forge_tidyfeed__updated"
 

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from contextecho.engine import llm
-from contextecho.anchor.bank import load_bank
-from contextecho.anchor.bank_scorer import BankRunFailed, item_request, score_bank, summarize
-from contextecho.anchor.bank_window import bank_context
-from contextecho.anchor.items import prompt_text
+from contextecho.anchor.banks.bank import load_bank
+from contextecho.anchor.banks.scorer import BankRunFailed, item_request, score_bank, summarize
+from contextecho.anchor.banks.window import bank_context
+from contextecho.anchor.recall.items import prompt_text
 from contextecho.engine.cache import CellCache
 from contextecho.engine.calls import RETRY_ERRORS_ENV
 from contextecho.engine.hashing import canonical_json

@@ -1,9 +1,9 @@
 import pytest
 
-from contextecho.anchor.calibration import (HARD, INVALID, MAIN, calibrate, filter_counts,
+from contextecho.anchor.recall.calibration import (HARD, INVALID, MAIN, calibrate, filter_counts,
                                             validate_with_history)
-from contextecho.anchor.filters import blind_filter
-from contextecho.anchor.items import RecallItem
+from contextecho.anchor.recall.filters import blind_filter
+from contextecho.anchor.recall.items import RecallItem
 
 
 def item(k: int, answer: int) -> RecallItem:

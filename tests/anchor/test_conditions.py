@@ -2,14 +2,14 @@
 as the summariser, through generate and the cell cache), retrieval; causality of each."""
 import pytest
 
-from contextecho.anchor.conditions import (CONDITIONS, HierarchicalSummary, LongContext, Retrieval,
+from contextecho.anchor.context.conditions import (CONDITIONS, HierarchicalSummary, LongContext, Retrieval,
                                            build_contexts, condition_for)
-from contextecho.anchor.filters import ask_requests
-from contextecho.anchor.items import RecallItem
-from contextecho.anchor.recall import recall_items
-from contextecho.anchor.retrieval import most_relevant
-from contextecho.anchor.summary import ContextUnavailable, history_blocks
-from contextecho.anchor.window import causal_window
+from contextecho.anchor.recall.filters import ask_requests
+from contextecho.anchor.recall.items import RecallItem
+from contextecho.anchor.recall.families import recall_items
+from contextecho.anchor.context.retrieval import most_relevant
+from contextecho.anchor.context.summary import ContextUnavailable, history_blocks
+from contextecho.anchor.context.window import causal_window
 from contextecho.engine.cache import CellCache
 from contextecho.engine.calls import Transport, generate
 from contextecho.engine.cell import OK, CellRecord

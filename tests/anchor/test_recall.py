@@ -1,8 +1,8 @@
 import pytest
 
-from contextecho.anchor.events import commands, file_edits, failed
-from contextecho.anchor.items import RecallItem, item_rng, prompt_text
-from contextecho.anchor.recall import FAMILIES, recall_items
+from contextecho.anchor.recall.events import commands, file_edits, failed
+from contextecho.anchor.recall.items import RecallItem, item_rng, prompt_text
+from contextecho.anchor.recall.families import FAMILIES, recall_items
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from contextecho.anchor.retention import DegenerateFacet, ShapeMismatch, facet_retention, retention
+from contextecho.anchor.retention.measure import DegenerateFacet, ShapeMismatch, facet_retention, retention
 
 GENERIC = [3.0, 3.0, 3.0, 3.0]
 INITIAL = [5.0, 4.0, 1.0, 3.0]

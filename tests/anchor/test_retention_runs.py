@@ -4,7 +4,7 @@ import pytest
 
 from contextecho.engine import llm
 from contextecho.anchor.persona import CODING_ASSISTANT
-from contextecho.anchor.retention_runs import checkpoint_steps, retention_runs, retention_table
+from contextecho.anchor.retention.runs import checkpoint_steps, retention_runs, retention_table
 from contextecho.engine.cache import CellCache
 from contextecho.cape import CONTEXT_FREE, administer
 from contextecho.cape.inventory import load_inventory
@@ -109,7 +109,7 @@ def test_retention_needs_both_baselines():
 def test_retention_by_ipip_facet_groups_items_by_their_facet_label(inventory):
     import pandas as pd
 
-    from contextecho.anchor.retention_runs import ipip_facets
+    from contextecho.anchor.retention.runs import ipip_facets
 
     facets = ipip_facets(inventory)
     assert facets[0] == "C:Tidiness" and facets[1] == "O:Curiosity"

@@ -2,10 +2,10 @@ from dataclasses import replace
 
 import pytest
 
-from contextecho.anchor.filters import answers_of, ask_requests, blind_filter, parse_choice
-from contextecho.anchor.items import LETTERS
-from contextecho.anchor.recall import recall_items
-from contextecho.anchor.window import causal_window
+from contextecho.anchor.recall.filters import answers_of, ask_requests, blind_filter, parse_choice
+from contextecho.anchor.recall.items import LETTERS
+from contextecho.anchor.recall.families import recall_items
+from contextecho.anchor.context.window import causal_window
 from contextecho.engine.cell import ERROR, OK, CellRecord
 
 

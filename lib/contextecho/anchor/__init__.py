@@ -14,27 +14,27 @@
 
 The notebook ``companion`` (``contextecho.experiments.companion``) runs all of it.
 """
-from .axes import AXES, AXIS_RUBRIC, AxisRubric, axis_request
-from .axes_verdicts import parse_axis_verdict
-from .axes_report import all_axes_held, axis_agreement, axis_frame, axis_jobs, axis_rates, judge_axes, judge_requests
-from .axes_turns import JudgedTurn, fork_requests, forked_turns, real_turns
-from .bank import Bank, bank_dirs, load_bank
-from .bank_jsonl import BankError
-from .bank_items import BankItem
-from .bank_window import BankContext, bank_context
-from .bank_scorer import BankRun, BankRunFailed, score_bank
-from .conditions import CONDITIONS, HierarchicalSummary, LongContext, Retrieval, build_contexts, condition_for
-from .context import ContextBatch, ItemContext
-from .calibration import Calibration, ValidationResult, calibrate, filter_counts, validate_with_history
-from .filters import BlindFilterResult, answers_of, ask_requests, blind_filter, parse_choice
-from .items import RecallItem, prompt_text
+from .axes.rubric import AXES, AXIS_RUBRIC, AxisRubric, axis_request
+from .axes.verdicts import parse_axis_verdict
+from .axes.report import all_axes_held, axis_agreement, axis_frame, axis_jobs, axis_rates, judge_axes, judge_requests
+from .axes.turns import JudgedTurn, fork_requests, forked_turns, real_turns
+from .banks.bank import Bank, bank_dirs, load_bank
+from .banks.jsonl import BankError
+from .banks.items import BankItem
+from .banks.window import BankContext, bank_context
+from .banks.scorer import BankRun, BankRunFailed, score_bank
+from .context.conditions import CONDITIONS, HierarchicalSummary, LongContext, Retrieval, build_contexts, condition_for
+from .context.record import ContextBatch, ItemContext
+from .recall.calibration import Calibration, ValidationResult, calibrate, filter_counts, validate_with_history
+from .recall.filters import BlindFilterResult, answers_of, ask_requests, blind_filter, parse_choice
+from .recall.items import RecallItem, prompt_text
 from .persona import CODING_ASSISTANT, PersonaCard, PersonaCardError, card_from_dict, load_card
-from .requests import user_requests
-from .recall import FAMILIES, recall_items
-from .summary import ContextUnavailable
-from .retention import DegenerateFacet, FacetRetention, facet_retention, retention
-from .retention_runs import checkpoint_steps, retention_runs, retention_table
-from .window import CausalWindow, causal_window
+from .recall.requests import user_requests
+from .recall.families import FAMILIES, recall_items
+from .context.summary import ContextUnavailable
+from .retention.measure import DegenerateFacet, FacetRetention, facet_retention, retention
+from .retention.runs import checkpoint_steps, retention_runs, retention_table
+from .context.window import CausalWindow, causal_window
 
 __all__ = [
     "retention", "facet_retention", "FacetRetention", "DegenerateFacet",

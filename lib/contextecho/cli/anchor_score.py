@@ -9,10 +9,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..anchor.bank_jsonl import BankError
-from ..anchor.bank import bank_dirs, load_bank
-from ..anchor.bank_window import CONDITIONS, DEFAULT_LIMIT
-from ..anchor.bank_scorer import DEFAULT_PARAMS, BankRunFailed, score_bank
+from ..anchor.banks.jsonl import BankError
+from ..anchor.banks.bank import bank_dirs, load_bank
+from ..anchor.banks.window import CONDITIONS, DEFAULT_LIMIT
+from ..anchor.banks.scorer import DEFAULT_PARAMS, BankRunFailed, score_bank
 from ..engine.cache import CellCache
 from ..engine.calls import ModelConfigError, Transport, retry_errors_everywhere
 from ..engine.paths import cache_dir

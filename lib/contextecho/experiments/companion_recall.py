@@ -22,9 +22,9 @@ import numpy as np
 import pandas as pd
 
 from ..anchor import answers_of, ask_requests, blind_filter, recall_items
-from ..anchor.filters import choice_of
-from ..anchor.calibration import MAIN, calibrate, filter_counts, validate_with_history
-from ..anchor.conditions import CONDITIONS, HierarchicalSummary, LongContext, Retrieval, build_contexts
+from ..anchor.recall.filters import choice_of
+from ..anchor.recall.calibration import MAIN, calibrate, filter_counts, validate_with_history
+from ..anchor.context.conditions import CONDITIONS, HierarchicalSummary, LongContext, Retrieval, build_contexts
 from ..engine.cache import CellCache
 from ..engine.calls import Transport, generate
 from ..paper.outputs import Outputs

@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from ..anchor.persona import PersonaCard
-from ..anchor.retention_runs import ARMS, CHECKPOINT, ipip_facets, retention_runs, retention_table
+from ..anchor.retention.runs import ARMS, CHECKPOINT, ipip_facets, retention_runs, retention_table
 from ..engine.cache import CellCache
 from ..engine.calls import Transport
 from ..cape import CONTEXT_FREE, TRAITS, answer_counts, load_inventory

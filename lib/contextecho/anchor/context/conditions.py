@@ -33,8 +33,8 @@ from typing import Mapping, Sequence
 from contextecho.engine.model_request import ModelRequest
 from contextecho.sessions import DEFAULT_WINDOW, Redactor, Session
 
-from .context import Condition, ContextBatch, ItemContext, sealed_context, verbatim_window, with_note
-from .items import RecallItem
+from .record import Condition, ContextBatch, ItemContext, sealed_context, verbatim_window, with_note
+from ..recall.items import RecallItem
 from .retrieval import chat_turns, most_relevant
 from .summary import ContextUnavailable, Summaries, block_request, history_blocks
 

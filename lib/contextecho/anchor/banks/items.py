@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .bank_jsonl import BankError, jsonl_rows, required_field
-from .items import LETTERS, N_OPTIONS
+from .jsonl import BankError, jsonl_rows, required_field
+from ..recall.items import LETTERS, N_OPTIONS
 
 ANSWER_KEYS = ("correct_index", "answer", "answer_index", "gold")
 
@@ -33,7 +33,7 @@ class BankItem:
 
     @property
     def question(self) -> str:
-        """The stem under the name :func:`contextecho.anchor.items.prompt_text` reads, so a
+        """The stem under the name :func:`contextecho.anchor.recall.items.prompt_text` reads, so a
         bank item is asked in exactly the layout of our own recall items."""
         return self.stem
 

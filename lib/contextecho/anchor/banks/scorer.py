@@ -31,12 +31,12 @@ from contextecho.engine.manifest import git_state, masked, package_versions
 from contextecho.engine.model_request import ModelRequest
 
 from .bank import Bank
-from .bank_items import BankItem
-from .bank_window import DEFAULT_LIMIT, BankContext, alternating, bank_context
+from .items import BankItem
+from .window import DEFAULT_LIMIT, BankContext, alternating, bank_context
 # The causal context moved to .bank_window; importable from here as before.
-from .bank_window import CONDITIONS  # noqa: F401
-from .filters import parse_choice
-from .items import LETTERS, N_OPTIONS, prompt_text
+from .window import CONDITIONS  # noqa: F401
+from ..recall.filters import parse_choice
+from ..recall.items import LETTERS, N_OPTIONS, prompt_text
 
 DEFAULT_PARAMS = {"temperature": 0.0, "max_tokens": 32}  # a letter, with room for "The answer is C."
 

@@ -18,7 +18,7 @@ from contextecho.sessions import Session
 from .events import Command, commands, file_edits
 from .event_fields import next_step_after
 from .items import N_OPTIONS, RecallItem, item_rng, make_item
-from .recall_options import N_DISTRACTORS, distinct_indices, draw
+from .options import N_DISTRACTORS, distinct_indices, draw
 
 
 def temporal_order(session: Session, n_items: int) -> Iterable[RecallItem]:

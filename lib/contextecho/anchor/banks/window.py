@@ -17,7 +17,7 @@ from typing import Any, Sequence
 from contextecho.engine.hashing import content_hash
 
 from .bank import Bank, Turn
-from .bank_items import BankItem
+from .items import BankItem
 
 # ~6,000 tokens of history at ~4 characters a token: with the card, the question and a
 # short answer it fits an 8k-token model. Pass limit=None for the whole causal history.

@@ -25,7 +25,7 @@ from contextecho.sessions import DEFAULT_WINDOW, Redactor, Session, positions, r
 from contextecho.sessions.model import REASONING, TEXT
 from contextecho.sessions.render import entry_text
 
-from .persona import CODING_ASSISTANT, PersonaCard
+from ..persona import CODING_ASSISTANT, PersonaCard
 
 REAL, FORK = "real", "fork"
 RECORDED = "recorded"  # the target of a real turn: whichever model wrote the transcript

@@ -19,7 +19,7 @@ from contextecho.engine.hashing import content_hash
 from contextecho.sessions import Redactor, Session
 from contextecho.sessions.render import JOINER
 
-from .items import RecallItem
+from ..recall.items import RecallItem
 from .window import CausalWindow, causal_window
 
 

@@ -23,9 +23,9 @@ from contextecho.engine.cell import CellRecord
 from contextecho.engine.model_request import ModelRequest
 from contextecho.sessions import DEFAULT_WINDOW, Redactor, Session
 
-from .context import Condition
-from .summary import ContextUnavailable
-from .conditions import condition_for
+from ..context.record import Condition
+from ..context.summary import ContextUnavailable
+from ..context.conditions import condition_for
 from .items import LETTERS, RecallItem, prompt_text
 
 _LEAD = re.compile(r"^[\s(\[*]*(?:([A-D])(?![A-Za-z0-9'])|([a-d])[).\]])")

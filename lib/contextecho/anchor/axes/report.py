@@ -32,11 +32,11 @@ from contextecho.engine.model_request import ModelRequest
 from contextecho.engine.hashing import canonical_json
 from contextecho.stats import StatsInputError, bootstrap_mean, judge_agreement
 
-from .axes import AXES, AXIS_RUBRIC, AxisRubric, axis_request
-from .axes_verdicts import DEVIATED, HELD, parse_axis_verdict
-from ..echo.judge import ERROR, INVALID
-from .axes_turns import JudgedTurn
-from .persona import CODING_ASSISTANT, PersonaCard
+from .rubric import AXES, AXIS_RUBRIC, AxisRubric, axis_request
+from .verdicts import DEVIATED, HELD, parse_axis_verdict
+from ...echo.judge import ERROR, INVALID
+from .turns import JudgedTurn
+from ..persona import CODING_ASSISTANT, PersonaCard
 
 DEFAULT_BY = ("judge_model", "source", "target")
 

@@ -19,10 +19,10 @@ from contextecho.echo.judge import DEFAULT_JUDGE_PARAMS, ERROR, INVALID
 from contextecho.engine.hashing import content_hash
 from contextecho.engine.model_request import ModelRequest
 
-from .axes_verdicts import DEVIATED, HELD
+from .verdicts import DEVIATED, HELD
 # The verdict parser moved to .axes_verdicts; importable from here as before.
-from .axes_verdicts import NA, AxisVerdict, parse_axis_verdict  # noqa: F401
-from .persona import PersonaCard
+from .verdicts import NA, AxisVerdict, parse_axis_verdict  # noqa: F401
+from ..persona import PersonaCard
 
 VERSION = "axes-1.0"
 AXES = ("role", "boundaries", "values", "style")

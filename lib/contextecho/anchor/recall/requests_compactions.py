@@ -27,7 +27,7 @@ from .events import file_edits
 from .event_fields import next_step_after
 from .requests import user_requests
 from .items import RecallItem, item_rng, make_item
-from .recall_options import N_DISTRACTORS, distinct_indices, draw
+from .options import N_DISTRACTORS, distinct_indices, draw
 
 
 def superseded_request(session: Session, n_items: int) -> Iterable[RecallItem]:

@@ -22,11 +22,11 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from .bank_items import BankItem, read_items
-from .bank_jsonl import BankError, jsonl_rows, required_field
+from .items import BankItem, read_items
+from .jsonl import BankError, jsonl_rows, required_field
 # Item parsing moved to .bank_items; importable from here as before.
-from .bank_items import ANSWER_KEYS  # noqa: F401
-from .persona import PersonaCard, PersonaCardError, load_card
+from .items import ANSWER_KEYS  # noqa: F401
+from ..persona import PersonaCard, PersonaCardError, load_card
 
 FILES = ("persona_card.json", "transcript.jsonl", "items.jsonl")
 ROLES = ("user", "assistant")

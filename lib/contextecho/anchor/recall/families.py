@@ -20,11 +20,11 @@ from typing import Callable, Iterable
 from contextecho.sessions import Session
 
 from .items import RecallItem
-from .recall_commands_edits import failed_command, last_edit, temporal_order
-from .recall_requests_compactions import compaction_dropped, superseded_request
+from .commands_edits import failed_command, last_edit, temporal_order
+from .requests_compactions import compaction_dropped, superseded_request
 # The families and their helpers moved out; importable from here as before.
-from .recall_options import N_DISTRACTORS  # noqa: F401
-from .recall_requests_compactions import file_name, mentions  # noqa: F401
+from .options import N_DISTRACTORS  # noqa: F401
+from .requests_compactions import file_name, mentions  # noqa: F401
 
 FAMILIES: dict[str, Callable[[Session, int], Iterable[RecallItem]]] = {
     "temporal_order": temporal_order,

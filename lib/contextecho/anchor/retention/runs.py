@@ -25,12 +25,12 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..cape import RunSpec
-from ..cape.inventory import Inventory
-from ..echo import ArmContext, make_prefix
-from ..sessions import Session, render_prefix, snapshot_at
-from .persona import PersonaCard
-from .retention import DegenerateFacet, facet_retention
+from ...cape import RunSpec
+from ...cape.inventory import Inventory
+from ...echo import ArmContext, make_prefix
+from ...sessions import Session, render_prefix, snapshot_at
+from ..persona import PersonaCard
+from .measure import DegenerateFacet, facet_retention
 
 GENERIC, INITIAL, CHECKPOINT, FILLER = "generic", "initial", "checkpoint", "filler"
 ARMS = (CHECKPOINT, FILLER)
