@@ -20,8 +20,10 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from ..anchor import AXES, CONDITIONS, FAMILIES
+from ..anchor.axes.rubric import AXES
 from ..anchor.axes.turns import FORK, REAL
+from ..anchor.context.conditions import CONDITIONS
+from ..anchor.recall.families import FAMILIES
 from ..anchor.retention.runs import ARMS
 from ..cape import TRAITS
 from ..anchor.banks.bank import bank_dirs, load_bank

@@ -21,9 +21,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ..anchor import answers_of, ask_requests, blind_filter, recall_items
-from ..anchor.recall.filters import choice_of
-from ..anchor.recall.calibration import MAIN, calibrate, filter_counts, validate_with_history
+from ..anchor.recall.asking import answers_of, ask_requests, choice_of
+from ..anchor.recall.families import recall_items
+from ..anchor.recall.filters import MAIN, blind_filter, calibrate, filter_counts, validate_with_history
 from ..anchor.context.conditions import CONDITIONS, HierarchicalSummary, LongContext, Retrieval, build_contexts
 from ..engine.cache import CellCache
 from ..engine.calls import Transport, generate

@@ -1,7 +1,7 @@
 """Judging turns on the four axes and reporting them: one row per (turn, axis, judge).
 
 :func:`axis_jobs` pairs every turn with every axis and judge: a blind request
-(:func:`.axes.axis_request`), or — for a fork whose target call failed, or an empty
+(:func:`.rubric.axis_request`), or — for a fork whose target call failed, or an empty
 turn — no request and an ``error`` / ``invalid`` status decided here (an empty turn is
 not applicable, never held). :func:`axis_frame` reads the judges' records (matched by
 cell key) into the tidy frame; each row carries its provenance: judge model and params,
@@ -27,16 +27,15 @@ import pandas as pd
 from contextecho.engine.cache import CellCache
 from contextecho.engine.calls import Transport, generate
 from contextecho.engine.cell import CellRecord
-from contextecho.echo.judge import DEFAULT_JUDGE_PARAMS
-from contextecho.engine.model_request import ModelRequest
 from contextecho.engine.hashing import canonical_json
+from contextecho.engine.model_request import ModelRequest
+from contextecho.engine.verdicts import DEFAULT_JUDGE_PARAMS, ERROR, INVALID
 from contextecho.stats import StatsInputError, bootstrap_mean, judge_agreement
 
-from .rubric import AXES, AXIS_RUBRIC, AxisRubric, axis_request
-from .verdicts import DEVIATED, HELD, parse_axis_verdict
-from ...echo.judge import ERROR, INVALID
-from .turns import JudgedTurn
 from ..persona import CODING_ASSISTANT, PersonaCard
+from .rubric import AXES, AXIS_RUBRIC, AxisRubric, axis_request
+from .turns import JudgedTurn
+from .verdicts import DEVIATED, HELD, parse_axis_verdict
 
 DEFAULT_BY = ("judge_model", "source", "target")
 

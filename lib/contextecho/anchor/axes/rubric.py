@@ -8,21 +8,19 @@ The judge sees the card's part for that axis, the preceding user turn (cut) and 
 assistant turn — never the session, step, source or target — so the request's cell key
 changes with the judge, the axis, that card part, the turn and the rubric, nothing else.
 
-The judge's reply is read by :func:`.axes_verdicts.parse_axis_verdict`.
+The judge's reply is read by :func:`.verdicts.parse_axis_verdict`.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from contextecho.echo.judge import DEFAULT_JUDGE_PARAMS, ERROR, INVALID
 from contextecho.engine.hashing import content_hash
 from contextecho.engine.model_request import ModelRequest
+from contextecho.engine.verdicts import DEFAULT_JUDGE_PARAMS, ERROR, INVALID
 
-from .verdicts import DEVIATED, HELD
-# The verdict parser moved to .axes_verdicts; importable from here as before.
-from .verdicts import NA, AxisVerdict, parse_axis_verdict  # noqa: F401
 from ..persona import PersonaCard
+from .verdicts import DEVIATED, HELD
 
 VERSION = "axes-1.0"
 AXES = ("role", "boundaries", "values", "style")

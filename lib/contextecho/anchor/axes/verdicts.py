@@ -1,4 +1,4 @@
-"""Reading a judge's HELD/DEVIATED reply to one axis question (:mod:`.axes`) as a verdict.
+"""Reading a judge's HELD/DEVIATED reply to one axis question (:mod:`.rubric`) as a verdict.
 
 :func:`parse_axis_verdict` rules, in order: labelled verdicts (``Verdict: HELD``,
 ``answer: yes``, ``{"verdict": "DEVIATED"}``, ``"held": false``) decide, and disagreeing
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from contextecho.echo.judge import INVALID
+from contextecho.engine.verdicts import INVALID
 
 HELD, DEVIATED = "held", "deviated"
 NA = "not applicable"

@@ -1,6 +1,6 @@
 """Scoring an ANCHOR bank: one cached batch, per-item records and run files.
 
-**Context.** What an item is answered from is :mod:`.bank_window`'s (condition ``causal``,
+**Context.** What an item is answered from is :mod:`.window`'s (condition ``causal``,
 the turns up to its source session; ``none``, blind). The request is the card's system
 prompt, those turns as user/assistant messages (consecutive same-role turns merged so roles
 alternate; a question after a final user turn joins it), then the question in the layout of
@@ -30,13 +30,10 @@ from contextecho.engine.hashing import content_hash
 from contextecho.engine.manifest import git_state, masked, package_versions
 from contextecho.engine.model_request import ModelRequest
 
-from .bank import Bank
-from .items import BankItem
-from .window import DEFAULT_LIMIT, BankContext, alternating, bank_context
-# The causal context moved to .bank_window; importable from here as before.
-from .window import CONDITIONS  # noqa: F401
-from ..recall.filters import parse_choice
+from ..recall.asking import parse_choice
 from ..recall.items import LETTERS, N_OPTIONS, prompt_text
+from .bank import Bank, BankItem
+from .window import DEFAULT_LIMIT, BankContext, alternating, bank_context
 
 DEFAULT_PARAMS = {"temperature": 0.0, "max_tokens": 32}  # a letter, with room for "The answer is C."
 

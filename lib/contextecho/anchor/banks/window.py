@@ -16,13 +16,12 @@ from typing import Any, Sequence
 
 from contextecho.engine.hashing import content_hash
 
-from .bank import Bank, Turn
-from .items import BankItem
+from .bank import Bank, BankItem, Turn
 
 # ~6,000 tokens of history at ~4 characters a token: with the card, the question and a
 # short answer it fits an 8k-token model. Pass limit=None for the whole causal history.
 DEFAULT_LIMIT = 24_000
-CONDITIONS = ("causal", "none")
+BANK_CONTEXTS = ("causal", "none")  # the values of ``condition``: what an item is answered from
 
 
 @dataclass(frozen=True)
@@ -71,8 +70,8 @@ def _most_recent(turns: Sequence[Turn], limit: int | None) -> tuple[list[Turn], 
 def bank_context(bank: Bank, item: BankItem, *, condition: str = "causal",
                  limit: int | None = DEFAULT_LIMIT) -> BankContext:
     """What ``item`` is answered from under ``condition`` (see the module doc)."""
-    if condition not in CONDITIONS:
-        raise ValueError(f"condition must be one of {CONDITIONS}, got {condition!r}")
+    if condition not in BANK_CONTEXTS:
+        raise ValueError(f"condition must be one of {BANK_CONTEXTS}, got {condition!r}")
     if limit is not None and limit < 1:
         raise ValueError(f"limit must be a positive number of characters or None, got {limit}")
     causal = [t for t in bank.turns if t.session_id <= item.source_session] if condition == "causal" else []

@@ -2,8 +2,10 @@
 self-managed state, which needs a model that kept a memory while the session ran).
 
 Every condition builds the messages that precede the question from the session's records
-at or before the item's decision step and nothing later, and records what went in as an
-:class:`.context.ItemContext` (entry ranges, size, hash, provenance).
+at or before the item's decision step (entry ``step_index[t-1]``) and nothing later, and
+records what went in as an :class:`ItemContext`: the entry ranges whose text was used,
+the character count, the sha256 of the canonical JSON of the messages, and provenance.
+The conditions are registered by name in :data:`CONDITIONS`:
 
 - ``long_context``: the causal window (:mod:`.window`): the most recent history up to
   ``limit`` characters.
@@ -23,25 +25,85 @@ at or before the item's decision step and nothing later, and records what went i
   (:mod:`.retrieval`), in their original order, then the most recent ``recent_chars``
   verbatim. Only turns that end before the verbatim part are candidates.
 
-Summaries and retrieved turns go first, as one note before the verbatim part (:mod:`.context`).
+Summaries and retrieved turns go first, as one user note merged into the first message of
+the verbatim part. Redaction (on by default) uses the item's one redactor throughout.
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Mapping, Sequence
+from typing import Mapping, Protocol, Sequence
 
+from contextecho.engine.hashing import content_hash
 from contextecho.engine.model_request import ModelRequest
+from contextecho.engine.registry import Registry
 from contextecho.sessions import DEFAULT_WINDOW, Redactor, Session
+from contextecho.sessions.render import JOINER
 
-from .record import Condition, ContextBatch, ItemContext, sealed_context, verbatim_window, with_note
 from ..recall.items import RecallItem
 from .retrieval import chat_turns, most_relevant
 from .summary import ContextUnavailable, Summaries, block_request, history_blocks
+from .window import CausalWindow, causal_window
+
+@dataclass(frozen=True)
+class ItemContext:
+    condition: str
+    session_id: str
+    item_id: str
+    decision_step: int
+    messages: tuple[dict, ...]
+    entry_ranges: tuple[tuple[int, int], ...]  # (first, last) entry indices used, inclusive
+    n_chars: int
+    sha256: str
+    provenance: Mapping = field(default_factory=dict)
+
+
+class Condition(Protocol):
+    name: str
+
+    def context(self, session: Session, item: RecallItem, *, redact: bool = True,
+                redactor: Redactor | None = None) -> ItemContext: ...
+
+
+def sealed_context(name: str, session: Session, item: RecallItem, messages: Sequence[dict],
+                   ranges: Sequence[tuple[int, int]], **provenance) -> ItemContext:
+    """The record of ``messages`` built for ``item`` under condition ``name``."""
+    messages = tuple(messages)
+    return ItemContext(name, session.session_id, item.id, item.decision_step, messages,
+                       tuple(ranges), sum(len(m["content"]) for m in messages),
+                       content_hash(list(messages)), provenance)
+
+
+def verbatim_window(session: Session, item: RecallItem, limit: int, redact: bool,
+                    redactor: Redactor | None) -> CausalWindow:
+    """The most recent history before ``item``'s decision step, as it was, up to ``limit``."""
+    if item.session_id != session.session_id:
+        raise ValueError(f"item {item.id} is from session {item.session_id}, not {session.session_id}")
+    return causal_window(session, item.decision_step, limit=limit, redact=redact, redactor=redactor)
+
+
+def with_note(header: str, parts: Sequence[str], recent: CausalWindow,
+              redactor: Redactor | None) -> list[dict]:
+    """A note of ``parts``, then the verbatim part; the note joins its first message when that
+    is a user's. No parts, no note."""
+    messages = [dict(m) for m in recent.messages]
+    if not parts:
+        return messages
+    note = JOINER.join([header, *parts])
+    if redactor is not None:
+        note = redactor.redact(note)
+    if messages and messages[0]["role"] == "user":
+        messages[0]["content"] = note + JOINER + messages[0]["content"]
+        return messages
+    return [{"role": "user", "content": note}, *messages]
+
 
 SUMMARY_NOTE = "Summaries of the earlier part of this session, oldest first:"
 RETRIEVAL_NOTE = "Earlier turns of this session relevant to what follows, in their original order:"
+CONDITIONS: Registry[type[Condition]] = Registry("context condition", keep_order=True)
 
 
+@CONDITIONS.register("long_context")
 @dataclass(frozen=True)
 class LongContext:
     limit: int | None = DEFAULT_WINDOW
@@ -53,6 +115,7 @@ class LongContext:
                               limit=self.limit, truncated=w.truncated, n_chars_full=w.n_chars_full)
 
 
+@CONDITIONS.register("hierarchical_summary")
 @dataclass(frozen=True)
 class HierarchicalSummary:
     model: str  # the summariser, a LiteLLM model string
@@ -94,6 +157,7 @@ class HierarchicalSummary:
                               summary_keys=tuple(r.key for r in requests), gap=gap, recent_chars=self.recent_chars)
 
 
+@CONDITIONS.register("retrieval")
 @dataclass(frozen=True)
 class Retrieval:
     k: int = 5
@@ -113,10 +177,6 @@ class Retrieval:
                               scores=tuple(score for _, score in picked), recent_chars=self.recent_chars)
 
 
-CONDITIONS = {"long_context": LongContext, "hierarchical_summary": HierarchicalSummary,
-              "retrieval": Retrieval}
-
-
 def condition_for(condition: str | Condition, *, window: int | None = DEFAULT_WINDOW) -> Condition:
     """A condition by name (defaults; ``long_context`` at ``window``) or the one given."""
     if not isinstance(condition, str):
@@ -126,9 +186,22 @@ def condition_for(condition: str | Condition, *, window: int | None = DEFAULT_WI
     if condition == "hierarchical_summary":
         raise ValueError("hierarchical_summary needs its summaries: pass "
                          "HierarchicalSummary(model=...).with_summaries(requests, records)")
-    if condition not in CONDITIONS:
-        raise KeyError(f"unknown context condition {condition!r}; known: {sorted(CONDITIONS)}")
-    return CONDITIONS[condition]()
+    return CONDITIONS.get(condition)()
+
+
+@dataclass(frozen=True)
+class ContextBatch:
+    contexts: Mapping[str, ItemContext]  # by item id
+    failed: Mapping[str, str]  # item id -> why its context is unavailable (ContextUnavailable.reason)
+
+    def usable(self, items: Sequence[RecallItem]) -> list[RecallItem]:
+        return [i for i in items if i.id in self.contexts]
+
+    @property
+    def counts(self) -> dict[str, int]:
+        reasons = Counter(self.failed.values())
+        return {"items": len(self.contexts) + len(self.failed), "built": len(self.contexts),
+                "failed": len(self.failed), **{f"failed_{k}": n for k, n in sorted(reasons.items())}}
 
 
 def build_contexts(condition: str | Condition, session: Session, items: Sequence[RecallItem], *,

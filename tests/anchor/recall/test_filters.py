@@ -1,7 +1,6 @@
 import pytest
 
-from contextecho.anchor.recall.calibration import (HARD, INVALID, MAIN, calibrate, filter_counts,
-                                            validate_with_history)
+from contextecho.anchor.recall.filters import HARD, INVALID, MAIN, calibrate, filter_counts, validate_with_history
 from contextecho.anchor.recall.filters import blind_filter
 from contextecho.anchor.recall.items import RecallItem
 

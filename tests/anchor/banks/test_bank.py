@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 
 from contextecho.anchor.banks.bank import FILES, bank_dirs, load_bank
-from contextecho.anchor.banks.jsonl import BankError
+from contextecho.anchor.banks.bank import BankError
 
-FIXTURE = Path(__file__).parents[1] / "fixtures" / "anchor_bank" / "ca_forge_tidyfeed__updated"
+FIXTURE = Path(__file__).parents[2] / "fixtures" / "anchor_bank" / "ca_forge_tidyfeed__updated"
 
 
 @pytest.fixture

@@ -1,9 +1,9 @@
 """The request and compaction families on a hand-made session with known answers."""
 import pytest
 
-from contextecho.anchor.recall.requests import request_text, user_requests
+from contextecho.anchor.recall.events import request_text, user_requests
 from contextecho.anchor.recall.families import FAMILIES, recall_items
-from contextecho.anchor.recall.requests_compactions import mentions
+from contextecho.anchor.recall.families import mentions
 
 NEW = ["superseded_request", "compaction_dropped"]
 

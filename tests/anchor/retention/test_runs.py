@@ -1,33 +1,19 @@
-"""Persona retention administered end to end through the call site, with a scripted
-model whose answers depend only on what it is shown: the retention values are known."""
+"""Where the retention questionnaire is asked, and the per-facet table from its answers; end
+to end with a scripted model whose answers depend only on what it is shown, so the
+retention values are known."""
 import pytest
 
-from contextecho.engine import llm
 from contextecho.anchor.persona import CODING_ASSISTANT
 from contextecho.anchor.retention.runs import checkpoint_steps, retention_runs, retention_table
-from contextecho.engine.cache import CellCache
-from contextecho.cape import CONTEXT_FREE, administer
+from contextecho.cape.administer import CONTEXT_FREE, administer
 from contextecho.cape.inventory import load_inventory
+from contextecho.engine import llm
+from contextecho.engine.cache import CellCache
+from contextecho.experiments.companion_retention import questionnaire_runs
 
 ITEMS = [("Tidiness", "Keep my desk in order", "C", 1), ("Curiosity", "Read about planets", "O", 1),
          ("Tidiness", "Leave chores for later", "C", -1), ("Curiosity", "Avoid new food", "O", -1),
          ("Warmth", "Help people who are lost", "A", 1), ("Warmth", "Ignore requests", "A", -1)]
-
-
-class Shown(llm.CustomLLM):
-    """(C) with no persona; (A) with the card alone; with a history after the card: (B) on
-    a real session prefix, (C) on filler (it holds no tool calls), so R = 0.5 and 0."""
-
-    async def acompletion(self, model, messages, *args, optional_params, model_response, **kw):
-        has_card = messages[0]["role"] == "system"
-        history = messages[1:-1] if has_card else messages[:-1]
-        if not has_card:
-            letter = "C"
-        elif not history:
-            letter = "A"
-        else:
-            letter = "B" if any("[tool_call" in m["content"] for m in history) else "C"
-        return llm.fill_response(model_response, model, f"({letter})", "stop", 1, 1)
 
 
 @pytest.fixture
@@ -44,9 +30,15 @@ def test_checkpoints_are_evenly_spaced_and_end_at_the_last_step():
         checkpoint_steps(0)
 
 
-def test_runs_carry_the_card_and_the_prefix_for_each_condition(synthetic, inventory):
+def lorem(snapshot, real):
+    """A stand-in filler: the real prefix's roles and lengths, none of its text."""
+    assert (real.session_id, real.step, real.window) == (snapshot.session_id, snapshot.step, 3000)
+    return [{"role": m["role"], "content": "x" * len(m["content"])} for m in real.messages]
+
+
+def test_runs_carry_the_card_and_the_prefix_for_each_condition(synthetic):
     session = synthetic.build()
-    runs = retention_runs(CODING_ASSISTANT, inventory, [session], checkpoints=2, window=3000, n_runs=2)
+    runs = retention_runs(CODING_ASSISTANT, [session], checkpoints=2, window=3000, n_runs=2, filler=lorem)
     by = {}
     for r in runs:
         by.setdefault(r.labels["condition"], []).append(r)
@@ -59,25 +51,17 @@ def test_runs_carry_the_card_and_the_prefix_for_each_condition(synthetic, invent
     assert [m["role"] for m in real] == [m["role"] for m in fill]
     assert {r.labels["step"] for r in by["checkpoint"]} == set(checkpoint_steps(session.n_agent_steps, 2))
     assert len({r.run_id for r in runs}) == len(runs)
+    assert [r.replicate for r in by["generic"]] == [0, 1]
 
 
-def test_retention_through_the_call_site_matches_the_scripted_answers(synthetic, inventory, tmp_path):
-    llm.ensure_providers()
-    llm.register_provider("shown", Shown())
+def test_the_filler_arm_needs_a_filler_and_unknown_arms_are_refused(synthetic):
     session = synthetic.build()
-    runs = retention_runs(CODING_ASSISTANT, inventory, [session], checkpoints=2, window=3000)
-    cache = CellCache(tmp_path / "cache")
-    try:
-        answers = administer(runs, "shown/model", setting=CONTEXT_FREE, cache=cache).answers
-    finally:
-        cache.close()
-    table = retention_table(answers)
-    assert len(table) == 2 * 2 * 3  # arms x checkpoints x facets
-    assert set(table["status"]) == {"ok"}
-    assert (table.loc[table["arm"] == "checkpoint", "retention"] == 0.5).all()
-    assert (table.loc[table["arm"] == "filler", "retention"] == 0.0).all()
-    assert (table["n_items"] == 2).all() and (table["n_dropped"] == 0).all()
-    assert table["displacement"].round(6).eq(round(8 ** 0.5, 6)).all()  # (+2, -2) per facet
+    with pytest.raises(ValueError, match="filler arm needs"):
+        retention_runs(CODING_ASSISTANT, [session])
+    with pytest.raises(ValueError, match="unknown retention arm"):
+        retention_runs(CODING_ASSISTANT, [session], arms=("scratch",))
+    runs = retention_runs(CODING_ASSISTANT, [session], checkpoints=2, arms=("checkpoint",))
+    assert {r.labels["condition"] for r in runs} == {"generic", "initial", "checkpoint"}
 
 
 def test_an_undisplaced_facet_is_undefined_and_invalid_items_are_dropped(synthetic, inventory):
@@ -109,9 +93,7 @@ def test_retention_needs_both_baselines():
 def test_retention_by_ipip_facet_groups_items_by_their_facet_label(inventory):
     import pandas as pd
 
-    from contextecho.anchor.retention.runs import ipip_facets
-
-    facets = ipip_facets(inventory)
+    facets = inventory.ipip_facets()
     assert facets[0] == "C:Tidiness" and facets[1] == "O:Curiosity"
     rows = [{"condition": c, "session": "s" if c == "checkpoint" else "", "checkpoint": 1 if c == "checkpoint" else 0,
              "step": 3, "item": item.index, "trait": item.trait, "score": score + (item.key < 0) * offset}
@@ -122,3 +104,40 @@ def test_retention_by_ipip_facet_groups_items_by_their_facet_label(inventory):
     assert (table["retention"] == 0.5).all()
     with pytest.raises(ValueError, match=r"no facet given for item\(s\) \[5\]"):
         retention_table(pd.DataFrame(rows), {k: v for k, v in facets.items() if k != 5})
+
+
+class Shown(llm.CustomLLM):
+    """(C) with no persona; (A) with the card alone; with a history after the card: (B) on
+    a real session prefix, (C) on filler (it holds no tool calls), so R = 0.5 and 0."""
+
+    async def acompletion(self, model, messages, *args, optional_params, model_response, **kw):
+        has_card = messages[0]["role"] == "system"
+        history = messages[1:-1] if has_card else messages[:-1]
+        if not has_card:
+            letter = "C"
+        elif not history:
+            letter = "A"
+        else:
+            letter = "B" if any("[tool_call" in m["content"] for m in history) else "C"
+        return llm.fill_response(model_response, model, f"({letter})", "stop", 1, 1)
+
+
+def test_retention_through_the_call_site_matches_the_scripted_answers(synthetic, inventory, tmp_path):
+    """End to end as the companion experiment runs it: CAPE's questionnaire asked after
+    ANCHOR's prefixes, ContextEcho's filler passed in, through the one call site."""
+    llm.ensure_providers()
+    llm.register_provider("shown", Shown())
+    session = synthetic.build()
+    runs = questionnaire_runs(CODING_ASSISTANT, inventory, [session], checkpoints=2, window=3000)
+    cache = CellCache(tmp_path / "cache")
+    try:
+        answers = administer(runs, "shown/model", setting=CONTEXT_FREE, cache=cache).answers
+    finally:
+        cache.close()
+    table = retention_table(answers)
+    assert len(table) == 2 * 2 * 3  # arms x checkpoints x facets
+    assert set(table["status"]) == {"ok"}
+    assert (table.loc[table["arm"] == "checkpoint", "retention"] == 0.5).all()
+    assert (table.loc[table["arm"] == "filler", "retention"] == 0.0).all()
+    assert (table["n_items"] == 2).all() and (table["n_dropped"] == 0).all()
+    assert table["displacement"].round(6).eq(round(8 ** 0.5, 6)).all()  # (+2, -2) per facet

@@ -1,48 +1,17 @@
-from dataclasses import replace
-
 import pytest
 
-from contextecho.anchor.recall.filters import answers_of, ask_requests, blind_filter, parse_choice
-from contextecho.anchor.recall.items import LETTERS
-from contextecho.anchor.recall.families import recall_items
 from contextecho.anchor.context.window import causal_window
+from contextecho.anchor.recall.asking import answers_of, ask_requests, parse_choice
+from contextecho.anchor.recall.families import recall_items
+from contextecho.anchor.recall.filters import blind_filter
+from contextecho.anchor.recall.items import LETTERS
 from contextecho.engine.cell import ERROR, OK, CellRecord
-
-
-def cut_at(session, step):
-    """The session as it was at ``step``: every later record gone."""
-    end = session.step_index[step - 1]
-    return replace(session, entries=session.entries[:end + 1], step_index=session.step_index[:step],
-                   compactions=tuple(c for c in session.compactions if c.entry_index <= end))
 
 
 def shortest_option(prompt: str) -> str:
     """A fake model that answers from the question text alone: the shortest option."""
     options = [line[3:] for line in prompt.splitlines() if line[:3] in {f"{x}. " for x in LETTERS}]
     return LETTERS[min(range(len(options)), key=lambda k: (len(options[k]), k))]
-
-
-def test_window_ends_at_the_decision_step_and_ignores_the_future(synthetic):
-    s = synthetic.build()
-    for t in range(1, s.n_agent_steps + 1):
-        w = causal_window(s, t, limit=None)
-        assert w.last_entry == s.step_index[t - 1] and w.first_entry == 0
-        assert w.messages[-1]["role"] == "assistant"
-        assert causal_window(cut_at(s, t), t, limit=None).sha256 == w.sha256
-
-
-def test_window_keeps_the_most_recent_material_under_a_limit(synthetic):
-    s = synthetic.build()
-    t = s.n_agent_steps
-    full, short = causal_window(s, t, limit=None), causal_window(s, t, limit=300)
-    assert short.truncated and short.n_chars <= 300 and short.first_entry > 0
-    assert short.messages[-1] == full.messages[-1]
-    assert short.n_chars_full == full.n_chars and short.sha256 != full.sha256
-
-
-def test_window_rejects_steps_outside_the_session(synthetic):
-    with pytest.raises(ValueError):
-        causal_window(synthetic.build(), 0)
 
 
 @pytest.mark.parametrize("text,expected", [

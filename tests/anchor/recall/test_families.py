@@ -68,6 +68,13 @@ def test_items_refuse_bad_shapes():
         RecallItem("x", "s", "f", "q?", ("a", "b", "c", "d"), 0, (1, 2, 3, 9), (1,), 5)
 
 
+def test_families_are_generated_in_their_registered_order(session):
+    assert list(FAMILIES) == ["temporal_order", "last_edit", "failed_command", "superseded_request",
+                              "compaction_dropped"]
+    families = [i.family for i in recall_items(session)]
+    assert families == sorted(families, key=list(FAMILIES).index)
+
+
 def test_unknown_family_is_named(synthetic):
     with pytest.raises(KeyError, match="unknown recall family"):
         recall_items(synthetic.build(), families=["nope"])

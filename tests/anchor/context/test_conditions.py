@@ -4,7 +4,7 @@ import pytest
 
 from contextecho.anchor.context.conditions import (CONDITIONS, HierarchicalSummary, LongContext, Retrieval,
                                            build_contexts, condition_for)
-from contextecho.anchor.recall.filters import ask_requests
+from contextecho.anchor.recall.asking import ask_requests
 from contextecho.anchor.recall.items import RecallItem
 from contextecho.anchor.recall.families import recall_items
 from contextecho.anchor.context.retrieval import most_relevant
@@ -54,7 +54,7 @@ def test_requests_default_to_long_context_and_conditions_are_named(session, item
     assert keys == [r.key for r in ask_requests(items, "fake/echo", session, condition="long_context",
                                                 window=700)]
     assert keys == [r.key for r in ask_requests(items, "fake/echo", session, condition=LongContext(700))]
-    assert set(CONDITIONS) == {"long_context", "hierarchical_summary", "retrieval"}
+    assert list(CONDITIONS) == ["long_context", "hierarchical_summary", "retrieval"]  # the grid's order
     with pytest.raises(KeyError, match="unknown context condition"):
         condition_for("self_managed")
     with pytest.raises(ValueError, match="needs its summaries"):

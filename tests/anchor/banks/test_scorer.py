@@ -16,7 +16,7 @@ from contextecho.engine.cache import CellCache
 from contextecho.engine.calls import RETRY_ERRORS_ENV
 from contextecho.engine.hashing import canonical_json
 
-FIXTURE = Path(__file__).parents[1] / "fixtures" / "anchor_bank" / "ca_forge_tidyfeed__updated"
+FIXTURE = Path(__file__).parents[2] / "fixtures" / "anchor_bank" / "ca_forge_tidyfeed__updated"
 
 
 class Scripted(llm.CustomLLM):
