@@ -12,10 +12,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from contextecho.anchor.events import commands, file_edits
-from contextecho.anchor.requests import user_requests
-from contextecho.anchor.items import RecallItem
-from contextecho.anchor.recall_requests_compactions import file_name
+from contextecho.anchor.recall.events import commands, file_edits
+from contextecho.anchor.recall.events import user_requests
+from contextecho.anchor.recall.items import RecallItem
+from contextecho.anchor.recall.families import file_name
 from contextecho.sessions import load_session
 from contextecho.sessions.model import COMPACTION_SUMMARY, TEXT, TOOL_CALL, TOOL_RESULT, Entry
 from contextecho.sessions.render import entry_turns

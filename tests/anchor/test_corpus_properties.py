@@ -3,11 +3,12 @@ from dataclasses import replace
 
 import pytest
 
-from contextecho.anchor.conditions import HierarchicalSummary, LongContext, Retrieval
-from contextecho.anchor.filters import ask_requests, blind_filter
-from contextecho.anchor.items import LETTERS
-from contextecho.anchor.recall import FAMILIES, recall_items
-from contextecho.anchor.window import causal_window
+from contextecho.anchor.context.conditions import HierarchicalSummary, LongContext, Retrieval
+from contextecho.anchor.recall.asking import ask_requests
+from contextecho.anchor.recall.filters import blind_filter
+from contextecho.anchor.recall.items import LETTERS
+from contextecho.anchor.recall.families import FAMILIES, recall_items
+from contextecho.anchor.context.window import causal_window
 from contextecho.engine.cache import CellCache
 from contextecho.engine.calls import generate
 from contextecho.sessions import load_session

@@ -109,8 +109,8 @@ def test_paraphrasing_needs_every_paraphrase(synthetic_inventory):
     para = {i.index: (f"p1 {i.index}", f"p2 {i.index}") for i in synthetic_inventory.items}
     runs = factor_runs("paraphrasing", synthetic_inventory, paraphrases=para)
     assert "You p2 3" in runs[-1].question(synthetic_inventory.items[3])
-    assert set(FACTORS) == {"stability", "temperature", "option_wording", "option_order",
-                            "instruction", "paraphrasing"}
+    assert list(FACTORS) == ["stability", "temperature", "option_wording", "option_order",
+                             "instruction", "paraphrasing"]  # CAPE's order: the order of Table 1's rows
 
 
 def test_ordering_profiles_and_window_ablation(synthetic_inventory, likert, cache):

@@ -50,6 +50,9 @@ def test_real_mpi120(mpi120):
     assert len(mpi120) == 120
     counts = {t: len(v) for t, v in mpi120.by_trait().items()}
     assert counts == {t: 24 for t in "OCEAN"}
+    facets = mpi120.ipip_facets()
+    assert len(set(facets.values())) == 30 and set(facets) == {i.index for i in mpi120.items}
+    assert all(f.split(":")[0] == i.trait for i, f in zip(mpi120.items, facets.values()))
 
 
 def test_orderings(mpi120):

@@ -3,7 +3,7 @@ import math
 
 import pandas as pd
 
-from contextecho.anchor.items import RecallItem
+from contextecho.anchor.recall.items import RecallItem
 from contextecho.experiments.companion_recall import accuracy_table, condition_rows
 
 

@@ -54,7 +54,7 @@ def test_classes_partition_the_user_count(tmp_path, cc, cx, write):
 
 
 def test_goal_and_requests_use_typed_prompts(tmp_path, cc, write):
-    from contextecho.anchor.requests import user_requests
+    from contextecho.anchor.recall.events import user_requests
     from contextecho.echo.interventions import opening_goal
     recs = [cc.user("Implement the following plan: refactor the whole parser module", sessionId="other"),
             cc.user("<command-name>/model</command-name>"),

@@ -6,49 +6,35 @@
     kept = blind_filter(items, answers_of(blind.records)).kept
     with_history = ask_requests(kept, model, session, condition="long_context")
 
-    runs = retention_runs(CODING_ASSISTANT, inventory, sessions)      # generic/initial/checkpoints
-    retention_table(cape.administer(runs, model).answers)            # R per facet
+    runs = retention_runs(CODING_ASSISTANT, sessions, filler=...)  # generic/initial/checkpoints
+    retention_table(answers)                                       # R per facet, from CAPE's answers
 
     frame = judge_axes(real_turns(session), judges, CODING_ASSISTANT) # role/boundaries/values/style
     score_bank(load_bank("path/to/bank"), model, "out/")              # ANCHOR's released layout
 
-The notebook ``companion`` (``contextecho.experiments.companion``) runs all of it.
+- :mod:`.persona`: the persona card every part shows the model;
+- :mod:`.retention`: Persona Retention (the measure; where the questionnaire is asked);
+- :mod:`.axes`: turn-level behavioural axes (rubric, verdicts, turns, report);
+- :mod:`.recall`: trajectory-recall questions (events, items, families; asking; filters);
+- :mod:`.context`: what a recall item is answered from (causal window, conditions,
+  summaries, retrieval);
+- :mod:`.banks`: ANCHOR's released banks (layout, causal window, scorer).
+
+ANCHOR imports the engine, sessions and stats, never ContextEcho's or CAPE's internals:
+what it needs of them (CAPE's questionnaire, ContextEcho's filler) the experiment passes
+in. The notebook ``companion`` (``contextecho.experiments.companion``) runs all of it.
 """
-from .axes import AXES, AXIS_RUBRIC, AxisRubric, axis_request
-from .axes_verdicts import parse_axis_verdict
-from .axes_report import all_axes_held, axis_agreement, axis_frame, axis_jobs, axis_rates, judge_axes, judge_requests
-from .axes_turns import JudgedTurn, fork_requests, forked_turns, real_turns
-from .bank import Bank, bank_dirs, load_bank
-from .bank_jsonl import BankError
-from .bank_items import BankItem
-from .bank_window import BankContext, bank_context
-from .bank_scorer import BankRun, BankRunFailed, score_bank
-from .conditions import CONDITIONS, HierarchicalSummary, LongContext, Retrieval, build_contexts, condition_for
-from .context import ContextBatch, ItemContext
-from .calibration import Calibration, ValidationResult, calibrate, filter_counts, validate_with_history
-from .filters import BlindFilterResult, answers_of, ask_requests, blind_filter, parse_choice
-from .items import RecallItem, prompt_text
-from .persona import CODING_ASSISTANT, PersonaCard, PersonaCardError, card_from_dict, load_card
-from .requests import user_requests
-from .recall import FAMILIES, recall_items
-from .summary import ContextUnavailable
-from .retention import DegenerateFacet, FacetRetention, facet_retention, retention
-from .retention_runs import checkpoint_steps, retention_runs, retention_table
-from .window import CausalWindow, causal_window
+from .axes.report import judge_axes
+from .axes.turns import real_turns
+from .banks.bank import load_bank
+from .banks.scorer import score_bank
+from .persona import CODING_ASSISTANT
+from .recall.asking import answers_of, ask_requests
+from .recall.families import recall_items
+from .recall.filters import blind_filter
+from .retention.runs import retention_runs, retention_table
 
 __all__ = [
-    "retention", "facet_retention", "FacetRetention", "DegenerateFacet",
-    "retention_runs", "retention_table", "checkpoint_steps",
-    "PersonaCard", "PersonaCardError", "CODING_ASSISTANT", "load_card", "card_from_dict",
-    "recall_items", "FAMILIES", "RecallItem", "prompt_text",
-    "causal_window", "CausalWindow", "user_requests",
-    "CONDITIONS", "LongContext", "HierarchicalSummary", "Retrieval", "condition_for", "build_contexts",
-    "ContextBatch", "ItemContext", "ContextUnavailable",
-    "ask_requests", "blind_filter", "BlindFilterResult", "answers_of", "parse_choice",
-    "validate_with_history", "ValidationResult", "calibrate", "Calibration", "filter_counts",
-    "AXES", "AXIS_RUBRIC", "AxisRubric", "axis_request", "parse_axis_verdict",
-    "JudgedTurn", "real_turns", "fork_requests", "forked_turns",
-    "axis_jobs", "judge_requests", "axis_frame", "judge_axes", "axis_rates", "all_axes_held", "axis_agreement",
-    "load_bank", "bank_dirs", "Bank", "BankItem", "BankError",
-    "score_bank", "bank_context", "BankContext", "BankRun", "BankRunFailed",
+    "CODING_ASSISTANT", "recall_items", "ask_requests", "blind_filter", "answers_of",
+    "retention_runs", "retention_table", "judge_axes", "real_turns", "load_bank", "score_bank",
 ]

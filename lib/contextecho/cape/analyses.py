@@ -51,7 +51,7 @@ def factor_consistency(answers: pd.DataFrame) -> pd.DataFrame:
     """
     rows, not_comparable = [], 0
     for (setting, factor, run), group in answers.groupby(["setting", "factor", "run"], sort=False):
-        variants = [v.name for v in FACTORS[factor]]
+        variants = [v.name for v in FACTORS.get(factor)]
         ids = [group.loc[group["variant"] == v, "run_id"].iloc[0] for v in variants
                if (group["variant"] == v).any()]
         if len(ids) < 2:

@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from ..engine.registry import Registry
 from .administer import DEFAULT_PARAMS, RunSpec
 from .inventory import Inventory
 from .prompts import (INSTRUCTION_1, INSTRUCTION_2, INSTRUCTION_3, ORDERS, PAPER_INSTRUCTION,
@@ -43,17 +44,16 @@ class Variant:
     text_version: str = ORIGINAL  # "original" or "paraphrase_1" / "paraphrase_2"
 
 
-FACTORS: dict[str, tuple[Variant, Variant, Variant]] = {
-    "stability": tuple(Variant(f"plain_{k}") for k in (1, 2, 3)),
-    "temperature": tuple(Variant(f"t{t}", temperature=t) for t in (0.5, 1.0, 1.5)),
-    "option_wording": tuple(Variant(o.name, options=o) for o in (WORDING_1, WORDING_2, WORDING_3)),
-    "option_order": tuple(Variant(name, options=WORDING_1.reordered(order, f"wording_1/{name}"))
-                          for name, order in ORDERS.items()),
-    "instruction": tuple(Variant(i.name, instruction=i, options=WORDING_1)
-                         for i in (INSTRUCTION_1, INSTRUCTION_2, INSTRUCTION_3)),
-    "paraphrasing": (Variant(ORIGINAL), Variant("paraphrase_1", text_version="paraphrase_1"),
-                     Variant("paraphrase_2", text_version="paraphrase_2")),
-}
+FACTORS: Registry[tuple[Variant, Variant, Variant]] = Registry("factor", keep_order=True)
+FACTORS.add("stability", tuple(Variant(f"plain_{k}") for k in (1, 2, 3)))
+FACTORS.add("temperature", tuple(Variant(f"t{t}", temperature=t) for t in (0.5, 1.0, 1.5)))
+FACTORS.add("option_wording", tuple(Variant(o.name, options=o) for o in (WORDING_1, WORDING_2, WORDING_3)))
+FACTORS.add("option_order", tuple(Variant(name, options=WORDING_1.reordered(order, f"wording_1/{name}"))
+                                  for name, order in ORDERS.items()))
+FACTORS.add("instruction", tuple(Variant(i.name, instruction=i, options=WORDING_1)
+                                 for i in (INSTRUCTION_1, INSTRUCTION_2, INSTRUCTION_3)))
+FACTORS.add("paraphrasing", (Variant(ORIGINAL), Variant("paraphrase_1", text_version="paraphrase_1"),
+                             Variant("paraphrase_2", text_version="paraphrase_2")))
 
 
 class MissingParaphrases(ValueError):
@@ -70,10 +70,9 @@ def factor_runs(factor: str, inventory: Inventory, *, n_runs: int = 3,
     ``paraphrasing`` (see :mod:`.paraphrase`). ``params`` are the sampling parameters
     of every run; the temperature factor overrides only ``temperature``.
     """
-    if factor not in FACTORS:
-        raise ValueError(f"unknown factor {factor!r}; expected one of {list(FACTORS)}")
+    variants = FACTORS.get(factor)  # an unknown name raises, listing the factors
     runs = []
-    for v, variant in enumerate(FACTORS[factor]):
+    for v, variant in enumerate(variants):
         texts = _texts(variant, inventory, paraphrases)
         run_params = {**params, "temperature": variant.temperature}
         for r in range(n_runs):

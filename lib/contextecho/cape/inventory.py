@@ -53,6 +53,10 @@ class Inventory:
     def by_trait(self) -> dict[str, tuple[Item, ...]]:
         return {t: tuple(i for i in self.items if i.trait == t) for t in TRAITS}
 
+    def ipip_facets(self) -> dict[int, str]:
+        """Item index -> its IPIP facet, ``trait:label`` (MPI-120: 30 facets of 4 items, 6 per trait)."""
+        return {item.index: f"{item.trait}:{item.label}" for item in self.items}
+
     def subset(self, indices) -> "Inventory":
         """The inventory restricted to item ``indices`` (file rows), in that order."""
         lookup = {i.index: i for i in self.items}

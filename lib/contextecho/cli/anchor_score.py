@@ -9,10 +9,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..anchor.bank_jsonl import BankError
-from ..anchor.bank import bank_dirs, load_bank
-from ..anchor.bank_window import CONDITIONS, DEFAULT_LIMIT
-from ..anchor.bank_scorer import DEFAULT_PARAMS, BankRunFailed, score_bank
+from ..anchor.banks.bank import BankError
+from ..anchor.banks.bank import bank_dirs, load_bank
+from ..anchor.banks.window import BANK_CONTEXTS, DEFAULT_LIMIT
+from ..anchor.banks.scorer import DEFAULT_PARAMS, BankRunFailed, score_bank
 from ..engine.cache import CellCache
 from ..engine.calls import ModelConfigError, Transport, retry_errors_everywhere
 from ..engine.paths import cache_dir
@@ -34,7 +34,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", required=True, help="a LiteLLM model string, e.g. openai/gpt-4o-mini")
     parser.add_argument("--out", required=True, metavar="DIR", help="write <out>/<bank_id>/{per_item.jsonl,"
                         "summary.json,run_manifest.json}")
-    parser.add_argument("--condition", choices=CONDITIONS, default="causal",
+    parser.add_argument("--condition", choices=BANK_CONTEXTS, default="causal",
                         help="causal: history up to the item's source session; none: card and question "
                              "only (blind filter). Default causal")
     parser.add_argument("--limit", type=_at_least(0), default=DEFAULT_LIMIT, metavar="CHARS",

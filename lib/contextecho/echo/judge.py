@@ -27,11 +27,9 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ..engine.model_request import ModelRequest
+from ..engine.verdicts import DEFAULT_JUDGE_PARAMS, INVALID, OK
 from .rubric import RUBRIC, Rubric
 
-OK, INVALID, ERROR = "ok", "invalid", "error"
-VERDICT_STATUSES = (OK, INVALID, ERROR)
-DEFAULT_JUDGE_PARAMS: Mapping[str, Any] = {"temperature": 0, "max_tokens": 64}
 SCORES: dict[str, float] = {"0": 0.0, "1": 1.0, "2": 2.0, "3": 3.0}  # answer token -> score
 SCORE_PREFILL = "Score:"
 SCORE_LABEL = re.compile(r"\bscore\s*:", re.IGNORECASE)

@@ -41,10 +41,10 @@ from ..engine.cache import CellCache
 from ..engine.calls import Transport, generate
 from ..engine.token_distribution import (DISCRETE, PREFILL, distribution_columns, distribution_request,
                                   no_distribution, read_distribution, read_mode)
+from ..engine.verdicts import DEFAULT_JUDGE_PARAMS, ERROR, INVALID, OK
 from .cells import Cell
 from .items import JUDGE
-from .judge import (DEFAULT_JUDGE_PARAMS, ERROR, INVALID, OK, SCORE_LABEL, SCORE_PREFILL, SCORES,
-                    judge_request, parse_verdict)
+from .judge import SCORE_LABEL, SCORE_PREFILL, SCORES, judge_request, parse_verdict
 from .protocols import protocol as get_protocol
 from .reference import judge as reference_judge
 from .reference.scorers import REFERENCE_SCORERS

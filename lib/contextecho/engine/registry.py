@@ -4,6 +4,8 @@
 Each design keeps one :class:`Registry` per kind of instrument. Asking
 for a name that is not there raises :class:`UnknownNameError`, which lists the valid
 names — a typo in a notebook parameter fails at once, with the fix in the message.
+A registry lists its names sorted, or, made with ``keep_order=True``, in the order they
+were added, where that order means something (it is the order of a grid's cells).
 """
 from __future__ import annotations
 
@@ -17,7 +19,8 @@ class UnknownNameError(KeyError, ValueError):
 
     def __init__(self, kind: str, name: object, valid: list[str]) -> None:
         self.kind, self.name, self.valid = kind, name, valid
-        super().__init__(f"unknown {kind} {name!r}; valid {kind}s: {', '.join(valid)}")
+        plural = kind[:-1] + "ies" if kind.endswith("y") else kind + "s"  # recall family -> families
+        super().__init__(f"unknown {kind} {name!r}; valid {plural}: {', '.join(valid)}")
 
     def __str__(self) -> str:  # KeyError would quote the whole message
         return self.args[0]
@@ -26,8 +29,9 @@ class UnknownNameError(KeyError, ValueError):
 class Registry(Generic[T]):
     """Named instruments of one kind (``"arm"``, ``"intervention"``, ``"scorer"``...)."""
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, *, keep_order: bool = False) -> None:
         self.kind = kind
+        self.keep_order = keep_order
         self._items: dict[str, T] = {}
 
     def add(self, name: str, item: T) -> T:
@@ -47,7 +51,8 @@ class Registry(Generic[T]):
             raise UnknownNameError(self.kind, name, self.names()) from None
 
     def names(self) -> list[str]:
-        return sorted(self._items)
+        """Sorted, or in the order added with ``keep_order``."""
+        return list(self._items) if self.keep_order else sorted(self._items)
 
     def __contains__(self, name: object) -> bool:
         return name in self._items

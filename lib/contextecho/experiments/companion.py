@@ -20,12 +20,14 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from ..anchor import AXES, CONDITIONS, FAMILIES
-from ..anchor.axes_turns import FORK, REAL
-from ..anchor.retention_runs import ARMS
+from ..anchor.axes.rubric import AXES
+from ..anchor.axes.turns import FORK, REAL
+from ..anchor.context.conditions import CONDITIONS
+from ..anchor.recall.families import FAMILIES
+from ..anchor.retention.runs import ARMS
 from ..cape import TRAITS
-from ..anchor.bank import bank_dirs, load_bank
-from ..anchor.bank_scorer import score_bank
+from ..anchor.banks.bank import bank_dirs, load_bank
+from ..anchor.banks.scorer import score_bank
 from ..anchor.persona import CODING_ASSISTANT, load_card
 from ..engine.cache import CellCache
 from ..engine.llm import LOCAL_MODEL

@@ -6,8 +6,8 @@ from typing import Sequence
 
 import pandas as pd
 
-from ..anchor.axes_report import all_axes_held, axis_agreement, axis_frame, axis_jobs, axis_rates, judge_requests
-from ..anchor.axes_turns import fork_requests, forked_turns, real_turns
+from ..anchor.axes.report import all_axes_held, axis_agreement, axis_frame, axis_jobs, axis_rates, judge_requests
+from ..anchor.axes.turns import fork_requests, forked_turns, real_turns
 from ..anchor.persona import PersonaCard
 from ..engine.cache import CellCache
 from ..engine.calls import Transport, generate

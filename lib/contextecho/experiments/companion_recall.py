@@ -21,10 +21,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ..anchor import answers_of, ask_requests, blind_filter, recall_items
-from ..anchor.filters import choice_of
-from ..anchor.calibration import MAIN, calibrate, filter_counts, validate_with_history
-from ..anchor.conditions import CONDITIONS, HierarchicalSummary, LongContext, Retrieval, build_contexts
+from ..anchor.recall.asking import answers_of, ask_requests, choice_of
+from ..anchor.recall.families import recall_items
+from ..anchor.recall.filters import MAIN, blind_filter, calibrate, filter_counts, validate_with_history
+from ..anchor.context.conditions import CONDITIONS, HierarchicalSummary, LongContext, Retrieval, build_contexts
 from ..engine.cache import CellCache
 from ..engine.calls import Transport, generate
 from ..paper.outputs import Outputs

@@ -8,16 +8,35 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from ..anchor.persona import PersonaCard
-from ..anchor.retention_runs import ARMS, CHECKPOINT, ipip_facets, retention_runs, retention_table
+from ..anchor.retention.runs import ARMS, CHECKPOINT, retention_runs, retention_table
 from ..engine.cache import CellCache
 from ..engine.calls import Transport
 from ..cape import CONTEXT_FREE, TRAITS, answer_counts, load_inventory
 from ..cape import administer
+from ..cape.administer import RunSpec
+from ..cape.inventory import Inventory
+from ..echo.arms import ArmContext, make_prefix
+from ..sessions import Prefix, Snapshot
 from ..paper.outputs import Outputs
 from . import common
 from .cape import ANSWERS, answered, balanced
 
 FACETS = ("trait", "ipip")  # retention per OCEAN trait, or per IPIP facet of the inventory
+
+
+def filler_prefix(snapshot: Snapshot, real: Prefix) -> tuple[dict, ...]:
+    """ContextEcho's filler arm matched to ``real``, the snapshot's rendered prefix: ANCHOR's filler."""
+    return make_prefix("filler", snapshot, ArmContext(window=real.window, real=real)).messages
+
+
+def questionnaire_runs(card: PersonaCard, inventory: Inventory, sessions, *, params: dict | None = None,
+                       **layout) -> list[RunSpec]:
+    """CAPE's runs of the retention design: ``inventory`` asked after each of ANCHOR's retention
+    prefixes (``layout``: checkpoints, window, arms, n_runs of ``retention_runs``)."""
+    extra = {"params": dict(params)} if params is not None else {}
+    return [RunSpec(run_id=run.run_id, items=inventory.items, prefix=run.prefix, replicate=run.replicate,
+                    labels=run.labels, **extra)
+            for run in retention_runs(card, sessions, filler=filler_prefix, **layout)]
 
 
 def run_retention(out: Outputs, cache: CellCache, card: PersonaCard, sessions, labels: dict, *, target: str,
@@ -34,15 +53,15 @@ def run_retention(out: Outputs, cache: CellCache, card: PersonaCard, sessions, l
     if answer not in ANSWERS:
         raise ValueError(f"answer must be one of {ANSWERS}, got {answer!r}")
     items = balanced(load_inventory(inventory), n_items)
-    runs = retention_runs(card, items, sessions, checkpoints=checkpoints, window=window, n_runs=n_runs,
-                          params=params)
+    runs = questionnaire_runs(card, items, sessions, checkpoints=checkpoints, window=window, n_runs=n_runs,
+                              params=params)
     answers = administer(runs, target, setting=CONTEXT_FREE, cache=cache, transport=transport, progress=True,
                          name="companion:retention", constrained=True).answers
     answers["session"] = answers["session"].map(lambda s: labels.get(s, s))
     counts = out.count("retention", **answer_counts(answers))
     common.print_counts("companion retention", counts)
     out.parquet("retention_answers", answers)
-    table = retention_table(answered(answers, answer), ipip_facets(items) if facets == "ipip" else None)
+    table = retention_table(answered(answers, answer), items.ipip_facets() if facets == "ipip" else None)
     out.parquet("retention", table)
     return answers, table
 

@@ -1,0 +1,185 @@
+"""Judging turns on the four axes and reporting them: one row per (turn, axis, judge).
+
+:func:`axis_jobs` pairs every turn with every axis and judge: a blind request
+(:func:`.rubric.axis_request`), or — for a fork whose target call failed, or an empty
+turn — no request and an ``error`` / ``invalid`` status decided here (an empty turn is
+not applicable, never held). :func:`axis_frame` reads the judges' records (matched by
+cell key) into the tidy frame; each row carries its provenance: judge model and params,
+rubric version and hash, persona card id and hash, turn source, session, step, target.
+
+Summaries keep the axes apart (ANCHOR warns against one composite score):
+:func:`axis_rates` — share ``held`` among valid verdicts per group and axis, with
+invalid and error counts and optionally a bootstrap CI clustered by session;
+:func:`all_axes_held` — per turn and judge, whether all four axes held (a count, not
+a weighted score); :func:`axis_agreement` — per judge pair and axis, the share agreeing
+and Cohen's kappa, with degenerate cases noted instead of raised.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from contextecho.engine.cache import CellCache
+from contextecho.engine.calls import Transport, generate
+from contextecho.engine.cell import CellRecord
+from contextecho.engine.hashing import canonical_json
+from contextecho.engine.model_request import ModelRequest
+from contextecho.engine.verdicts import DEFAULT_JUDGE_PARAMS, ERROR, INVALID
+from contextecho.stats import StatsInputError, bootstrap_mean, judge_agreement
+
+from ..persona import CODING_ASSISTANT, PersonaCard
+from .rubric import AXES, AXIS_RUBRIC, AxisRubric, axis_request
+from .turns import JudgedTurn
+from .verdicts import DEVIATED, HELD, parse_axis_verdict
+
+DEFAULT_BY = ("judge_model", "source", "target")
+
+
+@dataclass(frozen=True)
+class AxisJob:
+    turn: JudgedTurn
+    axis: str
+    judge: str
+    request: ModelRequest | None  # None: decided without a judge (status and reason say why)
+    provenance: Mapping[str, Any]
+    status: str | None = None
+    reason: str | None = None
+
+
+def axis_jobs(turns: Sequence[JudgedTurn], judges: Sequence[str] | str,
+              card: PersonaCard = CODING_ASSISTANT, *, axes: Sequence[str] = AXES,
+              rubric: AxisRubric = AXIS_RUBRIC,
+              params: Mapping[str, Any] = DEFAULT_JUDGE_PARAMS) -> list[AxisJob]:
+    """Every (turn, axis, judge), with its blind request where there is something to judge."""
+    judges = [judges] if isinstance(judges, str) else list(judges)
+    jobs = []
+    for turn in turns:
+        for axis in axes:
+            for judge in judges:
+                provenance = {"judge_params": canonical_json(dict(params)), "rubric_version": rubric.version,
+                              "rubric_hash": rubric.hash, "card_id": card.id, "card_hash": card.sha256}
+                if turn.text is None:
+                    jobs.append(AxisJob(turn, axis, judge, None, provenance, ERROR,
+                                        turn.error or "no turn text"))
+                elif not turn.text.strip():
+                    jobs.append(AxisJob(turn, axis, judge, None, provenance, INVALID,
+                                        "empty turn: not applicable"))
+                else:
+                    request = axis_request(judge, axis, card, turn.context, turn.text,
+                                           rubric=rubric, params=params)
+                    jobs.append(AxisJob(turn, axis, judge, request, provenance))
+    return jobs
+
+
+def judge_requests(jobs: Sequence[AxisJob]) -> list[ModelRequest]:
+    """The requests to send (jobs decided without a judge have none)."""
+    return [j.request for j in jobs if j.request is not None]
+
+
+def _row(job: AxisJob, record: CellRecord | None) -> dict[str, Any]:
+    t = job.turn
+    text = t.text or ""
+    row = {"source": t.source, "session": t.session_id, "step": t.step, "checkpoint": t.checkpoint,
+           "target": t.target, "replicate": t.replicate, "turn_id": t.id, "axis": job.axis,
+           "judge_model": job.judge, "status": job.status, "reason": job.reason,
+           "judge_response": None, "judge_key": job.request.key if job.request else None,
+           "turn_chars": len(text), "turn_sha256": hashlib.sha256(text.encode()).hexdigest(),
+           "source_key": t.source_key, **job.provenance}
+    if record is not None and not record.ok:
+        row.update(status=ERROR, reason=f"judge call failed: {record.error_type}")
+    elif record is not None:
+        verdict = parse_axis_verdict(record.response_text)
+        row.update(status=verdict.status, reason=verdict.reason, judge_response=record.response_text)
+    row["held"] = {HELD: 1.0, DEVIATED: 0.0}.get(row["status"], np.nan)
+    return row
+
+
+def axis_frame(jobs: Sequence[AxisJob], records: Sequence[CellRecord]) -> pd.DataFrame:
+    """The tidy frame: one row per job, its verdict read from the judge record with its key."""
+    by_key = {r.key: r for r in records}
+    missing = [j for j in jobs if j.request is not None and j.request.key not in by_key]
+    if missing:
+        raise ValueError(f"{len(missing)} judge requests have no record (first: {missing[0].axis} "
+                         f"of turn {missing[0].turn.id} by {missing[0].judge})")
+    return pd.DataFrame([_row(j, by_key[j.request.key] if j.request else None) for j in jobs])
+
+
+def judge_axes(turns: Sequence[JudgedTurn], judges: Sequence[str] | str,
+               card: PersonaCard = CODING_ASSISTANT, *, cache: CellCache | None = None,
+               transport: Transport = Transport(), progress: bool = True, name: str = "axes",
+               **job_options: Any) -> pd.DataFrame:
+    """:func:`axis_jobs`, their requests through ``generate`` (cached), :func:`axis_frame`."""
+    jobs = axis_jobs(turns, judges, card, **job_options)
+    result = generate(judge_requests(jobs), cache=cache, transport=transport, progress=progress,
+                      name=name)
+    return axis_frame(jobs, result.records)
+
+
+def axis_rates(frame: pd.DataFrame, by: Sequence[str] = DEFAULT_BY, *, ci: bool = False,
+               n_resamples: int = 2000, seed: int = 20240601) -> pd.DataFrame:
+    """Per group and axis: counts by status and the held rate among valid verdicts."""
+    rows = []
+    for key, group in frame.groupby([*by, "axis"], dropna=False, sort=True):
+        counts = group["status"].value_counts()
+        n_valid = int(counts.get(HELD, 0) + counts.get(DEVIATED, 0))
+        row = dict(zip([*by, "axis"], key))
+        row.update(n=len(group), n_valid=n_valid, n_held=int(counts.get(HELD, 0)),
+                   n_deviated=int(counts.get(DEVIATED, 0)), n_invalid=int(counts.get(INVALID, 0)),
+                   n_error=int(counts.get(ERROR, 0)),
+                   held_rate=counts.get(HELD, 0) / n_valid if n_valid else np.nan)
+        if ci:
+            row.update(_clustered_ci(group, n_resamples, seed))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _clustered_ci(group: pd.DataFrame, n_resamples: int, seed: int) -> dict[str, Any]:
+    valid = group[group["held"].notna()]
+    try:
+        est = bootstrap_mean(valid["held"].to_numpy(), valid["session"].to_numpy(),
+                             n_resamples=n_resamples, seed=seed)
+    except StatsInputError as exc:  # one session, or no valid verdict: say so, keep the row
+        return {"ci_low": np.nan, "ci_high": np.nan, "n_sessions": valid["session"].nunique(),
+                "ci_note": str(exc)}
+    return {"ci_low": est.ci_low, "ci_high": est.ci_high, "n_sessions": est.n_clusters,
+            "ci_note": "degenerate: every resample equal" if est.degenerate else ""}
+
+
+def all_axes_held(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per turn and judge: held / deviated / unjudged axis counts and ``all_held``
+    (True: every axis held; False: any deviated; NA: none deviated but some unjudged)."""
+    keys = ["turn_id", "judge_model", "source", "session", "step", "target"]
+    out = frame.groupby(keys, sort=True).agg(
+        n_axes=("axis", "nunique"), n_held=("status", lambda s: int((s == HELD).sum())),
+        n_deviated=("status", lambda s: int((s == DEVIATED).sum()))).reset_index()
+    out["n_unjudged"] = out["n_axes"] - out["n_held"] - out["n_deviated"]
+    out["all_held"] = pd.array([False if d else (True if u == 0 else pd.NA)
+                                for d, u in zip(out["n_deviated"], out["n_unjudged"])], dtype="boolean")
+    return out
+
+
+def axis_agreement(frame: pd.DataFrame, judges: Sequence[str] | None = None) -> pd.DataFrame:
+    """Per judge pair and axis, on the turns both judged validly: share agreeing, kappa."""
+    judges = list(judges) if judges is not None else list(dict.fromkeys(frame["judge_model"]))
+    rows = []
+    for a, b in combinations(judges, 2):
+        for axis in [x for x in AXES if x in set(frame["axis"])]:
+            part = frame[frame["axis"] == axis].groupby(["turn_id", "judge_model"])["held"].first().unstack()
+            x = part[a].to_numpy(float) if a in part else np.full(len(part), np.nan)
+            y = part[b].to_numpy(float) if b in part else np.full(len(part), np.nan)
+            both = ~(np.isnan(x) | np.isnan(y))
+            row = {"judge_a": a, "judge_b": b, "axis": axis, "n_turns": len(part),
+                   "n_both_valid": int(both.sum()), "n_dropped": int((~both).sum()),
+                   "share_agree": float(np.mean(x[both] == y[both])) if both.any() else np.nan,
+                   "kappa": np.nan, "note": ""}
+            try:
+                row["kappa"] = judge_agreement(x, y, categories=(0, 1)).kappa
+            except StatsInputError as exc:  # no shared valid turn, or one category only
+                row["note"] = str(exc)
+            rows.append(row)
+    return pd.DataFrame(rows)

@@ -1,0 +1,218 @@
+"""Context conditions: what a recall item is answered from (ANCHOR's four conditions, less
+self-managed state, which needs a model that kept a memory while the session ran).
+
+Every condition builds the messages that precede the question from the session's records
+at or before the item's decision step (entry ``step_index[t-1]``) and nothing later, and
+records what went in as an :class:`ItemContext`: the entry ranges whose text was used,
+the character count, the sha256 of the canonical JSON of the messages, and provenance.
+The conditions are registered by name in :data:`CONDITIONS`:
+
+- ``long_context``: the causal window (:mod:`.window`): the most recent history up to
+  ``limit`` characters.
+- ``hierarchical_summary``: the most recent ``recent_chars`` of history verbatim (the
+  causal window at that limit), preceded by summaries of every complete block of history
+  that ends at or before the decision step (:mod:`.summary`). A block may overlap the
+  verbatim part (told twice rather than not at all); history after the last complete
+  block that the verbatim part cannot hold is in neither, and its range is recorded as
+  ``gap``. Two stages, so all summaries run as one cached batch::
+
+      cond = HierarchicalSummary(model="openai/gpt-4o-mini")
+      reqs = cond.summary_requests(session, items)
+      cond = cond.with_summaries(reqs, generate(reqs, cache=cache).records)
+      contexts = build_contexts(cond, session, items)   # failures counted, never empty
+
+- ``retrieval``: the ``k`` earlier turns most relevant to the question and its options
+  (:mod:`.retrieval`), in their original order, then the most recent ``recent_chars``
+  verbatim. Only turns that end before the verbatim part are candidates.
+
+Summaries and retrieved turns go first, as one user note merged into the first message of
+the verbatim part. Redaction (on by default) uses the item's one redactor throughout.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from typing import Mapping, Protocol, Sequence
+
+from contextecho.engine.hashing import content_hash
+from contextecho.engine.model_request import ModelRequest
+from contextecho.engine.registry import Registry
+from contextecho.sessions import DEFAULT_WINDOW, Redactor, Session
+from contextecho.sessions.render import JOINER
+
+from ..recall.items import RecallItem
+from .retrieval import chat_turns, most_relevant
+from .summary import ContextUnavailable, Summaries, block_request, history_blocks
+from .window import CausalWindow, causal_window
+
+@dataclass(frozen=True)
+class ItemContext:
+    condition: str
+    session_id: str
+    item_id: str
+    decision_step: int
+    messages: tuple[dict, ...]
+    entry_ranges: tuple[tuple[int, int], ...]  # (first, last) entry indices used, inclusive
+    n_chars: int
+    sha256: str
+    provenance: Mapping = field(default_factory=dict)
+
+
+class Condition(Protocol):
+    name: str
+
+    def context(self, session: Session, item: RecallItem, *, redact: bool = True,
+                redactor: Redactor | None = None) -> ItemContext: ...
+
+
+def sealed_context(name: str, session: Session, item: RecallItem, messages: Sequence[dict],
+                   ranges: Sequence[tuple[int, int]], **provenance) -> ItemContext:
+    """The record of ``messages`` built for ``item`` under condition ``name``."""
+    messages = tuple(messages)
+    return ItemContext(name, session.session_id, item.id, item.decision_step, messages,
+                       tuple(ranges), sum(len(m["content"]) for m in messages),
+                       content_hash(list(messages)), provenance)
+
+
+def verbatim_window(session: Session, item: RecallItem, limit: int, redact: bool,
+                    redactor: Redactor | None) -> CausalWindow:
+    """The most recent history before ``item``'s decision step, as it was, up to ``limit``."""
+    if item.session_id != session.session_id:
+        raise ValueError(f"item {item.id} is from session {item.session_id}, not {session.session_id}")
+    return causal_window(session, item.decision_step, limit=limit, redact=redact, redactor=redactor)
+
+
+def with_note(header: str, parts: Sequence[str], recent: CausalWindow,
+              redactor: Redactor | None) -> list[dict]:
+    """A note of ``parts``, then the verbatim part; the note joins its first message when that
+    is a user's. No parts, no note."""
+    messages = [dict(m) for m in recent.messages]
+    if not parts:
+        return messages
+    note = JOINER.join([header, *parts])
+    if redactor is not None:
+        note = redactor.redact(note)
+    if messages and messages[0]["role"] == "user":
+        messages[0]["content"] = note + JOINER + messages[0]["content"]
+        return messages
+    return [{"role": "user", "content": note}, *messages]
+
+
+SUMMARY_NOTE = "Summaries of the earlier part of this session, oldest first:"
+RETRIEVAL_NOTE = "Earlier turns of this session relevant to what follows, in their original order:"
+CONDITIONS: Registry[type[Condition]] = Registry("context condition", keep_order=True)
+
+
+@CONDITIONS.register("long_context")
+@dataclass(frozen=True)
+class LongContext:
+    limit: int | None = DEFAULT_WINDOW
+    name: str = "long_context"
+
+    def context(self, session, item, *, redact=True, redactor=None) -> ItemContext:
+        w = verbatim_window(session, item, self.limit, redact, redactor)
+        return sealed_context(self.name, session, item, w.messages, [(w.first_entry, w.last_entry)],
+                              limit=self.limit, truncated=w.truncated, n_chars_full=w.n_chars_full)
+
+
+@CONDITIONS.register("hierarchical_summary")
+@dataclass(frozen=True)
+class HierarchicalSummary:
+    model: str  # the summariser, a LiteLLM model string
+    recent_chars: int = 8_000
+    block_steps: int = 20
+    turn_chars: int = 1_200
+    params: Mapping = field(default_factory=lambda: {"temperature": 0, "max_tokens": 400})
+    redact_blocks: bool = True
+    summaries: Summaries = field(default_factory=Summaries)
+    name: str = "hierarchical_summary"
+
+    def _request(self, session, block) -> ModelRequest:
+        return block_request(session, block, self.model, params=self.params,
+                             turn_chars=self.turn_chars, redact=self.redact_blocks)
+
+    def summary_requests(self, session: Session, items: Sequence[RecallItem]) -> list[ModelRequest]:
+        """Stage 1: one request per block any of ``items`` may need (before its decision)."""
+        if any(i.session_id != session.session_id for i in items):
+            raise ValueError(f"items of another session than {session.session_id}")
+        horizon = max((session.step_index[i.decision_step - 1] for i in items), default=-1)
+        return [self._request(session, b) for b in history_blocks(session, self.block_steps)
+                if b.last_entry <= horizon]
+
+    def with_summaries(self, requests: Sequence[ModelRequest], records) -> HierarchicalSummary:
+        """Stage 2: this condition holding a batch's summaries (added to those it has)."""
+        return replace(self, summaries=self.summaries.add(requests, records))
+
+    def context(self, session, item, *, redact=True, redactor=None) -> ItemContext:
+        recent = verbatim_window(session, item, self.recent_chars, redact, redactor)
+        blocks = [b for b in history_blocks(session, self.block_steps) if b.last_entry <= recent.last_entry]
+        summarised_to = blocks[-1].last_entry if blocks else -1
+        gap = (summarised_to + 1, recent.first_entry - 1) if summarised_to + 1 < recent.first_entry else None
+        requests = [self._request(session, b) for b in blocks]
+        texts = [self.summaries.text(r) for r in requests]  # ContextUnavailable if one failed
+        notes = [f"[agent steps {b.first_step}-{b.last_step}] {t}" for b, t in zip(blocks, texts)]
+        ranges = [(b.first_entry, b.last_entry) for b in blocks] + [(recent.first_entry, recent.last_entry)]
+        return sealed_context(self.name, session, item, with_note(SUMMARY_NOTE, notes, recent, redactor), ranges,
+                              model=self.model, blocks=tuple((b.first_step, b.last_step) for b in blocks),
+                              summary_keys=tuple(r.key for r in requests), gap=gap, recent_chars=self.recent_chars)
+
+
+@CONDITIONS.register("retrieval")
+@dataclass(frozen=True)
+class Retrieval:
+    k: int = 5
+    recent_chars: int = 4_000
+    turn_chars: int = 2_000
+    name: str = "retrieval"
+
+    def context(self, session, item, *, redact=True, redactor=None) -> ItemContext:
+        recent = verbatim_window(session, item, self.recent_chars, redact, redactor)
+        candidates = chat_turns(session, recent.first_entry - 1, turn_chars=self.turn_chars)
+        query = "\n".join([item.question, *item.options])
+        picked = most_relevant([t.text for t in candidates], query, self.k)
+        turns = [candidates[i] for i, _ in picked]
+        ranges = [(t.first_entry, t.last_entry) for t in turns] + [(recent.first_entry, recent.last_entry)]
+        messages = with_note(RETRIEVAL_NOTE, [f"[{t.role}] {t.text}" for t in turns], recent, redactor)
+        return sealed_context(self.name, session, item, messages, ranges, k=self.k,
+                              scores=tuple(score for _, score in picked), recent_chars=self.recent_chars)
+
+
+def condition_for(condition: str | Condition, *, window: int | None = DEFAULT_WINDOW) -> Condition:
+    """A condition by name (defaults; ``long_context`` at ``window``) or the one given."""
+    if not isinstance(condition, str):
+        return condition
+    if condition == "long_context":
+        return LongContext(limit=window)
+    if condition == "hierarchical_summary":
+        raise ValueError("hierarchical_summary needs its summaries: pass "
+                         "HierarchicalSummary(model=...).with_summaries(requests, records)")
+    return CONDITIONS.get(condition)()
+
+
+@dataclass(frozen=True)
+class ContextBatch:
+    contexts: Mapping[str, ItemContext]  # by item id
+    failed: Mapping[str, str]  # item id -> why its context is unavailable (ContextUnavailable.reason)
+
+    def usable(self, items: Sequence[RecallItem]) -> list[RecallItem]:
+        return [i for i in items if i.id in self.contexts]
+
+    @property
+    def counts(self) -> dict[str, int]:
+        reasons = Counter(self.failed.values())
+        return {"items": len(self.contexts) + len(self.failed), "built": len(self.contexts),
+                "failed": len(self.failed), **{f"failed_{k}": n for k, n in sorted(reasons.items())}}
+
+
+def build_contexts(condition: str | Condition, session: Session, items: Sequence[RecallItem], *,
+                   redact: bool = True) -> ContextBatch:
+    """Every item's context under ``condition``; an unavailable one is counted, not dropped silently."""
+    condition = condition_for(condition)
+    built, failed = {}, {}
+    for item in items:
+        try:
+            built[item.id] = condition.context(session, item, redact=redact,
+                                               redactor=Redactor() if redact else None)
+        except ContextUnavailable as exc:
+            failed[item.id] = exc.reason
+    return ContextBatch(built, failed)

@@ -1,0 +1,171 @@
+"""Judging turns on the axes (jobs, tidy frame, provenance) and the per-axis summaries."""
+import math
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import cohen_kappa_score
+
+from contextecho.engine import llm
+from contextecho.anchor.axes.rubric import AXES, AXIS_RUBRIC
+from contextecho.anchor.axes.report import (all_axes_held, axis_agreement, axis_frame, axis_jobs, axis_rates,
+                                            judge_axes, judge_requests)
+from contextecho.anchor.axes.turns import FORK, REAL, RECORDED, JudgedTurn
+from contextecho.anchor.persona import CODING_ASSISTANT
+from contextecho.engine.cache import CellCache
+from contextecho.stats import bootstrap_mean
+
+SESSION = "sess-9d2c-secret-id"
+
+
+def turn(step, text="I ran the tests; two fail.", source=REAL, target=RECORDED, error=None):
+    return JudgedTurn(source, SESSION, step, f"u{step}", target, "Please run the tests.", text, error=error)
+
+
+class CannedJudge(llm.CustomLLM):
+    """lenient: always HELD; strict: DEVIATED on style only; babble: no verdict. Keeps what it saw."""
+
+    def __init__(self):
+        super().__init__()
+        self.seen = []
+
+    async def acompletion(self, model, messages, *args, optional_params, model_response, **kw):
+        self.seen.append(messages)
+        style = "persona card: its style." in messages[0]["content"]
+        text = {"lenient": "Verdict: HELD", "strict": "**DEVIATED**" if style else "Verdict: HELD",
+                "babble": "Hard to say."}[model]
+        return llm.fill_response(model_response, model, text, "stop", 10, 2)
+
+
+@pytest.fixture
+def judge():
+    canned = CannedJudge()
+    llm.register_provider("axesjudge", canned)
+    return canned
+
+
+def test_jobs_cover_every_turn_axis_and_judge_and_decide_what_cannot_be_judged():
+    turns = [turn(3), turn(5, text="", source=FORK, target="fake/echo"),
+             turn(7, text=None, source=FORK, target="fake/echo", error="target call failed: Timeout")]
+    jobs = axis_jobs(turns, ["j/a", "j/b"])
+    assert len(jobs) == 3 * 4 * 2 and len(judge_requests(jobs)) == 4 * 2
+    assert {(j.status, j.reason) for j in jobs if j.turn.step == 5} == {("invalid", "empty turn: not applicable")}
+    assert {(j.status, j.reason) for j in jobs if j.turn.step == 7} == {("error", "target call failed: Timeout")}
+
+
+def test_the_frame_has_a_row_per_turn_axis_judge_with_provenance(judge, tmp_path):
+    turns = [turn(3), turn(9, text="All green, I promise.", source=FORK, target="fake/echo"),
+             turn(11, text="   ", source=FORK, target="fake/echo")]
+    judges = ["axesjudge/lenient", "axesjudge/strict", "axesjudge/babble", "fake/auth"]
+    frame = judge_axes(turns, judges, cache=CellCache(tmp_path), progress=False)
+    assert len(frame) == 3 * 4 * 4 and set(frame["axis"]) == set(AXES)
+    status = frame.set_index(["step", "axis", "judge_model"])["status"]
+    assert status[(3, "role", "axesjudge/lenient")] == "held" and status[(9, "style", "axesjudge/strict")] == "deviated"
+    assert status[(9, "values", "axesjudge/strict")] == "held"
+    assert (frame[frame.judge_model == "axesjudge/babble"].query("step != 11")["status"] == "invalid").all()
+    assert (frame[frame.judge_model == "fake/auth"].query("step != 11")["reason"]
+            .str.startswith("judge call failed").all())
+    assert (frame[frame.step == 11]["reason"] == "empty turn: not applicable").all()
+    row = frame.iloc[0]
+    assert (row.rubric_version, row.rubric_hash, row.card_hash) == (AXIS_RUBRIC.version, AXIS_RUBRIC.hash,
+                                                                     CODING_ASSISTANT.sha256)
+    assert row.judge_params == '{"max_tokens":64,"temperature":0}' and row.session == SESSION
+    assert set(frame["held"].dropna()) <= {0.0, 1.0} and frame["held"].isna().sum() == (
+        ~frame["status"].isin(["held", "deviated"])).sum()
+    # Blind: the judge saw the rubric, the card part, the context and the turn, nothing else.
+    seen = [str(m) for m in judge.seen]
+    assert seen and not any(SESSION in s or "fake/echo" in s or "u9" in s for s in seen)
+    expected = {str(AXIS_RUBRIC.messages(a, CODING_ASSISTANT, t.context, t.text)) for t in turns[:2] for a in AXES}
+    assert set(seen) == expected
+
+
+def test_the_frame_refuses_records_that_do_not_match():
+    jobs = axis_jobs([turn(3)], "j/a")
+    with pytest.raises(ValueError, match="4 judge requests have no record"):
+        axis_frame(jobs, [])
+
+
+def frame_of(statuses, judge="j/a", axis="role", source=REAL, sessions=None):
+    sessions = sessions or [f"s{i % 2}" for i in range(len(statuses))]
+    return pd.DataFrame({"judge_model": judge, "source": source, "target": RECORDED, "axis": axis,
+                         "status": statuses, "session": sessions, "step": range(len(statuses)),
+                         "turn_id": [f"t{i}" for i in range(len(statuses))],
+                         "held": [{"held": 1.0, "deviated": 0.0}.get(s, math.nan) for s in statuses]})
+
+
+def test_rates_count_every_status_and_share_held_among_valid_verdicts():
+    frame = pd.concat([frame_of(["held", "held", "deviated", "invalid", "error"]),
+                       frame_of(["deviated", "held", "deviated", "deviated"], axis="style"),
+                       frame_of(["invalid", "error"], judge="j/b"),
+                       frame_of(["held"], source=FORK)])
+    rates = axis_rates(frame).set_index(["judge_model", "source", "axis"])
+    role = rates.loc[("j/a", REAL, "role")]
+    assert (role.n, role.n_valid, role.n_held, role.n_deviated, role.n_invalid, role.n_error) == (5, 3, 2, 1, 1, 1)
+    assert role.held_rate == pytest.approx(2 / 3) and rates.loc[("j/a", REAL, "style")].held_rate == 0.25
+    assert math.isnan(rates.loc[("j/b", REAL, "role")].held_rate)  # no valid verdict: no rate
+    assert rates.loc[("j/a", FORK, "role")].held_rate == 1.0 and len(rates) == 4
+
+
+def test_rates_ci_is_the_session_clustered_bootstrap_and_degenerate_groups_say_why():
+    statuses = ["held", "deviated", "held", "held", "deviated", "held", "invalid", "held"]
+    sessions = ["a", "a", "b", "b", "c", "c", "c", "d"]
+    frame = pd.concat([frame_of(statuses, sessions=sessions), frame_of(["held", "deviated"], axis="style",
+                                                                      sessions=["a", "a"])])
+    rates = axis_rates(frame, ci=True, n_resamples=500, seed=7).set_index("axis")
+    valid = frame_of(statuses, sessions=sessions).query("status in ['held', 'deviated']")
+    ref = bootstrap_mean(valid["held"], valid["session"], n_resamples=500, seed=7)
+    role = rates.loc["role"]
+    assert (role.ci_low, role.ci_high, role.n_sessions) == (ref.ci_low, ref.ci_high, 4)
+    assert role.held_rate == pytest.approx(ref.estimate) and role.ci_note == ""
+    style = rates.loc["style"]
+    assert math.isnan(style.ci_low) and "at least 2" in style.ci_note and style.held_rate == 0.5
+
+
+def test_all_axes_held_is_a_count_per_turn_and_judge_not_a_score():
+    rows = []
+    for t, statuses in enumerate([["held"] * 4, ["held", "held", "held", "deviated"],
+                                  ["held", "held", "held", "invalid"], ["deviated", "deviated", "error", "error"]]):
+        for axis, s in zip(AXES, statuses):
+            rows.append({"turn_id": f"t{t}", "judge_model": "j/a", "source": REAL, "session": "s", "step": t,
+                         "target": RECORDED, "axis": axis, "status": s})
+    out = all_axes_held(pd.DataFrame(rows)).set_index("turn_id")
+    assert out["all_held"].tolist()[:2] == [True, False] and out.loc["t2", "all_held"] is pd.NA
+    assert not out.loc["t3", "all_held"] and out.loc["t3", "n_unjudged"] == 2 and (out["n_axes"] == 4).all()
+
+
+def test_agreement_matches_sklearn_on_the_turns_both_judged_validly():
+    rng = np.random.default_rng(3)
+    statuses = ["held", "deviated", "invalid", "error"]
+    a = rng.choice(statuses, size=60, p=[0.5, 0.3, 0.1, 0.1])
+    b = np.where(rng.random(60) < 0.7, a, rng.choice(statuses, size=60, p=[0.5, 0.3, 0.1, 0.1]))
+    frame = pd.concat([frame_of(list(a)), frame_of(list(b), judge="j/b"),
+                       frame_of(["held"] * 60, judge="j/c")])
+    out = axis_agreement(frame).set_index(["judge_a", "judge_b"])
+    assert list(out.index) == [("j/a", "j/b"), ("j/a", "j/c"), ("j/b", "j/c")]
+    both = np.isin(a, ["held", "deviated"]) & np.isin(b, ["held", "deviated"])
+    ab = out.loc[("j/a", "j/b")]
+    assert (ab.n_turns, ab.n_both_valid, ab.n_dropped) == (60, both.sum(), 60 - both.sum())
+    assert ab.share_agree == pytest.approx(np.mean(a[both] == b[both]))
+    assert ab.kappa == pytest.approx(cohen_kappa_score(a[both], b[both]))
+    ac = out.loc[("j/a", "j/c")]  # j/c says HELD always: kappa 0 against a judge who varies
+    assert ac.kappa == pytest.approx(cohen_kappa_score(a[np.isin(a, ["held", "deviated"])],
+                                                       ["held"] * int(np.isin(a, ["held", "deviated"]).sum())))
+
+
+def test_agreement_reports_degenerate_inputs_instead_of_raising():
+    frame = pd.concat([frame_of(["held"] * 5), frame_of(["held"] * 5, judge="j/b"),
+                       frame_of(["invalid"] * 5, judge="j/c")])
+    out = axis_agreement(frame, ["j/a", "j/b", "j/c"]).set_index(["judge_a", "judge_b"])
+    same = out.loc[("j/a", "j/b")]
+    assert same.share_agree == 1.0 and math.isnan(same.kappa) and "kappa undefined" in same.note
+    none = out.loc[("j/a", "j/c")]
+    assert none.n_both_valid == 0 and math.isnan(none.share_agree) and "no cell" in none.note
+    missing = axis_agreement(frame, ["j/a", "j/z"]).iloc[0]
+    assert missing.n_both_valid == 0 and missing.note
+
+
+def test_a_replicated_fork_is_its_own_turn(judge, tmp_path):
+    forks = [turn(4, source=FORK, target="fake/echo"), replace(turn(4, source=FORK, target="fake/echo"), replicate=1)]
+    frame = judge_axes(forks, "axesjudge/lenient", cache=CellCache(tmp_path), progress=False)
+    assert frame["turn_id"].nunique() == 2 and (frame["status"] == "held").all()
