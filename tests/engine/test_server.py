@@ -76,9 +76,9 @@ def test_panel_notebook_through_a_real_server(server, tmp_path, corpus_dir):
     manifest = json.loads((done.output_dir / "manifest.json").read_text())
     assert manifest["parameters"]["endpoints"] == [endpoint]
     assert manifest["parameters"]["concurrency"] == 2 and manifest["models"] == [SERVED]
-    counts = manifest["counts"]["panel"]
-    assert counts["cells"] == 4 and counts["computed"] == 4 and counts["failed"] == 0, counts
-    assert counts["verdicts_error"] == 0 and counts["verdicts_unjudged"] == 0, counts
+    counts, judges = manifest["batches"]["panel:targets"], manifest["batches"]["panel:judges"]
+    assert counts["calls"] == 4 and counts["computed"] == 4 and counts["failed"] == 0, counts
+    assert 1 <= judges["calls"] <= 2 and judges["failed"] == 0, judges  # the two probe cells judged
     # Every batch went over HTTP to that server, errors counted (none here).
     batches = [json.loads(p.read_text()) for p in runs_dir().glob("*.json")]
     served = [b for b in batches if SERVED in b["models"]]

@@ -319,7 +319,7 @@ def test_the_notebooks_bind_cell_fails_before_the_run_cell(name, no_kernel):
     index, cells, exc = executed_until_error(name, {field: typed})
     assert isinstance(exc, ParameterError) and f"parameter '{field}'" in str(exc)
     assert cells[index].source.startswith("params = bind(")
-    assert any("experiment.run(params)" in c.source for c in cells[index + 1:])  # never reached
+    assert any("experiment.start(params)" in c.source for c in cells[index + 1:])  # never reached
     assert no_kernel()[1] == 0
 
 
@@ -333,8 +333,8 @@ def test_plain_papermill_fails_in_the_bind_cell_with_the_message(tmp_path):
     assert "parameter 'n_sessions': -3 is out of range; valid: an integer >= 1, or 0 for all" in \
         result.stdout + result.stderr
     executed = nbformat.read(out, as_version=4)
-    run_cell = next(c for c in executed.cells if "experiment.run(params)" in c.source)
-    assert run_cell.execution_count is None  # no model call: the run cell never started
+    first_stage = next(c for c in executed.cells if "experiment.start(params)" in c.source)
+    assert first_stage.execution_count is None  # no model call: the first stage never started
 
 
 # ---------------------------------------------------------------- make <notebook>

@@ -132,13 +132,13 @@ def finish_manifest(manifest: dict[str, Any], *, status: str, **fields: Any) -> 
 
 
 def batch_counts(result) -> dict[str, Any]:
-    """The :class:`Counts` of one finished batch, its errors by type, and the tokens and
-    cost of the calls it made."""
+    """The :class:`Counts` of one finished batch, its failed calls by error type, and the
+    tokens and cost of the calls it made (identical requests are one call)."""
     errors: dict[str, int] = {}
-    for record in result.records:
+    for record in {r.key: r for r in result.records}.values():
         if not record.ok:
             errors[record.error_type] = errors.get(record.error_type, 0) + 1
-    fresh = [r for r, c in zip(result.records, result.cached) if not c]
+    fresh = list({r.key: r for r, c in zip(result.records, result.cached) if not c}.values())
     return {
         **result.counts().as_dict(),
         "errors_by_type": errors,
