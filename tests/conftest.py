@@ -51,9 +51,9 @@ class _ScriptedModel:
     """``scripted/<name>``: a deterministic in-process model whose answers vary with the
     request, so estimates are numbers: ``scripted/judge`` answers a 0–3 score in both the
     reference's JSON and our rubric's line; ``scripted/command`` always a bare shell command
-    (S2-compliant), ``scripted/chatty`` always a preamble before it (not compliant); any
-    other name one of a few answers (an option letter, a command, a chatty reply) picked by
-    the request's hash."""
+    (S2-compliant), ``scripted/chatty`` always a preamble before it (not compliant),
+    ``scripted/letters`` an option letter A–E; any other name one of a few answers (an option
+    letter, a command, a chatty reply); the choices picked by the request's hash."""
 
     ANSWERS = ("B", "ls -la", "I think C is right.\n\nBecause I feel it.", "A. sure", "D")
 
@@ -71,8 +71,8 @@ class _ScriptedModel:
                 if model == "judge":
                     text = f'Score: {h % 4}\n{{"score": {h % 4}, "label": "x", "reason": "y"}} HELD'
                 else:
-                    text = {"command": "ls -la", "chatty": "Sure! Here is the command you asked for:\n\nls -la"}.get(
-                        model, answers[h % len(answers)])
+                    text = {"command": "ls -la", "chatty": "Sure! Here is the command you asked for:\n\nls -la",
+                            "letters": "ABCDE"[h % 5]}.get(model, answers[h % len(answers)])
                 return llm.fill_response(model_response, model, text, "stop", 10 + h % 50, 3)
 
         return Scripted()

@@ -5,6 +5,7 @@ import numbers
 import subprocess
 import sys
 
+import nbformat
 import pytest
 import yaml
 
@@ -43,7 +44,8 @@ def test_panel_runs_end_to_end_and_writes_its_outputs(tmp_path):
     tags = [c["metadata"].get("tags", []) for c in executed["cells"]]
     assert ["injected-parameters"] in tags  # papermill recorded the run's parameters
     # Every stage showed its result inline: the grid, its counts, tables and figures.
-    outputs = {c["source"].splitlines()[0]: c.get("outputs", []) for c in executed["cells"] if c["cell_type"] == "code"}
+    cells = nbformat.read(done.executed, as_version=4).cells
+    outputs = {c.source.splitlines()[0]: c.get("outputs", []) for c in cells if c.cell_type == "code"}
     assert "[panel:targets] calls=12" in "".join(o.get("text", "") for o in outputs["frame = experiment.grid(run)"])
     assert "text/html" in outputs["gaps = experiment.drift_gaps(run, primary)"][0]["data"]
     assert "image/png" in outputs["trajectory = experiment.trajectory(run, primary)"][0]["data"]

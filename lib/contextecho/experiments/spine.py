@@ -58,11 +58,13 @@ class Run:
 
     def batch(self, name: str, counts: Counts) -> Counts:
         """Count one batch of calls in the run log (a batch asked in parts adds up), print
-        its line on stdout (the notebook) and stderr (the console log); the batch's total."""
+        its line on stdout (the notebook) and on the process's own stderr (the console log;
+        in a notebook kernel not shown twice in the notebook); the batch's total."""
         total = self.log.add(name, counts)
         line = total.line(name)
         print(line, flush=True)
-        print(line, file=sys.stderr, flush=True)
+        if sys.__stderr__ is not None:
+            print(line, file=sys.__stderr__, flush=True)
         self.log.write()
         return total
 
