@@ -260,8 +260,12 @@ def test_a_valid_run_does_reach_the_kernel(no_kernel, tmp_path):
 def paper(monkeypatch, no_kernel):
     import argparse
 
+    import importlib
+
     from contextecho.sessions import corpus
 
+    # Import the data commands first: they bind the real fill_corpus, which the patch must not leak into.
+    importlib.import_module("contextecho.cli.data")
     filled = []
     monkeypatch.setattr(corpus, "fill_corpus", lambda *a, **k: filled.append(1))
     yield lambda *sets, only="": (paper_cli.run(argparse.Namespace(check_only=False, only=only, set=list(sets),
