@@ -45,3 +45,43 @@ def corpus_dir() -> Path:
         _missing_shared_data(f"real corpus not found at {path} (set CONTEXTECHO_SHARED to the "
                              "folder holding corpus/real)")
     return path
+
+
+class _ScriptedModel:
+    """``scripted/<name>``: a deterministic in-process model whose answers vary with the
+    request, so estimates are numbers: ``scripted/judge`` answers a 0–3 score in both the
+    reference's JSON and our rubric's line; ``scripted/command`` always a bare shell command
+    (S2-compliant), ``scripted/chatty`` always a preamble before it (not compliant),
+    ``scripted/letters`` an option letter A–E; any other name one of a few answers (an option
+    letter, a command, a chatty reply); the choices picked by the request's hash."""
+
+    ANSWERS = ("B", "ls -la", "I think C is right.\n\nBecause I feel it.", "A. sure", "D")
+
+    def handler(self):
+        import hashlib
+        import json
+
+        from contextecho.engine import llm
+
+        answers = self.ANSWERS
+
+        class Scripted(llm.CustomLLM):
+            async def acompletion(self, model, messages, *args, optional_params, model_response, **kw):
+                h = int(hashlib.sha256((json.dumps(messages, sort_keys=True) + model).encode()).hexdigest(), 16)
+                if model == "judge":
+                    text = f'Score: {h % 4}\n{{"score": {h % 4}, "label": "x", "reason": "y"}} HELD'
+                else:
+                    text = {"command": "ls -la", "chatty": "Sure! Here is the command you asked for:\n\nls -la",
+                            "letters": "ABCDE"[h % 5]}.get(model, answers[h % len(answers)])
+                return llm.fill_response(model_response, model, text, "stop", 10 + h % 50, 3)
+
+        return Scripted()
+
+
+@pytest.fixture
+def scripted_models():
+    """Register the ``scripted/...`` provider (see :class:`_ScriptedModel`)."""
+    from contextecho.engine import llm
+
+    llm.register_provider("scripted", _ScriptedModel().handler())
+    return "scripted"

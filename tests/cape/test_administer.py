@@ -148,7 +148,8 @@ def test_answer_counts_by_hand():
     import pandas as pd
 
     from contextecho.cape import answer_counts
+    from contextecho.engine.counts import Counts
 
     answers = pd.DataFrame({"cached": [True, False, False, True], "error_type": [None, "Timeout", None, None],
                             "status": ["ok", "error", "invalid", "ok"]})
-    assert answer_counts(answers) == {"cells": 4, "cached": 2, "computed": 2, "failed": 1, "invalid": 2}
+    assert answer_counts(answers) == Counts(calls=4, cached=2, computed=2, failed=1, invalid=1)

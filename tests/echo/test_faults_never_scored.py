@@ -4,6 +4,7 @@ import pytest
 
 from contextecho.engine import llm
 from contextecho.engine.cache import CellCache
+from contextecho.engine.counts import Counts
 from contextecho.echo import build_cells, run_cells
 
 
@@ -31,6 +32,9 @@ def test_a_failed_target_is_neither_scored_nor_judged(sessions, tmp_path, target
         assert (frame.verdict_status == "error").all() and frame.score.isna().all()
         assert frame.passed.isna().all()
         assert frame.verdict_reason.str.startswith("target call failed").all()
+        batches = frame.attrs["batches"]  # counted, never silently dropped
+        assert batches["cells:targets"].calls == batches["cells:targets"].failed == len(cells)
+        assert batches["cells:judges"] == Counts()
     assert judge.seen == []
 
 
@@ -41,3 +45,4 @@ def test_an_empty_verdict_is_a_failed_judge_call_not_a_score(sessions, tmp_path)
     assert (frame.status == "ok").all() and frame.score.isna().all()
     assert (frame.verdict_status == "error").all()
     assert (frame.verdict_reason == "judge call failed: EmptyResponse").all()
+    assert frame.attrs["batches"]["cells:judges"] == Counts(calls=1, computed=1, failed=1)

@@ -53,7 +53,7 @@ def test_injected_faults_are_recorded_as_errors_and_counted(tmp_path):
         ("error", "AuthenticationError", 1),
         ("ok", None, 1),
     ]
-    assert result.manifest["errors"] == 4
+    assert result.manifest["failed"] == 4
     assert result.manifest["errors_by_type"] == {"RateLimitError": 1, "Timeout": 1,
                                                  "GarbageResponse": 1, "AuthenticationError": 1}
     # Errors are kept as data, and are retried on the next run; successes are not, and
@@ -90,7 +90,7 @@ def test_manifest_records_provenance(tmp_path):
     result = generate([ask("fake/echo")], cache=CellCache(tmp_path), transport=FAST, progress=False,
                       name="unit", parameters={"probe_set": "v1"})
     saved = json.loads(Path(result.manifest["path"]).read_text())
-    assert saved["parameters"] == {"probe_set": "v1"} and saved["cache_misses"] == 1
+    assert saved["parameters"] == {"probe_set": "v1"} and saved["computed"] == 1
     assert set(saved["git"]) == {"commit", "dirty"} and saved["packages"]["litellm"]
     assert saved["transport"]["concurrency"] == FAST.concurrency
 

@@ -115,7 +115,7 @@ def test_later_runs_retry_empty_answers_and_bugs_but_not_permanent_errors(tmp_pa
                                                            "NotFoundError"]
     saved = json.loads(Path(second.manifest["path"]).read_text())
     assert saved["skipped_permanent_errors"] == 3 and saved["retry_errors"] is False
-    assert saved["cache_hits"] == 4 and saved["errors"] == 6  # the skipped ones are still errors
+    assert saved["cached"] == 4 and saved["failed"] == 6  # the skipped ones are still errors
 
     # Asked: by argument, or through the environment (what --retry-errors sets).
     calls = sum(fake.calls.values())

@@ -76,13 +76,13 @@ def test_panel_notebook_through_a_real_server(server, tmp_path, corpus_dir):
     manifest = json.loads((done.output_dir / "manifest.json").read_text())
     assert manifest["parameters"]["endpoints"] == [endpoint]
     assert manifest["parameters"]["concurrency"] == 2 and manifest["models"] == [SERVED]
-    counts = manifest["counts"]["panel"]
-    assert counts["cells"] == 4 and counts["computed"] == 4 and counts["failed"] == 0, counts
-    assert counts["verdicts_error"] == 0 and counts["verdicts_unjudged"] == 0, counts
+    counts, judges = manifest["batches"]["panel:targets"], manifest["batches"]["panel:judges"]
+    assert counts["calls"] == 4 and counts["computed"] == 4 and counts["failed"] == 0, counts
+    assert 1 <= judges["calls"] <= 2 and judges["failed"] == 0, judges  # the two probe cells judged
     # Every batch went over HTTP to that server, errors counted (none here).
     batches = [json.loads(p.read_text()) for p in runs_dir().glob("*.json")]
     served = [b for b in batches if SERVED in b["models"]]
-    assert served and all(b["errors"] == 0 and b["errors_by_type"] == {} for b in served)
+    assert served and all(b["failed"] == 0 and b["errors_by_type"] == {} for b in served)
     assert all(b["transport"]["endpoints"] == [{"model": "hosted_vllm/*", "api_base": server.api_base,
                                                 "key_env": None}] for b in served)
 
@@ -163,6 +163,6 @@ def test_openai_prefix_on_an_endpoint_without_key_and_errors_over_the_wire(serve
     good, bad = result.records
     assert good.ok and good.response_text and good.attempts == 1
     assert not bad.ok and bad.attempts == 1, (bad.error_type, bad.attempts)
-    assert result.manifest["errors"] == 1 and sum(result.manifest["errors_by_type"].values()) == 1
+    assert result.manifest["failed"] == 1 and sum(result.manifest["errors_by_type"].values()) == 1
     assert "OPENAI_API_KEY" not in os.environ
     assert Path(server.log).is_file()

@@ -1,3 +1,5 @@
+import ast
+
 import nbformat
 import pytest
 
@@ -15,13 +17,47 @@ def test_committed_notebook_is_current(name):
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
-def test_notebook_is_thin_and_declares_every_parameter(name):
+def test_notebook_declares_every_parameter_then_one_short_cell_per_stage(name):
     nb = build(name)
     nbformat.validate(nb)
-    assert list(declared(experiment(name).Parameters)) == parameters_cell_names(parameters_source(notebook_path(name)))
-    code = [c.source for c in nb.cells if c.cell_type == "code"]
-    assert len(code) == 5 and all(len(s.splitlines()) <= 3 for i, s in enumerate(code) if i != 1)
-    assert "bind(" in code[2] and "experiment.run(params)" in code[3]
+    module = experiment(name)
+    assert list(declared(module.Parameters)) == parameters_cell_names(parameters_source(notebook_path(name)))
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    tagged = [i for i, c in enumerate(code) if "parameters" in c.metadata.get("tags", [])]
+    assert tagged == [1] and code[0].source.startswith("from contextecho.experiments import")
+    assert code[2].source.startswith("params = bind(experiment.Parameters")
+    stages = code[3:]
+    assert len(stages) == len(module.STAGES) >= 4
+    assert stages[0].source.startswith("run = experiment.start(params)")
+    assert stages[-1].source.startswith("variables = experiment.variables(run")
+    for cell, stage in zip(stages, module.STAGES):
+        assignment, shown = cell.source.splitlines()
+        assert assignment == f"{stage.name} = experiment.{stage.function.__name__}({', '.join(stage.arguments)})"
+        assert shown == stage.name  # the cell shows its result inline
+    # each stage reads only what an earlier cell defined
+    defined = {"params"}
+    for stage in module.STAGES:
+        assert set(stage.arguments) <= defined, (stage.name, stage.arguments)
+        defined.add(stage.name)
+    # the text before each stage cell is the stage's own
+    cells = nb.cells
+    for cell, stage in zip([c for c in cells if c.cell_type == "code"][3:], module.STAGES):
+        before = cells[cells.index(cell) - 1]
+        assert before.cell_type == "markdown" and before.source.strip()
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_no_function_class_or_loop_is_defined_in_a_notebook(name):
+    for cell in build(name).cells:
+        if cell.cell_type != "code" or "parameters" in cell.metadata.get("tags", []):
+            continue
+        tree = ast.parse(cell.source)
+        banned = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.For, ast.AsyncFor, ast.While,
+                  ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+        assert not [type(n).__name__ for n in ast.walk(tree) if isinstance(n, banned)], cell.source
+    for cell in [c for c in build(name).cells if c.cell_type == "code"][3:]:  # the stages
+        calls = [n for n in ast.walk(ast.parse(cell.source)) if isinstance(n, ast.Call)]
+        assert len(calls) == 1 and ast.unparse(calls[0].func).startswith("experiment."), cell.source
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)

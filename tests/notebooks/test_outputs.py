@@ -1,10 +1,9 @@
-import json
 
 import pandas as pd
 import pytest
 import yaml
 
-from contextecho.paper.outputs import DuplicateVariableError, Outputs, cell_counts, merge_variables
+from contextecho.paper.outputs import DuplicateVariableError, Outputs, merge_variables
 
 
 def test_merge_joins_sections_and_fails_on_a_duplicate_key(tmp_path):
@@ -40,24 +39,12 @@ def test_outputs_write_every_kind_and_refuse_nan_variables(tmp_path):
     out.set(n=3, share=0.5)
     with pytest.raises(ValueError, match="NaN"):
         out.set(bad=float("nan"))
-    out.count("stage", cached=1, computed=2)
-    out.finish({"x": 1})
+    out.write_variables()
     root = tmp_path / "demo"
     for rel in ("results/cells.parquet", "figures/line.png", "figures/line.pdf", "tables/t.md"):
         assert (root / rel).is_file(), rel
     assert yaml.safe_load((root / "variables.yml").read_text()) == {"demo": {"n": 3, "share": 0.5}}
-    manifest = json.loads((root / "manifest.json").read_text())
-    assert manifest["parameters"] == {"x": 1} and manifest["counts"]["stage"]["computed"] == 2
-    assert {"commit", "dirty"} <= set(manifest["git"])
+    assert out.manifest == root / "manifest.json"  # where the run log goes
     # A second run starts from an empty folder (stale figures do not survive).
     Outputs.open("demo", root)
     assert not (root / "figures" / "line.png").exists()
-
-
-def test_cell_counts_split_cached_computed_failed_and_verdicts():
-    frame = pd.DataFrame({"key": ["a", "a", "b", "c"], "cached": [True, True, False, False],
-                          "status": ["ok", "ok", "ok", "error"],
-                          "verdict_status": ["ok", "invalid", "ok", "error"]})
-    assert cell_counts(frame) == {"cells": 3, "cached": 1, "computed": 2, "failed": 1,
-                                  "verdicts_ok": 2, "verdicts_invalid": 1, "verdicts_error": 1,
-                                  "verdicts_unjudged": 0}

@@ -5,6 +5,7 @@ import numbers
 import subprocess
 import sys
 
+import nbformat
 import pytest
 import yaml
 
@@ -38,14 +39,21 @@ def test_panel_runs_end_to_end_and_writes_its_outputs(tmp_path):
     assert variables["n_cells"] == 1 * 2 * 2 * 3 and variables["n_failed"] == 0
     manifest = json.loads((root / "manifest.json").read_text())
     assert manifest["models"] == ["fake/echo"] and manifest["parameters"]["n_positions"] == 2
-    assert manifest["counts"]["panel"]["computed"] == 12
+    assert manifest["status"] == "complete" and manifest["batches"]["panel:targets"]["computed"] == 12
     executed = json.loads(done.executed.read_text())
     tags = [c["metadata"].get("tags", []) for c in executed["cells"]]
     assert ["injected-parameters"] in tags  # papermill recorded the run's parameters
+    # Every stage showed its result inline: the grid, its counts, tables and figures.
+    cells = nbformat.read(done.executed, as_version=4).cells
+    outputs = {c.source.splitlines()[0]: c.get("outputs", []) for c in cells if c.cell_type == "code"}
+    assert "[panel:targets] calls=12" in "".join(o.get("text", "") for o in outputs["frame = experiment.grid(run)"])
+    assert "text/html" in outputs["gaps = experiment.drift_gaps(run, primary)"][0]["data"]
+    assert "image/png" in outputs["trajectory = experiment.trajectory(run, primary)"][0]["data"]
+    assert "text/html" in outputs["variables = experiment.variables(run, frame, primary)"][0]["data"]
     # A second run answers every call from the cache.
     again = run_notebook("panel", TINY, output_dir=tmp_path / "panel", log_output=False)
     manifest = json.loads((again.output_dir / "manifest.json").read_text())
-    assert manifest["counts"]["panel"]["computed"] == 0 and manifest["counts"]["panel"]["cached"] == 12
+    assert manifest["batches"]["panel:targets"]["computed"] == 0 and manifest["batches"]["panel:targets"]["cached"] == 12
 
 
 def test_runner_rejects_a_misspelled_parameter_before_the_kernel_starts(tmp_path):

@@ -260,8 +260,12 @@ def test_a_valid_run_does_reach_the_kernel(no_kernel, tmp_path):
 def paper(monkeypatch, no_kernel):
     import argparse
 
+    import importlib
+
     from contextecho.sessions import corpus
 
+    # Import the data commands first: they bind the real fill_corpus, which the patch must not leak into.
+    importlib.import_module("contextecho.cli.data")
     filled = []
     monkeypatch.setattr(corpus, "fill_corpus", lambda *a, **k: filled.append(1))
     yield lambda *sets, only="": (paper_cli.run(argparse.Namespace(check_only=False, only=only, set=list(sets),
@@ -319,7 +323,7 @@ def test_the_notebooks_bind_cell_fails_before_the_run_cell(name, no_kernel):
     index, cells, exc = executed_until_error(name, {field: typed})
     assert isinstance(exc, ParameterError) and f"parameter '{field}'" in str(exc)
     assert cells[index].source.startswith("params = bind(")
-    assert any("experiment.run(params)" in c.source for c in cells[index + 1:])  # never reached
+    assert any("experiment.start(params)" in c.source for c in cells[index + 1:])  # never reached
     assert no_kernel()[1] == 0
 
 
@@ -333,8 +337,8 @@ def test_plain_papermill_fails_in_the_bind_cell_with_the_message(tmp_path):
     assert "parameter 'n_sessions': -3 is out of range; valid: an integer >= 1, or 0 for all" in \
         result.stdout + result.stderr
     executed = nbformat.read(out, as_version=4)
-    run_cell = next(c for c in executed.cells if "experiment.run(params)" in c.source)
-    assert run_cell.execution_count is None  # no model call: the run cell never started
+    first_stage = next(c for c in executed.cells if "experiment.start(params)" in c.source)
+    assert first_stage.execution_count is None  # no model call: the first stage never started
 
 
 # ---------------------------------------------------------------- make <notebook>

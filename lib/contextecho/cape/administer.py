@@ -47,6 +47,7 @@ import pandas as pd
 
 from ..engine.cache import CellCache
 from ..engine.calls import BatchResult, Transport, generate
+from ..engine.counts import Counts
 from ..engine.model_request import ModelRequest
 from ..engine.token_distribution import DISCRETE, PREFILL, distribution_request, read_distribution, read_mode
 from .inventory import Item
@@ -61,6 +62,8 @@ SETTINGS = (CONTEXT_FREE, CONTEXT_DEPENDENT)
 # max_tokens; 16 holds "(B) Moderately Accurate" and keeps the history short.
 DEFAULT_PARAMS: Mapping[str, Any] = {"temperature": 0.0, "max_tokens": 16}
 LOCAL_WINDOW = 48
+# Which answer the analyses read: the parsed reply (the paper's) or the most probable option letter.
+ANSWERS = ("text", "constrained")
 RESERVED = frozenset({"run_id", "setting", "model", "position", "item", "trait", "key", "question",
                       "instruction", "options", "temperature", "replicate", "history_letter",
                       "n_history", "response", "answer", "status", "score", "error_type",
@@ -115,12 +118,13 @@ class Administration:
         return int((self.answers["status"] != "ok").sum())
 
 
-def answer_counts(answers: pd.DataFrame) -> dict[str, int]:
-    """Calls cached / computed / failed and answers not parsed as an option (errors included),
-    for a notebook's counts line and manifest."""
+def answer_counts(answers: pd.DataFrame) -> Counts:
+    """The calls behind ``answers`` (rows of one or more administrations): cached, computed,
+    failed, and answered but not parsed as an option (``invalid``)."""
     cached = answers["cached"].astype(bool)
-    return {"cells": len(answers), "cached": int(cached.sum()), "computed": int((~cached).sum()),
-            "failed": int(answers["error_type"].notna().sum()), "invalid": int((answers["status"] != "ok").sum())}
+    failed = answers["error_type"].notna()
+    return Counts(calls=len(answers), cached=int(cached.sum()), computed=int((~cached).sum()),
+                  failed=int(failed.sum()), invalid=int(((answers["status"] != "ok") & ~failed).sum()))
 
 
 def default_window(model: str) -> int | None:
@@ -251,6 +255,14 @@ def _constrain(rows: list[dict], runs: Sequence[RunSpec], requests: Sequence[Mod
             if columns["constrained_answer"] is not None and row["answer"] is not None else None
         row.update(columns)
     return len(records)
+
+
+def chosen_answers(answers: pd.DataFrame, answer: str) -> pd.DataFrame:
+    """The answers an analysis uses (one of :data:`ANSWERS`): the text ones, or the
+    constrained ones in their place (:func:`constrained_answers`)."""
+    if answer not in ANSWERS:
+        raise ValueError(f"answer must be one of {ANSWERS}, got {answer!r}")
+    return constrained_answers(answers) if answer == "constrained" else answers
 
 
 def constrained_answers(answers: pd.DataFrame) -> pd.DataFrame:

@@ -19,6 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..engine.paths import data_dir, shared_dir
+from ..sessions.corpus import read_manifest
 
 TRAITS = ("O", "C", "E", "A", "N")
 TRAIT_NAMES = {"O": "Openness", "C": "Conscientiousness", "E": "Extraversion",
@@ -62,6 +63,29 @@ class Inventory:
         lookup = {i.index: i for i in self.items}
         return Inventory(self.name, tuple(lookup[int(k)] for k in indices), self.path,
                          self.sha256, self.excluded)
+
+    def balanced(self, n_items: int) -> "Inventory":
+        """A trait-balanced subset of about ``n_items`` items: the first ``n_items // 5`` of
+        each trait (at least one), interleaved O, C, E, A, N; the whole inventory for 0 or
+        at least its length."""
+        if n_items <= 0 or n_items >= len(self):
+            return self
+        per = max(1, n_items // len(TRAITS))
+        groups = self.by_trait()
+        return self.subset([groups[t][k].index for k in range(per) for t in TRAITS if k < len(groups[t])])
+
+
+def inventory_manifest() -> Path:
+    """The committed list of the inventories `make data` fetches (file, sha256, source)."""
+    return data_dir() / "inventory_manifest.csv"
+
+
+def inventory_names() -> list[str]:
+    """The inventories :func:`load_inventory` finds by name: those `make data` fetches and
+    any CSV already in data/mpi."""
+    fetched = [Path(r["file"]).stem for r in read_manifest(inventory_manifest()) if r["file"].endswith(".csv")]
+    present = [p.stem for p in sorted((data_dir() / "mpi").glob("*.csv"))]
+    return list(dict.fromkeys(fetched + present))
 
 
 def inventory_path(name: str = "mpi_120") -> Path:

@@ -14,11 +14,8 @@ from tqdm import tqdm
 
 from ..engine.paths import data_dir, shared_dir
 from . import data_corpus as corpus_cli
+from ..cape.inventory import inventory_manifest
 from ..sessions.corpus import CorpusError, fill_corpus, read_manifest
-
-
-def inventory_manifest():
-    return data_dir() / "inventory_manifest.csv"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

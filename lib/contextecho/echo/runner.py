@@ -13,7 +13,10 @@ judge applied (the instrument default unless ``rubric=`` is given). ``verdict_st
 ``ok`` (a score), ``invalid`` (the judge's reply held no parseable 0–3 score), ``error``
 (the target or the judge call failed), or ``unjudged`` (a probe cell with no judge
 given). ``score`` is NaN unless ``verdict_status`` is ok; failures are rows, never
-dropped, and :func:`verdict_counts` reports them.
+dropped, and :func:`verdict_counts` reports them. ``frame.attrs["batches"]`` holds the
+:class:`~contextecho.engine.counts.Counts` of the run's three batches (``<name>:targets``,
+``<name>:judges``, ``<name>:distributions``; an unreadable verdict or distribution is
+``invalid``).
 
 ``protocol="reference"`` (cells from :mod:`.reference.cells`) judges with the harness's
 prompt (read at run time; its sha256 in ``rubric_hash`` and the judge key) and parser:
@@ -33,12 +36,14 @@ probabilities: ``expected_score`` is then the parsed verdict, ``score_source`` s
 from __future__ import annotations
 
 import math
-from typing import Any, Iterator, Mapping, Sequence
+from dataclasses import replace
+from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
 from ..engine.cache import CellCache
 from ..engine.calls import Transport, generate
+from ..engine.counts import Counts
 from ..engine.token_distribution import (DISCRETE, PREFILL, distribution_columns, distribution_request,
                                   no_distribution, read_distribution, read_mode)
 from ..engine.verdicts import DEFAULT_JUDGE_PARAMS, ERROR, INVALID, OK
@@ -71,18 +76,21 @@ def _empty_verdict() -> dict[str, Any]:
 
 
 def _answered(pending: Sequence[tuple[dict[str, Any], Any]], name: str, column: str, call: str,
-              batch: Mapping[str, Any]) -> Iterator[tuple[dict[str, Any], Any]]:
+              batch: Mapping[str, Any]) -> tuple[list[tuple[dict[str, Any], Any]], Counts]:
     """Send the requests of ``pending`` (row, request) as one batch; a failed call marks its
-    row's ``<column>_status`` as an error with the reason; the others are yielded."""
+    row's ``<column>_status`` as an error with the reason. The (row, record) pairs answered,
+    and the batch's counts."""
     if not pending:
-        return
+        return [], Counts()
     result = generate([r for _, r in pending], name=name, **batch)
+    answered = []
     for (row, _), record in zip(pending, result.records):
         if record.ok:
-            yield row, record
+            answered.append((row, record))
         else:
             row.update({f"{column}_status": ERROR,
                         f"{column}_reason": f"{call} call failed: {record.error_type}"})
+    return answered, result.counts()
 
 
 def run_cells(cells: Sequence[Cell], judges: Sequence[str] | str = (), *,
@@ -161,14 +169,17 @@ def run_cells(cells: Sequence[Cell], judges: Sequence[str] | str = (), *,
                         readings.append((row, reading))
         batch = {"cache": cache, "transport": transport, "progress": progress,
                  "parameters": {"judges": judges, "rubric_version": rubric_version}}
-        for row, record in _answered(pending, f"{name}:judges", "verdict", "judge", batch):
+        verdicts, judged = _answered(pending, f"{name}:judges", "verdict", "judge", batch)
+        for row, record in verdicts:
             if reference:
                 row.update(judge_response=record.response_text, **_reference_verdict(record.response_text))
                 continue
             v = parse_verdict(record.response_text)
             row.update(judge_response=record.response_text, verdict_status=v.status,
                        score=v.score, verdict_reason=v.reason)
-        for row, record in _answered(readings, f"{name}:distributions", "distribution", "distribution", batch):
+        distributions_read, read = _answered(readings, f"{name}:distributions", "distribution",
+                                             "distribution", batch)
+        for row, record in distributions_read:
             d = read_distribution(record.logprobs, list(SCORES), label=label,
                                   prefill=prefill if modes[row["judge_model"]] == PREFILL else "",
                                   values=SCORES)
@@ -181,7 +192,12 @@ def run_cells(cells: Sequence[Cell], judges: Sequence[str] | str = (), *,
                            expected_score=row["score"],
                            distribution_reason="the judge's provider returns no token probabilities")
         frame = pd.DataFrame(rows)
-        frame.attrs["target_manifest"] = targets.manifest
+        frame.attrs["batches"] = {
+            f"{name}:targets": targets.counts(),
+            f"{name}:judges": replace(judged, invalid=len({r["judge_key"] for r, _ in pending
+                                                           if r["verdict_status"] == INVALID})),
+            f"{name}:distributions": replace(read, invalid=len({r["distribution_key"] for r, _ in readings
+                                                                if r["distribution_status"] == INVALID}))}
         return frame
     finally:
         if own:

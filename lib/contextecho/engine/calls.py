@@ -35,6 +35,7 @@ from tqdm.auto import tqdm
 from . import llm
 from .cache import CellCache
 from .cell import ERROR, OK, CellRecord, token_logprobs_json, utc_now
+from .counts import Counts
 from .endpoints import PLACEHOLDER_KEY, Endpoint, EndpointError, endpoint_for
 from .faults import Fault, classify, is_permanent
 from .manifest import batch_counts, finish_manifest, start_manifest
@@ -94,6 +95,16 @@ class BatchResult:
 
     def texts(self) -> list[str | None]:
         return [r.response_text if r.ok else None for r in self.records]
+
+    def counts(self, invalid: int = 0) -> Counts:
+        """What this batch came to, one call per distinct request (identical requests are
+        answered once); ``invalid``: answers the caller could not read."""
+        first: dict[str, tuple[CellRecord, bool]] = {}
+        for record, cached in zip(self.records, self.cached):
+            first.setdefault(record.key, (record, cached))
+        hits = sum(cached for _, cached in first.values())
+        return Counts(calls=len(first), cached=hits, computed=len(first) - hits,
+                      failed=sum(not record.ok for record, _ in first.values()), invalid=invalid)
 
 
 # ---------------------------------------------------------------- preflight
@@ -376,7 +387,7 @@ async def agenerate(requests: Sequence[ModelRequest], *, cache: CellCache | None
         # A caller's cache gathers many batches into one shard; each call is journaled already.
         cache.flush(min_records=SHARD_RECORDS)
         result.manifest = finish_manifest(
-            manifest, status="complete", **batch_counts(requests, result),
+            manifest, status="complete", **batch_counts(result),
             skipped_permanent_errors=result.n_skipped,
             answered_by_other_writers=len(from_others))
         return result

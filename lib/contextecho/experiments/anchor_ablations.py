@@ -18,12 +18,13 @@ import numpy as np
 import pandas as pd
 
 from ..echo import INTERVENTIONS, build_cells
-from ..paper.outputs import Outputs
+from ..engine.counts import Counts
 from .parameters import NON_NEGATIVE, Includes, NonEmpty, OneOf, count
-from ..paper.show import Result
+from ..paper.show import Result, SavedFigure
 from ..sessions import Position
 from ..stats import StatsInputError, drift_gap
-from . import common
+from . import common, spine
+from .spine import Run, Stage
 
 TITLE = "Anchor ablations: A-anchor vs its parts, placebos, sandwich, goal re-injection; decay"
 PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5", "openai/gpt-4o"),
@@ -85,49 +86,84 @@ def effect_rows(frame: pd.DataFrame, control: str, p: Parameters, scale: float =
     return pd.DataFrame(rows)
 
 
-def run(p: Parameters) -> Result:
-    out = Outputs.open("anchor_ablations", p.output_dir or None)
-    out.models.update(p.targets + p.judges)
-    out.protocol = common.protocol_record(p)
-    transport = p.transport(out.models)
-    sessions = common.select_sessions(p.n_sessions)
-    labels = common.session_labels(sessions)
-    late = {s.session_id: (Position(s.n_agent_steps, "last", "steps"),) for s in sessions}
+
+
+# ---------------------------------------------------------------- the stages (one notebook cell each)
+EFFECT_COLUMNS = ["target", "intervention", "estimate", "ci_low", "ci_high", "with_mean", "control_mean",
+                  "n_units", "note"]
+
+
+def _a_anchor(table: pd.DataFrame, digits: int) -> dict[str, dict[str, object]]:
+    """Per target: the A-anchor's estimate and CI (where estimable)."""
+    rows = table[table["intervention"] == "a_anchor"] if len(table) else table
+    return {row["target"]: {"effect": round(float(row["estimate"]), digits),
+                            "ci": f"[{row['ci_low']:.{digits}f}, {row['ci_high']:.{digits}f}]"}
+            for _, row in rows.iterrows() if pd.notna(row["estimate"])}
+
+
+def start(params: Parameters) -> Run:
+    """Open the outputs, check that every target and judge can be called (before any call),
+    and pick the longest openly licensed sessions."""
+    return spine.start("anchor_ablations", params, models=params.targets + params.judges,
+                       protocol=common.protocol_record(params),
+                       sessions=lambda: common.select_sessions(params.n_sessions))
+
+
+def grid(run: Run) -> pd.DataFrame:
+    """The grid: the real prefix at the last step of each session, every intervention
+    before the probes and contracts; and the A-anchor moved ``distance`` session messages
+    away from the probe (decay). Probes judged; the counts of its batches are logged."""
+    p = run.params
+    late = {s.session_id: (Position(s.n_agent_steps, "last", "steps"),) for s in run.sessions}
     params = {"temperature": p.temperature, "max_tokens": p.max_tokens}
-    cells = build_cells("anchor_ablations", list(p.targets), sessions, positions=late, arms=["real"],
+    cells = build_cells("anchor_ablations", list(p.targets), run.sessions, positions=late, arms=["real"],
                         interventions=list(p.interventions), items=list(p.probes) + list(p.contracts),
                         window=p.window, params=params)
     for d in p.distances:
         if d > 0:
-            cells += build_cells("anchor_decay", list(p.targets), sessions, positions=late, arms=["real"],
+            cells += build_cells("anchor_decay", list(p.targets), run.sessions, positions=late, arms=["real"],
                                  interventions=["a_anchor"], items=list(p.probes), window=p.window,
                                  params=params, distance=d)
-    frame = common.run(cells, p.judges, "anchor_ablations", judge_max_tokens=p.judge_max_tokens,
-                       protocol=p.protocol, transport=transport)
-    frame["session"] = frame["session"].map(labels)
-    counts = out.count("anchor_ablations", frame)
-    common.print_counts("anchor_ablations", counts)
-    out.parquet("cells", frame)
+    return spine.run_grid(run, cells, judges=p.judges, judge_max_tokens=p.judge_max_tokens, protocol=p.protocol)
 
+
+def effects(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
+    """The probe surface: per target and intervention, mean judge score with − without,
+    paired by (session, snapshot, probe), resampling probes; under both judge scores too."""
+    p = run.params
     main = frame[frame["experiment"] == "anchor_ablations"]
     probes = main[(main["item_kind"] == "probe") & (main["judge_model"] == p.judges[0])]
-    effects = effect_rows(probes, "none", p, score=common.score_column(p.score))
+    table = effect_rows(probes, "none", p, score=common.score_column(p.score))
     by_score = pd.concat([effect_rows(probes, "none", p, score=column).assign(score=name)
                           for name, column in common.SCORES.items()], ignore_index=True)
-    out.parquet("effects", effects)
-    out.parquet("effects_by_score", by_score)
+    run.out.parquet("effects", table)
+    run.out.parquet("effects_by_score", by_score)
     if len(by_score):
-        out.table("effects_by_score", common.markdown(by_score[[
+        run.out.table("effects_by_score", common.markdown(by_score[[
             "target", "intervention", "score", "estimate", "ci_low", "ci_high", "n_units", "note"]]))
-    out.table("effects", common.markdown(effects[["target", "intervention", "estimate", "ci_low", "ci_high",
-                                                  "with_mean", "control_mean", "n_units", "note"]]))
-    contracts = main[main["item_kind"] != "probe"]
-    # The same contrast on the judge-free contract surface (0/1 compliance, in points of %).
-    contract_effects = effect_rows(contracts, "none", p, scale=100.0)
-    out.parquet("contract_effects", contract_effects)
-    out.table("contract_effects", common.markdown(contract_effects[[
-        "target", "intervention", "estimate", "ci_low", "ci_high", "with_mean", "control_mean", "n_units", "note"]], ".1f"))
-    figures = []
+    values = {t: {"a_anchor_effect": v["effect"], "a_anchor_ci": v["ci"]} for t, v in _a_anchor(table, 2).items()}
+    for name in common.SCORES:
+        for t, v in _a_anchor(by_score[by_score["score"] == name] if len(by_score) else by_score, 2).items():
+            values.setdefault(t, {}).update({f"a_anchor_effect_{name}": v["effect"], f"a_anchor_ci_{name}": v["ci"]})
+    run.out.set(**common.per_target(values, p.targets, ("a_anchor_effect", "a_anchor_ci", *(
+        f"a_anchor_{k}_{n}" for n in common.SCORES for k in ("effect", "ci"))))[0])
+    return run.table("effects", table[EFFECT_COLUMNS], "Effect per intervention (probe surface)")
+
+
+def contract_effects(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
+    """The same contrast on the judge-free contract surface (0/1 compliance, in points of %)."""
+    p = run.params
+    main = frame[frame["experiment"] == "anchor_ablations"]
+    table = effect_rows(main[main["item_kind"] != "probe"], "none", p, scale=100.0)
+    run.out.parquet("contract_effects", table)
+    values = {t: {"a_anchor_contract_effect": v["effect"], "a_anchor_contract_ci": v["ci"]}
+              for t, v in _a_anchor(table, 1).items()}
+    run.out.set(**common.per_target(values, p.targets, ("a_anchor_contract_effect", "a_anchor_contract_ci"))[0])
+    return run.table("contract_effects", table[EFFECT_COLUMNS], floatfmt=".1f")
+
+
+def forest(run: Run, effects: pd.DataFrame, contract_effects: pd.DataFrame) -> SavedFigure:
+    """Each intervention's effect on both surfaces, with 95% intervals."""
     fig, axes = plt.subplots(1, 2, figsize=(8.0, 0.9 + 0.45 * max(1, len(effects))), sharey=True)
     for ax, data, xlabel in ((axes[0], effects, "probe surface: judge score with − without (0–3)"),
                              (axes[1], contract_effects, "contract surface: compliance with − without (pp)")):
@@ -142,21 +178,39 @@ def run(p: Parameters) -> Result:
             ax.set_yticks(y, data["intervention"])
         ax.axvline(0, color="grey", lw=1, ls="--")
         ax.set_xlabel(xlabel, fontsize=8)
-    figures.append(out.figure("anchor_forest", fig))
-    plt.close(fig)
+    return run.figure("anchor_forest", fig)
 
-    compliance = (contracts.groupby(["target", "intervention"])["score"].agg(["mean", "count"])
-                  .rename(columns={"mean": "compliance", "count": "cells"}).reset_index())
-    compliance["compliance_pct"] = 100 * compliance.pop("compliance")
-    out.parquet("contracts", compliance)
-    out.table("contracts", common.markdown(compliance, ".1f"))
 
-    decay_cells = frame[(frame["item_kind"] == "probe") & (frame["judge_model"] == p.judges[0])
-                        & (frame["intervention"].isin(["none", "a_anchor"]))]
-    decay = (decay_cells.groupby(["target", "intervention", "distance"])[common.score_column(p.score)].mean()
+def compliance(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
+    """Contract compliance (%) per target and intervention."""
+    p = run.params
+    main = frame[frame["experiment"] == "anchor_ablations"]
+    contracts = main[main["item_kind"] != "probe"]
+    table = (contracts.groupby(["target", "intervention"])["score"].agg(["mean", "count"])
+             .rename(columns={"mean": "compliance", "count": "cells"}).reset_index())
+    table["compliance_pct"] = 100 * table.pop("compliance")
+    run.out.parquet("contracts", table)
+    values: dict = {}
+    for _, row in table[table["intervention"].isin(["none", "a_anchor"])].iterrows():
+        values.setdefault(row["target"], {})[f"compliance_{row['intervention']}_pct"] = \
+            round(float(row["compliance_pct"]), 1)
+    run.out.set(**common.per_target(values, p.targets, ("compliance_none_pct", "compliance_a_anchor_pct"))[0])
+    return run.table("contracts", table, "Contract surface", floatfmt=".1f")
+
+
+def decay(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
+    """The mean judge score with the A-anchor at each distance from the probe, and without."""
+    p = run.params
+    cells = frame[(frame["item_kind"] == "probe") & (frame["judge_model"] == p.judges[0])
+                  & (frame["intervention"].isin(["none", "a_anchor"]))]
+    table = (cells.groupby(["target", "intervention", "distance"])[common.score_column(p.score)].mean()
              .rename("mean_score").reset_index())
-    out.parquet("decay", decay)
-    out.table("decay", common.markdown(decay))
+    run.out.parquet("decay", table)
+    return run.table("decay", table, "Decay with distance")
+
+
+def decay_figure(run: Run, decay: pd.DataFrame) -> SavedFigure:
+    """The mean judge score against the anchor's distance; dashed: no intervention."""
     fig, ax = plt.subplots(figsize=(5.0, 3.2))
     for target, g in decay[decay["intervention"] == "a_anchor"].groupby("target"):
         ax.plot(g["distance"], g["mean_score"], marker="o", label=f"{target.split('/')[-1]} · A-anchor")
@@ -166,36 +220,29 @@ def run(p: Parameters) -> Result:
     ax.set_ylabel("mean judge score (0–3)")
     ax.set_ylim(-0.1, 3.1)
     ax.legend(fontsize=7)
-    figures.append(out.figure("decay", fig))
-    plt.close(fig)
+    return run.figure("decay", fig)
 
-    out.set(target=p.targets[0], **common.protocol_variables(out.protocol), n_sessions=len(sessions), n_interventions=len(p.interventions) - 1,
-            n_probes=len(p.probes), n_contracts=int(contracts["item"].nunique()),
-            distances=", ".join(map(str, p.distances)), n_cells=counts["cells"],
-            n_failed=counts["failed"], n_cached=counts["cached"],
-            n_verdicts_invalid=counts.get("verdicts_invalid", 0), window_chars=p.window)
-    a = effects[(effects["intervention"] == "a_anchor")] if len(effects) else effects
-    if len(a) and pd.notna(a["estimate"].iloc[0]):
-        out.set(a_anchor_effect=round(float(a["estimate"].iloc[0]), 2),
-                a_anchor_ci=f"[{a['ci_low'].iloc[0]:.2f}, {a['ci_high'].iloc[0]:.2f}]")
-    for name in common.SCORES:
-        e = by_score[(by_score["intervention"] == "a_anchor") & (by_score["score"] == name)] \
-            if len(by_score) else by_score
-        if len(e) and pd.notna(e["estimate"].iloc[0]):
-            out.set(**{f"a_anchor_effect_{name}": round(float(e["estimate"].iloc[0]), 2),
-                       f"a_anchor_ci_{name}": f"[{e['ci_low'].iloc[0]:.2f}, {e['ci_high'].iloc[0]:.2f}]"})
-    out.set(score=p.score)
-    c = contract_effects[contract_effects["intervention"] == "a_anchor"] if len(contract_effects) else contract_effects
-    if len(c) and pd.notna(c["estimate"].iloc[0]):
-        out.set(a_anchor_contract_effect=round(float(c["estimate"].iloc[0]), 1),
-                a_anchor_contract_ci=f"[{c['ci_low'].iloc[0]:.1f}, {c['ci_high'].iloc[0]:.1f}]")
-    for iv in ("none", "a_anchor"):
-        rate = compliance.loc[compliance["intervention"] == iv, "compliance_pct"]
-        if len(rate):
-            out.set(**{f"compliance_{iv}_pct": round(float(rate.iloc[0]), 1)})
-    out.default("n/a", *(f"a_anchor_{k}_{n}" for n in common.SCORES for k in ("effect", "ci")))
-    out.default("n/a", "a_anchor_effect", "a_anchor_ci", "a_anchor_contract_effect", "a_anchor_contract_ci", "compliance_none_pct", "compliance_a_anchor_pct")
-    out.finish(p)
-    tables = {"Effect per intervention (probe surface)": effects, "Contract surface": compliance,
-              "Decay with distance": decay}
-    return Result("anchor_ablations", tables, figures, out.variables, out.counts, out.directory)
+
+def variables(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
+    """The manuscript's numbers (per-target ones keyed ``<key>_<target>``, the first
+    target's also unsuffixed), written with the run log."""
+    p = run.params
+    main = frame[frame["experiment"] == "anchor_ablations"]
+    targets = run.log.batches.get("anchor_ablations:targets", Counts())
+    run.out.set(target=p.targets[0], targets=", ".join(p.targets), **common.protocol_variables(run.log.about["protocol"]),
+                n_sessions=len(run.sessions), n_interventions=len(p.interventions) - 1, n_probes=len(p.probes),
+                n_contracts=int(main[main["item_kind"] != "probe"]["item"].nunique()),
+                distances=", ".join(map(str, p.distances)), n_cells=targets.calls, n_failed=targets.failed,
+                n_cached=targets.cached, n_verdicts_invalid=int((frame["verdict_status"] == "invalid").sum()),
+                window_chars=p.window, score=p.score)
+    return spine.finish(run)
+
+
+STAGES = (Stage("run", start), Stage("frame", grid), Stage("effects", effects),
+          Stage("contract_effects", contract_effects), Stage("forest", forest), Stage("compliance", compliance),
+          Stage("decay", decay), Stage("decay_plot", decay_figure), Stage("variables", variables))
+
+
+def run(params: Parameters) -> Result:
+    """Every stage in order, as the notebook runs them."""
+    return spine.run_stages(STAGES, params)

@@ -12,7 +12,6 @@ bridge to drift (the questionnaire asked after real vs filler session prefixes).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -21,37 +20,23 @@ import pandas as pd
 from ..engine.cache import CellCache
 from ..cape import CONTEXT_DEPENDENT, CONTEXT_FREE, DEFAULT_PARAMS, FACTORS, ORDERINGS, TRAITS, answer_counts, attack_runs, bridge_runs, bridge_summary, factor_consistency, factor_runs, load_inventory, ocean_profiles, option_shift, ordering_runs, table1
 from ..cape import administer
-from ..cape.administer import constrained_answers
+from ..cape.administer import ANSWERS, chosen_answers
+from ..cape.inventory import Inventory
 from ..cape.prompts import LETTERS
-from ..cli.data import inventory_manifest
 from ..echo import ArmContext, make_prefix
 from ..engine.llm import LOCAL_MODEL
-from ..paper.outputs import Outputs
 from .parameters import NON_NEGATIVE, POSITIVE, Models, NonEmpty, OneOf, Temperature, count
-from ..engine.paths import data_dir
-from ..sessions.corpus import read_manifest
-from ..paper.show import Result
+from ..paper.show import Result, SavedFigure
 from ..sessions import positions as scheme_positions
 from ..sessions import render_prefix
 from ..engine.hashing import rng_for
-from . import common
+from . import common, spine
+from .spine import Run, Stage
 
 TITLE = "CAPE: questionnaire consistency (Table 1), history attack, ordering, and the drift bridge"
 PAPER_SCALE = {"target": "openai/gpt-4o", "n_items": 0,
                "factors": ("stability", "temperature", "option_wording", "option_order", "instruction",
                            "paraphrasing"), "history_window": 0, "bridge_positions": 12}
-
-
-def inventory_names() -> list[str]:
-    """The inventories ``load_inventory`` finds by name: those `make data` fetches (the
-    committed inventory manifest) and any CSV already in data/mpi."""
-    fetched = [Path(r["file"]).stem for r in read_manifest(inventory_manifest()) if r["file"].endswith(".csv")]
-    present = [p.stem for p in sorted((data_dir() / "mpi").glob("*.csv"))]
-    return list(dict.fromkeys(fetched + present))
-
-
-INVENTORIES = OneOf(inventory_names, "inventory", files=".csv")
-ANSWERS = ("text", "constrained")
 
 
 @dataclass(frozen=True)
@@ -82,157 +67,188 @@ class Parameters(common.ServingParameters):
             "history_window": "question-answer pairs kept in context-dependent history (0 for auto)",
             "attack_letter": "every history reply replaced by this option",
             "bridge_window": "session prefix characters for the bridge"}
-    RANGES = {**common.ServingParameters.RANGES, "target": Models(), "inventory": INVENTORIES, "n_items": count(zero="all"),
+    RANGES = {**common.ServingParameters.RANGES, "target": Models(), "inventory": common.INVENTORIES, "n_items": count(zero="all"),
               "factors": (NonEmpty(), OneOf(tuple(FACTORS), "factor")), "n_runs": count(),
               "history_window": count(zero="auto"), "max_tokens": POSITIVE,
               "attack_letter": OneOf(LETTERS, "option letter"),
               "orderings": (NonEmpty(), OneOf(ORDERINGS, "ordering")), "bridge_sessions": count(),
               "bridge_positions": count(), "bridge_window": POSITIVE, "bridge_runs": count(),
               "bridge_temperature": Temperature(("target",)), "seed": NON_NEGATIVE,
-              "answer": OneOf(ANSWERS, "answer")}
+              "answer": common.ANSWER_KINDS}
 
 
-def answered(answers: pd.DataFrame, answer: str) -> pd.DataFrame:
-    """The answers the analyses use: the text ones, or the constrained ones in their place."""
-    return constrained_answers(answers) if answer == "constrained" else answers
+# ---------------------------------------------------------------- the stages (one notebook cell each)
+def _inventory(p: Parameters) -> Inventory:
+    """The trait-balanced subset of ``n_items`` items the run asks."""
+    return load_inventory(p.inventory).balanced(p.n_items)
 
 
-def balanced(inventory, n_items: int):
-    if n_items <= 0 or n_items >= len(inventory):
-        return inventory
-    per = max(1, n_items // len(TRAITS))
-    groups = inventory.by_trait()
-    picked = [i.index for k in range(per) for t in TRAITS if k < len(groups[t]) for i in [groups[t][k]]]
-    return inventory.subset(picked)
+def _window(p: Parameters):
+    return p.history_window if p.history_window > 0 else "auto"
 
 
-def run(p: Parameters) -> Result:
-    out = Outputs.open("cape", p.output_dir or None)
-    out.models.add(p.target)
-    transport = p.transport(out.models)
-    inventory = balanced(load_inventory(p.inventory), p.n_items)
-    window = p.history_window if p.history_window > 0 else "auto"
-    cache = CellCache()
-    tables, figures = {}, []
-    try:
-        # 1. Table 1.
-        runs = [r for f in p.factors for r in factor_runs(f, inventory, n_runs=p.n_runs,
-                                                             params={**DEFAULT_PARAMS, "max_tokens": p.max_tokens})]
-        answers = pd.concat([administer(runs, p.target, setting=s, window=window, cache=cache,
-                                        transport=transport, progress=True, name=f"cape:{s}", constrained=True).answers
+def _flat(t1: pd.DataFrame) -> pd.DataFrame:
+    """Table 1 with one column per setting and metric (``CF TAR``, ``CD TC`` ...)."""
+    shown = t1.copy()
+    shown.columns = [f"{'CF' if s == CONTEXT_FREE else 'CD'} {m.upper()}" for s, m in t1.columns]
+    return shown.reset_index()
+
+
+def start(params: Parameters) -> Run:
+    """Open the outputs, check that the target can be called (before any call), and pick
+    the sessions the bridge snapshots."""
+    return spine.start("cape", params, models=(params.target,),
+                       sessions=lambda: common.select_sessions(params.bridge_sessions))
+
+
+def factors(run: Run) -> pd.DataFrame:
+    """The questionnaire under each sensitivity factor's variants, context-free and
+    context-dependent (every answer's option distribution read too: the constrained answer);
+    Table 1 under both answers, text and constrained, and how often they agree."""
+    p = run.params
+    inventory = _inventory(p)
+    runs = [r for f in p.factors for r in factor_runs(f, inventory, n_runs=p.n_runs,
+                                                         params={**DEFAULT_PARAMS, "max_tokens": p.max_tokens})]
+    with CellCache() as cache:
+        answers = pd.concat([administer(runs, p.target, setting=s, window=_window(p), cache=cache,
+                                        transport=run.transport, progress=True, name=f"cape:{s}",
+                                        constrained=True).answers
                              for s in (CONTEXT_FREE, CONTEXT_DEPENDENT)], ignore_index=True)
-        out.parquet("answers", answers)
-        counts = out.count("factors", **answer_counts(answers))
-        common.print_counts("cape factors", counts)
-        # Table 1 under both answers (text: the paper's), the chosen one first.
-        both_vars = {}
-        for name in ANSWERS:
-            t = table1(factor_consistency(answered(answers, name)))
-            shown = t.copy()
-            shown.columns = [f"{'CF' if s == CONTEXT_FREE else 'CD'} {m.upper()}" for s, m in t.columns]
-            out.table(f"table1_{name}", common.markdown(shown.reset_index(), ".1f"))
-            tables[f"Table 1 under {name} answers"] = shown.reset_index()
-            both_vars[f"table1_factors_{name}"] = ", ".join(t.index)
-            both_vars[f"table1_rows_{name}"] = len(t)
-        compared = answers[answers["agrees"].notna()]
-        both_vars.update(
-            answers_compared=len(compared),
-            answers_agree_pct=round(100 * float(compared["agrees"].astype(bool).mean()), 1) if len(compared) else "n/a",
-            n_constrained_ok=int((answers["constrained_status"] == "ok").sum()),
-            n_constrained_invalid=int((answers["constrained_status"] == "invalid").sum()),
-            n_constrained_flat=int(answers["constrained_flat"].astype(bool).sum()),
-            n_text_invalid=int((answers["status"] != "ok").sum()), answer=p.answer)
-        answers = answered(answers, p.answer)
-        consistency = factor_consistency(answers)
-        counts["triples_not_comparable"] = consistency.attrs["n_not_comparable"]
-        t1 = table1(consistency)
-        out.parquet("consistency", consistency)
-        flat = t1.copy()
-        flat.columns = [f"{'CF' if s == CONTEXT_FREE else 'CD'} {m.upper()}" for s, m in t1.columns]
-        flat = flat.reset_index()
-        out.table("table1", common.markdown(flat, ".1f"))
-        tables["Table 1 (TAR, TC, OC in %)"] = flat
+    run.out.parquet("answers", answers)
+    run.batch("cape:factors", answer_counts(answers))
+    for name in ANSWERS:  # Table 1 under both answers (text: the paper's)
+        t = table1(factor_consistency(chosen_answers(answers, name)))
+        run.table(f"table1_{name}", _flat(t), f"Table 1 under {name} answers", floatfmt=".1f")
+        run.out.set(**{f"table1_factors_{name}": ", ".join(t.index), f"table1_rows_{name}": len(t)})
+    compared = answers[answers["agrees"].notna()]
+    run.out.set(answers_compared=len(compared),
+                answers_agree_pct=round(100 * float(compared["agrees"].astype(bool).mean()), 1)
+                if len(compared) else "n/a",
+                n_constrained_ok=int((answers["constrained_status"] == "ok").sum()),
+                n_constrained_invalid=int((answers["constrained_status"] == "invalid").sum()),
+                n_constrained_flat=int(answers["constrained_flat"].astype(bool).sum()),
+                n_text_invalid=int((answers["status"] != "ok").sum()), answer=p.answer)
+    return answers
 
-        # 2. The history attack, on the first factor's runs.
-        base = [r for r in runs if r.labels["factor"] == p.factors[0]]
-        attacked = answered(administer(attack_runs(base, p.attack_letter), p.target, setting=CONTEXT_DEPENDENT,
-                                       window=window, cache=cache, transport=transport, progress=True,
-                                       name="cape:attack",
-                                       constrained=p.answer == "constrained").answers, p.answer)
-        before = answers[(answers["setting"] == CONTEXT_DEPENDENT) & answers["run_id"].isin([r.run_id for r in base])]
-        shift = option_shift(before, attacked)
-        out.parquet("attack", attacked)
-        out.table("attack", common.markdown(shift))
-        tables[f"Option shift under the history attack ({p.attack_letter})"] = shift
-        out.count("attack", **answer_counts(attacked))
 
-        # 3. Ordering (context-dependent: the order matters only with history).
-        o_runs = ordering_runs(inventory, rng_for(p.seed, "cape-ordering"), orderings=p.orderings,
-                               params={**DEFAULT_PARAMS, "max_tokens": p.max_tokens})
-        ordered = answered(administer(o_runs, p.target, setting=CONTEXT_DEPENDENT, window=window, cache=cache,
-                                      transport=transport, progress=True, name="cape:ordering",
-                                      constrained=p.answer == "constrained").answers, p.answer)
-        profiles = ocean_profiles(ordered, by=["ordering"])
-        out.parquet("ordering", ordered)
-        out.table("ordering", common.markdown(profiles))
-        tables["OCEAN profile by question order"] = profiles
-
-        # 4. The bridge: real vs filler session prefixes.
-        sessions = common.select_sessions(p.bridge_sessions)
-        labels = common.session_labels(sessions)
-        b_runs = []
-        for s in sessions:
-            def filler(snapshot, w=p.bridge_window):
-                ctx = ArmContext(window=w, real=render_prefix(snapshot, window=w))
-                return list(make_prefix("filler", snapshot, ctx).messages)
-
-            def real(snapshot, w=p.bridge_window):
-                return list(render_prefix(snapshot, window=w).messages)
-
-            b_runs += bridge_runs(s, scheme_positions(s, "uniform", k=p.bridge_positions),
-                                  {"real": real, "filler": filler}, inventory, n_runs=p.bridge_runs,
-                                  params={"temperature": p.bridge_temperature, "max_tokens": p.max_tokens})
-        bridged = answered(administer(b_runs, p.target, setting=CONTEXT_FREE, cache=cache, transport=transport,
-                                      progress=True, name="cape:bridge", constrained=p.answer == "constrained").answers,
-                           p.answer)
-        bridged["session"] = bridged["session"].map(labels)
-        summary = bridge_summary(bridged)
-        out.parquet("bridge", summary)
-        out.table("bridge", common.markdown(summary))
-        tables["Bridge: OCEAN profile after real vs filler prefixes"] = summary
-        out.count("bridge", **answer_counts(bridged))
-    finally:
-        cache.close()
-
-    fig, ax = plt.subplots(figsize=(5.6, 3.4))
-    means = summary.groupby("arm")[list(TRAITS)].mean()
-    x = np.arange(len(TRAITS))
-    for k, arm in enumerate(means.index):
-        ax.bar(x + 0.38 * k - 0.19, means.loc[arm], width=0.38, label=arm)
-    ax.set_xticks(x, list(TRAITS))
-    ax.set_ylabel("mean item score (1–5)")
-    ax.legend()
-    figures.append(out.figure("bridge", fig))
-    plt.close(fig)
+def consistency_table(run: Run, answers: pd.DataFrame) -> pd.DataFrame:
+    """Table 1 (CAPE §3.1) under the chosen answers: TAR, ED, TC and OC per sensitivity
+    factor, context-free (CF) and context-dependent (CD); TAR, TC and OC in %."""
+    p = run.params
+    consistency = factor_consistency(chosen_answers(answers, p.answer))
+    t1 = table1(consistency)
+    run.out.parquet("consistency", consistency)
 
     def metric(setting: str, name: str) -> float:
         col = (setting, name)
         value = t1[col].mean() if col in t1.columns else float("nan")
         return round(float(value), 1) if pd.notna(value) else -1.0
 
+    run.out.set(table1_factors=", ".join(t1.index), triples_not_comparable=consistency.attrs["n_not_comparable"],
+                cf_tar=metric(CONTEXT_FREE, "tar"), cd_tar=metric(CONTEXT_DEPENDENT, "tar"))
+    return run.table("table1", _flat(t1), "Table 1 (TAR, TC, OC in %)", floatfmt=".1f")
+
+
+def attack(run: Run, answers: pd.DataFrame) -> pd.DataFrame:
+    """The adversarial history attack (§6.3), on the first factor's runs: every earlier
+    reply in the history replaced by ``attack_letter``; the options chosen before and after."""
+    p = run.params
+    chosen = chosen_answers(answers, p.answer)
+    runs = [r for r in factor_runs(p.factors[0], _inventory(p), n_runs=p.n_runs,
+                                   params={**DEFAULT_PARAMS, "max_tokens": p.max_tokens})]
+    with CellCache() as cache:
+        attacked = chosen_answers(administer(attack_runs(runs, p.attack_letter), p.target, setting=CONTEXT_DEPENDENT,
+                                             window=_window(p), cache=cache, transport=run.transport, progress=True,
+                                             name="cape:attack", constrained=p.answer == "constrained").answers,
+                                  p.answer)
+    before = chosen[(chosen["setting"] == CONTEXT_DEPENDENT) & chosen["run_id"].isin([r.run_id for r in runs])]
+    shift = option_shift(before, attacked)
+    run.out.parquet("attack", attacked)
+    run.batch("cape:attack", answer_counts(attacked))
+    run.out.set(attack_letter=p.attack_letter,
+                attack_letter_before=int(shift.loc[shift["option"] == p.attack_letter, "before"].iloc[0]),
+                attack_letter_after=int(shift.loc[shift["option"] == p.attack_letter, "after"].iloc[0]))
+    return run.table("attack", shift, f"Option shift under the history attack ({p.attack_letter})")
+
+
+def ordering(run: Run) -> pd.DataFrame:
+    """The OCEAN profile under each question order (§6.4; context-dependent: the order
+    matters only with history)."""
+    p = run.params
+    runs = ordering_runs(_inventory(p), rng_for(p.seed, "cape-ordering"), orderings=p.orderings,
+                         params={**DEFAULT_PARAMS, "max_tokens": p.max_tokens})
+    with CellCache() as cache:
+        ordered = chosen_answers(administer(runs, p.target, setting=CONTEXT_DEPENDENT, window=_window(p), cache=cache,
+                                            transport=run.transport, progress=True, name="cape:ordering",
+                                            constrained=p.answer == "constrained").answers, p.answer)
+    run.batch("cape:ordering", answer_counts(ordered))
+    run.out.parquet("ordering", ordered)
+    return run.table("ordering", ocean_profiles(ordered, by=["ordering"]), "OCEAN profile by question order")
+
+
+def bridge(run: Run) -> pd.DataFrame:
+    """The bridge to drift: the questionnaire (context-free) after a real session prefix and
+    after its length-matched filler, at snapshot positions; mean OCEAN profile per arm."""
+    p = run.params
+    runs = []
+    for s in run.sessions:
+        def filler(snapshot, w=p.bridge_window):
+            ctx = ArmContext(window=w, real=render_prefix(snapshot, window=w))
+            return list(make_prefix("filler", snapshot, ctx).messages)
+
+        def real(snapshot, w=p.bridge_window):
+            return list(render_prefix(snapshot, window=w).messages)
+
+        runs += bridge_runs(s, scheme_positions(s, "uniform", k=p.bridge_positions),
+                            {"real": real, "filler": filler}, _inventory(p), n_runs=p.bridge_runs,
+                            params={"temperature": p.bridge_temperature, "max_tokens": p.max_tokens})
+    with CellCache() as cache:
+        bridged = chosen_answers(administer(runs, p.target, setting=CONTEXT_FREE, cache=cache, transport=run.transport,
+                                            progress=True, name="cape:bridge",
+                                            constrained=p.answer == "constrained").answers, p.answer)
+    bridged["session"] = bridged["session"].map(run.labels)
+    summary = bridge_summary(bridged)
+    run.out.parquet("bridge", summary)
+    run.batch("cape:bridge", answer_counts(bridged))
+    means = summary.groupby("arm")[list(TRAITS)].mean()
     delta = (means.loc["real"] - means.loc["filler"]).abs() if {"real", "filler"} <= set(means.index) else None
-    out.set(target=p.target, n_items=len(inventory), max_tokens=p.max_tokens, n_factors=len(p.factors), n_runs=p.n_runs,
-            factors=", ".join(p.factors), table1_factors=", ".join(t1.index),
-            triples_not_comparable=counts["triples_not_comparable"], history_window=p.history_window,
-            n_answers=counts["cells"], n_invalid=counts["invalid"], n_failed=counts["failed"],
-            invalid_pct=round(100 * counts["invalid"] / max(1, counts["cells"]), 1),
-            cf_tar=metric(CONTEXT_FREE, "tar"), cd_tar=metric(CONTEXT_DEPENDENT, "tar"),
-            attack_letter=p.attack_letter,
-            attack_letter_before=int(shift.loc[shift["option"] == p.attack_letter, "before"].iloc[0]),
-            attack_letter_after=int(shift.loc[shift["option"] == p.attack_letter, "after"].iloc[0]),
-            n_orderings=len(p.orderings), bridge_positions=p.bridge_positions,
-            bridge_window=p.bridge_window, bridge_runs=p.bridge_runs,
-            bridge_max_trait_difference=round(float(delta.max()), 2) if delta is not None else 0.0,
-            bridge_trait_of_max=str(delta.idxmax()) if delta is not None else "none", **both_vars)
-    out.finish(p)
-    return Result("cape", tables, figures, out.variables, out.counts, out.directory)
+    run.out.set(bridge_max_trait_difference=round(float(delta.max()), 2) if delta is not None else 0.0,
+                bridge_trait_of_max=str(delta.idxmax()) if delta is not None else "none")
+    return run.table("bridge", summary, "Bridge: OCEAN profile after real vs filler prefixes")
+
+
+def bridge_figure(run: Run, bridge: pd.DataFrame) -> SavedFigure:
+    """The mean item score per OCEAN trait after real and after filler prefixes."""
+    fig, ax = plt.subplots(figsize=(5.6, 3.4))
+    means = bridge.groupby("arm")[list(TRAITS)].mean()
+    x = np.arange(len(TRAITS))
+    for k, arm in enumerate(means.index):
+        ax.bar(x + 0.38 * k - 0.19, means.loc[arm], width=0.38, label=arm)
+    ax.set_xticks(x, list(TRAITS))
+    ax.set_ylabel("mean item score (1–5)")
+    ax.legend()
+    return run.figure("bridge", fig)
+
+
+def variables(run: Run) -> pd.DataFrame:
+    """The manuscript's numbers, written with the run log."""
+    p = run.params
+    counts = run.log.batches["cape:factors"]
+    n_invalid = counts.invalid + counts.failed  # every answer not parsed as an option
+    run.out.set(target=p.target, n_items=len(_inventory(p)), max_tokens=p.max_tokens, n_factors=len(p.factors),
+                n_runs=p.n_runs, factors=", ".join(p.factors), history_window=p.history_window,
+                n_answers=counts.calls, n_invalid=n_invalid, n_failed=counts.failed,
+                invalid_pct=round(100 * n_invalid / max(1, counts.calls), 1),
+                n_orderings=len(p.orderings), bridge_positions=p.bridge_positions,
+                bridge_window=p.bridge_window, bridge_runs=p.bridge_runs)
+    return spine.finish(run)
+
+
+STAGES = (Stage("run", start), Stage("answers", factors), Stage("table1", consistency_table),
+          Stage("shift", attack), Stage("profiles", ordering), Stage("bridge", bridge),
+          Stage("figure", bridge_figure), Stage("variables", variables))
+
+
+def run(params: Parameters) -> Result:
+    """Every stage in order, as the notebook runs them."""
+    return spine.run_stages(STAGES, params)

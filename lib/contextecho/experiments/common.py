@@ -1,18 +1,20 @@
-"""What every experiment shares: which sessions, how cells run, how tables look."""
+"""What every experiment shares: its parameters, which sessions, how cells are built, how
+estimates become tables and manuscript variables (per target)."""
 from __future__ import annotations
 
-import sys
+import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import pandas as pd
 
-from ..engine.cache import CellCache
+from ..cape.administer import ANSWERS
+from ..cape.inventory import inventory_names
 from ..engine.paths import shared_dir
 from ..engine.calls import Transport, check_routes
 from ..engine.endpoints import parse_endpoints
-from ..echo import build_cells, run_cells
+from ..echo import build_cells
 from ..echo import contracts, probes, stressors
 from ..echo.reference.cells import build_reference_cells
 from ..echo.protocols import PROTOCOLS, protocol as get_protocol
@@ -98,6 +100,11 @@ CONTRACT_IDS = OneOf(lambda: sorted(stressors.STRESSORS) + sorted(stressors.BY_I
                      + sorted(contracts.BY_ID), "stressor, wording or contract id")
 
 
+# The questionnaire inventories a notebook may name, and which answer its analyses read.
+INVENTORIES = OneOf(inventory_names, "inventory", files=".csv")
+ANSWER_KINDS = OneOf(ANSWERS, "answer")
+
+
 # Licences that allow publishing derived numbers; sources that state none are left out.
 OPEN_LICENCES = ("MIT", "Apache-2.0", "BSD", "CC-BY")
 
@@ -167,23 +174,6 @@ def build(p: JudgedParameters, experiment: str, sessions: Sequence[Session], ite
                        params={"temperature": p.temperature, "max_tokens": p.max_tokens})
 
 
-def run(cells, judges: Sequence[str], name: str, *, judge_max_tokens: int = 64,
-        transport: Transport = Transport(concurrency=1), protocol: str = "contextecho") -> pd.DataFrame:
-    """``run_cells`` through the shared cache, by default one call at a time (the embedded
-    model). Under ``contextecho`` the judge is greedy with at most ``judge_max_tokens`` new
-    tokens (the rubric asks for one line, ``Score: <n>``; the library default is 64); under
-    ``reference`` it samples at the provider's default temperature, as the harness does. The judge's score distributions are read too
-    (``expected_score``; see :data:`SCORES`)."""
-    judge_params = {"max_tokens": judge_max_tokens} if get_protocol(protocol).sampling.temperature is None \
-        else {"temperature": 0, "max_tokens": judge_max_tokens}
-    with_cache = CellCache()
-    try:
-        return run_cells(cells, judges=list(judges), cache=with_cache, transport=transport, name=name,
-                         judge_params=judge_params, protocol=protocol, distributions=True)
-    finally:
-        with_cache.close()
-
-
 def protocol_record(p: JudgedParameters, stressor_max_tokens: int | None = None) -> dict:
     """What a run manifest says about the protocol: its key, the window and max tokens the
     run used next to the protocol's own, and which of them were shortened (the embedded
@@ -228,15 +218,31 @@ def markdown(frame: pd.DataFrame, floatfmt: str = ".2f") -> str:
     return "\n".join([header, align, *body]) + "\n"
 
 
+def target_slug(target: str) -> str:
+    """A target's model string as a variable-key suffix (``local/smollm2-135m`` ->
+    ``local_smollm2_135m``)."""
+    return re.sub(r"[^a-z0-9]+", "_", target.lower()).strip("_")
+
+
+def per_target(values: Mapping[str, Mapping[str, Any]], targets: Sequence[str], keys: Sequence[str] = (),
+               missing: Any = "n/a") -> tuple[dict[str, Any], pd.DataFrame]:
+    """The manuscript variables of every target: ``<key>_<target slug>`` for each of
+    ``targets``, and unsuffixed for the first (the one the manuscript names as ``target``);
+    a key of ``keys`` that a target has no value for (not estimable) is ``missing``.
+    Beside them, the same values as a table, one row per target."""
+    variables: dict[str, Any] = {}
+    rows = []
+    for target in targets:
+        own = {**{k: missing for k in keys}, **values.get(target, {})}
+        variables.update({f"{k}_{target_slug(target)}": v for k, v in own.items()})
+        if target == targets[0]:
+            variables.update(own)
+        rows.append({"target": target, "key suffix": target_slug(target), **own})
+    return variables, pd.DataFrame(rows)
+
+
 def ci_text(estimate: float, low: float, high: float, digits: int = 2) -> str:
     return f"{estimate:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
-
-
-def print_counts(stage: str, counts: dict) -> None:
-    """The counts line, on stdout (the executed notebook) and stderr (the console log)."""
-    line = f"[{stage}] " + ", ".join(f"{k}={v}" for k, v in counts.items())
-    print(line, flush=True)
-    print(line, file=sys.stderr, flush=True)
 
 
 def judge_spread(scores: "pd.Series") -> dict:
@@ -248,6 +254,16 @@ def judge_spread(scores: "pd.Series") -> dict:
     return {"judge_modal_score": int(counts.index[0]),
             "judge_modal_pct": round(100 * float(counts.iloc[0]) / len(valid), 1),
             "judge_distinct_scores": int(len(counts))}
+
+
+def complete_units(frame: pd.DataFrame, score: str = "score") -> tuple[pd.DataFrame, int]:
+    """Keep (session, position) units with a valid score in both arms; count the rest."""
+    valid = frame[frame[score].notna()]
+    arms = valid.groupby(["session", "position"])["arm"].nunique()
+    keep = arms[arms == 2].index
+    units = frame.set_index(["session", "position"]).index
+    dropped = frame.groupby(["session", "position"]).ngroups - len(keep)
+    return frame[units.isin(keep)], int(dropped)
 
 
 def unit_gaps(frame: "pd.DataFrame", by=("target", "session", "position", "step"),

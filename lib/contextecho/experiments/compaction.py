@@ -19,12 +19,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ..paper.outputs import Outputs
 from .parameters import Interval, NonEmpty, OneOf, count
-from ..paper.show import Result
+from ..engine.counts import Counts
+from ..paper.show import Result, SavedFigure
 from ..sessions import positions as scheme_positions
 from ..stats import COMPACTION_MARGIN, StatsInputError, equivalence_bootstrap, tost_paired
-from . import common
+from . import common, spine
+from .spine import Run, Stage
 
 TITLE = "Compaction: drift gap before and after each context compaction (TOST)"
 PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5",), "judges": ("anthropic/claude-sonnet-4-5",),
@@ -109,39 +110,80 @@ def equivalence_rows(complete: pd.DataFrame, p: Parameters) -> list[dict]:
     return rows
 
 
-def run(p: Parameters) -> Result:
-    out = Outputs.open("compaction", p.output_dir or None)
-    out.models.update(p.targets + p.judges)
-    if p.protocol == "reference" and set(p.event_types) != {"compaction"}:
+
+
+# ---------------------------------------------------------------- the stages (one notebook cell each)
+SUMMARY_KEYS = ("pre_gap", "post_gap", "change", "change_sd", "tost_ci", "tost_p", "equivalent")
+
+
+def start(params: Parameters) -> Run:
+    """Open the outputs, check that every target and judge can be called (before any call),
+    and pick the longest openly licensed sessions with at least one event of ``event_types``."""
+    if params.protocol == "reference" and set(params.event_types) != {"compaction"}:
         raise ValueError("the reference protocol anchors on compactions only: "
                          "set event_types=compaction or protocol=contextecho")
-    out.protocol = common.protocol_record(p)
-    transport = p.transport(out.models)
-    sessions = common.select_sessions(p.n_sessions, events=p.event_types, protocol=p.protocol)
-    labels = common.session_labels(sessions)
-    spec = {s.session_id: event_positions(s, p.max_compactions, p.event_types) for s in sessions}
-    cells = common.build(p, "compaction", sessions, p.probes, positions=spec,
+    return spine.start("compaction", params, models=params.targets + params.judges,
+                       protocol=common.protocol_record(params),
+                       sessions=lambda: common.select_sessions(params.n_sessions, events=params.event_types,
+                                                               protocol=params.protocol))
+
+
+def grid(run: Run) -> pd.DataFrame:
+    """The grid: a snapshot just before and just after each event, real and filler arms,
+    the probes, judged; the counts of its batches are printed and logged."""
+    p = run.params
+    spec = {s.session_id: event_positions(s, p.max_compactions, p.event_types) for s in run.sessions}
+    cells = common.build(p, "compaction", run.sessions, p.probes, positions=spec,
                          reference_positions="compaction", limit=2 * p.max_compactions,
                          replicates=p.replicates)
-    frame = common.run(cells, p.judges, "compaction", judge_max_tokens=p.judge_max_tokens,
-                       protocol=p.protocol, transport=transport)
-    frame["session"] = frame["session"].map(labels)
-    counts = out.count("compaction", frame)
-    common.print_counts("compaction", counts)
-    out.parquet("cells", frame)
+    return spine.run_grid(run, cells, judges=p.judges, judge_max_tokens=p.judge_max_tokens, protocol=p.protocol)
+
+
+def events(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
+    """Per event: the drift gap before and after it, and the change post − pre (under the
+    chosen judge score)."""
+    primary = frame[frame["judge_model"] == run.params.judges[0]]
+    wide = event_changes(primary, common.score_column(run.params.score))
+    run.out.parquet("events", wide)
+    return run.table("events", wide, "Compaction events (gap before, after, change)")
+
+
+def equivalence(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
+    """Per target and event type, under both judge scores: the mean change, its paired TOST
+    against ±``margin`` and a session-clustered bootstrap interval."""
+    p = run.params
     primary = frame[frame["judge_model"] == p.judges[0]]
-
-    events = {name: event_changes(primary, column) for name, column in common.SCORES.items()}
-    wide = events[p.score]
-    out.parquet("events", wide)
-    complete = wide.dropna(subset=["change"])
-    rows = [{"score": name, **row} for name, table in events.items()
-            for row in equivalence_rows(table.dropna(subset=["change"]), p)]
+    rows = [{"score": name, **row} for name, column in common.SCORES.items()
+            for row in equivalence_rows(event_changes(primary, column).dropna(subset=["change"]), p)]
     summary = pd.DataFrame(rows)
-    out.parquet("summary", summary)
-    out.table("events", common.markdown(wide))
-    out.table("summary", common.markdown(summary))
+    run.out.parquet("summary", summary)
+    reported = sorted(p.event_types)[0]  # the manuscript's numbers: compactions, where asked
+    for name in common.SCORES:
+        values = {}
+        chosen = summary[(summary["score"] == name) & (summary["event_type"] == reported)] \
+            if len(summary) else summary
+        for _, row in chosen.iterrows():
+            own = {"pre_gap": round(float(row["pre_gap"]), 2), "post_gap": round(float(row["post_gap"]), 2),
+                   "change": round(float(row["change"]), 2)}
+            if pd.notna(row["change_sd"]):
+                own["change_sd"] = round(float(row["change_sd"]), 3)
+            if pd.notna(row["tost_p"]):
+                own.update(tost_ci=f"[{row['tost_ci_low']:.2f}, {row['tost_ci_high']:.2f}]",
+                           tost_p=round(float(row["tost_p"]), 3),
+                           equivalent="equivalent" if row["equivalent"] else "not shown equivalent")
+            values[row["target"]] = own
+        run.out.set(**common.per_target({t: {f"{k}_{name}": v for k, v in own.items()} for t, own in values.items()},
+                                        p.targets, [f"{k}_{name}" for k in SUMMARY_KEYS])[0])
+        if name == p.score:
+            run.out.set(**common.per_target({t: {k: v for k, v in own.items() if k != "change_sd"}
+                                             for t, own in values.items()},
+                                            p.targets, [k for k in SUMMARY_KEYS if k != "change_sd"])[0])
+    return run.table("summary", summary, "Equivalence (TOST)")
 
+
+def change(run: Run, events: pd.DataFrame) -> SavedFigure:
+    """The drift gap before and after each event (grey) and their mean (black)."""
+    complete = events.dropna(subset=["change"])
     fig, ax = plt.subplots(figsize=(5.0, 3.4))
     for (target, session, event), g in complete.groupby(["target", "session", "event"]):
         ax.plot([0, 1], [g["pre"].iloc[0], g["post"].iloc[0]], marker="o", color="grey", alpha=0.7)
@@ -153,42 +195,44 @@ def run(p: Parameters) -> Result:
     ax.set_xticks([0, 1], ["before compaction", "after compaction"])
     ax.set_xlim(-0.3, 1.3)
     ax.set_ylabel("drift gap (filler − real)")
-    figures = [out.figure("change", fig)]
-    plt.close(fig)
+    return run.figure("change", fig)
 
-    out.set(target=p.targets[0], n_sessions=len(sessions), n_events=int(len(wide)),
-            n_events_complete=int(len(complete)), margin=p.margin, n_cells=counts["cells"],
-            n_failed=counts["failed"], n_cached=counts["cached"],
-            n_verdicts_invalid=counts.get("verdicts_invalid", 0), window_chars=p.window,
-            n_probes=int(primary["item"].nunique()), **common.protocol_variables(out.protocol),
-            spread_note=("no event has valid verdicts in both arms at both checkpoints" if complete.empty else
-                         "every event's change is identical, so the test is degenerate (zero variance)"
-                         if complete["change"].nunique() <= 1 else
-                         f"the changes range from {complete['change'].min():.2f} to {complete['change'].max():.2f}"))
-    for name in common.SCORES:
-        chosen = summary[summary["score"] == name] if len(summary) else summary
-        if not len(chosen):
-            continue
-        first = chosen.iloc[0]
-        values = {"pre_gap": round(float(first["pre_gap"]), 2), "post_gap": round(float(first["post_gap"]), 2),
-                  "change": round(float(first["change"]), 2)}
-        if pd.notna(first["change_sd"]):
-            values["change_sd"] = round(float(first["change_sd"]), 3)
-        if pd.notna(first["tost_p"]):
-            values.update(tost_ci=f"[{first['tost_ci_low']:.2f}, {first['tost_ci_high']:.2f}]",
-                          tost_p=round(float(first["tost_p"]), 3),
-                          equivalent="equivalent" if first["equivalent"] else "not shown equivalent")
-        out.set(**{f"{k}_{name}": v for k, v in values.items()})
-        if name == p.score:
-            out.set(**{k: v for k, v in values.items() if k != "change_sd"})
-    distributions, distribution_vars = common.distribution_report(frame[frame["item_kind"] == "probe"], p.judges[0])
+
+def judge_distributions(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
+    """How each judge's score distributions were read (ok, invalid, error, discrete)."""
+    distributions, values = common.distribution_report(frame[frame["item_kind"] == "probe"], run.params.judges[0])
+    run.out.set(**values)
     if len(distributions):
-        out.parquet("judge_distributions", distributions)
-        out.table("judge_distributions", common.markdown(distributions))
-    out.set(score=p.score, **distribution_vars)
-    out.default("n/a", "pre_gap", "post_gap", "change", "tost_ci", "tost_p", "equivalent",
-                *(f"{k}_{n}" for n in common.SCORES
-                  for k in ("pre_gap", "post_gap", "change", "change_sd", "tost_ci", "tost_p", "equivalent")))
-    out.finish(p)
-    tables = {"Compaction events (gap before, after, change)": wide, "Equivalence (TOST)": summary}
-    return Result("compaction", tables, figures, out.variables, out.counts, out.directory)
+        run.out.parquet("judge_distributions", distributions)
+        run.out.table("judge_distributions", common.markdown(distributions))
+    return distributions
+
+
+def variables(run: Run, frame: pd.DataFrame, events: pd.DataFrame) -> pd.DataFrame:
+    """The manuscript's numbers (per-target ones keyed ``<key>_<target>``, the first
+    target's also unsuffixed), written with the run log."""
+    p = run.params
+    primary = frame[frame["judge_model"] == p.judges[0]]
+    complete = events.dropna(subset=["change"])
+    targets = run.log.batches.get("compaction:targets", Counts())
+    run.out.set(target=p.targets[0], targets=", ".join(p.targets), n_sessions=len(run.sessions),
+                n_events=int(len(events)), n_events_complete=int(len(complete)), margin=p.margin,
+                n_cells=targets.calls, n_failed=targets.failed, n_cached=targets.cached,
+                n_verdicts_invalid=int((frame["verdict_status"] == "invalid").sum()), window_chars=p.window,
+                n_probes=int(primary["item"].nunique()), **common.protocol_variables(run.log.about["protocol"]),
+                spread_note=("no event has valid verdicts in both arms at both checkpoints" if complete.empty else
+                             "every event's change is identical, so the test is degenerate (zero variance)"
+                             if complete["change"].nunique() <= 1 else
+                             f"the changes range from {complete['change'].min():.2f} to "
+                             f"{complete['change'].max():.2f}"),
+                score=p.score)
+    return spine.finish(run)
+
+
+STAGES = (Stage("run", start), Stage("frame", grid), Stage("events", events), Stage("summary", equivalence),
+          Stage("figure", change), Stage("distributions", judge_distributions), Stage("variables", variables))
+
+
+def run(params: Parameters) -> Result:
+    """Every stage in order, as the notebook runs them."""
+    return spine.run_stages(STAGES, params)

@@ -15,11 +15,10 @@ The persona is the deployed coding assistant (``anchor.persona.CODING_ASSISTANT`
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
-import matplotlib.pyplot as plt
 import pandas as pd
 
+from ..anchor.axes.report import axis_agreement, axis_rates
 from ..anchor.axes.rubric import AXES
 from ..anchor.axes.turns import FORK, REAL
 from ..anchor.context.conditions import CONDITIONS
@@ -28,18 +27,17 @@ from ..anchor.retention.runs import ARMS
 from ..cape import TRAITS
 from ..anchor.banks.bank import bank_dirs, load_bank
 from ..anchor.banks.scorer import score_bank
-from ..anchor.persona import CODING_ASSISTANT, load_card
+from ..anchor.persona import CODING_ASSISTANT, PersonaCard, load_card
 from ..engine.cache import CellCache
 from ..engine.llm import LOCAL_MODEL
-from ..paper.outputs import Outputs
 from .parameters import (NON_NEGATIVE, POSITIVE, RESAMPLES, Interval, Models, NonEmpty, OneOf,
                                     Temperature, count)
-from ..paper.show import Result
-from . import common
+from ..paper.show import Result, SavedFigure
+from . import common, spine
 from .companion_axes import run_axes
-from .companion_recall import CHANCE, RecallSettings, accuracy_figure, run_recall
-from .cape import ANSWERS, INVENTORIES
+from .companion_recall import CHANCE, RecallSettings, accuracy_figure, accuracy_table, run_recall
 from .companion_retention import FACETS, retention_by_checkpoint, retention_figure, retention_wide, run_retention
+from .spine import Run, Stage
 
 TITLE = "ANCHOR on coding sessions: persona retention, behavioural axes, trajectory recall"
 PAPER_SCALE = {"target": "openai/gpt-4o-mini", "judges": "anthropic/claude-sonnet-4-5,openai/gpt-4.1,gemini/gemini-2.5-flash",
@@ -99,9 +97,9 @@ class Parameters(common.ServingParameters):
             "banks": "ANCHOR bank folders (or a release root) to score as well",
             "output_dir": "default paper/_generated/companion"}
     RANGES = {**common.ServingParameters.RANGES, "target": Models(), "judges": (NonEmpty(), Models()), "n_sessions": count(zero="all"),
-              "inventory": INVENTORIES, "n_items": count(zero="all"), "checkpoints": count(),
+              "inventory": common.INVENTORIES, "n_items": count(zero="all"), "checkpoints": count(),
               "facets": OneOf(FACETS, "facet scheme"), "retention_window": POSITIVE, "retention_runs": count(),
-              "retention_answer": OneOf(ANSWERS, "answer"),
+              "retention_answer": common.ANSWER_KINDS,
               "questionnaire_max_tokens": POSITIVE, "axes_window": POSITIVE, "fork_max_tokens": POSITIVE,
               "judge_max_tokens": POSITIVE, "families": (NonEmpty(), OneOf(tuple(FAMILIES), "recall family")),
               "per_family": count(), "conditions": (NonEmpty(), OneOf(tuple(CONDITIONS), "context condition")),
@@ -114,119 +112,164 @@ class Parameters(common.ServingParameters):
               "recall_max_tokens": POSITIVE, "n_resamples": RESAMPLES, "seed": NON_NEGATIVE}
 
 
-def run(p: Parameters) -> Result:
-    out = Outputs.open("companion", p.output_dir or None)
-    out.models.update({p.target, p.summariser, *p.judges, *p.validators})
-    transport = p.transport(out.models)
-    card = load_card(p.card) if p.card else CODING_ASSISTANT
-    banks_in = [load_bank(d) for spec in p.banks for d in bank_dirs(spec)]  # bad input fails before any call
-    sessions = common.select_sessions(p.n_sessions)
-    labels = common.session_labels(sessions)
-    cache = CellCache()
-    tables, figures = {}, []
-    try:
-        retention_answers, retention = run_retention(
-            out, cache, card, sessions, labels, target=p.target, inventory=p.inventory, n_items=p.n_items,
+# ---------------------------------------------------------------- the stages (one notebook cell each)
+def _card(p: Parameters) -> PersonaCard:
+    return load_card(p.card) if p.card else CODING_ASSISTANT
+
+
+def _banks(p: Parameters) -> list:
+    return [load_bank(d) for spec in p.banks for d in bank_dirs(spec)]
+
+
+def _num(value, digits: int = 2):
+    """A manuscript number; a value that could not be estimated is 'n/a', never NaN."""
+    return "n/a" if value is None or pd.isna(value) else round(float(value), digits)
+
+
+def start(params: Parameters) -> Run:
+    """Open the outputs, check that every model (target, judges, summariser, validators) can
+    be called and that the persona card and the banks load (before any call), and pick the
+    longest openly licensed sessions."""
+    _card(params)
+    _banks(params)  # bad input fails before any call
+    return spine.start("companion", params,
+                       models={params.target, params.summariser, *params.judges, *params.validators},
+                       sessions=lambda: common.select_sessions(params.n_sessions))
+
+
+def retention(run: Run) -> pd.DataFrame:
+    """Persona Retention: the questionnaire asked as a generic assistant, with the card only
+    (initial), and with the card plus the session's snapshot prefix at each checkpoint (and
+    its filler); R per session, checkpoint, arm and facet. Every answer's option
+    distribution is read too, and compared with the parsed reply."""
+    p = run.params
+    with CellCache() as cache:
+        answers, table = run_retention(
+            run, cache, _card(p), target=p.target, inventory=p.inventory, n_items=p.n_items,
             checkpoints=p.checkpoints, window=p.retention_window, n_runs=p.retention_runs, facets=p.facets,
             answer=p.retention_answer, params={"temperature": 0.0 if p.retention_runs == 1 else p.sample_temperature,
-                    "max_tokens": p.questionnaire_max_tokens}, transport=transport)
-        axes = run_axes(out, cache, card, sessions, labels, target=p.target, judges=p.judges,
-                        checkpoints=p.checkpoints, window=p.axes_window, fork_max_tokens=p.fork_max_tokens,
-                        judge_max_tokens=p.judge_max_tokens, n_resamples=p.n_resamples, seed=p.seed,
-                        transport=transport)
-        recall = run_recall(out, cache, sessions, labels, RecallSettings(
+                                               "max_tokens": p.questionnaire_max_tokens})
+    compared = answers[answers["agrees"].notna()]
+    run.out.set(retention_answer=p.retention_answer, retention_answers_compared=len(compared),
+                retention_answers_agree_pct=round(100 * float(compared["agrees"].astype(bool).mean()), 1)
+                if len(compared) else "n/a",
+                retention_constrained_invalid=int((answers["constrained_status"] == "invalid").sum()),
+                retention_rows=len(table), retention_undefined=int((table["status"] == "undefined").sum()),
+                retention_no_items=int((table["status"] == "no valid items").sum()))
+    return table
+
+
+def retention_summary(run: Run, retention: pd.DataFrame) -> pd.DataFrame:
+    """R per facet, mean over sessions, one row per arm and checkpoint."""
+    p = run.params
+    summary = retention_by_checkpoint(retention)
+    last = summary[(summary["checkpoint"] == p.checkpoints)].set_index(["arm", "facet"])["retention"]
+    run.out.set(checkpoints=p.checkpoints, retention_window=p.retention_window,
+                **{f"retention_final_{arm}_{facet}": _num(last.get((arm, facet))) for arm in ARMS for facet in TRAITS})
+    return run.table("retention", retention_wide(summary), "Persona Retention R per facet (mean over sessions)")
+
+
+def retention_plot(run: Run, retention: pd.DataFrame) -> SavedFigure:
+    """Persona Retention per facet over the checkpoints, session prefix and filler prefix."""
+    return run.figure("retention", retention_figure(retention_by_checkpoint(retention)))
+
+
+def axes(run: Run) -> pd.DataFrame:
+    """Behavioural axes: real assistant turns at the checkpoints and turns the target
+    regenerated on forks there, each judged HELD or DEVIATED on role, boundaries, values
+    and style by every judge (one row per verdict)."""
+    p = run.params
+    with CellCache() as cache:
+        frame = run_axes(run, cache, _card(p), target=p.target, judges=p.judges, checkpoints=p.checkpoints,
+                         window=p.axes_window, fork_max_tokens=p.fork_max_tokens,
+                         judge_max_tokens=p.judge_max_tokens)
+    run.out.parquet("axes", frame)
+    run.out.set(axes_turns=int(frame["turn_id"].nunique()), axes_verdicts=len(frame),
+                axes_invalid=int((frame["status"] == "invalid").sum()),
+                axes_invalid_pct=_num(100 * (frame["status"] == "invalid").mean(), 1))
+    return frame
+
+
+def axes_held(run: Run, axes: pd.DataFrame) -> pd.DataFrame:
+    """The held rate among valid verdicts per judge, source (real or forked turn) and axis,
+    never pooled across judges or axes; with two judges or more, their agreement per axis."""
+    p = run.params
+    rates = axis_rates(axes, ci=len(set(axes["session"])) > 1, n_resamples=p.n_resamples, seed=p.seed)
+    run.out.parquet("axes_rates", rates)
+    if len(p.judges) > 1:
+        run.table("axes_agreement", axis_agreement(axes), "Judge agreement per axis")
+    rate = rates[rates["judge_model"] == p.judges[0]].set_index(["source", "axis"])["held_rate"]
+    run.out.set(**{f"axes_held_{source}_{axis}": _num(rate.get((source, axis))) for source in (REAL, FORK)
+                   for axis in AXES})
+    shown = rates[["judge_model", "source", "axis", "n", "n_valid", "n_invalid", "n_error", "held_rate"]]
+    return run.table("axes", shown, "Behavioural axes: held rate among valid verdicts")
+
+
+def recall(run: Run) -> pd.DataFrame:
+    """Trajectory recall: four-option questions from the sessions, ANCHOR's three filters
+    (blind, with-history validation, calibration), then the target's answers under each
+    context condition (one row per item and condition)."""
+    p = run.params
+    with CellCache() as cache:
+        result = run_recall(run, cache, RecallSettings(
             target=p.target, families=p.families, per_family=p.per_family, conditions=p.conditions,
             window=p.window, recent_chars=p.recent_chars, summariser=p.summariser,
             summary_block_steps=p.summary_block_steps, summary_turn_chars=p.summary_turn_chars,
             summary_max_tokens=p.summary_max_tokens, retrieval_k=p.retrieval_k, validators=p.validators,
             n_evaluators=p.n_evaluators, min_agree=p.min_agree, calibration_runs=p.calibration_runs,
-            sample_temperature=p.sample_temperature, max_tokens=p.recall_max_tokens), transport)
-        banks = [score_bank(b, p.target, out.directory / "results" / "banks" / b.bank_id, cache=cache,
-                            transport=transport)
-                 for b in banks_in]
-    finally:
-        cache.close()
-
-    summary = retention_by_checkpoint(retention)
-    wide = retention_wide(summary)
-    out.table("retention", common.markdown(wide))
-    tables["Persona Retention R per facet (mean over sessions)"] = wide
-    figures.append(_saved(out, "retention", retention_figure(summary)))
-
-    rates = axes["rates"]
-    out.parquet("axes", axes["frame"])
-    out.parquet("axes_rates", rates)
-    shown = rates[["judge_model", "source", "axis", "n", "n_valid", "n_invalid", "n_error", "held_rate"]]
-    out.table("axes", common.markdown(shown))
-    tables["Behavioural axes: held rate among valid verdicts"] = shown
-    if axes["agreement"] is not None:
-        out.table("axes_agreement", common.markdown(axes["agreement"]))
-        tables["Judge agreement per axis"] = axes["agreement"]
-
-    for stem in ("per_item", "filters", "accuracy", "calibration"):
-        out.parquet(f"recall_{stem}", recall[stem])
-    accuracy = recall["accuracy"]
-    wide_acc = accuracy.pivot_table(index=["set", "family"], columns="condition", values="accuracy",
-                                    dropna=False).reset_index() if not accuracy.empty else accuracy
-    out.table("recall_accuracy", common.markdown(wide_acc))
-    out.table("recall_filters", common.markdown(recall["filters"]))
-    tables["Recall accuracy per family × condition (chance 0.25)"] = wide_acc
-    figures.append(_saved(out, "recall", accuracy_figure(accuracy, p.conditions)))
-    tables["Question filters: kept and discarded per step"] = recall["filters"]
-    if banks:
-        bank_rows = pd.DataFrame([{"bank": b.summary["bank_id"], **{k: b.summary[k] for k in ("n_items", "accuracy")}}
-                                  for b in banks])
-        out.table("banks", common.markdown(bank_rows))
-        tables["ANCHOR banks"] = bank_rows
-
-    out.set(**variables(p, retention, summary, rates, axes["frame"], recall, len(sessions)))
-    compared = retention_answers[retention_answers["agrees"].notna()]
-    out.set(retention_answer=p.retention_answer, retention_answers_compared=len(compared),
-            retention_answers_agree_pct=round(100 * float(compared["agrees"].astype(bool).mean()), 1)
-            if len(compared) else "n/a",
-            retention_constrained_invalid=int((retention_answers["constrained_status"] == "invalid").sum()))
-    out.finish(p)
-    return Result("companion", tables, figures, out.variables, out.counts, out.directory)
+            sample_temperature=p.sample_temperature, max_tokens=p.recall_max_tokens))
+    for stem in ("per_item", "filters", "calibration"):
+        run.out.parquet(f"recall_{stem}", result[stem])
+    run.table("recall_filters", result["filters"], "Question filters: kept and discarded per step")
+    filters, per_item = result["filters"].set_index("step"), result["per_item"]
+    run.out.set(recall_candidates=int(filters.loc["candidates", "in"]),
+                recall_blind_kept=int(filters.loc["blind filter", "kept"]),
+                recall_validated=int(filters.loc["with-history validation", "kept"]),
+                recall_main=int(filters.loc["calibration: main", "kept"]),
+                recall_chance=CHANCE, recall_window=p.window, n_evaluators=len(p.validators) or p.n_evaluators,
+                min_agree=p.min_agree, calibration_runs=p.calibration_runs,
+                recall_asked=len(per_item[["session", "item"]].drop_duplicates()) if not per_item.empty else 0,
+                **modal_choice(per_item))
+    return per_item
 
 
-def _saved(out: Outputs, stem: str, fig) -> Path:
-    path = out.figure(stem, fig)
-    plt.close(fig)
-    return path
+def recall_accuracy(run: Run, recall: pd.DataFrame) -> pd.DataFrame:
+    """Accuracy per question family × context condition (chance 0.25), on every blind-kept
+    item and on the calibrated main set, with n."""
+    accuracy = accuracy_table(recall)
+    run.out.parquet("recall_accuracy", accuracy)
+    pooled = recall[recall["context"]].groupby("condition")["correct"].mean() if not recall.empty else {}
+    run.out.set(**{f"recall_accuracy_{c}": _num(pooled.get(c)) for c in CONDITIONS})
+    wide = accuracy.pivot_table(index=["set", "family"], columns="condition", values="accuracy",
+                                dropna=False).reset_index() if not accuracy.empty else accuracy
+    return run.table("recall_accuracy", wide, "Recall accuracy per family × condition (chance 0.25)")
 
 
-def variables(p: Parameters, retention: pd.DataFrame, summary: pd.DataFrame, rates: pd.DataFrame,
-              axes_frame: pd.DataFrame, recall: dict, n_sessions: int) -> dict:
-    """The manuscript's numbers; a value that could not be estimated is 'n/a', never NaN."""
-    def num(value, digits=2):
-        return "n/a" if value is None or pd.isna(value) else round(float(value), digits)
+def recall_plot(run: Run, recall: pd.DataFrame) -> SavedFigure:
+    """Blind-kept accuracy per family and condition, against chance."""
+    return run.figure("recall", accuracy_figure(accuracy_table(recall), run.params.conditions))
 
-    last = summary[(summary["checkpoint"] == p.checkpoints)].set_index(["arm", "facet"])["retention"]
-    final = {f"retention_final_{arm}_{facet}": num(last.get((arm, facet))) for arm in ARMS for facet in TRAITS}
-    per_item, filters = recall["per_item"], recall["filters"].set_index("step")
-    pooled = per_item[per_item["context"]].groupby("condition")["correct"].mean() if not per_item.empty else {}
-    # The primary judge's rates (ANCHOR reports per judge, never pooled across judges).
-    rate = rates[rates["judge_model"] == p.judges[0]].set_index(["source", "axis"])["held_rate"]
-    held = {f"axes_held_{source}_{axis}": num(rate.get((source, axis))) for source in (REAL, FORK) for axis in AXES}
-    return {
-        "target": p.target, "judges": ", ".join(p.judges), "primary_judge": p.judges[0],
-        "n_sessions": n_sessions, "n_items": p.n_items,
-        "checkpoints": p.checkpoints, "retention_window": p.retention_window,
-        "retention_rows": len(retention), "retention_undefined": int((retention["status"] == "undefined").sum()),
-        "retention_no_items": int((retention["status"] == "no valid items").sum()), **final,
-        "axes_turns": int(axes_frame["turn_id"].nunique()), "axes_verdicts": len(axes_frame),
-        "axes_invalid": int((axes_frame["status"] == "invalid").sum()),
-        "axes_invalid_pct": num(100 * (axes_frame["status"] == "invalid").mean(), 1), **held,
-        "recall_candidates": int(filters.loc["candidates", "in"]),
-        "recall_blind_kept": int(filters.loc["blind filter", "kept"]),
-        "recall_validated": int(filters.loc["with-history validation", "kept"]),
-        "recall_main": int(filters.loc["calibration: main", "kept"]),
-        "recall_chance": CHANCE, "recall_window": p.window, "n_evaluators": len(p.validators) or p.n_evaluators,
-        "min_agree": p.min_agree, "calibration_runs": p.calibration_runs,
-        "recall_asked": len(per_item[["session", "item"]].drop_duplicates()) if not per_item.empty else 0,
-        **modal_choice(per_item),
-        **{f"recall_accuracy_{c}": num(pooled.get(c)) for c in CONDITIONS},
-    }
+
+def banks(run: Run) -> pd.DataFrame:
+    """Externally authored ANCHOR banks (``banks``), each scored with the bank scorer (its
+    own files under ``results/banks/<bank>``)."""
+    p = run.params
+    with CellCache() as cache:
+        scored = [score_bank(b, p.target, run.out.directory / "results" / "banks" / b.bank_id, cache=cache,
+                             transport=run.transport) for b in _banks(p)]
+    if not scored:
+        return pd.DataFrame()
+    rows = pd.DataFrame([{"bank": b.summary["bank_id"], **{k: b.summary[k] for k in ("n_items", "accuracy")}}
+                         for b in scored])
+    return run.table("banks", rows, "ANCHOR banks")
+
+
+def variables(run: Run) -> pd.DataFrame:
+    """The manuscript's numbers, written with the run log."""
+    p = run.params
+    run.out.set(target=p.target, judges=", ".join(p.judges), primary_judge=p.judges[0],
+                n_sessions=len(run.sessions), n_items=p.n_items)
+    return spine.finish(run)
 
 
 def modal_choice(per_item: pd.DataFrame) -> dict:
@@ -239,3 +282,14 @@ def modal_choice(per_item: pd.DataFrame) -> dict:
     counts = choices.value_counts()
     return {"recall_modal_letter": "ABCD"[int(counts.index[0])],
             "recall_modal_pct": round(100 * float(counts.iloc[0]) / len(choices), 1)}
+
+
+STAGES = (Stage("run", start), Stage("retention", retention), Stage("retention_table", retention_summary),
+          Stage("retention_figure", retention_plot), Stage("axes", axes), Stage("held", axes_held),
+          Stage("recall", recall), Stage("accuracy", recall_accuracy), Stage("recall_figure", recall_plot),
+          Stage("banks", banks), Stage("variables", variables))
+
+
+def run(params: Parameters) -> Result:
+    """Every stage in order, as the notebook runs them."""
+    return spine.run_stages(STAGES, params)

@@ -27,9 +27,8 @@ from ..anchor.recall.filters import MAIN, blind_filter, calibrate, filter_counts
 from ..anchor.context.conditions import CONDITIONS, HierarchicalSummary, LongContext, Retrieval, build_contexts
 from ..engine.cache import CellCache
 from ..engine.calls import Transport, generate
-from ..paper.outputs import Outputs
-from ..sessions import Session
-from . import common
+from ..engine.counts import Counts
+from .spine import Run
 
 CHANCE = 0.25
 
@@ -55,9 +54,11 @@ class RecallSettings:
     max_tokens: int
 
 
-def _ask(out_counts: dict, cache: CellCache, transport: Transport, stage: str, by_session: dict, sessions: dict, model: str, *,
-         condition=None, window=None, params: dict, replicate: int = 0) -> dict[str, str | None]:
-    """Answers by item id for one model/replicate, through one generate batch per stage."""
+def _ask(counts: dict[str, Counts], cache: CellCache, transport: Transport, stage: str, by_session: dict,
+         sessions: dict, model: str, *, condition=None, window=None, params: dict,
+         replicate: int = 0) -> dict[str, str | None]:
+    """Answers by item id for one model/replicate, through one generate batch (counted
+    under ``stage`` in ``counts``)."""
     requests, order = [], []
     for sid, items in by_session.items():
         if not items:
@@ -71,10 +72,7 @@ def _ask(out_counts: dict, cache: CellCache, transport: Transport, stage: str, b
     if not requests:
         return {}
     result = generate(requests, cache=cache, transport=transport, progress=True, name=f"companion:{stage}")
-    counts = out_counts.setdefault(stage, {"cells": 0, "cached": 0, "failed": 0})
-    counts["cells"] += len(requests)
-    counts["cached"] += result.n_hits
-    counts["failed"] += sum(not r.ok for r in result.records)
+    counts[stage] = counts.get(stage, Counts()) + result.counts()
     return dict(zip(order, answers_of(result.records)))
 
 
@@ -86,7 +84,7 @@ def _group(items, sessions) -> dict[str, list]:
 
 
 def _condition(name: str, s: RecallSettings, sessions: dict, by_session: dict, cache, transport: Transport,
-               counts: dict):
+               counts: dict[str, Counts]):
     """The condition object for ``name``, with its summaries run where it needs them."""
     if name == "long_context":
         return LongContext(limit=s.window)
@@ -99,13 +97,14 @@ def _condition(name: str, s: RecallSettings, sessions: dict, by_session: dict, c
                 for r in cond.summary_requests(sessions[sid], items)]
     requests = list({r.key: r for r in requests}.values())
     result = generate(requests, cache=cache, transport=transport, progress=True, name="companion:summaries")
-    counts["summaries"] = {"cells": len(requests), "cached": result.n_hits,
-                           "failed": sum(not r.ok for r in result.records)}
+    counts["summaries"] = result.counts()
     return cond.with_summaries(requests, result.records)
 
 
-def run_recall(out: Outputs, cache: CellCache, sessions: Sequence[Session], labels: dict,
-               s: RecallSettings, transport: Transport = Transport(concurrency=1)) -> dict[str, pd.DataFrame]:
+def run_recall(run: Run, cache: CellCache, s: RecallSettings) -> dict[str, pd.DataFrame]:
+    """Items, the three filters and the answers under each condition (module doc); each
+    stage's batches counted in ``run``'s log as ``companion:recall <stage>``."""
+    transport, sessions, labels = run.transport, run.sessions, run.labels
     n_evaluators = len(s.validators) or s.n_evaluators
     if not 1 <= s.min_agree <= n_evaluators:
         raise ValueError(f"min_agree={s.min_agree} needs between 1 and {n_evaluators} evaluators "
@@ -117,7 +116,7 @@ def run_recall(out: Outputs, cache: CellCache, sessions: Sequence[Session], labe
     items = [i for x in sessions for i in recall_items(x, families=s.families, per_family=s.per_family)]
     greedy = {"temperature": 0.0, "max_tokens": s.max_tokens}
     sampled = {"temperature": s.sample_temperature, "max_tokens": s.max_tokens}
-    counts: dict = {}
+    counts: dict[str, Counts] = {}
     blind_answers = _ask(counts, cache, transport, "blind", _group(items, sessions), by_id, s.target, params=greedy)
     blind = blind_filter(items, [blind_answers[(i.session_id, i.id)] for i in items])
     kept = _group(blind.kept, sessions)
@@ -143,8 +142,7 @@ def run_recall(out: Outputs, cache: CellCache, sessions: Sequence[Session], labe
         answers = _ask(counts, cache, transport, f"condition:{name}", usable, by_id, s.target, condition=cond, params=greedy)
         rows += condition_rows(blind.kept, name, answers, main, labels)
     for stage, c in counts.items():
-        out.count(f"recall {stage}", **c)
-        common.print_counts(f"companion recall {stage}", c)
+        run.batch(f"companion:recall {stage}", c)
     per_item = pd.DataFrame(rows)
     filters = pd.DataFrame(filter_counts(blind, validation, calibration))
     return {"per_item": per_item, "filters": filters, "accuracy": accuracy_table(per_item),

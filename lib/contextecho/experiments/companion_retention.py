@@ -1,7 +1,4 @@
-"""The companion notebook's Persona Retention section: administer, tabulate, plot.
-
-Kept apart from the notebook's orchestration so each section reads top to bottom.
-"""
+"""The companion notebook's Persona Retention section: administer, tabulate, plot."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
@@ -10,16 +7,13 @@ import pandas as pd
 from ..anchor.persona import PersonaCard
 from ..anchor.retention.runs import ARMS, CHECKPOINT, retention_runs, retention_table
 from ..engine.cache import CellCache
-from ..engine.calls import Transport
 from ..cape import CONTEXT_FREE, TRAITS, answer_counts, load_inventory
 from ..cape import administer
-from ..cape.administer import RunSpec
+from ..cape.administer import ANSWERS, RunSpec, chosen_answers
 from ..cape.inventory import Inventory
 from ..echo.arms import ArmContext, make_prefix
 from ..sessions import Prefix, Snapshot
-from ..paper.outputs import Outputs
-from . import common
-from .cape import ANSWERS, answered, balanced
+from .spine import Run
 
 FACETS = ("trait", "ipip")  # retention per OCEAN trait, or per IPIP facet of the inventory
 
@@ -39,10 +33,9 @@ def questionnaire_runs(card: PersonaCard, inventory: Inventory, sessions, *, par
             for run in retention_runs(card, sessions, filler=filler_prefix, **layout)]
 
 
-def run_retention(out: Outputs, cache: CellCache, card: PersonaCard, sessions, labels: dict, *, target: str,
-                  inventory: str, n_items: int, checkpoints: int, window: int, n_runs: int,
-                  params: dict, facets: str = "trait", answer: str = "text",
-                  transport: Transport = Transport(concurrency=1)) -> tuple[pd.DataFrame, pd.DataFrame]:
+def run_retention(run: Run, cache: CellCache, card: PersonaCard, *, target: str, inventory: str, n_items: int,
+                  checkpoints: int, window: int, n_runs: int, params: dict, facets: str = "trait",
+                  answer: str = "text") -> tuple[pd.DataFrame, pd.DataFrame]:
     """Answers and the per-facet retention table (sessions relabelled S1..Sn); ``facets`` is
     ``trait`` (OCEAN) or ``ipip`` (the inventory's facet labels). Every answer's option
     distribution is read too (constrained answers); ``answer`` picks which the table uses:
@@ -52,17 +45,16 @@ def run_retention(out: Outputs, cache: CellCache, card: PersonaCard, sessions, l
         raise ValueError(f"facets must be one of {FACETS}, got {facets!r}")
     if answer not in ANSWERS:
         raise ValueError(f"answer must be one of {ANSWERS}, got {answer!r}")
-    items = balanced(load_inventory(inventory), n_items)
-    runs = questionnaire_runs(card, items, sessions, checkpoints=checkpoints, window=window, n_runs=n_runs,
+    items = load_inventory(inventory).balanced(n_items)
+    runs = questionnaire_runs(card, items, run.sessions, checkpoints=checkpoints, window=window, n_runs=n_runs,
                               params=params)
-    answers = administer(runs, target, setting=CONTEXT_FREE, cache=cache, transport=transport, progress=True,
+    answers = administer(runs, target, setting=CONTEXT_FREE, cache=cache, transport=run.transport, progress=True,
                          name="companion:retention", constrained=True).answers
-    answers["session"] = answers["session"].map(lambda s: labels.get(s, s))
-    counts = out.count("retention", **answer_counts(answers))
-    common.print_counts("companion retention", counts)
-    out.parquet("retention_answers", answers)
-    table = retention_table(answered(answers, answer), items.ipip_facets() if facets == "ipip" else None)
-    out.parquet("retention", table)
+    answers["session"] = answers["session"].map(lambda s: run.labels.get(s, s))
+    run.batch("companion:retention", answer_counts(answers))
+    run.out.parquet("retention_answers", answers)
+    table = retention_table(chosen_answers(answers, answer), items.ipip_facets() if facets == "ipip" else None)
+    run.out.parquet("retention", table)
     return answers, table
 
 

@@ -16,11 +16,11 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ..paper.outputs import Outputs
 from .parameters import NonEmpty, OneOf, count
-from ..paper.show import Result
+from ..paper.show import Result, SavedFigure
 from ..stats import StatsInputError, direction_agreement, drift_gap, judge_agreement, score_agreement
-from . import common
+from . import common, spine
+from .spine import Run, Stage
 from .raters import DESCRIPTIONS, RATERS, rate
 
 TITLE = "Cross-judge audit: agreement of an LLM judge and an offline lexical rater"
@@ -45,37 +45,57 @@ class Parameters(common.JudgedParameters):
               "n_sessions": count(zero="all"), "n_positions": count(), "probes": (NonEmpty(), common.PROBE_IDS)}
 
 
-def run(p: Parameters) -> Result:
-    out = Outputs.open("cross_judge", p.output_dir or None)
-    out.models.update(p.targets + p.judges)
-    out.protocol = common.protocol_record(p)
-    transport = p.transport(out.models)
-    sessions = common.select_sessions(p.n_sessions, protocol=p.protocol)
-    labels = common.session_labels(sessions)
-    cells = common.build(p, "panel", sessions, p.probes, positions="uniform", k=p.n_positions,
-                         reference_positions="panel", limit=p.n_positions)
-    frame = common.run(cells, p.judges, "cross_judge", judge_max_tokens=p.judge_max_tokens,
-                       protocol=p.protocol, transport=transport)
-    frame["session"] = frame["session"].map(labels)
-    counts = out.count("cross_judge", frame)
-    common.print_counts("cross_judge", counts)
 
-    # One row per cell, one score column per rater.
+
+# ---------------------------------------------------------------- the stages (one notebook cell each)
+def _raters(p: Parameters) -> list[str]:
+    return list(p.judges) + list(p.raters)
+
+
+def start(params: Parameters) -> Run:
+    """Open the outputs, check that every target and judge can be called (before any call),
+    and pick the panel's sessions."""
+    return spine.start("cross_judge", params, models=params.targets + params.judges,
+                       protocol=common.protocol_record(params),
+                       sessions=lambda: common.select_sessions(params.n_sessions, protocol=params.protocol))
+
+
+def grid(run: Run) -> pd.DataFrame:
+    """The panel's cells (the same requests: every target call answered from the cache when
+    the panel ran first), judged by every LLM judge; the counts of its batches are logged."""
+    p = run.params
+    cells = common.build(p, "panel", run.sessions, p.probes, positions="uniform", k=p.n_positions,
+                         reference_positions="panel", limit=p.n_positions)
+    return spine.run_grid(run, cells, judges=p.judges, judge_max_tokens=p.judge_max_tokens, protocol=p.protocol)
+
+
+def scores(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per cell, one score column per rater: each LLM judge's (the chosen judge
+    score) and each offline rater's (on the answered cells)."""
+    p = run.params
     wide = frame.pivot_table(index="key", columns="judge_model", values=common.score_column(p.score),
                              aggfunc="first", dropna=False)
     cellinfo = frame.drop_duplicates("key").set_index("key")
-    scores = cellinfo[["target", "session", "position", "arm", "item", "response"]].copy()
+    table = cellinfo[["target", "session", "position", "arm", "item", "response"]].copy()
     for judge in p.judges:
-        scores[judge] = wide[judge] if judge in wide.columns else np.nan
+        table[judge] = wide[judge] if judge in wide.columns else np.nan
     ok = cellinfo["status"] == "ok"
     for rater in p.raters:
-        scores[rater] = np.where(ok, rate(rater, cellinfo["response"].where(ok)), np.nan)
-    scores = scores.reset_index()
-    out.parquet("scores", scores)
-    raters = list(p.judges) + list(p.raters)
+        table[rater] = np.where(ok, rate(rater, cellinfo["response"].where(ok)), np.nan)
+    table = table.reset_index()
+    run.out.parquet("scores", table)
+    run.table("raters", pd.DataFrame(
+        [{"rater": j, "what it is": "LLM judge, 0–3 rubric (cached per judge)"} for j in p.judges]
+        + [{"rater": r, "what it is": DESCRIPTIONS[r]} for r in p.raters]))
+    return table
 
+
+def agreement(run: Run, scores: pd.DataFrame) -> pd.DataFrame:
+    """For every pair of raters, on the cells both scored: exact and within-one agreement,
+    Cohen's kappa (unweighted, linear, quadratic); with expected scores, correlations too."""
+    p = run.params
     rows = []
-    for a, b in combinations(raters, 2):
+    for a, b in combinations(_raters(p), 2):
         row = {"rater_a": a, "rater_b": b}
         try:
             r = judge_agreement(scores[a], scores[b])
@@ -92,12 +112,24 @@ def run(p: Parameters) -> Result:
                 row.update(pearson=np.nan, spearman=np.nan, mean_abs_diff=np.nan,
                            note=(row["note"] + f" correlation not estimable: {exc}").strip())
         rows.append(row)
-    agreement = pd.DataFrame(rows)
-    out.parquet("agreement", agreement)
-    out.table("agreement", common.markdown(agreement))
+    table = pd.DataFrame(rows)
+    run.out.parquet("agreement", table)
+    if p.score == "expected" and len(table) and pd.notna(table["pearson"].iloc[0]):
+        run.out.set(pearson=round(float(table["pearson"].iloc[0]), 2),
+                    mean_abs_diff=round(float(table["mean_abs_diff"].iloc[0]), 2))
+    if len(table) and pd.notna(table["exact"].iloc[0]):  # the first pair: the primary judge and the next rater
+        first = table.iloc[0]
+        run.out.set(n_both=int(first["n"]), exact_pct=round(100 * float(first["exact"]), 1),
+                    within_one_pct=round(100 * float(first["within_one"]), 1),
+                    kappa=round(float(first["kappa"]), 2), kappa_linear=round(float(first["kappa_linear"]), 2))
+    return run.table("agreement", table, "Pairwise agreement")
 
-    gap_rows = []
-    for rater in raters:
+
+def rater_gaps(run: Run, scores: pd.DataFrame) -> pd.DataFrame:
+    """The drift gap per target under each rater (position-clustered)."""
+    p = run.params
+    rows = []
+    for rater in _raters(p):
         for target, g in scores.groupby("target"):
             row = {"rater": rater, "target": target}
             try:
@@ -106,25 +138,44 @@ def run(p: Parameters) -> Result:
             except StatsInputError as exc:
                 row.update(gap=np.nan, ci_low=np.nan, ci_high=np.nan, n_invalid=np.nan,
                            note=f"not estimable: {exc}")
-            gap_rows.append(row)
-    gaps = pd.DataFrame(gap_rows)
-    out.parquet("gaps", gaps)
-    direction_rows = []
-    for a, b in combinations(raters, 2):
+            rows.append(row)
+    gaps = pd.DataFrame(rows)
+    run.out.parquet("gaps", gaps)
+    values: dict = {}
+    for rater, tag in zip(_raters(p)[:2], ("a", "b")):
+        for _, row in gaps[gaps["rater"] == rater].dropna(subset=["gap"]).iterrows():
+            values.setdefault(row["target"], {})[f"gap_{tag}"] = round(float(row["gap"]), 2)
+    run.out.set(**common.per_target(values, p.targets, ("gap_a", "gap_b"))[0])
+    run.tables["Drift gap per rater"] = gaps
+    return gaps
+
+
+def directions(run: Run, gaps: pd.DataFrame) -> pd.DataFrame:
+    """For every pair of raters and every target: do their gaps point the same way?"""
+    p = run.params
+    rows = []
+    for a, b in combinations(_raters(p), 2):
         ga = gaps[gaps["rater"] == a].set_index("target")["gap"]
         gb = gaps[gaps["rater"] == b].set_index("target")["gap"]
         both = ga.notna() & gb.notna()
         if both.any():
             d = direction_agreement(ga[both], gb[both])
-            direction_rows += [{"rater_a": a, "rater_b": b, **row} for row in d.to_frame().to_dict("records")]
-    directions = pd.DataFrame(direction_rows, columns=["rater_a", "rater_b", "target", "gap_a", "gap_b",
-                                                       "direction"])
-    out.parquet("directions", directions)
-    out.table("directions", common.markdown(directions))
-    out.table("raters", common.markdown(pd.DataFrame(
-        [{"rater": j, "what it is": "LLM judge, 0–3 rubric (cached per judge)"} for j in p.judges]
-        + [{"rater": r, "what it is": DESCRIPTIONS[r]} for r in p.raters])))
+            rows += [{"rater_a": a, "rater_b": b, **row} for row in d.to_frame().to_dict("records")]
+    table = pd.DataFrame(rows, columns=["rater_a", "rater_b", "target", "gap_a", "gap_b", "direction"])
+    run.out.parquet("directions", table)
+    if len(table):  # the first pair of raters, per target
+        first = table[(table["rater_a"] == table["rater_a"].iloc[0]) & (table["rater_b"] == table["rater_b"].iloc[0])]
+        run.out.set(**common.per_target({row["target"]: {"direction": str(row["direction"])}
+                                         for _, row in first.iterrows()}, p.targets, ("direction",))[0])
+    else:
+        run.out.set(**common.per_target({}, p.targets, ("direction",))[0])
+    return run.table("directions", table, "Direction")
 
+
+def agreement_figure(run: Run, scores: pd.DataFrame, gaps: pd.DataFrame) -> SavedFigure:
+    """Left: the confusion of the first two raters' scores; right: the drift gap under each rater."""
+    p = run.params
+    raters = _raters(p)
     fig, axes = plt.subplots(1, 2, figsize=(7.2, 3.2))
     if len(raters) >= 2:
         a, b = raters[0], raters[1]
@@ -147,28 +198,30 @@ def run(p: Parameters) -> Result:
     axes[1].set_yticks(y, [f"{r.split('/')[-1]} · {t.split('/')[-1]}" for r, t in zip(shown["rater"], shown["target"])])
     axes[1].axvline(0, color="grey", ls="--", lw=1)
     axes[1].set_xlabel("drift gap under each rater")
-    figures = [out.figure("agreement", fig)]
-    plt.close(fig)
+    return run.figure("agreement", fig)
 
-    out.set(n_cells=int(len(scores)), n_raters=len(raters), primary_judge=p.judges[0],
-            second_rater=raters[1] if len(raters) > 1 else "none", n_cached=counts["cached"],
-            n_failed=counts["failed"], **common.protocol_variables(out.protocol))
-    if p.score == "expected" and len(agreement) and pd.notna(agreement["pearson"].iloc[0]):
-        out.set(pearson=round(float(agreement["pearson"].iloc[0]), 2),
-                mean_abs_diff=round(float(agreement["mean_abs_diff"].iloc[0]), 2))
-    out.set(score=p.score)
-    if len(agreement) and pd.notna(agreement["exact"].iloc[0]):
-        first = agreement.iloc[0]
-        out.set(n_both=int(first["n"]), exact_pct=round(100 * float(first["exact"]), 1),
-                within_one_pct=round(100 * float(first["within_one"]), 1),
-                kappa=round(float(first["kappa"]), 2), kappa_linear=round(float(first["kappa_linear"]), 2))
-    for rater, tag in zip(raters[:2], ("a", "b")):
-        g = gaps[(gaps["rater"] == rater)].dropna(subset=["gap"])
-        if len(g):
-            out.set(**{f"gap_{tag}": round(float(g["gap"].iloc[0]), 2)})
-    if len(directions):
-        out.set(direction=str(directions["direction"].iloc[0]))
-    out.default("n/a", "pearson", "mean_abs_diff", "n_both", "exact_pct", "within_one_pct", "kappa", "kappa_linear", "gap_a", "gap_b", "direction")
-    out.finish(p)
-    tables = {"Pairwise agreement": agreement, "Drift gap per rater": gaps, "Direction": directions}
-    return Result("cross_judge", tables, figures, out.variables, out.counts, out.directory)
+
+def variables(run: Run, scores: pd.DataFrame) -> pd.DataFrame:
+    """The manuscript's numbers (per-target ones keyed ``<key>_<target>``, the first
+    target's also unsuffixed), written with the run log."""
+    p = run.params
+    raters = _raters(p)
+    targets = run.log.batches.get("cross_judge:targets")
+    run.out.set(target=p.targets[0], targets=", ".join(p.targets), n_cells=int(len(scores)),
+                n_raters=len(raters), primary_judge=p.judges[0],
+                second_rater=raters[1] if len(raters) > 1 else "none",
+                n_cached=targets.cached if targets else 0, n_failed=targets.failed if targets else 0,
+                score=p.score, **common.protocol_variables(run.log.about["protocol"]))
+    run.out.default("n/a", "pearson", "mean_abs_diff", "n_both", "exact_pct", "within_one_pct", "kappa",
+                    "kappa_linear")
+    return spine.finish(run)
+
+
+STAGES = (Stage("run", start), Stage("frame", grid), Stage("scores", scores), Stage("agreement", agreement),
+          Stage("gaps", rater_gaps), Stage("directions", directions), Stage("figure", agreement_figure),
+          Stage("variables", variables))
+
+
+def run(params: Parameters) -> Result:
+    """Every stage in order, as the notebook runs them."""
+    return spine.run_stages(STAGES, params)

@@ -17,14 +17,14 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ..paper.outputs import Outputs
 from .parameters import NonEmpty, count
-from ..paper.show import Result
+from ..engine.counts import Counts
+from ..paper.show import Result, SavedFigure
 from ..sessions import Position
 from ..stats import StatsInputError, drift_gap
 from ..stats.harness import onset_gap_cis
-from . import common
-from .panel import complete_units
+from . import common, spine
+from .spine import Run, Stage
 
 TITLE = "Onset: drift gap over the first agent steps, before the first compaction"
 PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5", "openai/gpt-4o", "anthropic/claude-haiku-4-5"),
@@ -69,29 +69,38 @@ def harness_curve(primary: pd.DataFrame, *, n_resamples: int, seed: int) -> pd.D
     return pd.DataFrame(rows, columns=["target", "step", "harness_gap", "harness_lo", "harness_hi"])
 
 
-def run(p: Parameters) -> Result:
-    out = Outputs.open("onset", p.output_dir or None)
-    out.models.update(p.targets + p.judges)
-    out.protocol = common.protocol_record(p)
-    transport = p.transport(out.models)
-    sessions = common.select_sessions(p.n_sessions, protocol=p.protocol)
-    labels = common.session_labels(sessions)
-    spec = {s.session_id: early_positions(s, p.steps) for s in sessions}
-    cells = common.build(p, "onset", sessions, p.probes, positions=spec, reference_positions="onset",
-                         turns=p.steps)
-    frame = common.run(cells, p.judges, "onset", judge_max_tokens=p.judge_max_tokens,
-                       protocol=p.protocol, transport=transport)
-    frame["session"] = frame["session"].map(labels)
-    counts = out.count("onset", frame)
-    common.print_counts("onset", counts)
-    out.parquet("cells", frame)
-    primary = frame[frame["judge_model"] == p.judges[0]]
 
+
+# ---------------------------------------------------------------- the stages (one notebook cell each)
+def start(params: Parameters) -> Run:
+    """Open the outputs, check that every target and judge can be called (before any call),
+    and pick the longest openly licensed sessions."""
+    return spine.start("onset", params, models=params.targets + params.judges,
+                       protocol=common.protocol_record(params),
+                       sessions=lambda: common.select_sessions(params.n_sessions, protocol=params.protocol))
+
+
+def grid(run: Run) -> pd.DataFrame:
+    """The grid: each session snapshotted at the early steps, real and filler arms, the
+    probes, judged; the counts of its batches are printed and logged."""
+    p = run.params
+    spec = {s.session_id: early_positions(s, p.steps) for s in run.sessions}
+    cells = common.build(p, "onset", run.sessions, p.probes, positions=spec, reference_positions="onset",
+                         turns=p.steps)
+    return spine.run_grid(run, cells, judges=p.judges, judge_max_tokens=p.judge_max_tokens, protocol=p.protocol)
+
+
+def curve(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
+    """The drift gap per target at each early step, pooled over sessions (a session whose
+    snapshot lacks a valid verdict in one arm is left out and counted), beside the
+    harness's unclustered onset interval."""
+    p = run.params
+    primary = frame[frame["judge_model"] == p.judges[0]]
     column = common.score_column(p.score)
     rows = []
     for (target, step), g in primary.groupby(["target", "step"]):
         row = {"target": target, "step": int(step), "sessions": g["session"].nunique()}
-        data, dropped = complete_units(g, column)
+        data, dropped = common.complete_units(g, column)
         row["units_dropped"] = dropped
         try:
             r = drift_gap(data, cluster="session", unit=("session", "position"), score=column,
@@ -102,37 +111,54 @@ def run(p: Parameters) -> Result:
             row.update(gap=np.nan, ci_low=np.nan, ci_high=np.nan, real_mean=np.nan,
                        filler_mean=np.nan, n_invalid=np.nan, note=f"not estimable: {exc}")
         rows.append(row)
-    curve = pd.DataFrame(rows)
-    if len(curve):
-        curve = curve.merge(harness_curve(primary, n_resamples=p.n_resamples, seed=p.seed),
+    table = pd.DataFrame(rows)
+    if len(table):
+        table = table.merge(harness_curve(primary, n_resamples=p.n_resamples, seed=p.seed),
                             on=["target", "step"], how="left")
-    out.parquet("curve", curve)
-    out.table("curve", common.markdown(curve))
+    run.out.parquet("curve", table)
+    values = {}
+    for target, g in table.dropna(subset=["gap"]).groupby("target") if len(table) else ():
+        first, last = g.iloc[0], g.iloc[-1]
+        values[target] = {"first_step": int(first["step"]), "first_gap": round(float(first["gap"]), 2),
+                          "last_step": int(last["step"]), "last_gap": round(float(last["gap"]), 2)}
+    run.out.set(**common.per_target(values, p.targets, ("first_step", "first_gap", "last_step", "last_gap"))[0])
+    return run.table("curve", table, "Drift gap per early step")
 
+
+def onset_figure(run: Run, curve: pd.DataFrame) -> SavedFigure:
+    """The drift gap against the agent step of the snapshot, with 95% intervals."""
     fig, ax = plt.subplots()
     for target, g in curve.groupby("target"):
         g = g.dropna(subset=["gap"])
         ax.errorbar(g["step"], g["gap"], yerr=[g["gap"] - g["ci_low"], g["ci_high"] - g["gap"]],
                     marker="o", capsize=3, label=target.split("/")[-1])
     ax.axhline(0, color="grey", lw=1, ls="--")
-    if len(estimable := curve.dropna(subset=["gap"])):
+    if len(curve.dropna(subset=["gap"])):
         ax.set_xscale("log")
     ax.set_xlabel("agent step or harness turn of the snapshot (log scale)")
     ax.set_ylabel("drift gap (filler − real)")
     ax.legend(fontsize=7)
-    figures = [out.figure("onset", fig)]
-    plt.close(fig)
+    return run.figure("onset", fig)
 
-    out.set(target=p.targets[0], score=p.score, n_sessions=len(sessions), n_steps=int(curve["step"].nunique()),
-            steps=", ".join(str(s) for s in sorted(curve["step"].unique())),
-            n_cells=counts["cells"], n_failed=counts["failed"], n_cached=counts["cached"],
-            n_verdicts_invalid=counts.get("verdicts_invalid", 0), window_chars=p.window,
-            **common.protocol_variables(out.protocol))
-    if len(estimable):
-        first, last = estimable.iloc[0], estimable.iloc[-1]
-        out.set(first_step=int(first["step"]), first_gap=round(float(first["gap"]), 2),
-                last_step=int(last["step"]), last_gap=round(float(last["gap"]), 2))
-    out.default("n/a", "first_step", "first_gap", "last_step", "last_gap")
-    out.finish(p)
-    return Result("onset", {"Drift gap per early step": curve}, figures, out.variables, out.counts,
-                  out.directory)
+
+def variables(run: Run, frame: pd.DataFrame, curve: pd.DataFrame) -> pd.DataFrame:
+    """The manuscript's numbers (per-target ones keyed ``<key>_<target>``, the first
+    target's also unsuffixed), written with the run log."""
+    p = run.params
+    targets = run.log.batches.get("onset:targets", Counts())
+    run.out.set(target=p.targets[0], targets=", ".join(p.targets), score=p.score, n_sessions=len(run.sessions),
+                n_steps=int(curve["step"].nunique()),
+                steps=", ".join(str(s) for s in sorted(curve["step"].unique())),
+                n_cells=targets.calls, n_failed=targets.failed, n_cached=targets.cached,
+                n_verdicts_invalid=int((frame["verdict_status"] == "invalid").sum()), window_chars=p.window,
+                **common.protocol_variables(run.log.about["protocol"]))
+    return spine.finish(run)
+
+
+STAGES = (Stage("run", start), Stage("frame", grid), Stage("curve", curve), Stage("figure", onset_figure),
+          Stage("variables", variables))
+
+
+def run(params: Parameters) -> Result:
+    """Every stage in order, as the notebook runs them."""
+    return spine.run_stages(STAGES, params)

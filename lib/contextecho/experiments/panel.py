@@ -24,13 +24,14 @@ import pandas as pd
 
 from ..echo import fingerprint_frame, fit_pca
 from ..echo import probes
-from ..paper.outputs import Outputs
 from .parameters import POSITIVE, NonEmpty, OneOf, count
-from ..paper.show import Result
+from ..paper.show import Result, SavedFigure
 from ..stats import (StatsInputError, compliance_gap, drift_gap, holm, log_verbosity_ratios,
                      variance_decomposition, verbosity_ratio)
+from ..engine.counts import Counts
 from ..stats.harness import clustered_bootstrap_mean, sign_flip_p
-from . import common
+from . import common, spine
+from .spine import Run, Stage
 
 TITLE = "Panel: drift gap per target, per position, per category; judge-free surfaces"
 PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5", "openai/gpt-4o", "hosted_vllm/Qwen/Qwen2.5-7B-Instruct"),
@@ -141,19 +142,9 @@ def verbosity_variance(s2: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def complete_units(frame: pd.DataFrame, score: str = "score") -> tuple[pd.DataFrame, int]:
-    """Keep (session, position) units with a valid score in both arms; count the rest."""
-    valid = frame[frame[score].notna()]
-    arms = valid.groupby(["session", "position"])["arm"].nunique()
-    keep = arms[arms == 2].index
-    units = frame.set_index(["session", "position"]).index
-    dropped = frame.groupby(["session", "position"]).ngroups - len(keep)
-    return frame[units.isin(keep)], int(dropped)
-
-
 def gap_row(frame: pd.DataFrame, **options) -> dict:
     """drift_gap as a dict, or the reason it cannot be estimated."""
-    data, dropped = complete_units(frame, options.get("score", "score"))
+    data, dropped = common.complete_units(frame, options.get("score", "score"))
     try:
         record = drift_gap(data, **options) if options.get("kind") != "compliance" else None
         return {**record.to_dict(), "units_dropped": dropped, "note": ""}
@@ -162,7 +153,7 @@ def gap_row(frame: pd.DataFrame, **options) -> dict:
                 "note": f"not estimable: {exc}"}
 
 
-def forest(gaps: pd.DataFrame, label: str, xlabel: str):
+def forest_plot(gaps: pd.DataFrame, label: str, xlabel: str):
     fig, ax = plt.subplots(figsize=(6.0, 0.6 + 0.45 * len(gaps)))
     y = np.arange(len(gaps))[::-1]
     ok = gaps["estimate"].notna()
@@ -181,76 +172,137 @@ def headline_ids(name: str) -> set[str]:
     return {q.id for q in probes.battery(name)} if name in probes.BATTERIES else {name}
 
 
-def run(p: Parameters) -> Result:
-    out = Outputs.open("panel", p.output_dir or None)
-    out.models.update(p.targets + p.judges)
-    out.protocol = common.protocol_record(p, p.stressor_max_tokens)
-    transport = p.transport(out.models)
-    sessions = common.select_sessions(p.n_sessions, protocol=p.protocol)
-    labels = common.session_labels(sessions)
-    cells = common.build(p, "panel", sessions, list(p.probes) + list(p.stressors),
+
+
+# ---------------------------------------------------------------- the stages (one notebook cell each)
+GAP_COLUMNS = ["target", "estimate", "ci_low", "ci_high", "real_mean", "filler_mean", "n_clusters", "n_invalid"]
+
+
+def _boot(p: Parameters) -> dict:
+    return {"n_resamples": p.n_resamples, "seed": p.seed}
+
+
+def _probe_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame[frame["item_kind"] == "probe"]
+
+
+def start(params: Parameters) -> Run:
+    """Open the outputs, check that every target and judge can be called (before any call),
+    and pick the longest openly licensed sessions (labelled S1..Sn)."""
+    return spine.start("panel", params, models=params.targets + params.judges,
+                       protocol=common.protocol_record(params, params.stressor_max_tokens),
+                       sessions=lambda: common.select_sessions(params.n_sessions, protocol=params.protocol))
+
+
+def grid(run: Run) -> pd.DataFrame:
+    """The grid: targets × sessions × snapshot positions × arms (real, filler) × probes and
+    S2 wordings, every cell asked through the cache, probes judged (one row per cell and
+    judge); the counts of its batches are printed and logged."""
+    p = run.params
+    cells = common.build(p, "panel", run.sessions, list(p.probes) + list(p.stressors),
                          positions="uniform" if p.positions == "panel" else "deciles",
                          k=p.n_positions, reference_positions=p.positions, limit=p.n_positions,
                          replicates=p.replicates, stressor_max_tokens=p.stressor_max_tokens)
-    frame = common.run(cells, p.judges, "panel", judge_max_tokens=p.judge_max_tokens,
-                       protocol=p.protocol, transport=transport)
-    frame["session"] = frame["session"].map(labels)
-    counts = out.count("panel", frame)
-    common.print_counts("panel", counts)
-    out.parquet("cells", frame)
+    return spine.run_grid(run, cells, judges=p.judges, judge_max_tokens=p.judge_max_tokens, protocol=p.protocol)
 
-    probes_frame = frame[frame["item_kind"] == "probe"]
+
+def headline(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
+    """The cells the headline estimates read: the headline battery's probes, judged by the
+    first judge (every judged probe when the battery was not asked)."""
+    p = run.params
+    probes_frame = _probe_rows(frame)
     judged = probes_frame[probes_frame["judge_model"] == p.judges[0]] if p.judges else probes_frame.iloc[0:0]
-    headline = judged[judged["item"].isin(headline_ids(p.headline))]
-    primary = headline if len(headline) else judged
+    chosen = judged[judged["item"].isin(headline_ids(p.headline))]
+    return chosen if len(chosen) else judged
+
+
+def drift_gaps(run: Run, primary: pd.DataFrame) -> pd.DataFrame:
+    """The drift gap Δ = filler − real per target on the headline battery, with a
+    position-clustered bootstrap CI (ContextEcho Def. 1)."""
+    p = run.params
     column = common.score_column(p.score)
-    boot = {"n_resamples": p.n_resamples, "seed": p.seed}
-    rows = [{"target": t, **gap_row(g, cluster="position", score=column, **boot)}
-            for t, g in primary.groupby("target")]
-    gaps = pd.DataFrame(rows)
-    out.parquet("drift_gaps", gaps)
-    all_rows = [{"target": t, **gap_row(g, cluster="position", score=column, **boot)}
-                for t, g in judged.groupby("target")]
-    all_gaps = pd.DataFrame(all_rows)
-    out.parquet("drift_gaps_all", all_gaps)
-    harness = harness_table(primary, **{"n_resamples": p.n_resamples, "seed": p.seed})
-    out.parquet("harness", harness)
-    probes = probes_frame  # every probe row (all judges), as before
-    tables = {}
-    if len(gaps):
-        fig = forest(gaps, "target", "drift gap Δ = filler − real (0–3 rubric points)")
-        out.figures_list = [out.figure("forest", fig)]
-        plt.close(fig)
-        show = gaps[["target", "estimate", "ci_low", "ci_high", "real_mean", "filler_mean",
-                     "n_clusters", "n_invalid"]].copy() if "real_mean" in gaps else gaps
-        out.table("drift_gaps", common.markdown(show))
-        tables[f"Drift gap per target ({p.headline})"] = show
-    all_show = all_gaps[["target", "estimate", "ci_low", "ci_high", "real_mean", "filler_mean",
-                         "n_clusters", "n_invalid"]] if "real_mean" in all_gaps else all_gaps
-    out.table("drift_gaps_all", common.markdown(all_show))
-    if len(all_show):
-        tables[f"Drift gap per target (every probe run: {', '.join(p.probes)})"] = all_show
-    harness_show = pd.DataFrame({"target": [], "note": []})
-    if len(harness):
-        harness_show = harness.merge(gaps[["target", "estimate", "ci_low", "ci_high"]].rename(
+    gaps = pd.DataFrame([{"target": t, **gap_row(g, cluster="position", score=column, **_boot(p))}
+                         for t, g in primary.groupby("target")])
+    run.out.parquet("drift_gaps", gaps)
+    values = {row["target"]: {"gap": round(float(row["estimate"]), 2),
+                              "gap_ci": f"[{row['ci_low']:.2f}, {row['ci_high']:.2f}]",
+                              "real_mean": round(float(row["real_mean"]), 2),
+                              "filler_mean": round(float(row["filler_mean"]), 2),
+                              "gap_clusters": int(row["n_clusters"])}
+              for _, row in gaps.iterrows() if pd.notna(row["estimate"])}
+    run.out.set(**common.per_target(values, p.targets, ("gap", "gap_ci", "real_mean", "filler_mean",
+                                                        "gap_clusters"))[0])
+    if not len(gaps):
+        return gaps
+    shown = gaps[GAP_COLUMNS].copy() if "real_mean" in gaps else gaps
+    return run.table("drift_gaps", shown, f"Drift gap per target ({p.headline})")
+
+
+def forest(run: Run, gaps: pd.DataFrame) -> SavedFigure | None:
+    """The forest plot of the drift gap per target."""
+    if not len(gaps):
+        return None
+    return run.figure("forest", forest_plot(gaps, "target", "drift gap Δ = filler − real (0–3 rubric points)"))
+
+
+def drift_gaps_all(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
+    """The same gap over every probe the run asked (a secondary table)."""
+    p = run.params
+    probes_frame = _probe_rows(frame)
+    judged = probes_frame[probes_frame["judge_model"] == p.judges[0]] if p.judges else probes_frame.iloc[0:0]
+    column = common.score_column(p.score)
+    all_gaps = pd.DataFrame([{"target": t, **gap_row(g, cluster="position", score=column, **_boot(p))}
+                             for t, g in judged.groupby("target")])
+    run.out.parquet("drift_gaps_all", all_gaps)
+    shown = all_gaps[GAP_COLUMNS] if "real_mean" in all_gaps else all_gaps
+    return run.table("drift_gaps_all", shown,
+                     f"Drift gap per target (every probe run: {', '.join(p.probes)})" if len(shown) else None)
+
+
+def harness(run: Run, primary: pd.DataFrame, gaps: pd.DataFrame) -> pd.DataFrame:
+    """The paper's own statistics (:func:`harness_table`): per-arm two-stage bootstrap
+    means, the sign-flip permutation p of the paired differences and its Holm adjustment
+    over targets, beside our position-clustered interval on the gap."""
+    p = run.params
+    table = harness_table(primary, **_boot(p))
+    run.out.parquet("harness", table)
+    shown = pd.DataFrame({"target": [], "note": []})
+    values = {}
+    if len(table):
+        shown = table.merge(gaps[["target", "estimate", "ci_low", "ci_high"]].rename(
             columns={"estimate": "gap_clustered", "ci_low": "gap_lo", "ci_high": "gap_hi"}),
-            on="target", how="left") if "ci_low" in gaps else harness
-        tables["Per-arm bootstrap, sign-flip p and Holm (the paper's statistics)"] = harness_show
-    out.table("harness", common.markdown(harness_show, floatfmt=".3f"))
+            on="target", how="left") if "ci_low" in gaps else table
+        for _, h in table.iterrows():
+            values[h["target"]] = {
+                "perm_p": round(float(h["perm_p"]), 4) if pd.notna(h["perm_p"]) else "n/a",
+                "holm_p": round(float(h["holm_p"]), 4) if pd.notna(h["holm_p"]) else "n/a",
+                "harness_gap": round(float(h["gap"]), 2) if pd.notna(h["gap"]) else "n/a"}
+            if "gap_failures_in" in table and pd.notna(h["gap_failures_in"]):
+                values[h["target"]]["gap_failures_in"] = round(float(h["gap_failures_in"]), 2)
+        run.out.set(n_holm_significant=int((table["holm_p"] < 0.05).sum()))
+    run.out.set(**common.per_target(values, p.targets, ("perm_p", "holm_p", "harness_gap", "gap_failures_in"))[0])
+    return run.table("harness", shown, "Per-arm bootstrap, sign-flip p and Holm (the paper's statistics)"
+                     if len(table) else None, floatfmt=".3f")
 
-    # Per category (all targets pooled per target-category pair), position-clustered.
-    cat_rows = [{"target": t, "category": c, **gap_row(g, cluster="position", score=column, **boot)}
-                for (t, c), g in primary.groupby(["target", "item_group"])]
-    categories = pd.DataFrame(cat_rows)
-    out.parquet("category_gaps", categories)
-    cat_show = categories[["target", "category", "estimate", "ci_low", "ci_high", "note"]]
-    out.table("category_gaps", common.markdown(cat_show))
-    tables["Drift gap per probe category"] = cat_show
 
-    # Per position: arm means (the trajectory) and the per-position gap (cell bootstrap).
+def category_gaps(run: Run, primary: pd.DataFrame) -> pd.DataFrame:
+    """The drift gap per target and probe category, position-clustered."""
+    p = run.params
+    column = common.score_column(p.score)
+    categories = pd.DataFrame([{"target": t, "category": c, **gap_row(g, cluster="position", score=column,
+                                                                       **_boot(p))}
+                               for (t, c), g in primary.groupby(["target", "item_group"])])
+    run.out.parquet("category_gaps", categories)
+    return run.table("category_gaps", categories[["target", "category", "estimate", "ci_low", "ci_high", "note"]],
+                     "Drift gap per probe category")
+
+
+def trajectory(run: Run, primary: pd.DataFrame) -> SavedFigure:
+    """Each arm's mean judge score at each snapshot position, pooled over sessions."""
+    column = common.score_column(run.params.score)
     traj = (primary.groupby(["target", "position", "arm"])[column].agg(["mean", "count"])
             .reset_index())
-    out.parquet("trajectory", traj)
+    run.out.parquet("trajectory", traj)
     fig, ax = plt.subplots()
     for (target, arm), g in traj.groupby(["target", "arm"]):
         ax.plot(g["position"], g["mean"], marker="o", ls="-" if arm == "real" else "--",
@@ -259,162 +311,193 @@ def run(p: Parameters) -> Result:
     ax.set_ylabel("mean judge score (0–3)")
     ax.set_ylim(-0.1, 3.1)
     ax.legend(fontsize=7)
-    figures = [out.figure("trajectory", fig)]
-    plt.close(fig)
-    if len(gaps):
-        figures.insert(0, out.directory / "figures" / "forest.png")
+    return run.figure("trajectory", fig)
 
-    # Both judge scores side by side (the chosen one above): discrete verdicts, expected scores.
-    both_rows, score_vars = [], {}
+
+def gaps_by_score(run: Run, primary: pd.DataFrame) -> pd.DataFrame:
+    """The drift gap under both judge scores side by side: the discrete verdicts (the
+    paper's) and the expected scores Σ s·p(s), with the SD of the per-unit gaps."""
+    p = run.params
+    rows = []
     for name, col in common.SCORES.items():
         for t, g in primary.groupby("target"):
-            row = gap_row(g, cluster="position", score=col, **boot)
+            row = gap_row(g, cluster="position", score=col, **_boot(p))
             sd = common.unit_gaps(g, score=col)["gap"].std()
-            both_rows.append({"target": t, "score": name, **row, "unit_gap_sd": sd})
-    by_score = pd.DataFrame(both_rows)
+            rows.append({"target": t, "score": name, **row, "unit_gap_sd": sd})
+    by_score = pd.DataFrame(rows)
+    keys = [key for n in common.SCORES for key in (f"gap_{n}", f"gap_{n}_ci", f"unit_gap_sd_{n}")]
+    values: dict = {}
+    for _, row in by_score.iterrows():
+        if pd.notna(row["estimate"]):
+            values.setdefault(row["target"], {}).update({
+                f"gap_{row['score']}": round(float(row["estimate"]), 2),
+                f"gap_{row['score']}_ci": f"[{row['ci_low']:.2f}, {row['ci_high']:.2f}]",
+                f"unit_gap_sd_{row['score']}": round(float(row["unit_gap_sd"]), 3)})
+    run.out.set(**common.per_target(values, p.targets, keys)[0])
     if len(by_score):
+        run.out.set(**{f"n_invalid_{name}": int(primary[column].isna().sum())
+                       for name, column in common.SCORES.items()})
         by_score = by_score[[c for c in ("target", "score", "estimate", "ci_low", "ci_high", "real_mean",
                                          "filler_mean", "unit_gap_sd", "n_invalid", "note")
                              if c in by_score.columns]]
-        out.parquet("drift_gaps_by_score", by_score)
-        out.table("drift_gaps_by_score", common.markdown(by_score))
-        tables["Drift gap under both judge scores"] = by_score
-        for name in common.SCORES:
-            first = by_score[by_score["score"] == name].iloc[0]
-            if pd.notna(first["estimate"]):
-                score_vars[f"gap_{name}"] = round(float(first["estimate"]), 2)
-                score_vars[f"gap_{name}_ci"] = f"[{first['ci_low']:.2f}, {first['ci_high']:.2f}]"
-                score_vars[f"unit_gap_sd_{name}"] = round(float(first["unit_gap_sd"]), 3)
-            score_vars[f"n_invalid_{name}"] = int(primary[common.SCORES[name]].isna().sum())
-    distributions, distribution_vars = common.distribution_report(probes, p.judges[0])
-    if len(distributions):
-        out.parquet("judge_distributions", distributions)
-        out.table("judge_distributions", common.markdown(distributions))
-        tables["How the judges' score distributions were read"] = distributions
+        run.out.parquet("drift_gaps_by_score", by_score)
+        run.table("drift_gaps_by_score", by_score, "Drift gap under both judge scores")
+    return by_score
 
-    # Fingerprint persona space: six judge-free features, PCA, coloured by arm.
+
+def judge_distributions(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
+    """How each judge's score distributions were read: ok, invalid, error, discrete; flat
+    ones; how often the arg-max names the parsed verdict."""
+    distributions, values = common.distribution_report(_probe_rows(frame), run.params.judges[0])
+    run.out.set(**values)
+    if len(distributions):
+        run.out.parquet("judge_distributions", distributions)
+        run.table("judge_distributions", distributions, "How the judges' score distributions were read")
+    return distributions
+
+
+def fingerprint(run: Run, frame: pd.DataFrame) -> SavedFigure | None:
+    """The fingerprint persona space: six judge-free features of every answered probe,
+    projected on two principal components, by arm (the loadings are a table)."""
     ok = frame[(frame["status"] == "ok") & (frame["item_kind"] == "probe")].drop_duplicates("key")
     features = fingerprint_frame(ok["response"])
     features.index = ok.index
-    fp_vars = {}
-    if len(ok) >= 3:
-        pca = fit_pca(features)
-        coords = pca.transform(features)
-        fp = pd.concat([ok[["target", "session", "position", "arm", "item"]], features], axis=1)
-        fp["PC1"], fp["PC2"] = coords[:, 0], coords[:, 1]
-        out.parquet("fingerprint", fp)
-        fig, ax = plt.subplots(figsize=(4.8, 3.8))
-        for arm, marker in (("real", "o"), ("filler", "^")):
-            g = fp[fp["arm"] == arm]
-            ax.scatter(g["PC1"], g["PC2"], marker=marker, alpha=0.6, label=arm)
-        ax.set_xlabel(f"PC1 ({100 * pca.explained_variance_ratio[0]:.0f}% of variance)")
-        ax.set_ylabel(f"PC2 ({100 * pca.explained_variance_ratio[1]:.0f}%)")
-        ax.legend()
-        figures.append(out.figure("fingerprint", fig))
-        plt.close(fig)
-        centroid = fp.groupby("arm")[["PC1", "PC2"]].mean()
-        if {"real", "filler"} <= set(centroid.index):
-            fp_vars["fingerprint_centroid_distance"] = round(float(np.linalg.norm(
-                centroid.loc["real"] - centroid.loc["filler"])), 3)
-        fp_vars["fingerprint_pc1_pct"] = round(100 * float(pca.explained_variance_ratio[0]), 1)
-        loadings = pca.loadings()
-        out.table("fingerprint_loadings", common.markdown(loadings.reset_index(names="feature")))
-        tables["Fingerprint PCA loadings"] = loadings
+    if len(ok) < 3:
+        return None
+    pca = fit_pca(features)
+    coords = pca.transform(features)
+    fp = pd.concat([ok[["target", "session", "position", "arm", "item"]], features], axis=1)
+    fp["PC1"], fp["PC2"] = coords[:, 0], coords[:, 1]
+    run.out.parquet("fingerprint", fp)
+    fig, ax = plt.subplots(figsize=(4.8, 3.8))
+    for arm, marker in (("real", "o"), ("filler", "^")):
+        g = fp[fp["arm"] == arm]
+        ax.scatter(g["PC1"], g["PC2"], marker=marker, alpha=0.6, label=arm)
+    ax.set_xlabel(f"PC1 ({100 * pca.explained_variance_ratio[0]:.0f}% of variance)")
+    ax.set_ylabel(f"PC2 ({100 * pca.explained_variance_ratio[1]:.0f}%)")
+    ax.legend()
+    shown = run.figure("fingerprint", fig)
+    centroid = fp.groupby("arm")[["PC1", "PC2"]].mean()
+    if {"real", "filler"} <= set(centroid.index):
+        run.out.set(fingerprint_centroid_distance=round(float(np.linalg.norm(
+            centroid.loc["real"] - centroid.loc["filler"])), 3))
+    run.out.set(fingerprint_pc1_pct=round(100 * float(pca.explained_variance_ratio[0]), 1))
+    loadings = pca.loadings()
+    run.out.table("fingerprint_loadings", common.markdown(loadings.reset_index(names="feature")))
+    run.tables["Fingerprint PCA loadings"] = loadings
+    return shown
 
-    # S2 compliance (judge-free, 0/1 scorer) and the verbosity ratio real/filler.
+
+def s2_compliance(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
+    """The S2 output contract, judge-free: compliance per arm and the compliance gap (pp),
+    and the verbosity ratio real/filler; under ``reference`` our scorer beside the harness's."""
+    p = run.params
     s2 = frame[frame["item_kind"] == "stressor"].copy()
-    s2_vars = {}
+    if not len(s2):
+        run.out.set(**common.per_target({}, p.targets, S2_KEYS)[0])
+        return pd.DataFrame()
+    rows = []
+    for t, g in s2.groupby("target"):
+        g = g.assign(compliant=g["score"])
+        data, dropped = common.complete_units(g, "compliant")
+        row = {"target": t, "real_rate_pct": 100 * g.loc[g.arm == "real", "compliant"].mean(),
+               "filler_rate_pct": 100 * g.loc[g.arm == "filler", "compliant"].mean()}
+        try:
+            rec = compliance_gap(data, cluster="position", **_boot(p))
+            row.update(gap_pp=rec.estimate, ci_low=rec.ci_low, ci_high=rec.ci_high, note="")
+        except StatsInputError as exc:
+            row.update(gap_pp=np.nan, ci_low=np.nan, ci_high=np.nan, note=f"not estimable: {exc}")
+        v = g.assign(length=g["response_chars"].where(g["response_chars"] > 0), probe=g["item"])
+        try:
+            ratio = verbosity_ratio(v, cluster="session", **_boot(p))
+            row.update(verbosity_ratio=ratio.estimate, verbosity_ci_low=ratio.ci_low,
+                       verbosity_ci_high=ratio.ci_high)
+        except StatsInputError as exc:
+            row.update(verbosity_ratio=np.nan, verbosity_ci_low=np.nan, verbosity_ci_high=np.nan,
+                       note=(row["note"] + f" verbosity not estimable: {exc}").strip())
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    if "contextecho_score" in s2:  # reference: our scorer beside the harness's
+        both = s2[s2["verdict_status"] == "ok"]
+        ours = both.groupby(["target", "arm"])["contextecho_score"].mean().unstack()
+        table["contextecho_real_rate_pct"] = table["target"].map(100 * ours.get("real", pd.Series(dtype=float)))
+        table["contextecho_filler_rate_pct"] = table["target"].map(100 * ours.get("filler", pd.Series(dtype=float)))
+        agree = (both["score"] == both["contextecho_score"]).groupby(both["target"]).mean()
+        table["scorer_agreement_pct"] = table["target"].map(100 * agree)
+        run.out.set(s2_scorer_agreement_pct=round(float(100 * (both["score"] == both["contextecho_score"]).mean()), 1)
+                    if len(both) else "n/a")
+    values = {}
+    for _, row in table.iterrows():
+        own = values.setdefault(row["target"], {})
+        own.update(s2_real_rate_pct=round(float(row["real_rate_pct"]), 1),
+                   s2_filler_rate_pct=round(float(row["filler_rate_pct"]), 1))
+        if "contextecho_real_rate_pct" in table and pd.notna(row["contextecho_real_rate_pct"]):
+            own.update(s2_contextecho_real_rate_pct=round(float(row["contextecho_real_rate_pct"]), 1),
+                       s2_contextecho_filler_rate_pct=round(float(row["contextecho_filler_rate_pct"]), 1))
+        if pd.notna(row["gap_pp"]):
+            own["s2_gap_pp"] = round(float(row["gap_pp"]), 1)
+            own["s2_gap_ci"] = f"[{row['ci_low']:.1f}, {row['ci_high']:.1f}]"
+        if pd.notna(row.get("verbosity_ratio", np.nan)):
+            own["verbosity_ratio"] = round(float(row["verbosity_ratio"]), 2)
+            own["verbosity_ci"] = f"[{row['verbosity_ci_low']:.2f}, {row['verbosity_ci_high']:.2f}]"
+    run.out.set(**common.per_target(values, p.targets, S2_KEYS)[0])
+    run.out.parquet("s2", table)
+    return run.table("s2", table, "S2 compliance and verbosity")
+
+
+S2_KEYS = ("s2_real_rate_pct", "s2_filler_rate_pct", "s2_contextecho_real_rate_pct",
+           "s2_contextecho_filler_rate_pct", "s2_gap_pp", "s2_gap_ci", "verbosity_ratio", "verbosity_ci")
+
+
+def verbosity(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
+    """The seed's Table 2: between- vs within-session variance of the per-pair log verbosity
+    ratio of the S2 cells, per target and pooled (:func:`verbosity_variance`)."""
+    s2 = frame[frame["item_kind"] == "stressor"]
     variance = pd.DataFrame({"target": [], "note": []})
     if len(s2):
-        s2_rows = []
-        for t, g in s2.groupby("target"):
-            g = g.assign(compliant=g["score"])
-            data, dropped = complete_units(g, "compliant")
-            row = {"target": t, "real_rate_pct": 100 * g.loc[g.arm == "real", "compliant"].mean(),
-                   "filler_rate_pct": 100 * g.loc[g.arm == "filler", "compliant"].mean()}
-            try:
-                rec = compliance_gap(data, cluster="position", **boot)
-                row.update(gap_pp=rec.estimate, ci_low=rec.ci_low, ci_high=rec.ci_high, note="")
-            except StatsInputError as exc:
-                row.update(gap_pp=np.nan, ci_low=np.nan, ci_high=np.nan, note=f"not estimable: {exc}")
-            v = g.assign(length=g["response_chars"].where(g["response_chars"] > 0), probe=g["item"])
-            try:
-                ratio = verbosity_ratio(v, cluster="session", **boot)
-                row.update(verbosity_ratio=ratio.estimate, verbosity_ci_low=ratio.ci_low,
-                           verbosity_ci_high=ratio.ci_high)
-            except StatsInputError as exc:
-                row.update(verbosity_ratio=np.nan, verbosity_ci_low=np.nan, verbosity_ci_high=np.nan,
-                           note=(row["note"] + f" verbosity not estimable: {exc}").strip())
-            s2_rows.append(row)
-        s2_table = pd.DataFrame(s2_rows)
-        if "contextecho_score" in s2:  # reference: our scorer beside the harness's
-            both = s2[s2["verdict_status"] == "ok"]
-            ours = both.groupby(["target", "arm"])["contextecho_score"].mean().unstack()
-            s2_table["contextecho_real_rate_pct"] = s2_table["target"].map(100 * ours.get("real", pd.Series(dtype=float)))
-            s2_table["contextecho_filler_rate_pct"] = s2_table["target"].map(100 * ours.get("filler", pd.Series(dtype=float)))
-            agree = (both["score"] == both["contextecho_score"]).groupby(both["target"]).mean()
-            s2_table["scorer_agreement_pct"] = s2_table["target"].map(100 * agree)
-            s2_vars["s2_scorer_agreement_pct"] = round(float(100 * (both["score"] == both["contextecho_score"]).mean()), 1) \
-                if len(both) else "n/a"
-        variance = verbosity_variance(s2)
-        out.parquet("verbosity_variance", variance)
+        variance = verbosity_variance(s2.copy())
+        run.out.parquet("verbosity_variance", variance)
         if len(variance):
-            tables["Variance decomposition of the log verbosity ratio (Table 2)"] = variance
-            last = variance.iloc[-1]
+            run.tables["Variance decomposition of the log verbosity ratio (Table 2)"] = variance
+            last = variance.iloc[-1]  # pooled over targets (the one target's row when alone)
             if pd.notna(last["between_pct"]):
-                s2_vars["verbosity_between_pct"] = round(float(last["between_pct"]), 1)
-        out.parquet("s2", s2_table)
-        out.table("s2", common.markdown(s2_table))
-        tables["S2 compliance and verbosity"] = s2_table
-        first = s2_table.iloc[0]
-        s2_vars.update(s2_real_rate_pct=round(float(first["real_rate_pct"]), 1),
-                       s2_filler_rate_pct=round(float(first["filler_rate_pct"]), 1))
-        if "contextecho_real_rate_pct" in s2_table and pd.notna(first["contextecho_real_rate_pct"]):
-            s2_vars.update(s2_contextecho_real_rate_pct=round(float(first["contextecho_real_rate_pct"]), 1),
-                           s2_contextecho_filler_rate_pct=round(float(first["contextecho_filler_rate_pct"]), 1))
-        if pd.notna(first["gap_pp"]):
-            s2_vars["s2_gap_pp"] = round(float(first["gap_pp"]), 1)
-            s2_vars["s2_gap_ci"] = f"[{first['ci_low']:.1f}, {first['ci_high']:.1f}]"
-        if pd.notna(first.get("verbosity_ratio", np.nan)):
-            s2_vars["verbosity_ratio"] = round(float(first["verbosity_ratio"]), 2)
-            s2_vars["verbosity_ci"] = f"[{first['verbosity_ci_low']:.2f}, {first['verbosity_ci_high']:.2f}]"
+                run.out.set(verbosity_between_pct=round(float(last["between_pct"]), 1))
+    run.out.table("verbosity_variance", common.markdown(variance, floatfmt=".3f"))
+    return variance
 
-    out.table("verbosity_variance", common.markdown(variance, floatfmt=".3f"))
 
-    first_gap = gaps.iloc[0] if len(gaps) else None
-    out.set(target=p.targets[0], judge=p.judges[0] if p.judges else "none",
-            n_targets=len(p.targets), n_sessions=len(sessions), n_positions=p.n_positions,
-            n_probes=int(primary["item"].nunique()), n_stressor_wordings=int(s2["item"].nunique()),
-            window_chars=p.window, max_tokens=p.max_tokens, n_resamples=p.n_resamples,
-            headline=p.headline, seed=p.seed, n_positions_run=int(primary["position"].nunique()),
-            **common.protocol_variables(out.protocol),
-            n_cells=counts["cells"], n_failed=counts["failed"], n_cached=counts["cached"],
-            n_verdicts_ok=counts.get("verdicts_ok", 0),
-            n_verdicts_invalid=counts.get("verdicts_invalid", 0),
-            invalid_pct=round(100 * counts.get("verdicts_invalid", 0)
-                              / max(1, len(probes)), 1),
-            mean_prompt_tokens=int(frame["prompt_tokens"].dropna().mean())
-            if frame["prompt_tokens"].notna().any() else 0,
-            score=p.score, **score_vars, **distribution_vars,
-            **s2_vars, **fp_vars, **common.judge_spread(primary["score"]))
-    if first_gap is not None and pd.notna(first_gap["estimate"]):
-        out.set(gap=round(float(first_gap["estimate"]), 2),
-                gap_ci=f"[{first_gap['ci_low']:.2f}, {first_gap['ci_high']:.2f}]",
-                real_mean=round(float(first_gap["real_mean"]), 2),
-                filler_mean=round(float(first_gap["filler_mean"]), 2),
-                gap_clusters=int(first_gap["n_clusters"]))
-    if len(harness):
-        h = harness.iloc[0]
-        out.set(perm_p=round(float(h["perm_p"]), 4) if pd.notna(h["perm_p"]) else "n/a",
-                holm_p=round(float(h["holm_p"]), 4) if pd.notna(h["holm_p"]) else "n/a",
-                harness_gap=round(float(h["gap"]), 2) if pd.notna(h["gap"]) else "n/a",
-                n_holm_significant=int((harness["holm_p"] < 0.05).sum()))
-        if "gap_failures_in" in harness and pd.notna(h["gap_failures_in"]):
-            out.set(gap_failures_in=round(float(h["gap_failures_in"]), 2))
-    out.default("n/a", *(key for n in common.SCORES for key in (f"gap_{n}", f"gap_{n}_ci", f"unit_gap_sd_{n}")))
-    out.default("n/a", "gap", "gap_ci", "real_mean", "filler_mean", "gap_clusters", "s2_gap_pp", "s2_gap_ci", "verbosity_ratio", "verbosity_ci", "fingerprint_centroid_distance", "fingerprint_pc1_pct", "s2_real_rate_pct", "s2_filler_rate_pct", "perm_p", "holm_p",
-                "harness_gap", "gap_failures_in", "s2_scorer_agreement_pct",
-                "s2_contextecho_real_rate_pct", "s2_contextecho_filler_rate_pct",
-                "verbosity_between_pct", "n_holm_significant")
-    out.finish(p)
-    return Result("panel", tables, figures, out.variables, out.counts, out.directory)
+def variables(run: Run, frame: pd.DataFrame, primary: pd.DataFrame) -> pd.DataFrame:
+    """The manuscript's numbers (per-target ones keyed ``<key>_<target>``, the first
+    target's also unsuffixed), written with the run log."""
+    p = run.params
+    probes_frame = _probe_rows(frame)
+    s2 = frame[frame["item_kind"] == "stressor"]
+    targets = run.log.batches.get("panel:targets", Counts())
+    n_invalid = int((frame["verdict_status"] == "invalid").sum())
+    run.out.set(target=p.targets[0], targets=", ".join(p.targets), judge=p.judges[0] if p.judges else "none",
+                n_targets=len(p.targets), n_sessions=len(run.sessions), n_positions=p.n_positions,
+                n_probes=int(primary["item"].nunique()), n_stressor_wordings=int(s2["item"].nunique()),
+                window_chars=p.window, max_tokens=p.max_tokens, n_resamples=p.n_resamples,
+                headline=p.headline, seed=p.seed, n_positions_run=int(primary["position"].nunique()),
+                **common.protocol_variables(run.log.about["protocol"]),
+                n_cells=targets.calls, n_failed=targets.failed, n_cached=targets.cached,
+                n_verdicts_ok=int((frame["verdict_status"] == "ok").sum()), n_verdicts_invalid=n_invalid,
+                invalid_pct=round(100 * n_invalid / max(1, len(probes_frame)), 1),
+                mean_prompt_tokens=int(frame["prompt_tokens"].dropna().mean())
+                if frame["prompt_tokens"].notna().any() else 0,
+                score=p.score, **common.judge_spread(primary["score"]))
+    run.out.default("n/a", "fingerprint_centroid_distance", "fingerprint_pc1_pct", "s2_scorer_agreement_pct",
+                    "verbosity_between_pct", "n_holm_significant")
+    return spine.finish(run)
+
+
+STAGES = (Stage("run", start), Stage("frame", grid), Stage("primary", headline), Stage("gaps", drift_gaps),
+          Stage("forest", forest), Stage("gaps_all", drift_gaps_all), Stage("harness", harness),
+          Stage("categories", category_gaps), Stage("trajectory", trajectory), Stage("by_score", gaps_by_score),
+          Stage("distributions", judge_distributions), Stage("fingerprint", fingerprint),
+          Stage("s2", s2_compliance), Stage("variance", verbosity), Stage("variables", variables))
+
+
+def run(params: Parameters) -> Result:
+    """Every stage in order, as the notebook runs them."""
+    return spine.run_stages(STAGES, params)

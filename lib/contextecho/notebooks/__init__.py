@@ -3,8 +3,9 @@
     from contextecho.notebooks import run_notebook
     run_notebook("panel", {"targets": "local/smollm2-135m", "n_sessions": 2})
 
-Inside a notebook: ``params = bind(experiment.Parameters, globals(), _baseline)`` then
-``result = experiment.run(params)`` and ``show(result)``.
+Inside a notebook: ``params = bind(experiment.Parameters, globals(), _baseline)``, then
+one cell per stage of the experiment (``run = experiment.start(params)``,
+``frame = experiment.grid(run)``, ..., ``variables = experiment.variables(run, ...)``).
 """
 from .build import NOTEBOOKS, build, experiment, notebook_path, write_all
 from .runner import NotebookRun, run_notebook

@@ -4,7 +4,7 @@
     figures/<name>.png|.pdf   every figure in both formats, one style (:func:`style`)
     tables/<name>.md          Markdown tables for ``{{< include >}}``
     variables.yml             ``{<notebook>: {key: number or short text}}``
-    manifest.json             commit, parameters, cache hits/misses, errors, models, time
+    manifest.json             the run log: commit, parameters, models, the counts of every batch, time
     <notebook>.ipynb          the executed copy (written by papermill)
 
 :func:`merge_variables` joins the notebooks' variables files into the manuscript's and
@@ -15,8 +15,7 @@ from __future__ import annotations
 import json
 import math
 import shutil
-import time
-from dataclasses import asdict, dataclass, field, is_dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -24,7 +23,6 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from ..engine.manifest import git_state, package_versions
 from ..engine.paths import REPO_ROOT
 
 GENERATED = REPO_ROOT / "paper" / "_generated"
@@ -69,15 +67,12 @@ def style() -> None:
 
 @dataclass
 class Outputs:
-    """Writer for one notebook's outputs; counts are added to the manifest."""
+    """Writer for one notebook's files; the run log beside them (``manifest.json``) is the
+    engine's :class:`~contextecho.engine.manifest.RunLog`, written to :attr:`manifest`."""
 
     name: str
     directory: Path
     variables: dict[str, Any] = field(default_factory=dict)
-    counts: dict[str, Any] = field(default_factory=dict)
-    models: set[str] = field(default_factory=set)
-    protocol: dict[str, Any] = field(default_factory=dict)  # experiments.common.protocol_record
-    started: float = field(default_factory=time.perf_counter)
 
     @classmethod
     def open(cls, name: str, directory: str | Path | None = None) -> "Outputs":
@@ -91,6 +86,11 @@ class Outputs:
             (path / sub).mkdir(parents=True, exist_ok=True)
         style()
         return cls(name, path)
+
+    @property
+    def manifest(self) -> Path:
+        """Where the run log goes."""
+        return self.directory / "manifest.json"
 
     def parquet(self, stem: str, frame: pd.DataFrame) -> Path:
         path = self.directory / "results" / f"{stem}.parquet"
@@ -123,42 +123,11 @@ class Outputs:
         for key in keys:
             self.variables.setdefault(key, _plain(value))
 
-    def count(self, stage: str, frame: pd.DataFrame | None = None, **counts: Any) -> dict:
-        """Record (and return) cells cached / computed / failed / judged invalid for a stage."""
-        if frame is not None:
-            counts = {**cell_counts(frame), **counts}
-        self.counts[stage] = {k: _plain(v) for k, v in counts.items()}
-        return self.counts[stage]
-
-    def finish(self, parameters: Any) -> Path:
-        """Write ``variables.yml`` and ``manifest.json``; return the variables file."""
-        params = asdict(parameters) if is_dataclass(parameters) else dict(parameters)
-        variables_file = self.directory / "variables.yml"
-        variables_file.write_text(yaml.safe_dump({self.name: self.variables}, sort_keys=True,
-                                                 allow_unicode=True))
-        manifest = {"notebook": self.name, "git": git_state(), "packages": package_versions(),
-                    "parameters": _plain(params), "models": sorted(self.models),
-                    **({"protocol": _plain(self.protocol)} if self.protocol else {}),
-                    "counts": self.counts, "wall_s": round(time.perf_counter() - self.started, 1),
-                    "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-        (self.directory / "manifest.json").write_text(json.dumps(manifest, indent=2, default=str))
-        return variables_file
-
-
-def cell_counts(frame: pd.DataFrame) -> dict[str, int]:
-    """Cached / computed / failed target calls and ok / invalid / error verdicts of a frame
-    from :func:`contextecho.echo.run_cells` (one row per cell and judge)."""
-    cells = frame.drop_duplicates("key") if "key" in frame else frame
-    out = {"cells": len(cells)}
-    if "cached" in cells:
-        out["cached"] = int(cells["cached"].sum())
-        out["computed"] = int((~cells["cached"].astype(bool)).sum())
-    if "status" in cells:
-        out["failed"] = int((cells["status"] != "ok").sum())
-    if "verdict_status" in frame:
-        for status in ("ok", "invalid", "error", "unjudged"):
-            out[f"verdicts_{status}"] = int((frame["verdict_status"] == status).sum())
-    return out
+    def write_variables(self) -> Path:
+        """Write ``variables.yml`` (``{<notebook>: {key: value}}``); return its path."""
+        path = self.directory / "variables.yml"
+        path.write_text(yaml.safe_dump({self.name: self.variables}, sort_keys=True, allow_unicode=True))
+        return path
 
 
 def _flatten(node: Any, prefix: str = "") -> dict[str, Any]:

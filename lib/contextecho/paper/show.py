@@ -1,4 +1,5 @@
-"""What an experiment returns to its notebook, and how the notebook shows it."""
+"""What an experiment shows: a saved figure that a notebook displays inline, and the
+result a whole run returns to its caller (the command line, the tests)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -8,27 +9,25 @@ from typing import Any
 import pandas as pd
 
 
+@dataclass(frozen=True)
+class SavedFigure:
+    """A figure written under a notebook's outputs (PNG and PDF); as the last expression
+    of a notebook cell it shows inline (its PNG)."""
+
+    path: Path
+
+    def _repr_png_(self) -> bytes:
+        return self.path.read_bytes()
+
+
 @dataclass
 class Result:
+    """One run of one experiment: its titled tables, figures (PNG paths), manuscript
+    variables, the counts of each batch (as the run log holds them) and its folder."""
+
     name: str
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     figures: list[Path] = field(default_factory=list)
     variables: dict[str, Any] = field(default_factory=dict)
-    counts: dict[str, Any] = field(default_factory=dict)
+    batches: dict[str, dict[str, int]] = field(default_factory=dict)
     output_dir: Path | None = None
-
-
-def show(result: Result) -> None:
-    """Display the counts, every table and every figure (in a notebook; prints elsewhere)."""
-    try:
-        from IPython.display import Image, Markdown, display
-    except ImportError:  # pragma: no cover - IPython ships with ipykernel
-        display = print
-        Image = Markdown = lambda *a, **k: a  # noqa: E731
-    display(Markdown(f"**Calls** (cached / computed / failed / judged invalid): {result.counts}"))
-    for title, table in result.tables.items():
-        display(Markdown(f"### {title}"))
-        display(table)
-    for figure in result.figures:
-        display(Image(filename=str(figure)))
-    display(Markdown(f"Outputs: `{result.output_dir}`"))

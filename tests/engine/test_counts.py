@@ -1,0 +1,33 @@
+"""One counts type for every batch: what a batch came to, as the batch counts itself."""
+import json
+
+from contextecho.engine.cache import CellCache
+from contextecho.engine.calls import Transport, generate
+from contextecho.engine.counts import Counts
+from contextecho.engine.model_request import ModelRequest
+
+FAST = Transport(base_delay_s=0.001, max_delay_s=0.01, max_attempts=2)
+
+
+def ask(model: str, text: str = "hi") -> ModelRequest:
+    return ModelRequest(model, [{"role": "user", "content": text}], {}, 0)
+
+
+def test_counts_add_up_and_keep_one_set_of_names():
+    a = Counts(calls=3, cached=1, computed=2, failed=1, invalid=0)
+    b = Counts(calls=2, cached=2, computed=0, failed=0, invalid=1)
+    assert a + b == Counts(calls=5, cached=3, computed=2, failed=1, invalid=1)
+    assert list((a + b).as_dict()) == ["calls", "cached", "computed", "failed", "invalid"]
+    assert a.line("panel:targets") == "[panel:targets] calls=3, cached=1, computed=2, failed=1, invalid=0"
+
+
+def test_a_batch_counts_itself_one_call_per_distinct_request(tmp_path):
+    requests = [ask("fake/echo", "a"), ask("fake/echo", "a"), ask("fake/echo", "b"), ask("fake/auth"), ask("fake/auth")]
+    first = generate(requests, cache=CellCache(tmp_path), transport=FAST, progress=False)
+    assert first.counts() == Counts(calls=3, cached=0, computed=3, failed=1)
+    again = generate(requests, cache=CellCache(tmp_path), transport=FAST, progress=False)
+    # the stored permanent error answers its cell from the cache, and is still a failure
+    assert again.counts(invalid=1) == Counts(calls=3, cached=3, computed=0, failed=1, invalid=1)
+    journal = json.loads(open(again.manifest["path"]).read())
+    assert {k: journal[k] for k in Counts().as_dict()} == Counts(calls=3, cached=3, failed=1).as_dict()
+    assert journal["errors_by_type"] == {"AuthenticationError": 1} and journal["n_requests"] == 5

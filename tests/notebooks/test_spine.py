@@ -1,0 +1,114 @@
+"""The spine: a run's stages, its run log, and manuscript variables keyed by target."""
+import json
+from dataclasses import dataclass
+
+import pandas as pd
+import pytest
+
+from contextecho.engine.calls import Transport
+from contextecho.engine.counts import Counts
+from contextecho.experiments import common, spine
+from contextecho.notebooks import experiment
+
+
+def test_per_target_variables_key_every_target_and_name_the_first_unsuffixed():
+    values = {"openai/gpt-4o": {"gap": 0.3}, "local/smollm2-135m": {"gap": 0.1, "gap_ci": "[0, 1]"}}
+    variables, table = common.per_target(values, ("local/smollm2-135m", "openai/gpt-4o", "x/none"),
+                                         ("gap", "gap_ci"))
+    assert variables == {"gap_local_smollm2_135m": 0.1, "gap_ci_local_smollm2_135m": "[0, 1]",
+                         "gap": 0.1, "gap_ci": "[0, 1]",
+                         "gap_openai_gpt_4o": 0.3, "gap_ci_openai_gpt_4o": "n/a",
+                         "gap_x_none": "n/a", "gap_ci_x_none": "n/a"}
+    assert table["target"].tolist() == ["local/smollm2-135m", "openai/gpt-4o", "x/none"]
+    assert table["key suffix"].tolist() == ["local_smollm2_135m", "openai_gpt_4o", "x_none"]
+
+
+@dataclass(frozen=True)
+class Tiny:
+    output_dir: str = ""
+
+    def transport(self, models):
+        return Transport(concurrency=1)
+
+
+def _fails(run):
+    """A stage that fails."""
+    raise RuntimeError("boom")
+
+
+def test_stages_run_in_order_and_a_failing_stage_leaves_the_run_log_failed(tmp_path):
+    def begin(params):
+        """Open the run."""
+        return spine.start("demo", params, models=("fake/echo",))
+
+    def count(run):
+        """Count a batch."""
+        return run.batch("demo:targets", Counts(calls=2, computed=2))
+
+    def finish(run, counted):
+        """Write the variables."""
+        run.out.set(n=counted.calls)
+        return spine.finish(run)
+
+    stages = (spine.Stage("run", begin), spine.Stage("counted", count), spine.Stage("variables", finish))
+    assert [s.arguments for s in stages] == [("params",), ("run",), ("run", "counted")]
+    assert stages[2].code() == "variables = experiment.finish(run, counted)\nvariables"
+    result = spine.run_stages(stages, Tiny(str(tmp_path / "ok")))
+    assert result.variables == {"n": 2} and result.batches == {"demo:targets": Counts(2, 0, 2).as_dict()}
+    log = json.loads((tmp_path / "ok" / "manifest.json").read_text())
+    assert log["status"] == "complete" and log["batches"]["demo:targets"]["computed"] == 2
+    with pytest.raises(RuntimeError, match="boom"):
+        spine.run_stages((stages[0], stages[1], spine.Stage("x", _fails)), Tiny(str(tmp_path / "bad")))
+    log = json.loads((tmp_path / "bad" / "manifest.json").read_text())
+    assert log["status"] == "failed" and log["batches"]["demo:targets"]["calls"] == 2
+    assert not (tmp_path / "bad" / "variables.yml").exists()
+
+
+@pytest.mark.corpus
+def test_a_panel_of_two_targets_keys_each_number_by_its_target(tmp_path, corpus_dir, scripted_models):
+    """The first target given (here not the first in sorted order) is the one the unsuffixed
+    keys describe; every target's numbers have their own keys."""
+    module = experiment("panel")
+    params = module.Parameters(targets=("scripted/command", "scripted/chatty"), judges=("scripted/judge",),
+                               n_sessions=1, n_positions=2, probes=("C01", "C02"), stressors=("S2#01",),
+                               n_resamples=200, max_tokens=16, window=3000, output_dir=str(tmp_path / "panel"))
+    result = module.run(params)
+    v = result.variables
+    assert v["target"] == "scripted/command" and v["targets"] == "scripted/command, scripted/chatty"
+    s2 = result.tables["S2 compliance and verbosity"].set_index("target")
+    for target, slug in (("scripted/chatty", "scripted_chatty"), ("scripted/command", "scripted_command")):
+        assert v[f"s2_real_rate_pct_{slug}"] == round(s2.loc[target, "real_rate_pct"], 1)
+        for key in ("gap", "gap_ci", "perm_p", "holm_p", "gap_discrete", "verbosity_ratio"):
+            assert f"{key}_{slug}" in v, key
+    assert v["s2_real_rate_pct_scripted_chatty"] == 0.0  # a preamble every time
+    assert v["s2_real_rate_pct"] == v["s2_real_rate_pct_scripted_command"] == 100.0  # a bare command
+    gaps = result.tables["Drift gap per target (coding_self)"].set_index("target")
+    assert v["gap_scripted_chatty"] == round(gaps.loc["scripted/chatty", "estimate"], 2)
+    assert v["gap"] == v["gap_scripted_command"] == round(gaps.loc["scripted/command", "estimate"], 2)
+    log = json.loads((result.output_dir / "manifest.json").read_text())
+    assert log["status"] == "complete" and set(log["batches"]) == {"panel:targets", "panel:judges"}
+    assert log["batches"]["panel:targets"] == Counts(calls=2 * 2 * 2 * 3, computed=24).as_dict()
+    assert v["n_cells"] == 24 and v["n_cached"] == 0 and v["n_failed"] == 0
+    cells = pd.read_parquet(result.output_dir / "results" / "cells.parquet")
+    assert set(cells["target"]) == {"scripted/chatty", "scripted/command"}
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("name, extra", [
+    ("compaction", {"n_sessions": 2, "probes": ("C01", "C02")}),
+    ("onset", {"n_sessions": 2, "probes": ("C01",), "steps": (1, 5)}),
+    ("anchor_ablations", {"n_sessions": 1, "interventions": ("none", "a_anchor"), "probes": ("C01", "C03"),
+                          "contracts": ("S2#01",), "distances": (0,)}),
+    ("cross_judge", {"n_sessions": 2, "n_positions": 3, "probes": ("C01", "C02", "C03")}),
+])
+def test_every_per_target_number_has_a_key_for_each_target(name, extra, tmp_path, corpus_dir, scripted_models):
+    module = experiment(name)
+    targets = ("scripted/varied", "scripted/chatty")  # the first given sorts last
+    params = module.Parameters(targets=targets, judges=("scripted/judge",), n_resamples=200, max_tokens=16,
+                               window=3000, output_dir=str(tmp_path / name), **extra)
+    v = module.run(params).variables
+    suffixed = {k[: -len("_scripted_chatty")] for k in v if k.endswith("_scripted_chatty")}
+    assert suffixed and all(f"{k}_scripted_varied" in v for k in suffixed)
+    assert all(v[k] == v[f"{k}_scripted_varied"] for k in suffixed)  # unsuffixed: the first target
+    assert any(v[f"{k}_scripted_varied"] != v[f"{k}_scripted_chatty"] for k in suffixed)  # they differ
+    assert v["target"] == "scripted/varied"
