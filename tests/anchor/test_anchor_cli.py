@@ -34,7 +34,7 @@ def test_options_reach_the_run(tmp_path):
                  "--limit", "100", "--temperature", "0.5", "--max-tokens", "8") == 0
     manifest = outputs(tmp_path)["run_manifest.json"]
     assert manifest["context_policy"]["condition"] == "none" and manifest["context_policy"]["limit_chars"] == 100
-    assert manifest["params"] == {"temperature": 0.5, "max_tokens": 8}
+    assert manifest["parameters"]["params"] == {"temperature": 0.5, "max_tokens": 8}
     assert score(tmp_path, "--bank", str(FIXTURE), "--model", "fake/echo", "--limit", "0") == 0
     assert outputs(tmp_path)["run_manifest.json"]["context_policy"]["limit_chars"] is None
 

@@ -175,9 +175,11 @@ def test_accuracy_by_hand(bank, scripted, cache, tmp_path):
         json.loads(json.dumps(run.rows))
     manifest = json.loads(files["run_manifest.json"].read_text())
     assert manifest["status"] == "complete" and manifest["bank"]["file_sha256"] == bank.file_sha256
-    assert manifest["params"] == {"temperature": 0.0, "max_tokens": 32}
-    assert manifest["context_policy"]["limit_chars"] == 24_000 and manifest["counts"]["calls"] == 7
-    assert manifest["git"]["commit"] and manifest["runtime_s"] >= 0 and manifest["finished"] >= manifest["started"]
+    assert manifest["parameters"]["params"] == {"temperature": 0.0, "max_tokens": 32}
+    assert manifest["context_policy"]["limit_chars"] == 24_000 and manifest["models"] == ["script/hand"]
+    assert manifest["batches"]["answers"] == {"calls": 7, "cached": 0, "computed": 7, "failed": 0, "invalid": 1}
+    assert manifest["scores"]["n_unparsed"] == 1 and manifest["scores"]["errors_by_type"] == {}
+    assert manifest["git"]["commit"] and manifest["wall_s"] >= 0 and manifest["finished"] >= manifest["started"]
 
 
 def test_summarize_counts_an_empty_family_as_no_accuracy():
@@ -194,7 +196,8 @@ def test_provider_errors_fail_the_run_but_every_file_is_written(bank, scripted, 
         score_bank(bank, "script/errors", out, params={"temperature": 0.0, "max_tokens": 8}, cache=cache)
     run = failure.value.run
     manifest = json.loads((out / "run_manifest.json").read_text())
-    assert manifest["status"] == "failed" and manifest["counts"]["errors_by_type"] == {"AuthenticationError": 1}
+    assert manifest["status"] == "failed" and manifest["scores"]["errors_by_type"] == {"AuthenticationError": 1}
+    assert manifest["batches"]["answers"]["failed"] == 1
     assert not (out / "summary.json").exists() and run.summary is None  # the old accuracy is gone
     rows = [json.loads(line) for line in (out / "per_item.jsonl").read_text().splitlines()]
     assert [r["status"] for r in rows].count("error") == 1
@@ -225,7 +228,7 @@ def test_a_cached_rerun_makes_no_call(bank, scripted, cache, tmp_path):
     before = len(scripted.seen)
     second = score_bank(bank, "script/cached", tmp_path / "b", cache=cache)
     assert len(scripted.seen) == before and all(r["cached"] for r in second.rows)
-    assert second.manifest["counts"]["calls"] == 0 and second.summary["accuracy"] == first.summary["accuracy"]
+    assert second.manifest["batches"]["answers"]["computed"] == 0 and second.summary["accuracy"] == first.summary["accuracy"]
 
 
 def test_nothing_of_the_user_profile_reaches_the_model(tmp_path, scripted, cache):

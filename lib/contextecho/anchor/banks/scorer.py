@@ -10,14 +10,14 @@ our own recall items.
 n_errors``: ``accuracy = n_correct / n_scored``, an unparsed answer counting as wrong;
 ``accuracy_answered = n_correct / n_answered`` states the parsed-only view separately.
 Chance is 0.25. A provider error is never a wrong answer: by default it fails the run
-(``per_item.jsonl`` and ``run_manifest.json`` are written with status "failed", any old
+(``per_item.jsonl`` and ``run_manifest.json``, the run's
+:class:`~contextecho.engine.manifest.RunLog`, are written with status "failed", any old
 ``summary.json`` is removed, :class:`BankRunFailed` is raised); with ``allow_errors`` it is
 recorded, left out of ``n_scored``, and counted in the summary.
 """
 from __future__ import annotations
 
 import json
-import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,9 +25,9 @@ from typing import Any, Mapping, Sequence
 
 from contextecho.engine.cache import CellCache
 from contextecho.engine.calls import Transport, generate
-from contextecho.engine.cell import CellRecord, utc_now
+from contextecho.engine.cell import CellRecord
 from contextecho.engine.hashing import content_hash
-from contextecho.engine.manifest import git_state, masked, package_versions
+from contextecho.engine.manifest import RunLog, masked, write_record
 from contextecho.engine.model_request import ModelRequest
 
 from ..recall.asking import parse_choice
@@ -105,8 +105,15 @@ def score_bank(bank: Bank, model: str, out_dir: str | Path, *, condition: str = 
 
     Raises :class:`BankRunFailed` after writing when a call failed and not ``allow_errors``;
     a model that cannot start (``ModelConfigError``) raises before any call and any file."""
-    started, clock = utc_now(), time.perf_counter()
     params = dict(DEFAULT_PARAMS if params is None else params)
+    log = RunLog(Path(out_dir) / "run_manifest.json", "anchor-score", models={model},
+                 parameters={"model": model, "params": params, "condition": condition, "limit": limit},
+                 about={"transport": masked(transport),
+                        "context_policy": {"condition": condition, "limit_chars": limit,
+                                           "window_ends_with_source_session": True,
+                                           "keeps": "most recent whole turns"},
+                        "bank": {"id": bank.bank_id, "path": str(bank.path), "file_sha256": bank.file_sha256,
+                                 "card_sha256": bank.card.sha256}})
     contexts = [bank_context(bank, item, condition=condition, limit=limit) for item in bank.items]
     requests = [item_request(bank, item, c, model, params) for item, c in zip(bank.items, contexts)]
     batch = generate(requests, cache=cache, transport=transport, progress=progress,
@@ -116,23 +123,15 @@ def score_bank(bank: Bank, model: str, out_dir: str | Path, *, condition: str = 
     counts = _counts(rows)
     errors = Counter(r["error_type"] for r in rows if r["status"] == "error")
     failed = bool(errors) and not allow_errors
-    manifest = {
-        "name": "anchor-score", "status": "failed" if failed else "complete",
-        "failure_reason": (f"{sum(errors.values())} of {len(rows)} calls failed "
-                           f"({', '.join(f'{k} {v}' for k, v in errors.most_common())}); failed calls "
-                           "are not cached, so a rerun retries only them (permanent ones only with --retry-errors)") if failed else None,
-        "model": model, "params": params, "transport": masked(transport),
-        "context_policy": {"condition": condition, "limit_chars": limit,
-                           "window_ends_with_source_session": True, "keeps": "most recent whole turns"},
-        "bank": {"id": bank.bank_id, "path": str(bank.path), "file_sha256": bank.file_sha256,
-                 "card_sha256": bank.card.sha256},
-        "counts": {**{k: v for k, v in counts.items() if k.startswith("n_")},
-                   "errors_by_type": dict(errors), "cache_hits": batch.n_hits,
-                   "calls": len(requests) - batch.n_hits},
-        "generate_manifest": batch.manifest.get("path"),
-        "started": started, "finished": utc_now(), "runtime_s": round(time.perf_counter() - clock, 3),
-        "git": git_state(), "packages": package_versions(),
-    }
+    log.add("answers", batch.counts(invalid=counts["n_unparsed"]))
+    log.about.update(
+        failure_reason=(f"{sum(errors.values())} of {len(rows)} calls failed "
+                        f"({', '.join(f'{k} {v}' for k, v in errors.most_common())}); failed calls "
+                        "are not cached, so a rerun retries only them (permanent ones only with --retry-errors)")
+        if failed else None,
+        scores={**{k: v for k, v in counts.items() if k.startswith("n_")}, "errors_by_type": dict(errors)},
+        generate_manifest=batch.manifest.get("path"))
+    manifest = log.record("failed" if failed else "complete")
     summary = None if failed else summarize(rows, bank_id=bank.bank_id, model=model, condition=condition,
                                             limit=limit, errors_excluded=counts["n_errors"])
     run = BankRun(Path(out_dir), rows, summary, manifest)
@@ -151,5 +150,4 @@ def _write(run: BankRun) -> None:
         summary.unlink(missing_ok=True)  # an older run's accuracy must not sit beside a failure
     else:
         summary.write_text(json.dumps(run.summary, indent=2) + "\n", encoding="utf-8")
-    (run.out_dir / "run_manifest.json").write_text(json.dumps(run.manifest, indent=2, default=str) + "\n",
-                                                    encoding="utf-8")
+    write_record(run.out_dir / "run_manifest.json", run.manifest)
