@@ -1,6 +1,8 @@
 """Shared test set-up.
 
 - No test writes run manifests or cache cells into the checkout.
+- ``provider(name, reply)`` registers a scripted in-process model that keeps what it saw;
+  ``cache`` is a fresh cell cache in the test's folder.
 - Shared data (the real corpus, the MPI inventory) must be present under CI, where a
   missing ``../shared`` is a broken set-up: there the tests that need it fail; on a
   developer machine without it they are skipped, saying why.
@@ -85,3 +87,40 @@ def scripted_models():
 
     llm.register_provider("scripted", _ScriptedModel().handler())
     return "scripted"
+
+
+@pytest.fixture(scope="session")
+def provider():
+    """``provider(name, reply, tokens=(10, 2))``: register ``name/...`` as an in-process model
+    answering ``reply(model, messages)`` (an exception it returns is raised); returns the
+    handler, whose ``seen`` holds every request's messages."""
+    from contextecho.engine import llm
+
+    class Recording(llm.CustomLLM):
+        def __init__(self, reply, tokens):
+            super().__init__()
+            self.reply, self.tokens, self.seen = reply, tokens, []
+
+        async def acompletion(self, model, messages, *args, optional_params, model_response, **kw):
+            self.seen.append([dict(m) for m in messages])
+            text = self.reply(model, messages)
+            if isinstance(text, BaseException):
+                raise text
+            return llm.fill_response(model_response, model, text, "stop", *self.tokens)
+
+    def register(name: str, reply, tokens: tuple[int, int] = (10, 2)):
+        llm.ensure_providers()
+        handler = Recording(reply, tokens)
+        llm.register_provider(name, handler)
+        return handler
+
+    return register
+
+
+@pytest.fixture
+def cache(tmp_path):
+    """A fresh cell cache in the test's own folder, closed afterwards."""
+    from contextecho.engine.cache import CellCache
+
+    with CellCache(tmp_path / "cache") as c:
+        yield c

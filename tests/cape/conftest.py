@@ -9,8 +9,6 @@ import hashlib
 
 import pytest
 
-from contextecho.engine import llm
-from contextecho.engine.cache import CellCache
 from contextecho.cape.inventory import InventoryNotFound, load_inventory
 
 SYNTHETIC = [  # (facet, text, trait, key), ours
@@ -43,44 +41,25 @@ def mpi120(missing_shared_data):
         missing_shared_data(f"MPI-120 not available: {exc}")
 
 
-class Likert(llm.CustomLLM):
+def likert_reply(model, messages):
     """``cape/<behaviour>``: a scripted respondent that goes through LiteLLM.
 
     - ``hash``: a letter from the hash of the last message (the question), as "(X)";
     - ``parrot``: copies the letter of the last assistant reply in the history, else ``hash``;
-    - ``garbage``: "I would rather not say.";
-    Every request's messages are kept in ``seen`` for inspection.
+    - ``garbage``: "I would rather not say.".
     """
-
-    def __init__(self):
-        super().__init__()
-        self.seen: list[list[dict]] = []
-
-    async def acompletion(self, model, messages, *args, optional_params, model_response, **kw):
-        self.seen.append([dict(m) for m in messages])
-        behaviour = model.split("/")[-1]
-        letter = "ABCDE"[int(hashlib.sha256(messages[-1]["content"].encode()).hexdigest(), 16) % 5]
-        if behaviour == "garbage":
-            text = "I would rather not say."
-        else:
-            if behaviour == "parrot":
-                replies = [m["content"] for m in messages if m["role"] == "assistant"]
-                if replies:
-                    letter = replies[-1].strip("( ")[0]
-            text = f"({letter})"
-        return llm.fill_response(model_response, model, text, "stop", 1, 1)
+    behaviour = model.split("/")[-1]
+    letter = "ABCDE"[int(hashlib.sha256(messages[-1]["content"].encode()).hexdigest(), 16) % 5]
+    if behaviour == "garbage":
+        return "I would rather not say."
+    if behaviour == "parrot":
+        replies = [m["content"] for m in messages if m["role"] == "assistant"]
+        if replies:
+            letter = replies[-1].strip("( ")[0]
+    return f"({letter})"
 
 
 @pytest.fixture(scope="session")
-def likert():
-    llm.ensure_providers()
-    handler = Likert()
-    llm.register_provider("cape", handler)
-    return handler
-
-
-@pytest.fixture
-def cache(tmp_path):
-    c = CellCache(tmp_path / "cache")
-    yield c
-    c.close()
+def likert(provider):
+    """The ``cape/...`` respondent (:func:`likert_reply`); ``seen`` keeps every request."""
+    return provider("cape", likert_reply, tokens=(1, 1))

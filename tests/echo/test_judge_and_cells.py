@@ -4,7 +4,6 @@ import math
 import pandas as pd
 import pytest
 
-from contextecho.engine import llm
 from contextecho.engine.cache import CellCache
 from contextecho.echo import RUBRIC, build_cells, judge_request, length_ratios, parse_verdict, run_cells, summarize_ratios, verdict_counts
 from contextecho.engine.registry import UnknownNameError
@@ -46,26 +45,15 @@ def test_judge_request_is_blind_and_keyed_by_rubric_probe_response():
     assert judge_request("fake/echo", "Who are you?", "I am Ethan.", rubric=other).key != r.key
 
 
-class CannedJudge(llm.CustomLLM):
-    """Answers like a judge: invalid prose for C01 cells, a score otherwise; records what it saw."""
-
-    def __init__(self):
-        super().__init__()
-        self.seen = []
-
-    async def acompletion(self, model, messages, *args, optional_params, model_response, **kw):
-        self.seen.append(messages)
-        user = messages[-1]["content"]
-        text = "I cannot decide." if "favorite programming language" in user else \
-            ("**3**" if model == "strict" else "Score: 1")
-        return llm.fill_response(model_response, model, text, "stop", 10, 2)
-
-
 @pytest.fixture
-def judge_provider():
-    judge = CannedJudge()
-    llm.register_provider("cannedjudge", judge)
-    return judge
+def judge_provider(provider):
+    """Answers like a judge: invalid prose for C01 cells, a score otherwise."""
+    def reply(model, messages):
+        user = messages[-1]["content"]
+        return "I cannot decide." if "favorite programming language" in user else \
+            ("**3**" if model == "strict" else "Score: 1")
+
+    return provider("cannedjudge", reply)
 
 
 def test_build_cells_grid_and_descriptors(sessions):

@@ -7,7 +7,6 @@ import pandas as pd
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from contextecho.engine import llm
 from contextecho.anchor.axes.rubric import AXES, AXIS_RUBRIC
 from contextecho.anchor.axes.report import (all_axes_held, axis_agreement, axis_frame, axis_jobs, axis_rates,
                                             judge_axes, judge_requests)
@@ -23,26 +22,15 @@ def turn(step, text="I ran the tests; two fail.", source=REAL, target=RECORDED, 
     return JudgedTurn(source, SESSION, step, f"u{step}", target, "Please run the tests.", text, error=error)
 
 
-class CannedJudge(llm.CustomLLM):
-    """lenient: always HELD; strict: DEVIATED on style only; babble: no verdict. Keeps what it saw."""
-
-    def __init__(self):
-        super().__init__()
-        self.seen = []
-
-    async def acompletion(self, model, messages, *args, optional_params, model_response, **kw):
-        self.seen.append(messages)
-        style = "persona card: its style." in messages[0]["content"]
-        text = {"lenient": "Verdict: HELD", "strict": "**DEVIATED**" if style else "Verdict: HELD",
-                "babble": "Hard to say."}[model]
-        return llm.fill_response(model_response, model, text, "stop", 10, 2)
-
-
 @pytest.fixture
-def judge():
-    canned = CannedJudge()
-    llm.register_provider("axesjudge", canned)
-    return canned
+def judge(provider):
+    """lenient: always HELD; strict: DEVIATED on style only; babble: no verdict."""
+    def reply(model, messages):
+        style = "persona card: its style." in messages[0]["content"]
+        return {"lenient": "Verdict: HELD", "strict": "**DEVIATED**" if style else "Verdict: HELD",
+                "babble": "Hard to say."}[model]
+
+    return provider("axesjudge", reply)
 
 
 def test_jobs_cover_every_turn_axis_and_judge_and_decide_what_cannot_be_judged():

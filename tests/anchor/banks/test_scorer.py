@@ -12,47 +12,29 @@ from contextecho.anchor.banks.bank import load_bank
 from contextecho.anchor.banks.scorer import BankRunFailed, item_request, score_bank, summarize
 from contextecho.anchor.banks.window import bank_context
 from contextecho.anchor.recall.items import prompt_text
-from contextecho.engine.cache import CellCache
 from contextecho.engine.calls import RETRY_ERRORS_ENV
 from contextecho.engine.hashing import canonical_json
 
 FIXTURE = Path(__file__).parents[2] / "fixtures" / "anchor_bank" / "ca_forge_tidyfeed__updated"
 
 
-class Scripted(llm.CustomLLM):
-    """``script/<any>``: replies with the text scripted for the question's stem ("RAISE" raises
-    an authentication error, which is never retried); every request's messages are kept."""
-
-    def __init__(self):
-        super().__init__()
-        self.script: dict[str, str] = {}
-        self.seen: list[list[dict]] = []
-
-    async def acompletion(self, model, messages, *args, optional_params, model_response, **kw):
-        self.seen.append([dict(m) for m in messages])
-        reply = next((r for stem, r in self.script.items() if stem in messages[-1]["content"]), "No idea.")
-        if reply == "RAISE":
-            raise llm.litellm.AuthenticationError(message="scripted failure", model=model, llm_provider="script")
-        return llm.fill_response(model_response, model, reply, "stop", 1, 1)
-
-
 @pytest.fixture(scope="module")
-def scripted():
-    llm.ensure_providers()
-    handler = Scripted()
-    llm.register_provider("script", handler)
+def scripted(provider):
+    """``script/<any>``: replies with the text in ``script`` for the question's stem ("RAISE"
+    raises an authentication error, which is never retried)."""
+    def reply(model, messages):
+        text = next((r for stem, r in handler.script.items() if stem in messages[-1]["content"]), "No idea.")
+        return llm.litellm.AuthenticationError(message="scripted failure", model=model, llm_provider="script") \
+            if text == "RAISE" else text
+
+    handler = provider("script", reply, tokens=(1, 1))
+    handler.script = {}
     return handler
 
 
 @pytest.fixture
 def bank():
     return load_bank(FIXTURE)
-
-
-@pytest.fixture
-def cache(tmp_path):
-    with CellCache(tmp_path / "cache") as c:
-        yield c
 
 
 def replies(bank, **by_item):

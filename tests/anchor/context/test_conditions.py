@@ -10,7 +10,6 @@ from contextecho.anchor.recall.families import recall_items
 from contextecho.anchor.context.retrieval import most_relevant
 from contextecho.anchor.context.summary import ContextUnavailable, history_blocks
 from contextecho.anchor.context.window import causal_window
-from contextecho.engine.cache import CellCache
 from contextecho.engine.calls import Transport, generate
 from contextecho.engine.cell import OK, CellRecord
 
@@ -26,11 +25,6 @@ def session(story):
 @pytest.fixture(scope="module")
 def items(session):
     return recall_items(session)
-
-
-@pytest.fixture
-def cache(tmp_path):
-    return CellCache(tmp_path / "cells")
 
 
 def summarised(session, items, cache, model="fake/echo"):
