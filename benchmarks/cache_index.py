@@ -1,4 +1,4 @@
-"""Cell-cache index: load time and lookup rate for 100,000 synthetic cells in 100 shards."""
+"""Call-cache index: load time and lookup rate for 100,000 synthetic call records in 100 shards."""
 from __future__ import annotations
 
 import random
@@ -6,8 +6,8 @@ import statistics
 import tempfile
 import time
 
-from contextecho.engine.cache import CellCache
-from contextecho.engine.cell import OK, CellRecord
+from contextecho.engine.cache import CallCache
+from contextecho.engine.record import OK, CallRecord
 
 N_CELLS, N_SHARDS = 100_000, 100
 
@@ -16,8 +16,8 @@ def build(root: str) -> list[str]:
     keys = [f"{random.Random(i).getrandbits(256):064x}" for i in range(N_CELLS)]
     per_shard = N_CELLS // N_SHARDS
     for s in range(N_SHARDS):
-        cache = CellCache(root)
-        cache.put_many(CellRecord(key=k, model="bench/model", request_json='{"messages": []}', status=OK,
+        cache = CallCache(root)
+        cache.put_many(CallRecord(key=k, model="bench/model", request_json='{"messages": []}', status=OK,
                                   response_text="an answer of moderate length " * 4, prompt_tokens=900,
                                   completion_tokens=40) for k in keys[s * per_shard:(s + 1) * per_shard])
         cache.flush()
@@ -30,7 +30,7 @@ def main() -> None:
         loads = []
         for _ in range(5):
             start = time.perf_counter()
-            cache = CellCache(root)
+            cache = CallCache(root)
             loads.append(time.perf_counter() - start)
         assert len(cache) == N_CELLS
         probe = random.Random(0).sample(keys, 100_000)
@@ -44,7 +44,7 @@ def main() -> None:
         start = time.perf_counter()
         records = [cache.lookup(k) for k in probe]
         warm_rate = len(probe) / (time.perf_counter() - start)
-    print(f"{N_CELLS} cells in {N_SHARDS} shards")
+    print(f"{N_CELLS} call records in {N_SHARDS} shards")
     print(f"index load: median {statistics.median(loads):.3f} s of 5 (min {min(loads):.3f}, max {max(loads):.3f}); target < 2 s")
     print(f"key lookups:              {membership_rate:12,.0f} /s")
     print(f"record lookups (cold):    {record_rate:12,.0f} /s  (first touch reads the shard)")

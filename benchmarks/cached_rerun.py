@@ -11,7 +11,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import PROBES, coding_session, timed  # noqa: E402
 
-from contextecho.engine.cache import CellCache  # noqa: E402
+from contextecho.engine.cache import CallCache  # noqa: E402
 from contextecho.engine.calls import generate  # noqa: E402
 from contextecho.engine.llm import LOCAL_MODEL  # noqa: E402
 from contextecho.engine.model_request import ModelRequest  # noqa: E402
@@ -22,9 +22,9 @@ def main() -> None:
     requests = [ModelRequest(LOCAL_MODEL, session + [{"role": "user", "content": p}],
                              {"temperature": 0, "max_tokens": 32}) for p in PROBES]
     with tempfile.TemporaryDirectory() as root:
-        first_s, first = timed(lambda: generate(requests, cache=CellCache(root), progress=False))
-        second_s, second = timed(lambda: generate(requests, cache=CellCache(root), progress=False), repeats=5)
-    assert first.n_hits == 0 and first.n_errors == 0, "first run should compute every cell"
+        first_s, first = timed(lambda: generate(requests, cache=CallCache(root), progress=False))
+        second_s, second = timed(lambda: generate(requests, cache=CallCache(root), progress=False), repeats=5)
+    assert first.n_hits == 0 and first.n_errors == 0, "first run should compute every request"
     assert second.n_hits == len(requests) and second.texts() == first.texts()
     print(f"{len(requests)} probes on {LOCAL_MODEL}, prompt ~{first.records[0].prompt_tokens} tokens")
     print(f"first run (computes):      {first_s:8.3f} s")

@@ -1,6 +1,6 @@
 """The same batch through an OpenAI-compatible server at concurrency 1 and 4.
 
-Concurrency is a transport setting (never part of a cell key): it changes how long a
+Concurrency is a transport setting (never part of a request key): it changes how long a
 batch takes, never what it answers. This starts llama-cpp-python's server on the
 embedded model (127.0.0.1, a free port), sends one batch of distinct greedy requests
 through the call site (``hosted_vllm/smollm2-135m`` on that endpoint, a fresh cache each
@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import PROBES, coding_session, timed  # noqa: E402
 
-from contextecho.engine.cache import CellCache  # noqa: E402
+from contextecho.engine.cache import CallCache  # noqa: E402
 from contextecho.engine.calls import Transport, generate  # noqa: E402
 from contextecho.engine.endpoints import Endpoint  # noqa: E402
 from contextecho.engine.local_server import serve_local_model  # noqa: E402
@@ -39,7 +39,7 @@ LEVELS = (1, 4)
 
 def run_batch(requests: list[ModelRequest], endpoint: Endpoint, concurrency: int, scratch: Path) -> list[str]:
     folder = Path(tempfile.mkdtemp(dir=scratch))  # a fresh cache: every call goes to the server
-    result = generate(requests, cache=CellCache(folder), progress=False, name="bench-server",
+    result = generate(requests, cache=CallCache(folder), progress=False, name="bench-server",
                       transport=Transport(concurrency=concurrency, endpoints=(endpoint,), max_attempts=1))
     if result.n_errors:
         first = next(r for r in result.records if not r.ok)

@@ -2,7 +2,7 @@
 
 - No test writes run manifests or cache cells into the checkout.
 - ``provider(name, reply)`` registers a scripted in-process model that keeps what it saw;
-  ``cache`` is a fresh cell cache in the test's folder.
+  ``cache`` is a fresh call cache in the test's folder.
 - Shared data (the real corpus, the MPI inventory) must be present under CI, where a
   missing ``../shared`` is a broken set-up: there the tests that need it fail; on a
   developer machine without it they are skipped, saying why.
@@ -119,8 +119,8 @@ def provider():
 
 @pytest.fixture
 def cache(tmp_path):
-    """A fresh cell cache in the test's own folder, closed afterwards."""
-    from contextecho.engine.cache import CellCache
+    """A fresh call cache in the test's own folder, closed afterwards."""
+    from contextecho.engine.cache import CallCache
 
-    with CellCache(tmp_path / "cache") as c:
+    with CallCache(tmp_path / "cache") as c:
         yield c

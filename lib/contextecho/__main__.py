@@ -15,7 +15,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "data": ("contextecho.cli.data", "fill data/ with the corpus and inventories, verifying every sha256"),
     "import-sessions": ("contextecho.cli.import_sessions", "import your own Claude Code / Codex sessions (redacted)"),
     "generate": ("contextecho.cli.generate", "ask the target model a prompt through the cached call site"),
-    "cache": ("contextecho.cli.cache", "inspect the cell cache"),
+    "cache": ("contextecho.cli.cache", "inspect the call cache"),
     "anchor-score": ("contextecho.cli.anchor_score", "score ANCHOR banks (released layout) through the causal window"),
     "notebook": ("contextecho.cli.notebook", "run one parameterized notebook with papermill (validated parameters)"),
     "paper": ("contextecho.cli.paper", "regenerate every result of the manuscript, check and render it"),

@@ -9,7 +9,7 @@ from contextecho.anchor.recall.filters import blind_filter
 from contextecho.anchor.recall.items import LETTERS
 from contextecho.anchor.recall.families import FAMILIES, recall_items
 from contextecho.anchor.context.window import causal_window
-from contextecho.engine.cache import CellCache
+from contextecho.engine.cache import CallCache
 from contextecho.engine.calls import generate
 from contextecho.sessions import load_session
 
@@ -64,7 +64,7 @@ def corpus_conditions(corpus_items, tmp_path_factory):
     requests = [r for s, items in corpus_items for r in summary.summary_requests(s, items)]
     with pytest.MonkeyPatch.context() as mp:  # module scope: the per-test isolation is not up yet
         mp.setenv("CONTEXTECHO_RUNS", str(tmp_path_factory.mktemp("runs")))
-        batch = generate(requests, cache=CellCache(tmp_path_factory.mktemp("cells")), progress=False)
+        batch = generate(requests, cache=CallCache(tmp_path_factory.mktemp("cells")), progress=False)
     assert batch.n_errors == 0 and requests
     return (LongContext(limit=LIMIT), summary.with_summaries(requests, batch.records),
             Retrieval(recent_chars=LIMIT // 2))

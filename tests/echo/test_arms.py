@@ -55,7 +55,7 @@ def test_filler_mirrors_the_skeleton_exactly(snap, ctx):
 def test_filler_is_deterministic_per_cell_and_seed(snap, ctx, session):
     a, b = make_prefix("filler", snap, ctx), make_prefix("filler", snap, ctx)
     assert a.messages == b.messages and a.seed == b.seed
-    other_seed = make_prefix("filler", snap, ArmContext(window=WINDOW, base_seed=7))
+    other_seed = make_prefix("filler", snap, ArmContext(window=WINDOW, instrument_seed=7))
     assert other_seed.messages != a.messages
     other_step = make_prefix("filler", snapshot_at(session, snap.step - 1), ctx)
     assert other_step.seed != a.seed

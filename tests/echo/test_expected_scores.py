@@ -7,7 +7,7 @@ from litellm.types.utils import ChatCompletionTokenLogprob, ChoiceLogprobs, TopL
 
 from contextecho.engine import llm
 from contextecho.engine import token_distribution as td
-from contextecho.engine.cache import CellCache
+from contextecho.engine.cache import CallCache
 from contextecho.echo import build_cells, probes, run_cells
 from contextecho.echo.runner import distribution_summary
 
@@ -50,9 +50,9 @@ def prob_judge(monkeypatch):
 def test_expected_scores_beside_the_verdicts(sessions, tmp_path, prob_judge):
     cells = build_cells("panel", ["fake/echo", "fake/garbage"], sessions[:1], positions=[6], arms=["real", "filler"],
                         items=["C01", "C03", "S2#01"], window=2_000)
-    discrete = run_cells(cells, ["probjudge/good"], cache=CellCache(tmp_path), progress=False)
+    discrete = run_cells(cells, ["probjudge/good"], cache=CallCache(tmp_path), progress=False)
     frame = run_cells(cells, ["probjudge/good", "probjudge/broken", "fake/echo"],
-                      cache=CellCache(tmp_path), progress=False, distributions=True)
+                      cache=CallCache(tmp_path), progress=False, distributions=True)
     judged = frame[frame.item_kind == "probe"]
     good = judged[(judged.judge_model == "probjudge/good") & (judged.status == "ok")]
     # The verdict cells (and keys) are the discrete run's; the distribution is a call of its own.
@@ -117,7 +117,7 @@ def test_the_reference_judge_is_read_after_its_score_field(tmp_path, monkeypatch
     monkeypatch.setattr(td, "PREFILL_PROVIDERS", td.PREFILL_PROVIDERS | {"jsonjudge"})
     sessions = common.select_sessions(1, protocol="reference")
     cells = build_reference_cells("panel", "fake/echo", sessions, "panel", items=["C01"], window=3000, limit=1)
-    frame = run_cells(cells, ["jsonjudge/j"], cache=CellCache(tmp_path), progress=False,
+    frame = run_cells(cells, ["jsonjudge/j"], cache=CallCache(tmp_path), progress=False,
                       protocol="reference", distributions=True)
     judged = frame[frame.status == "ok"]
     assert len(judged) and set(judge.prefills) == {'{"score":'}

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from contextecho.engine.cache import CellCache
+from contextecho.engine.cache import CallCache
 from contextecho.engine.calls import Transport, generate
 from contextecho.engine.model_request import ModelRequest
 
@@ -37,6 +37,6 @@ if __name__ == "__main__":
         Path(f"{go}.{os.getpid()}.ready").touch()
         while not go.exists():
             time.sleep(0.01)
-    with CellCache(root) as cache:
+    with CallCache(root) as cache:
         generate(requests(start, stop, first_shared), cache=cache,
                  transport=Transport(concurrency=CONCURRENCY), progress=False, name="batch-runner")

@@ -5,25 +5,25 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from contextecho.engine.cache import CacheWarning, CellCache
-from contextecho.engine.cell import ERROR, OK, CellRecord
+from contextecho.engine.cache import CacheWarning, CallCache
+from contextecho.engine.record import ERROR, OK, CallRecord
 from contextecho.engine.model_request import ModelRequest
 
 HERE = Path(__file__).parent
 
 
-def ok(key: str, text: str = "fine") -> CellRecord:
-    return CellRecord(key=key, model="fake/echo", request_json="{}", status=OK, response_text=text,
+def ok(key: str, text: str = "fine") -> CallRecord:
+    return CallRecord(key=key, model="fake/echo", request_json="{}", status=OK, response_text=text,
                       prompt_tokens=3, completion_tokens=1)
 
 
-def err(key: str) -> CellRecord:
-    return CellRecord(key=key, model="fake/echo", request_json="{}", status=ERROR,
+def err(key: str) -> CallRecord:
+    return CallRecord(key=key, model="fake/echo", request_json="{}", status=ERROR,
                       error_type="RateLimitError", error_message="429")
 
 
 def all_shard_keys(root: Path) -> list[str]:
-    return [k for shard in sorted((root / "cells").glob("*.parquet"))
+    return [k for shard in sorted((root / "records").glob("*.parquet"))
             for k in pq.read_table(shard, columns=["key"]).column("key").to_pylist()]
 
 
@@ -35,55 +35,66 @@ def test_get_computes_once_then_hits(tmp_path):
         calls.append(r.key)
         return ok(r.key, "computed")
 
-    with CellCache(tmp_path) as cache:
+    with CallCache(tmp_path) as cache:
         first, cached = cache.get(request, compute)
         assert (first.response_text, cached) == ("computed", False)
         again, cached = cache.get(request, compute)
         assert (again.response_text, cached) == ("computed", True)
-    reopened = CellCache(tmp_path)
+    reopened = CallCache(tmp_path)
     record, cached = reopened.get(request, compute)
     assert cached and record == first and calls == [request.key]
 
 
 def test_flush_writes_one_immutable_shard_and_removes_the_journal(tmp_path):
-    cache = CellCache(tmp_path)
+    cache = CallCache(tmp_path)
     cache.put_many(ok(f"k{i}") for i in range(10))
     shard = cache.flush()
     assert shard.exists() and not list((tmp_path / "journal").glob("*.jsonl"))
     assert pq.read_table(shard).num_rows == 10
-    assert not list((tmp_path / "cells").glob(".*tmp"))
+    assert not list((tmp_path / "records").glob(".*tmp"))
+
+
+def test_a_cache_written_before_the_rename_is_read_from_cells_and_grows_in_records(tmp_path):
+    with CallCache(tmp_path) as cache:
+        cache.put_many([ok("old1"), ok("old2", "kept")])
+    (tmp_path / "records").rename(tmp_path / "cells")  # the layout of caches written before
+    with CallCache(tmp_path) as cache:
+        assert cache.lookup("old2").response_text == "kept" and len(cache) == 2
+        cache.put(ok("new"))
+    assert [p.name for p in (tmp_path / "cells").glob("*.parquet")] != [] and all_shard_keys(tmp_path) == ["new"]
+    assert len(CallCache(tmp_path, read_only=True)) == 3
 
 
 def test_errors_are_stored_but_are_not_hits(tmp_path):
-    with CellCache(tmp_path) as cache:
+    with CallCache(tmp_path) as cache:
         cache.put(err("a"))
-    cache = CellCache(tmp_path)
+    cache = CallCache(tmp_path)
     assert cache.lookup("a") is None and cache.last_error("a").error_type == "RateLimitError"
     cache.put(ok("a"))
     assert cache.lookup("a").ok and cache.last_error("a") is None
     cache.close()
-    assert CellCache(tmp_path).lookup("a").ok
+    assert CallCache(tmp_path).lookup("a").ok
 
 
 def test_a_killed_writer_loses_nothing_it_finished(tmp_path):
     # The writer appends to its journal and is killed before it can flush.
-    script = ("import os, sys; from contextecho.engine.cache import CellCache; from contextecho.engine.cell import CellRecord;"
-              "c = CellCache(sys.argv[1]);"
-              "[c.put(CellRecord(key=f'k{i}', model='m', request_json='{}', status='ok', response_text='x')) for i in range(7)];"
+    script = ("import os, sys; from contextecho.engine.cache import CallCache; from contextecho.engine.record import CallRecord;"
+              "c = CallCache(sys.argv[1]);"
+              "[c.put(CallRecord(key=f'k{i}', model='m', request_json='{}', status='ok', response_text='x')) for i in range(7)];"
               "os._exit(9)")
     proc = subprocess.run([sys.executable, "-c", script, str(tmp_path)])
     assert proc.returncode == 9
     assert len(list((tmp_path / "journal").glob("*.jsonl"))) == 1
-    cache = CellCache(tmp_path)  # adopts the dead writer's journal
+    cache = CallCache(tmp_path)  # adopts the dead writer's journal
     assert cache.report.adopted_journals == 1 and len(cache) == 7
     assert not list((tmp_path / "journal").glob("*.jsonl"))
     assert sorted(all_shard_keys(tmp_path)) == sorted(f"k{i}" for i in range(7))
 
 
 def test_a_live_writers_journal_is_read_not_adopted(tmp_path):
-    writer = CellCache(tmp_path)
+    writer = CallCache(tmp_path)
     writer.put(ok("live"))
-    reader = CellCache(tmp_path)
+    reader = CallCache(tmp_path)
     assert reader.lookup("live").ok and reader.report.adopted_journals == 0
     assert len(list((tmp_path / "journal").glob("*.jsonl"))) == 1
     writer.close()
@@ -97,7 +108,7 @@ def test_a_cut_last_journal_line_is_dropped_silently_but_damage_inside_is_report
     (journal / "999-dead.jsonl").write_text(
         json.dumps(good) + "\n" + "{not json\n" + json.dumps(ok("h").to_row()) + "\n" + '{"key": "cut')
     with pytest.warns(CacheWarning, match=r"999-dead.jsonl:2"):
-        cache = CellCache(tmp_path)
+        cache = CallCache(tmp_path)
     assert cache.lookup("g") and cache.lookup("h") and cache.report.bad_journal_lines == 1
 
 
@@ -106,7 +117,7 @@ def test_two_writers_at_once_lose_nothing(tmp_path):
     procs = [subprocess.Popen([sys.executable, str(HERE / "cache_writer.py"), str(tmp_path), str(a), str(b), "7"])
              for a, b in ((0, 600), (300, 900))]
     assert [p.wait(timeout=120) for p in procs] == [0, 0]
-    cache = CellCache(tmp_path)
+    cache = CallCache(tmp_path)
     assert cache.report.bad_shards == []
     assert len(cache) == 900
     assert all(cache.lookup(f"k{i:06d}").response_text == f"answer {i}" for i in range(900))
@@ -114,17 +125,17 @@ def test_two_writers_at_once_lose_nothing(tmp_path):
 
 
 def test_corrupt_shards_are_reported_skipped_and_kept(tmp_path):
-    with CellCache(tmp_path) as cache:
+    with CallCache(tmp_path) as cache:
         cache.put_many([ok("a"), ok("b")])
-    with CellCache(tmp_path) as cache:
+    with CallCache(tmp_path) as cache:
         cache.put(ok("c"))
-    truncated, = [s for s in (tmp_path / "cells").glob("*.parquet")
+    truncated, = [s for s in (tmp_path / "records").glob("*.parquet")
                   if pq.read_table(s).column("key").to_pylist() == ["c"]]
     truncated.write_bytes(truncated.read_bytes()[:40])
-    not_parquet = tmp_path / "cells" / "zzz-not-parquet.parquet"
+    not_parquet = tmp_path / "records" / "zzz-not-parquet.parquet"
     not_parquet.write_text("hello, I am not Parquet")
     with pytest.warns(CacheWarning) as caught:
-        cache = CellCache(tmp_path)
+        cache = CallCache(tmp_path)
     messages = " ".join(str(w.message) for w in caught)
     assert truncated.name in messages and not_parquet.name in messages
     assert set(cache.report.bad_shards) == {str(truncated), str(not_parquet)}
@@ -133,8 +144,8 @@ def test_corrupt_shards_are_reported_skipped_and_kept(tmp_path):
 
 
 def test_to_table_lists_each_success_once(tmp_path):
-    with CellCache(tmp_path) as cache:
+    with CallCache(tmp_path) as cache:
         cache.put_many([ok("a"), ok("b"), err("c")])
-    table = CellCache(tmp_path).to_table()
+    table = CallCache(tmp_path).to_table()
     assert sorted(table.column("key").to_pylist()) == ["a", "b"]
-    assert CellCache(tmp_path).to_table(include_errors=True).num_rows == 3
+    assert CallCache(tmp_path).to_table(include_errors=True).num_rows == 3

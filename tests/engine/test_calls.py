@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from contextecho.engine import llm
-from contextecho.engine.cache import CellCache
+from contextecho.engine.cache import CallCache
 from contextecho.engine.calls import ModelConfigError, Transport, _mark_shared_prefix, generate
 from contextecho.engine.model_request import ModelRequest
 
@@ -24,25 +24,25 @@ def fake():
 
 def test_batch_answers_in_order_and_reruns_from_the_cache(tmp_path, fake):
     requests = [ask("fake/echo", f"q{i}") for i in range(5)]
-    first = generate(requests, cache=CellCache(tmp_path), transport=FAST, progress=False)
+    first = generate(requests, cache=CallCache(tmp_path), transport=FAST, progress=False)
     assert [r.response_text.split("|")[0] for r in first.records] == [f"echo:q{i}" for i in range(5)]
     assert first.n_hits == 0 and first.n_errors == 0
     calls_before = fake.calls["echo"]
-    second = generate(requests, cache=CellCache(tmp_path), transport=FAST, progress=False)
+    second = generate(requests, cache=CallCache(tmp_path), transport=FAST, progress=False)
     assert second.cached == [True] * 5 and fake.calls["echo"] == calls_before
     assert second.records == first.records
 
 
 def test_identical_requests_in_one_batch_are_computed_once(tmp_path, fake):
     before = fake.calls["echo"]
-    result = generate([ask("fake/echo", "same")] * 3, cache=CellCache(tmp_path), transport=FAST, progress=False)
+    result = generate([ask("fake/echo", "same")] * 3, cache=CallCache(tmp_path), transport=FAST, progress=False)
     assert fake.calls["echo"] - before == 1 and len(result.records) == 3
 
 
 def test_injected_faults_are_recorded_as_errors_and_counted(tmp_path):
     requests = [ask("fake/rate-limited:2"), ask("fake/server-error:1"), ask("fake/always-429"),
                 ask("fake/timeout"), ask("fake/garbage"), ask("fake/auth"), ask("fake/echo")]
-    result = generate(requests, cache=CellCache(tmp_path), transport=FAST, progress=False)
+    result = generate(requests, cache=CallCache(tmp_path), transport=FAST, progress=False)
     outcome = [(r.status, r.error_type, r.attempts) for r in result.records]
     assert outcome == [
         ("ok", None, 3),                  # two 429s, then an answer
@@ -58,7 +58,7 @@ def test_injected_faults_are_recorded_as_errors_and_counted(tmp_path):
                                                  "GarbageResponse": 1, "AuthenticationError": 1}
     # Errors are kept as data, and are retried on the next run; successes are not, and
     # neither is a permanent error (authentication) unless asked.
-    cache = CellCache(tmp_path)
+    cache = CallCache(tmp_path)
     assert cache.n_errors == 4 and len(cache) == 3
     again = generate(requests, cache=cache, transport=FAST, progress=False)
     assert again.cached == [True, True, False, False, False, True, True]
@@ -66,28 +66,28 @@ def test_injected_faults_are_recorded_as_errors_and_counted(tmp_path):
 
 
 def test_small_batches_into_a_callers_cache_make_one_shard(tmp_path):
-    cache = CellCache(tmp_path)
+    cache = CallCache(tmp_path)
     for i in range(5):  # e.g. a context-dependent questionnaire: one batch per item
         generate([ask("fake/echo", f"item {i}")], cache=cache, transport=FAST, progress=False)
-    assert not list((tmp_path / "cells").glob("*.parquet"))  # journaled, durable, not yet a shard
-    assert len(CellCache(tmp_path)) == 5
+    assert not list((tmp_path / "records").glob("*.parquet"))  # journaled, durable, not yet a shard
+    assert len(CallCache(tmp_path)) == 5
     cache.close()
-    assert len(list((tmp_path / "cells").glob("*.parquet"))) == 1
+    assert len(list((tmp_path / "records").glob("*.parquet"))) == 1
     assert not list((tmp_path / "journal").glob("*.jsonl"))
 
 
 def test_a_cache_left_open_is_flushed_at_exit(tmp_path):
-    script = ("import sys; from contextecho.engine.cache import CellCache; from contextecho.engine.calls import generate;"
+    script = ("import sys; from contextecho.engine.cache import CallCache; from contextecho.engine.calls import generate;"
               "from contextecho.engine.model_request import ModelRequest;"
-              "c = CellCache(sys.argv[1]);"
+              "c = CallCache(sys.argv[1]);"
               "generate([ModelRequest('fake/echo', [{'role': 'user', 'content': 'x'}])], cache=c, progress=False)")
     subprocess.run([sys.executable, "-c", script, str(tmp_path)], check=True)
-    assert len(list((tmp_path / "cells").glob("*.parquet"))) == 1
+    assert len(list((tmp_path / "records").glob("*.parquet"))) == 1
     assert not list((tmp_path / "journal").glob("*.jsonl"))
 
 
 def test_manifest_records_provenance(tmp_path):
-    result = generate([ask("fake/echo")], cache=CellCache(tmp_path), transport=FAST, progress=False,
+    result = generate([ask("fake/echo")], cache=CallCache(tmp_path), transport=FAST, progress=False,
                       name="unit", parameters={"probe_set": "v1"})
     saved = json.loads(Path(result.manifest["path"]).read_text())
     assert saved["parameters"] == {"probe_set": "v1"} and saved["computed"] == 1
@@ -98,14 +98,14 @@ def test_manifest_records_provenance(tmp_path):
 def test_unknown_model_fails_before_any_call(tmp_path, fake):
     before = sum(fake.calls.values())
     with pytest.raises(ModelConfigError, match="nonsense-model-xyz"):
-        generate([ask("fake/echo"), ask("nonsense-model-xyz")], cache=CellCache(tmp_path), progress=False)
+        generate([ask("fake/echo"), ask("nonsense-model-xyz")], cache=CallCache(tmp_path), progress=False)
     assert sum(fake.calls.values()) == before
 
 
 def test_missing_api_key_names_the_variable(tmp_path, monkeypatch):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     with pytest.raises(ModelConfigError, match="ANTHROPIC_API_KEY"):
-        generate([ask("anthropic/claude-3-5-haiku-20241022")], cache=CellCache(tmp_path), progress=False)
+        generate([ask("anthropic/claude-3-5-haiku-20241022")], cache=CallCache(tmp_path), progress=False)
 
 
 def test_sampling_params_pass_through_untouched_and_seeds_follow_the_replicate(tmp_path):
@@ -118,11 +118,11 @@ def test_sampling_params_pass_through_untouched_and_seeds_follow_the_replicate(t
 
     llm.register_provider("capture", Capture())
     generate([ask("capture/x", temperature=0.7, top_p=0.9, max_tokens=12, stop=["\n"])],
-             cache=CellCache(tmp_path), progress=False)
+             cache=CallCache(tmp_path), progress=False)
     assert seen[-1] == {"temperature": 0.7, "top_p": 0.9, "max_tokens": 12, "stop": ["\n"]}
-    # In-process models get a seed derived from the cell key, unless one is given.
+    # In-process models get a seed derived from the request key, unless one is given.
     r0, r1, given = generate([ask("fake/echo", replicate=0), ask("fake/echo", replicate=1),
-                              ask("fake/echo", seed=5)], cache=CellCache(tmp_path), progress=False).records
+                              ask("fake/echo", seed=5)], cache=CallCache(tmp_path), progress=False).records
     seed0, seed1 = (int(r.response_text.rsplit("seed=", 1)[1]) for r in (r0, r1))
     assert seed0 != seed1 and given.response_text.endswith("seed=5")
 

@@ -1,4 +1,4 @@
-"""Several processes on one cache, with real processes: shared cells are paid once, a
+"""Several processes on one cache, with real processes: shared calls are paid once, a
 killed writer loses only its calls in flight and leaves an incomplete manifest, adopting
 dead journals is safe when several processes start at once, and ``cache`` only reads.
 
@@ -15,9 +15,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from contextecho.engine.cache import CacheWarning, CellCache
+from contextecho.engine.cache import CacheWarning, CallCache
 from contextecho.engine.calls import Transport, generate
-from contextecho.engine.cell import OK, CellRecord
+from contextecho.engine.record import OK, CallRecord
 from contextecho.engine.fake_model import CALL_LOG_ENV
 
 HERE = Path(__file__).parent
@@ -26,7 +26,7 @@ from batch_runner import CONCURRENCY, requests  # noqa: E402
 
 
 def shard_keys(root: Path) -> list[str]:
-    return [k for s in (root / "cells").glob("*.parquet") for k in pq.read_table(s).column("key").to_pylist()]
+    return [k for s in (root / "records").glob("*.parquet") for k in pq.read_table(s).column("key").to_pylist()]
 
 
 def journal_lines(root: Path) -> int:
@@ -63,8 +63,8 @@ def test_two_writers_with_200_shared_keys_pay_once_for_each(tmp_path, call_log):
     print(f"RESULT two writers, 400 keys each, 200 shared: {len(calls)} provider calls "
           f"(per process {per_process})")
     assert len(calls) == 600
-    assert sorted(shard_keys(root)) == sorted({r.key for r in requests(0, 600)})  # each cell once
-    cache = CellCache(root)
+    assert sorted(shard_keys(root)) == sorted({r.key for r in requests(0, 600)})  # each request once
+    cache = CallCache(root)
     assert len(cache) == 600 and cache.n_errors == 0
     # Both worked on the shared keys: neither merely waited for the other to finish.
     assert min(per_process) > 200
@@ -88,7 +88,7 @@ def test_a_killed_writer_loses_only_its_calls_in_flight_and_leaves_an_incomplete
     assert manifest["status"] == "incomplete" and manifest["finished"] is None
     assert manifest["n_requests"] == n and manifest["pid"] == proc.pid
 
-    survived = CellCache(root)  # adopts the dead writer's journal
+    survived = CallCache(root)  # adopts the dead writer's journal
     kept = len(survived)
     assert survived.report.adopted_journals == 1 and kept >= want
     lost = made - kept
@@ -100,7 +100,7 @@ def test_a_killed_writer_loses_only_its_calls_in_flight_and_leaves_an_incomplete
     assert len(logged_calls(call_log)) - made == n - kept  # the resume asks only what was missing
     assert resumed.manifest["status"] == "complete"
     keys = shard_keys(root)
-    assert len(keys) == len(set(keys)) == n  # every cell once: nothing lost, nothing twice
+    assert len(keys) == len(set(keys)) == n  # every request once: nothing lost, nothing twice
     print(f"RESULT kill trial {trial}: {made} calls before SIGKILL, {kept} kept, {lost} lost in flight, "
           f"{n - kept} asked on resume")
 
@@ -108,11 +108,11 @@ def test_a_killed_writer_loses_only_its_calls_in_flight_and_leaves_an_incomplete
 OPENER = """
 import sys, time
 from pathlib import Path
-from contextecho.engine.cache import CacheWarning, CellCache
+from contextecho.engine.cache import CacheWarning, CallCache
 go = Path(sys.argv[2])
 while not go.exists():
     time.sleep(0.005)
-cache = CellCache(sys.argv[1])
+cache = CallCache(sys.argv[1])
 print(len(cache))
 """
 
@@ -123,7 +123,7 @@ def test_several_processes_adopting_the_same_dead_journals_at_once_do_not_crash(
     (root / "journal").mkdir(parents=True)
     for j in range(n_journals):  # journals of writers that died (nobody holds their lock)
         (root / "journal" / f"{j}-dead.jsonl").write_text("".join(
-            json.dumps(CellRecord(key=f"k{i:06d}", model="m", request_json="{}", status=OK,
+            json.dumps(CallRecord(key=f"k{i:06d}", model="m", request_json="{}", status=OK,
                                   response_text=f"a{i}").to_row()) + "\n"
             for i in range(j * per_journal, (j + 1) * per_journal)))
     go = tmp_path / "go"
@@ -138,15 +138,15 @@ def test_several_processes_adopting_the_same_dead_journals_at_once_do_not_crash(
     assert not list((root / "journal").glob("*.jsonl"))
     keys = shard_keys(root)
     assert len(keys) == len(set(keys)) == n_journals * per_journal  # each journal adopted once
-    assert len(CellCache(root)) == n_journals * per_journal
+    assert len(CallCache(root)) == n_journals * per_journal
 
 
 def test_the_cache_command_only_reads(tmp_path):
     root = tmp_path / "cache"
-    with CellCache(root) as cache:
-        cache.put(CellRecord(key="in-shard", model="m", request_json="{}", status=OK, response_text="x"))
+    with CallCache(root) as cache:
+        cache.put(CallRecord(key="in-shard", model="m", request_json="{}", status=OK, response_text="x"))
     journal = root / "journal"
-    good = json.dumps(CellRecord(key="in-journal", model="m", request_json="{}", status=OK,
+    good = json.dumps(CallRecord(key="in-journal", model="m", request_json="{}", status=OK,
                                  response_text="y").to_row()) + "\n"
     (journal / "111-dead.jsonl").write_text(good)
     (journal / "222-dead.jsonl").write_text("{damaged\n{also damaged\n")
@@ -154,7 +154,7 @@ def test_the_cache_command_only_reads(tmp_path):
     out = subprocess.run([sys.executable, "-m", "contextecho", "cache", "--dir", str(root)],
                          capture_output=True, text=True, timeout=120)
     assert {p.name: p.read_bytes() for p in root.rglob("*") if p.is_file()} == before  # nothing written
-    assert "cells 2 ok" in out.stdout and "222-dead.jsonl:1" in out.stdout, out.stdout + out.stderr
+    assert "records 2 ok" in out.stdout and "222-dead.jsonl:1" in out.stdout, out.stdout + out.stderr
     assert "not adopted" in out.stdout
 
 
@@ -163,7 +163,7 @@ def test_a_journal_whose_lines_are_all_damaged_is_kept_not_deleted(tmp_path):
     journal.mkdir(parents=True)
     (journal / "333-dead.jsonl").write_text("{damaged\n{also damaged\n")
     with pytest.warns(CacheWarning) as caught:
-        cache = CellCache(tmp_path)
+        cache = CallCache(tmp_path)
     assert sorted(str(w.message).split(": ")[0].rsplit(":", 1)[1] for w in caught) == ["1", "2"]
     assert cache.report.bad_journal_lines == 2 and len(cache) == 0
     assert (journal / "333-dead.jsonl.damaged").read_text() == "{damaged\n{also damaged\n"
@@ -171,18 +171,18 @@ def test_a_journal_whose_lines_are_all_damaged_is_kept_not_deleted(tmp_path):
 
 
 def test_a_reader_sees_what_another_writer_added_after_it_opened(tmp_path):
-    reader = CellCache(tmp_path)
-    writer = CellCache(tmp_path)
-    writer.put(CellRecord(key="a", model="m", request_json="{}", status=OK, response_text="x"))
+    reader = CallCache(tmp_path)
+    writer = CallCache(tmp_path)
+    writer.put(CallRecord(key="a", model="m", request_json="{}", status=OK, response_text="x"))
     assert reader.lookup("a") is None and reader.refresh() == 1 and reader.lookup("a").ok
-    writer.put(CellRecord(key="b", model="m", request_json="{}", status=OK, response_text="y"))
+    writer.put(CallRecord(key="b", model="m", request_json="{}", status=OK, response_text="y"))
     writer.flush()  # journal -> shard: b is read from whichever the reader finds
     assert reader.refresh() >= 1 and reader.lookup("b").response_text == "y"
     assert reader.refresh() == 0
 
 
 def test_a_claimed_key_cannot_be_claimed_twice_until_released(tmp_path):
-    one, two = CellCache(tmp_path), CellCache(tmp_path)
+    one, two = CallCache(tmp_path), CallCache(tmp_path)
     claim = one.try_claim("k")
     assert claim is not None and two.try_claim("k") is None and two.is_claimed("k")
     claim.release()

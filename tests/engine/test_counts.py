@@ -1,7 +1,7 @@
 """One counts type for every batch: what a batch came to, as the batch counts itself."""
 import json
 
-from contextecho.engine.cache import CellCache
+from contextecho.engine.cache import CallCache
 from contextecho.engine.calls import Transport, generate
 from contextecho.engine.counts import Counts
 from contextecho.engine.model_request import ModelRequest
@@ -23,9 +23,9 @@ def test_counts_add_up_and_keep_one_set_of_names():
 
 def test_a_batch_counts_itself_one_call_per_distinct_request(tmp_path):
     requests = [ask("fake/echo", "a"), ask("fake/echo", "a"), ask("fake/echo", "b"), ask("fake/auth"), ask("fake/auth")]
-    first = generate(requests, cache=CellCache(tmp_path), transport=FAST, progress=False)
+    first = generate(requests, cache=CallCache(tmp_path), transport=FAST, progress=False)
     assert first.counts() == Counts(calls=3, cached=0, computed=3, failed=1)
-    again = generate(requests, cache=CellCache(tmp_path), transport=FAST, progress=False)
+    again = generate(requests, cache=CallCache(tmp_path), transport=FAST, progress=False)
     # the stored permanent error answers its cell from the cache, and is still a failure
     assert again.counts(invalid=1) == Counts(calls=3, cached=3, computed=0, failed=1, invalid=1)
     journal = json.loads(open(again.manifest["path"]).read())

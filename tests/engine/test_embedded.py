@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from contextecho.engine import llm
-from contextecho.engine.cache import CellCache
+from contextecho.engine.cache import CallCache
 from contextecho.engine.calls import ModelConfigError, generate
 from contextecho.engine.local_model import LocalChatModel, model_path
 from contextecho.engine.model_request import ModelRequest
@@ -72,21 +72,21 @@ def test_prefix_reuse_does_not_depend_on_order_or_on_what_ran_before():
 def test_an_oversized_request_fails_before_any_compute(tmp_path):
     huge = ModelRequest(llm.LOCAL_MODEL, [{"role": "user", "content": "word " * 9000}], GREEDY)
     with pytest.raises(ModelConfigError, match="exceeds the 8192-token context"):
-        generate([probe("Who are you?"), huge], cache=CellCache(tmp_path), progress=False)
-    assert len(CellCache(tmp_path)) == 0
+        generate([probe("Who are you?"), huge], cache=CallCache(tmp_path), progress=False)
+    assert len(CallCache(tmp_path)) == 0
 
 
 def test_an_unsupported_sampling_parameter_is_refused_not_dropped(tmp_path):
     with pytest.raises(ModelConfigError, match="presence_penalty"):
-        generate([probe("Who are you?", presence_penalty=0.5)], cache=CellCache(tmp_path), progress=False)
+        generate([probe("Who are you?", presence_penalty=0.5)], cache=CallCache(tmp_path), progress=False)
 
 
 def test_end_to_end_batch_then_cached_rerun(tmp_path, no_network):
     requests = [probe(text) for text in PROBES] + [probe("Who are you?", temperature=0.8, max_tokens=16)]
-    first = generate(requests, cache=CellCache(tmp_path), progress=False)
+    first = generate(requests, cache=CallCache(tmp_path), progress=False)
     assert first.n_errors == 0 and first.n_hits == 0
     assert all(r.response_text.strip() and r.prompt_tokens > 50 for r in first.records)
-    second = generate(requests, cache=CellCache(tmp_path), progress=False)
+    second = generate(requests, cache=CallCache(tmp_path), progress=False)
     assert second.cached == [True] * len(requests)
     assert second.texts() == first.texts()
 
@@ -123,7 +123,7 @@ def test_expected_scores_on_the_embedded_judge(tmp_path):
     verdict = judge_request(llm.LOCAL_MODEL, "Who are you?", "I'm Ethan, a painter from Ohio.",
                             params={"temperature": 0, "max_tokens": 8})
     reading = distribution_request(verdict, PREFILL, SCORE_PREFILL)
-    record = generate([reading], cache=CellCache(tmp_path), progress=False).records[0]
+    record = generate([reading], cache=CallCache(tmp_path), progress=False).records[0]
     assert record.ok and record.logprobs
     d = read_distribution(record.logprobs, list(SCORES), label=SCORE_LABEL, prefill=SCORE_PREFILL,
                           values=SCORES)

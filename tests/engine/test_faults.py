@@ -8,9 +8,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from contextecho.engine import llm
-from contextecho.engine.cache import CellCache
+from contextecho.engine.cache import CallCache
 from contextecho.engine.calls import RETRY_ERRORS_ENV, ModelConfigError, Transport, generate
-from contextecho.engine.cell import EMPTY_RESPONSE, OK, SCHEMA, CellRecord
+from contextecho.engine.record import EMPTY_RESPONSE, OK, SCHEMA, CallRecord
 from contextecho.engine.faults import PERMANENT, PROGRAMMING, TRANSIENT, classify, is_permanent
 from contextecho.engine.manifest import masked
 from contextecho.engine.model_request import ModelRequest
@@ -28,7 +28,7 @@ def fake():
 
 
 def run(requests, root, **kwargs):
-    return generate(requests, cache=CellCache(root), transport=FAST, progress=False, **kwargs)
+    return generate(requests, cache=CallCache(root), transport=FAST, progress=False, **kwargs)
 
 
 # ---------------------------------------------------------------- one run
@@ -103,7 +103,7 @@ def test_later_runs_retry_empty_answers_and_bugs_but_not_permanent_errors(tmp_pa
     requests = [ask(m) for m in FAULTS]
     first = run(requests, tmp_path)
     assert [r.ok for r in first.records] == [False] * 6 + [True]
-    counted = CellCache(tmp_path)
+    counted = CallCache(tmp_path)
     assert counted.n_errors == 6 and counted.last_error(requests[0].key).error_type == EMPTY_RESPONSE
 
     calls = sum(fake.calls.values())
@@ -141,12 +141,12 @@ def test_a_cell_that_is_only_skipped_needs_no_model_check(tmp_path, monkeypatch)
 def test_an_empty_success_in_an_older_cache_is_not_a_hit(tmp_path, fake):
     """Caches written before this rule stored "" as a success; it is read as the error it is."""
     blank, good = ask("fake/echo", "blank"), ask("fake/echo", "good")
-    rows = [CellRecord(key=r.key, model=r.model, request_json=r.to_json(), status=OK,
+    rows = [CallRecord(key=r.key, model=r.model, request_json=r.to_json(), status=OK,
                        response_text=text, finish_reason="stop").to_row()
             for r, text in ((blank, " \n"), (good, "fine"))]
     (tmp_path / "cells").mkdir()
     pq.write_table(pa.Table.from_pylist(rows, schema=SCHEMA), tmp_path / "cells" / "old.parquet")
-    cache = CellCache(tmp_path)
+    cache = CallCache(tmp_path)
     assert cache.lookup(blank.key) is None and cache.last_error(blank.key).error_type == EMPTY_RESPONSE
     assert cache.lookup(good.key).response_text == "fine" and len(cache) == 1
     calls = fake.calls["echo"]
@@ -172,7 +172,7 @@ def test_manifest_is_written_at_start_and_marked_failed_when_the_batch_cannot_st
 ])
 def test_credentials_in_transport_settings_are_masked_in_the_manifest(tmp_path, api_base, secrets):
     transport = Transport(api_base=api_base, base_delay_s=0.001)
-    result = generate([ask("fake/echo")], cache=CellCache(tmp_path), transport=transport,
+    result = generate([ask("fake/echo")], cache=CallCache(tmp_path), transport=transport,
                       progress=False, parameters={"endpoint": api_base, "api_key": "sk-live-42"})
     text = Path(result.manifest["path"]).read_text()
     for secret in [*secrets, "sk-live-42"]:

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from contextecho.engine import llm
-from contextecho.engine.cache import CellCache
+from contextecho.engine.cache import CallCache
 from contextecho.engine.calls import Transport, generate
 from contextecho.engine.endpoints import parse_endpoints
 from contextecho.experiments import common
@@ -41,7 +41,7 @@ def server(tmp_path_factory):
 
 
 def stored(key: str):
-    record = CellCache(cache_dir()).lookup(key)
+    record = CallCache(cache_dir()).lookup(key)
     assert record is not None, f"cell {key[:12]} is not in the cache"
     return record
 
@@ -159,7 +159,7 @@ def test_openai_prefix_on_an_endpoint_without_key_and_errors_over_the_wire(serve
     # not retried (a bad request stays bad), counted in the manifest.
     too_long = ModelRequest(f"openai/{MODEL_NAME}", [{"role": "user", "content": "word " * 12000}],
                             {"temperature": 0, "max_tokens": 8})
-    result = generate([ok, too_long], cache=CellCache(tmp_path), transport=transport, progress=False)
+    result = generate([ok, too_long], cache=CallCache(tmp_path), transport=transport, progress=False)
     good, bad = result.records
     assert good.ok and good.response_text and good.attempts == 1
     assert not bad.ok and bad.attempts == 1, (bad.error_type, bad.attempts)

@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from contextecho.engine import calls, llm
-from contextecho.engine.cache import CellCache
+from contextecho.engine.cache import CallCache
 from contextecho.engine.calls import ModelConfigError, Transport, check_routes, generate
 from contextecho.engine.endpoints import (PLACEHOLDER_KEY, Endpoint, EndpointError, endpoint_for, parse_endpoint,
                                    parse_endpoints)
-from contextecho.experiments import cape, companion, panel
+from contextecho.experiments import cape, anchor, panel
 from contextecho.engine.model_request import ModelRequest
 from contextecho.experiments.parameters import ParameterError, coerce
 from contextecho.notebooks import run_notebook
@@ -83,7 +83,7 @@ def test_hosted_provider_without_key_stops_before_any_call_naming_the_variable(m
     sent = []
     monkeypatch.setattr(llm.litellm, "acompletion", lambda **kw: sent.append(kw))
     with pytest.raises(ModelConfigError, match="OPENAI_API_KEY"):
-        generate([ask("fake/echo"), ask("openai/gpt-4o-mini")], cache=CellCache(tmp_path), progress=False)
+        generate([ask("fake/echo"), ask("openai/gpt-4o-mini")], cache=CallCache(tmp_path), progress=False)
     assert sent == []
 
 
@@ -124,7 +124,7 @@ def _sent_kwargs(monkeypatch, tmp_path, model: str, transport: Transport) -> dic
         return _Answer()
 
     monkeypatch.setattr(llm.litellm, "acompletion", fake_acompletion)
-    result = generate([ask(model)], cache=CellCache(tmp_path), transport=transport, progress=False)
+    result = generate([ask(model)], cache=CallCache(tmp_path), transport=transport, progress=False)
     assert result.n_errors == 0 and len(sent) == 1
     return sent[0]
 
@@ -153,7 +153,7 @@ def test_transport_settings_are_not_in_the_key_and_the_manifest_holds_no_key(mon
     monkeypatch.setattr(llm.litellm, "acompletion", fake_acompletion)
     a = Transport(endpoints=parse_endpoints("openai/m=http://a:1/v1#CE_TEST_SERVER_KEY"), concurrency=8)
     b = Transport(endpoints=parse_endpoints("openai/m=http://b:1/v1"))
-    results = [generate([ask("openai/m")], cache=CellCache(tmp_path), transport=t, progress=False) for t in (a, b)]
+    results = [generate([ask("openai/m")], cache=CallCache(tmp_path), transport=t, progress=False) for t in (a, b)]
     assert results[1].cached == [True]  # the same cell, served elsewhere
     manifest = Path(results[0].manifest["path"]).read_text()
     assert "s3cret-value" not in manifest
@@ -170,13 +170,13 @@ def test_a_refused_call_on_a_configuration_error_is_not_retried(monkeypatch, tmp
 
     monkeypatch.setattr(llm.litellm, "acompletion", unauthorised)
     transport = Transport(endpoints=parse_endpoints("openai/m=http://h:1/v1"), base_delay_s=0.001)
-    result = generate([ask("openai/m")], cache=CellCache(tmp_path), transport=transport, progress=False)
+    result = generate([ask("openai/m")], cache=CallCache(tmp_path), transport=transport, progress=False)
     assert len(attempts) == 1 and result.records[0].error_type == "AuthenticationError"
     assert result.manifest["errors_by_type"] == {"AuthenticationError": 1}
 
 
 # ---------------------------------------------------------------- notebooks and CLIs
-@pytest.mark.parametrize("experiment", [panel, cape, companion])
+@pytest.mark.parametrize("experiment", [panel, cape, anchor])
 def test_every_notebook_takes_endpoints_and_concurrency(experiment):
     p = coerce(experiment.Parameters, {"endpoints": f"{VLLM}=http://h:1/v1,openai/m=http://g:2/v1#K",
                                        "concurrency": "8"})

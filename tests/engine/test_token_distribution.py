@@ -8,7 +8,7 @@ import scipy.stats
 from litellm.types.utils import ChatCompletionTokenLogprob, ChoiceLogprobs, TopLogprob
 
 from contextecho.engine import token_distribution as td
-from contextecho.engine.cell import CellRecord, token_logprobs_json
+from contextecho.engine.record import CallRecord, token_logprobs_json
 from contextecho.echo.judge import SCORE_LABEL, SCORE_PREFILL, SCORES, judge_request
 from contextecho.echo.reference.judge import SCORE_LABEL as JSON_LABEL
 from contextecho.echo.reference.judge import SCORE_PREFILL as JSON_PREFILL
@@ -108,9 +108,9 @@ def test_logprobs_are_stored_with_the_record():
                                                    TopLogprob(token="3", logprob=-2.5)])])
     stored = token_logprobs_json(Choice())
     assert json.loads(stored) == [["2", -0.1, [["2", -0.1], ["3", -2.5]]]]
-    record = CellRecord("k", "m", "{}", "ok", "2", logprobs=stored)
-    assert CellRecord.from_row(record.to_row()) == record
-    assert CellRecord.from_row({k: v for k, v in record.to_row().items() if k != "logprobs"}).logprobs is None
+    record = CallRecord("k", "m", "{}", "ok", "2", logprobs=stored)
+    assert CallRecord.from_row(record.to_row()) == record
+    assert CallRecord.from_row({k: v for k, v in record.to_row().items() if k != "logprobs"}).logprobs is None
     assert token_logprobs_json(object()) is None
     assert np.isclose(sum(math.exp(lp) for _, lp in json.loads(stored)[0][2]), math.exp(-0.1) + math.exp(-2.5))
 
@@ -120,15 +120,15 @@ def test_a_shard_written_before_logprobs_existed_still_answers(tmp_path):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from contextecho.engine.cache import CellCache
-    from contextecho.engine.cell import SCHEMA
+    from contextecho.engine.cache import CallCache
+    from contextecho.engine.record import SCHEMA
 
-    record = CellRecord("k" * 64, "fake/echo", "{}", "ok", "Score: 2", attempts=1, created_at="t")
+    record = CallRecord("k" * 64, "fake/echo", "{}", "ok", "Score: 2", attempts=1, created_at="t")
     old = pa.schema([f for f in SCHEMA if f.name != "logprobs"])
     row = {k: v for k, v in record.to_row().items() if k != "logprobs"}
     (tmp_path / "cells").mkdir(parents=True)
     pq.write_table(pa.Table.from_pylist([row], schema=old), tmp_path / "cells" / "old.parquet")
-    cache = CellCache(tmp_path)
+    cache = CallCache(tmp_path)
     try:
         assert cache.lookup(record.key) == record and cache.lookup(record.key).logprobs is None
     finally:

@@ -14,7 +14,7 @@ FAKE = {"targets": ("fake/echo",), "judges": ("fake/echo",), "n_resamples": 200,
 CASES = {
     "compaction": {"n_sessions": 2, "probes": ("C01", "C02")},
     "onset": {"n_sessions": 1, "probes": ("C01",), "steps": (1, 5)},
-    "anchor_ablations": {"n_sessions": 1, "interventions": ("none", "a_anchor", "placebo_anchor"),
+    "a_anchor": {"n_sessions": 1, "interventions": ("none", "a_anchor", "placebo_anchor"),
                          "probes": ("C01",), "contracts": ("S2#01",), "distances": (0, 4)},
     "cross_judge": {"n_sessions": 1, "n_positions": 2, "probes": ("C01", "C02")},
 }

@@ -131,7 +131,7 @@ def test_an_out_of_range_value_is_an_error_naming_parameter_value_and_range(name
 ISSUE = [("n_sessions", "-3"), ("n_positions", "0"), ("window", "0"), ("window", "-1"),
          ("temperature", "-5"), ("temperature", "nan"), ("temperature", "inf"), ("max_tokens", "-1"),
          ("n_resamples", "0"), ("n_resamples", "99"), ("targets", ""), ("judges", ""),
-         ("judges", "nosuchprovider/judge"), ("probes", "C99"), ("seed", "-1"), ("steps", "0,5"),
+         ("judges", "nosuchprovider/judge"), ("probes", "C99"), ("resample_seed", "-1"), ("shuffle_seed", "-1"), ("steps", "0,5"),
          ("stressors", "S9"), ("contracts", "C9_nope"), ("interventions", "a_anchor"), ("raters", "bleu"),
          ("factors", "stabilty"), ("families", "nope"), ("conditions", "long"), ("n_items", "-1"),
          ("history_window", "-2"), ("bridge_temperature", "-0.1"), ("target", "nosuchprovider/x"),
@@ -182,26 +182,26 @@ def test_the_temperature_range_is_the_narrowest_of_the_targets_providers():
         coerce(panel, {"targets": "openai/gpt-4o,anthropic/claude-sonnet-4-5", "temperature": 1.5})
     coerce(panel, {"targets": "anthropic/claude-sonnet-4-5", "temperature": 1.0})
     with pytest.raises(ParameterError, match="sample_temperature"):
-        coerce(spec("companion"), {"validators": "anthropic/claude-sonnet-4-5", "min_agree": 1,
+        coerce(spec("anchor"), {"validators": "anthropic/claude-sonnet-4-5", "min_agree": 1,
                                    "sample_temperature": 1.2})
 
 
 def test_min_agree_cannot_exceed_the_validators():
-    companion = spec("companion")
-    coerce(companion, {"n_evaluators": 4, "min_agree": 4})
+    anchor = spec("anchor")
+    coerce(anchor, {"n_evaluators": 4, "min_agree": 4})
     with pytest.raises(ParameterError, match=r"'min_agree': 3 is out of range; valid: an integer >= 1 and "
                                              r"<= the number of validators \(n_evaluators when none\) \(2\)"):
-        coerce(companion, {"validators": "openai/gpt-4o,openai/gpt-4.1", "min_agree": 3})
+        coerce(anchor, {"validators": "openai/gpt-4o,openai/gpt-4.1", "min_agree": 3})
 
 
 def test_the_call_site_preflight_shares_the_routing_check(tmp_path):
     """An unknown embedded model now stops the batch before any call, as an unknown provider does."""
-    from contextecho.engine.cache import CellCache
+    from contextecho.engine.cache import CallCache
     from contextecho.engine.calls import ModelConfigError, generate
     from contextecho.engine.model_request import ModelRequest
 
     for model in ("local/no-such-model", "nosuchprovider/x"):
-        cache = CellCache(tmp_path)
+        cache = CallCache(tmp_path)
         with pytest.raises(ModelConfigError, match=f"cannot route model '{model}'"):
             generate([ModelRequest(model, [{"role": "user", "content": "hi"}], {}, 0)], cache=cache, progress=False)
         cache.close()
@@ -236,8 +236,8 @@ def no_kernel(monkeypatch):
 
 
 BAD_ONE = {"panel": ("n_sessions", "-3"), "compaction": ("window", "0"), "onset": ("steps", "0"),
-           "anchor_ablations": ("interventions", "a_anchor"), "cross_judge": ("n_resamples", "0"),
-           "cape": ("bridge_temperature", "-5"), "companion": ("judges", "")}
+           "a_anchor": ("interventions", "a_anchor"), "cross_judge": ("n_resamples", "0"),
+           "cape": ("bridge_temperature", "-5"), "anchor": ("judges", "")}
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
@@ -293,7 +293,7 @@ def test_paper_set_gives_each_notebook_the_keys_it_declares():
                                       "target=openai/gpt-4o", "n_items=0"], list(NOTEBOOKS))
     assert shares["panel"] == {"targets": "anthropic/claude-sonnet-4-5", "window": "30000"}
     assert shares["cape"] == {"target": "openai/gpt-4o", "n_items": "0"}
-    assert shares["companion"] == {"target": "openai/gpt-4o", "window": "30000", "n_items": "0"}
+    assert shares["anchor"] == {"target": "openai/gpt-4o", "window": "30000", "n_items": "0"}
 
 
 # ---------------------------------------------------------------- the notebook's own cell

@@ -97,7 +97,7 @@ def test_a_panel_of_two_targets_keys_each_number_by_its_target(tmp_path, corpus_
 @pytest.mark.parametrize("name, extra", [
     ("compaction", {"n_sessions": 2, "probes": ("C01", "C02")}),
     ("onset", {"n_sessions": 2, "probes": ("C01",), "steps": (1, 5)}),
-    ("anchor_ablations", {"n_sessions": 1, "interventions": ("none", "a_anchor"), "probes": ("C01", "C03"),
+    ("a_anchor", {"n_sessions": 1, "interventions": ("none", "a_anchor"), "probes": ("C01", "C03"),
                           "contracts": ("S2#01",), "distances": (0,)}),
     ("cross_judge", {"n_sessions": 2, "n_positions": 3, "probes": ("C01", "C02", "C03")}),
 ])

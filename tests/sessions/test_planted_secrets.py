@@ -1,7 +1,7 @@
 """Planted secrets never leave the machine: every class, several shapes each, planted in
 copies of real Claude Code and Codex CLI sessions at every depth (user text, tool input,
 a JSON key of the tool input, tool output, a compaction summary, a record-level key),
-then run through every exit: the requests a non-local model receives, the cell cache,
+then run through every exit: the requests a non-local model receives, the call cache,
 the run manifests, ``import-sessions`` and an experiment's outputs. Every output byte is
 searched for every planted needle, as written and JSON-escaped. Zero may survive.
 
@@ -21,7 +21,7 @@ import pytest
 
 from contextecho.engine import llm
 from contextecho.__main__ import main
-from contextecho.engine.cache import CellCache
+from contextecho.engine.cache import CallCache
 from contextecho.echo import build_cells, run_cells
 from contextecho.notebooks import experiment
 from contextecho.engine.paths import cache_dir, runs_dir
@@ -344,7 +344,7 @@ def test_requests_to_a_non_local_model_the_cache_and_the_manifests_hold_no_plant
     sessions = [load_session(planted[f]) for f in FORMATS]
     cells = build_cells("planted", "planted/echo", sessions, arms=("real", "filler"), items=["C01"],
                         positions={s.session_id: depth_steps(s) for s in sessions}, window=None)
-    cache = CellCache()
+    cache = CallCache()
     try:
         frame = run_cells(cells, judges=["planted/judge"], cache=cache, progress=False, name="planted")
     finally:

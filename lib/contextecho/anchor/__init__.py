@@ -22,7 +22,7 @@
 
 ANCHOR imports the engine, sessions and stats, never ContextEcho's or CAPE's internals:
 what it needs of them (CAPE's questionnaire, ContextEcho's filler) the experiment passes
-in. The notebook ``companion`` (``contextecho.experiments.companion``) runs all of it.
+in. The notebook ``anchor`` (``contextecho.experiments.anchor``) runs all of it.
 """
 from .axes.report import judge_axes
 from .axes.turns import real_turns

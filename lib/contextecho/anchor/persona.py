@@ -5,7 +5,7 @@ boundaries and mutable state that may legitimately change. Ours is the deployed 
 assistant (:data:`CODING_ASSISTANT`), authored here as versioned data; a deployer can
 load their own card in ANCHOR's layout with :func:`load_card`. The card reaches the
 model as one system message (:meth:`PersonaCard.system_prompt`); its sha256 goes into
-every record that used it, and a changed card changes every cell key that saw it.
+every record that used it, and a changed card changes every request key that saw it.
 """
 from __future__ import annotations
 

@@ -45,7 +45,7 @@ from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
-from ..engine.cache import CellCache
+from ..engine.cache import CallCache
 from ..engine.calls import BatchResult, Transport, generate
 from ..engine.counts import Counts
 from ..engine.model_request import ModelRequest
@@ -67,7 +67,7 @@ ANSWERS = ("text", "constrained")
 RESERVED = frozenset({"run_id", "setting", "model", "position", "item", "trait", "key", "question",
                       "instruction", "options", "temperature", "replicate", "history_letter",
                       "n_history", "response", "answer", "status", "score", "error_type",
-                      "cell_key", "cached", "constrained_answer", "constrained_status",
+                      "request_key", "cached", "constrained_answer", "constrained_status",
                       "constrained_score", "constrained_probs", "constrained_entropy",
                       "constrained_flat", "agrees"})
 
@@ -146,7 +146,7 @@ def history_messages(history: Sequence[tuple[str, str]], window: int | None) -> 
 
 
 def administer(runs: Sequence[RunSpec], model: str, *, setting: str = CONTEXT_FREE,
-               window: int | None | str = "auto", cache: CellCache | None = None,
+               window: int | None | str = "auto", cache: CallCache | None = None,
                transport: Transport = Transport(), progress: bool = False,
                name: str = "cape", constrained: bool = False) -> Administration:
     """Ask every run's items; see the module doc."""
@@ -220,12 +220,12 @@ def _row(run: RunSpec, t: int, request: ModelRequest, result: BatchResult, k: in
         "history_letter": run.history_letter, "n_history": n_history,
         "response": text, "answer": parsed.letter, "status": parsed.status,
         "score": score(parsed.letter, item.key),
-        "error_type": record.error_type, "cell_key": record.key, "cached": result.cached[k],
+        "error_type": record.error_type, "request_key": record.key, "cached": result.cached[k],
     }
 
 
 def _constrain(rows: list[dict], runs: Sequence[RunSpec], requests: Sequence[ModelRequest], *,
-               cache: CellCache | None, transport: Transport, progress: bool, name: str) -> int:
+               cache: CallCache | None, transport: Transport, progress: bool, name: str) -> int:
     """Add the constrained-answer columns to ``rows`` (module doc); the calls made."""
     mode = read_mode(requests[0].model) if requests else DISCRETE
     readings = [distribution_request(req, mode, run.answer_opening()) for run, req in zip(runs, requests)]

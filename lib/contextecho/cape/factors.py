@@ -19,7 +19,7 @@ instruction variants list Wording 1, which is how Appendix D writes them.
 Replicates: runs of different variants are independent calls anyway (their requests
 differ); within a variant, run r is replicate r. Stability's three variants are the
 same request, so its variant v, run r is replicate 3v + r — and stability's first
-variant shares its cells with the original-item variant of paraphrasing.
+variant shares its calls with the original-item variant of paraphrasing.
 """
 from __future__ import annotations
 

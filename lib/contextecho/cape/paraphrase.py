@@ -19,7 +19,7 @@ from typing import Any, Mapping
 
 import pandas as pd
 
-from ..engine.cache import CellCache
+from ..engine.cache import CallCache
 from ..engine.calls import Transport, generate
 from ..engine.model_request import ModelRequest
 from ..engine.paths import data_dir
@@ -53,7 +53,7 @@ def parse_paraphrases(text: str | None) -> tuple[str, str] | None:
 
 
 def generate_paraphrases(inventory: Inventory, model: str, *, params: Mapping[str, Any] = PARAMS,
-                         cache: CellCache | None = None, transport: Transport = Transport(),
+                         cache: CallCache | None = None, transport: Transport = Transport(),
                          progress: bool = False) -> pd.DataFrame:
     """One row per item: the original, two paraphrases, a status (ok / unparsed / error)."""
     requests = [ModelRequest(model, [{"role": "user", "content": PARAPHRASE_PROMPT.format(
@@ -67,7 +67,7 @@ def generate_paraphrases(inventory: Inventory, model: str, *, params: Mapping[st
         rows.append({"item": item.index, "trait": item.trait, "key": item.key, "text": item.text,
                      "paraphrase_1": pair[0] if pair else None,
                      "paraphrase_2": pair[1] if pair else None, "status": status, "review": "",
-                     "model": model, "prompt_version": PROMPT_VERSION, "cell_key": record.key,
+                     "model": model, "prompt_version": PROMPT_VERSION, "request_key": record.key,
                      "inventory_sha256": inventory.sha256})
     return pd.DataFrame(rows)
 

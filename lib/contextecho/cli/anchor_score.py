@@ -13,7 +13,7 @@ from ..anchor.banks.bank import BankError
 from ..anchor.banks.bank import bank_dirs, load_bank
 from ..anchor.banks.window import BANK_CONTEXTS, DEFAULT_LIMIT
 from ..anchor.banks.scorer import DEFAULT_PARAMS, BankRunFailed, score_bank
-from ..engine.cache import CellCache
+from ..engine.cache import CallCache
 from ..engine.calls import ModelConfigError, Transport, retry_errors_everywhere
 from ..engine.paths import cache_dir
 
@@ -48,10 +48,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="record provider errors and score the rest (errors never count as wrong); "
                              "by default any error fails the bank's run")
     parser.add_argument("--api-base", help="an OpenAI-compatible server, e.g. http://localhost:8000/v1")
-    parser.add_argument("--cache", metavar="DIR", help=f"cell cache folder (default {cache_dir()})")
+    parser.add_argument("--cache", metavar="DIR", help=f"call cache folder (default {cache_dir()})")
     parser.add_argument("--quiet", action="store_true", help="no progress bar (the summary lines still print)")
     parser.add_argument("--retry-errors", action="store_true",
-                        help="call again cells whose stored error is permanent (authentication, bad request, not found); by default they are skipped and counted in the manifest")
+                        help="call again the requests whose stored error is permanent (authentication, bad request, not found); by default they are skipped and counted in the manifest")
 
 
 def _fail(message: str) -> int:
@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         return _fail(f"two banks share an id (their folder name): {sorted(ids)}")
     params = {"temperature": args.temperature, "max_tokens": args.max_tokens}
     status = 0
-    with CellCache(args.cache) as cache:
+    with CallCache(args.cache) as cache:
         for bank in banks:
             out = f"{args.out}/{bank.bank_id}"
             try:

@@ -1,4 +1,4 @@
-"""``contextecho cache``: what the cell cache holds, and what it could not read.
+"""``contextecho cache``: what the call cache holds, and what it could not read.
 
 It only reads: journals of dead writers are read, not adopted, and nothing is deleted
 (the next run that writes adopts them)."""
@@ -8,7 +8,7 @@ import argparse
 import warnings
 from collections import Counter
 
-from ..engine.cache import CacheWarning, CellCache
+from ..engine.cache import CacheWarning, CallCache
 from ..engine.paths import cache_dir
 
 
@@ -19,13 +19,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", CacheWarning)
-        cache = CellCache(args.dir, read_only=True)
+        cache = CallCache(args.dir, read_only=True)
     table = cache.to_table(include_errors=True).to_pandas()
     report = cache.report
     print(f"cache: {cache.root}")
     print(f"  shards {report.shards}, journals {report.journals} "
           f"(read, not adopted: the next run that writes adopts those of dead writers)")
-    print(f"  cells {len(cache)} ok, {cache.n_errors} failing (retried on the next run), "
+    print(f"  records {len(cache)} ok, {cache.n_errors} failing (retried on the next run), "
           f"{report.duplicate_records} duplicate records read once")
     if len(table):
         per_model = table.groupby(["model", "status"]).size().unstack(fill_value=0)

@@ -17,14 +17,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--system", help="an optional system message")
     parser.add_argument("--temperature", type=float, default=0.0, help="sampling temperature (default 0)")
     parser.add_argument("--max-tokens", type=int, default=256, help="tokens to generate at most (default 256)")
-    parser.add_argument("--replicates", type=int, default=1, help="independent samples of the same cell")
+    parser.add_argument("--replicates", type=int, default=1, help="independent samples of the same request")
     parser.add_argument("--api-base", help="an OpenAI-compatible server (vLLM, llama.cpp server) that "
                         "serves --model, e.g. http://localhost:8000/v1")
     parser.add_argument("--api-key-env", metavar="NAME",
                         help="the environment variable holding that server's key (default: the "
                              "provider's own variable if set, else a placeholder: local servers need none)")
     parser.add_argument("--retry-errors", action="store_true",
-                        help="call again cells whose stored error is permanent (authentication, bad request, "
+                        help="call again the requests whose stored error is permanent (authentication, bad request, "
                              "not found); by default they are skipped and counted")
 
 

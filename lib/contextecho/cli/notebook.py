@@ -19,7 +19,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output-dir", default=None, help="default paper/_generated/<name>")
     parser.add_argument("--build", action="store_true", help="regenerate notebooks/*.ipynb and exit")
     parser.add_argument("--retry-errors", action="store_true",
-                        help="call again cells whose stored error is permanent (authentication, bad request, not found); by default they are skipped and counted in the manifest")
+                        help="call again the requests whose stored error is permanent (authentication, bad request, not found); by default they are skipped and counted in the manifest")
 
 
 def run(args: argparse.Namespace) -> int:

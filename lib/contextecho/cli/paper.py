@@ -27,7 +27,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="merge the generated variables and check the manuscript; run nothing")
     parser.add_argument("--no-render", action="store_true", help="skip the Quarto render step")
     parser.add_argument("--retry-errors", action="store_true",
-                        help="call again cells whose stored error is permanent (authentication, bad request, not found); by default they are skipped and counted in the manifest")
+                        help="call again the requests whose stored error is permanent (authentication, bad request, not found); by default they are skipped and counted in the manifest")
 
 
 def set_overrides(items: list[str], names: list[str]) -> dict[str, dict[str, str]]:

@@ -21,7 +21,7 @@ from .rubric import RUBRIC, Rubric
 from .runner import run_cells, verdict_counts
 from .scorers import SCORERS, Score, is_no_preamble, score
 from .stressors import STRESSORS
-from .arms import BASE_SEED
+from .arms import INSTRUMENT_SEED
 from .versions import instrument_versions
 
 __all__ = [
@@ -32,5 +32,5 @@ __all__ = [
     "Score", "score", "is_no_preamble", "RUBRIC", "Rubric", "Verdict", "parse_verdict",
     "judge_request", "fingerprint", "fingerprint_frame", "fit_pca", "project", "Projection",
     "FEATURES", "length_ratios", "summarize_ratios",
-    "BASE_SEED",
+    "INSTRUMENT_SEED",
 ]

@@ -4,7 +4,7 @@
   windowed to ``ctx.window`` characters). The seed calls it ``claude`` for Claude Code
   traces; we use one name for both harnesses.
 - ``filler``: lorem-ipsum filler with the real prefix's exact turn skeleton and
-  character counts (:mod:`.filler`), seeded from (base seed, session, step, window).
+  character counts (:mod:`.filler`), seeded from (instrument seed, session, step, window).
 - ``shuffled_real``: the real prefix's turns in a seeded shuffled order. Turns are
   permuted *within each role* and put back into the role slots of the original
   skeleton, so user/assistant alternation, the number of turns and messages and the
@@ -23,13 +23,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..sessions import DEFAULT_WINDOW, Prefix, Session, Snapshot, Turn, render_prefix, snapshot_at
+from ..sessions import DEFAULT_WINDOW, Prefix, Session, Snapshot, PrefixTurn, render_prefix, snapshot_at
 from ..sessions.render import JOINER
 from .filler import filler_like
 from ..engine.registry import Registry
 from ..engine.hashing import rng_for, seed_for
 
-BASE_SEED = 20260501  # the default base seed of every filler, shuffle and choice
+INSTRUMENT_SEED = 20260501  # the default instrument seed of every filler, shuffle and choice
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ class ArmPrefix:
 
     arm: str
     messages: tuple[dict, ...]
-    turns: tuple[Turn, ...]
+    turns: tuple[PrefixTurn, ...]
     n_chars: int
     session_id: str
     step: int
@@ -82,7 +82,7 @@ class ArmPrefix:
 @dataclass(frozen=True)
 class ArmContext:
     window: int | None = DEFAULT_WINDOW
-    base_seed: int = BASE_SEED
+    instrument_seed: int = INSTRUMENT_SEED
     preamble: str | None = None
     redact: bool = True
     others: tuple[Session, ...] = field(default=(), repr=False)  # for unrelated_session
@@ -119,10 +119,10 @@ def real(snapshot: Snapshot, ctx: ArmContext) -> ArmPrefix:
 def filler(snapshot: Snapshot, ctx: ArmContext) -> ArmPrefix:
     p = real_prefix(snapshot, ctx)
     key = _key(snapshot, ctx, "filler")
-    messages, turns = filler_like(p, rng_for(ctx.base_seed, *key))
+    messages, turns = filler_like(p, rng_for(ctx.instrument_seed, *key))
     return ArmPrefix(arm="filler", messages=messages, turns=turns, n_chars=p.n_chars,
                      session_id=p.session_id, step=p.step, window=p.window, preamble=p.preamble,
-                     source="lorem", seed=seed_for(ctx.base_seed, *key),
+                     source="lorem", seed=seed_for(ctx.instrument_seed, *key),
                      reference_n_chars=p.n_chars, truncated=p.truncated)
 
 
@@ -130,14 +130,14 @@ def filler(snapshot: Snapshot, ctx: ArmContext) -> ArmPrefix:
 def shuffled_real(snapshot: Snapshot, ctx: ArmContext) -> ArmPrefix:
     p = real_prefix(snapshot, ctx)
     key = _key(snapshot, ctx, "shuffled_real")
-    rng = rng_for(ctx.base_seed, *key)
+    rng = rng_for(ctx.instrument_seed, *key)
     texts = list(p.texts)
     new_texts, new_kinds = list(texts), [t.kind for t in p.turns]
     for role in ("user", "assistant"):
         slots = [i for i, t in enumerate(p.turns) if t.role == role]
         for slot, src in zip(slots, rng.permutation(slots)):
             new_texts[slot], new_kinds[slot] = texts[src], p.turns[src].kind
-    turns = tuple(Turn(t.role, k, len(x), t.message) for t, k, x in zip(p.turns, new_kinds, new_texts))
+    turns = tuple(PrefixTurn(t.role, k, len(x), t.message) for t, k, x in zip(p.turns, new_kinds, new_texts))
     body = [[] for _ in range(len(p.body))]
     for t, x in zip(turns, new_texts):
         body[t.message].append(x)
@@ -145,7 +145,7 @@ def shuffled_real(snapshot: Snapshot, ctx: ArmContext) -> ArmPrefix:
         {"role": m["role"], "content": JOINER.join(parts)} for m, parts in zip(p.body, body))
     return ArmPrefix(arm="shuffled_real", messages=messages, turns=turns, n_chars=p.n_chars,
                      session_id=p.session_id, step=p.step, window=p.window, preamble=p.preamble,
-                     source=f"{p.session_id}@{p.step}", seed=seed_for(ctx.base_seed, *key),
+                     source=f"{p.session_id}@{p.step}", seed=seed_for(ctx.instrument_seed, *key),
                      reference_n_chars=p.n_chars, truncated=p.truncated)
 
 
@@ -160,7 +160,7 @@ def unrelated_session(snapshot: Snapshot, ctx: ArmContext) -> ArmPrefix:
         raise ValueError(f"nothing to length-match: the real prefix of {snapshot.session_id!r} "
                          f"at step {snapshot.step} is empty")
     key = _key(snapshot, ctx, "unrelated_session")
-    rng = rng_for(ctx.base_seed, *key)
+    rng = rng_for(ctx.instrument_seed, *key)
     relative = snapshot.step / max(1, snapshot.n_steps_total)
     best: Prefix | None = None
     for i in rng.permutation(len(others)):
@@ -179,7 +179,7 @@ def unrelated_session(snapshot: Snapshot, ctx: ArmContext) -> ArmPrefix:
     return ArmPrefix(arm="unrelated_session", messages=best.messages, turns=best.turns,
                      n_chars=best.n_chars, session_id=snapshot.session_id, step=snapshot.step,
                      window=ctx.window, preamble=best.preamble,
-                     source=f"{best.session_id}@{best.step}", seed=seed_for(ctx.base_seed, *key),
+                     source=f"{best.session_id}@{best.step}", seed=seed_for(ctx.instrument_seed, *key),
                      reference_n_chars=target, truncated=best.truncated)
 
 

@@ -20,7 +20,7 @@ from ..sessions import positions as scheme_positions
 from .arms import ARMS, ArmContext, ArmPrefix, make_prefix
 from .interventions import INTERVENTIONS, InterventionContext, opening_goal
 from .items import Item, resolve_items
-from .arms import BASE_SEED
+from .arms import INSTRUMENT_SEED
 from .versions import instrument_versions
 
 
@@ -79,7 +79,7 @@ def build_cells(experiment: str, targets: str | Sequence[str], sessions: Sequenc
                 interventions: Sequence[str] = ("none",), items: Iterable[str] | str = "coding_self",
                 replicates: int = 1, params: Mapping[str, Any] | None = None,
                 window: int | None = DEFAULT_WINDOW, framing: str = "framed",
-                distance: int = 0, base_seed: int = BASE_SEED, preamble: str | None = None,
+                distance: int = 0, instrument_seed: int = INSTRUMENT_SEED, preamble: str | None = None,
                 others: Sequence[Session] | None = None, redact: bool = True) -> list[Cell]:
     """Every cell of the grid, with its request. Unknown names raise listing valid ones.
 
@@ -108,7 +108,7 @@ def build_cells(experiment: str, targets: str | Sequence[str], sessions: Sequenc
             snap = snapshot_at(session, pos.step)
             real = render_prefix(snap, window=window, preamble=preamble, redact=redact) \
                 if set(arms) - {"scratch"} else None
-            actx = ArmContext(window=window, base_seed=base_seed, preamble=preamble,
+            actx = ArmContext(window=window, instrument_seed=instrument_seed, preamble=preamble,
                               redact=redact, others=pool, real=real)
             for arm in arms:
                 base = make_prefix(arm, snap, actx)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..sessions.render import JOINER, Prefix, Turn
+from ..sessions.render import JOINER, Prefix, PrefixTurn
 
 VERSION = "filler-1.0"
 
@@ -47,7 +47,7 @@ def lorem(n_chars: int, rng: np.random.Generator) -> str:
     return text
 
 
-def filler_like(prefix: Prefix, rng: np.random.Generator) -> tuple[tuple[dict, ...], tuple[Turn, ...]]:
+def filler_like(prefix: Prefix, rng: np.random.Generator) -> tuple[tuple[dict, ...], tuple[PrefixTurn, ...]]:
     """Messages and turns of a filler prefix with ``prefix``'s skeleton.
 
     Raises ``ValueError`` for a prefix with no session content (nothing to match).

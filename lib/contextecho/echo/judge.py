@@ -2,7 +2,7 @@
 
 A judge request holds only the rubric (:mod:`.rubric`), the bare probe text and the
 response — never the arm, position, session, framing or target — so it is blind by
-construction, and its cell key (hence its cache entry) changes with the judge model,
+construction, and its request key (hence its cache entry) changes with the judge model,
 the rubric text, the probe or the response, and with nothing else. Any LiteLLM model
 string can judge; several judges can score the same responses (cross-judge audit).
 The embedded model (``local/smollm2-135m``) can be a judge for plumbing tests, but it

@@ -13,7 +13,7 @@ parser, stressor scorers, sampling defaults and the statistics the paper reports
   parser, the e11 scorers, the harness statistics (:mod:`contextecho.stats.harness`).
 
 Each entry carries ``name``, ``version`` and ``sha256`` (the content hash of its
-committed texts); :meth:`Protocol.key` is what a cell key and a run manifest record.
+committed texts); :meth:`Protocol.key` is what a request key and a run manifest record.
 An unknown name raises :class:`~.registry.UnknownNameError` listing the valid ones.
 """
 from __future__ import annotations
@@ -50,7 +50,7 @@ class Protocol:
         return content_hash(self.texts())
 
     def key(self) -> dict[str, str]:
-        """``{protocol, protocol_version, protocol_sha256}`` for cell keys and manifests."""
+        """``{protocol, protocol_version, protocol_sha256}`` for request keys and manifests."""
         return {"protocol": self.name, "protocol_version": self.version,
                 "protocol_sha256": self.sha256}
 

@@ -41,7 +41,7 @@ from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
-from ..engine.cache import CellCache
+from ..engine.cache import CallCache
 from ..engine.calls import Transport, generate
 from ..engine.counts import Counts
 from ..engine.token_distribution import (DISCRETE, PREFILL, distribution_columns, distribution_request,
@@ -94,7 +94,7 @@ def _answered(pending: Sequence[tuple[dict[str, Any], Any]], name: str, column: 
 
 
 def run_cells(cells: Sequence[Cell], judges: Sequence[str] | str = (), *,
-              cache: CellCache | None = None, transport: Transport = Transport(),
+              cache: CallCache | None = None, transport: Transport = Transport(),
               progress: bool = True, judge_params: Mapping[str, Any] = DEFAULT_JUDGE_PARAMS,
               rubric: Rubric = RUBRIC, name: str = "cells",
               protocol: str = "contextecho", distributions: bool = False) -> pd.DataFrame:
@@ -109,7 +109,7 @@ def run_cells(cells: Sequence[Cell], judges: Sequence[str] | str = (), *,
     prefill, label = ((reference_judge.SCORE_PREFILL, reference_judge.SCORE_LABEL) if reference
                       else (SCORE_PREFILL, SCORE_LABEL))
     own = cache is None
-    cache = cache if cache is not None else CellCache()
+    cache = cache if cache is not None else CallCache()
     try:
         targets = generate([c.request for c in cells], cache=cache, transport=transport,
                            progress=progress, name=f"{name}:targets",

@@ -1,4 +1,4 @@
-"""Versions and content hashes of the instruments, and the base seed of their randomness.
+"""Versions and content hashes of the instruments, and the instrument seed of their randomness.
 
 Every versioned text set (probe suite, rubric, stressors, contracts, interventions,
 filler vocabulary) has a hand-bumped ``version`` string and a ``hash``: the sha256 of
@@ -6,10 +6,10 @@ the canonical JSON of its texts. :func:`instrument_versions` returns both for ev
 each cell record stores them, so a result says exactly which texts produced it.
 
 Cells never go stale when a text changes, independently of these hashes: every text a
-model reads is part of the request's messages, hence of its cell key.
+model reads is part of the request's messages, hence of its request key.
 
-Randomness: every filler, shuffle and choice takes ``engine.hashing.rng_for(arms.BASE_SEED, key)``
-(a generator seeded from the base seed and e.g. the cell's prefix coordinates); there is
+Randomness: every filler, shuffle and choice takes ``engine.hashing.rng_for(arms.INSTRUMENT_SEED, key)``
+(a generator seeded from the instrument seed and e.g. the cell's prefix coordinates); there is
 no global seeding anywhere.
 """
 from __future__ import annotations

@@ -1,8 +1,8 @@
-"""The cell cache: content-addressed, append-only Parquet, safe for several writers.
+"""The call cache: content-addressed, append-only Parquet, safe for several writers.
 
 Layout under the cache root::
 
-    cells/<utc>-<pid>-<rand>.parquet   immutable shards, written to a temp file and renamed
+    records/<utc>-<pid>-<rand>.parquet immutable shards, written to a temp file and renamed
     journal/<pid>-<rand>.jsonl         one per live writer, one JSON line per finished call
     claims/<key>                       a key being computed right now (held by ``flock``)
 
@@ -15,13 +15,16 @@ Adopting is safe when two processes try at once: the one that gets the lock chec
 that the file is still there (the other may have adopted and removed it already).
 A journal with damaged lines is adopted too, and kept beside as ``*.damaged``.
 
-Several writers (two notebooks on one cache) never pay twice for a cell: before a
+Several writers (two notebooks on one cache) never pay twice for a call: before a
 writer computes a missing key it claims it (an ``flock`` on ``claims/<key>``), then
 ``refresh()``es what the others added (new shards, new journal lines) and looks again.
 A writer that finds a key claimed waits for the claim and takes the other's answer.
 No two processes ever write the same file, so concurrent writers cannot corrupt each
 other. A key stored twice (two processes raced, or a crash between shard and journal
 removal) is read once: successes win over errors, the first success wins.
+
+Caches written before the call records had their own name keep their shards in ``cells/``;
+those are read as they are, and new shards go to ``records/``.
 
 Error records are kept as data but are not hits; the caller decides which it retries.
 A success with a blank answer (older caches stored them) is read as the error it is.
@@ -45,14 +48,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from .cell import ERROR, OK, SCHEMA, CellRecord, utc_stamp
+from .record import ERROR, OK, SCHEMA, CallRecord, utc_stamp
 from .model_request import ModelRequest
 from .paths import cache_dir
 
 
 # Caches still holding a journal are flushed when the interpreter exits normally; a
 # killed process leaves its journal to be adopted by the next cache that opens.
-_open_caches: "weakref.WeakSet[CellCache]" = weakref.WeakSet()
+_open_caches: "weakref.WeakSet[CallCache]" = weakref.WeakSet()
 atexit.register(lambda: [cache.close() for cache in list(_open_caches)])
 
 
@@ -71,7 +74,10 @@ class LoadReport:
     bad_journal_lines: int = 0
 
 
-class CellCache:
+LEGACY_RECORDS = "cells"  # where caches written before the rename keep their shards (read only)
+
+
+class CallCache:
     """``get(request, compute) -> (record, cached)`` over a folder of Parquet shards."""
 
     CLAIM_POLL_S = 0.05  # how often a writer waiting for another's claim looks again
@@ -79,21 +85,22 @@ class CellCache:
     def __init__(self, root: str | os.PathLike | None = None, *, read_only: bool = False) -> None:
         self.root = Path(root) if root is not None else cache_dir()
         self.read_only = read_only
-        self.cells_dir = self.root / "cells"
+        self.records_dir = self.root / "records"
+        self.legacy_records_dir = self.root / LEGACY_RECORDS
         self.journal_dir = self.root / "journal"
         self.claims_dir = self.root / "claims"
         if not read_only:
-            for folder in (self.cells_dir, self.journal_dir, self.claims_dir):
+            for folder in (self.records_dir, self.journal_dir, self.claims_dir):
                 folder.mkdir(parents=True, exist_ok=True)
-        self._ok: dict[str, tuple[str, int] | CellRecord] = {}
-        self._errors: dict[str, CellRecord] = {}
-        self._shard_records: dict[str, list[CellRecord]] = {}
+        self._ok: dict[str, tuple[str, int] | CallRecord] = {}
+        self._errors: dict[str, CallRecord] = {}
+        self._shard_records: dict[str, list[CallRecord]] = {}
         self._seen_shards: set[str] = set()
         self._journal_offsets: dict[str, int] = {}  # foreign journal -> bytes indexed so far
         self._journal_lines: dict[str, int] = {}  # foreign journal -> lines indexed so far
         self._journal_file = None
         self._journal_path: Path | None = None
-        self._pending: list[CellRecord] = []
+        self._pending: list[CallRecord] = []
         self.report = LoadReport()
         self._load()
         _open_caches.add(self)
@@ -115,7 +122,7 @@ class CellCache:
         for journal in _listing(self.journal_dir, ".jsonl"):
             if journal != self._journal_path:
                 self._index_journal(journal)
-        for shard in _listing(self.cells_dir, ".parquet"):
+        for shard in _listing(self.legacy_records_dir, ".parquet") + _listing(self.records_dir, ".parquet"):
             if str(shard) not in self._seen_shards:
                 self._index_shard(shard)
         return self.report.records - before
@@ -143,9 +150,9 @@ class CellCache:
                 where = self._read_row(name, row)  # rare: read it whole, to turn it into an error
             self._index(key, status, where)
 
-    def _index(self, key: str, status: str, where: tuple[str, int] | CellRecord) -> None:
+    def _index(self, key: str, status: str, where: tuple[str, int] | CallRecord) -> None:
         self.report.records += 1
-        if isinstance(where, CellRecord) and where.blank:
+        if isinstance(where, CallRecord) and where.blank:
             where, status = where.as_empty_response(), ERROR
         if key in self._ok:
             self.report.duplicate_records += 1
@@ -153,7 +160,7 @@ class CellCache:
             self._ok[key] = where
             self._errors.pop(key, None)
         else:
-            self._errors[key] = where if isinstance(where, CellRecord) else self._read_row(*where)
+            self._errors[key] = where if isinstance(where, CallRecord) else self._read_row(*where)
 
     def _index_journal(self, journal: Path) -> None:
         """Index the complete lines another writer appended since the last look."""
@@ -200,7 +207,7 @@ class CellCache:
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
-    def _parse_lines(self, journal: Path, data: bytes, *, cut_tail: bool) -> list[CellRecord]:
+    def _parse_lines(self, journal: Path, data: bytes, *, cut_tail: bool) -> list[CallRecord]:
         """Journal lines as records. With ``cut_tail`` (a dead writer's whole file) an
         unreadable last line is the call it was killed writing, dropped silently; any
         other unreadable line is damage, reported with its line number."""
@@ -213,7 +220,7 @@ class CellCache:
             if not line.strip():
                 continue
             try:
-                records.append(CellRecord.from_row(json.loads(line)))
+                records.append(CallRecord.from_row(json.loads(line)))
             except (ValueError, TypeError) as exc:
                 if cut_tail and number == first_line + len(lines) - 1:
                     continue
@@ -222,11 +229,11 @@ class CellCache:
                               CacheWarning, stacklevel=4)
         return records
 
-    def _read_row(self, shard: str, row: int) -> CellRecord:
+    def _read_row(self, shard: str, row: int) -> CallRecord:
         records = self._shard_records.get(shard)
         if records is None:  # a shard is read whole, once, on its first hit
             records = self._shard_records[shard] = [
-                CellRecord.from_row(r) for r in pq.read_table(shard).to_pylist()]
+                CallRecord.from_row(r) for r in pq.read_table(shard).to_pylist()]
         return records[row]
 
     # ------------------------------------------------------------------ lookups
@@ -236,14 +243,14 @@ class CellCache:
     def __contains__(self, key: str) -> bool:
         return key in self._ok
 
-    def lookup(self, key: str) -> CellRecord | None:
+    def lookup(self, key: str) -> CallRecord | None:
         """The stored success for ``key``, or None (errors are not hits)."""
         where = self._ok.get(key)
-        if where is None or isinstance(where, CellRecord):
+        if where is None or isinstance(where, CallRecord):
             return where
         return self._read_row(*where)
 
-    def last_error(self, key: str) -> CellRecord | None:
+    def last_error(self, key: str) -> CallRecord | None:
         return self._errors.get(key)
 
     @property
@@ -251,11 +258,11 @@ class CellCache:
         return len(self._errors)
 
     # ------------------------------------------------------------------ writing
-    def put(self, record: CellRecord) -> None:
+    def put(self, record: CallRecord) -> None:
         """Append a finished call to this process's journal, at once."""
         self.put_many([record])
 
-    def put_many(self, records: Iterable[CellRecord]) -> None:
+    def put_many(self, records: Iterable[CallRecord]) -> None:
         records = list(records)
         if not records:
             return
@@ -299,10 +306,10 @@ class CellCache:
         self._journal_file, self._journal_path, self._pending = None, None, []
         return shard
 
-    def _write_shard(self, records: list[CellRecord]) -> Path:
+    def _write_shard(self, records: list[CallRecord]) -> Path:
         name = f"{utc_stamp()}-{os.getpid()}-{secrets.token_hex(4)}.parquet"
-        final = self.cells_dir / name
-        temp = self.cells_dir / f".{name}.tmp"
+        final = self.records_dir / name
+        temp = self.records_dir / f".{name}.tmp"
         table = pa.Table.from_pylist([r.to_row() for r in records], schema=SCHEMA)
         pq.write_table(table, temp)
         os.replace(temp, final)  # atomic: readers see the whole shard or none
@@ -311,7 +318,7 @@ class CellCache:
     def close(self) -> None:
         self.flush()
 
-    def __enter__(self) -> "CellCache":
+    def __enter__(self) -> "CallCache":
         return self
 
     def __exit__(self, *exc) -> None:
@@ -355,7 +362,7 @@ class CellCache:
 
     # ------------------------------------------------------------------ the API
     def get(self, request: ModelRequest,
-            compute: Callable[[ModelRequest], CellRecord]) -> tuple[CellRecord, bool]:
+            compute: Callable[[ModelRequest], CallRecord]) -> tuple[CallRecord, bool]:
         """The cached success for ``request``, else ``compute(request)`` stored and returned."""
         hit = self.lookup(request.key)
         if hit is not None:
@@ -365,7 +372,7 @@ class CellCache:
         return record, False
 
     async def aget(self, request: ModelRequest,
-                   compute: Callable[[ModelRequest], Awaitable[CellRecord]]) -> tuple[CellRecord, bool]:
+                   compute: Callable[[ModelRequest], Awaitable[CallRecord]]) -> tuple[CallRecord, bool]:
         hit = self.lookup(request.key)
         if hit is not None:
             return hit, True

@@ -2,22 +2,22 @@
 
 ``generate(requests)`` checks the whole batch before any compute (a model string
 LiteLLM cannot route, a missing API key, a request that overflows the embedded
-model's context), answers cached cells from the cache, and sends the rest through
+model's context), answers cached requests from the cache, and sends the rest through
 ``litellm.acompletion`` with bounded concurrency and retries with backoff on rate
 limits and transient errors. A call that still fails comes back as an error record:
 it is stored, counted and reported, never raised past the batch, never a score
 (``faults`` says which failures are retried when; an empty answer is one of them).
 
 A stored error is retried on the next run, except a permanent one (authentication,
-bad request, not found): that answers its cell until asked otherwise, with
+bad request, not found): that answers its request until asked otherwise, with
 ``retry_errors=True`` or ``CONTEXTECHO_RETRY_ERRORS=1`` in the environment (what the
 ``--retry-errors`` flags set, so notebook kernels see it too); the manifest counts the
-cells skipped so. Several processes on one cache never pay twice for a cell: each
+requests skipped so. Several processes on one cache never pay twice for a call: each
 missing key is claimed in the cache, which is re-read before the call.
 
 Sampling parameters go to LiteLLM untouched (no ``drop_params``). The one addition:
 for the in-process backends a request without a ``seed`` gets one derived from its
-cell key, so replicates of a sampled cell differ and each is repeatable.
+request key, so replicates of a sampled request differ and each is repeatable.
 """
 from __future__ import annotations
 
@@ -33,8 +33,8 @@ from typing import Any, Iterable, Sequence
 from tqdm.auto import tqdm
 
 from . import llm
-from .cache import CellCache
-from .cell import ERROR, OK, CellRecord, token_logprobs_json, utc_now
+from .cache import CallCache
+from .record import ERROR, OK, CallRecord, token_logprobs_json, utc_now
 from .counts import Counts
 from .endpoints import PLACEHOLDER_KEY, Endpoint, EndpointError, endpoint_for
 from .faults import Fault, classify, is_permanent
@@ -52,7 +52,7 @@ class ModelConfigError(ValueError):
 
 @dataclass(frozen=True)
 class Transport:
-    """How calls are made. None of this is part of a cell key."""
+    """How calls are made. None of this is part of a request key."""
 
     concurrency: int = 4
     max_attempts: int = 5
@@ -76,7 +76,7 @@ class Transport:
 
 @dataclass
 class BatchResult:
-    records: list[CellRecord]  # one per request, in request order
+    records: list[CallRecord]  # one per request, in request order
     cached: list[bool]  # answered without a call (a stored success, or a skipped permanent error)
     manifest: dict[str, Any] = field(default_factory=dict)
     skipped: list[bool] = field(default_factory=list)  # a stored permanent error, not retried
@@ -99,7 +99,7 @@ class BatchResult:
     def counts(self, invalid: int = 0) -> Counts:
         """What this batch came to, one call per distinct request (identical requests are
         answered once); ``invalid``: answers the caller could not read."""
-        first: dict[str, tuple[CellRecord, bool]] = {}
+        first: dict[str, tuple[CallRecord, bool]] = {}
         for record, cached in zip(self.records, self.cached):
             first.setdefault(record.key, (record, cached))
         hits = sum(cached for _, cached in first.values())
@@ -243,7 +243,7 @@ def _mark_shared_prefix(request: ModelRequest) -> list[dict]:
     return messages
 
 
-async def _call(request: ModelRequest, transport: Transport) -> CellRecord:
+async def _call(request: ModelRequest, transport: Transport) -> CallRecord:
     litellm = llm.litellm
     kwargs: dict[str, Any] = {"timeout": transport.timeout_s, **_route_kwargs(request.model, transport)}
     messages = _mark_shared_prefix(request) if transport.prompt_caching else list(request.messages)
@@ -269,7 +269,7 @@ async def _call(request: ModelRequest, transport: Transport) -> CellRecord:
 
 
 def _record_from_response(request: ModelRequest, response: Any, attempts: int,
-                          latency: float) -> CellRecord:
+                          latency: float) -> CallRecord:
     try:
         choice = response.choices[0]
         text = choice.message.content
@@ -284,7 +284,7 @@ def _record_from_response(request: ModelRequest, response: Any, attempts: int,
             float(llm.litellm.completion_cost(completion_response=response))
     except Exception:
         cost = None  # LiteLLM does not know this model's price
-    record = CellRecord(
+    record = CallRecord(
         key=request.key, model=request.model, request_json=request.to_json(), status=OK,
         response_text=text, finish_reason=getattr(choice, "finish_reason", None),
         prompt_tokens=getattr(usage, "prompt_tokens", None),
@@ -294,8 +294,8 @@ def _record_from_response(request: ModelRequest, response: Any, attempts: int,
     return record.as_empty_response() if record.blank else record
 
 
-def _error_record(request: ModelRequest, fault: Fault, attempts: int, latency: float) -> CellRecord:
-    return CellRecord(
+def _error_record(request: ModelRequest, fault: Fault, attempts: int, latency: float) -> CallRecord:
+    return CallRecord(
         key=request.key, model=request.model, request_json=request.to_json(), status=ERROR,
         error_type=fault.error_type, error_message=fault.message[:2000],
         latency_s=latency, attempts=attempts, created_at=utc_now())
@@ -321,22 +321,22 @@ def retry_errors_default() -> bool:
     return os.environ.get(RETRY_ERRORS_ENV, "").strip().lower() in ("1", "true", "yes")
 
 
-async def agenerate(requests: Sequence[ModelRequest], *, cache: CellCache | None = None,
+async def agenerate(requests: Sequence[ModelRequest], *, cache: CallCache | None = None,
                     transport: Transport = Transport(), progress: bool = True,
                     name: str = "generate", parameters: dict[str, Any] | None = None,
                     retry_errors: bool | None = None) -> BatchResult:
     """Answer every request, from the cache where possible. Never raises for a failed call.
 
-    ``retry_errors``: also call again the cells whose stored error is permanent
+    ``retry_errors``: also call again the requests whose stored error is permanent
     (default: ``CONTEXTECHO_RETRY_ERRORS`` in the environment, else no)."""
     requests = list(requests)
     retry_errors = retry_errors_default() if retry_errors is None else retry_errors
     own_cache = cache is None
-    cache = cache if cache is not None else CellCache()
+    cache = cache if cache is not None else CallCache()
     manifest = start_manifest(name=name, started=utc_now(), requests=requests, transport=transport,
                               parameters=parameters or {}, retry_errors=retry_errors)
     try:
-        stored: dict[str, CellRecord] = {}  # answered without a call
+        stored: dict[str, CallRecord] = {}  # answered without a call
         skipped: set[str] = set()  # a stored permanent error, not retried
         for request in requests:
             hit = cache.lookup(request.key)
@@ -349,7 +349,7 @@ async def agenerate(requests: Sequence[ModelRequest], *, cache: CellCache | None
         todo = {r.key: r for r in requests if r.key not in stored}  # identical requests once
         if todo:
             check_models(list(todo.values()), transport)
-        fresh: dict[str, CellRecord] = {}
+        fresh: dict[str, CallRecord] = {}
         from_others: set[str] = set()  # computed meanwhile by another writer on this cache
         copies = Counter(r.key for r in requests)
         bar = tqdm(total=len(requests), desc=name, disable=not progress, unit="call")
@@ -399,7 +399,7 @@ async def agenerate(requests: Sequence[ModelRequest], *, cache: CellCache | None
             cache.close()
 
 
-def _answered_meanwhile(cache: CellCache, key: str, retry_errors: bool) -> CellRecord | None:
+def _answered_meanwhile(cache: CallCache, key: str, retry_errors: bool) -> CallRecord | None:
     """What another writer stored for ``key`` since this batch looked (its claim is ours now)."""
     cache.refresh()
     error = cache.last_error(key)

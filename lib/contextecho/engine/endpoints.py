@@ -12,7 +12,7 @@ Several endpoints are separated by commas (a notebook's ``endpoints`` parameter,
 ``make ... ENDPOINTS=``, ``paper --set endpoints=``). A model string matches an
 endpoint named exactly after it first, else the first pattern that matches it.
 
-Keys never appear in an endpoint, so nothing secret reaches a notebook, a cell key or a
+Keys never appear in an endpoint, so nothing secret reaches a notebook, a request key or a
 run manifest: the key is read from ``KEY_ENV`` at call time. Without ``KEY_ENV`` the
 provider's own variable is used where it is set (``OPENAI_API_KEY`` for ``openai/...``,
 as LiteLLM does), and otherwise a placeholder key is sent: local servers need none. An
@@ -20,7 +20,7 @@ API base that carries credentials itself (``https://user:pass@host``, ``?api_key
 is refused with a message saying to name a key variable instead.
 
 Endpoints are transport settings (:class:`contextecho.engine.calls.Transport`), never part of a
-cell key: the same request to the same model is the same cell wherever it is served.
+request key: the same request to the same model is the same record wherever it is served.
 """
 from __future__ import annotations
 

@@ -7,13 +7,13 @@ Every exception a call raises is classified once, here, into a ``Fault``:
 - ``permanent``: authentication, permission, bad request (a context overflow, an
   unsupported parameter, a content-policy refusal), not found, unprocessable. The same
   request fails the same way: never retried within the run, and on later runs only
-  when asked (``retry_errors``); until then the stored error answers the cell.
+  when asked (``retry_errors``); until then the stored error answers the request.
 - ``programming``: an exception raised inside a provider that is neither a network
   fault nor a provider status (``ValueError``, ``TypeError``, ...). LiteLLM wraps it in
   an ``APIConnectionError``; the wrapper is looked through, so it is not retried as a
   connection error within the run. The next run retries it (the code may be fixed).
 
-An answer that is empty or whitespace only is a fault too (``cell.EMPTY_RESPONSE``):
+An answer that is empty or whitespace only is a fault too (``record.EMPTY_RESPONSE``):
 it is stored and counted, never scored, and retried on the next run.
 """
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """Content hashes and derived randomness: the one place that turns a value into a digest.
 
 * :func:`canonical_json` — JSON with sorted keys and no whitespace: the same value always
-  gives the same text (a request's cell key, an instrument's hash, a derived seed).
+  gives the same text (a request's key, an instrument's hash, a derived seed).
 * :func:`digest` / :func:`content_hash` — the sha256 of that text, as bytes / hex.
 * :func:`rng_for` / :func:`seed_for` — a ``numpy.random.Generator`` (or a 63-bit integer
-  seed) derived from a base seed and a key of JSON-able parts; there is no global seeding
+  seed) derived from a seed and a key of JSON-able parts; there is no global seeding
   anywhere.
 """
 from __future__ import annotations
@@ -33,13 +33,13 @@ def content_hash(value: Any, *, default: Callable[[Any], Any] | None = None) -> 
     return digest(value, default=default).hex()
 
 
-def rng_for(base_seed: int, *key: Any) -> np.random.Generator:
-    """A generator derived from ``base_seed`` and ``key`` (any JSON-able parts)."""
-    words = digest([base_seed, list(key)])
+def rng_for(seed: int, *key: Any) -> np.random.Generator:
+    """A generator derived from ``seed`` and ``key`` (any JSON-able parts)."""
+    words = digest([seed, list(key)])
     return np.random.default_rng(np.random.SeedSequence(
         [int.from_bytes(words[i:i + 4], "little") for i in range(0, 32, 4)]))
 
 
-def seed_for(base_seed: int, *key: Any) -> int:
+def seed_for(seed: int, *key: Any) -> int:
     """A 63-bit integer seed derived like :func:`rng_for` (for records and sampling params)."""
-    return int(rng_for(base_seed, *key).integers(0, 2**63 - 1))
+    return int(rng_for(seed, *key).integers(0, 2**63 - 1))

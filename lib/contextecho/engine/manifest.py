@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, field, is_dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from .cell import utc_now, utc_stamp
+from .record import utc_now, utc_stamp
 from .counts import Counts
 from .paths import REPO_ROOT, runs_dir
 
@@ -115,7 +115,7 @@ def start_manifest(*, name: str, started: str, requests, transport, parameters: 
         "retry_errors": retry_errors,  # stored permanent errors called again, or skipped
         "models": sorted({r.model for r in requests}),
         "n_requests": len(requests),
-        "n_unique_cells": len({r.key for r in requests}),
+        "n_unique_requests": len({r.key for r in requests}),
     }
     folder = runs_dir()
     folder.mkdir(parents=True, exist_ok=True)

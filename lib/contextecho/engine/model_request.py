@@ -1,6 +1,6 @@
 """A model request and its content address.
 
-The cell key is ``sha256(canonical JSON of {key_version, model, messages, sampling
+The request key is ``sha256(canonical JSON of {key_version, model, messages, sampling
 params, replicate})``. Deliberately left out of the key (they change how a call is
 made, never what it answers): timeouts, retries, concurrency, API base/keys, and the
 provider prompt-caching markers (``cache_control``) that only tell a provider which
@@ -15,7 +15,7 @@ from typing import Any, Mapping, Sequence
 from .hashing import canonical_json, content_hash
 
 # Bump when the meaning of a stored response changes for the same request
-# (e.g. a different local chat template); old cells then stop matching.
+# (e.g. a different local chat template); old records then stop matching.
 KEY_VERSION = 1
 
 ROLES = frozenset({"system", "user", "assistant", "tool", "developer"})
@@ -81,7 +81,7 @@ class ModelRequest:
     messages: tuple[dict, ...]
     params: Mapping[str, Any] = field(default_factory=dict)
     replicate: int = 0
-    #: What else names this cell without being sent (e.g. the protocol's name, version
+    #: What else names this request without being sent (e.g. the protocol's name, version
     #: and sha256): part of the key when non-empty, never of the call.
     tag: Mapping[str, str] = field(default_factory=dict)
 
@@ -93,7 +93,7 @@ class ModelRequest:
         if transport:
             raise MalformedRequestError(
                 f"transport settings {sorted(transport)} do not belong in a request's params; "
-                "pass them to the call site (they stay out of the cell key)")
+                "pass them to the call site (they stay out of the request key)")
         if not isinstance(self.replicate, int) or self.replicate < 0:
             raise MalformedRequestError(f"replicate must be a non-negative int, got {self.replicate!r}")
         try:

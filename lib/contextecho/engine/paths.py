@@ -28,7 +28,7 @@ def data_dir() -> Path:
 
 
 def cache_dir() -> Path:
-    """The content-addressed Parquet cell cache (git-ignored)."""
+    """The content-addressed Parquet call cache (git-ignored)."""
     return _from_env("CONTEXTECHO_CACHE", REPO_ROOT / "cache")
 
 

@@ -18,7 +18,7 @@ position where the answer is written:
   - ``discrete`` — the provider returns no log-probabilities: no request is made and the
     parsed verdict is used, recorded as such (``score_source = "discrete"``).
 
-  Each of the first two is a request of its own, so its cell key differs from the
+  Each of the first two is a request of its own, so its request key differs from the
   discrete verdict's (whose key is unchanged) and from each other's.
 
 * **Where the answer is written** (:func:`read_distribution`): the first generated token
@@ -33,7 +33,7 @@ position where the answer is written:
 From the renormalised distribution: the expected value Σ v·p(v) (where answers carry
 values), the arg-max, and the entropy in nats. A distribution is **flat** when its
 entropy exceeds :data:`FLAT_ENTROPY` of the maximum ``ln K`` (K allowed answers): the
-model is unsure; such cells are counted and reported, not hidden.
+model is unsure; such answers are counted and reported, not hidden.
 """
 from __future__ import annotations
 

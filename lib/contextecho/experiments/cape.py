@@ -17,7 +17,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ..engine.cache import CellCache
+from ..engine.cache import CallCache
 from ..cape import CONTEXT_DEPENDENT, CONTEXT_FREE, DEFAULT_PARAMS, FACTORS, ORDERINGS, TRAITS, answer_counts, attack_runs, bridge_runs, bridge_summary, factor_consistency, factor_runs, load_inventory, ocean_profiles, option_shift, ordering_runs, table1
 from ..cape import administer
 from ..cape.administer import ANSWERS, chosen_answers
@@ -55,7 +55,7 @@ class Parameters(common.ServingParameters):
     bridge_window: int = 2000
     bridge_runs: int = 1
     bridge_temperature: float = 1.0
-    seed: int = 20240601
+    shuffle_seed: int = 20240601
     output_dir: str = ""
     answer: str = "text"
 
@@ -73,7 +73,7 @@ class Parameters(common.ServingParameters):
               "attack_letter": OneOf(LETTERS, "option letter"),
               "orderings": (NonEmpty(), OneOf(ORDERINGS, "ordering")), "bridge_sessions": count(),
               "bridge_positions": count(), "bridge_window": POSITIVE, "bridge_runs": count(),
-              "bridge_temperature": Temperature(("target",)), "seed": NON_NEGATIVE,
+              "bridge_temperature": Temperature(("target",)), "shuffle_seed": NON_NEGATIVE,
               "answer": common.ANSWER_KINDS}
 
 
@@ -109,7 +109,7 @@ def factors(run: Run) -> pd.DataFrame:
     inventory = _inventory(p)
     runs = [r for f in p.factors for r in factor_runs(f, inventory, n_runs=p.n_runs,
                                                          params={**DEFAULT_PARAMS, "max_tokens": p.max_tokens})]
-    with CellCache() as cache:
+    with CallCache() as cache:
         answers = pd.concat([administer(runs, p.target, setting=s, window=_window(p), cache=cache,
                                         transport=run.transport, progress=True, name=f"cape:{s}",
                                         constrained=True).answers
@@ -156,7 +156,7 @@ def attack(run: Run, answers: pd.DataFrame) -> pd.DataFrame:
     chosen = chosen_answers(answers, p.answer)
     runs = [r for r in factor_runs(p.factors[0], _inventory(p), n_runs=p.n_runs,
                                    params={**DEFAULT_PARAMS, "max_tokens": p.max_tokens})]
-    with CellCache() as cache:
+    with CallCache() as cache:
         attacked = chosen_answers(administer(attack_runs(runs, p.attack_letter), p.target, setting=CONTEXT_DEPENDENT,
                                              window=_window(p), cache=cache, transport=run.transport, progress=True,
                                              name="cape:attack", constrained=p.answer == "constrained").answers,
@@ -175,9 +175,9 @@ def ordering(run: Run) -> pd.DataFrame:
     """The OCEAN profile under each question order (§6.4; context-dependent: the order
     matters only with history)."""
     p = run.params
-    runs = ordering_runs(_inventory(p), rng_for(p.seed, "cape-ordering"), orderings=p.orderings,
+    runs = ordering_runs(_inventory(p), rng_for(p.shuffle_seed, "cape-ordering"), orderings=p.orderings,
                          params={**DEFAULT_PARAMS, "max_tokens": p.max_tokens})
-    with CellCache() as cache:
+    with CallCache() as cache:
         ordered = chosen_answers(administer(runs, p.target, setting=CONTEXT_DEPENDENT, window=_window(p), cache=cache,
                                             transport=run.transport, progress=True, name="cape:ordering",
                                             constrained=p.answer == "constrained").answers, p.answer)
@@ -202,7 +202,7 @@ def bridge(run: Run) -> pd.DataFrame:
         runs += bridge_runs(s, scheme_positions(s, "uniform", k=p.bridge_positions),
                             {"real": real, "filler": filler}, _inventory(p), n_runs=p.bridge_runs,
                             params={"temperature": p.bridge_temperature, "max_tokens": p.max_tokens})
-    with CellCache() as cache:
+    with CallCache() as cache:
         bridged = chosen_answers(administer(runs, p.target, setting=CONTEXT_FREE, cache=cache, transport=run.transport,
                                             progress=True, name="cape:bridge",
                                             constrained=p.answer == "constrained").answers, p.answer)

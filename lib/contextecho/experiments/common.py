@@ -44,7 +44,7 @@ def score_column(score: str) -> str:
 @dataclass(frozen=True)
 class ServingParameters(Checked):
     """Where the models are served and how many calls run at once: transport settings,
-    in every notebook and never part of a cell key (see :mod:`contextecho.engine.endpoints`)."""
+    in every notebook and never part of a request key (see :mod:`contextecho.engine.endpoints`)."""
 
     endpoints: tuple[str, ...] = ()
     concurrency: int = 1
@@ -74,7 +74,7 @@ class JudgedParameters(ServingParameters):
     judge_max_tokens: int = 8
     temperature: float = 0.0
     n_resamples: int = 2000
-    seed: int = 20240601
+    resample_seed: int = 20240601
     output_dir: str = ""
     protocol: str = "reference"
     score: str = "discrete"
@@ -88,7 +88,7 @@ class JudgedParameters(ServingParameters):
             "output_dir": "default paper/_generated/<notebook>"}
     RANGES = {**ServingParameters.RANGES, "targets": (NonEmpty(), Models()), "judges": (NonEmpty(), Models()),
               "window": POSITIVE, "max_tokens": POSITIVE, "judge_max_tokens": POSITIVE,
-              "temperature": Temperature(("targets",)), "n_resamples": RESAMPLES, "seed": NON_NEGATIVE,
+              "temperature": Temperature(("targets",)), "n_resamples": RESAMPLES, "resample_seed": NON_NEGATIVE,
               "protocol": PROTOCOL_NAMES, "score": OneOf(tuple(SCORES), "score")}
 
 

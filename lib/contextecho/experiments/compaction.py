@@ -30,7 +30,7 @@ from .spine import Run, Stage
 TITLE = "Compaction: drift gap before and after each context compaction (TOST)"
 PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5",), "judges": ("anthropic/claude-sonnet-4-5",),
                "n_sessions": 0, "max_compactions": 0, "window": 30000, "max_tokens": 600,
-               "judge_max_tokens": 400, "replicates": 3, "n_resamples": 10_000, "seed": 42,
+               "judge_max_tokens": 400, "replicates": 3, "n_resamples": 10_000, "resample_seed": 42,
                "protocol": "reference"}
 
 
@@ -101,7 +101,7 @@ def equivalence_rows(complete: pd.DataFrame, p: Parameters) -> list[dict]:
                        note=f"TOST not estimable: {exc}")
         try:
             b = equivalence_bootstrap(g["change"].to_numpy(), g["session"].to_numpy(), margin=p.margin,
-                                      n_resamples=p.n_resamples, seed=p.seed)
+                                      n_resamples=p.n_resamples, seed=p.resample_seed)
             row.update(boot_ci_low=b.ci_low, boot_ci_high=b.ci_high, boot_equivalent=b.equivalent)
         except StatsInputError as exc:
             row.update(boot_ci_low=np.nan, boot_ci_high=np.nan, boot_equivalent=False,

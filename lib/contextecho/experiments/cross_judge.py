@@ -27,7 +27,7 @@ TITLE = "Cross-judge audit: agreement of an LLM judge and an offline lexical rat
 PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5", "openai/gpt-4o", "anthropic/claude-haiku-4-5"),
                "judges": ("anthropic/claude-sonnet-4-5", "openai/gpt-4o", "gemini/gemini-2.5-pro"),
                "n_sessions": 0, "n_positions": 12, "probes": ("all",), "window": 30000, "max_tokens": 600,
-               "judge_max_tokens": 400, "n_resamples": 10_000, "seed": 42, "protocol": "reference"}
+               "judge_max_tokens": 400, "n_resamples": 10_000, "resample_seed": 42, "protocol": "reference"}
 
 
 @dataclass(frozen=True)
@@ -133,7 +133,7 @@ def rater_gaps(run: Run, scores: pd.DataFrame) -> pd.DataFrame:
         for target, g in scores.groupby("target"):
             row = {"rater": rater, "target": target}
             try:
-                r = drift_gap(g, score=rater, cluster="position", n_resamples=p.n_resamples, seed=p.seed)
+                r = drift_gap(g, score=rater, cluster="position", n_resamples=p.n_resamples, seed=p.resample_seed)
                 row.update(gap=r.estimate, ci_low=r.ci_low, ci_high=r.ci_high, n_invalid=r.n_invalid, note="")
             except StatsInputError as exc:
                 row.update(gap=np.nan, ci_low=np.nan, ci_high=np.nan, n_invalid=np.nan,

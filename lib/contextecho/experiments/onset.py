@@ -30,7 +30,7 @@ TITLE = "Onset: drift gap over the first agent steps, before the first compactio
 PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5", "openai/gpt-4o", "anthropic/claude-haiku-4-5"),
                "judges": ("anthropic/claude-sonnet-4-5",), "n_sessions": 1,
                "steps": (1, 5, 25, 100, 250, 500, 1000, 1500), "window": 30000,
-               "max_tokens": 600, "judge_max_tokens": 400, "n_resamples": 10_000, "seed": 42,
+               "max_tokens": 600, "judge_max_tokens": 400, "n_resamples": 10_000, "resample_seed": 42,
                "protocol": "reference"}
 
 
@@ -104,7 +104,7 @@ def curve(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
         row["units_dropped"] = dropped
         try:
             r = drift_gap(data, cluster="session", unit=("session", "position"), score=column,
-                          n_resamples=p.n_resamples, seed=p.seed)
+                          n_resamples=p.n_resamples, seed=p.resample_seed)
             row.update(gap=r.estimate, ci_low=r.ci_low, ci_high=r.ci_high, real_mean=r.real_mean,
                        filler_mean=r.filler_mean, n_invalid=r.n_invalid, note="")
         except StatsInputError as exc:
@@ -113,7 +113,7 @@ def curve(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
         rows.append(row)
     table = pd.DataFrame(rows)
     if len(table):
-        table = table.merge(harness_curve(primary, n_resamples=p.n_resamples, seed=p.seed),
+        table = table.merge(harness_curve(primary, n_resamples=p.n_resamples, seed=p.resample_seed),
                             on=["target", "step"], how="left")
     run.out.parquet("curve", table)
     values = {}

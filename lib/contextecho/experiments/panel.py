@@ -37,7 +37,7 @@ TITLE = "Panel: drift gap per target, per position, per category; judge-free sur
 PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5", "openai/gpt-4o", "hosted_vllm/Qwen/Qwen2.5-7B-Instruct"),
                "judges": ("anthropic/claude-sonnet-4-5",), "n_sessions": 0, "n_positions": 12,
                "probes": ("all",), "stressors": ("S2",), "window": 30000, "max_tokens": 600,
-               "stressor_max_tokens": 1024, "judge_max_tokens": 400, "n_resamples": 10_000, "seed": 42,
+               "stressor_max_tokens": 1024, "judge_max_tokens": 400, "n_resamples": 10_000, "resample_seed": 42,
                "protocol": "reference", "headline": "coding_self"}
 #: The seed's corpus-scale grid (§3.2; no code for it at the harness commit): every
 #: session, turns at each decile plus pre/post each compaction, k = 3 samples per cell at
@@ -179,7 +179,7 @@ GAP_COLUMNS = ["target", "estimate", "ci_low", "ci_high", "real_mean", "filler_m
 
 
 def _boot(p: Parameters) -> dict:
-    return {"n_resamples": p.n_resamples, "seed": p.seed}
+    return {"n_resamples": p.n_resamples, "seed": p.resample_seed}
 
 
 def _probe_rows(frame: pd.DataFrame) -> pd.DataFrame:
@@ -478,7 +478,7 @@ def variables(run: Run, frame: pd.DataFrame, primary: pd.DataFrame) -> pd.DataFr
                 n_targets=len(p.targets), n_sessions=len(run.sessions), n_positions=p.n_positions,
                 n_probes=int(primary["item"].nunique()), n_stressor_wordings=int(s2["item"].nunique()),
                 window_chars=p.window, max_tokens=p.max_tokens, n_resamples=p.n_resamples,
-                headline=p.headline, seed=p.seed, n_positions_run=int(primary["position"].nunique()),
+                headline=p.headline, resample_seed=p.resample_seed, n_positions_run=int(primary["position"].nunique()),
                 **common.protocol_variables(run.log.about["protocol"]),
                 n_cells=targets.calls, n_failed=targets.failed, n_cached=targets.cached,
                 n_verdicts_ok=int((frame["verdict_status"] == "ok").sum()), n_verdicts_invalid=n_invalid,

@@ -26,7 +26,7 @@ import pandas as pd
 
 from ..echo import run_cells
 from ..echo.protocols import protocol as get_protocol
-from ..engine.cache import CellCache
+from ..engine.cache import CallCache
 from ..engine.calls import Transport
 from ..engine.counts import Counts
 from ..engine.manifest import RunLog
@@ -110,7 +110,7 @@ def run_grid(run: Run, cells: Sequence, *, judges: Sequence[str], judge_max_toke
     are read too (``expected_score``)."""
     judge_params = {"max_tokens": judge_max_tokens} if get_protocol(protocol).sampling.temperature is None \
         else {"temperature": 0, "max_tokens": judge_max_tokens}
-    with CellCache() as cache:
+    with CallCache() as cache:
         frame = run_cells(cells, judges=list(judges), cache=cache, transport=run.transport, name=name or run.name,
                           judge_params=judge_params, protocol=protocol, distributions=True)
     for batch, counts in frame.attrs.pop("batches").items():

@@ -11,12 +11,12 @@ from .loader import load_session
 from .model import Compaction, Counts, Entry, Microcompaction, ParseReport, Session, Skip
 from .positions import SCHEMES, Position, positions
 from .redaction import RedactionReport, Redactor, redact
-from .render import DEFAULT_WINDOW, Prefix, Turn, redact_prefix, render_prefix
+from .render import DEFAULT_WINDOW, Prefix, PrefixTurn, redact_prefix, render_prefix
 from .snapshot import Snapshot, snapshot_at
 
 __all__ = [
     "load_session", "snapshot_at", "positions", "render_prefix", "redact", "redact_prefix",
     "Session", "Entry", "Compaction", "Microcompaction", "Counts", "ParseReport", "Skip", "Snapshot", "Position",
-    "Prefix", "Turn", "Redactor", "RedactionReport", "SCHEMES", "DEFAULT_WINDOW",
+    "Prefix", "PrefixTurn", "Redactor", "RedactionReport", "SCHEMES", "DEFAULT_WINDOW",
     "SessionError", "SessionFormatError", "StepOutOfRange", "RedactionLeak",
 ]

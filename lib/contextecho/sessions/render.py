@@ -48,7 +48,7 @@ DEFAULT_WINDOW = 30_000
 JOINER = "\n\n"
 
 
-class Turn(NamedTuple):
+class PrefixTurn(NamedTuple):
     role: str  # "user" | "assistant"
     kind: str  # text | tool_call | tool_result | compaction_summary
     n_chars: int
@@ -58,7 +58,7 @@ class Turn(NamedTuple):
 @dataclass(frozen=True)
 class Prefix:
     messages: tuple[dict, ...]  # {"role", "content"}; messages[0] is the preamble if given
-    turns: tuple[Turn, ...]
+    turns: tuple[PrefixTurn, ...]
     n_chars: int  # characters of session content sent (body messages, joiners included)
     n_chars_full: int  # the same before windowing (counted before redaction when windowed)
     truncated: bool
@@ -144,7 +144,7 @@ def build_prefix(parts, *, session_id: str, step: int, window: int | None, merge
     for i, g in enumerate(groups):
         messages.append({"role": g[0][0], "content": JOINER.join(t for _, _, t in g)})
         for role, kind, text in g:
-            turns.append(Turn(role, kind, len(text), i))
+            turns.append(PrefixTurn(role, kind, len(text), i))
             texts.append(text)
     n_chars = sum(len(m["content"]) for m in messages[1 if preamble is not None else 0:])
     if redactor is not None:

@@ -12,7 +12,7 @@ from contextecho.anchor.axes.report import (all_axes_held, axis_agreement, axis_
                                             judge_axes, judge_requests)
 from contextecho.anchor.axes.turns import FORK, REAL, RECORDED, JudgedTurn
 from contextecho.anchor.persona import CODING_ASSISTANT
-from contextecho.engine.cache import CellCache
+from contextecho.engine.cache import CallCache
 from contextecho.stats import bootstrap_mean
 
 SESSION = "sess-9d2c-secret-id"
@@ -46,7 +46,7 @@ def test_the_frame_has_a_row_per_turn_axis_judge_with_provenance(judge, tmp_path
     turns = [turn(3), turn(9, text="All green, I promise.", source=FORK, target="fake/echo"),
              turn(11, text="   ", source=FORK, target="fake/echo")]
     judges = ["axesjudge/lenient", "axesjudge/strict", "axesjudge/babble", "fake/auth"]
-    frame = judge_axes(turns, judges, cache=CellCache(tmp_path), progress=False)
+    frame = judge_axes(turns, judges, cache=CallCache(tmp_path), progress=False)
     assert len(frame) == 3 * 4 * 4 and set(frame["axis"]) == set(AXES)
     status = frame.set_index(["step", "axis", "judge_model"])["status"]
     assert status[(3, "role", "axesjudge/lenient")] == "held" and status[(9, "style", "axesjudge/strict")] == "deviated"
@@ -155,5 +155,5 @@ def test_agreement_reports_degenerate_inputs_instead_of_raising():
 
 def test_a_replicated_fork_is_its_own_turn(judge, tmp_path):
     forks = [turn(4, source=FORK, target="fake/echo"), replace(turn(4, source=FORK, target="fake/echo"), replicate=1)]
-    frame = judge_axes(forks, "axesjudge/lenient", cache=CellCache(tmp_path), progress=False)
+    frame = judge_axes(forks, "axesjudge/lenient", cache=CallCache(tmp_path), progress=False)
     assert frame["turn_id"].nunique() == 2 and (frame["status"] == "held").all()

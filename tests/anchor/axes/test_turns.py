@@ -9,7 +9,7 @@ import pytest
 from contextecho.anchor.axes.turns import (FORK, REAL, RECORDED, checkpoints, fork_requests, forked_turns,
                                            judgeable, real_turns)
 from contextecho.anchor.persona import CODING_ASSISTANT
-from contextecho.engine.cache import CellCache
+from contextecho.engine.cache import CallCache
 from contextecho.engine.calls import generate
 from contextecho.sessions import positions
 from contextecho.sessions.model import REASONING, TEXT, TOOL_CALL, TOOL_RESULT, Entry
@@ -128,7 +128,7 @@ def test_fork_keys_change_with_target_window_params_card_and_replicate():
 def test_forked_turns_take_the_generated_text_or_the_failure(tmp_path):
     s = session()
     forks = fork_requests(s, "fake/echo", k=3) + fork_requests(s, "fake/auth", k=1)
-    records = generate([f.request for f in forks], cache=CellCache(tmp_path), progress=False).records
+    records = generate([f.request for f in forks], cache=CallCache(tmp_path), progress=False).records
     turns = forked_turns(forks, list(reversed(records)))  # matched by key, not by order
     assert all(t.text.startswith("echo:") and t.error is None for t in turns[:3])
     failed = turns[3]

@@ -1,5 +1,5 @@
 """Context conditions on hand-made sessions: long context, hierarchical summary (fake/echo
-as the summariser, through generate and the cell cache), retrieval; causality of each."""
+as the summariser, through generate and the call cache), retrieval; causality of each."""
 import pytest
 
 from contextecho.anchor.context.conditions import (CONDITIONS, HierarchicalSummary, LongContext, Retrieval,
@@ -11,7 +11,7 @@ from contextecho.anchor.context.retrieval import most_relevant
 from contextecho.anchor.context.summary import ContextUnavailable, history_blocks
 from contextecho.anchor.context.window import causal_window
 from contextecho.engine.calls import Transport, generate
-from contextecho.engine.cell import OK, CellRecord
+from contextecho.engine.record import OK, CallRecord
 
 BLOCK_STEPS, RECENT = 4, 300
 ONCE = Transport(max_attempts=1)  # a failing summariser fails at once, no backoff
@@ -112,7 +112,7 @@ def test_a_failing_summariser_is_reported_never_an_empty_summary(session, items,
 def test_an_empty_or_missing_summary_is_a_failure(session, items):
     condition = HierarchicalSummary(model="fake/echo", recent_chars=RECENT, block_steps=BLOCK_STEPS)
     request = condition.summary_requests(session, items)[0]
-    empty = condition.summaries.add([request], [CellRecord(request.key, "fake/echo", "{}", OK, response_text=" ")])
+    empty = condition.summaries.add([request], [CallRecord(request.key, "fake/echo", "{}", OK, response_text=" ")])
     with pytest.raises(ContextUnavailable) as caught:
         empty.text(request)
     assert caught.value.reason == "EmptySummary"

@@ -5,7 +5,7 @@ from contextecho.anchor.recall.asking import answers_of, ask_requests, parse_cho
 from contextecho.anchor.recall.families import recall_items
 from contextecho.anchor.recall.filters import blind_filter
 from contextecho.anchor.recall.items import LETTERS
-from contextecho.engine.cell import ERROR, OK, CellRecord
+from contextecho.engine.record import ERROR, OK, CallRecord
 
 
 def shortest_option(prompt: str) -> str:
@@ -54,9 +54,9 @@ def shortest_option_is_right(item):
 
 def test_failed_or_unreadable_blind_answers_keep_the_item_and_are_counted(synthetic):
     items = recall_items(synthetic.build())[:3]
-    records = [CellRecord("k0", "m", "{}", ERROR, error_type="Timeout"),
-               CellRecord("k1", "m", "{}", OK, response_text="I cannot tell"),
-               CellRecord("k2", "m", "{}", OK, response_text=LETTERS[items[2].answer])]
+    records = [CallRecord("k0", "m", "{}", ERROR, error_type="Timeout"),
+               CallRecord("k1", "m", "{}", OK, response_text="I cannot tell"),
+               CallRecord("k2", "m", "{}", OK, response_text=LETTERS[items[2].answer])]
     out = blind_filter(items, answers_of(records))
     assert out.kept == tuple(items[:2]) and out.discarded == (items[2],)
     assert (out.n_failed, out.n_unparsed) == (1, 1)
@@ -65,12 +65,12 @@ def test_failed_or_unreadable_blind_answers_keep_the_item_and_are_counted(synthe
 
 
 def test_requests_go_through_the_one_call_site(synthetic, tmp_path):
-    from contextecho.engine.cache import CellCache
+    from contextecho.engine.cache import CallCache
     from contextecho.engine.calls import generate
 
     s = synthetic.build()
     items = recall_items(s)[:2]
-    result = generate(ask_requests(items, "fake/echo", s, window=1000), cache=CellCache(tmp_path),
+    result = generate(ask_requests(items, "fake/echo", s, window=1000), cache=CallCache(tmp_path),
                       progress=False)
     assert all(r.ok for r in result.records)
     out = blind_filter(items, answers_of(result.records))  # echoes name no single option
@@ -81,7 +81,7 @@ def test_blind_filter_through_the_call_site_with_a_model_that_reads_only_the_que
     """A provider that sees only the last message (the question) and answers its shortest
     option: the blind batch discards exactly the items that heuristic gets right."""
     from contextecho.engine import llm
-    from contextecho.engine.cache import CellCache
+    from contextecho.engine.cache import CallCache
     from contextecho.engine.calls import generate
 
     class QuestionOnly(llm.CustomLLM):
@@ -92,7 +92,7 @@ def test_blind_filter_through_the_call_site_with_a_model_that_reads_only_the_que
     llm.ensure_providers()
     llm.register_provider("questiononly", QuestionOnly())
     items = recall_items(synthetic.build())
-    cache = CellCache(tmp_path / "cache")
+    cache = CallCache(tmp_path / "cache")
     try:
         result = generate(ask_requests(items, "questiononly/shortest"), cache=cache, progress=False)
     finally:

@@ -8,8 +8,8 @@ from contextecho.anchor.retention.runs import checkpoint_steps, retention_runs, 
 from contextecho.cape.administer import CONTEXT_FREE, administer
 from contextecho.cape.inventory import load_inventory
 from contextecho.engine import llm
-from contextecho.engine.cache import CellCache
-from contextecho.experiments.companion_retention import questionnaire_runs
+from contextecho.engine.cache import CallCache
+from contextecho.experiments.anchor_retention import questionnaire_runs
 
 ITEMS = [("Tidiness", "Keep my desk in order", "C", 1), ("Curiosity", "Read about planets", "O", 1),
          ("Tidiness", "Leave chores for later", "C", -1), ("Curiosity", "Avoid new food", "O", -1),
@@ -123,13 +123,13 @@ class Shown(llm.CustomLLM):
 
 
 def test_retention_through_the_call_site_matches_the_scripted_answers(synthetic, inventory, tmp_path):
-    """End to end as the companion experiment runs it: CAPE's questionnaire asked after
+    """End to end as the anchor experiment runs it: CAPE's questionnaire asked after
     ANCHOR's prefixes, ContextEcho's filler passed in, through the one call site."""
     llm.ensure_providers()
     llm.register_provider("shown", Shown())
     session = synthetic.build()
     runs = questionnaire_runs(CODING_ASSISTANT, inventory, [session], checkpoints=2, window=3000)
-    cache = CellCache(tmp_path / "cache")
+    cache = CallCache(tmp_path / "cache")
     try:
         answers = administer(runs, "shown/model", setting=CONTEXT_FREE, cache=cache).answers
     finally:

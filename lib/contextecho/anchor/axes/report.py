@@ -4,7 +4,7 @@
 (:func:`.rubric.axis_request`), or — for a fork whose target call failed, or an empty
 turn — no request and an ``error`` / ``invalid`` status decided here (an empty turn is
 not applicable, never held). :func:`axis_frame` reads the judges' records (matched by
-cell key) into the tidy frame; each row carries its provenance: judge model and params,
+request key) into the tidy frame; each row carries its provenance: judge model and params,
 rubric version and hash, persona card id and hash, turn source, session, step, target.
 
 Summaries keep the axes apart (ANCHOR warns against one composite score):
@@ -24,9 +24,9 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from contextecho.engine.cache import CellCache
+from contextecho.engine.cache import CallCache
 from contextecho.engine.calls import Transport, generate
-from contextecho.engine.cell import CellRecord
+from contextecho.engine.record import CallRecord
 from contextecho.engine.hashing import canonical_json
 from contextecho.engine.model_request import ModelRequest
 from contextecho.engine.verdicts import DEFAULT_JUDGE_PARAMS, ERROR, INVALID
@@ -81,7 +81,7 @@ def judge_requests(jobs: Sequence[AxisJob]) -> list[ModelRequest]:
     return [j.request for j in jobs if j.request is not None]
 
 
-def _row(job: AxisJob, record: CellRecord | None) -> dict[str, Any]:
+def _row(job: AxisJob, record: CallRecord | None) -> dict[str, Any]:
     t = job.turn
     text = t.text or ""
     row = {"source": t.source, "session": t.session_id, "step": t.step, "checkpoint": t.checkpoint,
@@ -99,7 +99,7 @@ def _row(job: AxisJob, record: CellRecord | None) -> dict[str, Any]:
     return row
 
 
-def axis_frame(jobs: Sequence[AxisJob], records: Sequence[CellRecord]) -> pd.DataFrame:
+def axis_frame(jobs: Sequence[AxisJob], records: Sequence[CallRecord]) -> pd.DataFrame:
     """The tidy frame: one row per job, its verdict read from the judge record with its key."""
     by_key = {r.key: r for r in records}
     missing = [j for j in jobs if j.request is not None and j.request.key not in by_key]
@@ -110,7 +110,7 @@ def axis_frame(jobs: Sequence[AxisJob], records: Sequence[CellRecord]) -> pd.Dat
 
 
 def judge_axes(turns: Sequence[JudgedTurn], judges: Sequence[str] | str,
-               card: PersonaCard = CODING_ASSISTANT, *, cache: CellCache | None = None,
+               card: PersonaCard = CODING_ASSISTANT, *, cache: CallCache | None = None,
                transport: Transport = Transport(), progress: bool = True, name: str = "axes",
                **job_options: Any) -> pd.DataFrame:
     """:func:`axis_jobs`, their requests through ``generate`` (cached), :func:`axis_frame`."""

@@ -5,7 +5,7 @@ values, style — and reports each separately (never one composite score). It do
 print its judge prompt; the texts below are ours (bump :data:`VERSION` when a word
 changes). One request asks about one axis only, so a weak judge answers one question.
 The judge sees the card's part for that axis, the preceding user turn (cut) and the
-assistant turn — never the session, step, source or target — so the request's cell key
+assistant turn — never the session, step, source or target — so the request's key
 changes with the judge, the axis, that card part, the turn and the rubric, nothing else.
 
 The judge's reply is read by :func:`.verdicts.parse_axis_verdict`.

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
-from contextecho.engine.cell import CellRecord
+from contextecho.engine.record import CallRecord
 from contextecho.engine.model_request import ModelRequest
 from contextecho.sessions import DEFAULT_WINDOW, Redactor, Session, positions, render_prefix, snapshot_at
 from contextecho.sessions.model import REASONING, TEXT
@@ -43,7 +43,7 @@ class JudgedTurn:
     context: str | None  # the user text or tool result just before the turn
     text: str | None  # the turn; None when the target call failed
     replicate: int = 0
-    source_key: str | None = None  # cell key of the fork's target call
+    source_key: str | None = None  # request key of the fork's target call
     error: str | None = None  # why a fork has no text
 
     @property
@@ -124,8 +124,8 @@ def fork_requests(session: Session, target: str, card: PersonaCard = CODING_ASSI
     return forks
 
 
-def forked_turns(forks: Sequence[Fork], records: Sequence[CellRecord]) -> list[JudgedTurn]:
-    """The forks' generated turns, from the target records (matched by cell key)."""
+def forked_turns(forks: Sequence[Fork], records: Sequence[CallRecord]) -> list[JudgedTurn]:
+    """The forks' generated turns, from the target records (matched by request key)."""
     by_key = {r.key: r for r in records}
     out = []
     for fork in forks:

@@ -146,7 +146,7 @@ def read_items(path: Path, data: bytes, sessions: set[int]) -> tuple[BankItem, .
 
 
 @dataclass(frozen=True)
-class Turn:
+class BankTurn:
     session_id: int
     turn: int
     role: str  # "user" or "assistant"
@@ -158,7 +158,7 @@ class Bank:
     bank_id: str  # the directory's name
     path: Path
     card: PersonaCard
-    turns: tuple[Turn, ...]  # sorted by (session_id, turn)
+    turns: tuple[BankTurn, ...]  # sorted by (session_id, turn)
     items: tuple[BankItem, ...]  # file order
     file_sha256: dict[str, str]  # file name -> sha256 of its bytes
 
@@ -167,10 +167,10 @@ class Bank:
         return tuple(sorted({t.session_id for t in self.turns}))
 
 
-def _turns(path: Path, data: bytes) -> tuple[Turn, ...]:
+def _turns(path: Path, data: bytes) -> tuple[BankTurn, ...]:
     turns, seen = [], {}
     for where, row in jsonl_rows(path, data):
-        turn = Turn(required_field(row, "session_id", where, int), required_field(row, "turn", where, int),
+        turn = BankTurn(required_field(row, "session_id", where, int), required_field(row, "turn", where, int),
                     row.get("role"), row.get("content"))
         if turn.role not in ROLES:
             raise BankError(f"{where}: role must be one of {ROLES}, got {turn.role!r}")

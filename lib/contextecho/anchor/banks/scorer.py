@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from contextecho.engine.cache import CellCache
+from contextecho.engine.cache import CallCache
 from contextecho.engine.calls import Transport, generate
-from contextecho.engine.cell import CellRecord
+from contextecho.engine.record import CallRecord
 from contextecho.engine.hashing import content_hash
 from contextecho.engine.manifest import RunLog, masked, write_record
 from contextecho.engine.model_request import ModelRequest
@@ -46,14 +46,14 @@ def item_request(bank: Bank, item: BankItem, context: BankContext, model: str,
     return ModelRequest(model, tuple(alternating(messages)), dict(DEFAULT_PARAMS if params is None else params))
 
 
-def item_row(item: BankItem, context: BankContext, request: ModelRequest, record: CellRecord,
+def item_row(item: BankItem, context: BankContext, request: ModelRequest, record: CallRecord,
              cached: bool) -> dict:
     """One line of ``per_item.jsonl``: status ``ok`` (an option named), ``unparsed`` or ``error``."""
     choice = parse_choice(record.response_text) if record.ok else None
     status = "error" if not record.ok else "unparsed" if choice is None else "ok"
     return {"item_id": item.item_id, "family": item.family, "source_session_id": item.source_session,
             "answer": item.letter, "context": context.record(),
-            "prompt_sha256": content_hash(list(request.messages)), "cell_key": request.key, "cached": cached,
+            "prompt_sha256": content_hash(list(request.messages)), "request_key": request.key, "cached": cached,
             "status": status, "response": record.response_text,
             "choice": None if choice is None else LETTERS[choice],
             "correct": None if choice is None else choice == item.answer,
@@ -99,7 +99,7 @@ class BankRun:
 
 def score_bank(bank: Bank, model: str, out_dir: str | Path, *, condition: str = "causal",
                limit: int | None = DEFAULT_LIMIT, params: Mapping[str, Any] | None = None,
-               allow_errors: bool = False, cache: CellCache | None = None, transport: Transport = Transport(),
+               allow_errors: bool = False, cache: CallCache | None = None, transport: Transport = Transport(),
                progress: bool = False) -> BankRun:
     """Ask every item of ``bank`` once (cached), write the run files into ``out_dir``.
 

@@ -16,7 +16,7 @@ from typing import Any, Sequence
 
 from contextecho.engine.hashing import content_hash
 
-from .bank import Bank, BankItem, Turn
+from .bank import Bank, BankItem, BankTurn
 
 # ~6,000 tokens of history at ~4 characters a token: with the card, the question and a
 # short answer it fits an 8k-token model. Pass limit=None for the whole causal history.
@@ -53,7 +53,7 @@ def alternating(messages: Sequence[dict]) -> list[dict]:
     return merged
 
 
-def _most_recent(turns: Sequence[Turn], limit: int | None) -> tuple[list[Turn], bool]:
+def _most_recent(turns: Sequence[BankTurn], limit: int | None) -> tuple[list[BankTurn], bool]:
     if limit is None:
         return list(turns), False
     kept, total = [], 0

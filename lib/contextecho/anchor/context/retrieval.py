@@ -23,24 +23,24 @@ SCORE_DECIMALS = 9
 
 
 @dataclass(frozen=True)
-class Turn:
+class ChatTurn:
     first_entry: int
     last_entry: int
     role: str  # "user" | "assistant"
     text: str
 
 
-def chat_turns(session: Session, end: int, *, turn_chars: int) -> list[Turn]:
+def chat_turns(session: Session, end: int, *, turn_chars: int) -> list[ChatTurn]:
     """The turns made of entries ``0..end`` (inclusive), oldest first, texts cut."""
-    turns: list[Turn] = []
+    turns: list[ChatTurn] = []
     for i, entry in enumerate(session.entries[:end + 1]):
         for role, _, text in entry_turns([entry]):
             if turns and turns[-1].role == role:
                 last = turns[-1]
-                turns[-1] = Turn(last.first_entry, i, role, last.text + JOINER + text)
+                turns[-1] = ChatTurn(last.first_entry, i, role, last.text + JOINER + text)
             else:
-                turns.append(Turn(i, i, role, text))
-    return [Turn(t.first_entry, t.last_entry, t.role,
+                turns.append(ChatTurn(i, i, role, text))
+    return [ChatTurn(t.first_entry, t.last_entry, t.role,
                  t.text if len(t.text) <= turn_chars else t.text[:turn_chars] + " …[cut]")
             for t in turns]
 

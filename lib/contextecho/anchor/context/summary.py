@@ -5,7 +5,7 @@ of the session: block b holds every entry after the agent's action at step
 ``b * block_steps`` up to and including its action at step ``(b + 1) * block_steps``
 (block 0 also holds what came before step 1). Only complete blocks exist. The cut
 depends on the session alone, never on a question, so every item of a session asks for
-the same summaries and the cell cache answers them once.
+the same summaries and the call cache answers them once.
 
 A block becomes one request to the summariser (a LiteLLM model string): an instruction
 and the block's transcript, each rendered entry as ``ROLE: text`` (cut to ``turn_chars``),
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Mapping, Sequence
 
-from contextecho.engine.cell import CellRecord
+from contextecho.engine.record import CallRecord
 from contextecho.engine.model_request import ModelRequest
 from contextecho.sessions import Redactor, Session
 from contextecho.sessions.render import entry_turns
@@ -88,7 +88,7 @@ class Summaries:
     texts: Mapping[str, str] = field(default_factory=dict)
     errors: Mapping[str, str] = field(default_factory=dict)  # request key -> error type
 
-    def add(self, requests: Sequence[ModelRequest], records: Sequence[CellRecord]) -> Summaries:
+    def add(self, requests: Sequence[ModelRequest], records: Sequence[CallRecord]) -> Summaries:
         """These summaries plus a batch's results (records in request order)."""
         if len(requests) != len(records):
             raise ValueError(f"{len(requests)} summary requests but {len(records)} records")

@@ -16,7 +16,7 @@ import re
 from collections import Counter
 from typing import Mapping, Sequence
 
-from contextecho.engine.cell import CellRecord
+from contextecho.engine.record import CallRecord
 from contextecho.engine.model_request import ModelRequest
 from contextecho.sessions import DEFAULT_WINDOW, Redactor, Session
 
@@ -77,7 +77,7 @@ def ask_requests(items: Sequence[RecallItem], model: str, session: Session | Non
     return requests
 
 
-def answers_of(records: Sequence[CellRecord]) -> list[str | None]:
+def answers_of(records: Sequence[CallRecord]) -> list[str | None]:
     """Response texts of a batch, None for a failed call (kept as a failure, not a guess)."""
     return [r.response_text if r.ok else None for r in records]
 

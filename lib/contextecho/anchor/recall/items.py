@@ -48,7 +48,7 @@ class RecallItem:
 def item_rng(session_id: str, item_id: str, purpose: str = "shuffle") -> np.random.Generator:
     """The generator for one purpose of one item; independent of every other item."""
     # Seeded from the first 16 bytes of the key's digest, not through hashing.rng_for: the
-    # items (and so every recall cell key) stay those of the runs already in the cache.
+    # items (and so every recall request key) stay those of the runs already in the cache.
     return np.random.default_rng(int.from_bytes(digest([session_id, item_id, purpose])[:16], "big"))
 
 

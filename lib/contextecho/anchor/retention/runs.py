@@ -4,7 +4,7 @@ ANCHOR's Identity Probe asks one fixed questionnaire in four kinds of condition.
 questionnaire and its administration are CAPE's (a trait-balanced subset of MPI-120, asked
 context-free); this module lays out what comes before it, one :class:`RetentionRun` per
 administration (:func:`retention_runs`), and the experiment
-(:mod:`contextecho.experiments.companion_retention`) asks the questionnaire after each:
+(:mod:`contextecho.experiments.anchor_retention`) asks the questionnaire after each:
 
 - ``generic``: no system message, no history (the same model as a generic assistant);
 - ``initial``: only the persona card as the system message;

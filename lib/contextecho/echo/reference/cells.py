@@ -19,8 +19,8 @@ requests, as :class:`~contextecho.echo.cells.Cell` records ``run_cells`` takes.
 * **Requests**: :func:`~.requests.probe_request` / :func:`~.requests.stressor_request`
   in their OpenAI-compatible form; sampling parameters hold only ``max_tokens`` (the
   provider's default temperature; the in-process model samples with its default,
-  seeded from the cell key by :mod:`contextecho.engine.calls`). The protocol's name, version
-  and sha256 are the request's ``tag``, so they are part of every cell key, and so are
+  seeded from the request key by :mod:`contextecho.engine.calls`). The protocol's name, version
+  and sha256 are the request's ``tag``, so they are part of every request key, and so are
   the session, turn and arm: the harness makes one call per (position, arm, item), so
   two positions whose filler is the same text (equal lengths) are still two samples.
 

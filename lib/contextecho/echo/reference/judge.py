@@ -61,7 +61,7 @@ class JudgePrompt:
 
     @property
     def sha256(self) -> str:
-        """The prompt's identity for cell keys: sha256 of its two texts."""
+        """The prompt's identity for request keys: sha256 of its two texts."""
         return content_hash({"system_prompt": self.system_prompt,
                              "user_template": self.user_template})
 

@@ -1,4 +1,4 @@
-"""The companion notebook's Behavioural Axes section: real turns and forked turns judged on
+"""The anchor notebook's Behavioural Axes section: real turns and forked turns judged on
 role, boundaries, values and style (the rates, one per axis and judge and never a
 composite, are the notebook's next stage)."""
 from __future__ import annotations
@@ -10,12 +10,12 @@ import pandas as pd
 from ..anchor.axes.report import axis_frame, axis_jobs, judge_requests
 from ..anchor.axes.turns import fork_requests, forked_turns, real_turns
 from ..anchor.persona import PersonaCard
-from ..engine.cache import CellCache
+from ..engine.cache import CallCache
 from ..engine.calls import generate
 from .spine import Run
 
 
-def run_axes(run: Run, cache: CellCache, card: PersonaCard, *, target: str, judges: Sequence[str], checkpoints: int, window: int, fork_max_tokens: int,
+def run_axes(run: Run, cache: CallCache, card: PersonaCard, *, target: str, judges: Sequence[str], checkpoints: int, window: int, fork_max_tokens: int,
              judge_max_tokens: int) -> pd.DataFrame:
     """Real and forked turns judged per axis: one row per (turn, judge, axis) verdict
     (:func:`~contextecho.anchor.axes.report.axis_frame`). The forks and the judge calls are
@@ -25,14 +25,14 @@ def run_axes(run: Run, cache: CellCache, card: PersonaCard, *, target: str, judg
     forks = [f for s in sessions for f in fork_requests(s, target, card, k=checkpoints, window=window,
                                                          params={"temperature": 0, "max_tokens": fork_max_tokens})]
     generated = generate([f.request for f in forks], cache=cache, transport=transport, progress=True,
-                         name="companion:forks")
+                         name="anchor:forks")
     turns += forked_turns(forks, generated.records)
-    run.batch("companion:axes forks", generated.counts())
+    run.batch("anchor:axes forks", generated.counts())
     jobs = axis_jobs(turns, list(judges), card, params={"temperature": 0, "max_tokens": judge_max_tokens})
     judged = generate(judge_requests(jobs), cache=cache, transport=transport, progress=True,
-                      name="companion:axes")
+                      name="anchor:axes")
     frame = axis_frame(jobs, judged.records)
     frame["session"] = frame["session"].map(lambda s: labels.get(s, s))
     invalid = frame.loc[frame["status"] == "invalid", "judge_key"].nunique()
-    run.batch("companion:axes judges", judged.counts(invalid=int(invalid)))
+    run.batch("anchor:axes judges", judged.counts(invalid=int(invalid)))
     return frame

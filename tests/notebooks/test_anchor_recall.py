@@ -1,10 +1,10 @@
-"""The companion's recall tables from hand-made answers (no model)."""
+"""The anchor's recall tables from hand-made answers (no model)."""
 import math
 
 import pandas as pd
 
 from contextecho.anchor.recall.items import RecallItem
-from contextecho.experiments.companion_recall import accuracy_table, condition_rows
+from contextecho.experiments.anchor_recall import accuracy_table, condition_rows
 
 
 def item(session: str, k: int, answer: int, family: str = "temporal_order") -> RecallItem:

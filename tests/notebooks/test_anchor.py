@@ -1,4 +1,4 @@
-"""The companion notebook's run in-process: every section on the fake model (plumbing,
+"""The anchor notebook's run in-process: every section on the fake model (plumbing,
 two judges for agreement), and the whole notebook on the embedded model at a tiny scale."""
 from pathlib import Path
 
@@ -21,7 +21,7 @@ def corpus():
 
 
 def check(result):
-    variables = yaml.safe_load((result.output_dir / "variables.yml").read_text())["companion"]
+    variables = yaml.safe_load((result.output_dir / "variables.yml").read_text())["anchor"]
     assert all(isinstance(v, (int, float, str)) for v in variables.values())
     for stem in ("retention", "axes", "recall_accuracy", "recall_filters"):
         assert (result.output_dir / "tables" / f"{stem}.md").is_file()
@@ -30,12 +30,12 @@ def check(result):
     return variables
 
 
-def test_companion_runs_every_section_on_the_fake_model(tmp_path):
-    module = experiment("companion")
+def test_anchor_notebook_runs_every_section_on_the_fake_model(tmp_path):
+    module = experiment("anchor")
     params = module.Parameters(**{**TINY, "per_family": 2, "checkpoints": 2}, target="fake/echo",
                                judges=("fake/echo", "fake/echo@0"), summariser="fake/echo", facets="ipip",
                                banks=(str(Path(__file__).parents[1] / "fixtures" / "anchor_bank"),),
-                               output_dir=str(tmp_path / "companion"))
+                               output_dir=str(tmp_path / "anchor"))
     result = module.run(params)
     variables = check(result)
     # fake/echo names no option: every questionnaire answer is invalid, so no facet has items
@@ -51,10 +51,10 @@ def test_companion_runs_every_section_on_the_fake_model(tmp_path):
 
 
 @pytest.mark.embedded
-def test_companion_runs_on_the_embedded_model(tmp_path):
-    module = experiment("companion")
+def test_anchor_notebook_runs_on_the_embedded_model(tmp_path):
+    module = experiment("anchor")
     params = module.Parameters(**TINY, families=("failed_command", "superseded_request"),
-                               output_dir=str(tmp_path / "companion"))
+                               output_dir=str(tmp_path / "anchor"))
     result = module.run(params)
     variables = check(result)
     assert variables["target"] == "local/smollm2-135m" and variables["n_sessions"] == 1

@@ -1,4 +1,4 @@
-"""The companion notebook's Trajectory Recall section: items, ANCHOR's three filters,
+"""The anchor notebook's Trajectory Recall section: items, ANCHOR's three filters,
 and accuracy per question family × context condition.
 
 1. Items: every recall family on every session (deterministic, no LLM).
@@ -25,7 +25,7 @@ from ..anchor.recall.asking import answers_of, ask_requests, choice_of
 from ..anchor.recall.families import recall_items
 from ..anchor.recall.filters import MAIN, blind_filter, calibrate, filter_counts, validate_with_history
 from ..anchor.context.conditions import CONDITIONS, HierarchicalSummary, LongContext, Retrieval, build_contexts
-from ..engine.cache import CellCache
+from ..engine.cache import CallCache
 from ..engine.calls import Transport, generate
 from ..engine.counts import Counts
 from .spine import Run
@@ -54,7 +54,7 @@ class RecallSettings:
     max_tokens: int
 
 
-def _ask(counts: dict[str, Counts], cache: CellCache, transport: Transport, stage: str, by_session: dict,
+def _ask(counts: dict[str, Counts], cache: CallCache, transport: Transport, stage: str, by_session: dict,
          sessions: dict, model: str, *, condition=None, window=None, params: dict,
          replicate: int = 0) -> dict[str, str | None]:
     """Answers by item id for one model/replicate, through one generate batch (counted
@@ -71,7 +71,7 @@ def _ask(counts: dict[str, Counts], cache: CellCache, transport: Transport, stag
         order += [(sid, i.id) for i in items]
     if not requests:
         return {}
-    result = generate(requests, cache=cache, transport=transport, progress=True, name=f"companion:{stage}")
+    result = generate(requests, cache=cache, transport=transport, progress=True, name=f"anchor:{stage}")
     counts[stage] = counts.get(stage, Counts()) + result.counts()
     return dict(zip(order, answers_of(result.records)))
 
@@ -96,14 +96,14 @@ def _condition(name: str, s: RecallSettings, sessions: dict, by_session: dict, c
     requests = [r for sid, items in by_session.items() if items
                 for r in cond.summary_requests(sessions[sid], items)]
     requests = list({r.key: r for r in requests}.values())
-    result = generate(requests, cache=cache, transport=transport, progress=True, name="companion:summaries")
+    result = generate(requests, cache=cache, transport=transport, progress=True, name="anchor:summaries")
     counts["summaries"] = result.counts()
     return cond.with_summaries(requests, result.records)
 
 
-def run_recall(run: Run, cache: CellCache, s: RecallSettings) -> dict[str, pd.DataFrame]:
+def run_recall(run: Run, cache: CallCache, s: RecallSettings) -> dict[str, pd.DataFrame]:
     """Items, the three filters and the answers under each condition (module doc); each
-    stage's batches counted in ``run``'s log as ``companion:recall <stage>``."""
+    stage's batches counted in ``run``'s log as ``anchor:recall <stage>``."""
     transport, sessions, labels = run.transport, run.sessions, run.labels
     n_evaluators = len(s.validators) or s.n_evaluators
     if not 1 <= s.min_agree <= n_evaluators:
@@ -142,7 +142,7 @@ def run_recall(run: Run, cache: CellCache, s: RecallSettings) -> dict[str, pd.Da
         answers = _ask(counts, cache, transport, f"condition:{name}", usable, by_id, s.target, condition=cond, params=greedy)
         rows += condition_rows(blind.kept, name, answers, main, labels)
     for stage, c in counts.items():
-        run.batch(f"companion:recall {stage}", c)
+        run.batch(f"anchor:recall {stage}", c)
     per_item = pd.DataFrame(rows)
     filters = pd.DataFrame(filter_counts(blind, validation, calibration))
     return {"per_item": per_item, "filters": filters, "accuracy": accuracy_table(per_item),

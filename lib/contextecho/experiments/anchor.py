@@ -3,12 +3,12 @@
 The persona is the deployed coding assistant (``anchor.persona.CODING_ASSISTANT``, or a
 ``persona_card.json`` in ANCHOR's layout via ``card``), shown as the system message.
 
-1. Persona Retention (:mod:`.companion_retention`): a trait-balanced MPI-120 subset asked
+1. Persona Retention (:mod:`.anchor_retention`): a trait-balanced MPI-120 subset asked
    generic, with the card only (initial), and with the card plus a session's snapshot
    prefix at ``checkpoints`` checkpoints (and the matched filler prefix); R per facet.
-2. Behavioural axes (:mod:`.companion_axes`): real assistant turns and turns regenerated
+2. Behavioural axes (:mod:`.anchor_axes`): real assistant turns and turns regenerated
    on forks judged HELD / DEVIATED on role, boundaries, values and style, per axis and judge.
-3. Trajectory recall (:mod:`.companion_recall`): four-option questions generated from the
+3. Trajectory recall (:mod:`.anchor_recall`): four-option questions generated from the
    sessions, ANCHOR's three filters, accuracy per family × context condition vs 0.25.
 4. Optionally, externally authored ANCHOR banks (``banks``) scored with the bank scorer.
 """
@@ -28,15 +28,15 @@ from ..cape import TRAITS
 from ..anchor.banks.bank import bank_dirs, load_bank
 from ..anchor.banks.scorer import score_bank
 from ..anchor.persona import CODING_ASSISTANT, PersonaCard, load_card
-from ..engine.cache import CellCache
+from ..engine.cache import CallCache
 from ..engine.llm import LOCAL_MODEL
 from .parameters import (NON_NEGATIVE, POSITIVE, RESAMPLES, Interval, Models, NonEmpty, OneOf,
                                     Temperature, count)
 from ..paper.show import Result, SavedFigure
 from . import common, spine
-from .companion_axes import run_axes
-from .companion_recall import CHANCE, RecallSettings, accuracy_figure, accuracy_table, run_recall
-from .companion_retention import FACETS, retention_by_checkpoint, retention_figure, retention_wide, run_retention
+from .anchor_axes import run_axes
+from .anchor_recall import CHANCE, RecallSettings, accuracy_figure, accuracy_table, run_recall
+from .anchor_retention import FACETS, retention_by_checkpoint, retention_figure, retention_wide, run_retention
 from .spine import Run, Stage
 
 TITLE = "ANCHOR on coding sessions: persona retention, behavioural axes, trajectory recall"
@@ -81,7 +81,7 @@ class Parameters(common.ServingParameters):
     recall_max_tokens: int = 4
     banks: tuple[str, ...] = ()
     n_resamples: int = 2000
-    seed: int = 20240601
+    resample_seed: int = 20240601
     output_dir: str = ""
 
     HELP = {**common.ServingParameters.HELP,
@@ -95,7 +95,7 @@ class Parameters(common.ServingParameters):
             "validators": "with-history validators; empty: n_evaluators sampled replicates of the target",
             "min_agree": "validators that must recover the answer (ANCHOR: 3 of 4)",
             "banks": "ANCHOR bank folders (or a release root) to score as well",
-            "output_dir": "default paper/_generated/companion"}
+            "output_dir": "default paper/_generated/anchor"}
     RANGES = {**common.ServingParameters.RANGES, "target": Models(), "judges": (NonEmpty(), Models()), "n_sessions": count(zero="all"),
               "inventory": common.INVENTORIES, "n_items": count(zero="all"), "checkpoints": count(),
               "facets": OneOf(FACETS, "facet scheme"), "retention_window": POSITIVE, "retention_runs": count(),
@@ -109,7 +109,7 @@ class Parameters(common.ServingParameters):
               "min_agree": Interval(1, high=lambda p: len(p.validators) or p.n_evaluators,
                                     high_text="the number of validators (n_evaluators when none)"),
               "calibration_runs": count(), "sample_temperature": Temperature(("target", "validators")),
-              "recall_max_tokens": POSITIVE, "n_resamples": RESAMPLES, "seed": NON_NEGATIVE}
+              "recall_max_tokens": POSITIVE, "n_resamples": RESAMPLES, "resample_seed": NON_NEGATIVE}
 
 
 # ---------------------------------------------------------------- the stages (one notebook cell each)
@@ -132,7 +132,7 @@ def start(params: Parameters) -> Run:
     longest openly licensed sessions."""
     _card(params)
     _banks(params)  # bad input fails before any call
-    return spine.start("companion", params,
+    return spine.start("anchor", params,
                        models={params.target, params.summariser, *params.judges, *params.validators},
                        sessions=lambda: common.select_sessions(params.n_sessions))
 
@@ -143,7 +143,7 @@ def retention(run: Run) -> pd.DataFrame:
     its filler); R per session, checkpoint, arm and facet. Every answer's option
     distribution is read too, and compared with the parsed reply."""
     p = run.params
-    with CellCache() as cache:
+    with CallCache() as cache:
         answers, table = run_retention(
             run, cache, _card(p), target=p.target, inventory=p.inventory, n_items=p.n_items,
             checkpoints=p.checkpoints, window=p.retention_window, n_runs=p.retention_runs, facets=p.facets,
@@ -179,7 +179,7 @@ def axes(run: Run) -> pd.DataFrame:
     regenerated on forks there, each judged HELD or DEVIATED on role, boundaries, values
     and style by every judge (one row per verdict)."""
     p = run.params
-    with CellCache() as cache:
+    with CallCache() as cache:
         frame = run_axes(run, cache, _card(p), target=p.target, judges=p.judges, checkpoints=p.checkpoints,
                          window=p.axes_window, fork_max_tokens=p.fork_max_tokens,
                          judge_max_tokens=p.judge_max_tokens)
@@ -194,7 +194,7 @@ def axes_held(run: Run, axes: pd.DataFrame) -> pd.DataFrame:
     """The held rate among valid verdicts per judge, source (real or forked turn) and axis,
     never pooled across judges or axes; with two judges or more, their agreement per axis."""
     p = run.params
-    rates = axis_rates(axes, ci=len(set(axes["session"])) > 1, n_resamples=p.n_resamples, seed=p.seed)
+    rates = axis_rates(axes, ci=len(set(axes["session"])) > 1, n_resamples=p.n_resamples, seed=p.resample_seed)
     run.out.parquet("axes_rates", rates)
     if len(p.judges) > 1:
         run.table("axes_agreement", axis_agreement(axes), "Judge agreement per axis")
@@ -210,7 +210,7 @@ def recall(run: Run) -> pd.DataFrame:
     (blind, with-history validation, calibration), then the target's answers under each
     context condition (one row per item and condition)."""
     p = run.params
-    with CellCache() as cache:
+    with CallCache() as cache:
         result = run_recall(run, cache, RecallSettings(
             target=p.target, families=p.families, per_family=p.per_family, conditions=p.conditions,
             window=p.window, recent_chars=p.recent_chars, summariser=p.summariser,
@@ -254,7 +254,7 @@ def banks(run: Run) -> pd.DataFrame:
     """Externally authored ANCHOR banks (``banks``), each scored with the bank scorer (its
     own files under ``results/banks/<bank>``)."""
     p = run.params
-    with CellCache() as cache:
+    with CallCache() as cache:
         scored = [score_bank(b, p.target, run.out.directory / "results" / "banks" / b.bank_id, cache=cache,
                              transport=run.transport) for b in _banks(p)]
     if not scored:

@@ -1,4 +1,4 @@
-"""The companion notebook's Persona Retention section: administer, tabulate, plot."""
+"""The anchor notebook's Persona Retention section: administer, tabulate, plot."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
@@ -6,7 +6,7 @@ import pandas as pd
 
 from ..anchor.persona import PersonaCard
 from ..anchor.retention.runs import ARMS, CHECKPOINT, retention_runs, retention_table
-from ..engine.cache import CellCache
+from ..engine.cache import CallCache
 from ..cape import CONTEXT_FREE, TRAITS, answer_counts, load_inventory
 from ..cape import administer
 from ..cape.administer import ANSWERS, RunSpec, chosen_answers
@@ -33,7 +33,7 @@ def questionnaire_runs(card: PersonaCard, inventory: Inventory, sessions, *, par
             for run in retention_runs(card, sessions, filler=filler_prefix, **layout)]
 
 
-def run_retention(run: Run, cache: CellCache, card: PersonaCard, *, target: str, inventory: str, n_items: int,
+def run_retention(run: Run, cache: CallCache, card: PersonaCard, *, target: str, inventory: str, n_items: int,
                   checkpoints: int, window: int, n_runs: int, params: dict, facets: str = "trait",
                   answer: str = "text") -> tuple[pd.DataFrame, pd.DataFrame]:
     """Answers and the per-facet retention table (sessions relabelled S1..Sn); ``facets`` is
@@ -49,9 +49,9 @@ def run_retention(run: Run, cache: CellCache, card: PersonaCard, *, target: str,
     runs = questionnaire_runs(card, items, run.sessions, checkpoints=checkpoints, window=window, n_runs=n_runs,
                               params=params)
     answers = administer(runs, target, setting=CONTEXT_FREE, cache=cache, transport=run.transport, progress=True,
-                         name="companion:retention", constrained=True).answers
+                         name="anchor:retention", constrained=True).answers
     answers["session"] = answers["session"].map(lambda s: run.labels.get(s, s))
-    run.batch("companion:retention", answer_counts(answers))
+    run.batch("anchor:retention", answer_counts(answers))
     run.out.parquet("retention_answers", answers)
     table = retention_table(chosen_answers(answers, answer), items.ipip_facets() if facets == "ipip" else None)
     run.out.parquet("retention", table)

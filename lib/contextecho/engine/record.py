@@ -2,7 +2,7 @@
 
 A call that asked for token probabilities (``logprobs``) stores them beside its text in
 ``logprobs``: canonical JSON, one entry per generated token, ``[token, logprob,
-[[top token, logprob], ...]]`` (natural logs, the most probable first). Older cells and
+[[top token, logprob], ...]]`` (natural logs, the most probable first). Older records and
 calls that did not ask have ``None``.
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ EMPTY_RESPONSE = "EmptyResponse"  # the error type of an answer that is empty or
 
 def token_logprobs_json(choice: Any) -> str | None:
     """A response choice's token log-probabilities (OpenAI's ``choice.logprobs.content``)
-    as stored in :attr:`CellRecord.logprobs`; ``None`` when the provider sent none."""
+    as stored in :attr:`CallRecord.logprobs`; ``None`` when the provider sent none."""
     from .hashing import canonical_json
 
     logprobs = getattr(choice, "logprobs", None)
@@ -49,7 +49,7 @@ def utc_stamp() -> str:
 
 
 @dataclass(frozen=True)
-class CellRecord:
+class CallRecord:
     """What one call produced. A failed call is a record too, never a score."""
 
     key: str
@@ -77,7 +77,7 @@ class CellRecord:
         """A success whose answer is empty or whitespace only (older caches stored these)."""
         return self.status == OK and not (self.response_text or "").strip()
 
-    def as_empty_response(self) -> "CellRecord":
+    def as_empty_response(self) -> "CallRecord":
         """This blank answer as the error it is: stored, counted, retried, never scored."""
         text = self.response_text or ""
         return dataclasses.replace(
@@ -89,12 +89,12 @@ class CellRecord:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_row(cls, row: Mapping[str, Any]) -> "CellRecord":
+    def from_row(cls, row: Mapping[str, Any]) -> "CallRecord":
         """From a stored row (Parquet or journal JSON); unknown columns are ignored."""
         return cls(**{name: row.get(name) for name in _FIELDS if name in row})
 
 
-_FIELDS = tuple(f.name for f in dataclasses.fields(CellRecord))
+_FIELDS = tuple(f.name for f in dataclasses.fields(CallRecord))
 
 
 SCHEMA = pa.schema([

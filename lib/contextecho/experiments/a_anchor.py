@@ -76,7 +76,7 @@ def effect_rows(frame: pd.DataFrame, control: str, p: Parameters, scale: float =
         try:
             r = drift_gap(both, arm="intervention", filler_arm=iv, real_arm=control,
                           unit=tuple(unit), cluster="item", score=score,
-                          n_resamples=p.n_resamples, seed=p.seed, scale=scale)
+                          n_resamples=p.n_resamples, seed=p.resample_seed, scale=scale)
             row.update(estimate=r.estimate, ci_low=r.ci_low, ci_high=r.ci_high,
                        with_mean=r.filler_mean, control_mean=r.real_mean, n_units=r.n_units, note="")
         except StatsInputError as exc:
@@ -104,7 +104,7 @@ def _a_anchor(table: pd.DataFrame, digits: int) -> dict[str, dict[str, object]]:
 def start(params: Parameters) -> Run:
     """Open the outputs, check that every target and judge can be called (before any call),
     and pick the longest openly licensed sessions."""
-    return spine.start("anchor_ablations", params, models=params.targets + params.judges,
+    return spine.start("a_anchor", params, models=params.targets + params.judges,
                        protocol=common.protocol_record(params),
                        sessions=lambda: common.select_sessions(params.n_sessions))
 
@@ -116,7 +116,7 @@ def grid(run: Run) -> pd.DataFrame:
     p = run.params
     late = {s.session_id: (Position(s.n_agent_steps, "last", "steps"),) for s in run.sessions}
     params = {"temperature": p.temperature, "max_tokens": p.max_tokens}
-    cells = build_cells("anchor_ablations", list(p.targets), run.sessions, positions=late, arms=["real"],
+    cells = build_cells("a_anchor", list(p.targets), run.sessions, positions=late, arms=["real"],
                         interventions=list(p.interventions), items=list(p.probes) + list(p.contracts),
                         window=p.window, params=params)
     for d in p.distances:
@@ -131,7 +131,7 @@ def effects(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
     """The probe surface: per target and intervention, mean judge score with − without,
     paired by (session, snapshot, probe), resampling probes; under both judge scores too."""
     p = run.params
-    main = frame[frame["experiment"] == "anchor_ablations"]
+    main = frame[frame["experiment"] == "a_anchor"]
     probes = main[(main["item_kind"] == "probe") & (main["judge_model"] == p.judges[0])]
     table = effect_rows(probes, "none", p, score=common.score_column(p.score))
     by_score = pd.concat([effect_rows(probes, "none", p, score=column).assign(score=name)
@@ -153,7 +153,7 @@ def effects(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
 def contract_effects(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
     """The same contrast on the judge-free contract surface (0/1 compliance, in points of %)."""
     p = run.params
-    main = frame[frame["experiment"] == "anchor_ablations"]
+    main = frame[frame["experiment"] == "a_anchor"]
     table = effect_rows(main[main["item_kind"] != "probe"], "none", p, scale=100.0)
     run.out.parquet("contract_effects", table)
     values = {t: {"a_anchor_contract_effect": v["effect"], "a_anchor_contract_ci": v["ci"]}
@@ -184,7 +184,7 @@ def forest(run: Run, effects: pd.DataFrame, contract_effects: pd.DataFrame) -> S
 def compliance(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
     """Contract compliance (%) per target and intervention."""
     p = run.params
-    main = frame[frame["experiment"] == "anchor_ablations"]
+    main = frame[frame["experiment"] == "a_anchor"]
     contracts = main[main["item_kind"] != "probe"]
     table = (contracts.groupby(["target", "intervention"])["score"].agg(["mean", "count"])
              .rename(columns={"mean": "compliance", "count": "cells"}).reset_index())
@@ -227,8 +227,8 @@ def variables(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
     """The manuscript's numbers (per-target ones keyed ``<key>_<target>``, the first
     target's also unsuffixed), written with the run log."""
     p = run.params
-    main = frame[frame["experiment"] == "anchor_ablations"]
-    targets = run.log.batches.get("anchor_ablations:targets", Counts())
+    main = frame[frame["experiment"] == "a_anchor"]
+    targets = run.log.batches.get("a_anchor:targets", Counts())
     run.out.set(target=p.targets[0], targets=", ".join(p.targets), **common.protocol_variables(run.log.about["protocol"]),
                 n_sessions=len(run.sessions), n_interventions=len(p.interventions) - 1, n_probes=len(p.probes),
                 n_contracts=int(main[main["item_kind"] != "probe"]["item"].nunique()),
