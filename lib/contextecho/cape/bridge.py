@@ -25,8 +25,10 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..sessions import Position, Session, render_prefix, snapshot_at
-from ..sessions.snapshot import Snapshot
+from ..sessions.positions import Position
+from ..sessions.model import Session
+from ..sessions.render import render_prefix
+from ..sessions.snapshot import snapshot_at, Snapshot
 from .administer import RunSpec
 from .consistency import ocean_consistency, trajectory_consistency
 from .inventory import TRAITS, Inventory

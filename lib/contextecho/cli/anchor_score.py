@@ -9,8 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..anchor.banks.bank import BankError
-from ..anchor.banks.bank import bank_dirs, load_bank
+from ..anchor.banks.bank import BankError, bank_dirs, load_bank
 from ..anchor.banks.window import BANK_CONTEXTS, DEFAULT_LIMIT
 from ..anchor.banks.scorer import DEFAULT_PARAMS, BankRunFailed, score_bank
 from ..engine.cache import CallCache

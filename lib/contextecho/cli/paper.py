@@ -12,10 +12,9 @@ import sys
 import time
 
 from ..paper import manuscript, quarto
-from ..notebooks import NOTEBOOKS, experiment
-from ..paper.outputs import DuplicateVariableError, merge_variables
+from ..notebooks.build import NOTEBOOKS, experiment
+from ..paper.outputs import DuplicateVariableError, merge_variables, GENERATED
 from ..experiments.parameters import ParameterError, declared
-from ..paper.outputs import GENERATED
 from ..notebooks.runner import check_parameters
 
 
@@ -62,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.check_only:
         from ..engine.calls import ModelConfigError
         from .data import fill_inventories
-        from ..notebooks import run_notebook
+        from ..notebooks.runner import run_notebook
         from ..sessions.corpus import fill_corpus
 
         if args.retry_errors:

@@ -8,7 +8,7 @@ interventions, the judge and the fingerprint — registered by name, versioned, 
                         params={"temperature": 0, "max_tokens": 64})
     frame = run_cells(cells, judges=["local/smollm2-135m"])
 """
-from .arms import ARMS, ArmContext, ArmPrefix, Insertion, make_prefix
+from .arms import ARMS, ArmContext, ArmPrefix, Insertion, make_prefix, INSTRUMENT_SEED
 from .cells import Cell, build_cells
 from .contracts import HARDENED, Contract
 from .fingerprint import FEATURES, Projection, fingerprint, fingerprint_frame, fit_pca, project
@@ -21,7 +21,6 @@ from .rubric import RUBRIC, Rubric
 from .runner import run_cells, verdict_counts
 from .scorers import SCORERS, Score, is_no_preamble, score
 from .stressors import STRESSORS
-from .arms import INSTRUMENT_SEED
 from .versions import instrument_versions
 
 __all__ = [

@@ -23,8 +23,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..sessions import DEFAULT_WINDOW, Prefix, Session, Snapshot, PrefixTurn, render_prefix, snapshot_at
-from ..sessions.render import JOINER
+from ..sessions.render import DEFAULT_WINDOW, Prefix, PrefixTurn, render_prefix, JOINER
+from ..sessions.model import Session
+from ..sessions.snapshot import Snapshot, snapshot_at
 from .filler import filler_like
 from ..engine.registry import Registry
 from ..engine.hashing import rng_for, seed_for

@@ -15,12 +15,14 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..engine.model_request import ModelRequest
-from ..sessions import DEFAULT_WINDOW, Position, Session, render_prefix, snapshot_at
+from ..sessions.render import DEFAULT_WINDOW, render_prefix
+from ..sessions.positions import Position
+from ..sessions.model import Session
+from ..sessions.snapshot import snapshot_at
 from ..sessions import positions as scheme_positions
-from .arms import ARMS, ArmContext, ArmPrefix, make_prefix
+from .arms import ARMS, ArmContext, ArmPrefix, make_prefix, INSTRUMENT_SEED
 from .interventions import INTERVENTIONS, InterventionContext, opening_goal
 from .items import Item, resolve_items
-from .arms import INSTRUMENT_SEED
 from .versions import instrument_versions
 
 

@@ -17,12 +17,14 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ..echo import INTERVENTIONS, build_cells
+from ..echo.interventions import INTERVENTIONS
+from ..echo.cells import build_cells
 from ..engine.counts import Counts
 from .parameters import NON_NEGATIVE, Includes, NonEmpty, OneOf, count
 from ..paper.show import Result, SavedFigure
-from ..sessions import Position
-from ..stats import StatsInputError, drift_gap
+from ..sessions.positions import Position
+from ..stats.errors import StatsInputError
+from ..stats.drift import drift_gap
 from . import common, spine
 from .spine import Run, Stage
 

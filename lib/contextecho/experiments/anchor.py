@@ -24,7 +24,7 @@ from ..anchor.axes.turns import FORK, REAL
 from ..anchor.context.conditions import CONDITIONS
 from ..anchor.recall.families import FAMILIES
 from ..anchor.retention.runs import ARMS
-from ..cape import TRAITS
+from ..cape.inventory import TRAITS
 from ..anchor.banks.bank import bank_dirs, load_bank
 from ..anchor.banks.scorer import score_bank
 from ..anchor.persona import CODING_ASSISTANT, PersonaCard, load_card

@@ -7,12 +7,12 @@ import pandas as pd
 from ..anchor.persona import PersonaCard
 from ..anchor.retention.runs import ARMS, CHECKPOINT, retention_runs, retention_table
 from ..engine.cache import CallCache
-from ..cape import CONTEXT_FREE, TRAITS, answer_counts, load_inventory
+from ..cape.administer import CONTEXT_FREE, answer_counts, ANSWERS, RunSpec, chosen_answers
+from ..cape.inventory import TRAITS, load_inventory, Inventory
 from ..cape import administer
-from ..cape.administer import ANSWERS, RunSpec, chosen_answers
-from ..cape.inventory import Inventory
 from ..echo.arms import ArmContext, make_prefix
-from ..sessions import Prefix, Snapshot
+from ..sessions.render import Prefix
+from ..sessions.snapshot import Snapshot
 from .spine import Run
 
 FACETS = ("trait", "ipip")  # retention per OCEAN trait, or per IPIP facet of the inventory

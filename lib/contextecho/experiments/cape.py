@@ -18,17 +18,21 @@ import numpy as np
 import pandas as pd
 
 from ..engine.cache import CallCache
-from ..cape import CONTEXT_DEPENDENT, CONTEXT_FREE, DEFAULT_PARAMS, FACTORS, ORDERINGS, TRAITS, answer_counts, attack_runs, bridge_runs, bridge_summary, factor_consistency, factor_runs, load_inventory, ocean_profiles, option_shift, ordering_runs, table1
+from ..cape.administer import CONTEXT_DEPENDENT, CONTEXT_FREE, DEFAULT_PARAMS, answer_counts, ANSWERS, chosen_answers
+from ..cape.factors import FACTORS, factor_runs
+from ..cape.ordering import ORDERINGS
+from ..cape.inventory import TRAITS, load_inventory, Inventory
+from ..cape.analyses import attack_runs, factor_consistency, option_shift, ordering_runs, table1
+from ..cape.bridge import bridge_runs, bridge_summary
+from ..cape.profiles import ocean_profiles
 from ..cape import administer
-from ..cape.administer import ANSWERS, chosen_answers
-from ..cape.inventory import Inventory
 from ..cape.prompts import LETTERS
-from ..echo import ArmContext, make_prefix
+from ..echo.arms import ArmContext, make_prefix
 from ..engine.llm import LOCAL_MODEL
 from .parameters import NON_NEGATIVE, POSITIVE, Models, NonEmpty, OneOf, Temperature, count
 from ..paper.show import Result, SavedFigure
 from ..sessions import positions as scheme_positions
-from ..sessions import render_prefix
+from ..sessions.render import render_prefix
 from ..engine.hashing import rng_for
 from . import common, spine
 from .spine import Run, Stage

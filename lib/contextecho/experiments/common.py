@@ -14,7 +14,7 @@ from ..cape.inventory import inventory_names
 from ..engine.paths import shared_dir
 from ..engine.calls import Transport, check_routes
 from ..engine.endpoints import parse_endpoints
-from ..echo import build_cells
+from ..echo.cells import build_cells
 from ..echo import contracts, probes, stressors
 from ..echo.reference.cells import build_reference_cells
 from ..echo.protocols import PROTOCOLS, protocol as get_protocol
@@ -23,7 +23,8 @@ from ..engine.token_distribution import FLAT_ENTROPY
 from ..engine.llm import LOCAL_MODEL
 from .parameters import (NON_NEGATIVE, POSITIVE, RESAMPLES, Checked, Endpoints, Models, NonEmpty, OneOf,
                                     Temperature, count)
-from ..sessions import Session, load_session
+from ..sessions.model import Session
+from ..sessions.loader import load_session
 from ..sessions.corpus import local_corpus, read_manifest
 
 PROTOCOL_NAMES = OneOf(PROTOCOLS.names, "protocol")

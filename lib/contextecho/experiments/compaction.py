@@ -23,7 +23,8 @@ from .parameters import Interval, NonEmpty, OneOf, count
 from ..engine.counts import Counts
 from ..paper.show import Result, SavedFigure
 from ..sessions import positions as scheme_positions
-from ..stats import COMPACTION_MARGIN, StatsInputError, equivalence_bootstrap, tost_paired
+from ..stats.equivalence import COMPACTION_MARGIN, equivalence_bootstrap, tost_paired
+from ..stats.errors import StatsInputError
 from . import common, spine
 from .spine import Run, Stage
 

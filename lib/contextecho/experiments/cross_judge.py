@@ -18,7 +18,9 @@ import pandas as pd
 
 from .parameters import NonEmpty, OneOf, count
 from ..paper.show import Result, SavedFigure
-from ..stats import StatsInputError, direction_agreement, drift_gap, judge_agreement, score_agreement
+from ..stats.errors import StatsInputError
+from ..stats.agreement import direction_agreement, judge_agreement, score_agreement
+from ..stats.drift import drift_gap
 from . import common, spine
 from .spine import Run, Stage
 from .raters import DESCRIPTIONS, RATERS, rate

@@ -20,8 +20,9 @@ import pandas as pd
 from .parameters import NonEmpty, count
 from ..engine.counts import Counts
 from ..paper.show import Result, SavedFigure
-from ..sessions import Position
-from ..stats import StatsInputError, drift_gap
+from ..sessions.positions import Position
+from ..stats.errors import StatsInputError
+from ..stats.drift import drift_gap
 from ..stats.harness import onset_gap_cis
 from . import common, spine
 from .spine import Run, Stage

@@ -22,12 +22,15 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ..echo import fingerprint_frame, fit_pca
+from ..echo.fingerprint import fingerprint_frame, fit_pca
 from ..echo import probes
 from .parameters import POSITIVE, NonEmpty, OneOf, count
 from ..paper.show import Result, SavedFigure
-from ..stats import (StatsInputError, compliance_gap, drift_gap, holm, log_verbosity_ratios,
-                     variance_decomposition, verbosity_ratio)
+from ..stats.errors import StatsInputError
+from ..stats.judge_free import compliance_gap, log_verbosity_ratios, verbosity_ratio
+from ..stats.drift import drift_gap
+from ..stats.multiple import holm
+from ..stats.variance import variance_decomposition
 from ..engine.counts import Counts
 from ..stats.harness import clustered_bootstrap_mean, sign_flip_p
 from . import common, spine

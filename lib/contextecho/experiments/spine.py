@@ -24,7 +24,7 @@ from typing import Any, Callable, Mapping, Sequence
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from ..echo import run_cells
+from ..echo.runner import run_cells
 from ..echo.protocols import protocol as get_protocol
 from ..engine.cache import CallCache
 from ..engine.calls import Transport
@@ -32,7 +32,7 @@ from ..engine.counts import Counts
 from ..engine.manifest import RunLog
 from ..paper.outputs import Outputs
 from ..paper.show import Result, SavedFigure
-from ..sessions import Session
+from ..sessions.model import Session
 from .common import markdown, session_labels
 
 

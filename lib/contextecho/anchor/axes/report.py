@@ -30,7 +30,9 @@ from contextecho.engine.record import CallRecord
 from contextecho.engine.hashing import canonical_json
 from contextecho.engine.model_request import ModelRequest
 from contextecho.engine.verdicts import DEFAULT_JUDGE_PARAMS, ERROR, INVALID
-from contextecho.stats import StatsInputError, bootstrap_mean, judge_agreement
+from contextecho.stats.errors import StatsInputError
+from contextecho.stats.bootstrap import bootstrap_mean
+from contextecho.stats.agreement import judge_agreement
 
 from ..persona import CODING_ASSISTANT, PersonaCard
 from .rubric import AXES, AXIS_RUBRIC, AxisRubric, axis_request

@@ -21,9 +21,11 @@ from typing import Any, Mapping, Sequence
 
 from contextecho.engine.record import CallRecord
 from contextecho.engine.model_request import ModelRequest
-from contextecho.sessions import DEFAULT_WINDOW, Redactor, Session, positions, render_prefix, snapshot_at
-from contextecho.sessions.model import REASONING, TEXT
-from contextecho.sessions.render import entry_text
+from contextecho.sessions.render import DEFAULT_WINDOW, render_prefix, entry_text
+from contextecho.sessions.redaction import Redactor
+from contextecho.sessions.model import Session, REASONING, TEXT
+from contextecho.sessions import positions
+from contextecho.sessions.snapshot import snapshot_at
 
 from ..persona import CODING_ASSISTANT, PersonaCard
 

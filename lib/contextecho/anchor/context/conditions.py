@@ -37,8 +37,9 @@ from typing import Mapping, Protocol, Sequence
 from contextecho.engine.hashing import content_hash
 from contextecho.engine.model_request import ModelRequest
 from contextecho.engine.registry import Registry
-from contextecho.sessions import DEFAULT_WINDOW, Redactor, Session
-from contextecho.sessions.render import JOINER
+from contextecho.sessions.render import DEFAULT_WINDOW, JOINER
+from contextecho.sessions.redaction import Redactor
+from contextecho.sessions.model import Session
 
 from ..recall.items import RecallItem
 from .retrieval import chat_turns, most_relevant

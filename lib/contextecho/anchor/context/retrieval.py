@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from contextecho.sessions import Session
+from contextecho.sessions.model import Session
 from contextecho.sessions.render import JOINER, entry_turns
 
 SCORE_DECIMALS = 9

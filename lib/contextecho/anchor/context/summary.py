@@ -22,7 +22,8 @@ from typing import Mapping, Sequence
 
 from contextecho.engine.record import CallRecord
 from contextecho.engine.model_request import ModelRequest
-from contextecho.sessions import Redactor, Session
+from contextecho.sessions.redaction import Redactor
+from contextecho.sessions.model import Session
 from contextecho.sessions.render import entry_turns
 
 INSTRUCTION = (

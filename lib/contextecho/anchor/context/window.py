@@ -18,8 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from contextecho.engine.hashing import content_hash
-from contextecho.sessions import DEFAULT_WINDOW, Redactor, Session, render_prefix
-from contextecho.sessions.model import REASONING, TEXT
+from contextecho.sessions.render import DEFAULT_WINDOW, render_prefix
+from contextecho.sessions.redaction import Redactor
+from contextecho.sessions.model import Session, REASONING, TEXT
 from contextecho.sessions.snapshot import Snapshot
 
 

@@ -18,7 +18,9 @@ from typing import Mapping, Sequence
 
 from contextecho.engine.record import CallRecord
 from contextecho.engine.model_request import ModelRequest
-from contextecho.sessions import DEFAULT_WINDOW, Redactor, Session
+from contextecho.sessions.render import DEFAULT_WINDOW
+from contextecho.sessions.redaction import Redactor
+from contextecho.sessions.model import Session
 
 from ..context.conditions import Condition, condition_for
 from ..context.summary import ContextUnavailable

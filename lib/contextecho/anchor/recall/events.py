@@ -33,8 +33,7 @@ import shlex
 from bisect import bisect_right
 from dataclasses import dataclass
 
-from contextecho.sessions import Session
-from contextecho.sessions.model import TOOL_CALL, TOOL_RESULT
+from contextecho.sessions.model import Session, TOOL_CALL, TOOL_RESULT
 from contextecho.sessions.user_classes import TYPED_PROMPT
 
 MAX_CHARS = 160

@@ -44,7 +44,7 @@ from collections import Counter
 from typing import Callable, Iterable, Sequence, TypeVar
 
 from contextecho.engine.registry import Registry
-from contextecho.sessions import Session
+from contextecho.sessions.model import Session
 
 from .events import Command, commands, file_edits, next_step_after, user_requests
 from .items import N_OPTIONS, RecallItem, item_rng, make_item

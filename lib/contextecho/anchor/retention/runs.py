@@ -31,7 +31,9 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from contextecho.sessions import Prefix, Session, Snapshot, render_prefix, snapshot_at
+from contextecho.sessions.render import Prefix, render_prefix
+from contextecho.sessions.model import Session
+from contextecho.sessions.snapshot import Snapshot, snapshot_at
 
 from ..persona import PersonaCard
 from .measure import DegenerateFacet, facet_retention

@@ -33,7 +33,7 @@ from typing import Iterable, Mapping, Sequence
 
 from ...engine.llm import is_in_process
 from ...engine.model_request import ModelRequest, strip_cache_markers
-from ...sessions import Session
+from ...sessions.model import Session
 from ...sessions.redaction import redact as redact_text
 from .. import probes, stressors
 from ..arms import ArmPrefix

@@ -16,8 +16,7 @@ stressor runners.
 """
 from __future__ import annotations
 
-from ..probes import PROBES as OUR_PROBES
-from ..probes import Probe
+from ..probes import PROBES as OUR_PROBES, Probe
 from ...engine.registry import UnknownNameError
 
 VERSION = "reference-5f8dba3-1"
