@@ -9,6 +9,8 @@
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 from pathlib import Path
 from typing import Callable, NoReturn
@@ -49,51 +51,39 @@ def corpus_dir() -> Path:
     return path
 
 
-class _ScriptedModel:
-    """``scripted/<name>``: a deterministic in-process model whose answers vary with the
-    request, so estimates are numbers: ``scripted/judge`` answers a 0–3 score in both the
-    reference's JSON and our rubric's line; ``scripted/command`` always a bare shell command
+def scripted_reply(model: str, messages: list[dict]) -> tuple[str, int, int]:
+    """``scripted/<name>``: a deterministic model whose answers vary with the request, so
+    estimates are numbers: ``scripted/judge`` answers a 0–3 score in both the reference's
+    JSON and our rubric's line; ``scripted/command`` always a bare shell command
     (S2-compliant), ``scripted/chatty`` always a preamble before it (not compliant),
     ``scripted/letters`` an option letter A–E; any other name one of a few answers (an option
-    letter, a command, a chatty reply); the choices picked by the request's hash."""
+    letter, a command, a chatty reply); the choices, and the prompt tokens, picked by the
+    request's hash."""
+    h = int(hashlib.sha256((json.dumps(messages, sort_keys=True) + model).encode()).hexdigest(), 16)
+    if model == "judge":
+        text = f'Score: {h % 4}\n{{"score": {h % 4}, "label": "x", "reason": "y"}} HELD'
+    else:
+        text = {"command": "ls -la", "chatty": "Sure! Here is the command you asked for:\n\nls -la",
+                "letters": "ABCDE"[h % 5]}.get(model, SCRIPTED_ANSWERS[h % len(SCRIPTED_ANSWERS)])
+    return text, 10 + h % 50, 3
 
-    ANSWERS = ("B", "ls -la", "I think C is right.\n\nBecause I feel it.", "A. sure", "D")
 
-    def handler(self):
-        import hashlib
-        import json
-
-        from contextecho.engine import llm
-
-        answers = self.ANSWERS
-
-        class Scripted(llm.CustomLLM):
-            async def acompletion(self, model, messages, *args, optional_params, model_response, **kw):
-                h = int(hashlib.sha256((json.dumps(messages, sort_keys=True) + model).encode()).hexdigest(), 16)
-                if model == "judge":
-                    text = f'Score: {h % 4}\n{{"score": {h % 4}, "label": "x", "reason": "y"}} HELD'
-                else:
-                    text = {"command": "ls -la", "chatty": "Sure! Here is the command you asked for:\n\nls -la",
-                            "letters": "ABCDE"[h % 5]}.get(model, answers[h % len(answers)])
-                return llm.fill_response(model_response, model, text, "stop", 10 + h % 50, 3)
-
-        return Scripted()
+SCRIPTED_ANSWERS = ("B", "ls -la", "I think C is right.\n\nBecause I feel it.", "A. sure", "D")
 
 
 @pytest.fixture
-def scripted_models():
-    """Register the ``scripted/...`` provider (see :class:`_ScriptedModel`)."""
-    from contextecho.engine import llm
-
-    llm.register_provider("scripted", _ScriptedModel().handler())
+def scripted_models(provider):
+    """Register the ``scripted/...`` provider (:func:`scripted_reply`)."""
+    provider("scripted", scripted_reply)
     return "scripted"
 
 
 @pytest.fixture(scope="session")
 def provider():
     """``provider(name, reply, tokens=(10, 2))``: register ``name/...`` as an in-process model
-    answering ``reply(model, messages)`` (an exception it returns is raised); returns the
-    handler, whose ``seen`` holds every request's messages."""
+    answering ``reply(model, messages)``: a text (with ``tokens`` as its prompt and completion
+    tokens), a ``(text, prompt_tokens, completion_tokens)`` tuple, or an exception, which is
+    raised. Returns the handler, whose ``seen`` holds every request's messages."""
     from contextecho.engine import llm
 
     class Recording(llm.CustomLLM):
@@ -103,10 +93,11 @@ def provider():
 
         async def acompletion(self, model, messages, *args, optional_params, model_response, **kw):
             self.seen.append([dict(m) for m in messages])
-            text = self.reply(model, messages)
-            if isinstance(text, BaseException):
-                raise text
-            return llm.fill_response(model_response, model, text, "stop", *self.tokens)
+            answer = self.reply(model, messages)
+            if isinstance(answer, BaseException):
+                raise answer
+            text, *tokens = answer if isinstance(answer, tuple) else (answer, *self.tokens)
+            return llm.fill_response(model_response, model, text, "stop", *tokens)
 
     def register(name: str, reply, tokens: tuple[int, int] = (10, 2)):
         llm.ensure_providers()

@@ -2,28 +2,14 @@
 whatever the fault (an empty answer, a bug inside the provider, a permanent error)."""
 import pytest
 
-from contextecho.engine import llm
 from contextecho.engine.cache import CallCache
 from contextecho.engine.counts import Counts
 from contextecho.echo import build_cells, run_cells
 
 
-class SeeingJudge(llm.CustomLLM):
-    """A judge that scores everything 2 and records what it was shown."""
-
-    def __init__(self):
-        super().__init__()
-        self.seen = []
-
-    async def acompletion(self, model, messages, *args, optional_params, model_response, **kw):
-        self.seen.append(messages)
-        return llm.fill_response(model_response, model, "Score: 2", "stop", 10, 2)
-
-
 @pytest.mark.parametrize("target", ["fake/empty", "fake/whitespace", "fake/value-error", "fake/http-401"])
-def test_a_failed_target_is_neither_scored_nor_judged(sessions, tmp_path, target):
-    judge = SeeingJudge()
-    llm.register_provider("seeingjudge", judge)
+def test_a_failed_target_is_neither_scored_nor_judged(sessions, tmp_path, target, provider):
+    judge = provider("seeingjudge", lambda model, messages: "Score: 2")  # records what it was shown
     cells = build_cells("x", target, sessions[:1], positions=[4], arms=["real", "filler"],
                         items=["C03", "S2#01", "C6_json"], window=2_000)
     for attempt in range(2):  # the first run, and a rerun answered by the stored errors

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from ..engine.hashing import content_hash
 
+
 def instrument_versions() -> dict[str, str]:
     """``{<set>_version, <set>_hash}`` for every versioned text set, flat (one column each)."""
     from . import contracts, filler, interventions, probes, rubric, stressors

@@ -77,20 +77,15 @@ def test_requests_go_through_the_one_call_site(synthetic, tmp_path):
     assert out.counts["candidates"] == 2
 
 
-def test_blind_filter_through_the_call_site_with_a_model_that_reads_only_the_question(synthetic, tmp_path):
+def test_blind_filter_through_the_call_site_with_a_model_that_reads_only_the_question(synthetic, tmp_path,
+                                                                                      provider):
     """A provider that sees only the last message (the question) and answers its shortest
     option: the blind batch discards exactly the items that heuristic gets right."""
-    from contextecho.engine import llm
     from contextecho.engine.cache import CallCache
     from contextecho.engine.calls import generate
 
-    class QuestionOnly(llm.CustomLLM):
-        async def acompletion(self, model, messages, *args, optional_params, model_response, **kw):
-            text = f"The answer is {shortest_option(messages[-1]['content'])}."
-            return llm.fill_response(model_response, model, text, "stop", 1, 1)
-
-    llm.ensure_providers()
-    llm.register_provider("questiononly", QuestionOnly())
+    provider("questiononly", lambda model, messages: f"The answer is {shortest_option(messages[-1]['content'])}.",
+             tokens=(1, 1))
     items = recall_items(synthetic.build())
     cache = CallCache(tmp_path / "cache")
     try:

@@ -7,7 +7,6 @@ from contextecho.anchor.persona import CODING_ASSISTANT
 from contextecho.anchor.retention.runs import checkpoint_steps, retention_runs, retention_table
 from contextecho.cape.administer import CONTEXT_FREE, administer
 from contextecho.cape.inventory import load_inventory
-from contextecho.engine import llm
 from contextecho.engine.cache import CallCache
 from contextecho.experiments.anchor_retention import questionnaire_runs
 
@@ -106,27 +105,22 @@ def test_retention_by_ipip_facet_groups_items_by_their_facet_label(inventory):
         retention_table(pd.DataFrame(rows), {k: v for k, v in facets.items() if k != 5})
 
 
-class Shown(llm.CustomLLM):
+def shown(model, messages):
     """(C) with no persona; (A) with the card alone; with a history after the card: (B) on
     a real session prefix, (C) on filler (it holds no tool calls), so R = 0.5 and 0."""
-
-    async def acompletion(self, model, messages, *args, optional_params, model_response, **kw):
-        has_card = messages[0]["role"] == "system"
-        history = messages[1:-1] if has_card else messages[:-1]
-        if not has_card:
-            letter = "C"
-        elif not history:
-            letter = "A"
-        else:
-            letter = "B" if any("[tool_call" in m["content"] for m in history) else "C"
-        return llm.fill_response(model_response, model, f"({letter})", "stop", 1, 1)
+    has_card = messages[0]["role"] == "system"
+    history = messages[1:-1] if has_card else messages[:-1]
+    if not has_card:
+        return "(C)"
+    if not history:
+        return "(A)"
+    return "(B)" if any("[tool_call" in m["content"] for m in history) else "(C)"
 
 
-def test_retention_through_the_call_site_matches_the_scripted_answers(synthetic, inventory, tmp_path):
+def test_retention_through_the_call_site_matches_the_scripted_answers(synthetic, inventory, tmp_path, provider):
     """End to end as the anchor experiment runs it: CAPE's questionnaire asked after
     ANCHOR's prefixes, ContextEcho's filler passed in, through the one call site."""
-    llm.ensure_providers()
-    llm.register_provider("shown", Shown())
+    provider("shown", shown, tokens=(1, 1))
     session = synthetic.build()
     runs = questionnaire_runs(CODING_ASSISTANT, inventory, [session], checkpoints=2, window=3000)
     cache = CallCache(tmp_path / "cache")

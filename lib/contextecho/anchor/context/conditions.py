@@ -46,6 +46,7 @@ from .retrieval import chat_turns, most_relevant
 from .summary import ContextUnavailable, Summaries, block_request, history_blocks
 from .window import CausalWindow, causal_window
 
+
 @dataclass(frozen=True)
 class ItemContext:
     condition: str
