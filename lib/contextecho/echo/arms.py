@@ -197,9 +197,16 @@ def make_prefix(arm: str, snapshot: Snapshot, ctx: ArmContext = ArmContext()) ->
     return ARMS.get(arm)(snapshot, ctx)
 
 
+def matched_filler(snapshot: Snapshot, real: Prefix) -> tuple[dict, ...]:
+    """The filler arm's messages matched to ``real``, the snapshot's rendered prefix (its turn
+    skeleton and character counts): how the other designs put a long context of no session
+    before their questions."""
+    return make_prefix("filler", snapshot, ArmContext(window=real.window, real=real)).messages
+
+
 def arm_names() -> list[str]:
     return ARMS.names()
 
 
-__all__ = ["ARMS", "ArmContext", "ArmPrefix", "Insertion", "make_prefix", "arm_names",
+__all__ = ["ARMS", "ArmContext", "ArmPrefix", "Insertion", "make_prefix", "matched_filler", "arm_names",
            "real_prefix"]

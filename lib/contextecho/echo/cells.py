@@ -16,10 +16,9 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from ..engine.model_request import ModelRequest
 from ..sessions.render import DEFAULT_WINDOW, render_prefix
-from ..sessions.positions import Position
+from ..sessions.positions import Position, positions as scheme_positions
 from ..sessions.model import Session
 from ..sessions.snapshot import snapshot_at
-from ..sessions import positions as scheme_positions
 from .arms import ARMS, ArmContext, ArmPrefix, make_prefix, INSTRUMENT_SEED
 from .interventions import INTERVENTIONS, InterventionContext, opening_goal
 from .items import Item, resolve_items

@@ -7,20 +7,12 @@ import pandas as pd
 from ..anchor.persona import PersonaCard
 from ..anchor.retention.runs import ARMS, CHECKPOINT, retention_runs, retention_table
 from ..engine.cache import CallCache
-from ..cape.administer import CONTEXT_FREE, answer_counts, ANSWERS, RunSpec, chosen_answers
+from ..cape.administer import CONTEXT_FREE, ANSWERS, RunSpec, administer, answer_counts, chosen_answers
 from ..cape.inventory import TRAITS, load_inventory, Inventory
-from ..cape import administer
-from ..echo.arms import ArmContext, make_prefix
-from ..sessions.render import Prefix
-from ..sessions.snapshot import Snapshot
+from ..echo.arms import matched_filler
 from .spine import Run
 
 FACETS = ("trait", "ipip")  # retention per OCEAN trait, or per IPIP facet of the inventory
-
-
-def filler_prefix(snapshot: Snapshot, real: Prefix) -> tuple[dict, ...]:
-    """ContextEcho's filler arm matched to ``real``, the snapshot's rendered prefix: ANCHOR's filler."""
-    return make_prefix("filler", snapshot, ArmContext(window=real.window, real=real)).messages
 
 
 def questionnaire_runs(card: PersonaCard, inventory: Inventory, sessions, *, params: dict | None = None,
@@ -30,7 +22,7 @@ def questionnaire_runs(card: PersonaCard, inventory: Inventory, sessions, *, par
     extra = {"params": dict(params)} if params is not None else {}
     return [RunSpec(run_id=run.run_id, items=inventory.items, prefix=run.prefix, replicate=run.replicate,
                     labels=run.labels, **extra)
-            for run in retention_runs(card, sessions, filler=filler_prefix, **layout)]
+            for run in retention_runs(card, sessions, filler=matched_filler, **layout)]
 
 
 def run_retention(run: Run, cache: CallCache, card: PersonaCard, *, target: str, inventory: str, n_items: int,

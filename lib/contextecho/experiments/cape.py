@@ -18,20 +18,20 @@ import numpy as np
 import pandas as pd
 
 from ..engine.cache import CallCache
-from ..cape.administer import CONTEXT_DEPENDENT, CONTEXT_FREE, DEFAULT_PARAMS, answer_counts, ANSWERS, chosen_answers
+from ..cape.administer import (CONTEXT_DEPENDENT, CONTEXT_FREE, DEFAULT_PARAMS, ANSWERS, administer, answer_counts,
+                               chosen_answers)
 from ..cape.factors import FACTORS, factor_runs
 from ..cape.ordering import ORDERINGS
 from ..cape.inventory import TRAITS, load_inventory, Inventory
 from ..cape.analyses import attack_runs, factor_consistency, option_shift, ordering_runs, table1
-from ..cape.bridge import bridge_runs, bridge_summary
+from ..cape.bridge import bridge_runs, bridge_summary, real_prefix
 from ..cape.profiles import ocean_profiles
-from ..cape import administer
 from ..cape.prompts import LETTERS
-from ..echo.arms import ArmContext, make_prefix
+from ..echo.arms import matched_filler
 from ..engine.llm import LOCAL_MODEL
 from .parameters import NON_NEGATIVE, POSITIVE, Models, NonEmpty, OneOf, Temperature, count
 from ..paper.show import Result, SavedFigure
-from ..sessions import positions as scheme_positions
+from ..sessions.positions import positions as scheme_positions
 from ..sessions.render import render_prefix
 from ..engine.hashing import rng_for
 from . import common, spine
@@ -194,17 +194,12 @@ def bridge(run: Run) -> pd.DataFrame:
     """The bridge to drift: the questionnaire (context-free) after a real session prefix and
     after its length-matched filler, at snapshot positions; mean OCEAN profile per arm."""
     p = run.params
+    arms = {"real": real_prefix(window=p.bridge_window),
+            "filler": lambda snapshot: matched_filler(snapshot, render_prefix(snapshot, window=p.bridge_window))}
     runs = []
     for s in run.sessions:
-        def filler(snapshot, w=p.bridge_window):
-            ctx = ArmContext(window=w, real=render_prefix(snapshot, window=w))
-            return list(make_prefix("filler", snapshot, ctx).messages)
-
-        def real(snapshot, w=p.bridge_window):
-            return list(render_prefix(snapshot, window=w).messages)
-
-        runs += bridge_runs(s, scheme_positions(s, "uniform", k=p.bridge_positions),
-                            {"real": real, "filler": filler}, _inventory(p), n_runs=p.bridge_runs,
+        runs += bridge_runs(s, scheme_positions(s, "uniform", k=p.bridge_positions), arms, _inventory(p),
+                            n_runs=p.bridge_runs,
                             params={"temperature": p.bridge_temperature, "max_tokens": p.max_tokens})
     with CallCache() as cache:
         bridged = chosen_answers(administer(runs, p.target, setting=CONTEXT_FREE, cache=cache, transport=run.transport,

@@ -22,7 +22,7 @@ import pandas as pd
 from .parameters import Interval, NonEmpty, OneOf, count
 from ..engine.counts import Counts
 from ..paper.show import Result, SavedFigure
-from ..sessions import positions as scheme_positions
+from ..sessions.positions import positions as scheme_positions
 from ..stats.equivalence import COMPACTION_MARGIN, equivalence_bootstrap, tost_paired
 from ..stats.errors import StatsInputError
 from . import common, spine

@@ -24,7 +24,7 @@ from contextecho.engine.model_request import ModelRequest
 from contextecho.sessions.render import DEFAULT_WINDOW, render_prefix, entry_text
 from contextecho.sessions.redaction import Redactor
 from contextecho.sessions.model import Session, REASONING, TEXT
-from contextecho.sessions import positions
+from contextecho.sessions.positions import positions
 from contextecho.sessions.snapshot import snapshot_at
 
 from ..persona import CODING_ASSISTANT, PersonaCard
