@@ -57,14 +57,16 @@ def early_positions(session, steps) -> tuple[Position, ...]:
 def harness_curve(primary: pd.DataFrame, *, n_resamples: int, seed: int) -> pd.DataFrame:
     """The harness's onset intervals (Fig. 15, :func:`~contextecho.stats.harness.onset_gap_cis`):
     per target, unclustered resampling of each step's filler and real scores (pooled over
-    sessions, in session/item order), one generator across the steps in order."""
+    sessions, in session/item order), one generator across the steps in order and across
+    the targets in turn (sorted by model string), as the harness's figure shares its one."""
     rows = []
+    rng = np.random.default_rng(seed)
     for target, g in primary[primary["score"].notna()].groupby("target", sort=True):
         g = g.sort_values(["step", "session", "item", "replicate"], kind="stable")
         steps = sorted(g["step"].unique())
         lists = {arm: {s: list(g[(g["arm"] == arm) & (g["step"] == s)]["score"]) for s in steps}
                  for arm in ("filler", "real")}
-        cis = onset_gap_cis(lists["filler"], lists["real"], steps, n_boot=n_resamples, seed=seed)
+        cis = onset_gap_cis(lists["filler"], lists["real"], steps, n_boot=n_resamples, rng=rng)
         rows += [{"target": target, "step": int(s), "harness_gap": gap, "harness_lo": lo,
                   "harness_hi": hi} for s, (gap, lo, hi) in cis.items()]
     return pd.DataFrame(rows, columns=["target", "step", "harness_gap", "harness_lo", "harness_hi"])

@@ -15,8 +15,9 @@ recommended ones; these exist so a reader can check the paper's protocol.
   ``mean(filler) − mean(real)`` of the two point estimates (:func:`drift_gap`).
 * :func:`boot_gap_ci` (onset, Fig. 15): unclustered; ``rng.choice`` resamples the
   filler list then the real list (``n_boot`` rows each), interval = percentiles of
-  the difference of the row means. The caller passes one generator and reuses it
-  across the positions of one target, in order (:func:`onset_gap_cis`).
+  the difference of the row means. One generator is reused across the positions of a
+  target, in order, and across the targets in turn (:func:`onset_gap_cis` with ``rng``),
+  as the harness's onset figure keeps one module generator.
 * :func:`sign_flip_p` (``consolidate_12model_perm.paired_permutation``): CPython
   ``random.Random(seed)``; each resample flips every difference with
   ``random() < 0.5``; two-sided count of ``|mean| >= |observed|``; ``p = count / n``
@@ -97,10 +98,14 @@ def boot_gap_ci(filler: Sequence[float], real: Sequence[float], rng: np.random.G
 
 def onset_gap_cis(filler_by_position: Mapping[str, Sequence[float]],
                   real_by_position: Mapping[str, Sequence[float]], positions: Sequence[str],
-                  *, n_boot: int = DEFAULT_RESAMPLES,
-                  seed: int = DEFAULT_SEED) -> dict[str, tuple[float, float, float]]:
-    """:func:`boot_gap_ci` per position of one target, one generator across them in order."""
-    rng = np.random.default_rng(seed)
+                  *, n_boot: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+                  rng: np.random.Generator | None = None) -> dict[str, tuple[float, float, float]]:
+    """:func:`boot_gap_ci` per position of one target, one generator across them in order.
+
+    ``rng``: the generator to draw from (the harness's onset figure keeps one
+    ``default_rng(42)`` for every target in turn, ``plotting/fig_app_onset.py:25``);
+    default a new one from ``seed``."""
+    rng = rng if rng is not None else np.random.default_rng(seed)
     return {p: boot_gap_ci(filler_by_position.get(p, ()), real_by_position.get(p, ()), rng,
                            n_boot=n_boot) for p in positions}
 

@@ -31,6 +31,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from ...sessions.errors import SessionFormatError
 from ...stats import harness
 from ...stats.multiple import holm
@@ -358,8 +360,11 @@ def _string_keyed(cells: list[dict], target: str, arm: str) -> dict[str, float]:
             for c in cells if c["target"] == target and c["arm"] == arm}
 
 
-def _stats_target(cells: list[dict], positions: list[str], expected: dict) -> dict[str, dict]:
-    """Recomputed blocks for one target, shaped like the fixture's."""
+def _stats_target(cells: list[dict], positions: list[str], expected: dict,
+                  onset_rngs: dict[int, np.random.Generator]) -> dict[str, dict]:
+    """Recomputed blocks for one target, shaped like the fixture's. ``onset_rngs``: the
+    case's onset generators by seed, shared across its targets in order (the harness's
+    onset figure keeps one module generator, ``plotting/fig_app_onset.py:25``)."""
     target = expected["target"]
     out: dict[str, dict] = {}
     if "fig2_clustered_bootstrap" in expected:
@@ -393,9 +398,11 @@ def _stats_target(cells: list[dict], positions: list[str], expected: dict) -> di
                               "pair_key": e.get("pair_key"), "n": n, "seed": seed}
     if "onset_boot_gap_ci_per_position" in expected:
         e = expected["onset_boot_gap_ci_per_position"]
+        seed = e.get("seed", 42)
+        rng = onset_rngs.setdefault(seed, np.random.default_rng(seed))
         cis = harness.onset_gap_cis(_by_position(cells, target, FILLER, positions),
                                     _by_position(cells, target, REAL, positions), positions,
-                                    seed=e.get("seed", 42), n_boot=e.get("n_boot", 10_000))
+                                    rng=rng, n_boot=e.get("n_boot", 10_000))
         out["onset_boot_gap_ci_per_position"] = {
             "rng": e.get("rng"),
             "values": {p: {"gap": g, "lo": lo, "hi": hi}
@@ -430,6 +437,7 @@ def check_stats(path: Path) -> Iterator[CaseResult]:
             yield CaseResult("stats", label, error=f"{path}: cases[{i}] ({label}): malformed: {exc}")
             continue
         p_values = []
+        onset_rngs: dict[int, np.random.Generator] = {}
         for j, expected in enumerate(targets):
             if not isinstance(expected, dict) or "target" not in expected:
                 yield CaseResult("stats", f"{label}/per_target[{j}]",
@@ -437,7 +445,7 @@ def check_stats(path: Path) -> Iterator[CaseResult]:
                 continue
             target = expected["target"]
             try:
-                actual = _stats_target(cells, positions, expected)
+                actual = _stats_target(cells, positions, expected, onset_rngs)
             except Exception as exc:  # fails this target's case, not the run
                 yield CaseResult("stats", f"{label}/{target}", error=f"{type(exc).__name__}: {exc}")
                 continue
