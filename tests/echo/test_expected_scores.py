@@ -107,6 +107,7 @@ def test_the_reference_judge_is_read_after_its_score_field(tmp_path, monkeypatch
     """Under the reference protocol the distribution is read where the harness's JSON
     verdict writes its score: after ``{"score":``; the parsed verdict is the harness's."""
     from contextecho.experiments import common
+    from contextecho.echo.protocols import protocol
     from contextecho.echo.reference.cells import build_reference_cells
     from contextecho.engine.paths import shared_dir
 
@@ -116,7 +117,7 @@ def test_the_reference_judge_is_read_after_its_score_field(tmp_path, monkeypatch
     llm.register_provider("jsonjudge", judge)
     monkeypatch.setattr(td, "PREFILL_PROVIDERS", td.PREFILL_PROVIDERS | {"jsonjudge"})
     sessions = common.select_sessions(1, protocol="reference")
-    cells = build_reference_cells("panel", "fake/echo", sessions, "panel", items=["C01"], window=3000, limit=1)
+    cells = build_reference_cells("panel", "fake/echo", sessions, "panel", items=["C01"], window=3000, limit=1, tag=protocol("reference").key())
     frame = run_cells(cells, ["jsonjudge/j"], cache=CallCache(tmp_path), progress=False,
                       protocol="reference", distributions=True)
     judged = frame[frame.status == "ok"]

@@ -20,13 +20,14 @@ from contextecho.echo.reference.filler import filler_for
 from contextecho.echo.reference.requests import probe_request, stressor_request
 from contextecho.echo.reference.texts import S2_VARIANTS
 from contextecho.echo.reference.transcript import session_prefix
-from contextecho.echo.runner import _reference_verdict
 from contextecho.engine.model_request import ModelRequest, strip_cache_markers
 from contextecho.experiments.parameters import RangeError
 from contextecho.engine.paths import REPO_ROOT, shared_dir
 from contextecho.sessions.redaction import redact
 from contextecho.stats import variance_decomposition
 from contextecho.stats.harness import clustered_bootstrap_mean, sign_flip_p
+
+REFERENCE_TAG = protocol("reference").key()
 
 
 def needs_corpus():
@@ -79,7 +80,7 @@ def _session(n=1):
 def test_a_reference_panel_cell_is_the_harness_request():
     session = _session()[0]
     cells = build_reference_cells("panel", "fake/echo", [session], "panel",
-                                  items=["C01", "S2#03"], window=6000, limit=2)
+                                  items=["C01", "S2#03"], window=6000, limit=2, tag=REFERENCE_TAG)
     assert {(c.position, c.arm, c.item.id) for c in cells} == {
         (pos, arm, item) for pos in ("P0_start", "c1_pre") for arm in ("real", "filler")
         for item in ("C01", "S2#03")}
@@ -97,7 +98,7 @@ def test_a_reference_panel_cell_is_the_harness_request():
 def test_reference_cell_keys_carry_the_protocol_and_differ_per_position():
     session = _session()[0]
     cells = build_reference_cells("panel", "fake/echo", [session], "panel", items=["C01"],
-                                  window=3000, limit=3, max_tokens=16)
+                                  window=3000, limit=3, max_tokens=16, tag=REFERENCE_TAG)
     ref = protocol("reference")
     for cell in cells:
         tag = cell.request.tag
@@ -115,7 +116,7 @@ def test_reference_cell_keys_carry_the_protocol_and_differ_per_position():
 def test_a_provider_target_gets_the_redacted_prefix_and_a_filler_of_its_length():
     session = _session()[0]
     cells = build_reference_cells("panel", "openai/gpt-4o", [session], "panel", items=["C01"],
-                                  window=6000, limit=1)
+                                  window=6000, limit=1, tag=REFERENCE_TAG)
     real = next(c for c in cells if c.arm == "real")
     filler = next(c for c in cells if c.arm == "filler")
     raw = session_prefix(session.path, real.step, 6000).text
@@ -142,7 +143,7 @@ def test_reference_items_resolve_batteries_and_s2_and_refuse_others():
     ('{"score": null}', "invalid", math.nan, None),  # the harness raises TypeError here
 ])
 def test_reference_verdicts_keep_failures_as_invalid_rows_with_the_harness_score(text, status, score, ref):
-    row = _reference_verdict(text)
+    row = protocol("reference").read_verdict(text)
     assert row["verdict_status"] == status and row["reference_score"] == ref
     assert (math.isnan(row["score"]) and math.isnan(score)) or row["score"] == score
     if ref is None:
@@ -273,7 +274,7 @@ def test_verbosity_variance_is_the_variance_decomposition_of_the_log_ratios():
 def test_limit_keeps_the_first_positions_of_every_session():
     sessions = _session(3)
     cells = build_reference_cells("panel", "fake/echo", sessions, "panel", items=["C01", "S2#01"],
-                                  window=2000, limit=2, max_tokens=8, stressor_max_tokens=9)
+                                  window=2000, limit=2, max_tokens=8, stressor_max_tokens=9, tag=REFERENCE_TAG)
     for session in sessions:
         assert [c.position for c in cells if c.session == session.session_id and c.arm == "real"
                 and c.item.id == "C01"] == ["P0_start", "c1_pre"]

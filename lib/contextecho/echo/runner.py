@@ -18,12 +18,16 @@ dropped, and :func:`verdict_counts` reports them. ``frame.attrs["batches"]`` hol
 ``<name>:judges``, ``<name>:distributions``; an unreadable verdict or distribution is
 ``invalid``).
 
+The protocol (:class:`~.protocol.Protocol`, by name or as the object) decides what a
+reply is, how an item is scored, how a response is judged and how a verdict is read;
+this module never asks which protocol it runs.
 ``protocol="reference"`` (cells from :mod:`.reference.cells`) judges with the harness's
 prompt (read at run time; its sha256 in ``rubric_hash`` and the judge key) and parser:
 a −1 or an escaping exception is an ``invalid`` row whose ``reference_score`` keeps the
 harness's −1 (``None`` where it would have raised), so both treatments — drop and count,
 or average the −1s in as the panel forest's loader does — can be computed. Stressors are
-scored by the reference scorer (``score``) and by ours (``contextecho_score``).
+scored by the reference scorer (``score``) and by ours (``contextecho_score``), and an
+empty answer is judged and scored as the harness does (``contextecho``: an error).
 
 With ``distributions=True`` each judge also gets its score distribution read
 (:mod:`contextecho.engine.token_distribution`), as a call of its own beside the verdict's
@@ -49,21 +53,16 @@ from ..engine.token_distribution import (DISCRETE, PREFILL, distribution_columns
 from ..engine.verdicts import DEFAULT_JUDGE_PARAMS, ERROR, INVALID, OK
 from .cells import Cell
 from .items import JUDGE
-from .judge import SCORE_LABEL, SCORE_PREFILL, SCORES, judge_request, parse_verdict
+from .judge import SCORES
+from .protocol import Protocol
 from .protocols import protocol as get_protocol
-from .reference import judge as reference_judge
-from .reference.scorers import REFERENCE_SCORERS
 from .rubric import RUBRIC, Rubric
-from .scorers import score as run_scorer
-
-REFERENCE = "reference"
 
 UNJUDGED = "unjudged"
 
 
-def _target_columns(record, cached: bool) -> dict[str, Any]:
-    text = record.response_text if record.ok else None
-    return {"status": record.status, "response": text,
+def _target_columns(record, cached: bool, text: str | None) -> dict[str, Any]:
+    return {"status": record.status if text is None else "ok", "response": text,
             "response_chars": len(text) if text is not None else math.nan,
             "finish_reason": record.finish_reason, "error_type": record.error_type,
             "error_message": record.error_message, "prompt_tokens": record.prompt_tokens,
@@ -97,17 +96,12 @@ def run_cells(cells: Sequence[Cell], judges: Sequence[str] | str = (), *,
               cache: CallCache | None = None, transport: Transport = Transport(),
               progress: bool = True, judge_params: Mapping[str, Any] = DEFAULT_JUDGE_PARAMS,
               rubric: Rubric = RUBRIC, name: str = "cells",
-              protocol: str = "contextecho", distributions: bool = False) -> pd.DataFrame:
+              protocol: str | Protocol = "contextecho", distributions: bool = False) -> pd.DataFrame:
     """Run ``cells`` (from :func:`build_cells`) and return the tidy frame (module doc)."""
     judges = [judges] if isinstance(judges, str) else list(judges)
     proto = get_protocol(protocol)
-    reference = proto.name == REFERENCE
-    prompt = reference_judge.load_prompt() if reference and judges else None
-    rubric_version, rubric_hash = (proto.version, prompt.sha256) if prompt else (rubric.version, rubric.hash)
+    setup = proto.judging(judges, rubric)
     modes = {judge: read_mode(judge) for judge in judges} if distributions else {}
-    # Where the score is written: after `{"score":` in the harness's JSON, after `Score:` in ours.
-    prefill, label = ((reference_judge.SCORE_PREFILL, reference_judge.SCORE_LABEL) if reference
-                      else (SCORE_PREFILL, SCORE_LABEL))
     own = cache is None
     cache = cache if cache is not None else CallCache()
     try:
@@ -118,19 +112,12 @@ def run_cells(cells: Sequence[Cell], judges: Sequence[str] | str = (), *,
         pending: list[tuple[dict[str, Any], Any]] = []  # (row, judge request)
         readings: list[tuple[dict[str, Any], Any]] = []  # (row, distribution request)
         for cell, record, cached in zip(cells, targets.records, targets.cached):
-            base = {**cell.row(), **_target_columns(record, cached)}
+            text = proto.reply(record, cell.target)  # None: the target call failed
+            base = {**cell.row(), **_target_columns(record, cached, text)}
             if cell.item.scorer != JUDGE:
                 row = {**base, **_empty_verdict()}
-                if record.ok and reference:
-                    passed = REFERENCE_SCORERS.get(cell.item.scorer)(record.response_text)
-                    ours = run_scorer(record.response_text, cell.item.contract)
-                    row.update(passed=passed, score=float(passed), verdict_status=OK,
-                               verdict_reason=f"reference {cell.item.scorer}",
-                               contextecho_score=float(ours.passed))
-                elif record.ok:
-                    s = run_scorer(record.response_text, cell.item.contract)
-                    row.update(passed=s.passed, score=float(s.passed), verdict_status=OK,
-                               verdict_reason=s.reason)
+                if text is not None:
+                    row.update(proto.score(cell.item, text))
                 else:
                     row.update(verdict_status=ERROR, verdict_reason=f"target call failed: {record.error_type}")
                 rows.append(row)
@@ -141,47 +128,35 @@ def run_cells(cells: Sequence[Cell], judges: Sequence[str] | str = (), *,
                 continue
             for judge in judges:
                 row = {**base, **_empty_verdict(), "judge_model": judge,
-                       "rubric_version": rubric_version, "rubric_hash": rubric_hash}
+                       "rubric_version": setup.rubric_version, "rubric_hash": setup.rubric_hash}
                 if distributions:
                     row.update(no_distribution("not read"), distribution_key=None,
                                distribution_status=None, score_source=None)
-                if not record.ok:
+                if text is None:
                     row.update(verdict_status=ERROR, verdict_reason=f"target call failed: {record.error_type}")
                     if distributions:
                         row.update(distribution_status=ERROR)
                     rows.append(row)
                     continue
-                if reference:
-                    request = reference_judge.judge_request(
-                        judge, cell.item.probe_text, record.response_text, prompt=prompt,
-                        max_tokens=int(judge_params.get("max_tokens", reference_judge.JUDGE_MAX_TOKENS)),
-                        tag=proto.key())
-                else:
-                    request = judge_request(judge, cell.item.probe_text, record.response_text,
-                                            rubric=rubric, params=judge_params)
+                request = proto.judge_request(setup, judge, cell, text, judge_params)
                 row["judge_key"] = request.key
                 rows.append(row)
                 pending.append((row, request))
                 if distributions:
-                    reading = distribution_request(request, modes[judge], prefill)
+                    reading = distribution_request(request, modes[judge], setup.prefill)
                     if reading is not None:
                         row["distribution_key"] = reading.key
                         readings.append((row, reading))
         batch = {"cache": cache, "transport": transport, "progress": progress,
-                 "parameters": {"judges": judges, "rubric_version": rubric_version}}
+                 "parameters": {"judges": judges, "rubric_version": setup.rubric_version}}
         verdicts, judged = _answered(pending, f"{name}:judges", "verdict", "judge", batch)
         for row, record in verdicts:
-            if reference:
-                row.update(judge_response=record.response_text, **_reference_verdict(record.response_text))
-                continue
-            v = parse_verdict(record.response_text)
-            row.update(judge_response=record.response_text, verdict_status=v.status,
-                       score=v.score, verdict_reason=v.reason)
+            row.update(judge_response=record.response_text, **proto.read_verdict(record.response_text))
         distributions_read, read = _answered(readings, f"{name}:distributions", "distribution",
                                              "distribution", batch)
         for row, record in distributions_read:
-            d = read_distribution(record.logprobs, list(SCORES), label=label,
-                                  prefill=prefill if modes[row["judge_model"]] == PREFILL else "",
+            d = read_distribution(record.logprobs, list(SCORES), label=setup.label,
+                                  prefill=setup.prefill if modes[row["judge_model"]] == PREFILL else "",
                                   values=SCORES)
             row.update(distribution_columns(d), distribution_status=d.status, score_source="distribution")
         for row in rows:
@@ -202,17 +177,6 @@ def run_cells(cells: Sequence[Cell], judges: Sequence[str] | str = (), *,
     finally:
         if own:
             cache.close()
-
-
-def _reference_verdict(text: str) -> dict[str, Any]:
-    """The harness parser's verdict as row columns (module doc)."""
-    v = reference_judge.parse_verdict(text)
-    if v.valid:
-        return {"verdict_status": OK, "score": float(v.score), "reference_score": v.score,
-                "verdict_reason": v.label}
-    reason = f"raises {v.raised}: {v.reason}" if v.raised else f"{v.label}: {v.reason}"
-    return {"verdict_status": INVALID, "score": math.nan, "reference_score": v.score,
-            "verdict_reason": reason}
 
 
 def verdict_counts(frame: pd.DataFrame) -> pd.DataFrame:

@@ -14,9 +14,8 @@ from ..cape.inventory import inventory_names
 from ..engine.paths import shared_dir
 from ..engine.calls import Transport, check_routes
 from ..engine.endpoints import parse_endpoints
-from ..echo.cells import build_cells
 from ..echo import contracts, probes, stressors
-from ..echo.reference.cells import build_reference_cells
+from ..echo.protocol import Grid
 from ..echo.protocols import PROTOCOLS, protocol as get_protocol
 from ..echo.runner import distribution_summary
 from ..engine.token_distribution import FLAT_ENTROPY
@@ -133,9 +132,9 @@ def corpus_rows(min_assistant: int = 20, min_compactions: int = 0,
 def select_sessions(n: int, *, min_compactions: int = 0, events: Sequence[str] = (),
                     corpus: Path | None = None, protocol: str = "contextecho") -> list[Session]:
     """The ``n`` longest openly licensed sessions (0 = all), loaded (``events``: see
-    :func:`corpus_rows`). The ``reference`` protocol reads Claude Code sessions only."""
-    formats = ("claude_code",) if protocol == "reference" else FORMATS
-    rows = corpus_rows(min_compactions=min_compactions, events=events, formats=formats)
+    :func:`corpus_rows`), of the formats the protocol reads (``reference``: Claude Code)."""
+    rows = corpus_rows(min_compactions=min_compactions, events=events,
+                       formats=get_protocol(protocol).formats)
     rows = rows if n <= 0 else rows[:n]
     if not rows:
         raise RuntimeError("no usable session in the corpus manifest")
@@ -159,20 +158,16 @@ def session_labels(sessions: Sequence[Session]) -> dict[str, str]:
 def build(p: JudgedParameters, experiment: str, sessions: Sequence[Session], items: Sequence[str], *,
           positions, reference_positions, k: int = 12, limit: int = 0, replicates: int = 1,
           turns: Sequence[int] = (), stressor_max_tokens: int | None = None) -> list:
-    """The experiment's real/filler cells under ``p.protocol``: ``positions`` (with ``k``)
-    for ``contextecho`` (see :func:`~contextecho.echo.build_cells`),
-    ``reference_positions`` (a scheme of :mod:`contextecho.echo.reference.cells`,
-    or a mapping; ``limit``, ``turns``) for ``reference``."""
-    if p.protocol == "reference":
-        return build_reference_cells(experiment, list(p.targets), sessions, reference_positions,
-                                     items=list(items), replicates=replicates, window=p.window,
-                                     max_tokens=p.max_tokens, limit=limit,
-                                     stressor_max_tokens=stressor_max_tokens or p.max_tokens,
-                                     **({"turns": tuple(turns)} if turns else {}))
-    return build_cells(experiment, list(p.targets), sessions, positions=positions, k=k,
-                       arms=["real", "filler"], items=list(items), window=p.window,
-                       replicates=replicates,
-                       params={"temperature": p.temperature, "max_tokens": p.max_tokens})
+    """The experiment's real/filler cells under ``p.protocol`` (its
+    :meth:`~contextecho.echo.protocol.Protocol.build_cells` over one
+    :class:`~contextecho.echo.protocol.Grid`): ``positions`` (with ``k``) are read by
+    ``contextecho`` (see :func:`~contextecho.echo.cells.build_cells`), ``reference_positions``
+    (a scheme of :mod:`contextecho.echo.reference.cells`, or a mapping; ``limit``,
+    ``turns``) by ``reference``."""
+    grid = Grid(tuple(items), positions=positions, reference_positions=reference_positions, k=k,
+                limit=limit, replicates=replicates, turns=tuple(turns), window=p.window,
+                max_tokens=p.max_tokens, stressor_max_tokens=stressor_max_tokens, temperature=p.temperature)
+    return get_protocol(p.protocol).build_cells(experiment, list(p.targets), sessions, grid)
 
 
 def protocol_record(p: JudgedParameters, stressor_max_tokens: int | None = None) -> dict:
@@ -182,17 +177,12 @@ def protocol_record(p: JudgedParameters, stressor_max_tokens: int | None = None)
     600/1,024/400 tokens). Under ``contextecho`` the window and tokens are the run's own
     parameters: nothing is shortened."""
     proto = get_protocol(p.protocol)
-    s = proto.sampling
     used = {"window_chars": p.window, "probe_max_tokens": p.max_tokens,
             "stressor_max_tokens": stressor_max_tokens or p.max_tokens,
             "judge_max_tokens": p.judge_max_tokens,
-            "temperature": p.temperature if s.temperature is not None else "provider default"}
-    own = {"window_chars": s.window_chars, "probe_max_tokens": s.probe_max_tokens,
-           "stressor_max_tokens": s.stressor_max_tokens, "judge_max_tokens": s.judge_max_tokens,
-           "temperature": s.temperature if s.temperature is not None else "provider default"}
-    shortened = sorted(k for k in used if proto.name == "reference" and k != "temperature"
-                       and own[k] is not None and used[k] < own[k])
-    return {**proto.key(), "settings": used, "protocol_settings": own, "shortened": shortened}
+            "temperature": p.temperature if proto.sampling.temperature is not None else "provider default"}
+    return {**proto.key(), "settings": used, "protocol_settings": proto.settings(),
+            "shortened": proto.shortened(used)}
 
 
 def protocol_variables(record: dict) -> dict:

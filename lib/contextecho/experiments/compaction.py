@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from .parameters import Interval, NonEmpty, OneOf, count
+from ..echo.protocols import protocol as get_protocol
 from ..engine.counts import Counts
 from ..paper.show import Result, SavedFigure
 from ..sessions.positions import positions as scheme_positions
@@ -120,9 +121,7 @@ SUMMARY_KEYS = ("pre_gap", "post_gap", "change", "change_sd", "tost_ci", "tost_p
 def start(params: Parameters) -> Run:
     """Open the outputs, check that every target and judge can be called (before any call),
     and pick the longest openly licensed sessions with at least one event of ``event_types``."""
-    if params.protocol == "reference" and set(params.event_types) != {"compaction"}:
-        raise ValueError("the reference protocol anchors on compactions only: "
-                         "set event_types=compaction or protocol=contextecho")
+    get_protocol(params.protocol).check_events(params.event_types)
     return spine.start("compaction", params, models=params.targets + params.judges,
                        protocol=common.protocol_record(params),
                        sessions=lambda: common.select_sessions(params.n_sessions, events=params.event_types,

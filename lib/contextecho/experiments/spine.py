@@ -108,8 +108,7 @@ def run_grid(run: Run, cells: Sequence, *, judges: Sequence[str], judge_max_toke
     (the rubric asks for one line, ``Score: <n>``); under ``reference`` it samples at the
     provider's default temperature, as the harness does. The judges' score distributions
     are read too (``expected_score``)."""
-    judge_params = {"max_tokens": judge_max_tokens} if get_protocol(protocol).sampling.temperature is None \
-        else {"temperature": 0, "max_tokens": judge_max_tokens}
+    judge_params = get_protocol(protocol).judge_params(judge_max_tokens)
     with CallCache() as cache:
         frame = run_cells(cells, judges=list(judges), cache=cache, transport=run.transport, name=name or run.name,
                           judge_params=judge_params, protocol=protocol, distributions=True)

@@ -17,9 +17,10 @@ requests, as :class:`~contextecho.echo.cells.Cell` records ``run_cells`` takes.
   the cell records ``prefix_redacted``. Conformance (:mod:`.conformance`) checks the
   unredacted rendering.
 * **Requests**: :func:`~.requests.probe_request` / :func:`~.requests.stressor_request`
-  in their OpenAI-compatible form; sampling parameters hold only ``max_tokens`` (the
-  provider's default temperature; the in-process model samples with its default,
-  seeded from the request key by :mod:`contextecho.engine.calls`). The protocol's name, version
+  in their OpenAI-compatible form; sampling parameters are the token budget after the
+  harness's provider rules (:func:`~.providers.target_params`: floors, caps, Gemini's
+  temperature 0), else the provider's default temperature (the in-process model samples
+  with its default, seeded from the request key by :mod:`contextecho.engine.calls`). The protocol's name, version
   and sha256 are the request's ``tag``, so they are part of every request key, and so are
   the session, turn and arm: the harness makes one call per (position, arm, item), so
   two positions whose filler is the same text (equal lengths) are still two samples.
@@ -39,9 +40,9 @@ from .. import probes, stressors
 from ..arms import ArmPrefix
 from ..cells import Cell
 from ..items import JUDGE, PROBE, STRESSOR, Item
-from ..protocols import protocol as get_protocol
 from ...engine.registry import UnknownNameError
 from .filler import filler_for
+from .providers import target_params
 from .positions import ONSET_TURNS, POST_OFFSET, compaction_turns, onset_label
 from .requests import TargetRequest, probe_request, stressor_request
 from .texts import PROBES_BY_ID, S2_VARIANTS, framed
@@ -127,11 +128,13 @@ def build_reference_cells(experiment: str, targets: str | Sequence[str], session
                           replicates: int = 1, window: int = DEFAULT_MAX_CHARS,
                           max_tokens: int | None = None, stressor_max_tokens: int | None = None,
                           turns: Sequence[int] = ONSET_TURNS, limit: int = 0,
-                          redact: bool = True) -> list[Cell]:
+                          redact: bool = True, tag: Mapping[str, str]) -> list[Cell]:
     """Every reference cell of the grid (module doc). ``positions``: a scheme name, or a
     mapping session id -> :class:`NamedTurn` list; ``limit`` keeps each session's first
     ``limit`` positions (0: all). ``max_tokens`` / ``stressor_max_tokens`` shorten the
-    protocol's 600 / 1024 (the embedded build)."""
+    protocol's 600 / 1024 (the embedded build); the provider rules of
+    :func:`.providers.target_params` apply to them. ``tag``: the protocol's key (name,
+    version, sha256), part of every request key."""
     targets = [targets] if isinstance(targets, str) else list(targets)
     for arm in arms:
         if arm not in ARMS:
@@ -139,8 +142,7 @@ def build_reference_cells(experiment: str, targets: str | Sequence[str], session
     if replicates < 1:
         raise ValueError(f"replicates must be >= 1, got {replicates}")
     resolved = reference_items(items)
-    proto = get_protocol(PROTOCOL)
-    tag = proto.key()
+    tag = dict(tag)
     cells: list[Cell] = []
     for session in sessions:
         if session.format != "claude_code":
@@ -166,7 +168,7 @@ def build_reference_cells(experiment: str, targets: str | Sequence[str], session
                     for item in resolved:
                         request = target_request(text, item)
                         cap = stressor_max_tokens if item.kind == STRESSOR else max_tokens
-                        params = {"max_tokens": cap or request.max_tokens}
+                        params = target_params(target, cap or request.max_tokens)
                         messages = strip_cache_markers(request.chat_messages())
                         versions = {**tag, "prefix_redacted": str(redacted).lower(),
                                     "resolved_turn": str(rendered.resolved_turn)}

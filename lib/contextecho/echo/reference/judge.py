@@ -108,15 +108,16 @@ def load_prompt(root: str | Path | None = None) -> JudgePrompt:
 
 
 def judge_request(judge: str, probe: str, response: str, *, prompt: JudgePrompt | None = None,
-                  max_tokens: int = JUDGE_MAX_TOKENS, tag: dict | None = None) -> ModelRequest:
-    """The judge's request: system prompt, then the filled user template; no temperature
-    (the reference leaves it to the provider). Its key holds ``tag`` (the protocol) and
-    the prompt's sha256."""
+                  params: dict | None = None, tag: dict | None = None) -> ModelRequest:
+    """The judge's request: system prompt, then the filled user template; ``params``
+    default to the harness's 400 new tokens and no temperature (the reference leaves it to
+    the provider; :func:`.providers.judge_params` gives each provider's). Its key holds
+    ``tag`` (the protocol, the cell) and the prompt's sha256."""
     prompt = prompt or load_prompt()
     return ModelRequest(model=judge, messages=(
         {"role": "system", "content": prompt.system_prompt},
         {"role": "user", "content": prompt.user_message(probe, response)}),
-        params={"max_tokens": max_tokens},
+        params=dict(params) if params is not None else {"max_tokens": JUDGE_MAX_TOKENS},
         tag={**(tag or {}), "judge_prompt_sha256": prompt.sha256})
 
 

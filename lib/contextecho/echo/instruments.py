@@ -1,0 +1,66 @@
+"""The ``contextecho`` protocol: this project's own instruments.
+
+Multi-message chat prefixes from :mod:`contextecho.sessions` (Claude Code and Codex CLI
+sessions alike), structure-matched lorem filler (:mod:`.arms`), our rubric and verdict
+parser (:mod:`.rubric`, :mod:`.judge`: greedy, one ``Score: <n>`` line), our contract
+scorers (:mod:`.scorers`). Its version joins the text sets' own versions and its hash is
+that of :func:`.versions.instrument_versions`. An empty or whitespace-only target reply
+is an error (``EmptyResponse``): stored, counted, never judged or scored.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from ..engine.model_request import ModelRequest
+from ..engine.verdicts import OK
+from ..sessions.model import CLAUDE_CODE, CODEX_CLI
+from . import contracts, filler, interventions, probes, rubric, stressors
+from .cells import build_cells
+from .judge import SCORE_LABEL, SCORE_PREFILL, judge_request, parse_verdict
+from .protocol import Grid, JudgeSetup, Protocol, SamplingDefaults
+from .scorers import score as run_scorer
+from .versions import instrument_versions
+
+
+class ContextEchoProtocol(Protocol):
+    """This project's instruments (module doc)."""
+
+    name = "contextecho"
+    description = ("this project's instruments: chat-turn prefixes, structure-matched filler, our rubric, "
+                   "parser and scorers")
+    sampling = SamplingDefaults(probe_max_tokens=300, stressor_max_tokens=300, judge_max_tokens=64,
+                                temperature=0.0, window_chars=30_000)
+    formats = (CLAUDE_CODE, CODEX_CLI)
+
+    @property
+    def version(self) -> str:  # one version string for the whole set: the sets' own, joined
+        return "+".join(m.VERSION for m in (probes, rubric, stressors, contracts, interventions, filler))
+
+    def texts(self) -> Any:
+        return instrument_versions()
+
+    def build_cells(self, experiment: str, targets: Sequence[str], sessions: Sequence[Any],
+                    grid: Grid) -> list:
+        return build_cells(experiment, list(targets), sessions, positions=grid.positions, k=grid.k,
+                           arms=["real", "filler"], items=list(grid.items), window=grid.window,
+                           replicates=grid.replicates,
+                           params={"temperature": grid.temperature, "max_tokens": grid.max_tokens})
+
+    def score(self, item: Any, response: str) -> dict[str, Any]:
+        s = run_scorer(response, item.contract)
+        return {"passed": s.passed, "score": float(s.passed), "verdict_status": OK, "verdict_reason": s.reason}
+
+    def judging(self, judges: Sequence[str], rubric: Any) -> JudgeSetup:
+        return JudgeSetup(rubric.version, rubric.hash, SCORE_PREFILL, SCORE_LABEL, prompt=rubric)
+
+    def judge_params(self, max_tokens: int) -> dict[str, Any]:
+        # Greedy: the rubric asks for one line, ``Score: <n>``.
+        return {"temperature": 0, "max_tokens": max_tokens}
+
+    def judge_request(self, setup: JudgeSetup, judge: str, cell: Any, response: str,
+                      params: Mapping[str, Any]) -> ModelRequest:
+        return judge_request(judge, cell.item.probe_text, response, rubric=setup.prompt, params=params)
+
+    def read_verdict(self, text: str | None) -> dict[str, Any]:
+        v = parse_verdict(text)
+        return {"verdict_status": v.status, "score": v.score, "verdict_reason": v.reason}

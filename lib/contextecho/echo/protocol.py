@@ -1,0 +1,170 @@
+"""What a protocol is: the one interface every instrument set of ContextEcho implements.
+
+A protocol fixes how a cell is built and read, and nothing outside it asks which
+protocol is running (``DESIGN.md``, "Protocols"):
+
+* the session formats it reads (:attr:`Protocol.formats`);
+* the cells and positions it asks for (:meth:`Protocol.build_cells` over a :class:`Grid`);
+* the target requests those cells hold (model string, messages, token budget after its
+  provider rules, sampling);
+* what a target reply is to it (:meth:`Protocol.reply`: an empty answer is an error to
+  ours, an answer to the harness);
+* how a probe's response is judged (:meth:`Protocol.judging`, :meth:`Protocol.judge_params`,
+  :meth:`Protocol.judge_request`)
+  and how a verdict is read (:meth:`Protocol.read_verdict`);
+* how a contract or stressor is scored (:meth:`Protocol.score`);
+* which of a run's settings shorten the protocol's own (:meth:`Protocol.shortened`), and
+  which parameters it refuses (:meth:`Protocol.check_events`).
+
+The implementations are :class:`contextecho.echo.instruments.ContextEchoProtocol` (ours)
+and :class:`contextecho.echo.reference.protocol.ReferenceProtocol` (the authors' harness);
+:mod:`.protocols` registers them by name. Each carries ``name``, ``version`` and
+``sha256`` (the content hash of its texts); :meth:`Protocol.key` is what a request key
+and a run manifest record.
+"""
+from __future__ import annotations
+
+import math
+import re
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from ..engine.hashing import content_hash
+from ..engine.model_request import ModelRequest
+from ..engine.record import CallRecord
+
+
+@dataclass(frozen=True)
+class SamplingDefaults:
+    """Target and judge request settings; ``None`` temperature = provider default."""
+
+    probe_max_tokens: int
+    stressor_max_tokens: int
+    judge_max_tokens: int
+    temperature: float | None
+    window_chars: int | None = None
+
+
+@dataclass(frozen=True)
+class Grid:
+    """What an experiment asks a protocol for: the items, the positions and the budgets.
+
+    ``positions`` (with ``k``) is a scheme of this project's positions (``uniform``,
+    ``deciles``, ...) or a mapping session id -> agent steps; ``reference_positions`` is
+    a scheme of the harness's named positions (``panel``, ``onset``, ``compaction``,
+    ``deciles``) or a mapping session id -> named turns. Each protocol reads its own;
+    ``limit`` keeps each session's first ``limit`` positions (0: all), ``turns`` are
+    the onset turns (empty: the protocol's)."""
+
+    items: tuple[str, ...]
+    positions: Any = "uniform"
+    reference_positions: Any = "panel"
+    k: int = 12
+    limit: int = 0
+    replicates: int = 1
+    turns: tuple[int, ...] = ()
+    window: int = 30_000
+    max_tokens: int = 600
+    stressor_max_tokens: int | None = None
+    temperature: float | None = 0.0
+
+
+@dataclass(frozen=True)
+class JudgeSetup:
+    """How a run's judges judge under a protocol: the rubric's identity (its version and
+    hash, as every judged row records them), where the score is written in a verdict (the
+    prefill a backend may be given, and the pattern that finds it in a generated verdict),
+    and the protocol's own judge texts (``prompt``: the harness's, read at run time)."""
+
+    rubric_version: str
+    rubric_hash: str
+    prefill: str
+    label: re.Pattern
+    prompt: Any = field(default=None, compare=False)
+
+
+class Protocol(ABC):
+    """One instrument set of ContextEcho (module doc)."""
+
+    name: str
+    version: str
+    description: str
+    sampling: SamplingDefaults
+    #: The session formats whose transcripts this protocol can render.
+    formats: tuple[str, ...]
+
+    @abstractmethod
+    def texts(self) -> Any:
+        """Every committed text of the protocol (what :attr:`sha256` hashes)."""
+
+    @property
+    def sha256(self) -> str:
+        """Content hash of every committed text of the protocol."""
+        return content_hash(self.texts())
+
+    def key(self) -> dict[str, str]:
+        """``{protocol, protocol_version, protocol_sha256}`` for request keys and manifests."""
+        return {"protocol": self.name, "protocol_version": self.version,
+                "protocol_sha256": self.sha256}
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r}, {self.version!r})"
+
+    # -------------------------------------------------------------- cells
+    @abstractmethod
+    def build_cells(self, experiment: str, targets: Sequence[str], sessions: Sequence[Any],
+                    grid: Grid) -> list:
+        """Every cell of the grid (targets × sessions × positions × arms × items × replicates)."""
+
+    def check_events(self, event_types: Sequence[str]) -> None:
+        """Raise ``ValueError`` when the protocol cannot anchor positions on these events."""
+
+    # -------------------------------------------------------------- replies
+    def reply(self, record: CallRecord, model: str) -> str | None:
+        """The text of a target reply this protocol judges or scores; ``None``: the cell
+        failed (an error record: never a score)."""
+        return record.response_text if record.ok else None
+
+    # -------------------------------------------------------------- scoring and judging
+    @abstractmethod
+    def score(self, item: Any, response: str) -> dict[str, Any]:
+        """The row columns of a scored (not judged) item's response: ``passed``,
+        ``score``, ``verdict_status``, ``verdict_reason`` (and any protocol extras)."""
+
+    @abstractmethod
+    def judging(self, judges: Sequence[str], rubric: Any) -> JudgeSetup:
+        """The judges' rubric identity and score position for a run (module doc)."""
+
+    @abstractmethod
+    def judge_params(self, max_tokens: int) -> dict[str, Any]:
+        """A run's judge sampling parameters for a budget of ``max_tokens`` new tokens."""
+
+    @abstractmethod
+    def judge_request(self, setup: JudgeSetup, judge: str, cell: Any, response: str,
+                      params: Mapping[str, Any]) -> ModelRequest:
+        """The judge call for one cell's response under the run's judge ``params``
+        (:meth:`judge_params`; the protocol's provider rules may change them per judge)."""
+
+    @abstractmethod
+    def read_verdict(self, text: str | None) -> dict[str, Any]:
+        """The row columns of a judge's reply: ``verdict_status``, ``score`` (NaN unless
+        ok), ``verdict_reason`` (and any protocol extras)."""
+
+    # -------------------------------------------------------------- reporting
+    def shortened(self, used: Mapping[str, Any]) -> list[str]:
+        """The settings of ``used`` a run set below the protocol's own (none by default:
+        a protocol whose settings are the run's parameters shortens nothing)."""
+        return []
+
+    def settings(self) -> dict[str, Any]:
+        """The protocol's own window, token budgets and temperature, by setting name."""
+        s = self.sampling
+        return {"window_chars": s.window_chars, "probe_max_tokens": s.probe_max_tokens,
+                "stressor_max_tokens": s.stressor_max_tokens, "judge_max_tokens": s.judge_max_tokens,
+                "temperature": s.temperature if s.temperature is not None else "provider default"}
+
+
+def nan_verdict(status: str, reason: str, **extra: Any) -> dict[str, Any]:
+    """A verdict row without a score (``status`` invalid or error)."""
+    return {"verdict_status": status, "score": math.nan, "verdict_reason": reason, **extra}

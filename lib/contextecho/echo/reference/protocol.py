@@ -1,0 +1,113 @@
+"""The ``reference`` protocol: the authors' ContextEcho harness (Accenture/ContextEcho 5f8dba3).
+
+``shared/reference/contextecho/PROTOCOL.md`` and the fixtures made from the harness's
+code define it; every piece lives in this package:
+
+* cells (:mod:`.cells`): the harness's named positions, prefix rendering (:mod:`.transcript`)
+  and template filler (:mod:`.filler`); Claude Code sessions only (the harness's turn
+  indexer finds no turn in a Codex CLI session);
+* target requests (:mod:`.requests`): one rendered user blob + acknowledgement, the
+  probe or S2 system prompt, the token budget after the provider rules (:mod:`.providers`);
+* replies: an empty answer is an answer (judged, and it fails S2), except a Gemini
+  target's, which the harness's client raises on (the cell is lost);
+* judging (:mod:`.judge`): the harness's prompt (read at run time, never committed) and
+  parser; one judge call per cell, as the harness makes it (the cell's request key is in
+  the judge's key, so two cells with the same response are judged twice, as there);
+  the judge's settings per provider (:func:`.providers.judge_params`);
+* scoring: the e11 scorer of the item (:data:`.scorers.REFERENCE_SCORERS`) is the score,
+  ours beside it (``contextecho_score``);
+* a verdict of −1 or one whose parse would raise is an ``invalid`` row that keeps the
+  harness's value in ``reference_score`` (−1; ``None`` where the harness loses the cell),
+  so a table can drop and count it (ours) or average the −1s in (the forest loader's).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping, Sequence
+
+from ...engine.model_request import ModelRequest
+from ...engine.record import EMPTY_RESPONSE, CallRecord
+from ...engine.verdicts import INVALID, OK
+from ...sessions.model import CLAUDE_CODE
+from ..protocol import Grid, JudgeSetup, Protocol, SamplingDefaults
+from ..scorers import score as run_scorer
+from . import judge as reference_judge
+from .cells import build_reference_cells
+from .providers import judge_params, judges_empty_reply
+from .scorers import REFERENCE_SCORERS
+from .texts import PROBE_MAX_TOKENS, STRESSOR_MAX_TOKENS, VERSION, texts
+from .transcript import DEFAULT_MAX_CHARS
+
+
+class ReferenceProtocol(Protocol):
+    """The authors' harness (module doc)."""
+
+    name = "reference"
+    version = VERSION
+    description = ("the authors' ContextEcho harness (Accenture/ContextEcho 5f8dba3): one rendered user "
+                   "blob + acknowledgement, template filler, harness judge and parser, e11 scorers")
+    sampling = SamplingDefaults(probe_max_tokens=PROBE_MAX_TOKENS, stressor_max_tokens=STRESSOR_MAX_TOKENS,
+                                judge_max_tokens=reference_judge.JUDGE_MAX_TOKENS, temperature=None,
+                                window_chars=DEFAULT_MAX_CHARS)
+    formats = (CLAUDE_CODE,)
+
+    def texts(self) -> Any:
+        return texts()
+
+    def build_cells(self, experiment: str, targets: Sequence[str], sessions: Sequence[Any],
+                    grid: Grid) -> list:
+        return build_reference_cells(
+            experiment, list(targets), sessions, grid.reference_positions, items=list(grid.items),
+            replicates=grid.replicates, window=grid.window, max_tokens=grid.max_tokens, limit=grid.limit,
+            stressor_max_tokens=grid.stressor_max_tokens or grid.max_tokens, tag=self.key(),
+            **({"turns": tuple(grid.turns)} if grid.turns else {}))
+
+    def check_events(self, event_types: Sequence[str]) -> None:
+        if set(event_types) != {"compaction"}:
+            raise ValueError("the reference protocol anchors on compactions only: "
+                             "set event_types=compaction or protocol=contextecho")
+
+    def reply(self, record: CallRecord, model: str) -> str | None:
+        if record.ok:
+            return record.response_text
+        if record.error_type == EMPTY_RESPONSE and judges_empty_reply(model):
+            return ""  # the harness judges an empty answer (clients.py:309); it fails S2
+        return None
+
+    def score(self, item: Any, response: str) -> dict[str, Any]:
+        passed = REFERENCE_SCORERS.get(item.scorer)(response)
+        ours = run_scorer(response, item.contract)
+        return {"passed": passed, "score": float(passed), "verdict_status": OK,
+                "verdict_reason": f"reference {item.scorer}", "contextecho_score": float(ours.passed)}
+
+    def judging(self, judges: Sequence[str], rubric: Any) -> JudgeSetup:
+        if not judges:
+            return JudgeSetup(rubric.version, rubric.hash, reference_judge.SCORE_PREFILL,
+                              reference_judge.SCORE_LABEL)
+        prompt = reference_judge.load_prompt()
+        return JudgeSetup(self.version, prompt.sha256, reference_judge.SCORE_PREFILL,
+                          reference_judge.SCORE_LABEL, prompt=prompt)
+
+    def judge_params(self, max_tokens: int) -> dict[str, Any]:
+        return {"max_tokens": max_tokens}  # no temperature: the provider's default, as the harness
+
+    def judge_request(self, setup: JudgeSetup, judge: str, cell: Any, response: str,
+                      params: Mapping[str, Any]) -> ModelRequest:
+        budget = int(params.get("max_tokens", reference_judge.JUDGE_MAX_TOKENS))
+        return reference_judge.judge_request(judge, cell.item.probe_text, response, prompt=setup.prompt,
+                                             params=judge_params(judge, budget),
+                                             tag={**self.key(), "cell": cell.key})
+
+    def read_verdict(self, text: str | None) -> dict[str, Any]:
+        v = reference_judge.parse_verdict(text)
+        if v.valid:
+            return {"verdict_status": OK, "score": float(v.score), "reference_score": v.score,
+                    "verdict_reason": v.label}
+        reason = f"raises {v.raised}: {v.reason}" if v.raised else f"{v.label}: {v.reason}"
+        return {"verdict_status": INVALID, "score": math.nan, "reference_score": v.score,
+                "verdict_reason": reason}
+
+    def shortened(self, used: Mapping[str, Any]) -> list[str]:
+        own = self.settings()
+        return sorted(k for k in used if k != "temperature" and own.get(k) is not None
+                      and used[k] < own[k])
