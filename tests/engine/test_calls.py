@@ -49,13 +49,13 @@ def test_injected_faults_are_recorded_as_errors_and_counted(tmp_path):
         ("ok", None, 2),
         ("error", "RateLimitError", 4),   # gave up after max_attempts
         ("error", "Timeout", 4),
-        ("error", "GarbageResponse", 1),  # no content is not a retryable fault
+        ("error", "NoContent", 1),  # no content is not a retryable fault
         ("error", "AuthenticationError", 1),
         ("ok", None, 1),
     ]
     assert result.manifest["failed"] == 4
     assert result.manifest["errors_by_type"] == {"RateLimitError": 1, "Timeout": 1,
-                                                 "GarbageResponse": 1, "AuthenticationError": 1}
+                                                 "NoContent": 1, "AuthenticationError": 1}
     # Errors are kept as data, and are retried on the next run; successes are not, and
     # neither is a permanent error (authentication) unless asked.
     cache = CallCache(tmp_path)

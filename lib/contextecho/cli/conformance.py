@@ -1,17 +1,26 @@
 """``contextecho conformance DIR``: check the ``reference`` protocol against fixtures.
 
-Runs every fixture family found in DIR (see
-:mod:`contextecho.echo.reference.conformance`), prints pass/fail counts per
-family and the first differences of failing cases (a unified diff for strings), and
-exits 1 when any case fails or any family is missing, 2 when DIR is not a folder.
+DIR is either a function-level fixture folder (the layout of
+``shared/reference/contextecho/fixtures``: see :mod:`contextecho.echo.reference.conformance`)
+or a run-level one (``shared/reference/contextecho/runs``: ``cases/*.json`` and
+``positions/*.json``, see :mod:`contextecho.experiments.harness_runs`), told apart by its
+``cases/`` folder. Prints pass/fail counts per family (function level) or per case (run
+level) and the first differences of what fails, each with the fixture file; ``--out``
+writes one machine-readable result per case. Exits 1 when any case fails (run level: a
+failed field, an input not expressible, or a case that cannot be read) or any family is
+missing, 2 when DIR is not a folder. A declared divergence
+(``data/conformance/declared_divergences.json``) is reported as such, never as a pass,
+and does not fail the run.
 """
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 from ..echo.reference.conformance import FAMILIES, FamilyResult, run_conformance
 from ..engine.paths import shared_dir
+from ..experiments.harness_runs import DECLARED_FILE, CaseError, CaseReport, run_cases
 
 
 def default_corpus() -> Path:
@@ -19,15 +28,17 @@ def default_corpus() -> Path:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("dir", type=Path, help="fixture folder (the layout of "
-                        "shared/reference/contextecho/fixtures)")
+    parser.add_argument("dir", type=Path, help="fixture folder: function-level (the layout of "
+                        "shared/reference/contextecho/fixtures) or run-level (shared/reference/contextecho/runs)")
     parser.add_argument("--corpus", type=Path, default=None,
-                        help=f"folder the prefix cases' session paths are relative to "
-                             f"(default {default_corpus()})")
+                        help=f"folder the cases' session paths are relative to (default {default_corpus()})")
     parser.add_argument("--family", action="append", choices=list(FAMILIES), default=None,
-                        help="check only this family (repeatable; default: all)")
+                        help="function level: check only this family (repeatable; default: all)")
     parser.add_argument("--show", type=int, default=3, metavar="N",
-                        help="failing cases to detail per family (default 3)")
+                        help="failing cases (function level) or failing fields per case (run level) "
+                             "to detail (default 3)")
+    parser.add_argument("--out", type=Path, default=None, metavar="DIR",
+                        help="run level: write <case>.json (every compared field) and summary.json here")
 
 
 def _report(family: FamilyResult, show: int) -> None:
@@ -51,12 +62,62 @@ def _report(family: FamilyResult, show: int) -> None:
         print(f"  ... {hidden} more failing cases")
 
 
+def _report_case(report: CaseReport, source: Path, show: int) -> None:
+    s = report.summary()
+    status = "ok  " if report.passed else "FAIL"
+    print(f"{report.case_id:40s} {status} {s['pass']} passed, {s['fail']} failed, {s['declared']} declared, "
+          f"{s['not_expressible']} not expressible ({source})")
+    if report.error:
+        print(f"  x {report.error}")
+    failing = [c for c in report.checks if c.status == "fail"]
+    for check in failing[:show]:
+        print(f"  x {check.section} {check.field}: expected {json.dumps(check.as_dict()['expected'])[:160]}, "
+              f"got {json.dumps(check.as_dict()['actual'])[:160]}" + (f" ({check.note[:200]})" if check.note else ""))
+    if len(failing) > show:
+        print(f"  ... {len(failing) - show} more failed fields")
+    runners = [c for c in report.checks if c.status == "not_expressible" and c.section == "runners"]
+    for check in runners:
+        print(f"  - not expressible: {check.field}: {check.note}")
+    others = sum(c.status == "not_expressible" for c in report.checks) - len(runners)
+    if others:
+        print(f"  - {others} more fields not expressible (tables or cells of those runners)")
+    for check in [c for c in report.checks if c.status == "declared"]:
+        print(f"  ~ declared divergence {check.section} {check.field}: {check.note[:160]}")
+    for check in [c for c in report.checks if c.status == "not_implemented"]:
+        print(f"  . {check.field}: {check.note}")
+
+
+def run_runs(folder: Path, corpus: Path, show: int, out: Path | None) -> int:
+    print(f"run-level conformance of protocol 'reference' with {folder} (sessions under {corpus}; "
+          f"declared divergences from {DECLARED_FILE})")
+    try:
+        reports = run_cases(folder, corpus)
+    except CaseError as exc:
+        print(f"conformance: {exc}")
+        return 1
+    for report in reports:
+        source = folder / ("positions" if report.family == "positions" else "cases") / f"{report.case_id}.json"
+        _report_case(report, source, show)
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        for report in reports:
+            (out / f"{report.case_id}.json").write_text(json.dumps(
+                {**report.summary(), "checks": [c.as_dict() for c in report.checks]}, indent=1, default=repr) + "\n")
+        (out / "summary.json").write_text(json.dumps([r.summary() for r in reports], indent=1) + "\n")
+    failed = [r.case_id for r in reports if not r.passed]
+    print(f"{'PASS' if not failed else 'FAIL'}: {len(reports) - len(failed)}/{len(reports)} cases passed"
+          + (f"; failing: {', '.join(failed)}" if failed else ""))
+    return 0 if not failed else 1
+
+
 def run(args: argparse.Namespace) -> int:
     folder: Path = args.dir
     if not folder.is_dir():
         print(f"conformance: {folder} is not a folder")
         return 2
     corpus = args.corpus if args.corpus is not None else default_corpus()
+    if (folder / "cases").is_dir():
+        return run_runs(folder, corpus, args.show, args.out)
     print(f"conformance of protocol 'reference' with {folder} (sessions under {corpus})")
     results = run_conformance(folder, corpus, args.family)
     for family in results:

@@ -43,7 +43,7 @@ class ContextEchoProtocol(Protocol):
                     grid: Grid) -> list:
         return build_cells(experiment, list(targets), sessions, positions=grid.positions, k=grid.k,
                            arms=["real", "filler"], items=list(grid.items), window=grid.window,
-                           replicates=grid.replicates,
+                           replicates=grid.replicates, redact=grid.redact,
                            params={"temperature": grid.temperature, "max_tokens": grid.max_tokens})
 
     def score(self, item: Any, response: str) -> dict[str, Any]:

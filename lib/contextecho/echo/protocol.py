@@ -8,7 +8,7 @@ protocol is running (``DESIGN.md``, "Protocols"):
 * the target requests those cells hold (model string, messages, token budget after its
   provider rules, sampling);
 * what a target reply is to it (:meth:`Protocol.reply`: an empty answer is an error to
-  ours, an answer to the harness);
+  ours, an answer to the harness), and a judge's (:meth:`Protocol.judge_reply`);
 * how a probe's response is judged (:meth:`Protocol.judging`, :meth:`Protocol.judge_params`,
   :meth:`Protocol.judge_request`)
   and how a verdict is read (:meth:`Protocol.read_verdict`);
@@ -68,6 +68,9 @@ class Grid:
     max_tokens: int = 600
     stressor_max_tokens: int | None = None
     temperature: float | None = 0.0
+    #: Redact a session before a hosted target sees it (off only for the run-level
+    #: conformance replay, which never leaves the process).
+    redact: bool = True
 
 
 @dataclass(frozen=True)
@@ -124,6 +127,11 @@ class Protocol(ABC):
     def reply(self, record: CallRecord, model: str) -> str | None:
         """The text of a target reply this protocol judges or scores; ``None``: the cell
         failed (an error record: never a score)."""
+        return record.response_text if record.ok else None
+
+    def judge_reply(self, record: CallRecord, model: str) -> str | None:
+        """The text of a judge's reply this protocol reads as a verdict; ``None``: the judge
+        call failed (the row is an error)."""
         return record.response_text if record.ok else None
 
     # -------------------------------------------------------------- scoring and judging

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import pandas as pd
 
@@ -75,17 +75,20 @@ def _empty_verdict() -> dict[str, Any]:
 
 
 def _answered(pending: Sequence[tuple[dict[str, Any], Any]], name: str, column: str, call: str,
-              batch: Mapping[str, Any]) -> tuple[list[tuple[dict[str, Any], Any]], Counts]:
-    """Send the requests of ``pending`` (row, request) as one batch; a failed call marks its
-    row's ``<column>_status`` as an error with the reason. The (row, record) pairs answered,
-    and the batch's counts."""
+              batch: Mapping[str, Any], reply: Callable[[Any, str], str | None] | None = None,
+              ) -> tuple[list[tuple[dict[str, Any], Any, str]], Counts]:
+    """Send the requests of ``pending`` (row, request) as one batch; a call without a reply
+    (``reply(record, model)``: its text, or None; default the text of a successful call)
+    marks its row's ``<column>_status`` as an error with the reason. The (row, record,
+    text) triples answered, and the batch's counts."""
     if not pending:
         return [], Counts()
     result = generate([r for _, r in pending], name=name, **batch)
     answered = []
-    for (row, _), record in zip(pending, result.records):
-        if record.ok:
-            answered.append((row, record))
+    for (row, request), record in zip(pending, result.records):
+        text = reply(record, request.model) if reply else (record.response_text if record.ok else None)
+        if text is not None:
+            answered.append((row, record, text))
         else:
             row.update({f"{column}_status": ERROR,
                         f"{column}_reason": f"{call} call failed: {record.error_type}"})
@@ -149,12 +152,12 @@ def run_cells(cells: Sequence[Cell], judges: Sequence[str] | str = (), *,
                         readings.append((row, reading))
         batch = {"cache": cache, "transport": transport, "progress": progress,
                  "parameters": {"judges": judges, "rubric_version": setup.rubric_version}}
-        verdicts, judged = _answered(pending, f"{name}:judges", "verdict", "judge", batch)
-        for row, record in verdicts:
-            row.update(judge_response=record.response_text, **proto.read_verdict(record.response_text))
+        verdicts, judged = _answered(pending, f"{name}:judges", "verdict", "judge", batch, proto.judge_reply)
+        for row, _, text in verdicts:
+            row.update(judge_response=text, **proto.read_verdict(text))
         distributions_read, read = _answered(readings, f"{name}:distributions", "distribution",
                                              "distribution", batch)
-        for row, record in distributions_read:
+        for row, record, _ in distributions_read:
             d = read_distribution(record.logprobs, list(SCORES), label=setup.label,
                                   prefill=setup.prefill if modes[row["judge_model"]] == PREFILL else "",
                                   values=SCORES)

@@ -28,13 +28,13 @@ import sys
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, Awaitable, Callable, Iterable, Sequence
 
 from tqdm.auto import tqdm
 
 from . import llm
 from .cache import CallCache
-from .record import ERROR, OK, CallRecord, token_logprobs_json, utc_now
+from .record import ERROR, NO_CONTENT, OK, CallRecord, token_logprobs_json, utc_now
 from .counts import Counts
 from .endpoints import PLACEHOLDER_KEY, Endpoint, EndpointError, endpoint_for
 from .faults import Fault, classify, is_permanent
@@ -63,6 +63,10 @@ class Transport:
     prompt_caching: bool = True  # mark the shared prefix for providers that support it
     # Per model (or pattern): the server that answers it and its key's variable.
     endpoints: tuple[Endpoint, ...] = ()
+    #: The network client: ``await client(request, kwargs)`` answers one attempt with a
+    #: LiteLLM-shaped response (``choices[0].message.content``, ``usage``) or raises. None:
+    #: ``litellm.acompletion(**kwargs)``. Conformance replays canned replies through it.
+    client: Callable[[ModelRequest, dict[str, Any]], Awaitable[Any]] | None = None
 
     def endpoint(self, model: str) -> Endpoint | None:
         """The user-supplied server of ``model``; None for a provider's own API or in-process."""
@@ -237,9 +241,12 @@ def _mark_shared_prefix(request: ModelRequest) -> list[dict]:
             llm.provider_of(request.model) in ("anthropic", "bedrock", "vertex_ai")
     except Exception:
         explicit = False
-    if explicit and isinstance(messages[-2]["content"], str):
-        messages[-2]["content"] = [{"type": "text", "text": messages[-2]["content"],
-                                    "cache_control": {"type": "ephemeral"}}]
+    content = messages[-2]["content"]
+    if explicit and isinstance(content, str):
+        messages[-2]["content"] = [{"type": "text", "text": content, "cache_control": {"type": "ephemeral"}}]
+    elif explicit and isinstance(content, list) and content and isinstance(content[-1], dict) \
+            and content[-1].get("type") == "text":
+        messages[-2]["content"] = [*content[:-1], {**content[-1], "cache_control": {"type": "ephemeral"}}]
     return messages
 
 
@@ -252,9 +259,10 @@ async def _call(request: ModelRequest, transport: Transport) -> CallRecord:
     attempt = 0
     while True:
         attempt += 1
+        call = {"model": request.model, "messages": messages, **params, **kwargs}
         try:
             response = await asyncio.wait_for(
-                litellm.acompletion(model=request.model, messages=messages, **params, **kwargs),
+                transport.client(request, call) if transport.client else litellm.acompletion(**call),
                 timeout=transport.timeout_s)
             return _record_from_response(request, response, attempt, time.perf_counter() - start)
         except (KeyboardInterrupt, asyncio.CancelledError):
@@ -273,6 +281,9 @@ def _record_from_response(request: ModelRequest, response: Any, attempts: int,
     try:
         choice = response.choices[0]
         text = choice.message.content
+        if text is None:  # no content at all (a null message): not an answer, not retried
+            return _error_record(request, Fault("garbage", NO_CONTENT, "the answer has no content (null)"),
+                                 attempts, latency)
         if not isinstance(text, str):
             raise TypeError(f"response content is {type(text).__name__}, not text")
         usage = getattr(response, "usage", None)

@@ -21,7 +21,7 @@ import secrets
 import subprocess
 import time
 import urllib.parse
-from dataclasses import asdict, dataclass, field, is_dataclass
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -58,6 +58,17 @@ def package_versions() -> dict[str, str | None]:
 # Setting names whose values are credentials, masked whole ("api_key", "token", headers...).
 _SECRET_NAME = re.compile(r"key|token|secret|passw|auth|credential|cookie|signature", re.I)
 MASK = "***"
+
+
+def transport_settings(transport: Any) -> Any:
+    """A transport's settings for the manifest; a custom network client by its name."""
+    if not is_dataclass(transport):
+        return transport
+    settings = {f.name: getattr(transport, f.name) for f in fields(transport)}
+    if settings.get("client") is not None:
+        client = settings["client"]
+        settings["client"] = getattr(client, "__qualname__", type(client).__qualname__)
+    return settings
 
 
 def masked(value: Any, name: str = "", *, secret: bool = False) -> Any:
@@ -111,7 +122,7 @@ def start_manifest(*, name: str, started: str, requests, transport, parameters: 
         "git": git_state(),
         "packages": package_versions(),
         "parameters": masked(parameters),
-        "transport": masked(transport),
+        "transport": masked(transport_settings(transport)),
         "retry_errors": retry_errors,  # stored permanent errors called again, or skipped
         "models": sorted({r.model for r in requests}),
         "n_requests": len(requests),

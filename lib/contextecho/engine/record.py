@@ -17,6 +17,7 @@ import pyarrow as pa
 OK = "ok"
 ERROR = "error"
 EMPTY_RESPONSE = "EmptyResponse"  # the error type of an answer that is empty or whitespace only
+NO_CONTENT = "NoContent"  # the error type of an answer without any content (a null message)
 
 
 def token_logprobs_json(choice: Any) -> str | None:

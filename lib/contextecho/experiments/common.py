@@ -157,16 +157,19 @@ def session_labels(sessions: Sequence[Session]) -> dict[str, str]:
 
 def build(p: JudgedParameters, experiment: str, sessions: Sequence[Session], items: Sequence[str], *,
           positions, reference_positions, k: int = 12, limit: int = 0, replicates: int = 1,
-          turns: Sequence[int] = (), stressor_max_tokens: int | None = None) -> list:
+          turns: Sequence[int] = (), stressor_max_tokens: int | None = None, redact: bool = True) -> list:
     """The experiment's real/filler cells under ``p.protocol`` (its
     :meth:`~contextecho.echo.protocol.Protocol.build_cells` over one
     :class:`~contextecho.echo.protocol.Grid`): ``positions`` (with ``k``) are read by
     ``contextecho`` (see :func:`~contextecho.echo.cells.build_cells`), ``reference_positions``
     (a scheme of :mod:`contextecho.echo.reference.cells`, or a mapping; ``limit``,
-    ``turns``) by ``reference``."""
+    ``turns``) by ``reference``. ``redact=False`` (run-level conformance only, whose
+    replay never leaves the process) sends a hosted target the session unredacted, as the
+    harness does."""
     grid = Grid(tuple(items), positions=positions, reference_positions=reference_positions, k=k,
                 limit=limit, replicates=replicates, turns=tuple(turns), window=p.window,
-                max_tokens=p.max_tokens, stressor_max_tokens=stressor_max_tokens, temperature=p.temperature)
+                max_tokens=p.max_tokens, stressor_max_tokens=stressor_max_tokens, temperature=p.temperature,
+                redact=redact)
     return get_protocol(p.protocol).build_cells(experiment, list(p.targets), sessions, grid)
 
 
@@ -230,6 +233,18 @@ def per_target(values: Mapping[str, Mapping[str, Any]], targets: Sequence[str], 
             variables.update(own)
         rows.append({"target": target, "key suffix": target_slug(target), **own})
     return variables, pd.DataFrame(rows)
+
+
+def failure_column(frame: pd.DataFrame, failures: str) -> str:
+    """The score column a harness statistic reads: ``score`` (valid verdicts only) or,
+    with ``failures="in"``, ``reference_score`` (the harness's stored value, −1 included)."""
+    if failures == "out":
+        return "score"
+    if failures == "in":
+        if "reference_score" not in frame:
+            raise ValueError("failures='in' needs the reference protocol's reference_score column")
+        return "reference_score"
+    raise ValueError(f"failures must be 'out' or 'in', got {failures!r}")
 
 
 def ci_text(estimate: float, low: float, high: float, digits: int = 2) -> str:

@@ -12,6 +12,7 @@ scale), clipped to the session. Beside our interval, the harness's own onset int
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -54,24 +55,34 @@ def early_positions(session, steps) -> tuple[Position, ...]:
     return tuple(Position(s, f"s{s}", "early") for s in sorted(set(steps)) if 1 <= s <= limit)
 
 
-def harness_curve(primary: pd.DataFrame, *, n_resamples: int, seed: int) -> pd.DataFrame:
+def harness_curve(primary: pd.DataFrame, *, n_resamples: int, seed: int, failures: str = "out",
+                  targets: Sequence[str] = ()) -> pd.DataFrame:
     """The harness's onset intervals (Fig. 15, :func:`~contextecho.stats.harness.onset_gap_cis`):
     per target, unclustered resampling of each step's filler and real scores (pooled over
-    sessions, in session/item order), one generator across the steps in order and across
-    the targets in turn (sorted by model string), as the harness's figure shares its one."""
+    sessions and replicates, in session/item/replicate order), one generator across the
+    steps in order and across the targets in turn, as the harness's figure shares its one.
+
+    ``failures``: ``out`` reads the valid verdicts only (ours); ``in`` reads every score
+    the harness stored, its −1s included (``plotting/fig_app_onset.py:42-44``; a verdict
+    whose parse raised lost its cell there, and is left out here). ``targets``: the order
+    the targets are drawn in (a listed target without data gives NaN rows and draws
+    nothing; default: sorted by model string). ``harness_n`` is the smaller arm's count."""
+    column = common.failure_column(primary, failures)
+    scored = primary[primary[column].notna()]
+    order = list(targets) or sorted(scored["target"].unique())
+    all_steps = sorted(primary["step"].unique())
     rows = []
     rng = np.random.default_rng(seed)
-    for target, g in primary[primary["score"].notna()].groupby("target", sort=True):
-        g = g.sort_values(["step", "session", "item", "replicate"], kind="stable")
-        steps = sorted(g["step"].unique())
-        lists = {arm: {s: list(g[(g["arm"] == arm) & (g["step"] == s)]["score"]) for s in steps}
+    for target in order:
+        g = scored[scored["target"] == target].sort_values(["step", "session", "item", "replicate"], kind="stable")
+        steps = sorted(g["step"].unique()) if len(g) else all_steps
+        lists = {arm: {s: [float(v) for v in g[(g["arm"] == arm) & (g["step"] == s)][column]] for s in steps}
                  for arm in ("filler", "real")}
         cis = onset_gap_cis(lists["filler"], lists["real"], steps, n_boot=n_resamples, rng=rng)
-        rows += [{"target": target, "step": int(s), "harness_gap": gap, "harness_lo": lo,
-                  "harness_hi": hi} for s, (gap, lo, hi) in cis.items()]
-    return pd.DataFrame(rows, columns=["target", "step", "harness_gap", "harness_lo", "harness_hi"])
-
-
+        rows += [{"target": target, "step": int(s), "harness_gap": gap, "harness_lo": lo, "harness_hi": hi,
+                  "harness_n": min(len(lists["filler"][s]), len(lists["real"][s]))}
+                 for s, (gap, lo, hi) in cis.items()]
+    return pd.DataFrame(rows, columns=["target", "step", "harness_gap", "harness_lo", "harness_hi", "harness_n"])
 
 
 # ---------------------------------------------------------------- the stages (one notebook cell each)
@@ -96,7 +107,8 @@ def grid(run: Run) -> pd.DataFrame:
 def curve(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
     """The drift gap per target at each early step, pooled over sessions (a session whose
     snapshot lacks a valid verdict in one arm is left out and counted), beside the
-    harness's unclustered onset interval."""
+    harness's unclustered onset interval on the valid verdicts and (under ``reference``)
+    the harness figure's gap with its −1 verdicts averaged in (``harness_gap_failures_in``)."""
     p = run.params
     primary = frame[frame["judge_model"] == p.judges[0]]
     column = common.score_column(p.score)
@@ -118,6 +130,10 @@ def curve(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
     if len(table):
         table = table.merge(harness_curve(primary, n_resamples=p.n_resamples, seed=p.resample_seed),
                             on=["target", "step"], how="left")
+        if "reference_score" in primary:  # the harness figure's own treatment: its −1s averaged in
+            failures_in = harness_curve(primary, n_resamples=p.n_resamples, seed=p.resample_seed, failures="in")
+            table = table.merge(failures_in[["target", "step", "harness_gap"]].rename(
+                columns={"harness_gap": "harness_gap_failures_in"}), on=["target", "step"], how="left")
     run.out.parquet("curve", table)
     values = {}
     for target, g in table.dropna(subset=["gap"]).groupby("target") if len(table) else ():

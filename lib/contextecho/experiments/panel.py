@@ -17,12 +17,14 @@ Under ``reference`` S2 compliance is reported under both scorers with their agre
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
 from ..echo.fingerprint import fingerprint_frame, fit_pca
+from ..echo.reference.positions import PANEL_POSITIONS
 from ..echo import probes
 from .parameters import POSITIVE, NonEmpty, OneOf, count
 from ..paper.show import Result, SavedFigure
@@ -46,6 +48,8 @@ PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5", "openai/gpt-4o", "host
 #: session, turns at each decile plus pre/post each compaction, k = 3 samples per cell at
 #: the provider's default temperature, under the reference instruments (``n_positions``
 #: 100 keeps every decile and compaction checkpoint of any session in the corpus).
+#: The Fig-2 forest's position order (``plotting/fig2_forest_panelwide.py:34-38``).
+FOREST_POSITIONS = tuple(label for label, _ in PANEL_POSITIONS)
 CORPUS_GRID = {**PAPER_SCALE, "targets": ("anthropic/claude-sonnet-4-5",), "n_sessions": 0,
                "n_positions": 100, "positions": "deciles", "replicates": 3}
 
@@ -78,30 +82,47 @@ class Parameters(common.JudgedParameters):
               "stressor_max_tokens": POSITIVE, "headline": common.PROBE_IDS}
 
 
-def harness_table(primary: pd.DataFrame, *, n_resamples: int, seed: int) -> pd.DataFrame:
+def harness_table(primary: pd.DataFrame, *, n_resamples: int, seed: int, failures: str = "out",
+                  positions: Sequence[str] | None = None) -> pd.DataFrame:
     """Per target: each arm's mean with the harness's two-stage bootstrap interval (positions
     in step order, scores in item/replicate order), the gap, the sign-flip p of the paired
-    differences (valid pairs in that order) and Holm over the targets' p-values."""
+    differences (valid pairs in that order) and Holm over the targets' p-values.
+
+    ``failures``: ``out`` bootstraps the valid verdicts only (ours); ``in`` every score the
+    harness stored, its −1s included, as the Fig-2 forest's loader reads them
+    (``plotting/fig2_forest_panelwide.py:109-111``; a verdict whose parse raised lost its
+    cell there and is left out here). ``positions``: the position labels to read, in that
+    order (the forest's ``FOREST_POSITIONS``; default every position, in step order). Under
+    ``reference`` with ``failures="out"`` the gap with the −1s averaged in is given beside
+    (``gap_failures_in``)."""
+    column = common.failure_column(primary, failures)
     rows = []
     for target, g in primary.groupby("target", sort=True):
         g = g.sort_values(["session", "step", "item", "replicate"], kind="stable")
-        valid = g[g["score"].notna()]
-        arms = {}
+        valid = g[g[column].notna()]
+        arms, counts = {}, {}
         for arm in ("real", "filler"):
             a = valid[valid["arm"] == arm]
-            by_position = {f"{s}:{pos}": list(v["score"]) for (s, _, pos), v
+            by_position = {f"{s}:{pos}": [float(v) for v in v_[column]] for (s, _, pos), v_
                            in a.groupby(["session", "step", "position"], sort=True)}
+            if positions is not None:
+                labels = {key: key.split(":", 1)[1] for key in by_position}
+                by_position = {key: by_position[key] for label in positions for key in by_position
+                               if labels[key] == label}
             arms[arm] = clustered_bootstrap_mean(by_position, n_boot=n_resamples, seed=seed)
+            counts[arm] = len(by_position)
         pairs = valid.pivot_table(index=["session", "step", "item", "replicate"], columns="arm",
-                                  values="score", aggfunc="first").dropna()
+                                  values=column, aggfunc="first").dropna()
         deltas = list(pairs["filler"] - pairs["real"]) if {"real", "filler"} <= set(pairs.columns) else []
         _, p = sign_flip_p(deltas, n_resamples=n_resamples, seed=seed)
         row = {"target": target,
                "real_mean": arms["real"].mean, "real_lo": arms["real"].lo, "real_hi": arms["real"].hi,
                "filler_mean": arms["filler"].mean, "filler_lo": arms["filler"].lo,
                "filler_hi": arms["filler"].hi, "gap": arms["filler"].mean - arms["real"].mean,
+               "n_real": arms["real"].n, "n_filler": arms["filler"].n,
+               "n_positions_real": counts["real"], "n_positions_filler": counts["filler"],
                "n_pairs": len(deltas), "perm_p": p}
-        if "reference_score" in g:  # the forest loader's treatment: every int, −1 included
+        if "reference_score" in g and failures == "out":  # the forest loader's treatment beside
             scored = g[g["reference_score"].map(lambda v: isinstance(v, (int, float)) and pd.notna(v))]
             means = scored.groupby("arm")["reference_score"].mean()
             row["gap_failures_in"] = float(means.get("filler", np.nan) - means.get("real", np.nan))

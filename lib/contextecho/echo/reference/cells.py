@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
 from ...engine.llm import is_in_process
-from ...engine.model_request import ModelRequest, strip_cache_markers
+from ...engine.model_request import ModelRequest
 from ...sessions.model import Session
 from ...sessions.redaction import redact as redact_text
 from .. import probes, stressors
@@ -42,7 +42,7 @@ from ..cells import Cell
 from ..items import JUDGE, PROBE, STRESSOR, Item
 from ...engine.registry import UnknownNameError
 from .filler import filler_for
-from .providers import target_params
+from .providers import provider_messages, target_params
 from .positions import ONSET_TURNS, POST_OFFSET, compaction_turns, onset_label
 from .requests import TargetRequest, probe_request, stressor_request
 from .texts import PROBES_BY_ID, S2_VARIANTS, framed
@@ -169,7 +169,7 @@ def build_reference_cells(experiment: str, targets: str | Sequence[str], session
                         request = target_request(text, item)
                         cap = stressor_max_tokens if item.kind == STRESSOR else max_tokens
                         params = target_params(target, cap or request.max_tokens)
-                        messages = strip_cache_markers(request.chat_messages())
+                        messages = provider_messages(target, request)
                         versions = {**tag, "prefix_redacted": str(redacted).lower(),
                                     "resolved_turn": str(rendered.resolved_turn)}
                         cell_tag = {**tag, "session": session.session_id, "turn": str(pos.turn), "arm": arm}

@@ -8,8 +8,9 @@ code define it; every piece lives in this package:
   indexer finds no turn in a Codex CLI session);
 * target requests (:mod:`.requests`): one rendered user blob + acknowledgement, the
   probe or S2 system prompt, the token budget after the provider rules (:mod:`.providers`);
-* replies: an empty answer is an answer (judged, and it fails S2), except a Gemini
-  target's, which the harness's client raises on (the cell is lost);
+* replies: an empty answer (or none at all) is an answer (judged, and it fails S2),
+  except a Gemini target's, which the harness's client raises on (the cell is lost); a
+  judge's empty verdict is parsed (−1), a judge's reply without content loses the cell;
 * judging (:mod:`.judge`): the harness's prompt (read at run time, never committed) and
   parser; one judge call per cell, as the harness makes it (the cell's request key is in
   the judge's key, so two cells with the same response are judged twice, as there);
@@ -26,7 +27,7 @@ import math
 from typing import Any, Mapping, Sequence
 
 from ...engine.model_request import ModelRequest
-from ...engine.record import EMPTY_RESPONSE, CallRecord
+from ...engine.record import EMPTY_RESPONSE, NO_CONTENT, CallRecord
 from ...engine.verdicts import INVALID, OK
 from ...sessions.model import CLAUDE_CODE
 from ..protocol import Grid, JudgeSetup, Protocol, SamplingDefaults
@@ -60,6 +61,7 @@ class ReferenceProtocol(Protocol):
             experiment, list(targets), sessions, grid.reference_positions, items=list(grid.items),
             replicates=grid.replicates, window=grid.window, max_tokens=grid.max_tokens, limit=grid.limit,
             stressor_max_tokens=grid.stressor_max_tokens or grid.max_tokens, tag=self.key(),
+            redact=grid.redact,
             **({"turns": tuple(grid.turns)} if grid.turns else {}))
 
     def check_events(self, event_types: Sequence[str]) -> None:
@@ -70,9 +72,16 @@ class ReferenceProtocol(Protocol):
     def reply(self, record: CallRecord, model: str) -> str | None:
         if record.ok:
             return record.response_text
-        if record.error_type == EMPTY_RESPONSE and judges_empty_reply(model):
+        if record.error_type in (EMPTY_RESPONSE, NO_CONTENT) and judges_empty_reply(model):
             return ""  # the harness judges an empty answer (clients.py:309); it fails S2
         return None
+
+    def judge_reply(self, record: CallRecord, model: str) -> str | None:
+        if record.ok:
+            return record.response_text
+        if record.error_type == EMPTY_RESPONSE:
+            return ""  # parsed: no JSON, -1 (judge.py _parse_judge)
+        return None  # no content: the harness's judge raises (judge.py:137) and the cell is lost
 
     def score(self, item: Any, response: str) -> dict[str, Any]:
         passed = REFERENCE_SCORERS.get(item.scorer)(response)
@@ -100,12 +109,12 @@ class ReferenceProtocol(Protocol):
 
     def read_verdict(self, text: str | None) -> dict[str, Any]:
         v = reference_judge.parse_verdict(text)
+        stored = {"reference_score": v.score, "reference_label": None if v.raised else v.label,
+                  "reference_reason": None if v.raised else v.reason}  # the harness's cell fields
         if v.valid:
-            return {"verdict_status": OK, "score": float(v.score), "reference_score": v.score,
-                    "verdict_reason": v.label}
+            return {"verdict_status": OK, "score": float(v.score), "verdict_reason": v.label, **stored}
         reason = f"raises {v.raised}: {v.reason}" if v.raised else f"{v.label}: {v.reason}"
-        return {"verdict_status": INVALID, "score": math.nan, "reference_score": v.score,
-                "verdict_reason": reason}
+        return {"verdict_status": INVALID, "score": math.nan, "verdict_reason": reason, **stored}
 
     def shortened(self, used: Mapping[str, Any]) -> list[str]:
         own = self.settings()

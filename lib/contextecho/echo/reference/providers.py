@@ -32,6 +32,12 @@ its target rule (the harness has no Gemini judge; a thinking model at 400 tokens
 nothing). An in-process judge (the embedded model, the fakes) gets the budget alone: its
 backend does not constrain output to a format.
 
+Messages: the harness's Anthropic client sends each turn as a list of text blocks and the
+system prompt apart (``clients.py:158-170``); every OpenAI-compatible client joins the
+blocks into one string (``:221, 232``), the system prompt first. :func:`provider_messages`
+gives the same two forms (LiteLLM moves the leading system message to Anthropic's
+``system`` and Gemini's ``system_instruction``); either form has the same request key.
+
 An empty reply: the harness judges an empty Anthropic or OpenAI-compatible answer
 (``clients.py:309``), while its Gemini client raises on one (``clients_gemini.py:155-167``)
 and the cell is lost (:func:`judges_empty_reply`).
@@ -41,6 +47,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...engine import llm
+from ...engine.model_request import strip_cache_markers
 
 ANTHROPIC, OPENAI, OPENROUTER, GEMINI = "anthropic", "openai", "openrouter", "gemini"
 TOGETHER, COHERE, MISTRAL, NVIDIA = "together", "cohere", "mistral", "nvidia"
@@ -101,6 +108,14 @@ def target_params(model: str, max_tokens: int) -> dict[str, Any]:
     if provider == GEMINI:
         return {"max_tokens": max(max_tokens, GEMINI_FLOOR), "temperature": GEMINI_TEMPERATURE}
     return {"max_tokens": max_tokens}
+
+
+def provider_messages(model: str, request: Any) -> list[dict]:
+    """The chat messages of a :class:`~.requests.TargetRequest` in the form the harness's
+    client for ``model``'s provider sends (module doc)."""
+    if harness_provider(model)[0] == ANTHROPIC:
+        return request.chat_messages()
+    return strip_cache_markers(request.chat_messages())
 
 
 def judge_params(model: str, max_tokens: int) -> dict[str, Any]:
