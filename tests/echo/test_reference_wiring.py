@@ -60,8 +60,13 @@ def test_named_positions_anchor_on_the_sessions_own_compactions():
     assert [p.label for p in panel_pos] == ["P0_start", "c1_pre", "c1_post", "c2_pre", "c2_post"]
     assert [p.turn for p in panel_pos] == [100, 150, 250, 331, last]  # post = pre + 100, clipped to the end
     onset = named_positions(rows, index, "onset")
-    assert [p.turn for p in onset] == [1, 5, 25, 100, 250, last]  # 500.. clip to the end, once
-    assert onset[0].label == "T0001"
+    # as run_onset.py: every turn kept under its own label; those past the end render the last turn
+    assert [p.turn for p in onset] == [1, 5, 25, 100, 250, 500, 1000, 1500]
+    assert onset[0].label == "T0001" and onset[-1].label == "T1500"
+    from contextecho.echo.reference.transcript import render_prefix
+    assert render_prefix(rows, index, 1500).text == render_prefix(rows, index, 500).text == \
+        render_prefix(rows, index, last).text
+    assert named_positions(rows, index, "late") == (type(onset[0])("P5_pre_C6", last - 3),)
     assert [p.label for p in named_positions(rows, index, "compaction")] == \
         ["c1_pre", "c1_post", "c2_pre", "c2_post"]
     deciles = named_positions(rows, index, "deciles")

@@ -66,6 +66,8 @@ def test_the_defaults_and_the_paper_scale_are_in_range(name):
     module = experiment(name)
     assert coerce(module.Parameters, {}) == module.Parameters()
     coerce(module.Parameters, getattr(module, "PAPER_SCALE", {}))
+    for values in [getattr(module, "CORPUS_GRID", {}), *getattr(module, "ABLATIONS", {}).values()]:
+        coerce(module.Parameters, values)
 
 
 # ---------------------------------------------------------------- every rule fails

@@ -42,6 +42,7 @@ class ContextEchoProtocol(Protocol):
     def build_cells(self, experiment: str, targets: Sequence[str], sessions: Sequence[Any],
                     grid: Grid) -> list:
         return build_cells(experiment, list(targets), sessions, positions=grid.positions, k=grid.k,
+                           framing=grid.framing,
                            arms=["real", "filler"], items=list(grid.items), window=grid.window,
                            replicates=grid.replicates, redact=grid.redact,
                            params={"temperature": grid.temperature, "max_tokens": grid.max_tokens})

@@ -71,6 +71,8 @@ class Grid:
     #: Redact a session before a hosted target sees it (off only for the run-level
     #: conformance replay, which never leaves the process).
     redact: bool = True
+    #: How probes are asked: ``framed`` (the framing line, then the probe) or ``bare``.
+    framing: str = "framed"
 
 
 @dataclass(frozen=True)

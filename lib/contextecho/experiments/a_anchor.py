@@ -26,11 +26,12 @@ from ..sessions.positions import Position
 from ..stats.errors import StatsInputError
 from ..stats.drift import drift_gap
 from . import common, spine
+from .common import REFERENCE_JUDGE
 from .spine import Run, Stage
 
 TITLE = "Anchor ablations: A-anchor vs its parts, placebos, sandwich, goal re-injection; decay"
 PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5", "openai/gpt-4o"),
-               "judges": ("anthropic/claude-sonnet-4-5",), "n_sessions": 3,
+               "judges": (REFERENCE_JUDGE,), "n_sessions": 3,
                "interventions": ("none", "a_anchor", "v0_only", "v2_only", "a_anchor_200", "placebo_anchor",
                                  "placebo_iso_notes", "placebo_iso_recipe", "sandwich", "goal_reinjection",
                                  "goal_reinjection_c30"),
@@ -107,7 +108,7 @@ def start(params: Parameters) -> Run:
     """Open the outputs, check that every target and judge can be called (before any call),
     and pick the longest openly licensed sessions."""
     return spine.start("a_anchor", params, models=params.targets + params.judges,
-                       protocol=common.protocol_record(params),
+                       protocol=common.protocol_record(params, paper_scale=PAPER_SCALE),
                        sessions=lambda: common.select_sessions(params.n_sessions))
 
 

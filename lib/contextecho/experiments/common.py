@@ -17,6 +17,7 @@ from ..engine.endpoints import parse_endpoints
 from ..echo import contracts, probes, stressors
 from ..echo.protocol import Grid
 from ..echo.protocols import PROTOCOLS, protocol as get_protocol
+from ..echo.reference.judge import JUDGE_MODEL
 from ..echo.runner import distribution_summary
 from ..engine.token_distribution import FLAT_ENTROPY
 from ..engine.llm import LOCAL_MODEL
@@ -27,6 +28,9 @@ from ..sessions.loader import load_session
 from ..sessions.corpus import local_corpus, read_manifest
 
 PROTOCOL_NAMES = OneOf(PROTOCOLS.names, "protocol")
+#: The harness's primary judge (``harness/judge.py:108``; e15 ``run.py:137``, e16, e17), as the
+#: paper-scale parameter sets name it: not one of their targets, so no target judges itself.
+REFERENCE_JUDGE = f"anthropic/{JUDGE_MODEL}"
 # The judge score an analysis runs on -> its column in run_cells' frame. Both are always
 # read (distributions where the judge's provider exposes token probabilities), so every
 # notebook can report the other beside the chosen one.
@@ -157,7 +161,8 @@ def session_labels(sessions: Sequence[Session]) -> dict[str, str]:
 
 def build(p: JudgedParameters, experiment: str, sessions: Sequence[Session], items: Sequence[str], *,
           positions, reference_positions, k: int = 12, limit: int = 0, replicates: int = 1,
-          turns: Sequence[int] = (), stressor_max_tokens: int | None = None, redact: bool = True) -> list:
+          turns: Sequence[int] = (), stressor_max_tokens: int | None = None, redact: bool = True,
+          framing: str = "framed") -> list:
     """The experiment's real/filler cells under ``p.protocol`` (its
     :meth:`~contextecho.echo.protocol.Protocol.build_cells` over one
     :class:`~contextecho.echo.protocol.Grid`): ``positions`` (with ``k``) are read by
@@ -169,31 +174,56 @@ def build(p: JudgedParameters, experiment: str, sessions: Sequence[Session], ite
     grid = Grid(tuple(items), positions=positions, reference_positions=reference_positions, k=k,
                 limit=limit, replicates=replicates, turns=tuple(turns), window=p.window,
                 max_tokens=p.max_tokens, stressor_max_tokens=stressor_max_tokens, temperature=p.temperature,
-                redact=redact)
+                redact=redact, framing=framing)
     return get_protocol(p.protocol).build_cells(experiment, list(p.targets), sessions, grid)
 
 
-def protocol_record(p: JudgedParameters, stressor_max_tokens: int | None = None) -> dict:
+def protocol_record(p: JudgedParameters, stressor_max_tokens: int | None = None,
+                    paper_scale: Mapping[str, Any] | None = None) -> dict:
     """What a run manifest says about the protocol: its key, the window and max tokens the
-    run used next to the protocol's own, and which of them were shortened (the embedded
+    run used next to the protocol's own, which of them were shortened (the embedded
     build's context and two cores cannot take the reference's 30,000 characters and
-    600/1,024/400 tokens). Under ``contextecho`` the window and tokens are the run's own
-    parameters: nothing is shortened."""
+    600/1,024/400 tokens; under ``contextecho`` the window and tokens are the run's own
+    parameters: nothing is shortened), and ``differs``: every parameter of the experiment's
+    paper-scale set (``paper_scale``; under ``reference`` the harness's settings) whose
+    value this run changed, computed from the parameters, never written by hand."""
     proto = get_protocol(p.protocol)
     used = {"window_chars": p.window, "probe_max_tokens": p.max_tokens,
             "stressor_max_tokens": stressor_max_tokens or p.max_tokens,
             "judge_max_tokens": p.judge_max_tokens,
             "temperature": p.temperature if proto.sampling.temperature is not None else "provider default"}
     return {**proto.key(), "settings": used, "protocol_settings": proto.settings(),
-            "shortened": proto.shortened(used)}
+            "shortened": proto.shortened(used), "differs": differences_from(p, paper_scale or {})}
+
+
+def differences_from(p: Any, paper_scale: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """``[{setting, run, paper}]``: each parameter of ``paper_scale`` whose value in ``p``
+    differs (sequences compared as tuples), in the set's order."""
+    out = []
+    for name, paper in paper_scale.items():
+        ours = getattr(p, name, None)
+        as_tuple = (lambda v: tuple(v) if isinstance(v, (list, tuple)) else v)
+        if as_tuple(ours) != as_tuple(paper):
+            out.append({"setting": name, "run": _setting_text(ours), "paper": _setting_text(paper)})
+    return out
+
+
+def _setting_text(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return ", ".join(map(str, value)) or "none"
+    return str(value)
 
 
 def protocol_variables(record: dict) -> dict:
-    """Manuscript variables naming the protocol and what the run shortened."""
+    """Manuscript variables naming the protocol, what the run shortened, and every setting
+    it changed from the paper-scale set (``protocol_divergences``, ``n_protocol_divergences``)."""
     shortened = ", ".join(f"{k} {record['settings'][k]} (protocol: {record['protocol_settings'][k]})"
                           for k in record["shortened"]) or "none"
+    differs = record.get("differs", [])
+    listed = "; ".join(f"{d['setting']} {d['run']} (paper scale: {d['paper']})" for d in differs) or "none"
     return {"protocol": record["protocol"], "protocol_version": record["protocol_version"],
-            "protocol_sha256": record["protocol_sha256"][:12], "protocol_shortened": shortened}
+            "protocol_sha256": record["protocol_sha256"][:12], "protocol_shortened": shortened,
+            "protocol_divergences": listed, "n_protocol_divergences": len(differs)}
 
 
 def markdown(frame: pd.DataFrame, floatfmt: str = ".2f") -> str:

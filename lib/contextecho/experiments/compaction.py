@@ -27,10 +27,11 @@ from ..sessions.positions import positions as scheme_positions
 from ..stats.equivalence import COMPACTION_MARGIN, equivalence_bootstrap, tost_paired
 from ..stats.errors import StatsInputError
 from . import common, spine
+from .common import REFERENCE_JUDGE
 from .spine import Run, Stage
 
 TITLE = "Compaction: drift gap before and after each context compaction (TOST)"
-PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5",), "judges": ("anthropic/claude-sonnet-4-5",),
+PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5",), "judges": (REFERENCE_JUDGE,),
                "n_sessions": 0, "max_compactions": 0, "window": 30000, "max_tokens": 600,
                "judge_max_tokens": 400, "replicates": 3, "n_resamples": 10_000, "resample_seed": 42,
                "protocol": "reference"}
@@ -123,7 +124,7 @@ def start(params: Parameters) -> Run:
     and pick the longest openly licensed sessions with at least one event of ``event_types``."""
     get_protocol(params.protocol).check_events(params.event_types)
     return spine.start("compaction", params, models=params.targets + params.judges,
-                       protocol=common.protocol_record(params),
+                       protocol=common.protocol_record(params, paper_scale=PAPER_SCALE),
                        sessions=lambda: common.select_sessions(params.n_sessions, events=params.event_types,
                                                                protocol=params.protocol))
 

@@ -22,12 +22,13 @@ from ..stats.errors import StatsInputError
 from ..stats.agreement import direction_agreement, judge_agreement, score_agreement
 from ..stats.drift import drift_gap
 from . import common, spine
+from .common import REFERENCE_JUDGE
 from .spine import Run, Stage
 from .raters import DESCRIPTIONS, RATERS, rate
 
 TITLE = "Cross-judge audit: agreement of an LLM judge and an offline lexical rater"
 PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5", "openai/gpt-4o", "anthropic/claude-haiku-4-5"),
-               "judges": ("anthropic/claude-sonnet-4-5", "openai/gpt-4o", "gemini/gemini-2.5-pro"),
+               "judges": (REFERENCE_JUDGE, "openrouter/openai/gpt-5"),  # the harness's audit pair
                "n_sessions": 0, "n_positions": 12, "probes": ("all",), "window": 30000, "max_tokens": 600,
                "judge_max_tokens": 400, "n_resamples": 10_000, "resample_seed": 42, "protocol": "reference"}
 
@@ -58,7 +59,7 @@ def start(params: Parameters) -> Run:
     """Open the outputs, check that every target and judge can be called (before any call),
     and pick the panel's sessions."""
     return spine.start("cross_judge", params, models=params.targets + params.judges,
-                       protocol=common.protocol_record(params),
+                       protocol=common.protocol_record(params, paper_scale=PAPER_SCALE),
                        sessions=lambda: common.select_sessions(params.n_sessions, protocol=params.protocol))
 
 

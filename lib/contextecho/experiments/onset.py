@@ -26,11 +26,12 @@ from ..stats.errors import StatsInputError
 from ..stats.drift import drift_gap
 from ..stats.harness import onset_gap_cis
 from . import common, spine
+from .common import REFERENCE_JUDGE
 from .spine import Run, Stage
 
 TITLE = "Onset: drift gap over the first agent steps, before the first compaction"
 PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5", "openai/gpt-4o", "anthropic/claude-haiku-4-5"),
-               "judges": ("anthropic/claude-sonnet-4-5",), "n_sessions": 1,
+               "judges": (REFERENCE_JUDGE,), "n_sessions": 0,
                "steps": (1, 5, 25, 100, 250, 500, 1000, 1500), "window": 30000,
                "max_tokens": 600, "judge_max_tokens": 400, "n_resamples": 10_000, "resample_seed": 42,
                "protocol": "reference"}
@@ -90,7 +91,7 @@ def start(params: Parameters) -> Run:
     """Open the outputs, check that every target and judge can be called (before any call),
     and pick the longest openly licensed sessions."""
     return spine.start("onset", params, models=params.targets + params.judges,
-                       protocol=common.protocol_record(params),
+                       protocol=common.protocol_record(params, paper_scale=PAPER_SCALE),
                        sessions=lambda: common.select_sessions(params.n_sessions, protocol=params.protocol))
 
 

@@ -26,6 +26,7 @@ import pandas as pd
 from ..echo.fingerprint import fingerprint_frame, fit_pca
 from ..echo.reference.positions import PANEL_POSITIONS
 from ..echo import probes
+from ..echo.probes import FRAMINGS
 from .parameters import POSITIVE, NonEmpty, OneOf, count
 from ..paper.show import Result, SavedFigure
 from ..stats.errors import StatsInputError
@@ -36,11 +37,12 @@ from ..stats.variance import variance_decomposition
 from ..engine.counts import Counts
 from ..stats.harness import clustered_bootstrap_mean, sign_flip_p
 from . import common, spine
+from .common import REFERENCE_JUDGE
 from .spine import Run, Stage
 
 TITLE = "Panel: drift gap per target, per position, per category; judge-free surfaces"
 PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5", "openai/gpt-4o", "hosted_vllm/Qwen/Qwen2.5-7B-Instruct"),
-               "judges": ("anthropic/claude-sonnet-4-5",), "n_sessions": 0, "n_positions": 12,
+               "judges": (REFERENCE_JUDGE,), "n_sessions": 0, "n_positions": 12,
                "probes": ("all",), "stressors": ("S2",), "window": 30000, "max_tokens": 600,
                "stressor_max_tokens": 1024, "judge_max_tokens": 400, "n_resamples": 10_000, "resample_seed": 42,
                "protocol": "reference", "headline": "coding_self"}
@@ -48,10 +50,28 @@ PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5", "openai/gpt-4o", "host
 #: session, turns at each decile plus pre/post each compaction, k = 3 samples per cell at
 #: the provider's default temperature, under the reference instruments (``n_positions``
 #: 100 keeps every decile and compaction checkpoint of any session in the corpus).
+#: Our position scheme for each panel scheme (the reference protocol reads the name itself).
+OUR_POSITIONS = {"panel": "uniform", "deciles": "deciles", "late": "late"}
 #: The Fig-2 forest's position order (``plotting/fig2_forest_panelwide.py:34-38``).
 FOREST_POSITIONS = tuple(label for label, _ in PANEL_POSITIONS)
 CORPUS_GRID = {**PAPER_SCALE, "targets": ("anthropic/claude-sonnet-4-5",), "n_sessions": 0,
                "n_positions": 100, "positions": "deciles", "replicates": 3}
+
+
+#: The harness's runnable ablations beyond the panel, as parameter sets of this notebook
+#: (each a run of its own; the notebook lists them): e11's instruction-override stressors
+#: S1-S4 (one wording each, e11's 512 target tokens; ``experiments/e11_instruction_override/
+#: run.py:228``) and e16's probe-framing ablation (Coding-Self probes asked bare, 10 samples
+#: per cell, at the late position; ``experiments/e16_probe_framing_ablation/run.py:47-48``;
+#: its framed arm is the panel itself).
+ABLATIONS = {
+    "e11 instruction-override stressors S1-S4": {
+        **PAPER_SCALE, "probes": ("coding_self",), "stressors": ("S1", "S2#01", "S3", "S4"),
+        "stressor_max_tokens": 512},
+    "e16 probe-framing ablation (bare probes)": {
+        **PAPER_SCALE, "probes": ("coding_self",), "stressors": (), "framing": "bare", "replicates": 10,
+        "positions": "late", "n_positions": 1},
+}
 
 
 @dataclass(frozen=True)
@@ -64,6 +84,7 @@ class Parameters(common.JudgedParameters):
     headline: str = "coding_self"
     positions: str = "panel"
     replicates: int = 1
+    framing: str = "framed"
 
     HELP = {**common.JudgedParameters.HELP,
             "n_sessions": "longest openly licensed sessions (0 for all)",
@@ -71,13 +92,16 @@ class Parameters(common.JudgedParameters):
                            "named positions, start and pre/post each compaction)",
             "stressor_max_tokens": "target max tokens of S2 cells (reference: 1024)",
             "headline": "battery of the per-target headline gap (the paper's: coding_self)",
-            "positions": "panel (start, pre/post each compaction) or deciles (the corpus grid)",
+            "positions": "panel (start, pre/post each compaction), deciles (the corpus grid) or late "
+                         "(reference: three turns before the end, e16's position)",
+            "framing": "framed (the framing line, then the probe) or bare (e16's ablation)",
             "replicates": "samples per cell (the corpus grid: 3)",
             "probes": "probe ids or batteries (coding_self, identity, ..., all)",
             "stressors": "S2, or single wordings S2#01 ..."}
     RANGES = {**common.JudgedParameters.RANGES, "n_sessions": count(zero="all"),
               "n_positions": count(), "replicates": count(),
-              "positions": OneOf(("panel", "deciles"), "position scheme"),
+              "positions": OneOf(("panel", "deciles", "late"), "position scheme"),
+              "framing": OneOf(FRAMINGS, "framing"),
               "probes": (NonEmpty(), common.PROBE_IDS), "stressors": common.STRESSOR_IDS,
               "stressor_max_tokens": POSITIVE, "headline": common.PROBE_IDS}
 
@@ -214,7 +238,7 @@ def start(params: Parameters) -> Run:
     """Open the outputs, check that every target and judge can be called (before any call),
     and pick the longest openly licensed sessions (labelled S1..Sn)."""
     return spine.start("panel", params, models=params.targets + params.judges,
-                       protocol=common.protocol_record(params, params.stressor_max_tokens),
+                       protocol=common.protocol_record(params, params.stressor_max_tokens, PAPER_SCALE),
                        sessions=lambda: common.select_sessions(params.n_sessions, protocol=params.protocol))
 
 
@@ -224,9 +248,9 @@ def grid(run: Run) -> pd.DataFrame:
     judge); the counts of its batches are printed and logged."""
     p = run.params
     cells = common.build(p, "panel", run.sessions, list(p.probes) + list(p.stressors),
-                         positions="uniform" if p.positions == "panel" else "deciles",
-                         k=p.n_positions, reference_positions=p.positions, limit=p.n_positions,
-                         replicates=p.replicates, stressor_max_tokens=p.stressor_max_tokens)
+                         positions=OUR_POSITIONS[p.positions], k=p.n_positions, reference_positions=p.positions,
+                         limit=p.n_positions, replicates=p.replicates, stressor_max_tokens=p.stressor_max_tokens,
+                         framing=p.framing)
     return spine.run_grid(run, cells, judges=p.judges, judge_max_tokens=p.judge_max_tokens, protocol=p.protocol)
 
 

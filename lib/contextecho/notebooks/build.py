@@ -60,7 +60,7 @@ def _text(doc: str) -> str:
 
 def _set_lines(values: dict) -> str:
     """A parameter set as papermill ``-p`` lines."""
-    return "\n".join(f"    -p {k} {','.join(map(str, v)) if isinstance(v, tuple) else v}"
+    return "\n".join(f"    -p {k} {(','.join(map(str, v)) or repr('')) if isinstance(v, tuple) else v}"
                      for k, v in values.items())
 
 
@@ -78,7 +78,9 @@ def build(name: str) -> nbformat.NotebookNode:
              + (f"\n\nThe paper's scale (provider models; hours of compute):\n\n```\n{paper_scale}\n```"
                 if paper_scale else "")
              + (f"\n\nThe seed's corpus-scale grid:\n\n```\n{_set_lines(module.CORPUS_GRID)}\n```"
-                if hasattr(module, "CORPUS_GRID") else ""))
+                if hasattr(module, "CORPUS_GRID") else "")
+             + "".join(f"\n\nThe {title} (a run of its own):\n\n```\n{_set_lines(values)}\n```"
+                       for title, values in getattr(module, "ABLATIONS", {}).items()))
     nb.cells = [
         nbformat.v4.new_markdown_cell(intro),
         nbformat.v4.new_code_cell(f"from contextecho.experiments import {name} as experiment\n"

@@ -11,6 +11,8 @@
   dropped, the rest kept), labelled ``m{j}_pre`` and ``m{j}_post``.
 - ``early``: an explicit list of steps for onset sweeps (default 1, 5, 25, 125, 625,
   3125), those beyond the session's end dropped; labels ``s1``, ``s5``, ...
+- ``late``: the one step :data:`LATE_OFFSET` before the last (the late-session position of
+  the framing ablation); label ``late``.
 
 Positions are sorted by step and de-duplicated per scheme (short sessions can map two
 uniform positions to one step).
@@ -23,7 +25,8 @@ from typing import Iterable
 from .errors import StepOutOfRange
 from .model import Session
 
-SCHEMES = ("uniform", "deciles", "compaction", "microcompaction", "early")
+SCHEMES = ("uniform", "deciles", "compaction", "microcompaction", "early", "late")
+LATE_OFFSET = 3
 DEFAULT_K = 12
 DEFAULT_EARLY = (1, 5, 25, 125, 625, 3125)
 
@@ -101,4 +104,6 @@ def positions(session: Session, scheme: str = "uniform", *, k: int = DEFAULT_K,
         return around_microcompactions(session)
     if scheme == "early":
         return early(n, DEFAULT_EARLY if steps is None else steps)
+    if scheme == "late":
+        return (Position(max(1, n - LATE_OFFSET), "late", "late"),)
     raise ValueError(f"unknown position scheme {scheme!r}; choose one of {', '.join(SCHEMES)}")

@@ -6,10 +6,14 @@ requests, as :class:`~contextecho.echo.cells.Cell` records ``run_cells`` takes.
   of its representative session): ``panel`` = ``P0_start`` (turn 100), then per
   compaction *j* ``c{j}_pre`` (the last turn before the boundary) and ``c{j}_post``
   (that turn + 100); ``onset`` = the given turns (1, 5, 25, 100, 250, 500, 1000, 1500 by
-  default); ``compaction`` = the pre/post pairs alone; ``deciles`` = the seed's
+  default), every one kept as the harness keeps it: a turn past the session's end renders
+  the last turn's prefix under its own label and number; ``compaction`` = the pre/post pairs alone; ``late`` = ``P5_pre_C6``, three
+  turns before the session's last (e16's framing ablation and the audits read the
+  harness's late position; the fixtures place it so on other sessions); ``deciles`` = the seed's
   corpus-scale grid (turns at 10 %, ..., 100 % of the session, plus the compaction
-  pairs; run with ``replicates=3``). Turns past the session's last are clipped to it and
-  a turn already listed is not repeated.
+  pairs; run with ``replicates=3``). In these (not onset) turns past the session's last
+  are clipped to it and a turn already listed is not repeated: the harness defines its
+  named positions on its own session only, and this is the rule we apply to others.
 * **Prefix** :func:`~.transcript.render_prefix` with the window; the ``filler`` arm is
   :func:`~.filler.filler_for` of the prefix the target sees.
 * **Redaction**: for a target that is not in-process, the rendered prefix is redacted
@@ -37,20 +41,22 @@ from ...engine.model_request import ModelRequest
 from ...sessions.model import Session
 from ...sessions.redaction import redact as redact_text
 from .. import probes, stressors
+from ..probes import FRAMINGS
 from ..arms import ArmPrefix
 from ..cells import Cell
 from ..items import JUDGE, PROBE, STRESSOR, Item
 from ...engine.registry import UnknownNameError
 from .filler import filler_for
 from .providers import provider_messages, target_params
-from .positions import ONSET_TURNS, POST_OFFSET, compaction_turns, onset_label
+from ...sessions.positions import LATE_OFFSET
+from .positions import FRAMING_ABLATION_POSITION, ONSET_TURNS, POST_OFFSET, compaction_turns, onset_label
 from .requests import TargetRequest, probe_request, stressor_request
-from .texts import PROBES_BY_ID, S2_VARIANTS, framed
+from .texts import E11_STRESSORS, PROBES_BY_ID, S2_VARIANTS, framed
 from .transcript import DEFAULT_MAX_CHARS, read_rows, render_prefix, turn_index
 
 PROTOCOL = "reference"
 START_TURN = 100
-SCHEMES = ("panel", "onset", "compaction", "deciles")
+SCHEMES = ("panel", "onset", "compaction", "deciles", "late")
 ARMS = ("real", "filler")
 #: The S2 stressor's scorer name in :data:`.scorers.REFERENCE_SCORERS`.
 S2 = "S2"
@@ -76,9 +82,13 @@ def named_positions(rows, index: dict[int, int], scheme: str,
     if scheme == "panel":
         chosen = [NamedTurn("P0_start", START_TURN), *pairs]
     elif scheme == "onset":
-        chosen = [NamedTurn(onset_label(t), t) for t in sorted(set(turns))]
+        # As run_onset.py: every turn asked, each its own cell; one past the end renders the
+        # last turn's prefix and keeps its label and number (README "Harness behaviours" 7).
+        return tuple(NamedTurn(onset_label(t), t) for t in sorted(set(turns)) if t >= 1)
     elif scheme == "compaction":
         chosen = pairs
+    elif scheme == "late":
+        chosen = [NamedTurn(FRAMING_ABLATION_POSITION, last - LATE_OFFSET)]
     else:
         chosen = [NamedTurn(f"D{d:02d}", max(1, round(last * d / 10))) for d in range(1, 11)] + pairs
     out: dict[int, NamedTurn] = {}
@@ -88,9 +98,20 @@ def named_positions(rows, index: dict[int, int], scheme: str,
     return tuple(out.values())
 
 
-def reference_items(names: Iterable[str] | str) -> tuple[Item, ...]:
-    """Probe ids/batteries (asked framed, judged on the unframed text) and the S2 stressor
-    (``S2``: the ten e08 paraphrases ``S2#01``...; or one of them), in order, unique."""
+#: The e11 instruction-override stressors by our stressor name (S2 is e08's ten paraphrases).
+E11_ITEMS = {"S1": "S1_ONE_WORD", "S3": "S3_NO_ACTION", "S4": "S4_STRICT_JSON"}
+#: Our stressor whose scorer reads the same constraint without an expected text (our
+#: score beside the harness's); S1 and S4 expect texts of our own wordings: none.
+E11_OURS = {"S3": "S3#01"}
+
+
+def reference_items(names: Iterable[str] | str, framing: str = "framed") -> tuple[Item, ...]:
+    """Probe ids/batteries (asked ``framing`` — the harness's framing line, or ``bare`` as
+    e16's ablation asks them — and judged on the unframed text), the S2 stressor (``S2``:
+    the ten e08 paraphrases ``S2#01``...; or one of them) and the e11 stressors ``S1``,
+    ``S3``, ``S4`` (one wording each, scored by the e11 scorers), in order, unique."""
+    if framing not in FRAMINGS:
+        raise UnknownNameError("framing", framing, list(FRAMINGS))
     names = [names] if isinstance(names, str) else list(names)
     out: dict[str, Item] = {}
     for name in names:
@@ -102,8 +123,10 @@ def reference_items(names: Iterable[str] | str) -> tuple[Item, ...]:
             ids = [f"S2#{i:02d}" for i in range(1, len(S2_VARIANTS) + 1)]
         elif name.startswith("S2#") and name[3:].isdigit() and 1 <= int(name[3:]) <= len(S2_VARIANTS):
             ids = [name]
+        elif name in E11_ITEMS:
+            ids = [name]
         else:
-            valid = sorted(probes.BATTERIES) + sorted(probes.BY_ID) + [S2] + \
+            valid = sorted(probes.BATTERIES) + sorted(probes.BY_ID) + [S2] + sorted(E11_ITEMS) + \
                 [f"S2#{i:02d}" for i in range(1, len(S2_VARIANTS) + 1)]
             raise UnknownNameError("reference item", name, valid)
         for item_id in ids:
@@ -111,15 +134,21 @@ def reference_items(names: Iterable[str] | str) -> tuple[Item, ...]:
                 # Our contract of the same wording id: its scorer is the alternative S2 scorer.
                 item = Item(item_id, STRESSOR, S2, S2_VARIANTS[int(item_id[3:]) - 1], S2,
                             contract=stressors.contract(item_id))
+            elif item_id in E11_ITEMS:
+                ours = E11_OURS.get(item_id)
+                item = Item(item_id, STRESSOR, item_id, E11_STRESSORS[E11_ITEMS[item_id]], item_id,
+                            contract=stressors.contract(ours) if ours else None)
             else:
                 p = PROBES_BY_ID[item_id]
-                item = Item(p.id, PROBE, p.category, framed(p), JUDGE, p.text, "framed")
+                message = framed(p) if framing == "framed" else p.text
+                item = Item(p.id, PROBE, p.category, message, JUDGE, p.text, framing)
             out.setdefault(item.id, item)
     return tuple(out.values())
 
 
 def target_request(prefix: str, item: Item) -> TargetRequest:
-    return probe_request(prefix, item.id) if item.kind == PROBE else stressor_request(prefix, item.message)
+    return probe_request(prefix, item.id, item.message) if item.kind == PROBE \
+        else stressor_request(prefix, item.message)
 
 
 def build_reference_cells(experiment: str, targets: str | Sequence[str], sessions: Sequence[Session],
@@ -128,7 +157,7 @@ def build_reference_cells(experiment: str, targets: str | Sequence[str], session
                           replicates: int = 1, window: int = DEFAULT_MAX_CHARS,
                           max_tokens: int | None = None, stressor_max_tokens: int | None = None,
                           turns: Sequence[int] = ONSET_TURNS, limit: int = 0,
-                          redact: bool = True, tag: Mapping[str, str]) -> list[Cell]:
+                          redact: bool = True, framing: str = "framed", tag: Mapping[str, str]) -> list[Cell]:
     """Every reference cell of the grid (module doc). ``positions``: a scheme name, or a
     mapping session id -> :class:`NamedTurn` list; ``limit`` keeps each session's first
     ``limit`` positions (0: all). ``max_tokens`` / ``stressor_max_tokens`` shorten the
@@ -141,7 +170,7 @@ def build_reference_cells(experiment: str, targets: str | Sequence[str], session
             raise UnknownNameError("reference arm", arm, list(ARMS))
     if replicates < 1:
         raise ValueError(f"replicates must be >= 1, got {replicates}")
-    resolved = reference_items(items)
+    resolved = reference_items(items, framing)
     tag = dict(tag)
     cells: list[Cell] = []
     for session in sessions:

@@ -61,7 +61,7 @@ class ReferenceProtocol(Protocol):
             experiment, list(targets), sessions, grid.reference_positions, items=list(grid.items),
             replicates=grid.replicates, window=grid.window, max_tokens=grid.max_tokens, limit=grid.limit,
             stressor_max_tokens=grid.stressor_max_tokens or grid.max_tokens, tag=self.key(),
-            redact=grid.redact,
+            redact=grid.redact, framing=grid.framing,
             **({"turns": tuple(grid.turns)} if grid.turns else {}))
 
     def check_events(self, event_types: Sequence[str]) -> None:
@@ -85,9 +85,9 @@ class ReferenceProtocol(Protocol):
 
     def score(self, item: Any, response: str) -> dict[str, Any]:
         passed = REFERENCE_SCORERS.get(item.scorer)(response)
-        ours = run_scorer(response, item.contract)
+        ours = float(run_scorer(response, item.contract).passed) if item.contract is not None else math.nan
         return {"passed": passed, "score": float(passed), "verdict_status": OK,
-                "verdict_reason": f"reference {item.scorer}", "contextecho_score": float(ours.passed)}
+                "verdict_reason": f"reference {item.scorer}", "contextecho_score": ours}
 
     def judging(self, judges: Sequence[str], rubric: Any) -> JudgeSetup:
         if not judges:

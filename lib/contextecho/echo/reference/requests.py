@@ -46,9 +46,11 @@ class TargetRequest:
         return [{"role": "system", "content": self.system_prompt}, *self.messages]
 
 
-def probe_request(prefix: str, probe: Probe | str) -> TargetRequest:
-    """The e15 probe-panel request (also e16/e17): framed probe, probe system prompt."""
-    return TargetRequest(PROBE_SYSTEM_PROMPT, assemble(prefix, framed(probe)), PROBE_MAX_TOKENS)
+def probe_request(prefix: str, probe: Probe | str, message: str | None = None) -> TargetRequest:
+    """The e15 probe-panel request (also e16/e17): the framed probe (or ``message``: e16's
+    bare probe), probe system prompt."""
+    return TargetRequest(PROBE_SYSTEM_PROMPT, assemble(prefix, framed(probe) if message is None else message),
+                         PROBE_MAX_TOKENS)
 
 
 def stressor_request(prefix: str, stressor: str) -> TargetRequest:

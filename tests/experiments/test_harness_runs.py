@@ -1,0 +1,218 @@
+"""Run-level conformance (``contextecho conformance <runs folder>``): the harness's whole runs
+replayed through our own experiments, on the shared run fixtures and on cases altered so
+that each comparison must fail."""
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+
+import pytest
+
+from contextecho.__main__ import main
+from contextecho.echo.reference.providers import target_params
+from contextecho.engine.paths import shared_dir
+from contextecho.experiments import harness_runs
+from contextecho.experiments.harness_runs import (CaseError, check_positions, litellm_model, load_declared,
+                                                  run_case, run_cases, sdk_form)
+
+RUNS = shared_dir() / "reference" / "contextecho" / "runs"
+pytestmark = pytest.mark.corpus
+
+
+@pytest.fixture(scope="module")
+def runs_dir(missing_shared_data):
+    if not (RUNS / "cases").is_dir():
+        missing_shared_data(f"run fixtures not found at {RUNS}")
+    return RUNS
+
+
+@pytest.fixture(scope="module")
+def shared_reports(runs_dir, corpus_dir):
+    return {r.case_id: r for r in run_cases(runs_dir, corpus_dir)}
+
+
+def _case(runs_dir, name):
+    return json.loads((runs_dir / "cases" / f"{name}.json").read_text())
+
+
+def _write(tmp_path, case):
+    (tmp_path / "cases").mkdir(exist_ok=True)
+    path = tmp_path / "cases" / f"{case['id']}.json"
+    path.write_text(json.dumps(case))
+    return path
+
+
+def _status(report, section, name):
+    found = [c.status for c in report.checks if c.section == section and c.field == name]
+    assert found, f"no check {section} {name}"
+    return found[0]
+
+
+# ---------------------------------------------------------------- the shared fixtures
+def test_every_case_and_positions_file_is_reported(shared_reports, runs_dir):
+    cases = {p.stem for p in (runs_dir / "cases").glob("*.json")}
+    positions = {json.loads(p.read_text()).get("id", p.stem) for p in (runs_dir / "positions").glob("*.json")}
+    assert cases | positions == set(shared_reports)
+
+
+def test_what_we_run_sends_what_the_harness_sends(shared_reports):
+    """Every request field of every case we can run agrees with the harness's or is a
+    declared divergence: models, messages (prefix digests), token budgets after the provider
+    rules, temperatures, response formats."""
+    for report in shared_reports.values():
+        bad = [c for c in report.checks if c.section == "requests" and c.field != "set.missing"
+               and c.status not in ("pass", "declared")]
+        assert not bad, (report.case_id, [(c.field, c.expected, c.actual, c.note) for c in bad])
+
+
+def test_the_onset_run_passes_whole(shared_reports):
+    report = shared_reports["onset_e17_anthropic"]
+    assert report.passed, [(c.field, c.expected, c.actual) for c in report.checks if c.status == "fail"]
+    # the curve's intervals equal the harness figure's: its one generator, its -1s averaged in
+    assert all(c.status == "pass" for c in report.checks if c.field.startswith("onset_rows."))
+    assert sum(c.field.startswith("onset_rows.") for c in report.checks) == 4 * 8 * 4
+
+
+def test_cross_target_panel_cells_and_forest_rows_match(shared_reports):
+    report = shared_reports["panel_xtarget_floors"]
+    assert _status(report, "cells", "stored") == "pass"
+    forest = [c for c in report.checks if c.field.startswith("fig2_forest_rows.")]
+    assert forest and all(c.status == "pass" for c in forest)
+    # what does not pass is the audit, which we do not express, and said so
+    assert _status(report, "runners", "experiments/e15_probes_at_crosscompaction/run_crossjudge_audit.py") \
+        == "not_expressible"
+
+
+def test_s2_cells_match_and_the_missing_tables_are_not_expressible(shared_reports):
+    report = shared_reports["s2_e08_anthropic"]
+    assert {c.status for c in report.checks if c.section in ("requests", "cells")} <= {"pass", "declared"}
+    assert _status(report, "tables", "audit_compliance") == "not_expressible"
+    assert not report.passed  # not expressible is never a pass
+
+
+def test_runners_we_cannot_express_are_named_with_a_reason(shared_reports):
+    for name in ("session_validation_e18_codex", "s2_e10_crossorg", "cross_judge_b3"):
+        runners = [c for c in shared_reports[name].checks if c.section == "runners"]
+        assert runners and all(c.status == "not_expressible" and c.note for c in runners)
+        assert not shared_reports[name].passed
+
+
+def test_every_hard_coded_position_renders_the_harness_prefix(shared_reports):
+    positions = [r for r in shared_reports.values() if r.family == "positions"]
+    assert len(positions) >= 2
+    for report in positions:
+        assert report.passed and report.count("pass") > 0
+        assert report.count("not_implemented") > 0  # e18 and cross-session plans: listed
+
+
+def test_provider_rules_give_each_harness_request_its_budget(runs_dir):
+    """target_params against every TargetClient request of every case (harness/clients.py)."""
+    seen = set()
+    for path in sorted((runs_dir / "cases").glob("*.json")):
+        for request in json.loads(path.read_text())["expected"]["requests"]:
+            call = request["harness_call"]
+            if "TargetClient" not in call.get("function", ""):
+                continue
+            model = litellm_model(call["provider"], call["model_id"])
+            ours = sdk_form(model, {"messages": [{"role": "user", "content": "x"}],
+                                    **target_params(model, call["max_tokens_passed_to_step"])})["params"]
+            theirs = request["params"]
+            for key in ("max_tokens", "max_completion_tokens", "temperature"):
+                assert ours.get(key) == theirs.get(key), (model, key, ours, theirs)
+            if "config" in theirs:
+                for key in ("max_output_tokens", "temperature"):
+                    assert ours["config"].get(key) == theirs["config"].get(key), (model, key)
+            seen.add(call["provider"])
+    assert {"anthropic", "openai", "openrouter", "gemini", "nvidia", "together", "cohere", "mistral"} <= seen
+
+
+# ---------------------------------------------------------------- each comparison can fail
+def test_a_changed_expected_budget_fails_its_field(runs_dir, corpus_dir, tmp_path):
+    case = _case(runs_dir, "onset_e17_anthropic")
+    case["expected"]["requests"][0]["params"]["max_tokens"] = 599
+    report = run_case(_write(tmp_path, case), corpus_dir)
+    assert _status(report, "requests", "params.max_tokens") == "fail" and not report.passed
+
+
+def test_a_changed_table_value_fails_its_field(runs_dir, corpus_dir, tmp_path):
+    case = _case(runs_dir, "onset_e17_anthropic")
+    row = case["expected"]["tables"]["onset_rows"]["claude-sonnet-4-5"][2]
+    row["g_lo"] = row["g_lo"] + 1e-6  # beyond the 1e-9 tolerance
+    report = run_case(_write(tmp_path, case), corpus_dir)
+    fails = [c for c in report.checks if c.field == "onset_rows.g_lo" and c.status == "fail"]
+    assert len(fails) == 1 and "turn 25" in fails[0].note
+
+
+def test_a_request_without_a_canned_reply_is_unexpected(runs_dir, corpus_dir, tmp_path):
+    case = _case(runs_dir, "onset_e17_anthropic")
+    case["canned_replies"] = [r for r in case["canned_replies"]
+                              if not (r["call"] == "judge" and r["key"]["turn"] == 5)]
+    report = run_case(_write(tmp_path, case), corpus_dir)
+    assert _status(report, "requests", "unexpected") == "fail"
+
+
+def test_a_changed_stored_cell_fails(runs_dir, corpus_dir, tmp_path):
+    case = _case(runs_dir, "onset_e17_anthropic")
+    cell = next(c for c in case["expected"]["cells"] if c["record"].get("score") == 3)
+    cell["record"]["score"] = 2
+    report = run_case(_write(tmp_path, case), corpus_dir)
+    assert _status(report, "cells", "score") == "fail"
+
+
+def test_a_divergence_is_declared_only_when_the_file_says_so(runs_dir, corpus_dir, tmp_path):
+    path = _write(tmp_path, _case(runs_dir, "onset_e17_anthropic"))
+    undeclared = run_case(path, corpus_dir, declared=[])
+    assert _status(undeclared, "requests", "params.tools") == "fail"
+    declared = run_case(path, corpus_dir, declared=load_declared())
+    assert _status(declared, "requests", "params.tools") == "declared" and declared.passed
+    assert all(d["reason"] for d in load_declared())
+
+
+def test_unknown_family_and_unrecoverable_digest_fail(runs_dir, corpus_dir, tmp_path):
+    case = copy.deepcopy(_case(runs_dir, "onset_e17_anthropic"))
+    case["family"] = "mystery"
+    with pytest.raises(CaseError, match="unknown family 'mystery'"):
+        run_case(_write(tmp_path, case), corpus_dir)
+    case = _case(runs_dir, "onset_e17_anthropic")
+    case["canned_replies"][0]["reply"] = [{"text": {"$digest": {"sha256": "0" * 64, "len": 5000}}}]
+    report = run_case(_write(tmp_path, case), corpus_dir)
+    assert report.error and "nowhere in the case" in report.error and not report.passed
+
+
+def test_a_malformed_case_names_its_file_and_line(tmp_path, corpus_dir):
+    (tmp_path / "cases").mkdir()
+    bad = tmp_path / "cases" / "bad.json"
+    bad.write_text('{"id": "bad",\n  "family": }')
+    with pytest.raises(CaseError, match=r"bad\.json:2: not valid JSON"):
+        harness_runs.read_case(bad)
+    reports = run_cases(tmp_path, corpus_dir)
+    assert reports[0].error and not reports[0].passed
+
+
+def test_a_changed_position_prefix_fails(runs_dir, corpus_dir, tmp_path):
+    source = sorted((runs_dir / "positions").glob("positions_entire_*.json"))[0]
+    data = json.loads(source.read_text())
+    data["hard_coded_positions_resolved_on_this_session"]["e08_POSITIONS"]["values"][0]["prefix_len"] += 1
+    path = tmp_path / source.name
+    path.write_text(json.dumps(data))
+    report = check_positions(path, corpus_dir)
+    assert not report.passed and report.count("fail") == 1
+
+
+# ---------------------------------------------------------------- the command
+def test_the_command_exits_0_on_a_passing_folder_and_1_on_the_shared_one(runs_dir, corpus_dir, tmp_path, capsys):
+    shutil.copytree(runs_dir / "positions", tmp_path / "positions")
+    (tmp_path / "cases").mkdir()
+    shutil.copy(runs_dir / "cases" / "onset_e17_anthropic.json", tmp_path / "cases")
+    assert main(["conformance", str(tmp_path), "--corpus", str(corpus_dir), "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert "PASS" in out and "declared divergence requests params.tools" in out
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert {s["case"] for s in summary} >= {"onset_e17_anthropic"}
+    detail = json.loads((tmp_path / "out" / "onset_e17_anthropic.json").read_text())
+    assert detail["passed"] and any(c["status"] == "declared" for c in detail["checks"])
+    assert main(["conformance", str(runs_dir), "--corpus", str(corpus_dir)]) == 1
+    out = capsys.readouterr().out
+    assert "not expressible: experiments/e18_session_validation/run.py" in out
+    assert main(["conformance", str(tmp_path / "nowhere")]) == 2
