@@ -7,8 +7,13 @@ STAMP  := $(VENV)/.installed
 # Quarto renders the manuscript (HTML and, through Typst, PDF). Its wheel downloads
 # Quarto's binaries while it builds, so it installs only where that download works.
 QUARTO_CLI := quarto-cli==1.7.34
-# llama-cpp-python is built from its sdist; the multimodal part is not needed.
-export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF
+# llama-cpp-python is built from its sdist; the multimodal part is not needed. The build
+# targets x86-64-v3 (AVX2, FMA, F16C) rather than the build machine's own instruction set:
+# a native build uses AMX where the CPU reports it, and a sandbox that reports AMX but does
+# not grant it (as on the project's build machines) crashes the first batched decode. On
+# other architectures the x86 options are ignored. Set CMAKE_ARGS to build otherwise.
+export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON \
+  -DGGML_F16C=ON -DGGML_BMI2=ON
 # LiteLLM fetches its price map from the web at import unless told not to.
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export LITELLM_OFFLINE_MODE := true

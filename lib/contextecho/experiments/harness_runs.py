@@ -60,6 +60,7 @@ from ..engine.calls import Transport
 from ..engine.model_request import ModelRequest
 from ..engine.paths import REPO_ROOT
 from ..sessions.loader import load_session
+from ..stats import harness as harness_stats
 from . import common, onset, panel, spine
 
 FORMAT_VERSION = 1
@@ -621,11 +622,14 @@ def compare_requests(case: dict, replay: Replay, report: CaseReport, declared: S
     report.add("requests", "order", order_e == order_a, len(order_e),
                sum(a != b for a, b in zip(order_e, order_a)), declared,
                note="" if order_e == order_a else "requests in another order (content compared apart)")
-    for k in shared:
-        if k[0] == "target":
-            judge = next((j for j in shared if j[0] != "target" and j[1] == k[1]), None)
-            if judge is not None and ours[judge].seq < ours[k].seq:
-                report.add("requests", "target_before_judge", False, list(k), ours[judge].seq, declared)
+    first_target = {}
+    for s in replay.sent:
+        if s.call == "target":
+            first_target.setdefault(key_text(s.key), s.seq)
+    early = [[s.call, s.key] for s in replay.sent
+             if s.call != "target" and s.seq < first_target.get(key_text(s.key), -1)]
+    report.add("requests", "target_before_judge", not early, [], early[:10], declared,
+               note="within each cell the target request comes before its judge requests")
     marked = sum(has_markers(s.kwargs.get("messages", [])) for s in replay.sent)
     report.add("requests", "cache_control", not marked, 0, marked, declared,
                note=f"{marked} requests mark their shared prefix for the provider's prompt cache")
@@ -792,6 +796,8 @@ def compare_tables(case: dict, driven: Sequence[Driven], replay: Replay, report:
                 report.add("tables", f"fig2_forest_rows.{name}",
                            actual is not None and matches(row[name], actual, 0.0 if name.startswith("n_") else 1e-9),
                            row[name], actual, declared, note=row["target"])
+    if "audit_compliance" in tables or "forest_stressors_no_anchor" in tables:
+        computed |= _compare_s2_tables(tables, driven, report, declared)
     for name in tables:
         if name not in computed:
             report.checks.append(Check("tables", name, "not_expressible",
@@ -806,6 +812,72 @@ def _case_models(case: dict) -> list[str]:
         [r.get("judge") for r in inputs.get("runs") or [] if isinstance(r, dict)]
     return [litellm_model(m["provider"], m["model"]) for m in named
             if isinstance(m, dict) and m.get("provider") in LITELLM_PREFIX and m.get("model")]
+
+
+#: Our arms under the harness's names in its S2 tables.
+S2_ARM_NAMES = {"real": "claude", "filler": "filler"}
+#: The one session a replayed case runs, as the harness's S2 audit labels its own.
+S2_SESSION = "Session 1"
+
+
+def _stressor_cells(driven: Sequence[Driven]) -> list[harness_stats.StressorCell]:
+    """The stored S2 cells of our runs (a failed target call stored nothing)."""
+    cells = []
+    for d in driven:
+        rows = d.frame[(d.frame["item_kind"] == "stressor") & d.frame["response"].map(lambda v: isinstance(v, str))]
+        for row in rows.to_dict("records"):
+            cells.append(harness_stats.StressorCell(d.target_safe[row["target"]], S2_SESSION, row["position"],
+                                                    _item_name(row["item"]), row["arm"], bool(row["passed"]),
+                                                    len(row["response"])))
+    return cells
+
+
+def _harness_arms(counts: Mapping[str, Any]) -> dict:
+    return {S2_ARM_NAMES[arm]: value for arm, value in counts.items()}
+
+
+def _compare_s2_tables(tables: Mapping, driven: Sequence[Driven], report: CaseReport,
+                       declared: Sequence[dict]) -> set[str]:
+    """The S2 audit (counts and length ratios) and the stressor forest's points, computed
+    by :func:`~contextecho.stats.harness.compliance_audit` and
+    :func:`~contextecho.stats.harness.stressor_forest_points` from our cells. The targets
+    and sessions the harness's audit lists are its inputs (one without cells counts
+    zero); the forest's bootstrap bounds are reported as *resampling differs*."""
+    cells = _stressor_cells(driven)
+    done = set()
+    if "audit_compliance" in tables:
+        done.add("audit_compliance")
+        expected = decode(tables["audit_compliance"])
+        ours = harness_stats.compliance_audit(cells, targets=list(expected.get("per_target", {})),
+                                              sessions=list(expected.get("per_session", {})))
+        actual = {"overall": _harness_arms(ours["overall"]),
+                  "per_target": {t: _harness_arms(v) for t, v in ours["per_target"].items()},
+                  "per_session": {k: _harness_arms(v) for k, v in ours["per_session"].items()}}
+        for name in ("overall", "per_target", "per_session"):
+            report.add("tables", f"audit_compliance.{name}", matches(expected.get(name), actual[name]),
+                       expected.get(name), actual[name], declared)
+        for session, ratios in (expected.get("ratios_by_session") or {}).items():
+            got = ours["ratios_by_session"].get(session, {})
+            for name in ("raw_ratio", "n_raw", "cond_ratio", "n_cond"):
+                report.add("tables", f"audit_compliance.ratios_by_session.{name}",
+                           name in got and matches(ratios.get(name), got[name], 0.0 if name.startswith("n_") else 1e-9),
+                           ratios.get(name), got.get(name), declared, note=session)
+    if "forest_stressors_no_anchor" in tables:
+        done.add("forest_stressors_no_anchor")
+        for row in decode(tables["forest_stressors_no_anchor"]):
+            mine = [c for c in cells if c.target == row["target"]]
+            got = harness_stats.stressor_forest_points(mine, row.get("positions") or [])
+            for name in ("fi_c", "cl_c", "cl_r"):
+                point, lo, hi = row[name]
+                report.add("tables", f"forest_stressors_no_anchor.{name}", matches(point, got[name], 1e-9),
+                           point, got[name], declared, note=row["target"])
+                report.add("tables", f"forest_stressors_no_anchor.{name}.bounds", False, [lo, hi], None, declared,
+                           note=f"{row['target']}: resampling differs (the fixtures give the bounds of "
+                                "fig_forest_stressors.py:156-204, not its resampling)")
+            for name in ("compliance_drop", "length_inflation"):
+                report.add("tables", f"forest_stressors_no_anchor.{name}", matches(row[name], got[name], 1e-9),
+                           row[name], got[name], declared, note=row["target"])
+    return done
 
 
 def run_case(path: Path, corpus: Path, declared: Sequence[dict] | None = None) -> CaseReport:

@@ -115,7 +115,8 @@ def harness_table(primary: pd.DataFrame, *, n_resamples: int, seed: int, failure
     ``failures``: ``out`` bootstraps the valid verdicts only (ours); ``in`` every score the
     harness stored, its −1s included, as the Fig-2 forest's loader reads them
     (``plotting/fig2_forest_panelwide.py:109-111``; a verdict whose parse raised lost its
-    cell there and is left out here). ``positions``: the position labels to read, in that
+    cell there and is left out here); the sign-flip test pairs valid verdicts either way
+    (``consolidate_12model_perm.py`` drops failures). ``positions``: the position labels to read, in that
     order (the forest's ``FOREST_POSITIONS``; default every position, in step order). Under
     ``reference`` with ``failures="out"`` the gap with the −1s averaged in is given beside
     (``gap_failures_in``)."""
@@ -135,8 +136,9 @@ def harness_table(primary: pd.DataFrame, *, n_resamples: int, seed: int, failure
                                if labels[key] == label}
             arms[arm] = clustered_bootstrap_mean(by_position, n_boot=n_resamples, seed=seed)
             counts[arm] = len(by_position)
-        pairs = valid.pivot_table(index=["session", "step", "item", "replicate"], columns="arm",
-                                  values=column, aggfunc="first").dropna()
+        # The sign-flip test pairs valid verdicts only, as consolidate_12model_perm.py does.
+        pairs = g[g["score"].notna()].pivot_table(index=["session", "step", "item", "replicate"], columns="arm",
+                                                  values="score", aggfunc="first").dropna()
         deltas = list(pairs["filler"] - pairs["real"]) if {"real", "filler"} <= set(pairs.columns) else []
         _, p = sign_flip_p(deltas, n_resamples=n_resamples, seed=seed)
         row = {"target": target,
@@ -307,12 +309,26 @@ def drift_gaps_all(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
                      f"Drift gap per target (every probe run: {', '.join(p.probes)})" if len(shown) else None)
 
 
+HARNESS_COLUMNS = ["target", "real_mean", "real_lo", "real_hi", "filler_mean", "filler_lo", "filler_hi", "gap",
+                   "gap_valid_only", "gap_failures_in", "n_pairs", "perm_p", "holm_p", "gap_clustered", "gap_lo",
+                   "gap_hi"]
+
+
 def harness(run: Run, primary: pd.DataFrame, gaps: pd.DataFrame) -> pd.DataFrame:
     """The paper's own statistics (:func:`harness_table`): per-arm two-stage bootstrap
-    means, the sign-flip permutation p of the paired differences and its Holm adjustment
-    over targets, beside our position-clustered interval on the gap."""
+    means (under ``reference`` with the judge's −1 failures averaged in, as the harness's
+    forest reads them; the gap on valid verdicts only beside it, ``gap_valid_only``), the
+    sign-flip permutation p of the paired differences and its Holm adjustment over
+    targets, beside our position-clustered interval on the gap."""
     p = run.params
-    table = harness_table(primary, **_boot(p))
+    # Under reference the harness's treatment leads (its −1 verdicts averaged in, as the Fig-2
+    # forest reads them), ours beside it (failures left out and counted): both labelled.
+    failures = "in" if "reference_score" in primary else "out"
+    table = harness_table(primary, failures=failures, **_boot(p))
+    if failures == "in" and len(table):
+        ours = harness_table(primary, **_boot(p)).set_index("target")
+        table["gap_valid_only"] = table["target"].map(ours["gap"])
+        table["n_failed_verdicts"] = table["target"].map(ours["n_failed_verdicts"])
     run.out.parquet("harness", table)
     shown = pd.DataFrame({"target": [], "note": []})
     values = {}
@@ -320,15 +336,22 @@ def harness(run: Run, primary: pd.DataFrame, gaps: pd.DataFrame) -> pd.DataFrame
         shown = table.merge(gaps[["target", "estimate", "ci_low", "ci_high"]].rename(
             columns={"estimate": "gap_clustered", "ci_low": "gap_lo", "ci_high": "gap_hi"}),
             on="target", how="left") if "ci_low" in gaps else table
+        # The manuscript's table: the estimates; the counts stay in results/harness.parquet.
+        shown = shown[[c for c in HARNESS_COLUMNS if c in shown.columns]]
         for _, h in table.iterrows():
             values[h["target"]] = {
                 "perm_p": round(float(h["perm_p"]), 4) if pd.notna(h["perm_p"]) else "n/a",
                 "holm_p": round(float(h["holm_p"]), 4) if pd.notna(h["holm_p"]) else "n/a",
                 "harness_gap": round(float(h["gap"]), 2) if pd.notna(h["gap"]) else "n/a"}
-            if "gap_failures_in" in table and pd.notna(h["gap_failures_in"]):
-                values[h["target"]]["gap_failures_in"] = round(float(h["gap_failures_in"]), 2)
+            if failures == "in" and pd.notna(h["gap"]):
+                values[h["target"]]["gap_failures_in"] = round(float(h["gap"]), 2)
+            if "gap_valid_only" in table and pd.notna(h["gap_valid_only"]):
+                values[h["target"]]["gap_valid_only"] = round(float(h["gap_valid_only"]), 2)
         run.out.set(n_holm_significant=int((table["holm_p"] < 0.05).sum()))
-    run.out.set(**common.per_target(values, p.targets, ("perm_p", "holm_p", "harness_gap", "gap_failures_in"))[0])
+    run.out.set(harness_failures="averaged in (the harness's forest)" if failures == "in"
+                else "left out and counted (ours)")
+    run.out.set(**common.per_target(values, p.targets, ("perm_p", "holm_p", "harness_gap", "gap_failures_in",
+                                                        "gap_valid_only"))[0])
     return run.table("harness", shown, "Per-arm bootstrap, sign-flip p and Holm (the paper's statistics)"
                      if len(table) else None, floatfmt=".3f")
 

@@ -26,6 +26,10 @@ recommended ones; these exist so a reader can check the paper's protocol.
   resample; interval = sorted replicates at ``int(0.025 B)`` and ``int(0.975 B) − 1``.
 * :func:`paired_differences`: the B7 pairing — keys present in both arms, sorted,
   difference ``b − a``.
+* :func:`compliance_audit` (``analysis/audit_compliance_all_cells.py``) and
+  :func:`stressor_forest_points` (``plotting/fig_forest_stressors.py``, point estimates
+  only): the S2 compliance counts, length ratios and per-position rates of the harness's
+  S2 analyses.
 * Holm: :func:`contextecho.stats.multiple.holm` is the same step-down (sorted
   ascending with a stable sort, ``(m − i) p``, running maximum, capped at 1).
 """
@@ -142,3 +146,90 @@ def paired_bootstrap_ci(deltas: Sequence[float], *, n_boot: int = DEFAULT_RESAMP
     n = len(deltas)
     boots = sorted(sum(deltas[rng.randrange(n)] for _ in range(n)) / n for _ in range(n_boot))
     return boots[int(0.025 * n_boot)], boots[int(0.975 * n_boot) - 1]
+
+
+@dataclass(frozen=True)
+class StressorCell:
+    """One stored S2 cell as the harness's S2 analyses read it: which pair it belongs to
+    (target, session, position, item), its arm (``real`` or ``filler``), whether the
+    reply complied and its length in characters."""
+
+    target: str
+    session: str
+    position: str
+    item: str
+    arm: str
+    compliant: bool
+    length: int
+
+
+ARMS = ("real", "filler")
+
+
+def _arm_counts(pairs: Sequence[Mapping[str, StressorCell]]) -> dict[str, list[int]]:
+    return {arm: [sum(p[arm].compliant for p in pairs), len(pairs)] for arm in ARMS}
+
+
+def compliance_audit(cells: Sequence[StressorCell], targets: Sequence[str] = (),
+                     sessions: Sequence[str] = ()) -> dict:
+    """``analysis/audit_compliance_all_cells.py``: S2 compliance per arm as ``[n_pass, n_total]``
+    over the pairs stored in both arms (a cell lost in one arm drops its pair), overall,
+    per target and per session (``targets`` / ``sessions`` listed first, with zero counts
+    where they have no pair); per session the (real, filler) length pairs with both lengths
+    > 0 (``raw``) and of those the pairs compliant in both arms (``cond``), and the ratios
+    ``raw_ratio`` = Σ real / Σ filler and ``cond_ratio`` = mean real / mean filler (NaN
+    without pairs)."""
+    by_pair: dict[tuple, dict[str, StressorCell]] = {}
+    for c in cells:
+        by_pair.setdefault((c.target, c.session, c.position, c.item), {})[c.arm] = c
+    pairs = [p for p in by_pair.values() if set(ARMS) <= set(p)]
+    target_names = list(dict.fromkeys([*targets, *(p["real"].target for p in pairs)]))
+    session_names = list(dict.fromkeys([*sessions, *(p["real"].session for p in pairs)]))
+    out = {"overall": _arm_counts(pairs),
+           "per_target": {t: _arm_counts([p for p in pairs if p["real"].target == t]) for t in target_names},
+           "per_session": {s: _arm_counts([p for p in pairs if p["real"].session == s]) for s in session_names},
+           "raw_pairs_per_session": {}, "cond_pairs_per_session": {}, "ratios_by_session": {}}
+    for s in session_names:
+        raw = [(p["real"].length, p["filler"].length) for p in pairs
+               if p["real"].session == s and p["real"].length > 0 and p["filler"].length > 0]
+        cond = [(p["real"].length, p["filler"].length) for p in pairs
+                if p["real"].session == s and p["real"].length > 0 and p["filler"].length > 0
+                and p["real"].compliant and p["filler"].compliant]
+        out["raw_pairs_per_session"][s] = raw
+        out["cond_pairs_per_session"][s] = cond
+        if raw:
+            out["ratios_by_session"][s] = {
+                "raw_ratio": sum(a for a, _ in raw) / sum(b for _, b in raw), "n_raw": len(raw),
+                "cond_ratio": (float(np.mean([a for a, _ in cond])) / float(np.mean([b for _, b in cond])))
+                if cond else math.nan, "n_cond": len(cond)}
+    return out
+
+
+def stressor_forest_points(cells: Sequence[StressorCell], positions: Sequence[str]) -> dict:
+    """The point estimates of ``plotting/fig_forest_stressors.py`` for one target's S2
+    cells at ``positions`` (every stored cell of an arm, a lost one simply absent): per
+    position each arm's compliance (%), mean length and count; ``fi_c`` / ``cl_c`` = the
+    mean over positions of the filler / real compliance (%), ``compliance_drop`` = their
+    difference, ``cl_r`` = the mean over positions of real mean length / filler mean
+    length (``length_inflation``). Its bootstrap bounds (``:156-204``) are not here: the
+    fixtures give their results, not their procedure."""
+    per_position = {}
+    for pos in positions:
+        arm = {a: [c for c in cells if c.position == pos and c.arm == a] for a in ARMS}
+        if not arm["real"] or not arm["filler"]:
+            continue
+        per_position[pos] = {
+            "claude_compliance_pct": 100 * float(np.mean([c.compliant for c in arm["real"]])),
+            "filler_compliance_pct": 100 * float(np.mean([c.compliant for c in arm["filler"]])),
+            "claude_mean_len": float(np.mean([c.length for c in arm["real"]])),
+            "filler_mean_len": float(np.mean([c.length for c in arm["filler"]])),
+            "n_claude": len(arm["real"]), "n_filler": len(arm["filler"])}
+    if not per_position:
+        return {"per_position": {}, "fi_c": math.nan, "cl_c": math.nan, "compliance_drop": math.nan,
+                "cl_r": math.nan, "length_inflation": math.nan}
+    fi_c = float(np.mean([v["filler_compliance_pct"] for v in per_position.values()]))
+    cl_c = float(np.mean([v["claude_compliance_pct"] for v in per_position.values()]))
+    ratios = [v["claude_mean_len"] / v["filler_mean_len"] for v in per_position.values() if v["filler_mean_len"]]
+    cl_r = float(np.mean(ratios)) if ratios else math.nan
+    return {"per_position": per_position, "fi_c": fi_c, "cl_c": cl_c, "compliance_drop": fi_c - cl_c,
+            "cl_r": cl_r, "length_inflation": cl_r}
