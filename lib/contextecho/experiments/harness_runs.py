@@ -53,6 +53,7 @@ from typing import Any, Iterator, Mapping, Sequence
 import pandas as pd
 
 from ..echo.reference.cells import NamedTurn
+from ..echo.reference.scorers import REFERENCE_SCORERS
 from ..echo.reference.providers import (ANTHROPIC, COHERE, GEMINI, MISTRAL, NVIDIA, OPENAI, OPENROUTER,
                                         TOGETHER, harness_provider)
 from ..engine import llm
@@ -797,7 +798,7 @@ def compare_tables(case: dict, driven: Sequence[Driven], replay: Replay, report:
                            actual is not None and matches(row[name], actual, 0.0 if name.startswith("n_") else 1e-9),
                            row[name], actual, declared, note=row["target"])
     if "audit_compliance" in tables or "forest_stressors_no_anchor" in tables:
-        computed |= _compare_s2_tables(tables, driven, report, declared)
+        computed |= _compare_s2_tables(tables, driven, replay, report, declared)
     for name in tables:
         if name not in computed:
             report.checks.append(Check("tables", name, "not_expressible",
@@ -820,63 +821,93 @@ S2_ARM_NAMES = {"real": "claude", "filler": "filler"}
 S2_SESSION = "Session 1"
 
 
-def _stressor_cells(driven: Sequence[Driven]) -> list[harness_stats.StressorCell]:
-    """The stored S2 cells of our runs (a failed target call stored nothing)."""
+def _stressor_cells(driven: Sequence[Driven], replay: Replay | None = None) -> list[harness_stats.StressorCell]:
+    """The stored S2 cells of our runs (a failed target call stored nothing). With
+    ``replay``: as they would be had a reply of several text blocks been joined as the
+    harness joins them (newlines; the declared ``multi_block_join``), its S2 verdict
+    recomputed by the same scorer."""
     cells = []
     for d in driven:
         rows = d.frame[(d.frame["item_kind"] == "stressor") & d.frame["response"].map(lambda v: isinstance(v, str))]
         for row in rows.to_dict("records"):
-            cells.append(harness_stats.StressorCell(d.target_safe[row["target"]], S2_SESSION, row["position"],
-                                                    _item_name(row["item"]), row["arm"], bool(row["passed"]),
-                                                    len(row["response"])))
+            target = d.target_safe[row["target"]]
+            ident = (target, row["position"], ARM_NAMES[row["arm"]], _item_name(row["item"]), int(row["replicate"]))
+            text, compliant = row["response"], bool(row["passed"])
+            if replay is not None:
+                blocks = replay.used.get(("target", key_text(_fixture_key(ident, replay))), {}).get("blocks") or []
+                if len(blocks) > 1:
+                    text = "\n".join(blocks)
+                    compliant = bool(REFERENCE_SCORERS.get(row["scorer"])(text))
+            cells.append(harness_stats.StressorCell(target, S2_SESSION, row["position"], _item_name(row["item"]),
+                                                    row["arm"], compliant, len(text)))
     return cells
+
+
+def _explained(report: CaseReport, name: str, expected: Any, ours: Any, joined: Any, declared: Sequence[dict],
+               tolerance: float = 0.0, note: str = "") -> None:
+    """A table field: a pass when ours agrees; a declared divergence when it agrees only
+    with multi-block replies joined the harness's way (and ``multi_block_join`` is
+    declared); else a failure."""
+    if matches(expected, ours, tolerance):
+        report.add("tables", name, True, expected, ours, declared, note=note)
+        return
+    why = _declared(declared, report.family, "cells", "multi_block_join")
+    if why is not None and matches(expected, joined, tolerance):
+        report.checks.append(Check("tables", name, "declared", expected, ours,
+                                   f"{note}: agrees once multi-block replies are joined as the harness joins "
+                                   f"them ({why['reason'][:120]})".lstrip(": ")))
+        return
+    report.add("tables", name, False, expected, ours, declared, note=note)
 
 
 def _harness_arms(counts: Mapping[str, Any]) -> dict:
     return {S2_ARM_NAMES[arm]: value for arm, value in counts.items()}
 
 
-def _compare_s2_tables(tables: Mapping, driven: Sequence[Driven], report: CaseReport,
+def _compare_s2_tables(tables: Mapping, driven: Sequence[Driven], replay: Replay, report: CaseReport,
                        declared: Sequence[dict]) -> set[str]:
     """The S2 audit (counts and length ratios) and the stressor forest's points, computed
     by :func:`~contextecho.stats.harness.compliance_audit` and
     :func:`~contextecho.stats.harness.stressor_forest_points` from our cells. The targets
     and sessions the harness's audit lists are its inputs (one without cells counts
     zero); the forest's bootstrap bounds are reported as *resampling differs*."""
-    cells = _stressor_cells(driven)
+    versions = {"ours": _stressor_cells(driven), "joined": _stressor_cells(driven, replay)}
     done = set()
     if "audit_compliance" in tables:
         done.add("audit_compliance")
         expected = decode(tables["audit_compliance"])
-        ours = harness_stats.compliance_audit(cells, targets=list(expected.get("per_target", {})),
-                                              sessions=list(expected.get("per_session", {})))
-        actual = {"overall": _harness_arms(ours["overall"]),
-                  "per_target": {t: _harness_arms(v) for t, v in ours["per_target"].items()},
-                  "per_session": {k: _harness_arms(v) for k, v in ours["per_session"].items()}}
+        audits = {k: harness_stats.compliance_audit(cells, targets=list(expected.get("per_target", {})),
+                                                    sessions=list(expected.get("per_session", {})))
+                  for k, cells in versions.items()}
+        shaped = {k: {"overall": _harness_arms(a["overall"]),
+                      "per_target": {t: _harness_arms(v) for t, v in a["per_target"].items()},
+                      "per_session": {s_: _harness_arms(v) for s_, v in a["per_session"].items()}}
+                  for k, a in audits.items()}
         for name in ("overall", "per_target", "per_session"):
-            report.add("tables", f"audit_compliance.{name}", matches(expected.get(name), actual[name]),
-                       expected.get(name), actual[name], declared)
+            _explained(report, f"audit_compliance.{name}", expected.get(name), shaped["ours"][name],
+                       shaped["joined"][name], declared)
         for session, ratios in (expected.get("ratios_by_session") or {}).items():
-            got = ours["ratios_by_session"].get(session, {})
+            got = {k: a["ratios_by_session"].get(session, {}) for k, a in audits.items()}
             for name in ("raw_ratio", "n_raw", "cond_ratio", "n_cond"):
-                report.add("tables", f"audit_compliance.ratios_by_session.{name}",
-                           name in got and matches(ratios.get(name), got[name], 0.0 if name.startswith("n_") else 1e-9),
-                           ratios.get(name), got.get(name), declared, note=session)
+                _explained(report, f"audit_compliance.ratios_by_session.{name}", ratios.get(name),
+                           got["ours"].get(name), got["joined"].get(name), declared,
+                           0.0 if name.startswith("n_") else 1e-9, session)
     if "forest_stressors_no_anchor" in tables:
         done.add("forest_stressors_no_anchor")
         for row in decode(tables["forest_stressors_no_anchor"]):
-            mine = [c for c in cells if c.target == row["target"]]
-            got = harness_stats.stressor_forest_points(mine, row.get("positions") or [])
+            got = {k: harness_stats.stressor_forest_points([c for c in cells if c.target == row["target"]],
+                                                           row.get("positions") or [])
+                   for k, cells in versions.items()}
             for name in ("fi_c", "cl_c", "cl_r"):
                 point, lo, hi = row[name]
-                report.add("tables", f"forest_stressors_no_anchor.{name}", matches(point, got[name], 1e-9),
-                           point, got[name], declared, note=row["target"])
+                _explained(report, f"forest_stressors_no_anchor.{name}", point, got["ours"][name],
+                           got["joined"][name], declared, 1e-9, row["target"])
                 report.add("tables", f"forest_stressors_no_anchor.{name}.bounds", False, [lo, hi], None, declared,
                            note=f"{row['target']}: resampling differs (the fixtures give the bounds of "
                                 "fig_forest_stressors.py:156-204, not its resampling)")
             for name in ("compliance_drop", "length_inflation"):
-                report.add("tables", f"forest_stressors_no_anchor.{name}", matches(row[name], got[name], 1e-9),
-                           row[name], got[name], declared, note=row["target"])
+                _explained(report, f"forest_stressors_no_anchor.{name}", row[name], got["ours"][name],
+                           got["joined"][name], declared, 1e-9, row["target"])
     return done
 
 
