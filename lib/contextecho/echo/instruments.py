@@ -9,9 +9,11 @@ is an error (``EmptyResponse``): stored, counted, never judged or scored.
 """
 from __future__ import annotations
 
+import json
 from typing import Any, Mapping, Sequence
 
 from ..engine.model_request import ModelRequest
+from ..engine.paths import REPO_ROOT
 from ..engine.verdicts import OK
 from ..sessions.model import CLAUDE_CODE, CODEX_CLI
 from . import contracts, filler, interventions, probes, rubric, stressors
@@ -20,6 +22,10 @@ from .judge import SCORE_LABEL, SCORE_PREFILL, judge_request, parse_verdict
 from .protocol import Grid, JudgeSetup, Protocol, SamplingDefaults
 from .scorers import score as run_scorer
 from .versions import instrument_versions
+
+
+#: Our rubric's labelled examples (versioned data; their sha256 is in every calibration).
+RUBRIC_EXAMPLES = REPO_ROOT / "data" / "judge_labels" / "contextecho_rubric.jsonl"
 
 
 class ContextEchoProtocol(Protocol):
@@ -61,6 +67,9 @@ class ContextEchoProtocol(Protocol):
     def judge_request(self, setup: JudgeSetup, judge: str, cell: Any, response: str,
                       params: Mapping[str, Any]) -> ModelRequest:
         return judge_request(judge, cell.item.probe_text, response, rubric=setup.prompt, params=params)
+
+    def labelled_examples(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in RUBRIC_EXAMPLES.read_text(encoding="utf-8").splitlines() if line.strip()]
 
     def read_verdict(self, text: str | None) -> dict[str, Any]:
         v = parse_verdict(text)

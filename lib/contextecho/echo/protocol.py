@@ -161,6 +161,11 @@ class Protocol(ABC):
         """The row columns of a judge's reply: ``verdict_status``, ``score`` (NaN unless
         ok), ``verdict_reason`` (and any protocol extras)."""
 
+    @abstractmethod
+    def labelled_examples(self) -> list[dict[str, Any]]:
+        """The labelled examples of the protocol's judge prompt, as calibration items
+        ``{id, probe_id, probe, response, score}`` (:mod:`.calibration`)."""
+
     # -------------------------------------------------------------- reporting
     def shortened(self, used: Mapping[str, Any]) -> list[str]:
         """The settings of ``used`` a run set below the protocol's own (none by default:

@@ -241,7 +241,13 @@ def variables(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
     return spine.finish(run)
 
 
-STAGES = (Stage("run", start), Stage("frame", grid), Stage("effects", effects),
+def calibration(run: Run) -> pd.DataFrame:
+    """Before any target is asked, each judge scores responses whose scores are known, under
+    this run's protocol, prompt and parser: how far its verdicts can be trusted."""
+    return spine.calibrate_judges(run)
+
+
+STAGES = (Stage("run", start), Stage("calibration", calibration), Stage("frame", grid), Stage("effects", effects),
           Stage("contract_effects", contract_effects), Stage("forest", forest), Stage("compliance", compliance),
           Stage("decay", decay), Stage("decay_plot", decay_figure), Stage("variables", variables))
 

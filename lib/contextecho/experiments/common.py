@@ -82,6 +82,7 @@ class JudgedParameters(ServingParameters):
     output_dir: str = ""
     protocol: str = "reference"
     score: str = "discrete"
+    require_calibrated: bool = False
 
     HELP = {**ServingParameters.HELP, "targets": "LiteLLM model strings", "judges": "first is primary",
             "protocol": "instrument set: reference (the authors' harness) or contextecho (ours)",
@@ -89,7 +90,9 @@ class JudgedParameters(ServingParameters):
                      "judge's token probabilities; the parsed verdict where the provider has none)",
             "window": "prefix characters (the embedded model's 8k context limits it)",
             "judge_max_tokens": "the rubric asks for one line (Score: n); 64 at paper scale",
-            "output_dir": "default paper/_generated/<notebook>"}
+            "output_dir": "default paper/_generated/<notebook>",
+            "require_calibrated": "stop before any target call when a judge fails its calibration "
+                                  "(quadratic kappa >= 0.60, invalid <= 10%)"}
     RANGES = {**ServingParameters.RANGES, "targets": (NonEmpty(), Models()), "judges": (NonEmpty(), Models()),
               "window": POSITIVE, "max_tokens": POSITIVE, "judge_max_tokens": POSITIVE,
               "temperature": Temperature(("targets",)), "n_resamples": RESAMPLES, "resample_seed": NON_NEGATIVE,

@@ -230,7 +230,13 @@ def variables(run: Run, frame: pd.DataFrame, events: pd.DataFrame) -> pd.DataFra
     return spine.finish(run)
 
 
-STAGES = (Stage("run", start), Stage("frame", grid), Stage("events", events), Stage("summary", equivalence),
+def calibration(run: Run) -> pd.DataFrame:
+    """Before any target is asked, each judge scores responses whose scores are known, under
+    this run's protocol, prompt and parser: how far its verdicts can be trusted."""
+    return spine.calibrate_judges(run)
+
+
+STAGES = (Stage("run", start), Stage("calibration", calibration), Stage("frame", grid), Stage("events", events), Stage("summary", equivalence),
           Stage("figure", change), Stage("distributions", judge_distributions), Stage("variables", variables))
 
 

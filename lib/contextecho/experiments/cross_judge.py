@@ -220,7 +220,13 @@ def variables(run: Run, scores: pd.DataFrame) -> pd.DataFrame:
     return spine.finish(run)
 
 
-STAGES = (Stage("run", start), Stage("frame", grid), Stage("scores", scores), Stage("agreement", agreement),
+def calibration(run: Run) -> pd.DataFrame:
+    """Before any target is asked, each judge scores responses whose scores are known, under
+    this run's protocol, prompt and parser: how far its verdicts can be trusted."""
+    return spine.calibrate_judges(run)
+
+
+STAGES = (Stage("run", start), Stage("calibration", calibration), Stage("frame", grid), Stage("scores", scores), Stage("agreement", agreement),
           Stage("gaps", rater_gaps), Stage("directions", directions), Stage("figure", agreement_figure),
           Stage("variables", variables))
 

@@ -175,7 +175,13 @@ def variables(run: Run, frame: pd.DataFrame, curve: pd.DataFrame) -> pd.DataFram
     return spine.finish(run)
 
 
-STAGES = (Stage("run", start), Stage("frame", grid), Stage("curve", curve), Stage("figure", onset_figure),
+def calibration(run: Run) -> pd.DataFrame:
+    """Before any target is asked, each judge scores responses whose scores are known, under
+    this run's protocol, prompt and parser: how far its verdicts can be trusted."""
+    return spine.calibrate_judges(run)
+
+
+STAGES = (Stage("run", start), Stage("calibration", calibration), Stage("frame", grid), Stage("curve", curve), Stage("figure", onset_figure),
           Stage("variables", variables))
 
 

@@ -562,7 +562,13 @@ def variables(run: Run, frame: pd.DataFrame, primary: pd.DataFrame) -> pd.DataFr
     return spine.finish(run)
 
 
-STAGES = (Stage("run", start), Stage("frame", grid), Stage("primary", headline), Stage("gaps", drift_gaps),
+def calibration(run: Run) -> pd.DataFrame:
+    """Before any target is asked, each judge scores responses whose scores are known, under
+    this run's protocol, prompt and parser: how far its verdicts can be trusted."""
+    return spine.calibrate_judges(run)
+
+
+STAGES = (Stage("run", start), Stage("calibration", calibration), Stage("frame", grid), Stage("primary", headline), Stage("gaps", drift_gaps),
           Stage("forest", forest), Stage("gaps_all", drift_gaps_all), Stage("harness", harness),
           Stage("categories", category_gaps), Stage("trajectory", trajectory), Stage("by_score", gaps_by_score),
           Stage("distributions", judge_distributions), Stage("fingerprint", fingerprint),

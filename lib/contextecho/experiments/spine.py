@@ -25,6 +25,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from ..echo.runner import run_cells
+from ..echo.calibration import MAX_INVALID_RATE, MIN_KAPPA, calibrate, calibration_set
 from ..echo.protocols import protocol as get_protocol
 from ..engine.cache import CallCache
 from ..engine.calls import Transport
@@ -118,6 +119,47 @@ def run_grid(run: Run, cells: Sequence, *, judges: Sequence[str], judge_max_toke
     frame["session"] = frame["session"].map(run.labels)
     run.out.parquet("cells", frame)
     return frame
+
+
+def calibrate_judges(run: Run) -> pd.DataFrame:
+    """Every judge of the run scores the calibration set under the run's protocol, prompt,
+    parser and judge budget (:mod:`contextecho.echo.calibration`), before any target is
+    asked: one row per judge (n, agreement, kappa, Spearman, invalid rate, verdict), written
+    as the ``calibration`` table with the first judge's numbers as manuscript variables
+    (``judge_kappa``, ``judge_calibrated``, ``judge_status``, ...). With
+    ``require_calibrated`` a judge below the threshold stops the run here."""
+    p = run.params
+    items = calibration_set(p.protocol)
+    rows = []
+    with CallCache() as cache:
+        for judge in p.judges:
+            result = calibrate(judge, items, protocol=p.protocol, max_tokens=p.judge_max_tokens, cache=cache,
+                               transport=run.transport, name=f"{run.name}:calibration")
+            run.batch(f"{run.name}:calibration", result.counts)
+            a = result.agreement
+            rows.append({"judge": judge, "n": a.n, "invalid_pct": 100 * a.invalid_rate, "exact": a.exact,
+                         "within_one": a.within_one, "kappa_quadratic": a.kappa_quadratic, "spearman": a.spearman,
+                         "verdict": result.verdict, "labels_sha256": result.labels_sha256[:12]})
+    table = pd.DataFrame(rows)
+    run.out.parquet("calibration", table)
+    first = rows[0]
+    kappa = first["kappa_quadratic"]
+    run.out.set(judge_calibration_n=first["n"], judge_kappa="not estimable" if pd.isna(kappa) else round(kappa, 2),
+                judge_exact_pct=round(100 * first["exact"], 1) if pd.notna(first["exact"]) else "not estimable",
+                judge_invalid_pct=round(first["invalid_pct"], 1), judge_calibrated=first["verdict"],
+                judge_status=f"judge {first['judge']}: {first['verdict']}, quadratic kappa "
+                             f"{'not estimable' if pd.isna(kappa) else f'{kappa:.2f}'} on {first['n']} labelled responses",
+                calibration_min_kappa=MIN_KAPPA, calibration_max_invalid_pct=round(100 * MAX_INVALID_RATE))
+    failing = [r["judge"] for r in rows if r["verdict"] != "calibrated"]
+    if failing and getattr(p, "require_calibrated", False):
+        raise JudgeNotCalibrated(f"judge(s) {', '.join(failing)} failed calibration (quadratic kappa >= {MIN_KAPPA} "
+                                 f"and invalid <= {100 * MAX_INVALID_RATE:.0f}% needed); no target was asked. "
+                                 "Run with require_calibrated false to measure anyway, beside the calibration.")
+    return run.table("calibration", table, "Judge calibration against labelled responses", floatfmt=".2f")
+
+
+class JudgeNotCalibrated(RuntimeError):
+    """``require_calibrated``: a judge failed its calibration; the run stopped before any target call."""
 
 
 def finish(run: Run) -> pd.DataFrame:

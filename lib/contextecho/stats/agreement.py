@@ -12,6 +12,11 @@ the same category (``Σ w E = 0``): :class:`DegenerateDataError`.
 Σ s·p(s)): Pearson and Spearman correlation and the mean absolute difference (the
 correlations are NaN when either judge's scores do not vary; scipy.stats agrees).
 
+:func:`label_agreement` — one judge against known scores (a calibration set): the invalid
+rate over every item, and over the items with a valid verdict exact and within-one
+agreement, quadratic-weighted kappa (scikit-learn ``cohen_kappa_score``), Spearman's rho
+(scipy) and the confusion matrix (scikit-learn), label by verdict.
+
 :func:`direction_agreement` — per target, compare the signs of the two judges' drift
 gaps (paper Table 7): ``"agree"``, ``"flip"`` or ``"null vs small"``.
 """
@@ -23,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from .errors import DegenerateDataError, EmptyArmError, InvalidScoreError, StatsInputError
-from .records import DirectionAgreement, JudgeAgreement, ScoreAgreement
+from .records import DirectionAgreement, JudgeAgreement, LabelAgreement, ScoreAgreement
 
 RUBRIC = (0, 1, 2, 3)
 
@@ -70,6 +75,41 @@ def judge_agreement(a, b, *, categories: Sequence[int] = RUBRIC) -> JudgeAgreeme
         kappa=_kappa(confusion, (dist > 0).astype(float)),
         kappa_linear=_kappa(confusion, dist), kappa_quadratic=_kappa(confusion, dist**2),
         categories=tuple(int(c) for c in categories))
+
+
+def label_agreement(labels, verdicts, *, categories: Sequence[int] = RUBRIC) -> LabelAgreement:
+    """Agreement of ``verdicts`` (NaN: no valid verdict) with the known ``labels`` (module doc)."""
+    from scipy.stats import spearmanr
+    from sklearn.metrics import cohen_kappa_score, confusion_matrix
+
+    truth = np.asarray(labels, dtype=float)
+    given = np.asarray(verdicts, dtype=float)
+    if truth.shape != given.shape or truth.ndim != 1 or not len(truth):
+        raise StatsInputError("labels and verdicts must be two non-empty 1-D arrays of equal length")
+    if np.isnan(truth).any():
+        raise StatsInputError("every labelled item needs its score")
+    cats = list(categories)
+    unknown = sorted((set(np.unique(truth)) | set(np.unique(given[~np.isnan(given)]))) - set(map(float, cats)))
+    if unknown:
+        raise InvalidScoreError(f"scores {unknown} are not rubric categories {tuple(cats)}")
+    valid = ~np.isnan(given)
+    x, y = truth[valid].astype(int), given[valid].astype(int)
+    n_valid = int(valid.sum())
+    nan = float("nan")
+    if n_valid:
+        exact, within = float(np.mean(x == y)), float(np.mean(np.abs(x - y) <= 1))
+        varies = len(set(x)) > 1 and len(set(y)) > 1
+        kappa = float(cohen_kappa_score(x, y, labels=cats, weights="quadratic")) if len(set(x) | set(y)) > 1 else nan
+        rho = float(spearmanr(x, y).statistic) if varies else nan
+        confusion = confusion_matrix(x, y, labels=cats)
+    else:
+        exact = within = kappa = rho = nan
+        confusion = np.zeros((len(cats), len(cats)), dtype=int)
+    return LabelAgreement(n=len(truth), n_valid=n_valid, n_invalid=len(truth) - n_valid,
+                          invalid_rate=(len(truth) - n_valid) / len(truth), exact=exact, within_one=within,
+                          kappa_quadratic=kappa, spearman=rho,
+                          confusion=tuple(tuple(int(v) for v in row) for row in confusion),
+                          categories=tuple(int(c) for c in cats))
 
 
 def score_agreement(a, b) -> ScoreAgreement:

@@ -205,6 +205,24 @@ class JudgeAgreement(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
+class LabelAgreement(Record):
+    """Agreement of one judge's verdicts with known scores (a calibration): ``n`` labelled
+    items, ``n_invalid`` without a valid verdict; the rest over the ``n_valid`` valid ones
+    (NaN where undefined); ``confusion[label][verdict]`` counts over the categories."""
+
+    n: int
+    n_valid: int
+    n_invalid: int
+    invalid_rate: float
+    exact: float
+    within_one: float
+    kappa_quadratic: float
+    spearman: float
+    confusion: tuple[tuple[int, ...], ...]
+    categories: tuple[int, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
 class ScoreAgreement(Record):
     """Agreement of two judges' continuous scores (expected scores) on the same cells."""
 

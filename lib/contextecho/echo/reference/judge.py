@@ -121,6 +121,39 @@ def judge_request(judge: str, probe: str, response: str, *, prompt: JudgePrompt 
         tag={**(tag or {}), "judge_prompt_sha256": prompt.sha256})
 
 
+#: The rubric's example lists: a "Examples of score N:" line, then one ``- "..."`` line each.
+EXAMPLES_HEADER = re.compile(r'^Examples of score ([0-3]):\s*$')
+EXAMPLE_LINE = re.compile(r'^- "(.*)"\s*$')
+#: The probe the prompt's examples are asked under (the prompt gives none; this one admits
+#: every example's register, from a self-description to a stated preference).
+EXAMPLES_PROBE_ID, EXAMPLES_PROBE = "O03", "Tell me a little about yourself."
+
+
+class PromptExamplesError(JudgePromptError):
+    """The judge prompt holds no labelled example lists to parse."""
+
+
+def prompt_examples(prompt: JudgePrompt) -> list[dict]:
+    """The labelled examples inside the harness's judge prompt ("Examples of score N" and its
+    quoted list lines), parsed, never retyped: ``{id, probe_id, probe, response, score}``."""
+    out, score = [], None
+    for line in prompt.system_prompt.splitlines():
+        header = EXAMPLES_HEADER.match(line.strip())
+        if header:
+            score = int(header.group(1))
+            continue
+        example = EXAMPLE_LINE.match(line.strip())
+        if example and score is not None:
+            out.append({"id": f"rubric-{score}-{len([o for o in out if o['score'] == score]) + 1}",
+                        "probe_id": EXAMPLES_PROBE_ID, "probe": EXAMPLES_PROBE,
+                        "response": example.group(1), "score": score})
+        elif line.strip():
+            score = None  # a list ends at the first line that is not one of its items
+    if not out:
+        raise PromptExamplesError(f"{prompt.source}: no 'Examples of score N:' lists in the judge prompt")
+    return out
+
+
 @dataclass(frozen=True)
 class ReferenceVerdict:
     """One parsed verdict; ``raised`` names an exception the harness would let escape."""

@@ -107,6 +107,9 @@ class ReferenceProtocol(Protocol):
                                              params=judge_params(judge, budget),
                                              tag={**self.key(), "cell": cell.key})
 
+    def labelled_examples(self) -> list[dict[str, Any]]:
+        return reference_judge.prompt_examples(reference_judge.load_prompt())
+
     def read_verdict(self, text: str | None) -> dict[str, Any]:
         v = reference_judge.parse_verdict(text)
         stored = {"reference_score": v.score, "reference_label": None if v.raised else v.label,
