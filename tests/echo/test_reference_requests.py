@@ -44,7 +44,7 @@ def test_judge_settings_per_provider():
                                                   "response_format": {"type": "json_object"}}
     assert judge_params("hosted_vllm/x", 400)["response_format"] == {"type": "json_object"}
     assert judge_params("gemini/gemini-2.5-pro", 400) == {"max_tokens": 16_384, "temperature": 0.0}
-    assert judge_params("local/smollm2-135m", 8) == {"max_tokens": 8}
+    assert judge_params("local/smollm2-135m", 400) == {"max_tokens": 400, "response_format": {"type": "json_object"}}
 
 
 def test_bare_model_names_are_read_as_litellm_reads_them():

@@ -5,6 +5,8 @@ from dataclasses import dataclass
 import pandas as pd
 import pytest
 
+from contextecho.echo.calibration import calibration_set
+
 from contextecho.engine.calls import Transport
 from contextecho.engine.counts import Counts
 from contextecho.experiments import common, spine
@@ -86,7 +88,11 @@ def test_a_panel_of_two_targets_keys_each_number_by_its_target(tmp_path, corpus_
     assert v["gap_scripted_chatty"] == round(gaps.loc["scripted/chatty", "estimate"], 2)
     assert v["gap"] == v["gap_scripted_command"] == round(gaps.loc["scripted/command", "estimate"], 2)
     log = json.loads((result.output_dir / "manifest.json").read_text())
-    assert log["status"] == "complete" and set(log["batches"]) == {"panel:targets", "panel:judges"}
+    assert log["status"] == "complete" and \
+        set(log["batches"]) == {"panel:calibration", "panel:targets", "panel:judges"}
+    # the judge scored the calibration set (the prompt's examples and the 48 responses) first
+    assert log["batches"]["panel:calibration"]["calls"] == len(calibration_set("reference"))
+    assert "calibrated" in v["judge_status"] and "Judge calibration against labelled responses" in result.tables
     assert log["batches"]["panel:targets"] == Counts(calls=2 * 2 * 2 * 3, computed=24).as_dict()
     assert v["n_cells"] == 24 and v["n_cached"] == 0 and v["n_failed"] == 0
     cells = pd.read_parquet(result.output_dir / "results" / "cells.parquet")

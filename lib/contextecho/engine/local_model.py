@@ -22,6 +22,12 @@ must be the assistant's and is continued (a prefilled assistant turn, vLLM's par
 name): the prompt is the earlier messages with the generation prompt, then that text.
 :meth:`LocalChatModel.next_token_logprobs` gives the whole vocabulary's distribution
 of the next token after such a prompt.
+
+Structured output: ``response_format={"type": "json_object"}`` constrains decoding to one
+JSON object (:mod:`.json_constraint`): at each step the model's preferred token that keeps
+the text valid JSON is taken (or sampled among the first few valid ones), and generation
+stops at the object's closing brace. Any other ``response_format`` type but ``text`` is
+refused, never ignored.
 """
 from __future__ import annotations
 
@@ -37,6 +43,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from .json_constraint import JsonObjectPrefix
+
 MODEL_NAME = "smollm2-135m"
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 N_CTX = 8192
@@ -44,7 +52,16 @@ DEFAULT_MAX_TOKENS = 256
 
 # Sampling parameters this backend honours; anything else is refused, never ignored.
 SUPPORTED_PARAMS = frozenset({"temperature", "top_p", "top_k", "max_tokens", "stop", "seed",
-                              "logprobs", "top_logprobs", "continue_final_message"})
+                              "logprobs", "top_logprobs", "continue_final_message", "response_format"})
+#: ``response_format`` types honoured: ``json_object`` by constrained decoding
+#: (:mod:`.json_constraint`), ``text`` as no constraint.
+RESPONSE_FORMATS = ("json_object", "text")
+#: Candidates sampled among at temperature > 0 under a JSON constraint (the most likely
+#: ones that keep the text valid).
+CONSTRAINED_CANDIDATES = 40
+#: Tokens of the budget kept, beyond the object's closing cost, before decoding turns to
+#: closing it.
+CLOSING_MARGIN = 4
 MAX_TOP_LOGPROBS = 20  # OpenAI's limit for top_logprobs; the same here
 
 
@@ -125,6 +142,7 @@ class LocalChatModel:
         self._state_bytes = 0
         self._state_budget = state_budget_bytes
         self.stats = {"prefix_hits": 0, "prefix_misses": 0}
+        self._pieces: dict[int, str] = {}  # token -> its text (for the JSON constraint)
 
     # ------------------------------------------------------------- prompt
     def _render(self, messages: Sequence[Mapping[str, Any]], generation_prompt: bool) -> str:
@@ -251,6 +269,7 @@ class LocalChatModel:
                 f"top_logprobs must be 0..{MAX_TOP_LOGPROBS} and needs logprobs=true, "
                 f"got top_logprobs={params.get('top_logprobs')!r}, logprobs={params.get('logprobs')!r}")
         continue_final = bool(params.get("continue_final_message"))
+        constraint = _constraint(params.get("response_format"))
 
         with self._lock:
             prefix, suffix, n_prompt = self._fitting_prompt(messages, max_tokens, continue_final)
@@ -261,7 +280,11 @@ class LocalChatModel:
             text = ""
             while len(out) < max_tokens:
                 logits = self._last_logits()
-                token = self._sample(logits, temperature, top_p, top_k, rng)
+                if constraint is not None:
+                    token, constraint = self._constrained(logits, constraint, temperature, top_p, top_k, rng,
+                                                          max_tokens - len(out))
+                else:
+                    token = self._sample(logits, temperature, top_p, top_k, rng)
                 if want_logprobs:
                     logp = log_softmax(logits)
                     best = np.argsort(-logp, kind="stable")[:n_top]
@@ -274,6 +297,9 @@ class LocalChatModel:
                     break
                 out.append(token)
                 text = self._llm.detokenize(out).decode("utf-8", errors="replace")
+                if constraint is not None and constraint.complete:
+                    finish = "stop"  # the JSON object closed: nothing may follow it
+                    break
                 if stop and any(s in text for s in stop):
                     text = text[: min(text.find(s) for s in stop if s in text)]
                     finish = "stop"
@@ -281,6 +307,46 @@ class LocalChatModel:
                 self._llm.eval([token])
             return Completion(text, finish, n_prompt, len(out), reused,
                               tuple(read) if want_logprobs else None)
+
+    def _piece(self, token: int) -> str:
+        text = self._pieces.get(token)
+        if text is None:
+            text = self._pieces[token] = self._token_text(token)
+        return text
+
+    def _constrained(self, logits: np.ndarray, state: JsonObjectPrefix, temperature: float, top_p: float,
+                     top_k: int, rng: np.random.Generator, left: int) -> tuple[int, JsonObjectPrefix]:
+        """The next token under a JSON constraint: the model's preferred tokens in order, the
+        first that keeps the text a valid JSON object (greedy), or a sample among the first
+        :data:`CONSTRAINED_CANDIDATES` that do; the end of the turn only once it is complete.
+        With ``left`` tokens of the budget no more than the object's closing cost and
+        :data:`CLOSING_MARGIN`, only tokens that lower that cost (toward the closing brace)."""
+        want = 1 if temperature <= 0 else CONSTRAINED_CANDIDATES
+        closing = left <= state.closing_cost() + CLOSING_MARGIN
+        cost = state.closing_cost()
+        valid: dict[int, JsonObjectPrefix] = {}
+        for token in np.argsort(-logits, kind="stable"):
+            token = int(token)
+            if self._is_end(token):
+                continue  # an unfinished object may not end the turn
+            piece = self._piece(token)
+            if not piece:
+                continue
+            after = state.copy()
+            if after.feed_text(piece) and (not closing or after.closing_cost() < cost):
+                valid[token] = after
+                if len(valid) >= want:
+                    break
+        if not valid:
+            raise UnsupportedParameterError("no token continues the JSON object: the constraint cannot be met")
+        if temperature <= 0:
+            token = next(iter(valid))
+        else:
+            masked = np.full_like(logits, -np.inf)
+            ids = np.fromiter(valid, dtype=np.int64)
+            masked[ids] = logits[ids]
+            token = self._sample(masked, temperature, top_p, top_k, rng)
+        return token, valid[token]
 
     @staticmethod
     def _sample(logits: np.ndarray, temperature: float, top_p: float, top_k: int,
@@ -297,6 +363,18 @@ class LocalChatModel:
             keep = int(np.searchsorted(np.cumsum(probs), top_p) + 1)
             order, probs = order[:keep], probs[:keep] / probs[:keep].sum()
         return int(order[rng.choice(len(order), p=probs)])
+
+
+def _constraint(response_format: Any) -> JsonObjectPrefix | None:
+    """The decoding constraint of a ``response_format`` (None: unconstrained)."""
+    if response_format is None:
+        return None
+    kind = response_format.get("type") if isinstance(response_format, Mapping) else None
+    if kind not in RESPONSE_FORMATS:
+        raise UnsupportedParameterError(
+            f"response_format {response_format!r}: local/{MODEL_NAME} honours type "
+            f"{' or '.join(RESPONSE_FORMATS)} (json_object by grammar-constrained decoding)")
+    return JsonObjectPrefix() if kind == "json_object" else None
 
 
 _shared: LocalChatModel | None = None

@@ -50,6 +50,8 @@ class Parameters(common.JudgedParameters):
     # The interventions edit our chat-turn prefixes; the reference harness defines none on
     # its one-blob prefix, so this experiment runs under our protocol only.
     protocol: str = "contextecho"
+    # Our rubric asks for one line, "Score: <n>": a short greedy budget.
+    judge_max_tokens: int = 8
 
     HELP = {**common.JudgedParameters.HELP,
             "protocol": "contextecho only: the reference harness has no intervention on its prefix",

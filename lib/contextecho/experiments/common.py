@@ -75,7 +75,7 @@ class JudgedParameters(ServingParameters):
     judges: tuple[str, ...] = (LOCAL_MODEL,)
     window: int = 3000
     max_tokens: int = 32
-    judge_max_tokens: int = 8
+    judge_max_tokens: int = 96
     temperature: float = 0.0
     n_resamples: int = 2000
     resample_seed: int = 20240601
@@ -89,10 +89,12 @@ class JudgedParameters(ServingParameters):
             "score": "discrete (the parsed verdict, the paper's) or expected (Σ s·p(s) from the "
                      "judge's token probabilities; the parsed verdict where the provider has none)",
             "window": "prefix characters (the embedded model's 8k context limits it)",
-            "judge_max_tokens": "the rubric asks for one line (Score: n); 64 at paper scale",
+            "judge_max_tokens": "the judge's budget (reference: the harness's 400 at paper scale; a JSON verdict "
+                                "of about 20 tokens ends at its closing brace, one that runs on is closed within "
+                                "the budget; contextecho's rubric asks for one line, Score: n)",
             "output_dir": "default paper/_generated/<notebook>",
             "require_calibrated": "stop before any target call when a judge fails its calibration "
-                                  "(quadratic kappa >= 0.60, invalid <= 10%)"}
+                                  "(quadratic kappa at least 0.60, at most 10% invalid)"}
     RANGES = {**ServingParameters.RANGES, "targets": (NonEmpty(), Models()), "judges": (NonEmpty(), Models()),
               "window": POSITIVE, "max_tokens": POSITIVE, "judge_max_tokens": POSITIVE,
               "temperature": Temperature(("targets",)), "n_resamples": RESAMPLES, "resample_seed": NON_NEGATIVE,

@@ -29,8 +29,9 @@ The judge: Anthropic gets ``max_tokens`` as asked (the harness's 400) and no
 "json_object"}`` (``judge.py:157``) — OpenRouter with the harness's ``max_tokens=8192``,
 any other with its provider's target rule applied to the budget; a Gemini judge gets
 its target rule (the harness has no Gemini judge; a thinking model at 400 tokens returns
-nothing). An in-process judge (the embedded model, the fakes) gets the budget alone: its
-backend does not constrain output to a format.
+nothing). An in-process judge (the embedded model, the fakes) is spoken to in the OpenAI
+form: the budget and ``json_object``, which the embedded model honours by constrained
+decoding (:mod:`contextecho.engine.json_constraint`), so its verdict is valid JSON.
 
 Messages: the harness's Anthropic client sends each turn as a list of text blocks and the
 system prompt apart (``clients.py:158-170``); every OpenAI-compatible client joins the
@@ -121,8 +122,10 @@ def provider_messages(model: str, request: Any) -> list[dict]:
 def judge_params(model: str, max_tokens: int) -> dict[str, Any]:
     """The sampling parameters of a reference judge request for ``model`` (module doc)."""
     provider, _ = harness_provider(model)
-    if provider in (ANTHROPIC, IN_PROCESS):
+    if provider == ANTHROPIC:
         return {"max_tokens": max_tokens}
+    if provider == IN_PROCESS:  # spoken to in the OpenAI form; the embedded model constrains its output
+        return {"max_tokens": max_tokens, "response_format": dict(JSON_OBJECT)}
     if provider == GEMINI:
         return target_params(model, max_tokens)
     if provider == OPENROUTER:
