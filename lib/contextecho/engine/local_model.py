@@ -322,8 +322,8 @@ class LocalChatModel:
         With ``left`` tokens of the budget no more than the object's closing cost and
         :data:`CLOSING_MARGIN`, only tokens that lower that cost (toward the closing brace)."""
         want = 1 if temperature <= 0 else CONSTRAINED_CANDIDATES
-        closing = left <= state.closing_cost() + CLOSING_MARGIN
         cost = state.closing_cost()
+        closing = left <= cost + CLOSING_MARGIN
         valid: dict[int, JsonObjectPrefix] = {}
         for token in np.argsort(-logits, kind="stable"):
             token = int(token)

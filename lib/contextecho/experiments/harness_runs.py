@@ -172,6 +172,17 @@ def resolve_digests(value: Any, texts: Mapping[str, str], where: str) -> Any:
     return value
 
 
+def key_identity(key: Mapping[str, Any]) -> tuple:
+    """A target request key as a cell identity: (target, position, arm, item, replicate)."""
+    return (key.get("target"), key.get("position"), key.get("arm"), key.get("item"), int(key.get("replicate", 0)))
+
+
+def row_identity(row: Mapping[str, Any], target_safe: Mapping[str, str]) -> tuple:
+    """One of our frame's rows as the same cell identity, in the harness's names."""
+    return (target_safe[row["target"]], row["position"], ARM_NAMES[row["arm"]], _item_name(row["item"]),
+            int(row["replicate"]))
+
+
 def key_text(key: Mapping[str, Any]) -> str:
     return json.dumps(key, sort_keys=True)
 
@@ -201,7 +212,8 @@ class Replay:
     sent: list[Sent] = field(default_factory=list)
     unexpected: list[str] = field(default_factory=list)
     counts: Counter = field(default_factory=Counter)
-    used: dict[tuple[str, str], Mapping] = field(default_factory=dict)  # the last reply spec sent
+    # The last reply spec sent to each target cell, by cell identity (:func:`key_identity`).
+    target_replies: dict[tuple, Mapping] = field(default_factory=dict)
 
     def identify(self, request: ModelRequest) -> tuple[str, dict] | None:
         if request.key in self.identities:
@@ -226,7 +238,8 @@ class Replay:
             self.unexpected.append(f"{call} {key_text(key)}")
             raise UnexpectedRequest(f"no canned reply for {call} {key_text(key)}")
         spec = specs[min(attempt, len(specs) - 1)]
-        self.used[ident] = spec
+        if call == "target":
+            self.target_replies[key_identity(key)] = spec
         return render_reply(spec, request.model)
 
 
@@ -679,8 +692,7 @@ def compare_cells(case: dict, driven: Sequence[Driven], replay: Replay, report: 
         rows = d.frame[(d.frame["judge_model"].isna()) | (d.frame["judge_model"].isin(
             [j for j, kind in replay.judge_calls.items() if kind == "judge"]))]
         for row in rows.to_dict("records"):
-            ident = (d.target_safe[row["target"]], row["position"], ARM_NAMES[row["arm"]],
-                     _item_name(row["item"]), int(row["replicate"]))
+            ident = row_identity(row, d.target_safe)
             row["response"] = row["response"] if isinstance(row["response"], str) else None
             ours[ident] = row
     expected = {}
@@ -704,7 +716,7 @@ def compare_cells(case: dict, driven: Sequence[Driven], replay: Replay, report: 
         if row is None or row["response"] is None:
             continue
         actual = {"response_text": row["response"], "response_len": len(row["response"])}
-        spec = replay.used.get(("target", key_text(_fixture_key(ident, replay))), {})
+        spec = replay.target_replies.get(ident, {})
         if len(spec.get("blocks") or []) > 1 and row["response"] == "".join(spec["blocks"]):
             # LiteLLM joined the blocks without a separator: compared apart (declared or not)
             joined = record.get("response_text") == "\n".join(spec["blocks"])
@@ -726,22 +738,11 @@ def compare_cells(case: dict, driven: Sequence[Driven], replay: Replay, report: 
         report.add("cells", name, diffs[name] == 0, e, a, declared,
                    note=f"{diffs[name]} cells differ; first {list(ident) if ident else ''}" if diffs[name] else "")
     # Lost cells: requested, no expected cell; ours must not carry a score or a length to a table.
-    requested = {(s.key.get("target"), s.key.get("position"), s.key.get("arm"), s.key.get("item"),
-                  int(s.key.get("replicate", 0))) for s in replay.sent if s.call == "target"}
+    requested = {key_identity(s.key) for s in replay.sent if s.call == "target"}
     lost = [i for i in requested if i not in expected and i in ours]
     scored = [i for i in lost if _contributes(ours[i])]
     report.add("cells", "lost_cells_contribute_nothing", not scored, [], [list(i) for i in scored[:10]], declared,
                note=f"{len(lost)} lost cells")
-
-
-def _fixture_key(ident: tuple, replay: Replay) -> dict:
-    """The target request key of a cell identity (target, position, arm, item, replicate)."""
-    target, position, arm, item, replicate = ident
-    for call, key in replay.identities.values():
-        if call == "target" and key.get("target") == target and key.get("position") == position and \
-                key.get("arm") == arm and key.get("item") == item and int(key.get("replicate", 0)) == replicate:
-            return key
-    return {}
 
 
 def _contributes(row: dict) -> bool:
@@ -830,15 +831,14 @@ def _stressor_cells(driven: Sequence[Driven], replay: Replay | None = None) -> l
     for d in driven:
         rows = d.frame[(d.frame["item_kind"] == "stressor") & d.frame["response"].map(lambda v: isinstance(v, str))]
         for row in rows.to_dict("records"):
-            target = d.target_safe[row["target"]]
-            ident = (target, row["position"], ARM_NAMES[row["arm"]], _item_name(row["item"]), int(row["replicate"]))
+            ident = row_identity(row, d.target_safe)
             text, compliant = row["response"], bool(row["passed"])
             if replay is not None:
-                blocks = replay.used.get(("target", key_text(_fixture_key(ident, replay))), {}).get("blocks") or []
+                blocks = replay.target_replies.get(ident, {}).get("blocks") or []
                 if len(blocks) > 1:
                     text = "\n".join(blocks)
                     compliant = bool(REFERENCE_SCORERS.get(row["scorer"])(text))
-            cells.append(harness_stats.StressorCell(target, S2_SESSION, row["position"], _item_name(row["item"]),
+            cells.append(harness_stats.StressorCell(ident[0], S2_SESSION, row["position"], ident[3],
                                                     row["arm"], compliant, len(text)))
     return cells
 
