@@ -12,9 +12,9 @@ import pytest
 from contextecho.__main__ import main
 from contextecho.echo.reference.providers import target_params
 from contextecho.engine.paths import shared_dir
-from contextecho.experiments import harness_runs
-from contextecho.experiments.harness_runs import (CaseError, check_positions, litellm_model, load_declared,
-                                                  run_case, run_cases, sdk_form)
+from contextecho.experiments.harness_runs import check_positions, run_case, run_cases
+from contextecho.experiments.replay import litellm_model, sdk_form
+from contextecho.experiments.run_fixture import CaseError, load_declared, read_case
 
 RUNS = shared_dir() / "reference" / "contextecho" / "runs"
 pytestmark = pytest.mark.corpus
@@ -191,7 +191,7 @@ def test_a_malformed_case_names_its_file_and_line(tmp_path, corpus_dir):
     bad = tmp_path / "cases" / "bad.json"
     bad.write_text('{"id": "bad",\n  "family": }')
     with pytest.raises(CaseError, match=r"bad\.json:2: not valid JSON"):
-        harness_runs.read_case(bad)
+        read_case(bad)
     reports = run_cases(tmp_path, corpus_dir)
     assert reports[0].error and not reports[0].passed
 

@@ -20,7 +20,8 @@ from pathlib import Path
 
 from ..echo.reference.conformance import FAMILIES, FamilyResult, run_conformance
 from ..engine.paths import shared_dir
-from ..experiments.harness_runs import DECLARED_FILE, CaseError, CaseReport, run_cases
+from ..experiments.harness_runs import run_cases
+from ..experiments.run_fixture import DECLARED_FILE, CaseError, CaseReport
 
 
 def default_corpus() -> Path:

@@ -17,16 +17,9 @@ and loaders end to end with canned replies (its ``README.md`` gives the format, 
    the case's ``expected`` values, and the tables our analysis code computes (the onset
    curve, :func:`.onset.harness_curve`; the panel forest, :func:`.panel.harness_table`).
 
-Our requests are LiteLLM chat requests; :func:`sdk_form` is the one documented mapping
-onto the harness's SDK keyword arguments (prompt-caching markers, a hint outside the
-request key, are counted apart and left out of it): Anthropic gets the leading system message as
-``system`` and the rest of the messages as sent; an OpenAI-compatible endpoint gets the
-messages as sent, with the API base LiteLLM uses for the provider as ``base_url``
-(Cohere: LiteLLM's route is Cohere's own chat API, not its OpenAI-compatible one);
-Gemini gets ``contents`` (``assistant`` re-roled ``model``, text as parts) and a
-``config`` of ``max_output_tokens``, ``temperature``, ``system_instruction`` and the
-transport's timeout in milliseconds. Model strings are the case's provider and model id
-under LiteLLM's prefix for that provider.
+The case format and its comparisons are :mod:`.run_fixture`; the replay client and the
+SDK form of our requests, :mod:`.replay`. A family whose runners are not probe, onset or S2
+grids has its own module, which :data:`FAMILY_RUNS` dispatches the case to.
 
 A runner we cannot express (the Fig.-1 fill runner's resume-and-self-judge, the
 cross-judge audit, e10's own request rules, e18's renderer, b3, consolidate) is reported
@@ -37,47 +30,29 @@ missing: nothing is skipped silently. A mismatch the project declares on purpose
 """
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import math
-import os
 import re
 import tempfile
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from types import SimpleNamespace
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import pandas as pd
 
 from ..echo.reference.cells import NamedTurn
 from ..echo.reference.scorers import REFERENCE_SCORERS
-from ..echo.reference.providers import (ANTHROPIC, COHERE, GEMINI, MISTRAL, NVIDIA, OPENAI, OPENROUTER,
-                                        TOGETHER, harness_provider)
-from ..engine import llm
 from ..engine.calls import Transport
-from ..engine.model_request import ModelRequest
-from ..engine.paths import REPO_ROOT
 from ..sessions.loader import load_session
 from ..stats import harness as harness_stats
 from . import common, onset, panel, spine
+from .replay import LITELLM_PREFIX, Replay, compare_requests, litellm_model, replay_environment
+from .run_fixture import (CaseError, CaseReport, Check, decode, declared_for, key_identity,
+                          key_text, known_texts, load_declared, matches, read_case, resolve_digests)
 
-FORMAT_VERSION = 1
-FAMILIES = ("panel", "s2", "onset", "cross_judge_b3", "session_validation", "consolidate")
-#: LiteLLM's prefix for each of the harness's providers.
-LITELLM_PREFIX = {ANTHROPIC: "anthropic", OPENAI: "openai", OPENROUTER: "openrouter", GEMINI: "gemini",
-                  NVIDIA: "nvidia_nim", TOGETHER: "together_ai", COHERE: "cohere_chat", MISTRAL: "mistral"}
-ENDPOINTS = {ANTHROPIC: "anthropic.messages.create", GEMINI: "google.genai.models.generate_content",
-             COHERE: "cohere.v2.chat"}  # LiteLLM's cohere_chat route is Cohere's own chat API
-OPENAI_ENDPOINT = "openai.chat.completions.create"
-#: The API base LiteLLM sends each OpenAI-compatible provider's requests to (its defaults).
-API_BASES = {OPENROUTER: "https://openrouter.ai/api/v1", NVIDIA: "https://integrate.api.nvidia.com/v1",
-             TOGETHER: "https://api.together.xyz/v1", MISTRAL: "https://api.mistral.ai/v1",
-             COHERE: "https://api.cohere.com/v2/chat"}
 ARM_NAMES = {"real": "claude_session", "filler": "filler"}
-DECLARED_FILE = REPO_ROOT / "data" / "conformance" / "declared_divergences.json"
 #: The harness's runners and what of ours runs them (None: not expressible, with why).
 PROBE_RUNNERS = ("experiments/e15_probes_at_crosscompaction/run.py",
                  "experiments/e15_probes_at_crosscompaction/run_fig1_xtarget.py")
@@ -98,394 +73,10 @@ NOT_EXPRESSIBLE = {
 }
 #: Loaders and plotting code whose tables we compute (else their tables are not expressible).
 TABLE_DRIVERS = ("plotting/", "analysis/")
-
-
-# ---------------------------------------------------------------- reading a case
-class CaseError(ValueError):
-    """A case file that cannot be checked (bad JSON, an unknown family or format)."""
-
-
-def read_case(path: Path) -> dict:
-    try:
-        case = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise CaseError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
-    except UnicodeDecodeError as exc:
-        raise CaseError(f"{path}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
-    if not isinstance(case, dict):
-        raise CaseError(f"{path}: a case is a JSON object")
-    for name in ("id", "family", "inputs", "expected", "harness_driver"):
-        if name not in case:
-            raise CaseError(f"{path}: no {name!r}")
-    if case.get("format_version") != FORMAT_VERSION:
-        raise CaseError(f"{path}: format_version {case.get('format_version')!r} (this runner reads {FORMAT_VERSION})")
-    if case["family"] not in FAMILIES:
-        raise CaseError(f"{path}: unknown family {case['family']!r} (known: {', '.join(FAMILIES)})")
-    return case
-
-
-def decode(value: Any) -> Any:
-    """``{"$float": "nan"}`` and friends as floats; everything else as it is."""
-    if isinstance(value, dict):
-        if set(value) == {"$float"}:
-            return float(value["$float"])
-        return {k: decode(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [decode(v) for v in value]
-    return value
-
-
-def known_texts(case: dict) -> dict[str, str]:
-    """Every string of the case's inputs and ``expected.texts`` whose whole text is there, by
-    sha256: a digested canned reply (over 1,000 characters) is one of the injections."""
-    found: dict[str, str] = {}
-
-    def walk(value: Any) -> None:
-        if isinstance(value, str):
-            found.setdefault(hashlib.sha256(value.encode("utf-8")).hexdigest(), value)
-        elif isinstance(value, dict):
-            for v in value.values():
-                walk(v)
-        elif isinstance(value, list):
-            for v in value:
-                walk(v)
-
-    walk(case.get("inputs", {}))
-    for sha, text in (case["expected"].get("texts") or {}).items():
-        if text.get("len", 0) <= len(text.get("head", "")):
-            found.setdefault(sha, text["head"])
-    return found
-
-
-def resolve_digests(value: Any, texts: Mapping[str, str], where: str) -> Any:
-    """``value`` with every ``{"$digest"}`` replaced by its text (a :class:`CaseError` when
-    the case does not hold it)."""
-    if isinstance(value, dict) and set(value) == {"$digest"}:
-        sha = value["$digest"]["sha256"]
-        if sha not in texts:
-            raise CaseError(f"{where}: the text of digest {sha[:12]} is nowhere in the case")
-        return texts[sha]
-    if isinstance(value, dict):
-        return {k: resolve_digests(v, texts, where) for k, v in value.items()}
-    if isinstance(value, list):
-        return [resolve_digests(v, texts, where) for v in value]
-    return value
-
-
-def key_identity(key: Mapping[str, Any]) -> tuple:
-    """A target request key as a cell identity: (target, position, arm, item, replicate)."""
-    return (key.get("target"), key.get("position"), key.get("arm"), key.get("item"), int(key.get("replicate", 0)))
-
-
-def row_identity(row: Mapping[str, Any], target_safe: Mapping[str, str]) -> tuple:
-    """One of our frame's rows as the same cell identity, in the harness's names."""
-    return (target_safe[row["target"]], row["position"], ARM_NAMES[row["arm"]], _item_name(row["item"]),
-            int(row["replicate"]))
-
-
-def key_text(key: Mapping[str, Any]) -> str:
-    return json.dumps(key, sort_keys=True)
-
-
-# ---------------------------------------------------------------- the replay client
-@dataclass
-class Sent:
-    seq: int
-    call: str
-    key: dict
-    attempt: int
-    model: str
-    kwargs: dict
-
-
-class UnexpectedRequest(Exception):
-    """A request whose (call, key) the case has no reply for."""
-
-
-@dataclass
-class Replay:
-    """The network client of a replayed run (module doc): canned replies by (call, key)."""
-
-    replies: dict[tuple[str, str], list]
-    identities: dict[str, tuple[str, dict]] = field(default_factory=dict)  # target request key -> (call, key)
-    judge_calls: dict[str, str] = field(default_factory=dict)  # judge model -> call kind
-    sent: list[Sent] = field(default_factory=list)
-    unexpected: list[str] = field(default_factory=list)
-    counts: Counter = field(default_factory=Counter)
-    # The last reply spec sent to each target cell, by cell identity (:func:`key_identity`).
-    target_replies: dict[tuple, Mapping] = field(default_factory=dict)
-
-    def identify(self, request: ModelRequest) -> tuple[str, dict] | None:
-        if request.key in self.identities:
-            return self.identities[request.key]
-        cell = request.tag.get("cell")
-        if cell in self.identities and request.model in self.judge_calls:
-            return self.judge_calls[request.model], self.identities[cell][1]
-        return None
-
-    async def __call__(self, request: ModelRequest, kwargs: dict) -> Any:
-        found = self.identify(request)
-        if found is None:
-            self.unexpected.append(f"{request.model} request {request.key[:12]} (tag {dict(request.tag)})")
-            raise UnexpectedRequest(f"no cell identity for request {request.key[:12]}")
-        call, key = found
-        ident = (call, key_text(key))
-        attempt = self.counts[ident]
-        self.counts[ident] += 1
-        self.sent.append(Sent(len(self.sent), call, key, attempt, request.model, dict(kwargs)))
-        specs = self.replies.get(ident)
-        if specs is None:
-            self.unexpected.append(f"{call} {key_text(key)}")
-            raise UnexpectedRequest(f"no canned reply for {call} {key_text(key)}")
-        spec = specs[min(attempt, len(specs) - 1)]
-        if call == "target":
-            self.target_replies[key_identity(key)] = spec
-        return render_reply(spec, request.model)
-
-
-# The status codes a message names -> the LiteLLM exception that provider error becomes.
-_STATUS_ERRORS = (("429", "RateLimitError"), ("529", "ServiceUnavailableError"),
-                  ("503", "ServiceUnavailableError"), ("502", "ServiceUnavailableError"),
-                  ("500", "InternalServerError"), ("400", "BadRequestError"),
-                  ("401", "AuthenticationError"), ("403", "PermissionDeniedError"), ("404", "NotFoundError"))
-
-
-def replay_error(error_type: str, message: str, model: str) -> Exception:
-    """The exception LiteLLM raises for a provider error of ``error_type`` (module doc of
-    :mod:`contextecho.engine.faults`: its class decides whether it is retried)."""
-    litellm = llm.litellm
-    name = error_type
-    if not hasattr(litellm, name):
-        lowered = message.lower()
-        name = next((cls for code, cls in _STATUS_ERRORS if code in message), None) or \
-            ("Timeout" if "timeout" in lowered else "ServiceUnavailableError" if "overloaded" in lowered else None)
-    provider = llm.provider_of(model) or "unknown"
-    if name in ("BadRequestError", "NotFoundError", "Timeout"):
-        return getattr(litellm, name)(message, model=model, llm_provider=provider)
-    if name == "PermissionDeniedError":
-        import httpx
-        return litellm.PermissionDeniedError(message, provider, model,
-                                             response=httpx.Response(403, request=httpx.Request("POST", "http://x")))
-    if name and hasattr(litellm, name):
-        return getattr(litellm, name)(message, llm_provider=provider, model=model)
-    return type(error_type, (Exception,), {})(message)  # no provider status: a programming fault
-
-
-def render_reply(spec: Mapping[str, Any], model: str) -> Any:
-    """A canned reply spec as the LiteLLM response our call site reads: text as the message
-    content, Anthropic content blocks joined as LiteLLM joins them (no separator), null
-    content as none, an Anthropic reply without text (no blocks, or empty ones) as none
-    (LiteLLM's adapter gives ``None``), ``raise`` as the provider error."""
-    if "raise" in spec:
-        raise replay_error(spec["raise"]["type"], spec["raise"].get("message", ""), model)
-    if "blocks" in spec:
-        text = "".join(spec["blocks"])
-    elif spec.get("null"):
-        text = None
-    else:
-        text = spec["text"]
-    if harness_provider(model)[0] == ANTHROPIC and not text:
-        text = None  # LiteLLM's Anthropic adapter: ``content=merged_text or None``
-    usage = spec.get("usage") or {}
-    return SimpleNamespace(
-        choices=[SimpleNamespace(message=SimpleNamespace(content=text), finish_reason="stop")],
-        usage=SimpleNamespace(prompt_tokens=usage.get("input_tokens"), completion_tokens=usage.get("output_tokens")))
-
-
-# ---------------------------------------------------------------- the SDK form of our requests
-def _model_id(model: str) -> str:
-    return harness_provider(model)[1]
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    return "\n".join(part.get("text", "") for part in content if isinstance(part, dict))
-
-
-def strip_markers(messages: Sequence[Mapping[str, Any]]) -> list[dict]:
-    """The messages without prompt-caching markers (``cache_control``: a hint to the
-    provider, outside the request key; :func:`compare_requests` counts them apart)."""
-    out = []
-    for m in messages:
-        m = {k: v for k, v in m.items() if k != "cache_control"}
-        if isinstance(m.get("content"), list):
-            m["content"] = [{k: v for k, v in part.items() if k != "cache_control"} if isinstance(part, dict)
-                            else part for part in m["content"]]
-        out.append(m)
-    return out
-
-
-def has_markers(messages: Sequence[Mapping[str, Any]]) -> bool:
-    return any("cache_control" in m or any(isinstance(p, dict) and "cache_control" in p
-                                           for p in (m.get("content") if isinstance(m.get("content"), list) else []))
-               for m in messages)
-
-
-def sdk_form(model: str, kwargs: Mapping[str, Any]) -> dict:
-    """``{endpoint, client, params}`` of one request we gave LiteLLM (module doc)."""
-    provider, model_id = harness_provider(model)
-    messages = strip_markers(kwargs.get("messages", []))
-    sampling = {k: kwargs[k] for k in ("max_tokens", "max_completion_tokens", "temperature", "response_format",
-                                       "tools", "top_p", "seed") if k in kwargs}
-    if provider == ANTHROPIC:
-        system = [m for m in messages if m["role"] == "system"]
-        params = {"model": model_id, **({"system": _text(system[0]["content"])} if system else {}),
-                  "messages": [m for m in messages if m["role"] != "system"], **sampling}
-        return {"endpoint": ENDPOINTS[ANTHROPIC], "client": {}, "params": params}
-    if provider == GEMINI:
-        system = [m for m in messages if m["role"] == "system"]
-        contents = [{"role": "model" if m["role"] == "assistant" else m["role"],
-                     "parts": [{"text": _text(m["content"])}]} for m in messages if m["role"] != "system"]
-        config = {"$type": "GenerateContentConfig"}
-        if "max_tokens" in sampling:
-            config["max_output_tokens"] = sampling["max_tokens"]
-        if "temperature" in sampling:
-            config["temperature"] = sampling["temperature"]
-        if "timeout" in kwargs:
-            config["http_options"] = {"$type": "HttpOptions", "timeout": int(1000 * kwargs["timeout"])}
-        if system:
-            config["system_instruction"] = _text(system[0]["content"])
-        return {"endpoint": ENDPOINTS[GEMINI], "client": {},
-                "params": {"model": model_id, "contents": contents, "config": config}}
-    client = {"base_url": API_BASES[provider]} if provider in API_BASES else {}
-    return {"endpoint": ENDPOINTS.get(provider, OPENAI_ENDPOINT), "client": client,
-            "params": {"model": model_id, "messages": messages, **sampling}}
-
-
-def litellm_model(provider: str, model_id: str) -> str:
-    """The LiteLLM model string of a harness (provider, model id)."""
-    if provider not in LITELLM_PREFIX:
-        raise CaseError(f"provider {provider!r} has no LiteLLM prefix here (known: {', '.join(LITELLM_PREFIX)})")
-    return f"{LITELLM_PREFIX[provider]}/{model_id}"
-
-
-# ---------------------------------------------------------------- comparing
-STATUSES = ("pass", "fail", "declared", "not_expressible", "not_implemented")
-
-
-@dataclass
-class Check:
-    """One compared field: ``pass``, ``fail``, ``declared`` (a declared divergence, never a
-    pass), ``not_expressible`` (an input we cannot run: fails the case) or
-    ``not_implemented`` (a positions scheme we do not implement: listed, SPEC §6);
-    expected and actual values for the report."""
-
-    section: str
-    field: str
-    status: str
-    expected: Any = None
-    actual: Any = None
-    note: str = ""
-
-    def as_dict(self) -> dict:
-        return {"section": self.section, "field": self.field, "status": self.status,
-                "expected": _short(self.expected), "actual": _short(self.actual), "note": self.note}
-
-
-def _short(value: Any, limit: int = 400) -> Any:
-    text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=repr)
-    return value if len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"
-
-
-def matches(expected: Any, actual: Any, tolerance: float = 0.0) -> bool:
-    """Equality as SPEC §3 and §5 define it: digests by sha256 and length, exact strings,
-    numbers within ``tolerance`` (NaN equals NaN), a key present on one side only differs."""
-    if isinstance(expected, dict) and set(expected) == {"$digest"}:
-        if not isinstance(actual, str):
-            return False
-        d = expected["$digest"]
-        return len(actual) == d["len"] and hashlib.sha256(actual.encode("utf-8")).hexdigest() == d["sha256"]
-    if isinstance(expected, dict) and set(expected) == {"$float"}:
-        expected = float(expected["$float"])
-    if isinstance(expected, bool) or isinstance(actual, bool):
-        return expected is actual or expected == actual and type(expected) is type(actual)
-    if isinstance(expected, (int, float)) and isinstance(actual, (int, float)):
-        if math.isnan(expected) or math.isnan(actual):
-            return math.isnan(expected) and math.isnan(actual)
-        return abs(expected - actual) <= tolerance
-    if isinstance(expected, dict) and isinstance(actual, dict):
-        return set(expected) == set(actual) and all(matches(expected[k], actual[k], tolerance) for k in expected)
-    if isinstance(expected, list) and isinstance(actual, list):
-        return len(expected) == len(actual) and all(matches(e, a, tolerance) for e, a in zip(expected, actual))
-    return expected == actual and type(expected) is type(actual)
-
-
-def field_differences(expected: Mapping, actual: Mapping, prefix: str = "") -> list[tuple[str, Any, Any]]:
-    """``(field, expected, actual)`` for each top-level key that differs (absent = ``<absent>``)."""
-    out = []
-    for k in sorted(set(expected) | set(actual)):
-        e, a = expected.get(k, "<absent>"), actual.get(k, "<absent>")
-        if k not in expected or k not in actual or not matches(e, a):
-            out.append((f"{prefix}{k}", e, a))
-    return out
-
-
-def load_declared(path: Path = DECLARED_FILE) -> list[dict]:
-    """The project's declared divergences: ``[{family, section, field, reason}]``; a field
-    ending ``*`` matches every field it starts."""
-    if not path.is_file():
-        return []
-    data = json.loads(path.read_text(encoding="utf-8"))
-    for i, d in enumerate(data):
-        if not isinstance(d, dict) or not {"family", "section", "field", "reason"} <= set(d):
-            raise CaseError(f"{path}: entry {i} needs family, section, field and reason")
-    return data
-
-
-def _declared(declared: Sequence[dict], family: str, section: str, name: str) -> dict | None:
-    for d in declared:
-        if d["family"] in (family, "*") and d["section"] == section and \
-                (d["field"] == name or d["field"].endswith("*") and name.startswith(d["field"][:-1])):
-            return d
-    return None
-
-
-# ---------------------------------------------------------------- running a case
-@dataclass
-class CaseReport:
-    case_id: str
-    family: str
-    checks: list[Check] = field(default_factory=list)
-    error: str | None = None
-
-    def add(self, section: str, name: str, ok: bool, expected: Any = None, actual: Any = None,
-            declared: Sequence[dict] = (), note: str = "") -> None:
-        status = "pass" if ok else "fail"
-        if not ok:
-            d = _declared(declared, self.family, section, name)
-            if d is not None:
-                status, note = "declared", d["reason"]
-        self.checks.append(Check(section, name, status, expected, actual, note))
-
-    def count(self, status: str) -> int:
-        return sum(c.status == status for c in self.checks)
-
-    @property
-    def passed(self) -> bool:
-        return self.error is None and not any(c.status in ("fail", "not_expressible") for c in self.checks)
-
-    def summary(self) -> dict:
-        return {"case": self.case_id, "family": self.family, "passed": self.passed, "error": self.error,
-                **{s: self.count(s) for s in STATUSES}}
-
-
-@contextlib.contextmanager
-def _replay_environment(models: Sequence[str]) -> Iterator[None]:
-    """A fresh call cache, and a dummy key for each provider whose key is missing, as the
-    fixture generator gave the harness (never a real key: nothing leaves this process)."""
-    saved = dict(os.environ)
-    litellm = llm.ensure_providers()
-    with tempfile.TemporaryDirectory(prefix="contextecho-replay-") as tmp:
-        os.environ["CONTEXTECHO_CACHE"] = str(Path(tmp) / "cache")
-        for model in models:
-            for name in litellm.validate_environment(model).get("missing_keys") or []:
-                os.environ[name] = "fixture-dummy-not-a-key"
-        try:
-            yield
-        finally:
-            os.environ.clear()
-            os.environ.update(saved)
+#: A family run by its own module rather than :func:`drive`: ``run(case, corpus, replay,
+#: report, declared, workdir)`` runs our code for the case's runners and adds every check.
+FamilyRun = Callable[[dict, Path, Replay, CaseReport, Sequence[dict], Path], None]
+FAMILY_RUNS: dict[str, FamilyRun] = {}
 
 
 def _item_name(item: str) -> str:
@@ -493,6 +84,12 @@ def _item_name(item: str) -> str:
     if item.startswith("S2#"):
         return f"S2_v{int(item[3:]) - 1:02d}"
     return item
+
+
+def row_identity(row: Mapping[str, Any], target_safe: Mapping[str, str]) -> tuple:
+    """One of our frame's rows as the same cell identity, in the harness's names."""
+    return (target_safe[row["target"]], row["position"], ARM_NAMES[row["arm"]], _item_name(row["item"]),
+            int(row["replicate"]))
 
 
 def _our_item(name: str) -> str:
@@ -619,59 +216,6 @@ def drive(case: dict, corpus: Path, replay: Replay, workdir: Path) -> tuple[list
                                protocol=params.protocol)
         driven.append(Driven(runner, frame, safe, replicates))
     return driven, checks
-
-
-def compare_requests(case: dict, replay: Replay, report: CaseReport, declared: Sequence[dict]) -> None:
-    expected = case["expected"].get("requests", [])
-    index = {(r["call"], key_text(r["key"]), r["attempt"]): r for r in expected}
-    ours = {(s.call, key_text(s.key), s.attempt): s for s in replay.sent}
-    missing = sorted(set(index) - set(ours))
-    extra = sorted(set(ours) - set(index))
-    report.add("requests", "set.missing", not missing, [list(k) for k in missing[:20]], len(missing), declared)
-    report.add("requests", "set.extra", not extra, len(extra), [list(k) for k in extra[:20]], declared)
-    report.add("requests", "unexpected", not replay.unexpected, [], replay.unexpected[:20], declared)
-    shared = [k for k in index if k in ours]
-    order_e = [k for k in sorted(shared, key=lambda k: index[k]["seq"])]
-    order_a = [k for k in sorted(shared, key=lambda k: ours[k].seq)]
-    report.add("requests", "order", order_e == order_a, len(order_e),
-               sum(a != b for a, b in zip(order_e, order_a)), declared,
-               note="" if order_e == order_a else "requests in another order (content compared apart)")
-    first_target = {}
-    for s in replay.sent:
-        if s.call == "target":
-            first_target.setdefault(key_text(s.key), s.seq)
-    early = [[s.call, s.key] for s in replay.sent
-             if s.call != "target" and s.seq < first_target.get(key_text(s.key), -1)]
-    report.add("requests", "target_before_judge", not early, [], early[:10], declared,
-               note="within each cell the target request comes before its judge requests")
-    marked = sum(has_markers(s.kwargs.get("messages", [])) for s in replay.sent)
-    report.add("requests", "cache_control", not marked, 0, marked, declared,
-               note=f"{marked} requests mark their shared prefix for the provider's prompt cache")
-    diffs: Counter = Counter()
-    examples: dict[str, tuple] = {}
-    seen: set[str] = {"params.model", "params.messages"}
-    for k in shared:
-        exp, got = index[k], sdk_form(ours[k].model, ours[k].kwargs)
-        provider = harness_provider(ours[k].model)[0]
-        for part in ("endpoint", "client"):
-            name = f"{part}[{provider}]"
-            seen.add(name)
-            if not matches(exp[part], got[part]):
-                diffs[name] += 1
-                examples.setdefault(name, (k, exp[part], got[part]))
-        for name, e, a in field_differences(exp["params"], got["params"], "params."):
-            if name == "params.config" and isinstance(e, dict) and isinstance(a, dict):
-                found = field_differences(e, a, "params.config.")  # Gemini's: each setting apart
-            else:
-                found = [(name, e, a)]
-            for sub, e_, a_ in found:
-                diffs[sub] += 1
-                examples.setdefault(sub, (k, e_, a_))
-    for name in sorted(set(diffs) | seen):
-        k, e, a = examples.get(name, (None, None, None))
-        report.add("requests", name, diffs[name] == 0, e, a, declared,
-                   note=f"{diffs[name]} of {len(shared)} requests differ; first {list(k) if k else ''}"
-                   if diffs[name] else f"{len(shared)} requests")
 
 
 def _cell_identity(path: str, record: dict) -> tuple | None:
@@ -851,7 +395,7 @@ def _explained(report: CaseReport, name: str, expected: Any, ours: Any, joined: 
     if matches(expected, ours, tolerance):
         report.add("tables", name, True, expected, ours, declared, note=note)
         return
-    why = _declared(declared, report.family, "cells", "multi_block_join")
+    why = declared_for(declared, report.family, "cells", "multi_block_join")
     if why is not None and matches(expected, joined, tolerance):
         report.checks.append(Check("tables", name, "declared", expected, ours,
                                    f"{note}: agrees once multi-block replies are joined as the harness joins "
@@ -925,12 +469,16 @@ def run_case(path: Path, corpus: Path, declared: Sequence[dict] | None = None) -
         return report
     replay = Replay(replies)
     try:
-        with _replay_environment(_case_models(case)), tempfile.TemporaryDirectory(prefix="contextecho-runs-") as tmp:
-            driven, checks = drive(case, corpus, replay, Path(tmp))
-            report.checks += checks
-            compare_requests(case, replay, report, declared)
-            compare_cells(case, driven, replay, report, declared)
-            compare_tables(case, driven, replay, report, declared)
+        with replay_environment(_case_models(case)), tempfile.TemporaryDirectory(prefix="contextecho-runs-") as tmp:
+            family_run = FAMILY_RUNS.get(case["family"])
+            if family_run is not None:
+                family_run(case, corpus, replay, report, declared, Path(tmp))
+            else:
+                driven, checks = drive(case, corpus, replay, Path(tmp))
+                report.checks += checks
+                compare_requests(case, replay, report, declared)
+                compare_cells(case, driven, replay, report, declared)
+                compare_tables(case, driven, replay, report, declared)
     except (CaseError, FileNotFoundError) as exc:
         report.error = str(exc)
     except Exception as exc:  # a case that cannot be run fails, with what stopped it; the next one runs

@@ -1,0 +1,289 @@
+"""The replay client of a run-level conformance case: canned replies at the transport boundary.
+
+Only the network client is replaced (:attr:`contextecho.engine.calls.Transport.client`):
+:class:`Replay` answers each request with the case's canned reply for its (call, key),
+the key coming from our cell identity (never from the request text), and keeps every
+request in the form LiteLLM was given it, after our provider rules. :func:`sdk_form` is the
+one documented mapping of such a request onto the harness's SDK keyword arguments
+(prompt-caching markers, a hint outside the request key, are counted apart and left out of
+it): Anthropic gets the leading system message as ``system`` and the rest of the messages
+as sent; an OpenAI-compatible endpoint gets the messages as sent, with the API base LiteLLM
+uses for the provider as ``base_url`` (Cohere: LiteLLM's route is Cohere's own chat API,
+not its OpenAI-compatible one); Gemini gets ``contents`` (``assistant`` re-roled
+``model``, text as parts) and a ``config`` of ``max_output_tokens``, ``temperature``,
+``system_instruction`` and the transport's timeout in milliseconds. Model strings are the
+case's provider and model id under LiteLLM's prefix for that provider
+(:func:`litellm_model`).
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, Iterator, Mapping, Sequence
+
+from ..echo.reference.providers import (ANTHROPIC, COHERE, GEMINI, MISTRAL, NVIDIA, OPENAI, OPENROUTER,
+                                        TOGETHER, harness_provider)
+from ..engine import llm
+from ..engine.model_request import ModelRequest
+from .run_fixture import CaseError, CaseReport, field_differences, key_identity, key_text, matches
+
+#: LiteLLM's prefix for each of the harness's providers.
+LITELLM_PREFIX = {ANTHROPIC: "anthropic", OPENAI: "openai", OPENROUTER: "openrouter", GEMINI: "gemini",
+                  NVIDIA: "nvidia_nim", TOGETHER: "together_ai", COHERE: "cohere_chat", MISTRAL: "mistral"}
+ENDPOINTS = {ANTHROPIC: "anthropic.messages.create", GEMINI: "google.genai.models.generate_content",
+             COHERE: "cohere.v2.chat"}  # LiteLLM's cohere_chat route is Cohere's own chat API
+OPENAI_ENDPOINT = "openai.chat.completions.create"
+#: The API base LiteLLM sends each OpenAI-compatible provider's requests to (its defaults).
+API_BASES = {OPENROUTER: "https://openrouter.ai/api/v1", NVIDIA: "https://integrate.api.nvidia.com/v1",
+             TOGETHER: "https://api.together.xyz/v1", MISTRAL: "https://api.mistral.ai/v1",
+             COHERE: "https://api.cohere.com/v2/chat"}
+
+
+# ---------------------------------------------------------------- the replay client
+@dataclass
+class Sent:
+    seq: int
+    call: str
+    key: dict
+    attempt: int
+    model: str
+    kwargs: dict
+
+
+class UnexpectedRequest(Exception):
+    """A request whose (call, key) the case has no reply for."""
+
+
+@dataclass
+class Replay:
+    """The network client of a replayed run (module doc): canned replies by (call, key)."""
+
+    replies: dict[tuple[str, str], list]
+    identities: dict[str, tuple[str, dict]] = field(default_factory=dict)  # target request key -> (call, key)
+    judge_calls: dict[str, str] = field(default_factory=dict)  # judge model -> call kind
+    sent: list[Sent] = field(default_factory=list)
+    unexpected: list[str] = field(default_factory=list)
+    counts: Counter = field(default_factory=Counter)
+    # The last reply spec sent to each target cell, by cell identity (:func:`key_identity`).
+    target_replies: dict[tuple, Mapping] = field(default_factory=dict)
+
+    def identify(self, request: ModelRequest) -> tuple[str, dict] | None:
+        if request.key in self.identities:
+            return self.identities[request.key]
+        cell = request.tag.get("cell")
+        if cell in self.identities and request.model in self.judge_calls:
+            return self.judge_calls[request.model], self.identities[cell][1]
+        return None
+
+    async def __call__(self, request: ModelRequest, kwargs: dict) -> Any:
+        found = self.identify(request)
+        if found is None:
+            self.unexpected.append(f"{request.model} request {request.key[:12]} (tag {dict(request.tag)})")
+            raise UnexpectedRequest(f"no cell identity for request {request.key[:12]}")
+        call, key = found
+        ident = (call, key_text(key))
+        attempt = self.counts[ident]
+        self.counts[ident] += 1
+        self.sent.append(Sent(len(self.sent), call, key, attempt, request.model, dict(kwargs)))
+        specs = self.replies.get(ident)
+        if specs is None:
+            self.unexpected.append(f"{call} {key_text(key)}")
+            raise UnexpectedRequest(f"no canned reply for {call} {key_text(key)}")
+        spec = specs[min(attempt, len(specs) - 1)]
+        if call == "target":
+            self.target_replies[key_identity(key)] = spec
+        return render_reply(spec, request.model)
+
+
+# The status codes a message names -> the LiteLLM exception that provider error becomes.
+_STATUS_ERRORS = (("429", "RateLimitError"), ("529", "ServiceUnavailableError"),
+                  ("503", "ServiceUnavailableError"), ("502", "ServiceUnavailableError"),
+                  ("500", "InternalServerError"), ("400", "BadRequestError"),
+                  ("401", "AuthenticationError"), ("403", "PermissionDeniedError"), ("404", "NotFoundError"))
+
+
+def replay_error(error_type: str, message: str, model: str) -> Exception:
+    """The exception LiteLLM raises for a provider error of ``error_type`` (module doc of
+    :mod:`contextecho.engine.faults`: its class decides whether it is retried)."""
+    litellm = llm.litellm
+    name = error_type
+    if not hasattr(litellm, name):
+        lowered = message.lower()
+        name = next((cls for code, cls in _STATUS_ERRORS if code in message), None) or \
+            ("Timeout" if "timeout" in lowered else "ServiceUnavailableError" if "overloaded" in lowered else None)
+    provider = llm.provider_of(model) or "unknown"
+    if name in ("BadRequestError", "NotFoundError", "Timeout"):
+        return getattr(litellm, name)(message, model=model, llm_provider=provider)
+    if name == "PermissionDeniedError":
+        import httpx
+        return litellm.PermissionDeniedError(message, provider, model,
+                                             response=httpx.Response(403, request=httpx.Request("POST", "http://x")))
+    if name and hasattr(litellm, name):
+        return getattr(litellm, name)(message, llm_provider=provider, model=model)
+    return type(error_type, (Exception,), {})(message)  # no provider status: a programming fault
+
+
+def render_reply(spec: Mapping[str, Any], model: str) -> Any:
+    """A canned reply spec as the LiteLLM response our call site reads: text as the message
+    content, Anthropic content blocks joined as LiteLLM joins them (no separator), null
+    content as none, an Anthropic reply without text (no blocks, or empty ones) as none
+    (LiteLLM's adapter gives ``None``), ``raise`` as the provider error."""
+    if "raise" in spec:
+        raise replay_error(spec["raise"]["type"], spec["raise"].get("message", ""), model)
+    if "blocks" in spec:
+        text = "".join(spec["blocks"])
+    elif spec.get("null"):
+        text = None
+    else:
+        text = spec["text"]
+    if harness_provider(model)[0] == ANTHROPIC and not text:
+        text = None  # LiteLLM's Anthropic adapter: ``content=merged_text or None``
+    usage = spec.get("usage") or {}
+    return SimpleNamespace(
+        choices=[SimpleNamespace(message=SimpleNamespace(content=text), finish_reason="stop")],
+        usage=SimpleNamespace(prompt_tokens=usage.get("input_tokens"), completion_tokens=usage.get("output_tokens")))
+
+
+# ---------------------------------------------------------------- the SDK form of our requests
+def _model_id(model: str) -> str:
+    return harness_provider(model)[1]
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "\n".join(part.get("text", "") for part in content if isinstance(part, dict))
+
+
+def strip_markers(messages: Sequence[Mapping[str, Any]]) -> list[dict]:
+    """The messages without prompt-caching markers (``cache_control``: a hint to the
+    provider, outside the request key; :func:`compare_requests` counts them apart)."""
+    out = []
+    for m in messages:
+        m = {k: v for k, v in m.items() if k != "cache_control"}
+        if isinstance(m.get("content"), list):
+            m["content"] = [{k: v for k, v in part.items() if k != "cache_control"} if isinstance(part, dict)
+                            else part for part in m["content"]]
+        out.append(m)
+    return out
+
+
+def has_markers(messages: Sequence[Mapping[str, Any]]) -> bool:
+    return any("cache_control" in m or any(isinstance(p, dict) and "cache_control" in p
+                                           for p in (m.get("content") if isinstance(m.get("content"), list) else []))
+               for m in messages)
+
+
+def sdk_form(model: str, kwargs: Mapping[str, Any]) -> dict:
+    """``{endpoint, client, params}`` of one request we gave LiteLLM (module doc)."""
+    provider, model_id = harness_provider(model)
+    messages = strip_markers(kwargs.get("messages", []))
+    sampling = {k: kwargs[k] for k in ("max_tokens", "max_completion_tokens", "temperature", "response_format",
+                                       "tools", "top_p", "seed") if k in kwargs}
+    if provider == ANTHROPIC:
+        system = [m for m in messages if m["role"] == "system"]
+        params = {"model": model_id, **({"system": _text(system[0]["content"])} if system else {}),
+                  "messages": [m for m in messages if m["role"] != "system"], **sampling}
+        return {"endpoint": ENDPOINTS[ANTHROPIC], "client": {}, "params": params}
+    if provider == GEMINI:
+        system = [m for m in messages if m["role"] == "system"]
+        contents = [{"role": "model" if m["role"] == "assistant" else m["role"],
+                     "parts": [{"text": _text(m["content"])}]} for m in messages if m["role"] != "system"]
+        config = {"$type": "GenerateContentConfig"}
+        if "max_tokens" in sampling:
+            config["max_output_tokens"] = sampling["max_tokens"]
+        if "temperature" in sampling:
+            config["temperature"] = sampling["temperature"]
+        if "timeout" in kwargs:
+            config["http_options"] = {"$type": "HttpOptions", "timeout": int(1000 * kwargs["timeout"])}
+        if system:
+            config["system_instruction"] = _text(system[0]["content"])
+        return {"endpoint": ENDPOINTS[GEMINI], "client": {},
+                "params": {"model": model_id, "contents": contents, "config": config}}
+    client = {"base_url": API_BASES[provider]} if provider in API_BASES else {}
+    return {"endpoint": ENDPOINTS.get(provider, OPENAI_ENDPOINT), "client": client,
+            "params": {"model": model_id, "messages": messages, **sampling}}
+
+
+def litellm_model(provider: str, model_id: str) -> str:
+    """The LiteLLM model string of a harness (provider, model id)."""
+    if provider not in LITELLM_PREFIX:
+        raise CaseError(f"provider {provider!r} has no LiteLLM prefix here (known: {', '.join(LITELLM_PREFIX)})")
+    return f"{LITELLM_PREFIX[provider]}/{model_id}"
+
+
+@contextlib.contextmanager
+def replay_environment(models: Sequence[str]) -> Iterator[None]:
+    """A fresh call cache, and a dummy key for each provider whose key is missing, as the
+    fixture generator gave the harness (never a real key: nothing leaves this process)."""
+    saved = dict(os.environ)
+    litellm = llm.ensure_providers()
+    with tempfile.TemporaryDirectory(prefix="contextecho-replay-") as tmp:
+        os.environ["CONTEXTECHO_CACHE"] = str(Path(tmp) / "cache")
+        for model in models:
+            for name in litellm.validate_environment(model).get("missing_keys") or []:
+                os.environ[name] = "fixture-dummy-not-a-key"
+        try:
+            yield
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+
+
+# ---------------------------------------------------------------- comparing the requests
+def compare_requests(case: dict, replay: Replay, report: CaseReport, declared: Sequence[dict]) -> None:
+    expected = case["expected"].get("requests", [])
+    index = {(r["call"], key_text(r["key"]), r["attempt"]): r for r in expected}
+    ours = {(s.call, key_text(s.key), s.attempt): s for s in replay.sent}
+    missing = sorted(set(index) - set(ours))
+    extra = sorted(set(ours) - set(index))
+    report.add("requests", "set.missing", not missing, [list(k) for k in missing[:20]], len(missing), declared)
+    report.add("requests", "set.extra", not extra, len(extra), [list(k) for k in extra[:20]], declared)
+    report.add("requests", "unexpected", not replay.unexpected, [], replay.unexpected[:20], declared)
+    shared = [k for k in index if k in ours]
+    order_e = [k for k in sorted(shared, key=lambda k: index[k]["seq"])]
+    order_a = [k for k in sorted(shared, key=lambda k: ours[k].seq)]
+    report.add("requests", "order", order_e == order_a, len(order_e),
+               sum(a != b for a, b in zip(order_e, order_a)), declared,
+               note="" if order_e == order_a else "requests in another order (content compared apart)")
+    first_target = {}
+    for s in replay.sent:
+        if s.call == "target":
+            first_target.setdefault(key_text(s.key), s.seq)
+    early = [[s.call, s.key] for s in replay.sent
+             if s.call != "target" and s.seq < first_target.get(key_text(s.key), -1)]
+    report.add("requests", "target_before_judge", not early, [], early[:10], declared,
+               note="within each cell the target request comes before its judge requests")
+    marked = sum(has_markers(s.kwargs.get("messages", [])) for s in replay.sent)
+    report.add("requests", "cache_control", not marked, 0, marked, declared,
+               note=f"{marked} requests mark their shared prefix for the provider's prompt cache")
+    diffs: Counter = Counter()
+    examples: dict[str, tuple] = {}
+    seen: set[str] = {"params.model", "params.messages"}
+    for k in shared:
+        exp, got = index[k], sdk_form(ours[k].model, ours[k].kwargs)
+        provider = harness_provider(ours[k].model)[0]
+        for part in ("endpoint", "client"):
+            name = f"{part}[{provider}]"
+            seen.add(name)
+            if not matches(exp[part], got[part]):
+                diffs[name] += 1
+                examples.setdefault(name, (k, exp[part], got[part]))
+        for name, e, a in field_differences(exp["params"], got["params"], "params."):
+            if name == "params.config" and isinstance(e, dict) and isinstance(a, dict):
+                found = field_differences(e, a, "params.config.")  # Gemini's: each setting apart
+            else:
+                found = [(name, e, a)]
+            for sub, e_, a_ in found:
+                diffs[sub] += 1
+                examples.setdefault(sub, (k, e_, a_))
+    for name in sorted(set(diffs) | seen):
+        k, e, a = examples.get(name, (None, None, None))
+        report.add("requests", name, diffs[name] == 0, e, a, declared,
+                   note=f"{diffs[name]} of {len(shared)} requests differ; first {list(k) if k else ''}"
+                   if diffs[name] else f"{len(shared)} requests")
