@@ -128,3 +128,30 @@ def test_expected_scores_on_the_embedded_judge(tmp_path):
     d = read_distribution(record.logprobs, list(SCORES), label=SCORE_LABEL, prefill=SCORE_PREFILL,
                           values=SCORES)
     assert d.ok and sum(d.probs.values()) == pytest.approx(1.0) and 0 < d.expected < 3
+
+
+@pytest.mark.parametrize("prefix", ["", "{", '{"sc', '{"score"', '{"score":', '{"score": 1', '{"score": 1, "label": "dr',
+                                    '{"a": [1, {"b": nu', '{"s": "\\u00', '{"s": "caf\u00e9", "t":\n  '])
+def test_the_json_constraint_filter_drops_no_valid_token_and_keeps_the_order(prefix):
+    """The candidates the constraint checks (first two characters) are every token whose
+    whole text keeps the object valid, in the order of a stable sort of the whole
+    vocabulary by logit: the filter is a speed-up, never a change of the sampler."""
+    import numpy as np
+
+    from contextecho.engine.json_constraint import JsonObjectPrefix
+    from contextecho.engine.local_model import shared_model
+
+    model = shared_model()
+    state = JsonObjectPrefix()
+    assert state.feed_text(prefix)
+    logits = np.random.default_rng(len(prefix)).normal(size=model._llm.n_vocab()).astype(np.float32)
+    candidates = [int(t) for t in model.constraint_candidates(logits, state)]
+
+    def valid(token):
+        piece = model._piece(token)
+        return bool(piece) and state.copy().feed_text(piece)
+
+    every = [int(t) for t in np.argsort(-logits, kind="stable") if valid(int(t))]
+    assert [t for t in candidates if valid(t)] == every
+    if prefix in ("{", '{"score":'):  # in a structure, word tokens starting with a space are dropped
+        assert len(candidates) < len(logits) // 10

@@ -59,10 +59,22 @@ RESPONSE_FORMATS = ("json_object", "text")
 #: Candidates sampled among at temperature > 0 under a JSON constraint (the most likely
 #: ones that keep the text valid).
 CONSTRAINED_CANDIDATES = 40
+#: Sampling under the constraint looks no further than this many logits (scaled by the
+#: temperature) below the most preferred valid token: a token there has a probability
+#: below e^-20 ≈ 2e-9 of that token's, nothing a draw could pick.
+NEGLIGIBLE_LOGIT_GAP = 20.0
 #: Tokens of the budget kept, beyond the object's closing cost, before decoding turns to
 #: closing it.
 CLOSING_MARGIN = 4
 MAX_TOP_LOGPROBS = 20  # OpenAI's limit for top_logprobs; the same here
+#: The constraint's first filter sorts tokens by the first two characters of their text,
+#: each as a class: its code below 128, or :data:`NON_ASCII` for every other character (in
+#: JSON a non-ASCII character is only ever string content, so one of them stands for all:
+#: :data:`NON_ASCII_PROBE`); a token of one character has :data:`NO_CHAR` second.
+NON_ASCII = 128
+NO_CHAR = NON_ASCII + 1
+NON_ASCII_PROBE = "\u00e9"
+JSON_WHITESPACE = " \t\n\r"
 
 
 class ContextOverflowError(ValueError):
@@ -143,6 +155,7 @@ class LocalChatModel:
         self._state_budget = state_budget_bytes
         self.stats = {"prefix_hits": 0, "prefix_misses": 0}
         self._pieces: dict[int, str] = {}  # token -> its text (for the JSON constraint)
+        self._first_chars: np.ndarray | None = None  # token -> classes of its first two characters
 
     # ------------------------------------------------------------- prompt
     def _render(self, messages: Sequence[Mapping[str, Any]], generation_prompt: bool) -> str:
@@ -314,19 +327,61 @@ class LocalChatModel:
             text = self._pieces[token] = self._token_text(token)
         return text
 
+    def _char_classes(self) -> np.ndarray:
+        """Per token, the classes of the first two characters of its text (module
+        constants; -1: no text), computed once per model: shape (vocabulary, 2)."""
+        if self._first_chars is None:
+            classes = np.full((self._llm.n_vocab(), 2), -1, dtype=np.int16)
+            for token in range(len(classes)):
+                piece = self._piece(token)
+                if piece:
+                    classes[token] = (min(ord(piece[0]), NON_ASCII),
+                                      min(ord(piece[1]), NON_ASCII) if len(piece) > 1 else NO_CHAR)
+            self._first_chars = classes
+        return self._first_chars
+
+    def constraint_candidates(self, logits: np.ndarray, state: JsonObjectPrefix) -> np.ndarray:
+        """The tokens whose first two characters can continue ``state``, most preferred
+        first (ties by token id: the order of a stable sort of the whole vocabulary, less
+        the tokens that cannot be valid). A token can keep the text valid only if its first
+        characters do, so this drops no valid token; it spares the constraint the full check
+        of the tens of thousands that fail there (in a JSON structure, every word token
+        that starts with a space fails at its second character)."""
+        def fits(after: JsonObjectPrefix) -> np.ndarray:
+            return np.array([after.copy().feed(chr(c) if c < NON_ASCII else NON_ASCII_PROBE)
+                             for c in range(NON_ASCII + 1)] + [True])
+
+        first = fits(state)
+        second = np.ones((NON_ASCII + 1, NO_CHAR + 1), dtype=bool)
+        for ch in JSON_WHITESPACE:  # only after a leading whitespace is the second worth a look
+            after = state.copy()
+            if after.feed(ch):
+                second[ord(ch)] = fits(after)
+        classes = self._char_classes()
+        known = classes[:, 0] >= 0
+        c0, c1 = np.maximum(classes[:, 0], 0), np.maximum(classes[:, 1], 0)
+        tokens = np.flatnonzero(known & first[c0] & second[c0, c1])
+        return tokens[np.argsort(-logits[tokens], kind="stable")]
+
     def _constrained(self, logits: np.ndarray, state: JsonObjectPrefix, temperature: float, top_p: float,
                      top_k: int, rng: np.random.Generator, left: int) -> tuple[int, JsonObjectPrefix]:
         """The next token under a JSON constraint: the model's preferred tokens in order, the
         first that keeps the text a valid JSON object (greedy), or a sample among the first
         :data:`CONSTRAINED_CANDIDATES` that do; the end of the turn only once it is complete.
         With ``left`` tokens of the budget no more than the object's closing cost and
-        :data:`CLOSING_MARGIN`, only tokens that lower that cost (toward the closing brace)."""
+        :data:`CLOSING_MARGIN`, only tokens that lower that cost (toward the closing brace).
+        The candidates are :meth:`constraint_candidates` (the same order, less tokens that
+        fail at their first character); sampling stops looking :data:`NEGLIGIBLE_LOGIT_GAP`
+        below the first valid one."""
         want = 1 if temperature <= 0 else CONSTRAINED_CANDIDATES
         cost = state.closing_cost()
         closing = left <= cost + CLOSING_MARGIN
         valid: dict[int, JsonObjectPrefix] = {}
-        for token in np.argsort(-logits, kind="stable"):
+        floor = -np.inf
+        for token in self.constraint_candidates(logits, state):
             token = int(token)
+            if logits[token] < floor:
+                break
             if self._is_end(token):
                 continue  # an unfinished object may not end the turn
             piece = self._piece(token)
@@ -337,6 +392,8 @@ class LocalChatModel:
                 valid[token] = after
                 if len(valid) >= want:
                     break
+                if len(valid) == 1:
+                    floor = logits[token] - NEGLIGIBLE_LOGIT_GAP * temperature
         if not valid:
             raise UnsupportedParameterError("no token continues the JSON object: the constraint cannot be met")
         if temperature <= 0:
