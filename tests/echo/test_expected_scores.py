@@ -82,30 +82,29 @@ def test_expected_scores_beside_the_verdicts(sessions, tmp_path, prob_judge):
 
 
 class JsonJudge(llm.CustomLLM):
-    """The harness's JSON verdict; with logprobs, the distribution after a prefilled
-    ``{"score":`` (which it checks it was given)."""
+    """The harness's JSON verdict, as tokens; asked for logprobs, each token with its
+    log-probability and the top tokens at its position (at the score: 1, 0 and 3).
+    Keeps every request's parameters and last message."""
+
+    TOKENS = ['{"', 'score', '":', ' 1', ',', ' "label": "drift", "reason": "r"}']
 
     def __init__(self):
         super().__init__()
-        self.prefills = []
+        self.requests = []
 
     async def acompletion(self, model, messages, *args, optional_params, model_response, **kw):
+        self.requests.append((dict(optional_params), messages[-1]["role"]))
+        response = llm.fill_response(model_response, model, "".join(self.TOKENS), "stop", 10, 12)
         if optional_params.get("logprobs"):
-            self.prefills.append(messages[-1]["content"])
-            response = llm.fill_response(model_response, model, " 1", "stop", 10, 1)
-            top = [(" 1", 0.5), (" 0", 0.25), (" 3", 0.25)]
+            score = [(" 1", 0.5), (" 0", 0.25), (" 3", 0.25)]
             response.choices[0].logprobs = ChoiceLogprobs(content=[ChatCompletionTokenLogprob(
-                token=" 1", logprob=math.log(0.5),
-                top_logprobs=[TopLogprob(token=t, logprob=math.log(p)) for t, p in top])])
-            return response
-        return llm.fill_response(model_response, model, '{"score": 1, "label": "drift", "reason": "r"}',
-                                 "stop", 10, 12)
+                token=t, logprob=math.log(0.5) if t == " 1" else -0.01,
+                top_logprobs=[TopLogprob(token=c, logprob=math.log(p)) for c, p in score] if t == " 1"
+                else [TopLogprob(token=t, logprob=-0.01)]) for t in self.TOKENS])
+        return response
 
 
-@pytest.mark.corpus
-def test_the_reference_judge_is_read_after_its_score_field(tmp_path, monkeypatch):
-    """Under the reference protocol the distribution is read where the harness's JSON
-    verdict writes its score: after ``{"score":``; the parsed verdict is the harness's."""
+def _reference_cells():
     from contextecho.experiments import common
     from contextecho.echo.protocols import protocol
     from contextecho.echo.reference.cells import build_reference_cells
@@ -113,16 +112,36 @@ def test_the_reference_judge_is_read_after_its_score_field(tmp_path, monkeypatch
 
     if not (shared_dir() / "corpus" / "real").is_dir():
         pytest.skip("the real corpus is not beside the checkout")
+    sessions = common.select_sessions(1, protocol="reference")
+    return build_reference_cells("panel", "fake/echo", sessions, "panel", items=["C01"], window=3000, limit=1,
+                                 tag=protocol("reference").key())
+
+
+@pytest.mark.corpus
+def test_the_reference_judge_is_read_in_its_own_json_verdict(tmp_path, monkeypatch):
+    """Under the reference protocol, on a backend whose calls return token probabilities
+    (the embedded model, vLLM), the distribution is read at the score's position of the
+    judge's own JSON verdict: the verdict request asks for them, and no second request
+    (no prefill) is sent; the parsed verdict is the harness's."""
     judge = JsonJudge()
     llm.register_provider("jsonjudge", judge)
     monkeypatch.setattr(td, "PREFILL_PROVIDERS", td.PREFILL_PROVIDERS | {"jsonjudge"})
-    sessions = common.select_sessions(1, protocol="reference")
-    cells = build_reference_cells("panel", "fake/echo", sessions, "panel", items=["C01"], window=3000, limit=1, tag=protocol("reference").key())
+    cells = _reference_cells()
     frame = run_cells(cells, ["jsonjudge/j"], cache=CallCache(tmp_path), progress=False,
                       protocol="reference", distributions=True)
     judged = frame[frame.status == "ok"]
-    assert len(judged) and set(judge.prefills) == {'{"score":'}
+    assert len(judged) and len(judge.requests) == len(judged)  # one call per verdict, none beside it
+    assert all(params.get("logprobs") and role == "user" for params, role in judge.requests)
     assert (judged.verdict_status == "ok").all() and (judged.score == 1).all()
-    assert (judged.distribution_status == "ok").all()
+    assert (judged.distribution_status == "ok").all() and (judged.score_source == "verdict").all()
+    assert (judged.distribution_key == judged.judge_key).all()
     assert judged.expected_score.tolist() == pytest.approx([(0.5 * 1 + 0.25 * 3) / 1.0] * len(judged))
     assert (judged.score_argmax.astype(float) == 1).all()
+    # A judge whose provider the harness ran gets the harness's request alone: discrete.
+    plain = JsonJudge()
+    llm.register_provider("plainjudge", plain)
+    frame = run_cells(cells, ["plainjudge/j"], cache=CallCache(tmp_path), progress=False,
+                      protocol="reference", distributions=True)
+    judged = frame[frame.status == "ok"]
+    assert len(plain.requests) == len(judged) and not any(params.get("logprobs") for params, _ in plain.requests)
+    assert (judged.score_source == "discrete").all() and judged.expected_score.equals(judged.score)

@@ -4,6 +4,7 @@ params field comes from" and "Harness behaviours" 1-2)."""
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import pytest
 
@@ -58,15 +59,20 @@ def _record(status=OK, text="answer", error_type=None):
                       error_type=error_type)
 
 
+def _cell(target):
+    """What ``Protocol.reply`` reads of a cell: its target and its versions."""
+    return SimpleNamespace(target=target, versions={})
+
+
 def test_an_empty_target_answer_is_judged_under_reference_and_an_error_under_ours():
     for error in (EMPTY_RESPONSE, NO_CONTENT):
         record = _record(ERROR, None, error)
-        assert REFERENCE.reply(record, "anthropic/claude-sonnet-4-5") == ""
-        assert REFERENCE.reply(record, "openai/gpt-5") == ""
-        assert REFERENCE.reply(record, "gemini/gemini-2.5-pro") is None  # its client raises: lost
-        assert OURS.reply(record, "anthropic/claude-sonnet-4-5") is None
-    assert REFERENCE.reply(_record(ERROR, None, "RateLimitError"), "openai/gpt-5") is None
-    assert REFERENCE.reply(_record(), "x") == OURS.reply(_record(), "x") == "answer"
+        assert REFERENCE.reply(record, _cell("anthropic/claude-sonnet-4-5")) == ""
+        assert REFERENCE.reply(record, _cell("openai/gpt-5")) == ""
+        assert REFERENCE.reply(record, _cell("gemini/gemini-2.5-pro")) is None  # its client raises: lost
+        assert OURS.reply(record, _cell("anthropic/claude-sonnet-4-5")) is None
+    assert REFERENCE.reply(_record(ERROR, None, "RateLimitError"), _cell("openai/gpt-5")) is None
+    assert REFERENCE.reply(_record(), _cell("x")) == OURS.reply(_record(), _cell("x")) == "answer"
 
 
 def test_an_empty_verdict_is_minus_one_and_a_verdict_without_content_loses_the_cell():

@@ -17,8 +17,9 @@ def test_counts_add_up_and_keep_one_set_of_names():
     a = Counts(calls=3, cached=1, computed=2, failed=1, invalid=0)
     b = Counts(calls=2, cached=2, computed=0, failed=0, invalid=1)
     assert a + b == Counts(calls=5, cached=3, computed=2, failed=1, invalid=1)
-    assert list((a + b).as_dict()) == ["calls", "cached", "computed", "failed", "invalid"]
-    assert a.line("panel:targets") == "[panel:targets] calls=3, cached=1, computed=2, failed=1, invalid=0"
+    assert list((a + b).as_dict()) == ["calls", "cached", "computed", "failed", "invalid", "constrained"]
+    assert a.line("panel:targets") == \
+        "[panel:targets] calls=3, cached=1, computed=2, failed=1, invalid=0, constrained=0"
 
 
 def test_a_batch_counts_itself_one_call_per_distinct_request(tmp_path):
@@ -31,3 +32,16 @@ def test_a_batch_counts_itself_one_call_per_distinct_request(tmp_path):
     journal = json.loads(open(again.manifest["path"]).read())
     assert {k: journal[k] for k in Counts().as_dict()} == Counts(calls=3, cached=3, failed=1).as_dict()
     assert journal["errors_by_type"] == {"AuthenticationError": 1} and journal["n_requests"] == 5
+
+
+def test_a_batch_counts_its_constrained_calls_and_each_record_names_its_format(tmp_path):
+    """A request for a structured answer (response_format json_object / json_schema) is a
+    constrained call: its record names the format, the batch counts it; text is none."""
+    def asked(fmt, text):
+        return ModelRequest("fake/echo", [{"role": "user", "content": text}], {"response_format": fmt} if fmt else {}, 0)
+
+    requests = [asked({"type": "json_object"}, "a"), asked({"type": "json_schema", "json_schema": {}}, "b"),
+                asked({"type": "text"}, "c"), asked(None, "d")]
+    result = generate(requests, cache=CallCache(tmp_path), transport=FAST, progress=False)
+    assert [r.constrained for r in result.records] == ["json_object", "json_schema", None, None]
+    assert result.counts().constrained == 2

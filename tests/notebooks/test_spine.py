@@ -15,14 +15,26 @@ from contextecho.notebooks import experiment
 
 def test_per_target_variables_key_every_target_and_name_the_first_unsuffixed():
     values = {"openai/gpt-4o": {"gap": 0.3}, "local/smollm2-135m": {"gap": 0.1, "gap_ci": "[0, 1]"}}
+    why = {"x/none": "arm 'filler' has no valid verdict"}
     variables, table = common.per_target(values, ("local/smollm2-135m", "openai/gpt-4o", "x/none"),
-                                         ("gap", "gap_ci"))
+                                         ("gap", "gap_ci"), why)
+    # A value a target lacks says why: its own reason, else the generic one; never a bare n/a.
+    generic = f"not estimable ({common.NO_ESTIMATE})"
     assert variables == {"gap_local_smollm2_135m": 0.1, "gap_ci_local_smollm2_135m": "[0, 1]",
                          "gap": 0.1, "gap_ci": "[0, 1]",
-                         "gap_openai_gpt_4o": 0.3, "gap_ci_openai_gpt_4o": "n/a",
-                         "gap_x_none": "n/a", "gap_ci_x_none": "n/a"}
+                         "gap_openai_gpt_4o": 0.3, "gap_ci_openai_gpt_4o": generic,
+                         "gap_x_none": "not estimable (arm 'filler' has no valid verdict)",
+                         "gap_ci_x_none": "not estimable (arm 'filler' has no valid verdict)"}
     assert table["target"].tolist() == ["local/smollm2-135m", "openai/gpt-4o", "x/none"]
     assert table["key suffix"].tolist() == ["local_smollm2_135m", "openai_gpt_4o", "x_none"]
+
+
+def test_reasons_are_the_notes_of_a_targets_failed_estimates():
+    table = pd.DataFrame({"target": ["a", "a", "b", "c"],
+                          "note": ["not estimable: arm 'filler' has no valid verdict", "", "",
+                                   "TOST not estimable: 1 unit"]})
+    assert common.reasons(table) == {"a": "arm 'filler' has no valid verdict", "c": "1 unit"}
+    assert common.reasons(pd.DataFrame()) == {}
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,6 @@
 from pathlib import Path
 
+import pytest
 import yaml
 
 from contextecho.paper import manuscript
@@ -58,3 +59,30 @@ def test_figures_cross_references_and_code_cells_are_checked(tmp_path):
         "paper/index.qmd:13: executable code cell (the manuscript holds none)",
         "paper/index.qmd:1: cross-reference @fig-gone has no {#fig-gone} label",
     ]
+
+
+def test_a_value_that_could_not_be_estimated_says_why(tmp_path):
+    """Never a bare n/a: the writer refuses it (naming the key), not_estimable carries the
+    reason, and the manuscript check flags a bare one and a '%' after a variable."""
+    from contextecho.paper.outputs import Outputs, manuscript_form, not_estimable
+
+    out = Outputs.open("x", tmp_path / "x")
+    for bare in ("n/a", "N/A ", "nan", "not estimable"):
+        with pytest.raises(ValueError, match=r"x\.gap: .*say why"):
+            out.set(gap=bare)
+    with pytest.raises(ValueError):
+        not_estimable("  ")
+    out.set(gap=not_estimable("arm 'filler' has no valid verdict"))
+    assert out.variables["gap"] == "not estimable (arm 'filler' has no valid verdict)"
+    out.default("no second rater", "kappa", "gap")
+    assert out.variables["kappa"] == "not estimable (no second rater)" and out.variables["gap"].endswith("verdict)")
+    # A percentage carries its own sign in the manuscript; a reason stays a reason.
+    assert manuscript_form({"p": {"agree_pct": 12.5, "n_pct": 3, "why_pct": "not estimable (x)", "gap": 0.1}}) == \
+        {"p": {"agree_pct": "12.5%", "n_pct": "3%", "why_pct": "not estimable (x)", "gap": 0.1}}
+    paper = tmp_path / "paper"
+    paper.mkdir()
+    (paper / "index.qmd").write_text("A {{< var p.gap >}} B {{< var p.agree_pct >}}%\n")
+    variables = write(tmp_path / "_variables.yml", yaml.safe_dump({"p": {"gap": "n/a", "agree_pct": "1.0%"}}))
+    problems = manuscript.check_sources(paper, variables)
+    assert any("'p.gap' is 'n/a'" in p and "say why" in p for p in problems)
+    assert any("'p.agree_pct' is followed by '%'" in p for p in problems)

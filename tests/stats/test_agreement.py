@@ -91,3 +91,37 @@ def test_score_agreement_matches_scipy_on_continuous_scores():
     assert np.isnan(score_agreement([1.0, 1.0], [0.2, 0.9]).pearson)  # one judge does not vary
     with pytest.raises(StatsInputError):
         score_agreement([1.0], [1.0, 2.0])
+
+
+def test_label_agreement_kappa_and_ordinal_ranks_match_scikit_learn_and_scipy():
+    from scipy.stats import pearsonr, rankdata
+
+    from contextecho.stats.agreement import label_agreement
+
+    rng = np.random.default_rng(5)
+    labels = rng.integers(0, 4, 80)
+    verdicts = np.where(rng.random(80) < 0.6, labels, rng.integers(0, 4, 80)).astype(float)
+    verdicts[[4, 9]] = np.nan
+    keep = ~np.isnan(verdicts)
+    x, y = labels[keep], verdicts[keep].astype(int)
+    average = label_agreement(labels, verdicts)
+    assert average.kappa == pytest.approx(cohen_kappa_score(x, y, labels=[0, 1, 2, 3]), abs=1e-12)
+    ordinal = label_agreement(labels, verdicts, ties="ordinal")
+    assert ordinal.spearman == pytest.approx(
+        pearsonr(rankdata(x, method="ordinal"), rankdata(y, method="ordinal")).statistic, abs=1e-12)
+    assert ordinal.kappa == average.kappa and ordinal.kappa_quadratic == average.kappa_quadratic
+    with pytest.raises(StatsInputError):
+        label_agreement(labels, verdicts, ties="dense")
+
+
+def test_failed_scores_kept_in_the_pairs_count_as_observed_agreement_never_as_chance():
+    from contextecho.stats.agreement import label_agreement
+
+    # pairs (-1,-1) (0,0) (1,2) (-1,3): exact 2/4, within one 3/4 (|-1 - 3| = 4);
+    # chance over 0-3 only: first judge 0:1 1:1, second 0:1 2:1 3:1 -> 1/16; kappa (1/2 - 1/16) / (15/16)
+    r = label_agreement([-1, 0, 1, -1], [-1, 0, 2, 3], failed=-1)
+    assert (r.n_valid, r.exact, r.within_one) == (4, 0.5, 0.75) and r.kappa == pytest.approx(7 / 15)
+    assert r.kappa_quadratic == pytest.approx(  # the pairs of two rubric scores
+        cohen_kappa_score([0, 1], [0, 2], labels=[0, 1, 2, 3], weights="quadratic"))
+    with pytest.raises(InvalidScoreError):
+        label_agreement([-1, 0], [0, 0])

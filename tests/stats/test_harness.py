@@ -104,3 +104,186 @@ def test_holm_is_the_harness_step_down():
         {"a": 0.04, "c": 0.09, "d": 0.09, "b": 0.09})
     capped = holm({"x": 0.6, "y": 0.5})
     assert capped.p_adjusted == (1.0, 1.0)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_holm_adjusted_is_statsmodels_holm_on_finite_p_values(seed):
+    from statsmodels.stats.multitest import multipletests
+    p = np.random.default_rng(seed).uniform(0, 0.3, size=9)
+    p[2] = p[5]                                   # a tie
+    labels = [f"c{i}" for i in range(len(p))]
+    ours = harness.holm_adjusted(list(zip(labels, p)))
+    _, adjusted, _, _ = multipletests(p, method="holm")
+    assert [ours[k] for k in labels] == pytest.approx(list(adjusted), abs=1e-15)
+    assert harness.holm_adjusted({}) == {}
+
+
+def test_holm_adjusted_takes_a_nan_as_the_harness_does():
+    """NaN compares false, so Python's sort leaves the list as given here; ``max(running,
+    nan)`` keeps the running maximum. By hand: 3 × 0.01, then NaN keeps 0.03, then
+    max(0.03, 1 × 0.04); and a NaN can keep a smaller p after a larger one."""
+    assert harness.holm_adjusted({"a": 0.01, "b": math.nan, "c": 0.04}) == pytest.approx(
+        {"a": 0.03, "b": 0.03, "c": 0.04})
+    assert harness.holm_adjusted({"a": 0.2, "b": math.nan, "c": 0.1}) == pytest.approx(
+        {"a": 0.6, "b": 0.6, "c": 0.6})               # a proper Holm would give c 0.3, a 0.3
+    assert harness.holm_adjusted({"n": math.nan, "a": 0.5}) == {"n": 0.0, "a": 0.5}
+
+
+def _results(scores):
+    return {"results": [{"probe_id": k, "score": v} for k, v in scores.items()]}
+
+
+def test_content_position_contrast_by_hand_and_against_scipy():
+    base = {"I01": 3, "I02": 2, "I03": -1, "I04": 1, "O01": 3, "O02": 2, "O03": 3, "O04": "2"}
+    cond = {"I01": 1, "I02": 2, "I03": 3, "O01": 0, "O02": 2.0, "O03": True, "O04": 2, "O05": 0}
+    run = {"full_results": {"scratch": _results(base)}, "per_condition": {"recent3K": _results(cond)}}
+    # valid in both: I01, I02, O01, O02, O03 (I03 is -1 in scratch, I04 has no pair,
+    # O04's "2" is not a score, O05 no pair); condition - scratch in probe order
+    deltas = [1 - 3, 2 - 2, 0 - 3, 2.0 - 2, True - 3]
+    delta, p, n = harness.content_position_contrast(run, "recent3K")
+    assert (delta, n) == (sum(deltas) / 5, 5)
+    exact = stats.permutation_test((np.array(deltas, dtype=float), np.zeros(5)),
+                                   lambda x, y: np.mean(x) - np.mean(y), permutation_type="samples",
+                                   n_resamples=np.inf).pvalue
+    assert p == pytest.approx(exact, abs=0.02)      # 10,000 sign flips against all 32
+    assert (delta, p) == harness.sign_flip_p(deltas, n_resamples=10_000, seed=42)
+    # no pairs: NaN; the run's own paired result is taken as stored
+    assert all(math.isnan(v) for v in harness.content_position_contrast(run, "filler14K")[:2])
+    stored = {**run, "paired_vs_scratch": {"recent3K": {"mean_diff_vs_scratch": -0.4, "p_raw": 0.01}}}
+    assert harness.content_position_contrast(stored, "recent3K") == (-0.4, 0.01, 25)
+
+
+def test_consolidate_contrasts_holm_within_and_across_the_panel():
+    from statsmodels.stats.multitest import multipletests
+    runs = [("A", {"full_results": {"scratch": _results({"x": 0, "y": 0, "z": 0, "w": 0}),
+                                    "c1": _results({"x": 3, "y": 3, "z": 3, "w": 3}),
+                                    "c2": _results({"x": 1, "y": 0, "z": 0, "w": 0})}}),
+            ("B", None),
+            ("C", {"per_condition": {"scratch": _results({"x": 2}), "c1": _results({"x": 1}),
+                                     "c2": _results({})}})]
+    table = harness.consolidate_contrasts(runs, ["c1", "c2"], n_resamples=2_000)
+    rows = {(c.target, c.condition): c for c in table.contrasts}
+    assert [(c.target, c.condition) for c in table.contrasts] == [
+        ("A", "c1"), ("A", "c2"), ("B", "c1"), ("B", "c2"), ("C", "c1"), ("C", "c2")]
+    assert rows["A", "c1"].delta == 3 and rows["A", "c2"].delta == 0.25 and rows["C", "c1"].n == 1
+    assert rows["B", "c1"].note == harness.NO_RUN_NOTE and rows["B", "c1"].p_raw is None \
+        and rows["B", "c1"].p_holm_panel is None and rows["B", "c1"].n == 0
+    assert math.isnan(rows["C", "c2"].p_raw) and table.n_contrasts == 4
+    # A/c1: only the two all-same-sign flips of 16 reach |3| (p -> 2/16); A/c2 and C/c1:
+    # every flip ties the observed |mean|, so p = 1 exactly
+    assert rows["A", "c1"].p_raw == pytest.approx(2 / 16, abs=0.03)
+    assert rows["A", "c2"].p_raw == rows["C", "c1"].p_raw == 1.0
+    finite = [rows["A", "c1"].p_raw, rows["A", "c2"].p_raw]
+    _, within, _, _ = multipletests(finite, method="holm")
+    assert [rows["A", "c1"].p_holm_within, rows["A", "c2"].p_holm_within] == pytest.approx(list(within))
+    assert rows["A", "c1"].p_holm_panel == pytest.approx(min(1.0, 4 * rows["A", "c1"].p_raw))
+
+
+# ---------------------------------------------------------------- the stressor forest (fig_forest_stressors.py)
+def _percentile(values, q):
+    """Linear-interpolation percentile, by hand (numpy's default method)."""
+    ordered = sorted(values)
+    at = (len(ordered) - 1) * q / 100
+    low = math.floor(at)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (at - low) * (ordered[high] - ordered[low])
+
+
+def _mean(values):
+    return sum(values) / len(values)
+
+
+def test_clustered_ratio_point_by_hand_and_the_filler_floor_of_one():
+    real = {"B": [4], "A": [10, 30]}
+    filler = {"A": [10], "B": [0, 1], "C": [5]}  # B's filler mean 0.5 counts as 1; C has no real arm
+    point, lo, hi = harness.clustered_bootstrap_ratio(real, filler, n_boot=300, seed=3)
+    assert point == (20 / 10 + 4 / 1) / 2
+    assert lo <= point <= hi
+    flat = harness.clustered_bootstrap_ratio({"A": [6, 6], "B": [9]}, {"A": [2, 2], "B": [3]}, n_boot=200)
+    assert flat == (3.0, 3.0, 3.0)
+    assert all(math.isnan(v) for v in harness.clustered_bootstrap_ratio({"A": [1]}, {"B": [1]}))
+
+
+def test_clustered_ratio_draws_positions_then_real_then_filler_in_sorted_position_order():
+    """Three resamples laid out by hand from the documented draws: positions sorted, each
+    resample draws the positions, then per drawn position the real lengths, then the filler."""
+    real = {"P3": [12, 40, 7], "P0": [30, 2]}
+    filler = {"P0": [10, 20], "P3": [5, 9, 1]}
+    rng = np.random.default_rng(11)
+    common = ["P0", "P3"]
+    boots = []
+    for _ in range(3):
+        ratios = []
+        for j in rng.integers(0, 2, size=2):
+            r, f = real[common[j]], filler[common[j]]
+            r_sample = [r[k] for k in rng.integers(0, len(r), size=len(r))]
+            f_sample = [f[k] for k in rng.integers(0, len(f), size=len(f))]
+            ratios.append(_mean(r_sample) / max(1.0, _mean(f_sample)))
+        boots.append(_mean(ratios))
+    point, lo, hi = harness.clustered_bootstrap_ratio(real, filler, n_boot=3, seed=11)
+    assert point == pytest.approx((16 / 15 + (59 / 3) / 5) / 2, abs=1e-12)
+    assert lo == pytest.approx(_percentile(boots, 2.5), abs=1e-12)
+    assert hi == pytest.approx(_percentile(boots, 97.5), abs=1e-12)
+
+
+def test_clustered_ratio_with_one_position_is_scipys_two_sample_percentile_bootstrap():
+    gen = np.random.default_rng(8)
+    real, filler = gen.integers(20, 400, 40).astype(float), gen.integers(20, 200, 40).astype(float)
+    point, lo, hi = harness.clustered_bootstrap_ratio({"only": real}, {"only": filler}, n_boot=4000, seed=1)
+    ref = stats.bootstrap((real, filler), lambda x, y, axis: np.mean(x, axis=axis) / np.mean(y, axis=axis),
+                          paired=False, method="percentile", n_resamples=4000, random_state=2).confidence_interval
+    assert point == pytest.approx(real.mean() / filler.mean())
+    assert lo == pytest.approx(ref.low, rel=0.03) and hi == pytest.approx(ref.high, rel=0.03)
+
+
+def _cell(position, item, arm, compliant, length, target="t"):
+    return harness.StressorCell(target, "s", position, item, arm, compliant, length)
+
+
+def test_stressor_forest_reads_cells_as_the_stressor_plot_does():
+    cells = [_cell("P0", f"S2_v0{i}", "real", i % 2 == 0, 10 * (i + 1)) for i in range(4)] + \
+        [_cell("P0", f"S2_v0{i}", "filler", i != 1, 5 + i) for i in range(4)] + \
+        [_cell("P3", f"S2_v0{i}", "real", i == 0, 40) for i in range(3)] + \
+        [_cell("P3", f"S2_v0{i}", "filler", True, 8) for i in range(2)] + \
+        [_cell("P5", "S2_v00", "real", True, 3)]  # no filler cell at P5: the position is left out
+    forest = harness.stressor_forest(cells, ["P0", "P3", "P5"], n_boot=400, seed=42)
+    assert list(forest["per_position"]) == ["P0", "P3"]
+    assert forest["per_position"]["P0"] == {"claude_compliance_pct": 50.0, "filler_compliance_pct": 75.0,
+                                            "claude_mean_len": 25.0, "filler_mean_len": 6.5,
+                                            "n_claude": 4, "n_filler": 4}
+    assert forest["cl_c"] == pytest.approx((50 + 100 / 3) / 2) and forest["fi_c"] == pytest.approx((75 + 100) / 2)
+    assert forest["compliance_drop"] == forest["fi_c"] - forest["cl_c"]
+    assert forest["cl_r"] == forest["length_inflation"] == pytest.approx((25 / 6.5 + 40 / 8) / 2)
+    # compliance: the two-stage bootstrap of 100 per compliant reply, 0 otherwise, items in id order
+    real = harness.clustered_bootstrap_mean({"P0": [100.0, 0.0, 100.0, 0.0], "P3": [100.0, 0.0, 0.0]},
+                                            n_boot=400, seed=42)
+    assert (forest["cl_c"], forest["cl_c_lo"], forest["cl_c_hi"]) == (real.mean, real.lo, real.hi)
+    ratio = harness.clustered_bootstrap_ratio({"P0": [10, 20, 30, 40], "P3": [40, 40, 40]},
+                                              {"P0": [5, 6, 7, 8], "P3": [8, 8]}, n_boot=400, seed=42)
+    assert (forest["cl_r"], forest["cl_r_lo"], forest["cl_r_hi"]) == ratio
+    # the cells' order does not matter: within a position they are read in item order
+    assert harness.stressor_forest(cells[::-1], ["P0", "P3", "P5"], n_boot=400, seed=42) == forest
+    none = harness.stressor_forest([], ["P0"])
+    assert none["per_position"] == {} and all(math.isnan(none[k]) for k in ("fi_c", "cl_c_lo", "cl_r_hi"))
+
+
+def test_stressor_compliance_bounds_are_the_plots_rates_by_hand():
+    """The plot's own statistic, 100·k/n per resampled position, laid out by hand for a few
+    resamples, equals the forest's compliance interval exactly."""
+    by_position = {"P0": [True, False, True], "P3": [False, False, True, True, True]}
+    cells = [_cell(p, f"S2_v0{i}", arm, ok, 1) for p, oks in by_position.items() for i, ok in enumerate(oks)
+             for arm in ("real", "filler")]
+    rng = np.random.default_rng(42)
+    boots = []
+    for _ in range(5):
+        rates = []
+        for j in rng.integers(0, 2, size=2):
+            oks = by_position[["P0", "P3"][j]]
+            sample = [oks[k] for k in rng.integers(0, len(oks), size=len(oks))]
+            rates.append(100.0 * sum(sample) / len(sample))
+        boots.append(float(np.mean(rates)))
+    forest = harness.stressor_forest(cells, ["P0", "P3"], n_boot=5, seed=42)
+    assert forest["cl_c"] == float(np.mean([100.0 * 2 / 3, 100.0 * 3 / 5]))
+    assert (forest["cl_c_lo"], forest["cl_c_hi"]) == (float(np.percentile(boots, 2.5)),
+                                                      float(np.percentile(boots, 97.5)))
+    assert forest["cl_c_lo"] == pytest.approx(_percentile(boots, 2.5), abs=1e-12)

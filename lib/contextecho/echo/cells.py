@@ -53,7 +53,7 @@ class Cell:
             "position": self.position, "step": self.step, "arm": self.arm,
             "intervention": self.intervention, "distance": self.distance,
             "item": self.item.id, "item_kind": self.item.kind, "item_group": self.item.group,
-            "framing": self.item.framing, "scorer": self.item.scorer,
+            "framing": self.item.framing, "scorer": self.item.scorer, "probe_text": self.item.probe_text,
             "replicate": self.replicate, "key": self.key,
             "window": p.window, "prefix_chars": p.n_chars,
             "reference_chars": p.reference_n_chars, "n_turns": len(p.turns),

@@ -57,7 +57,8 @@ class ContextEchoProtocol(Protocol):
         s = run_scorer(response, item.contract)
         return {"passed": s.passed, "score": float(s.passed), "verdict_status": OK, "verdict_reason": s.reason}
 
-    def judging(self, judges: Sequence[str], rubric: Any) -> JudgeSetup:
+    def judging(self, judges: Sequence[str], rubric: Any, variant: str = "") -> JudgeSetup:
+        self.check_variant(variant)
         return JudgeSetup(rubric.version, rubric.hash, SCORE_PREFILL, SCORE_LABEL, prompt=rubric)
 
     def judge_params(self, max_tokens: int) -> dict[str, Any]:
@@ -71,6 +72,6 @@ class ContextEchoProtocol(Protocol):
     def labelled_examples(self) -> list[dict[str, Any]]:
         return [json.loads(line) for line in RUBRIC_EXAMPLES.read_text(encoding="utf-8").splitlines() if line.strip()]
 
-    def read_verdict(self, text: str | None) -> dict[str, Any]:
+    def read_verdict(self, text: str | None, setup: JudgeSetup | None = None) -> dict[str, Any]:
         v = parse_verdict(text)
         return {"verdict_status": v.status, "score": v.score, "verdict_reason": v.reason}

@@ -9,9 +9,13 @@ protocol is running (``DESIGN.md``, "Protocols"):
   provider rules, sampling);
 * what a target reply is to it (:meth:`Protocol.reply`: an empty answer is an error to
   ours, an answer to the harness), and a judge's (:meth:`Protocol.judge_reply`);
+* which rows of a run hold their cell's result, so that a resumed run neither asks nor
+  judges that cell again (:meth:`Protocol.holds_result`);
 * how a probe's response is judged (:meth:`Protocol.judging`, :meth:`Protocol.judge_params`,
-  :meth:`Protocol.judge_request`)
-  and how a verdict is read (:meth:`Protocol.read_verdict`);
+  :meth:`Protocol.judge_request`), how a verdict is read (:meth:`Protocol.read_verdict`)
+  and how a judge's score distribution is read (:meth:`Protocol.distribution_mode`), by the
+  protocol's judge or by one of its other judge call sites (:attr:`Protocol.judge_variants`:
+  the reference's b3 cross-judge asks and reads in its own way);
 * how a contract or stressor is scored (:meth:`Protocol.score`);
 * which of a run's settings shorten the protocol's own (:meth:`Protocol.shortened`), and
   which parameters it refuses (:meth:`Protocol.check_events`).
@@ -33,6 +37,9 @@ from typing import Any, Mapping, Sequence
 from ..engine.hashing import content_hash
 from ..engine.model_request import ModelRequest
 from ..engine.record import CallRecord
+from ..engine.registry import UnknownNameError
+from ..engine.token_distribution import read_mode
+from ..engine.verdicts import OK
 
 
 @dataclass(frozen=True)
@@ -53,7 +60,8 @@ class Grid:
     ``positions`` (with ``k``) is a scheme of this project's positions (``uniform``,
     ``deciles``, ...) or a mapping session id -> agent steps; ``reference_positions`` is
     a scheme of the harness's named positions (``panel``, ``onset``, ``compaction``,
-    ``deciles``) or a mapping session id -> named turns. Each protocol reads its own;
+    ``deciles``; ``validation``: e18's ``k`` evenly spaced rows) or a mapping session id ->
+    named turns. Each protocol reads its own;
     ``limit`` keeps each session's first ``limit`` positions (0: all), ``turns`` are
     the onset turns (empty: the protocol's)."""
 
@@ -73,6 +81,9 @@ class Grid:
     redact: bool = True
     #: How probes are asked: ``framed`` (the framing line, then the probe) or ``bare``.
     framing: str = "framed"
+    #: Which harness runner's S2 requests the ``reference`` protocol sends (a rule set of
+    #: :data:`contextecho.echo.reference.s2_requests.S2_REQUESTS`); ours ignores it.
+    s2_requests: str = "e08"
 
 
 @dataclass(frozen=True)
@@ -87,6 +98,12 @@ class JudgeSetup:
     prefill: str
     label: re.Pattern
     prompt: Any = field(default=None, compare=False)
+    #: Which of the protocol's judge call sites this is (:attr:`Protocol.judge_variants`;
+    #: ``""``: the protocol's judge).
+    variant: str = ""
+    #: How many calls in all a judge's reply that cannot be read is asked for, each sent at
+    #: once after the last (1: one call, its transient errors retried by the transport).
+    attempts: int = 1
 
 
 class Protocol(ABC):
@@ -98,6 +115,8 @@ class Protocol(ABC):
     sampling: SamplingDefaults
     #: The session formats whose transcripts this protocol can render.
     formats: tuple[str, ...]
+    #: The protocol's other judge call sites, by name (:meth:`judging`'s ``variant``).
+    judge_variants: tuple[str, ...] = ()
 
     @abstractmethod
     def texts(self) -> Any:
@@ -126,9 +145,9 @@ class Protocol(ABC):
         """Raise ``ValueError`` when the protocol cannot anchor positions on these events."""
 
     # -------------------------------------------------------------- replies
-    def reply(self, record: CallRecord, model: str) -> str | None:
-        """The text of a target reply this protocol judges or scores; ``None``: the cell
-        failed (an error record: never a score)."""
+    def reply(self, record: CallRecord, cell: Any) -> str | None:
+        """The text of ``cell``'s target reply this protocol judges or scores; ``None``: the
+        cell failed (an error record: never a score)."""
         return record.response_text if record.ok else None
 
     def judge_reply(self, record: CallRecord, model: str) -> str | None:
@@ -143,8 +162,14 @@ class Protocol(ABC):
         ``score``, ``verdict_status``, ``verdict_reason`` (and any protocol extras)."""
 
     @abstractmethod
-    def judging(self, judges: Sequence[str], rubric: Any) -> JudgeSetup:
-        """The judges' rubric identity and score position for a run (module doc)."""
+    def judging(self, judges: Sequence[str], rubric: Any, variant: str = "") -> JudgeSetup:
+        """The judges' rubric identity and score position for a run (module doc); ``variant``:
+        one of :attr:`judge_variants` (``""``: the protocol's judge)."""
+
+    def check_variant(self, variant: str) -> None:
+        """Raise :class:`UnknownNameError` unless ``variant`` names one of the protocol's judges."""
+        if variant and variant not in self.judge_variants:
+            raise UnknownNameError(f"{self.name} judge variant", variant, list(self.judge_variants))
 
     @abstractmethod
     def judge_params(self, max_tokens: int) -> dict[str, Any]:
@@ -157,14 +182,28 @@ class Protocol(ABC):
         (:meth:`judge_params`; the protocol's provider rules may change them per judge)."""
 
     @abstractmethod
-    def read_verdict(self, text: str | None) -> dict[str, Any]:
-        """The row columns of a judge's reply: ``verdict_status``, ``score`` (NaN unless
-        ok), ``verdict_reason`` (and any protocol extras)."""
+    def read_verdict(self, text: str | None, setup: JudgeSetup | None = None) -> dict[str, Any]:
+        """The row columns of a judge's reply under ``setup`` (default: the protocol's judge):
+        ``verdict_status``, ``score`` (NaN unless ok), ``verdict_reason`` (and any protocol
+        extras). ``text`` None: the judge gave no reply to read (the extras say what the
+        protocol keeps of such a verdict)."""
+
+    def distribution_mode(self, judge: str) -> str:
+        """How ``judge``'s score distribution is read beside its verdict
+        (:mod:`contextecho.engine.token_distribution`: prefill, generated, verdict or
+        discrete); by default as the judge's backend allows (:func:`read_mode`)."""
+        return read_mode(judge)
 
     @abstractmethod
     def labelled_examples(self) -> list[dict[str, Any]]:
         """The labelled examples of the protocol's judge prompt, as calibration items
         ``{id, probe_id, probe, response, score}`` (:mod:`.calibration`)."""
+
+    def holds_result(self, row: Mapping[str, Any]) -> bool:
+        """Whether a row of a run's frame holds its cell's result (by default: a valid
+        verdict or score); a run resumed from the stored results neither asks nor judges
+        such a cell again (:func:`contextecho.experiments.spine.run_grid`)."""
+        return row.get("verdict_status") == OK
 
     # -------------------------------------------------------------- reporting
     def shortened(self, used: Mapping[str, Any]) -> list[str]:

@@ -8,7 +8,10 @@
    without re-generating.
 
 One row per (cell, judge) for probes — several judges score the same responses, for the
-cross-judge audit — and one row per cell for scored items. ``rubric_version`` / ``rubric_hash`` name the rubric the
+cross-judge audit — and one row per cell for scored items. A judge named ``self``
+(:data:`SELF_JUDGE`) is each cell's own target: a target judges its own responses, as the
+harness's Fig.-1 fill runners do (``run_fig1_sonnet45.py:81``); ``judge_model`` names the
+model that judged. ``rubric_version`` / ``rubric_hash`` name the rubric the
 judge applied (the instrument default unless ``rubric=`` is given). ``verdict_status`` is
 ``ok`` (a score), ``invalid`` (the judge's reply held no parseable 0–3 score), ``error``
 (the target or the judge call failed), or ``unjudged`` (a probe cell with no judge
@@ -29,9 +32,16 @@ or average the −1s in as the panel forest's loader does — can be computed. S
 scored by the reference scorer (``score``) and by ours (``contextecho_score``), and an
 empty answer is judged and scored as the harness does (``contextecho``: an error).
 
+``stored_only=True`` sends nothing: every call is answered from the cache (a call it holds
+no record of fails as ``NotStored``), so the frame is what an earlier run stored;
+``retry_errors`` calls again the requests whose stored error is permanent
+(:func:`contextecho.engine.calls.agenerate`).
+
 With ``distributions=True`` each judge also gets its score distribution read
-(:mod:`contextecho.engine.token_distribution`), as a call of its own beside the verdict's
-(whose key is unchanged): ``expected_score`` (Σ s·p(s) over 0–3), ``score_argmax``,
+(:mod:`contextecho.engine.token_distribution`, in the mode the protocol chooses for the
+judge: :meth:`~.protocol.Protocol.distribution_mode`), as a call of its own beside the
+verdict's (whose key is unchanged), or from the verdict's own call (``verdict`` mode: its
+request asks for the token probabilities): ``expected_score`` (Σ s·p(s) over 0–3), ``score_argmax``,
 ``score_entropy``, ``score_flat``, ``score_probs`` (JSON), ``distribution_key`` and
 ``distribution_status`` — ``ok``, ``invalid``, ``error`` (that call, or the target's,
 failed: never a score) or ``discrete`` (the judge's provider returns no token
@@ -48,8 +58,8 @@ import pandas as pd
 from ..engine.cache import CallCache
 from ..engine.calls import Transport, generate
 from ..engine.counts import Counts
-from ..engine.token_distribution import (DISCRETE, PREFILL, distribution_columns, distribution_request,
-                                  no_distribution, read_distribution, read_mode)
+from ..engine.token_distribution import (DISCRETE, PREFILL, VERDICT, distribution_columns, distribution_request,
+                                         no_distribution, read_distribution, with_logprobs)
 from ..engine.verdicts import DEFAULT_JUDGE_PARAMS, ERROR, INVALID, OK
 from .cells import Cell
 from .items import JUDGE
@@ -59,6 +69,13 @@ from .protocols import protocol as get_protocol
 from .rubric import RUBRIC, Rubric
 
 UNJUDGED = "unjudged"
+#: The judge name that stands for each cell's own target (module doc).
+SELF_JUDGE = "self"
+
+
+def judge_model(judge: str, target: str) -> str:
+    """The model string that judges a response of ``target`` as ``judge`` (``self``: the target)."""
+    return target if judge == SELF_JUDGE else judge
 
 
 def _target_columns(record, cached: bool, text: str | None) -> dict[str, Any]:
@@ -99,23 +116,25 @@ def run_cells(cells: Sequence[Cell], judges: Sequence[str] | str = (), *,
               cache: CallCache | None = None, transport: Transport = Transport(),
               progress: bool = True, judge_params: Mapping[str, Any] = DEFAULT_JUDGE_PARAMS,
               rubric: Rubric = RUBRIC, name: str = "cells",
-              protocol: str | Protocol = "contextecho", distributions: bool = False) -> pd.DataFrame:
+              protocol: str | Protocol = "contextecho", distributions: bool = False,
+              stored_only: bool = False, retry_errors: bool | None = None) -> pd.DataFrame:
     """Run ``cells`` (from :func:`build_cells`) and return the tidy frame (module doc)."""
     judges = [judges] if isinstance(judges, str) else list(judges)
     proto = get_protocol(protocol)
     setup = proto.judging(judges, rubric)
-    modes = {judge: read_mode(judge) for judge in judges} if distributions else {}
+    modes: dict[str, str] = {}  # judge model -> how its score distribution is read
     own = cache is None
     cache = cache if cache is not None else CallCache()
+    calling = {"stored_only": stored_only, "retry_errors": retry_errors}
     try:
         targets = generate([c.request for c in cells], cache=cache, transport=transport,
                            progress=progress, name=f"{name}:targets",
-                           parameters={"n_cells": len(cells), "judges": judges})
+                           parameters={"n_cells": len(cells), "judges": judges}, **calling)
         rows: list[dict[str, Any]] = []
         pending: list[tuple[dict[str, Any], Any]] = []  # (row, judge request)
         readings: list[tuple[dict[str, Any], Any]] = []  # (row, distribution request)
         for cell, record, cached in zip(cells, targets.records, targets.cached):
-            text = proto.reply(record, cell.target)  # None: the target call failed
+            text = proto.reply(record, cell)  # None: the target call failed
             base = {**cell.row(), **_target_columns(record, cached, text)}
             if cell.item.scorer != JUDGE:
                 row = {**base, **_empty_verdict()}
@@ -129,9 +148,11 @@ def run_cells(cells: Sequence[Cell], judges: Sequence[str] | str = (), *,
                 rows.append({**base, **_empty_verdict(), "verdict_status": UNJUDGED,
                              "verdict_reason": "no judge given"})
                 continue
-            for judge in judges:
+            for judge in (judge_model(j, cell.target) for j in judges):
                 row = {**base, **_empty_verdict(), "judge_model": judge,
                        "rubric_version": setup.rubric_version, "rubric_hash": setup.rubric_hash}
+                if distributions and judge not in modes:
+                    modes[judge] = proto.distribution_mode(judge)
                 if distributions:
                     row.update(no_distribution("not read"), distribution_key=None,
                                distribution_status=None, score_source=None)
@@ -142,6 +163,9 @@ def run_cells(cells: Sequence[Cell], judges: Sequence[str] | str = (), *,
                     rows.append(row)
                     continue
                 request = proto.judge_request(setup, judge, cell, text, judge_params)
+                if distributions and modes[judge] == VERDICT:
+                    request = with_logprobs(request)  # the verdict's own call reads it
+                    row["distribution_key"] = request.key
                 row["judge_key"] = request.key
                 rows.append(row)
                 pending.append((row, request))
@@ -150,11 +174,14 @@ def run_cells(cells: Sequence[Cell], judges: Sequence[str] | str = (), *,
                     if reading is not None:
                         row["distribution_key"] = reading.key
                         readings.append((row, reading))
-        batch = {"cache": cache, "transport": transport, "progress": progress,
+        batch = {"cache": cache, "transport": transport, "progress": progress, **calling,
                  "parameters": {"judges": judges, "rubric_version": setup.rubric_version}}
         verdicts, judged = _answered(pending, f"{name}:judges", "verdict", "judge", batch, proto.judge_reply)
-        for row, _, text in verdicts:
+        for row, record, text in verdicts:
             row.update(judge_response=text, **proto.read_verdict(text))
+            if distributions and modes[row["judge_model"]] == VERDICT:
+                d = read_distribution(record.logprobs, list(SCORES), label=setup.label, values=SCORES)
+                row.update(distribution_columns(d), distribution_status=d.status, score_source="verdict")
         distributions_read, read = _answered(readings, f"{name}:distributions", "distribution",
                                              "distribution", batch)
         for row, record, _ in distributions_read:
@@ -163,6 +190,9 @@ def run_cells(cells: Sequence[Cell], judges: Sequence[str] | str = (), *,
                                   values=SCORES)
             row.update(distribution_columns(d), distribution_status=d.status, score_source="distribution")
         for row in rows:
+            if distributions and row.get("judge_model") and modes[row["judge_model"]] == VERDICT \
+                    and row["distribution_status"] is None:
+                row.update(distribution_status=ERROR)  # the target's or the judge's call failed
             if distributions and row.get("judge_model") and modes[row["judge_model"]] == DISCRETE \
                     and row["distribution_status"] != ERROR:
                 # No token probabilities from this judge's provider: the parsed verdict, as such.

@@ -13,7 +13,10 @@ bad request, not found): that answers its request until asked otherwise, with
 ``retry_errors=True`` or ``CONTEXTECHO_RETRY_ERRORS=1`` in the environment (what the
 ``--retry-errors`` flags set, so notebook kernels see it too); the manifest counts the
 requests skipped so. Several processes on one cache never pay twice for a call: each
-missing key is claimed in the cache, which is re-read before the call.
+missing key is claimed in the cache, which is re-read before the call. A batch asked
+``stored_only`` sends nothing: each request gets what the cache holds for it (its answer,
+else its last stored error, else a ``NotStored`` error record), which is how a resumed run
+reads the results an earlier run stored.
 
 Sampling parameters go to LiteLLM untouched (no ``drop_params``). The one addition:
 for the in-process backends a request without a ``seed`` gets one derived from its
@@ -34,7 +37,7 @@ from tqdm.auto import tqdm
 
 from . import llm
 from .cache import CallCache
-from .record import ERROR, NO_CONTENT, OK, CallRecord, token_logprobs_json, utc_now
+from .record import ERROR, NO_CONTENT, NOT_STORED, OK, CallRecord, token_logprobs_json, utc_now
 from .counts import Counts
 from .endpoints import PLACEHOLDER_KEY, Endpoint, EndpointError, endpoint_for
 from .faults import Fault, classify, is_permanent
@@ -108,7 +111,8 @@ class BatchResult:
             first.setdefault(record.key, (record, cached))
         hits = sum(cached for _, cached in first.values())
         return Counts(calls=len(first), cached=hits, computed=len(first) - hits,
-                      failed=sum(not record.ok for record, _ in first.values()), invalid=invalid)
+                      failed=sum(not record.ok for record, _ in first.values()), invalid=invalid,
+                      constrained=sum(record.constrained is not None for record, _ in first.values()))
 
 
 # ---------------------------------------------------------------- preflight
@@ -305,6 +309,13 @@ def _record_from_response(request: ModelRequest, response: Any, attempts: int,
     return record.as_empty_response() if record.blank else record
 
 
+def _not_stored(request: ModelRequest) -> CallRecord:
+    """What a ``stored_only`` batch answers a request the cache holds nothing for."""
+    return CallRecord(key=request.key, model=request.model, request_json=request.to_json(), status=ERROR,
+                      error_type=NOT_STORED, error_message="no stored call (a stored-only batch sends nothing)",
+                      attempts=0, created_at=utc_now())
+
+
 def _error_record(request: ModelRequest, fault: Fault, attempts: int, latency: float) -> CallRecord:
     return CallRecord(
         key=request.key, model=request.model, request_json=request.to_json(), status=ERROR,
@@ -335,11 +346,13 @@ def retry_errors_default() -> bool:
 async def agenerate(requests: Sequence[ModelRequest], *, cache: CallCache | None = None,
                     transport: Transport = Transport(), progress: bool = True,
                     name: str = "generate", parameters: dict[str, Any] | None = None,
-                    retry_errors: bool | None = None) -> BatchResult:
+                    retry_errors: bool | None = None, stored_only: bool = False) -> BatchResult:
     """Answer every request, from the cache where possible. Never raises for a failed call.
 
     ``retry_errors``: also call again the requests whose stored error is permanent
-    (default: ``CONTEXTECHO_RETRY_ERRORS`` in the environment, else no)."""
+    (default: ``CONTEXTECHO_RETRY_ERRORS`` in the environment, else no). ``stored_only``:
+    call nothing; a request without a stored answer gets its last stored error, else a
+    ``NotStored`` error record (module doc)."""
     requests = list(requests)
     retry_errors = retry_errors_default() if retry_errors is None else retry_errors
     own_cache = cache is None
@@ -355,6 +368,8 @@ async def agenerate(requests: Sequence[ModelRequest], *, cache: CallCache | None
             if hit is None and error is not None and is_permanent(error.error_type) and not retry_errors:
                 hit = error
                 skipped.add(request.key)
+            if hit is None and stored_only:
+                hit = error if error is not None else _not_stored(request)
             if hit is not None:
                 stored[request.key] = hit
         todo = {r.key: r for r in requests if r.key not in stored}  # identical requests once

@@ -15,13 +15,16 @@ from dataclasses import asdict, dataclass, fields
 class Counts:
     """The calls of one batch: ``calls`` = ``cached`` + ``computed``; ``failed`` calls
     returned an error record (a stored permanent error answered from the cache included);
-    ``invalid`` answers came back but could not be read (no option letter, no score)."""
+    ``invalid`` answers came back but could not be read (no option letter, no score);
+    ``constrained`` calls asked for a structured answer (a JSON verdict:
+    :attr:`~contextecho.engine.record.CallRecord.constrained`)."""
 
     calls: int = 0
     cached: int = 0
     computed: int = 0
     failed: int = 0
     invalid: int = 0
+    constrained: int = 0
 
     def __add__(self, other: "Counts") -> "Counts":
         return Counts(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})

@@ -4,11 +4,20 @@ A call that asked for token probabilities (``logprobs``) stores them beside its 
 ``logprobs``: canonical JSON, one entry per generated token, ``[token, logprob,
 [[top token, logprob], ...]]`` (natural logs, the most probable first). Older records and
 calls that did not ask have ``None``.
+
+A call whose request asked for a structured answer (``response_format`` ``json_object``
+or ``json_schema``) is a *constrained* call (:attr:`CallRecord.constrained` names the
+format; the request is stored in ``request_json``): the embedded model meets it by
+grammar-constrained decoding, an OpenAI-compatible server or a hosted provider by its own
+structured output. Each batch counts its constrained calls
+(:attr:`contextecho.engine.counts.Counts.constrained`), so the run log says which verdicts
+were constrained.
 """
 from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
+import json
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -18,6 +27,7 @@ OK = "ok"
 ERROR = "error"
 EMPTY_RESPONSE = "EmptyResponse"  # the error type of an answer that is empty or whitespace only
 NO_CONTENT = "NoContent"  # the error type of an answer without any content (a null message)
+NOT_STORED = "NotStored"  # the error type of a request a cache-only batch found no record of (never sent)
 
 
 def token_logprobs_json(choice: Any) -> str | None:
@@ -72,6 +82,17 @@ class CallRecord:
     @property
     def ok(self) -> bool:
         return self.status == OK
+
+    @property
+    def constrained(self) -> str | None:
+        """The structured ``response_format`` type the request asked for (``json_object``,
+        ``json_schema``), or ``None`` (free text)."""
+        try:
+            fmt = json.loads(self.request_json or "{}").get("params", {}).get("response_format")
+        except ValueError:
+            return None
+        kind = fmt.get("type") if isinstance(fmt, Mapping) else None
+        return kind if kind and kind != "text" else None
 
     @property
     def blank(self) -> bool:

@@ -15,11 +15,18 @@ position where the answer is written:
   - ``generated`` — the provider returns log-probabilities but takes no prefill: the
     original request is sent again with ``logprobs``/``top_logprobs``, and the answer's
     position is found in the generated text (after its label).
+  - ``verdict`` — the answer's own call returns the log-probabilities: the request
+    carries ``logprobs``/``top_logprobs`` (:func:`with_logprobs`) and the answer's
+    position is found in the generated text, as in ``generated``, with no second request.
+    For a backend whose log-probabilities are a free side channel of the call (the
+    embedded model, vLLM-style servers) where the answer is generated whole anyway (a
+    JSON verdict: the score is read at its position in a verdict that is valid JSON).
   - ``discrete`` — the provider returns no log-probabilities: no request is made and the
     parsed verdict is used, recorded as such (``score_source = "discrete"``).
 
-  Each of the first two is a request of its own, so its request key differs from the
-  discrete verdict's (whose key is unchanged) and from each other's.
+  ``prefill`` and ``generated`` are each a request of their own, so its request key
+  differs from the discrete verdict's (whose key is unchanged) and from each other's; a
+  ``verdict`` request's key is the answer's own (with the reading parameters in it).
 
 * **Where the answer is written** (:func:`read_distribution`): the first generated token
   that is not whitespace and is preceded by the label (``Score:`` then optional
@@ -46,8 +53,8 @@ from typing import Any, Mapping, Sequence
 from . import llm
 from .model_request import ModelRequest
 
-PREFILL, GENERATED, DISCRETE = "prefill", "generated", "discrete"
-READ_MODES = (PREFILL, GENERATED, DISCRETE)
+PREFILL, GENERATED, VERDICT, DISCRETE = "prefill", "generated", "verdict", "discrete"
+READ_MODES = (PREFILL, GENERATED, VERDICT, DISCRETE)
 OK, INVALID = "ok", "invalid"
 
 TOP_LOGPROBS = 20  # the most OpenAI-compatible servers return per position
@@ -79,16 +86,24 @@ def read_mode(model: str) -> str:
     return GENERATED if {"logprobs", "top_logprobs"} <= set(supported) else DISCRETE
 
 
+def with_logprobs(request: ModelRequest) -> ModelRequest:
+    """``request`` asking for the generated tokens' log-probabilities and the
+    :data:`TOP_LOGPROBS` most probable tokens at each position (otherwise unchanged)."""
+    return ModelRequest(request.model, request.messages,
+                        {**request.params, "logprobs": True, "top_logprobs": TOP_LOGPROBS},
+                        request.replicate, tag=request.tag)
+
+
 def distribution_request(request: ModelRequest, mode: str, prefill: str) -> ModelRequest | None:
-    """The request that reads the distribution for ``request`` (``None`` in discrete mode).
+    """The request that reads the distribution for ``request`` (``None`` in discrete mode,
+    and in verdict mode, where ``request`` itself reads it: :func:`with_logprobs`).
 
     ``prefill``: the text of the assistant turn up to the answer (``Score:``)."""
-    if mode == DISCRETE:
+    if mode in (DISCRETE, VERDICT):
         return None
     reading = {"logprobs": True, "top_logprobs": TOP_LOGPROBS}
     if mode == GENERATED:
-        return ModelRequest(request.model, request.messages, {**request.params, **reading},
-                            request.replicate, tag=request.tag)
+        return with_logprobs(request)
     if mode != PREFILL:
         raise ValueError(f"unknown read mode {mode!r}; expected one of {READ_MODES}")
     params = {**reading, "temperature": 0, "max_tokens": PREFILL_MAX_TOKENS,

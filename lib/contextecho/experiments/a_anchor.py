@@ -98,9 +98,13 @@ EFFECT_COLUMNS = ["target", "intervention", "estimate", "ci_low", "ci_high", "wi
                   "n_units", "note"]
 
 
+def _a_anchor_rows(table: pd.DataFrame) -> pd.DataFrame:
+    return table[table["intervention"] == "a_anchor"] if len(table) else table
+
+
 def _a_anchor(table: pd.DataFrame, digits: int) -> dict[str, dict[str, object]]:
     """Per target: the A-anchor's estimate and CI (where estimable)."""
-    rows = table[table["intervention"] == "a_anchor"] if len(table) else table
+    rows = _a_anchor_rows(table)
     return {row["target"]: {"effect": round(float(row["estimate"]), digits),
                             "ci": f"[{row['ci_low']:.{digits}f}, {row['ci_high']:.{digits}f}]"}
             for _, row in rows.iterrows() if pd.notna(row["estimate"])}
@@ -151,7 +155,7 @@ def effects(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
         for t, v in _a_anchor(by_score[by_score["score"] == name] if len(by_score) else by_score, 2).items():
             values.setdefault(t, {}).update({f"a_anchor_effect_{name}": v["effect"], f"a_anchor_ci_{name}": v["ci"]})
     run.out.set(**common.per_target(values, p.targets, ("a_anchor_effect", "a_anchor_ci", *(
-        f"a_anchor_{k}_{n}" for n in common.SCORES for k in ("effect", "ci"))))[0])
+        f"a_anchor_{k}_{n}" for n in common.SCORES for k in ("effect", "ci"))), common.reasons(_a_anchor_rows(by_score)))[0])
     return run.table("effects", table[EFFECT_COLUMNS], "Effect per intervention (probe surface)")
 
 
@@ -163,7 +167,8 @@ def contract_effects(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
     run.out.parquet("contract_effects", table)
     values = {t: {"a_anchor_contract_effect": v["effect"], "a_anchor_contract_ci": v["ci"]}
               for t, v in _a_anchor(table, 1).items()}
-    run.out.set(**common.per_target(values, p.targets, ("a_anchor_contract_effect", "a_anchor_contract_ci"))[0])
+    run.out.set(**common.per_target(values, p.targets, ("a_anchor_contract_effect", "a_anchor_contract_ci"),
+                                    common.reasons(_a_anchor_rows(table)))[0])
     return run.table("contract_effects", table[EFFECT_COLUMNS], floatfmt=".1f")
 
 

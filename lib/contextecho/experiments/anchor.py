@@ -32,6 +32,7 @@ from ..engine.cache import CallCache
 from ..engine.llm import LOCAL_MODEL
 from .parameters import (NON_NEGATIVE, POSITIVE, RESAMPLES, Interval, Models, NonEmpty, OneOf,
                                     Temperature, count)
+from ..paper.outputs import not_estimable
 from ..paper.show import Result, SavedFigure
 from . import common, spine
 from .anchor_axes import run_axes
@@ -121,9 +122,21 @@ def _banks(p: Parameters) -> list:
     return [load_bank(d) for spec in p.banks for d in bank_dirs(spec)]
 
 
-def _num(value, digits: int = 2):
-    """A manuscript number; a value that could not be estimated is 'n/a', never NaN."""
-    return "n/a" if value is None or pd.isna(value) else round(float(value), digits)
+def _num(value, why: str, digits: int = 2):
+    """A manuscript number; a value that could not be estimated says ``why``, never NaN."""
+    return not_estimable(why) if value is None or pd.isna(value) else round(float(value), digits)
+
+
+def _retention_missing(table: pd.DataFrame, arm: str, facet: str, checkpoint: int) -> str:
+    """Why no session has R on ``facet`` for ``arm`` at ``checkpoint``: each status, counted."""
+    rows = table[(table["arm"] == arm) & (table["facet"] == facet) & (table["checkpoint"] == checkpoint)]
+    if rows.empty:
+        return f"no {arm} administration at checkpoint {checkpoint}"
+    counts = rows["status"].value_counts()
+    meaning = {"undefined": "R is undefined: the persona card displaces nothing on this facet "
+                            "(its initial answers equal the generic ones)",
+               "no valid items": "no item of this facet has a valid answer in all three administrations"}
+    return "; ".join(f"{meaning.get(status, status)} in {n} of {len(rows)} sessions" for status, n in counts.items())
 
 
 def start(params: Parameters) -> Run:
@@ -152,7 +165,7 @@ def retention(run: Run) -> pd.DataFrame:
     compared = answers[answers["agrees"].notna()]
     run.out.set(retention_answer=p.retention_answer, retention_answers_compared=len(compared),
                 retention_answers_agree_pct=round(100 * float(compared["agrees"].astype(bool).mean()), 1)
-                if len(compared) else "n/a",
+                if len(compared) else not_estimable("no answer has both a parsed reply and a read distribution"),
                 retention_constrained_invalid=int((answers["constrained_status"] == "invalid").sum()),
                 retention_rows=len(table), retention_undefined=int((table["status"] == "undefined").sum()),
                 retention_no_items=int((table["status"] == "no valid items").sum()))
@@ -165,7 +178,9 @@ def retention_summary(run: Run, retention: pd.DataFrame) -> pd.DataFrame:
     summary = retention_by_checkpoint(retention)
     last = summary[(summary["checkpoint"] == p.checkpoints)].set_index(["arm", "facet"])["retention"]
     run.out.set(checkpoints=p.checkpoints, retention_window=p.retention_window,
-                **{f"retention_final_{arm}_{facet}": _num(last.get((arm, facet))) for arm in ARMS for facet in TRAITS})
+                **{f"retention_final_{arm}_{facet}": _num(last.get((arm, facet)),
+                                                          _retention_missing(retention, arm, facet, p.checkpoints))
+                   for arm in ARMS for facet in TRAITS})
     return run.table("retention", retention_wide(summary), "Persona Retention R per facet (mean over sessions)")
 
 
@@ -186,7 +201,7 @@ def axes(run: Run) -> pd.DataFrame:
     run.out.parquet("axes", frame)
     run.out.set(axes_turns=int(frame["turn_id"].nunique()), axes_verdicts=len(frame),
                 axes_invalid=int((frame["status"] == "invalid").sum()),
-                axes_invalid_pct=_num(100 * (frame["status"] == "invalid").mean(), 1))
+                axes_invalid_pct=_num(100 * (frame["status"] == "invalid").mean(), "no axis verdict was asked", 1))
     return frame
 
 
@@ -198,9 +213,13 @@ def axes_held(run: Run, axes: pd.DataFrame) -> pd.DataFrame:
     run.out.parquet("axes_rates", rates)
     if len(p.judges) > 1:
         run.table("axes_agreement", axis_agreement(axes), "Judge agreement per axis")
-    rate = rates[rates["judge_model"] == p.judges[0]].set_index(["source", "axis"])["held_rate"]
-    run.out.set(**{f"axes_held_{source}_{axis}": _num(rate.get((source, axis))) for source in (REAL, FORK)
-                   for axis in AXES})
+    first = rates[rates["judge_model"] == p.judges[0]].set_index(["source", "axis"])
+    run.out.set(**{f"axes_held_{source}_{axis}": _num(
+        first["held_rate"].get((source, axis)),
+        f"none of the {int(first['n'].get((source, axis), 0))} verdicts of {p.judges[0]} on {axis} "
+        f"for {source} turns is valid ({int(first['n_invalid'].get((source, axis), 0))} invalid, "
+        f"{int(first['n_error'].get((source, axis), 0))} failed calls)")
+        for source in (REAL, FORK) for axis in AXES})
     shown = rates[["judge_model", "source", "axis", "n", "n_valid", "n_invalid", "n_error", "held_rate"]]
     return run.table("axes", shown, "Behavioural axes: held rate among valid verdicts")
 
@@ -239,7 +258,8 @@ def recall_accuracy(run: Run, recall: pd.DataFrame) -> pd.DataFrame:
     accuracy = accuracy_table(recall)
     run.out.parquet("recall_accuracy", accuracy)
     pooled = recall[recall["context"]].groupby("condition")["correct"].mean() if not recall.empty else {}
-    run.out.set(**{f"recall_accuracy_{c}": _num(pooled.get(c)) for c in CONDITIONS})
+    run.out.set(**{f"recall_accuracy_{c}": _num(pooled.get(c), f"no recall question was answered with the {c} "
+                                                             "context") for c in CONDITIONS})
     wide = accuracy.pivot_table(index=["set", "family"], columns="condition", values="accuracy",
                                 dropna=False).reset_index() if not accuracy.empty else accuracy
     return run.table("recall_accuracy", wide, "Recall accuracy per family × condition (chance 0.25)")
@@ -278,7 +298,8 @@ def modal_choice(per_item: pd.DataFrame) -> dict:
     on the items the blind filter keeps (those whose answer is not that letter)."""
     choices = per_item["choice"].dropna().astype(int) if not per_item.empty else pd.Series(dtype=int)
     if choices.empty:
-        return {"recall_modal_letter": "n/a", "recall_modal_pct": "n/a"}
+        why = not_estimable("no answer with history names an option letter")
+        return {"recall_modal_letter": why, "recall_modal_pct": why}
     counts = choices.value_counts()
     return {"recall_modal_letter": "ABCD"[int(counts.index[0])],
             "recall_modal_pct": round(100 * float(counts.iloc[0]) / len(choices), 1)}

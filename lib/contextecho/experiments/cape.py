@@ -30,6 +30,7 @@ from ..cape.prompts import LETTERS
 from ..echo.arms import matched_filler
 from ..engine.llm import LOCAL_MODEL
 from .parameters import NON_NEGATIVE, POSITIVE, Models, NonEmpty, OneOf, Temperature, count
+from ..paper.outputs import not_estimable
 from ..paper.show import Result, SavedFigure
 from ..sessions.positions import positions as scheme_positions
 from ..sessions.render import render_prefix
@@ -127,7 +128,7 @@ def factors(run: Run) -> pd.DataFrame:
     compared = answers[answers["agrees"].notna()]
     run.out.set(answers_compared=len(compared),
                 answers_agree_pct=round(100 * float(compared["agrees"].astype(bool).mean()), 1)
-                if len(compared) else "n/a",
+                if len(compared) else not_estimable("no answer has both a parsed reply and a read distribution"),
                 n_constrained_ok=int((answers["constrained_status"] == "ok").sum()),
                 n_constrained_invalid=int((answers["constrained_status"] == "invalid").sum()),
                 n_constrained_flat=int(answers["constrained_flat"].astype(bool).sum()),

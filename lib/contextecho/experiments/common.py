@@ -18,9 +18,10 @@ from ..echo import contracts, probes, stressors
 from ..echo.protocol import Grid
 from ..echo.protocols import PROTOCOLS, protocol as get_protocol
 from ..echo.reference.judge import JUDGE_MODEL
-from ..echo.runner import distribution_summary
+from ..echo.runner import SELF_JUDGE, distribution_summary, judge_model
 from ..engine.token_distribution import FLAT_ENTROPY
 from ..engine.llm import LOCAL_MODEL
+from ..paper.outputs import not_estimable
 from .parameters import (NON_NEGATIVE, POSITIVE, RESAMPLES, Checked, Endpoints, Models, NonEmpty, OneOf,
                                     Temperature, count)
 from ..sessions.model import Session
@@ -100,6 +101,11 @@ class JudgedParameters(ServingParameters):
               "temperature": Temperature(("targets",)), "n_resamples": RESAMPLES, "resample_seed": NON_NEGATIVE,
               "protocol": PROTOCOL_NAMES, "score": OneOf(tuple(SCORES), "score")}
 
+    def judge_models(self) -> tuple[str, ...]:
+        """The model strings of the judges, in order (``self``, which the panel accepts: every
+        target, :data:`~contextecho.echo.runner.SELF_JUDGE`)."""
+        return tuple(dict.fromkeys(t for j in self.judges for t in (self.targets if j == SELF_JUDGE else (j,))))
+
 
 
 # Item names a notebook parameter may list (see instruments.items.resolve_items).
@@ -167,19 +173,19 @@ def session_labels(sessions: Sequence[Session]) -> dict[str, str]:
 def build(p: JudgedParameters, experiment: str, sessions: Sequence[Session], items: Sequence[str], *,
           positions, reference_positions, k: int = 12, limit: int = 0, replicates: int = 1,
           turns: Sequence[int] = (), stressor_max_tokens: int | None = None, redact: bool = True,
-          framing: str = "framed") -> list:
+          framing: str = "framed", s2_requests: str = "e08") -> list:
     """The experiment's real/filler cells under ``p.protocol`` (its
     :meth:`~contextecho.echo.protocol.Protocol.build_cells` over one
     :class:`~contextecho.echo.protocol.Grid`): ``positions`` (with ``k``) are read by
     ``contextecho`` (see :func:`~contextecho.echo.cells.build_cells`), ``reference_positions``
     (a scheme of :mod:`contextecho.echo.reference.cells`, or a mapping; ``limit``,
-    ``turns``) by ``reference``. ``redact=False`` (run-level conformance only, whose
-    replay never leaves the process) sends a hosted target the session unredacted, as the
-    harness does."""
+    ``turns``, ``s2_requests``: the harness runner whose S2 requests it sends) by
+    ``reference``. ``redact=False`` (run-level conformance only, whose replay never leaves
+    the process) sends a hosted target the session unredacted, as the harness does."""
     grid = Grid(tuple(items), positions=positions, reference_positions=reference_positions, k=k,
                 limit=limit, replicates=replicates, turns=tuple(turns), window=p.window,
                 max_tokens=p.max_tokens, stressor_max_tokens=stressor_max_tokens, temperature=p.temperature,
-                redact=redact, framing=framing)
+                redact=redact, framing=framing, s2_requests=s2_requests)
     return get_protocol(p.protocol).build_cells(experiment, list(p.targets), sessions, grid)
 
 
@@ -253,21 +259,52 @@ def target_slug(target: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", target.lower()).strip("_")
 
 
+#: Why a target has no estimate when nothing more precise is known.
+NO_ESTIMATE = "no valid cell of this target to estimate it from"
+
+
 def per_target(values: Mapping[str, Mapping[str, Any]], targets: Sequence[str], keys: Sequence[str] = (),
-               missing: Any = "n/a") -> tuple[dict[str, Any], pd.DataFrame]:
+               why: Mapping[str, str] | str = NO_ESTIMATE) -> tuple[dict[str, Any], pd.DataFrame]:
     """The manuscript variables of every target: ``<key>_<target slug>`` for each of
     ``targets``, and unsuffixed for the first (the one the manuscript names as ``target``);
-    a key of ``keys`` that a target has no value for (not estimable) is ``missing``.
-    Beside them, the same values as a table, one row per target."""
+    a key of ``keys`` that a target has no value for is :func:`not_estimable` with ``why``
+    (one reason, or one per target: :func:`reasons`). Beside them, the same values as a
+    table, one row per target."""
     variables: dict[str, Any] = {}
     rows = []
     for target in targets:
-        own = {**{k: missing for k in keys}, **values.get(target, {})}
+        reason = why if isinstance(why, str) else why.get(target) or NO_ESTIMATE
+        own = {**{k: not_estimable(reason) for k in keys}, **values.get(target, {})}
         variables.update({f"{k}_{target_slug(target)}": v for k, v in own.items()})
         if target == targets[0]:
             variables.update(own)
         rows.append({"target": target, "key suffix": target_slug(target), **own})
     return variables, pd.DataFrame(rows)
+
+
+def reasons(table: pd.DataFrame, note: str = "note") -> dict[str, str]:
+    """Per target, why its estimates could not be made: the ``note`` of its rows in
+    ``table`` (an estimate table whose failed rows say ``not estimable: <why>``), joined."""
+    if not len(table) or note not in table or "target" not in table:
+        return {}
+    out: dict[str, str] = {}
+    for target, notes in table.groupby("target")[note]:
+        said = [re.sub(r"^\s*(?:\w+ )?not estimable:\s*", "", str(n)).strip() for n in notes if str(n or "").strip()]
+        if said:
+            out[target] = "; ".join(dict.fromkeys(said))
+    return out
+
+
+def first_judge_rows(frame: pd.DataFrame, judge: str) -> pd.DataFrame:
+    """The rows the primary estimates read: ``judge``'s verdicts (``self``: each target's
+    own), and the results a resumed run kept (``resumed``), which stand for their cells as
+    the judge that stored them judged them (:func:`.spine.run_grid`)."""
+    if not len(frame):
+        return frame
+    judged = frame["judge_model"] == frame["target"].map(lambda t: judge_model(judge, t))
+    if "resumed" in frame:
+        judged |= frame["resumed"].fillna(False).astype(bool)
+    return frame[judged]
 
 
 def failure_column(frame: pd.DataFrame, failures: str) -> str:
@@ -290,7 +327,8 @@ def judge_spread(scores: "pd.Series") -> dict:
     """How concentrated a judge's valid verdicts are: the modal score and its share (%)."""
     valid = scores.dropna()
     if valid.empty:
-        return {"judge_modal_score": "n/a", "judge_modal_pct": "n/a", "judge_distinct_scores": 0}
+        why = not_estimable("the judge gave no valid verdict")
+        return {"judge_modal_score": why, "judge_modal_pct": why, "judge_distinct_scores": 0}
     counts = valid.value_counts()
     return {"judge_modal_score": int(counts.index[0]),
             "judge_modal_pct": round(100 * float(counts.iloc[0]) / len(valid), 1),
@@ -333,12 +371,13 @@ def distribution_report(judged: "pd.DataFrame", primary: str) -> tuple["pd.DataF
     table = distribution_summary(judged)
     chosen = table[table["judge_model"] == primary] if len(table) else table
     if chosen.empty:
-        return table, {"argmax_agree_pct": "n/a", "n_flat": 0, "n_distribution_ok": 0,
+        return table, {"argmax_agree_pct": not_estimable(f"no distribution of {primary} was read"), "n_flat": 0, "n_distribution_ok": 0,
                        "n_distribution_invalid": 0, "n_distribution_error": 0,
                        "n_distribution_discrete": 0, "flat_entropy_pct": round(100 * FLAT_ENTROPY)}
     first = chosen.iloc[0]
     agree = first["argmax_agree_pct"]
-    return table, {"argmax_agree_pct": "n/a" if pd.isna(agree) else float(agree),
+    return table, {"argmax_agree_pct": not_estimable(f"no cell has both a valid verdict of {primary} and a read "
+                                                     "distribution") if pd.isna(agree) else float(agree),
                    "n_flat": int(first["n_flat"]), "n_distribution_ok": int(first["n_ok"]),
                    "n_distribution_invalid": int(first["n_invalid"]),
                    "n_distribution_error": int(first["n_error"]),

@@ -159,6 +159,8 @@ def equivalence(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
     summary = pd.DataFrame(rows)
     run.out.parquet("summary", summary)
     reported = sorted(p.event_types)[0]  # the manuscript's numbers: compactions, where asked
+    why = {**{t: "no compaction event of this target has valid verdicts in both arms before and after it"
+              for t in p.targets}, **common.reasons(summary)}
     for name in common.SCORES:
         values = {}
         chosen = summary[(summary["score"] == name) & (summary["event_type"] == reported)] \
@@ -174,11 +176,11 @@ def equivalence(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
                            equivalent="equivalent" if row["equivalent"] else "not shown equivalent")
             values[row["target"]] = own
         run.out.set(**common.per_target({t: {f"{k}_{name}": v for k, v in own.items()} for t, own in values.items()},
-                                        p.targets, [f"{k}_{name}" for k in SUMMARY_KEYS])[0])
+                                        p.targets, [f"{k}_{name}" for k in SUMMARY_KEYS], why)[0])
         if name == p.score:
             run.out.set(**common.per_target({t: {k: v for k, v in own.items() if k != "change_sd"}
                                              for t, own in values.items()},
-                                            p.targets, [k for k in SUMMARY_KEYS if k != "change_sd"])[0])
+                                            p.targets, [k for k in SUMMARY_KEYS if k != "change_sd"], why)[0])
     return run.table("summary", summary, "Equivalence (TOST)")
 
 

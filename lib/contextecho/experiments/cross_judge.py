@@ -6,20 +6,34 @@ and each offline rater in ``raters`` (``tfidf``: nearest rubric anchor by TF-IDF
 see :mod:`.raters`). For every pair of raters: exact and within-one agreement and Cohen's
 kappa (unweighted, linear, quadratic) on the cells both scored; per target, the drift gap
 under each rater and whether their signs agree.
+
+Re-judging stored responses (:func:`rejudge`): responses an earlier run stored with its
+first judge's score, judged again by a second judge under a protocol's judge or one of its
+judge variants (the harness's cross-judge audit and its b3 cross-judge), then compared with
+the first judge's scores (:func:`rejudged_agreement`, :func:`judge_means`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field, replace
 from itertools import combinations
+from typing import Any, Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
 from .parameters import NonEmpty, OneOf, count
+from ..echo.protocol import Protocol
+from ..echo.protocols import protocol as get_protocol
+from ..echo.rubric import RUBRIC
+from ..engine.cache import CallCache
+from ..engine.calls import Transport, generate
+from ..engine.verdicts import ERROR
 from ..paper.show import Result, SavedFigure
 from ..stats.errors import StatsInputError
-from ..stats.agreement import direction_agreement, judge_agreement, score_agreement
+from ..stats.agreement import direction_agreement, judge_agreement, label_agreement, score_agreement
+from ..stats.records import LabelAgreement
 from ..stats.drift import drift_gap
 from . import common, spine
 from .common import REFERENCE_JUDGE
@@ -148,7 +162,7 @@ def rater_gaps(run: Run, scores: pd.DataFrame) -> pd.DataFrame:
     for rater, tag in zip(_raters(p)[:2], ("a", "b")):
         for _, row in gaps[gaps["rater"] == rater].dropna(subset=["gap"]).iterrows():
             values.setdefault(row["target"], {})[f"gap_{tag}"] = round(float(row["gap"]), 2)
-    run.out.set(**common.per_target(values, p.targets, ("gap_a", "gap_b"))[0])
+    run.out.set(**common.per_target(values, p.targets, ("gap_a", "gap_b"), common.reasons(gaps))[0])
     run.tables["Drift gap per rater"] = gaps
     return gaps
 
@@ -171,7 +185,8 @@ def directions(run: Run, gaps: pd.DataFrame) -> pd.DataFrame:
         run.out.set(**common.per_target({row["target"]: {"direction": str(row["direction"])}
                                          for _, row in first.iterrows()}, p.targets, ("direction",))[0])
     else:
-        run.out.set(**common.per_target({}, p.targets, ("direction",))[0])
+        run.out.set(**common.per_target({}, p.targets, ("direction",),
+                                        "no target has a gap under two raters to compare")[0])
     return run.table("directions", table, "Direction")
 
 
@@ -215,8 +230,8 @@ def variables(run: Run, scores: pd.DataFrame) -> pd.DataFrame:
                 second_rater=raters[1] if len(raters) > 1 else "none",
                 n_cached=targets.cached if targets else 0, n_failed=targets.failed if targets else 0,
                 score=p.score, **common.protocol_variables(run.log.about["protocol"]))
-    run.out.default("n/a", "pearson", "mean_abs_diff", "n_both", "exact_pct", "within_one_pct", "kappa",
-                    "kappa_linear")
+    run.out.default("no cell has a valid score from two raters", "pearson", "mean_abs_diff", "n_both",
+                    "exact_pct", "within_one_pct", "kappa", "kappa_linear")
     return spine.finish(run)
 
 
@@ -234,3 +249,113 @@ STAGES = (Stage("run", start), Stage("calibration", calibration), Stage("frame",
 def run(params: Parameters) -> Result:
     """Every stage in order, as the notebook runs them."""
     return spine.run_stages(STAGES, params)
+
+
+# ---------------------------------------------------------------- re-judging stored responses
+#: The score the harness stores for a failed verdict, kept in the pairs with ``failures="in"``.
+FAILED_SCORE = -1
+SCORES_0_3 = (0, 1, 2, 3)
+#: The columns of a re-judged frame (:func:`rejudge`) besides its rows' ``about`` and the
+#: protocol's extras.
+REJUDGED_COLUMNS = ["key", "response", "primary_score", "judge_model", "judge_key", "judge_response",
+                    "verdict_status", "score", "verdict_reason"]
+
+
+@dataclass(frozen=True)
+class StoredResponse:
+    """A response an earlier run stored with its first judge's score, to be judged again:
+    ``key`` names the cell that holds it (the second judge's request key holds it, so each
+    stored cell is judged by its own call), ``about`` its identity columns (carried into the
+    re-judged row), ``score`` the first judge's score as stored (a failed verdict's −1 kept)."""
+
+    key: str
+    probe_text: str
+    response: str
+    score: Any
+    about: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def item(self) -> "StoredResponse":  # a protocol's judge reads ``cell.item.probe_text``
+        return self
+
+
+def rejudge(stored: Sequence[StoredResponse], judge: str, *, protocol: str | Protocol = "reference",
+            variant: str = "", max_tokens: int | None = None, cache: CallCache | None = None,
+            transport: Transport = Transport(), progress: bool = False, name: str = "rejudge") -> pd.DataFrame:
+    """``judge`` judges the stored responses again under ``protocol``'s judge or its judge
+    ``variant``: one request per response (the protocol's
+    :meth:`~contextecho.echo.protocol.Protocol.judge_request`, ``max_tokens`` its budget,
+    default the protocol's), through the one call site, each reply read as the protocol reads
+    it. One row per stored response, in their order: its ``about`` columns, ``key``,
+    ``primary_score`` (the first judge's), and the second judge's ``judge_model``,
+    ``judge_key``, ``judge_response`` and verdict columns (``verdict_status`` is ``error``
+    where no reply could be read; the protocol's extras, such as the harness's stored
+    ``reference_score``, say what it keeps of such a verdict).
+
+    A variant that calls again at once when a reply cannot be read (``attempts`` > 1: the b3
+    cross-judge) is asked one response at a time, each attempt one call (its rule replaces the
+    transport's retries); otherwise the requests go as one batch."""
+    proto = get_protocol(protocol)
+    setup = proto.judging([judge], RUBRIC, variant)
+    params = proto.judge_params(max_tokens or proto.sampling.judge_max_tokens)
+    requests = [proto.judge_request(setup, judge, s, s.response, params) for s in stored]
+    own = cache is None
+    cache = cache if cache is not None else CallCache()
+    batch = {"cache": cache, "progress": progress, "name": f"{name}:{judge}"}
+    try:
+        if setup.attempts == 1:
+            records = generate(requests, transport=transport, **batch).records if requests else []
+        else:
+            once, records = replace(transport, max_attempts=1), []
+            for request in requests:
+                for _ in range(setup.attempts):
+                    record = generate([request], transport=once, retry_errors=True, **batch).records[0]
+                    if proto.judge_reply(record, judge) is not None:
+                        break
+                records.append(record)
+    finally:
+        if own:
+            cache.close()
+    rows = []
+    for s, request, record in zip(stored, requests, records):
+        text = proto.judge_reply(record, judge)
+        row = {**s.about, "key": s.key, "response": s.response, "primary_score": s.score, "judge_model": judge,
+               "judge_key": request.key, "judge_response": text, **proto.read_verdict(text, setup)}
+        if text is None:
+            row.update(verdict_status=ERROR, score=math.nan, verdict_reason=f"judge call failed: {record.error_type}")
+        rows.append(row)
+    return pd.DataFrame(rows, columns=None if rows else REJUDGED_COLUMNS)
+
+
+def _counted(frame: pd.DataFrame, failures: str) -> tuple[pd.Series, pd.Series]:
+    """The first and second judge's scores of re-judged rows as ``failures`` counts them
+    (NaN: not counted): ``out`` the valid 0–3 verdicts, ``in`` every score stored."""
+    first = pd.to_numeric(frame["primary_score"], errors="coerce").astype(float)
+    second = pd.to_numeric(frame[common.failure_column(frame, failures)], errors="coerce").astype(float)
+    if failures == "out":
+        first = first.where(first.isin(SCORES_0_3))
+    return first, second
+
+
+def rejudged_agreement(frame: pd.DataFrame, *, failures: str = "out", ties: str = "average") -> LabelAgreement:
+    """The second judge's agreement with the first on re-judged rows (:func:`rejudge`), over
+    the rows whose first score counts (:func:`~contextecho.stats.agreement.label_agreement`):
+    ``failures="out"`` pairs valid verdicts (the b3 cross-judge, ``run_b3_cross_judge.py:
+    135-143``); ``"in"`` every verdict stored, the harness's −1 a value of its own on either
+    side (its audit, ``run_crossjudge_audit.py:95-129``). ``ties``: how tied scores are ranked
+    for Spearman's rho (the audit's: ``ordinal``)."""
+    first, second = _counted(frame, failures)
+    keep = first.notna()
+    return label_agreement(first[keep].to_numpy(), second[keep].to_numpy(),
+                           failed=FAILED_SCORE if failures == "in" else None, ties=ties)
+
+
+def judge_means(frame: pd.DataFrame, by: str, *, failures: str = "out") -> pd.DataFrame:
+    """Per ``by`` group of re-judged rows (in the order the groups come): each judge's mean
+    score and count over the scores ``failures`` counts (``primary_mean``, ``n_primary``;
+    ``second_mean``, ``n_second``; NaN mean where none counts)."""
+    first, second = _counted(frame, failures)
+    scores = pd.DataFrame({by: frame[by], "primary": first, "second": second})
+    table = scores.groupby(by, sort=False).agg(primary_mean=("primary", "mean"), n_primary=("primary", "count"),
+                                               second_mean=("second", "mean"), n_second=("second", "count"))
+    return table.reset_index()

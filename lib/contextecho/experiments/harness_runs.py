@@ -21,9 +21,13 @@ The case format and its comparisons are :mod:`.run_fixture`; the replay client a
 SDK form of our requests, :mod:`.replay`. A family whose runners are not probe, onset or S2
 grids has its own module, which :data:`FAMILY_RUNS` dispatches the case to.
 
-A runner we cannot express (the Fig.-1 fill runner's resume-and-self-judge, the
-cross-judge audit, e10's own request rules, e18's renderer, b3, consolidate) is reported
-*not expressible* with the reason, and its requests, cells and tables then fail as
+Runners after the first resume from what the earlier ones stored (the harness's runners
+share their results folder and skip the cells on disk): our panel's ``resume_judges``; a
+runner that judges with its one target (the Fig.-1 fill runners) runs with ``judges=self``;
+an S2 runner sends its own request rules (the panel's ``s2_requests``: e08's, e10's); the
+cross-judge audit re-judges the cells the runs before it stored
+(:mod:`.conformance_audit`, which also compares its records and tables).
+A runner we cannot express is reported *not expressible* with the reason, and its requests, cells and tables then fail as
 missing: nothing is skipped silently. A mismatch the project declares on purpose
 (``data/conformance/declared_divergences.json``: family, field, reason) is reported as a
 *declared divergence*, never as a pass.
@@ -42,12 +46,16 @@ from typing import Any, Callable, Mapping, Sequence
 
 import pandas as pd
 
+from ..echo.reference import s2_requests
 from ..echo.reference.cells import NamedTurn
+from ..echo.reference.judge import parse_verdict
+from ..echo.runner import SELF_JUDGE
 from ..echo.reference.scorers import REFERENCE_SCORERS
 from ..engine.calls import Transport
 from ..sessions.loader import load_session
 from ..stats import harness as harness_stats
 from . import common, onset, panel, spine
+from . import conformance_audit, conformance_consolidate, conformance_cross_judge_b3, conformance_session_validation
 from .replay import LITELLM_PREFIX, Replay, compare_requests, litellm_model, replay_environment
 from .run_fixture import (CaseError, CaseReport, Check, decode, declared_for, key_identity,
                           key_text, known_texts, load_declared, matches, read_case, resolve_digests)
@@ -57,17 +65,11 @@ ARM_NAMES = {"real": "claude_session", "filler": "filler"}
 PROBE_RUNNERS = ("experiments/e15_probes_at_crosscompaction/run.py",
                  "experiments/e15_probes_at_crosscompaction/run_fig1_xtarget.py")
 ONSET_RUNNER = "experiments/e17_drift_onset/run_onset.py"
-S2_RUNNER = "experiments/e08_cross_compaction/run.py"
+#: The Fig.-1 runners: run_fig1_xtarget.py and the fill runners (run_fig1_sonnet45.py, _haiku45,
+#: _opus41), which resume from the cells on disk and judge with the target (run_fig1_sonnet45.py:81).
+FIG1_RUNNERS = "experiments/e15_probes_at_crosscompaction/run_fig1_"
+#: The S2 runners are those with a request rule set of their own (:func:`s2_requests.for_runner`).
 NOT_EXPRESSIBLE = {
-    "run_fig1_": "the Fig.-1 fill runner resumes from the cells on disk and judges with the target "
-                 "itself (run_fig1_sonnet45.py:81); our panel has no resume-and-self-judge mode",
-    "run_crossjudge_audit.py": "the cross-judge audit re-judges only P5_pre_C6 C-probe cells with an "
-                               "int score; our cross-judge experiment judges every cell with every judge",
-    "run_xtarget_v2.py": "e10's S2 runner has its own request rules (temperature 0, 1024 tokens, "
-                         "timeout 180, replies stripped); our S2 cells follow e08's",
-    "e18_session_validation": "e18 renders its own [role] text rows (500-character cuts) and plans "
-                              "positions over them; our reference prefix is e08's",
-    "run_b3_cross_judge.py": "b3 re-judges 300-character previews of e02 cells; we hold no e02 cells",
     "consolidate_12model_perm.py": "consolidate reads e02 content-position files, which our "
                                    "experiments do not write",
 }
@@ -76,7 +78,11 @@ TABLE_DRIVERS = ("plotting/", "analysis/")
 #: A family run by its own module rather than :func:`drive`: ``run(case, corpus, replay,
 #: report, declared, workdir)`` runs our code for the case's runners and adds every check.
 FamilyRun = Callable[[dict, Path, Replay, CaseReport, Sequence[dict], Path], None]
-FAMILY_RUNS: dict[str, FamilyRun] = {}
+FAMILY_RUNS: dict[str, FamilyRun] = {
+    "consolidate": conformance_consolidate.run,
+    "cross_judge_b3": conformance_cross_judge_b3.run,
+    "session_validation": conformance_session_validation.run,
+}
 
 
 def _item_name(item: str) -> str:
@@ -126,7 +132,7 @@ def _targets(case: dict, driver: dict) -> list[tuple[str, str, dict]]:
     if env.get("MODEL_ID"):
         chosen = [t for t in inputs if t["model"] == env["MODEL_ID"] and t["provider"] == env.get("PROVIDER", t["provider"])]
     elif (driver.get("substitutions") or {}).get("TARGETS"):
-        names = [t[1] for t in driver["substitutions"]["TARGETS"]]
+        names = [t[-1] for t in driver["substitutions"]["TARGETS"]]  # (..., target_safe)
         chosen = [t for t in inputs if t["target_safe"] in names]
     else:
         chosen = list(inputs)
@@ -173,11 +179,18 @@ def drive(case: dict, corpus: Path, replay: Replay, workdir: Path) -> tuple[list
     window = int(case["inputs"].get("max_chars", 30_000))
     driven, checks = [], []
     session = None
+    stored_by: list[str] = []  # the judges of the earlier runs, whose stored results a later run resumes from
     for number, driver in enumerate(case["harness_driver"]):
         runner = driver["runner"]
         if runner.startswith(TABLE_DRIVERS):
             continue
-        if runner not in (*PROBE_RUNNERS, ONSET_RUNNER, S2_RUNNER):
+        if runner == conformance_audit.AUDIT_RUNNER:  # re-judges the cells the runs before it stored
+            frame = conformance_audit.rejudge_stored(case, runner, [d.frame for d in driven], replay,
+                                                     _judge(case, runner), _key_fields(case, "cross_judge"))
+            driven.append(Driven(runner, frame, {m: s for d in driven for m, s in d.target_safe.items()}))
+            continue
+        s2_rules = s2_requests.for_runner(runner)
+        if runner not in (*PROBE_RUNNERS, ONSET_RUNNER) and not runner.startswith(FIG1_RUNNERS) and not s2_rules:
             why = next((reason for pattern, reason in NOT_EXPRESSIBLE.items() if pattern in runner), None)
             checks.append(Check("runners", runner, "not_expressible", note=why or "no experiment of ours runs it"))
             continue
@@ -186,34 +199,42 @@ def drive(case: dict, corpus: Path, replay: Replay, workdir: Path) -> tuple[list
                 raise CaseError(f"case {case['id']}: runner {runner} needs inputs.session")
             session = load_session(corpus / case["inputs"]["session"])
         targets = _targets(case, driver)
-        judge = None if runner == S2_RUNNER else _judge(case, runner)
+        judge = None if s2_rules else _judge(case, runner)
+        if judge and [m for m, _, _ in targets] == [judge]:
+            judge = SELF_JUDGE  # the runner judges with its target (the fill runners, run_fig1_sonnet45.py:81)
         replicates = int((driver.get("env") or {}).get("N_REPLICATES", 1))
         experiment = "onset" if runner == ONSET_RUNNER else "panel"
         params = panel.Parameters(
-            # The S2 runner judges nothing: its parameters name a judge no cell asks.
+            # An S2 runner judges nothing: its parameters name a judge no cell asks.
             targets=tuple(m for m, _, _ in targets), judges=(judge or targets[0][0],),
             window=window, max_tokens=panel.PAPER_SCALE["max_tokens"],
             stressor_max_tokens=panel.PAPER_SCALE["stressor_max_tokens"],
             judge_max_tokens=panel.PAPER_SCALE["judge_max_tokens"], protocol="reference",
             output_dir=str(workdir / f"{number:02d}"), n_resamples=10_000, resample_seed=42,
-            concurrency=1)
+            concurrency=1, resume_judges=tuple(dict.fromkeys(stored_by)) if judge else (),
+            s2_requests=s2_rules.name if s2_rules else panel.Parameters.s2_requests)
         chosen = [session]
-        run = spine.start(experiment, params, models=params.targets + params.judges,
+        run = spine.start(experiment, params, models=params.targets + params.judge_models(),
                           protocol=common.protocol_record(params), sessions=lambda: chosen)
         run.transport = Transport(concurrency=1, max_attempts=run.transport.max_attempts, base_delay_s=0.0,
                                   max_delay_s=0.0, timeout_s=run.transport.timeout_s, client=replay)
         positions = {session.session_id: _positions(case, driver)}
         cells = common.build(params, experiment, [session], _items(case), positions="uniform",
                              reference_positions=positions, replicates=replicates,
-                             stressor_max_tokens=params.stressor_max_tokens, redact=False)
+                             stressor_max_tokens=params.stressor_max_tokens, redact=False,
+                             s2_requests=params.s2_requests)
         safe = {m: s for m, s, _ in targets}
         fields = _key_fields(case, "target")
         for cell in cells:
             replay.identities[cell.request.key] = ("target", _identity(cell, safe, fields))
         if judge:
-            replay.judge_calls[judge] = "judge"
+            replay.judge_calls.update({m: "judge" for m in params.judge_models()})
+            stored_by += params.judge_models()
         frame = spine.run_grid(run, cells, judges=[judge] if judge else [], judge_max_tokens=params.judge_max_tokens,
-                               protocol=params.protocol)
+                               protocol=params.protocol, resume_judges=params.resume_judges)
+        for earlier in driven:  # the cells this run wrote replace what was on disk
+            if "key" in earlier.frame:
+                earlier.frame = earlier.frame[~earlier.frame["key"].isin(frame["key"])]
         driven.append(Driven(runner, frame, safe, replicates))
     return driven, checks
 
@@ -242,6 +263,8 @@ def compare_cells(case: dict, driven: Sequence[Driven], replay: Replay, report: 
     expected = {}
     for cell in case["expected"].get("cells", []):
         ident = _cell_identity(cell["path"], cell["record"])
+        if ident is None and conformance_audit.writes(cell["path"]):
+            continue  # the audit's records: compared with its tables (compare_tables)
         if ident is None:
             unexpressed = [c.field for c in report.checks if c.section == "runners"]
             if unexpressed:
@@ -255,6 +278,7 @@ def compare_cells(case: dict, driven: Sequence[Driven], replay: Replay, report: 
     diffs: Counter = Counter()
     examples: dict[str, tuple] = {}
     missing = [i for i in expected if i not in ours or ours[i]["response"] is None]
+    empty_text = replay.empty_text_cells()
     for ident, record in expected.items():
         row = ours.get(ident)
         if row is None or row["response"] is None:
@@ -271,6 +295,8 @@ def compare_cells(case: dict, driven: Sequence[Driven], replay: Replay, report: 
             score = row.get("reference_score")
             actual.update(score=None if score is None or (isinstance(score, float) and math.isnan(score))
                           else int(score), label=row.get("reference_label"), reason=row.get("reference_reason"))
+            if ident in empty_text and actual["score"] is None:
+                actual = _empty_text_verdict(report, ident, record, actual, declared)
         for name in ("response_text", "response_len", "score", "label", "reason"):
             if name in record and name in actual and not matches(record[name], actual[name]):
                 diffs[name] += 1
@@ -287,6 +313,48 @@ def compare_cells(case: dict, driven: Sequence[Driven], replay: Replay, report: 
     scored = [i for i in lost if _contributes(ours[i])]
     report.add("cells", "lost_cells_contribute_nothing", not scored, [], [list(i) for i in scored[:10]], declared,
                note=f"{len(lost)} lost cells")
+
+
+def _empty_text_verdict(report: CaseReport, ident: tuple, record: Mapping, actual: dict,
+                        declared: Sequence[dict]) -> dict:
+    """A cell whose judge answered Anthropic text blocks, all empty, and that we lost (LiteLLM
+    gives that reply as no content: :func:`.replay.empty_text_reply`): where the harness's
+    cell holds what its judge reads from it (the first block, ``""``, parsed: −1), compared
+    apart as ``empty_text_verdict`` and the cell's other fields as usual; else as usual."""
+    read = parse_verdict("")
+    theirs = {"score": read.score, "label": read.label, "reason": read.reason}
+    if not all(matches(record.get(name), value) for name, value in theirs.items()):
+        return actual
+    report.add("cells", "empty_text_verdict", False, {n: record.get(n) for n in theirs},
+               {n: actual[n] for n in theirs}, declared,
+               note=f"{list(ident)}: the harness's judge parses the empty text block (-1) and keeps the cell")
+    return {name: value for name, value in actual.items() if name not in theirs}
+
+
+def _fig2_table(primary: pd.DataFrame) -> pd.DataFrame:
+    """The Fig.-2 forest rows from our primary verdicts (the harness's bootstrap, −1 kept)."""
+    if not len(primary):
+        return pd.DataFrame()
+    forest = primary[primary["item"].isin(panel.headline_ids(panel.Parameters.headline))]  # C01-C05 (:103)
+    return panel.harness_table(forest, n_resamples=10_000, seed=42, failures="in", positions=panel.FOREST_POSITIONS)
+
+
+def _empty_text_read(primary: pd.DataFrame, driven: Sequence[Driven], replay: Replay) -> pd.DataFrame | None:
+    """``primary`` as the harness reads it where a judge answered Anthropic text blocks, all
+    empty, and we lost the cell (the declared ``empty_text_verdict``): the cell kept with the
+    verdict that empty text parses to (−1). ``None`` where no cell is so."""
+    cells = replay.empty_text_cells()
+    keys = {row["key"] for d in driven for row in d.frame[d.frame["item_kind"] == "probe"].to_dict("records")
+            if row_identity(row, d.target_safe) in cells} if cells else set()
+    lost = primary["key"].isin(keys) & primary["reference_score"].isna() if keys and len(primary) else None
+    if lost is None or not lost.any():
+        return None
+    verdict = parse_verdict("")
+    read = primary.copy()
+    read.loc[lost, "reference_score"] = float(verdict.score)
+    read.loc[lost, "reference_label"] = verdict.label
+    read.loc[lost, "reference_reason"] = verdict.reason
+    return read
 
 
 def _contributes(row: dict) -> bool:
@@ -310,6 +378,9 @@ def compare_tables(case: dict, driven: Sequence[Driven], replay: Replay, report:
                    declared: Sequence[dict]) -> None:
     tables = case["expected"].get("tables") or {}
     computed = set()
+    if isinstance(tables.get("note"), str):  # no harness table reads the case's cells: it says why
+        computed.add("note")
+        report.add("tables", "note", True, tables["note"], None, declared, note="no table to compare")
     primary = _primary(driven, replay)
     if "onset_rows" in tables:
         computed |= {"onset_rows", "onset_loader", "onset_gap_calls", "onset_return", "onset_stdout"}
@@ -328,22 +399,23 @@ def compare_tables(case: dict, driven: Sequence[Driven], replay: Replay, report:
                                row[name], actual[name], declared, note=f"{target} turn {row['turn']}")
     if "fig2_forest_rows" in tables:
         computed |= {"fig2_forest_rows", "fig2_loader", "fig2_bootstrap_calls", "fig2_return", "fig2_stdout"}
-        forest = primary[primary["item"].isin(panel.headline_ids(panel.Parameters.headline))] \
-            if len(primary) else primary  # the forest loader reads C01-C05 only (:103)
-        table = panel.harness_table(forest, n_resamples=10_000, seed=42, failures="in",
-                                    positions=panel.FOREST_POSITIONS) if len(primary) else pd.DataFrame()
+        read = _empty_text_read(primary, driven, replay)
+        tables_ = {k: _fig2_table(frame) for k, frame in (("ours", primary), ("read", read)) if frame is not None}
         for row in decode(tables["fig2_forest_rows"]):
-            got = table[table["target"] == row["target"]] if len(table) else table
             for name, column in (("n_cl", "n_real"), ("n_fi", "n_filler"), ("n_pos_cl", "n_positions_real"),
                                  ("n_pos_fi", "n_positions_filler"), ("cl_m", "real_mean"), ("cl_lo", "real_lo"),
                                  ("cl_hi", "real_hi"), ("fi_m", "filler_mean"), ("fi_lo", "filler_lo"),
                                  ("fi_hi", "filler_hi"), ("gap", "gap")):
-                actual = (int if name.startswith("n_") else float)(got[column].iloc[0]) if len(got) else None
-                report.add("tables", f"fig2_forest_rows.{name}",
-                           actual is not None and matches(row[name], actual, 0.0 if name.startswith("n_") else 1e-9),
-                           row[name], actual, declared, note=row["target"])
+                actual = {}
+                for k, table in tables_.items():
+                    got = table[table["target"] == row["target"]] if len(table) else table
+                    actual[k] = (int if name.startswith("n_") else float)(got[column].iloc[0]) if len(got) else None
+                _explained(report, f"fig2_forest_rows.{name}", row[name], actual["ours"],
+                           actual.get("read", actual["ours"]), declared, 0.0 if name.startswith("n_") else 1e-9,
+                           row["target"], reading=EMPTY_TEXT_READING)
     if "audit_compliance" in tables or "forest_stressors_no_anchor" in tables:
         computed |= _compare_s2_tables(tables, driven, replay, report, declared)
+    computed |= conformance_audit.compare_audit(case, driven, replay, report, declared)
     for name in tables:
         if name not in computed:
             report.checks.append(Check("tables", name, "not_expressible",
@@ -387,19 +459,27 @@ def _stressor_cells(driven: Sequence[Driven], replay: Replay | None = None) -> l
     return cells
 
 
+#: The replies a table field may be read again with, as the harness reads them: the declared
+#: cell divergence (``cells`` section) and how the harness reads those replies.
+MULTI_BLOCK_READING = ("multi_block_join", "multi-block replies are joined as the harness joins them")
+EMPTY_TEXT_READING = ("empty_text_verdict", "empty-text judge replies are read as the harness reads them "
+                                            "(-1, the cell kept)")
+
+
 def _explained(report: CaseReport, name: str, expected: Any, ours: Any, joined: Any, declared: Sequence[dict],
-               tolerance: float = 0.0, note: str = "") -> None:
+               tolerance: float = 0.0, note: str = "", reading: tuple[str, str] = MULTI_BLOCK_READING) -> None:
     """A table field: a pass when ours agrees; a declared divergence when it agrees only
-    with multi-block replies joined the harness's way (and ``multi_block_join`` is
-    declared); else a failure."""
+    with ``joined``, the field computed with those replies read the harness's way
+    (``reading``: multi-block replies joined by default; the cell divergence declared);
+    else a failure."""
     if matches(expected, ours, tolerance):
         report.add("tables", name, True, expected, ours, declared, note=note)
         return
-    why = declared_for(declared, report.family, "cells", "multi_block_join")
+    field_name, how = reading
+    why = declared_for(declared, report.family, "cells", field_name)
     if why is not None and matches(expected, joined, tolerance):
         report.checks.append(Check("tables", name, "declared", expected, ours,
-                                   f"{note}: agrees once multi-block replies are joined as the harness joins "
-                                   f"them ({why['reason'][:120]})".lstrip(": ")))
+                                   f"{note}: agrees once {how} ({why['reason'][:120]})".lstrip(": ")))
         return
     report.add("tables", name, False, expected, ours, declared, note=note)
 
@@ -410,11 +490,12 @@ def _harness_arms(counts: Mapping[str, Any]) -> dict:
 
 def _compare_s2_tables(tables: Mapping, driven: Sequence[Driven], replay: Replay, report: CaseReport,
                        declared: Sequence[dict]) -> set[str]:
-    """The S2 audit (counts and length ratios) and the stressor forest's points, computed
+    """The S2 audit (counts and length ratios) and the stressor forest (points and bounds), computed
     by :func:`~contextecho.stats.harness.compliance_audit` and
-    :func:`~contextecho.stats.harness.stressor_forest_points` from our cells. The targets
+    :func:`~contextecho.stats.harness.stressor_forest` from our cells. The targets
     and sessions the harness's audit lists are its inputs (one without cells counts
-    zero); the forest's bootstrap bounds are reported as *resampling differs*."""
+    zero); the forest's bootstrap bounds are the harness's resampling (seed 42, 10 000),
+    compared exactly."""
     versions = {"ours": _stressor_cells(driven), "joined": _stressor_cells(driven, replay)}
     done = set()
     if "audit_compliance" in tables:
@@ -439,16 +520,18 @@ def _compare_s2_tables(tables: Mapping, driven: Sequence[Driven], replay: Replay
     if "forest_stressors_no_anchor" in tables:
         done.add("forest_stressors_no_anchor")
         for row in decode(tables["forest_stressors_no_anchor"]):
-            got = {k: harness_stats.stressor_forest_points([c for c in cells if c.target == row["target"]],
-                                                           row.get("positions") or [])
-                   for k, cells in versions.items()}
+            own = {k: [c for c in cells if c.target == row["target"]] for k, cells in versions.items()}
+            got = {"ours": harness_stats.stressor_forest(own["ours"], row.get("positions") or [],
+                                                         n_boot=10_000, seed=42)}
+            got["joined"] = got["ours"] if own["joined"] == own["ours"] else harness_stats.stressor_forest(
+                own["joined"], row.get("positions") or [], n_boot=10_000, seed=42)
             for name in ("fi_c", "cl_c", "cl_r"):
                 point, lo, hi = row[name]
                 _explained(report, f"forest_stressors_no_anchor.{name}", point, got["ours"][name],
                            got["joined"][name], declared, 1e-9, row["target"])
-                report.add("tables", f"forest_stressors_no_anchor.{name}.bounds", False, [lo, hi], None, declared,
-                           note=f"{row['target']}: resampling differs (the fixtures give the bounds of "
-                                "fig_forest_stressors.py:156-204, not its resampling)")
+                bounds = {k: [g[f"{name}_lo"], g[f"{name}_hi"]] for k, g in got.items()}
+                _explained(report, f"forest_stressors_no_anchor.{name}.bounds", [lo, hi], bounds["ours"],
+                           bounds["joined"], declared, 0.0, row["target"])
             for name in ("compliance_drop", "length_inflation"):
                 _explained(report, f"forest_stressors_no_anchor.{name}", row[name], got["ours"][name],
                            got["joined"][name], declared, 1e-9, row["target"])
@@ -487,17 +570,16 @@ def run_case(path: Path, corpus: Path, declared: Sequence[dict] | None = None) -
 
 
 #: The positions schemes of ``positions/*.json`` we implement: the harness's hard-coded turn
-#: lists resolved on a session (our reference prefix at each turn). e18's position plan and
-#: run_crosssession's plan index their own row lists with their own renderers.
+#: lists resolved on a session (our reference prefix at each turn), and e18's and run_crosssession's
+#: plans over their own row lists (:func:`.conformance_session_validation.check_session_plans`).
 POSITION_LISTS = ("e08_POSITIONS", "e17_ONSET_TURNS")
-UNIMPLEMENTED_PLANS = {"e18_session_validation_plan": "e18's position_plan over its own [role] text rows",
-                       "e15_run_crosssession_plan": "run_crosssession's 12 evenly spaced rows of its own renderer",
-                       "select_cutpoints": "downstream cut points, not probe positions"}
+UNIMPLEMENTED_PLANS = {"select_cutpoints": "downstream cut points, not probe positions"}
 
 
 def check_positions(path: Path, corpus: Path, declared: Sequence[dict] = ()) -> CaseReport:
     """One ``positions/*.json``: the session's turn count and compactions as the harness
-    derives them, and our reference prefix (sha256, length) at every hard-coded turn."""
+    derives them, our reference prefix (sha256, length) at every hard-coded turn, and e18's and
+    run_crosssession's plans (plan, prefixes, manifest, refusals)."""
     from ..echo.reference.positions import compaction_turns
     from ..echo.reference.transcript import read_rows, render_prefix, turn_index
 
@@ -528,6 +610,7 @@ def check_positions(path: Path, corpus: Path, declared: Sequence[dict] = ()) -> 
             report.add("positions", f"{name}.prefix", ok, [entry["prefix_len"], entry["prefix_sha256"][:12]],
                        [len(rendered.text), hashlib.sha256(rendered.text.encode("utf-8")).hexdigest()[:12]],
                        declared, note=f"{entry['label']} (turn {entry['turn']})")
+    conformance_session_validation.check_session_plans(data, corpus / session, report, declared)
     for name, why in UNIMPLEMENTED_PLANS.items():
         if name in data:
             report.checks.append(Check("positions", name, "not_implemented", note=f"scheme not implemented: {why}"))

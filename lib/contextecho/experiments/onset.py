@@ -141,7 +141,8 @@ def curve(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
         first, last = g.iloc[0], g.iloc[-1]
         values[target] = {"first_step": int(first["step"]), "first_gap": round(float(first["gap"]), 2),
                           "last_step": int(last["step"]), "last_gap": round(float(last["gap"]), 2)}
-    run.out.set(**common.per_target(values, p.targets, ("first_step", "first_gap", "last_step", "last_gap"))[0])
+    run.out.set(**common.per_target(values, p.targets, ("first_step", "first_gap", "last_step", "last_gap"),
+                                    common.reasons(table))[0])
     return run.table("curve", table, "Drift gap per early step")
 
 

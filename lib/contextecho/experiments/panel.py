@@ -27,7 +27,10 @@ from ..echo.fingerprint import fingerprint_frame, fit_pca
 from ..echo.reference.positions import PANEL_POSITIONS
 from ..echo import probes
 from ..echo.probes import FRAMINGS
-from .parameters import POSITIVE, NonEmpty, OneOf, count
+from ..echo.reference.s2_requests import S2_REQUESTS
+from ..echo.runner import SELF_JUDGE
+from .parameters import POSITIVE, Models, NonEmpty, OneOf, count
+from ..paper.outputs import not_estimable
 from ..paper.show import Result, SavedFigure
 from ..stats.errors import StatsInputError
 from ..stats.judge_free import compliance_gap, log_verbosity_ratios, verbosity_ratio
@@ -85,8 +88,19 @@ class Parameters(common.JudgedParameters):
     positions: str = "panel"
     replicates: int = 1
     framing: str = "framed"
+    resume_judges: tuple[str, ...] = ()
+    s2_requests: str = "e08"
 
     HELP = {**common.JudgedParameters.HELP,
+            "judges": "first is primary; self: each target judges its own responses (the harness's "
+                      "Fig.-1 fill runners, run_fig1_sonnet45.py:81)",
+            "resume_judges": "resume from the call cache: a cell whose result one of these judges stored "
+                             "keeps it (not asked, not judged again); the others are asked, a stored "
+                             "permanent error too, and judged by judges (the harness's runners skip the "
+                             "cells on disk; with judges self, its Fig.-1 fill runners)",
+            "s2_requests": "reference: the harness runner whose S2 requests are sent, e08 (its TargetClient "
+                           "and provider rules) or e10 (run_xtarget_v2.py: plain strings, temperature 0, "
+                           "replies stripped)",
             "n_sessions": "longest openly licensed sessions (0 for all)",
             "n_positions": "uniform snapshot positions per session (reference: the first n "
                            "named positions, start and pre/post each compaction)",
@@ -99,6 +113,8 @@ class Parameters(common.JudgedParameters):
             "probes": "probe ids or batteries (coding_self, identity, ..., all)",
             "stressors": "S2, or single wordings S2#01 ..."}
     RANGES = {**common.JudgedParameters.RANGES, "n_sessions": count(zero="all"),
+              "judges": (NonEmpty(), Models(also=(SELF_JUDGE,))), "resume_judges": Models(also=(SELF_JUDGE,)),
+              "s2_requests": OneOf(S2_REQUESTS.names, "S2 request rule set"),
               "n_positions": count(), "replicates": count(),
               "positions": OneOf(("panel", "deciles", "late"), "position scheme"),
               "framing": OneOf(FRAMINGS, "framing"),
@@ -239,7 +255,7 @@ def _probe_rows(frame: pd.DataFrame) -> pd.DataFrame:
 def start(params: Parameters) -> Run:
     """Open the outputs, check that every target and judge can be called (before any call),
     and pick the longest openly licensed sessions (labelled S1..Sn)."""
-    return spine.start("panel", params, models=params.targets + params.judges,
+    return spine.start("panel", params, models=params.targets + params.judge_models(),
                        protocol=common.protocol_record(params, params.stressor_max_tokens, PAPER_SCALE),
                        sessions=lambda: common.select_sessions(params.n_sessions, protocol=params.protocol))
 
@@ -252,16 +268,16 @@ def grid(run: Run) -> pd.DataFrame:
     cells = common.build(p, "panel", run.sessions, list(p.probes) + list(p.stressors),
                          positions=OUR_POSITIONS[p.positions], k=p.n_positions, reference_positions=p.positions,
                          limit=p.n_positions, replicates=p.replicates, stressor_max_tokens=p.stressor_max_tokens,
-                         framing=p.framing)
-    return spine.run_grid(run, cells, judges=p.judges, judge_max_tokens=p.judge_max_tokens, protocol=p.protocol)
+                         framing=p.framing, s2_requests=p.s2_requests)
+    return spine.run_grid(run, cells, judges=p.judges, judge_max_tokens=p.judge_max_tokens, protocol=p.protocol,
+                          resume_judges=p.resume_judges)
 
 
 def headline(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
     """The cells the headline estimates read: the headline battery's probes, judged by the
-    first judge (every judged probe when the battery was not asked)."""
+    first judge or kept by a resumed run (every judged probe when the battery was not asked)."""
     p = run.params
-    probes_frame = _probe_rows(frame)
-    judged = probes_frame[probes_frame["judge_model"] == p.judges[0]] if p.judges else probes_frame.iloc[0:0]
+    judged = common.first_judge_rows(_probe_rows(frame), p.judges[0])
     chosen = judged[judged["item"].isin(headline_ids(p.headline))]
     return chosen if len(chosen) else judged
 
@@ -281,7 +297,7 @@ def drift_gaps(run: Run, primary: pd.DataFrame) -> pd.DataFrame:
                               "gap_clusters": int(row["n_clusters"])}
               for _, row in gaps.iterrows() if pd.notna(row["estimate"])}
     run.out.set(**common.per_target(values, p.targets, ("gap", "gap_ci", "real_mean", "filler_mean",
-                                                        "gap_clusters"))[0])
+                                                        "gap_clusters"), common.reasons(gaps))[0])
     if not len(gaps):
         return gaps
     shown = gaps[GAP_COLUMNS].copy() if "real_mean" in gaps else gaps
@@ -298,8 +314,7 @@ def forest(run: Run, gaps: pd.DataFrame) -> SavedFigure | None:
 def drift_gaps_all(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
     """The same gap over every probe the run asked (a secondary table)."""
     p = run.params
-    probes_frame = _probe_rows(frame)
-    judged = probes_frame[probes_frame["judge_model"] == p.judges[0]] if p.judges else probes_frame.iloc[0:0]
+    judged = common.first_judge_rows(_probe_rows(frame), p.judges[0])
     column = common.score_column(p.score)
     all_gaps = pd.DataFrame([{"target": t, **gap_row(g, cluster="position", score=column, **_boot(p))}
                              for t, g in judged.groupby("target")])
@@ -340,9 +355,9 @@ def harness(run: Run, primary: pd.DataFrame, gaps: pd.DataFrame) -> pd.DataFrame
         shown = shown[[c for c in HARNESS_COLUMNS if c in shown.columns]]
         for _, h in table.iterrows():
             values[h["target"]] = {
-                "perm_p": round(float(h["perm_p"]), 4) if pd.notna(h["perm_p"]) else "n/a",
-                "holm_p": round(float(h["holm_p"]), 4) if pd.notna(h["holm_p"]) else "n/a",
-                "harness_gap": round(float(h["gap"]), 2) if pd.notna(h["gap"]) else "n/a"}
+                **{key: round(float(h[column]), digits) for key, column, digits in
+                   (("perm_p", "perm_p", 4), ("holm_p", "holm_p", 4), ("harness_gap", "gap", 2))
+                   if pd.notna(h[column])}}
             if failures == "in" and pd.notna(h["gap"]):
                 values[h["target"]]["gap_failures_in"] = round(float(h["gap"]), 2)
             if "gap_valid_only" in table and pd.notna(h["gap_valid_only"]):
@@ -351,7 +366,7 @@ def harness(run: Run, primary: pd.DataFrame, gaps: pd.DataFrame) -> pd.DataFrame
     run.out.set(harness_failures="averaged in (the harness's forest)" if failures == "in"
                 else "left out and counted (ours)")
     run.out.set(**common.per_target(values, p.targets, ("perm_p", "holm_p", "harness_gap", "gap_failures_in",
-                                                        "gap_valid_only"))[0])
+                                                        "gap_valid_only"), common.reasons(table))[0])
     return run.table("harness", shown, "Per-arm bootstrap, sign-flip p and Holm (the paper's statistics)"
                      if len(table) else None, floatfmt=".3f")
 
@@ -404,7 +419,7 @@ def gaps_by_score(run: Run, primary: pd.DataFrame) -> pd.DataFrame:
                 f"gap_{row['score']}": round(float(row["estimate"]), 2),
                 f"gap_{row['score']}_ci": f"[{row['ci_low']:.2f}, {row['ci_high']:.2f}]",
                 f"unit_gap_sd_{row['score']}": round(float(row["unit_gap_sd"]), 3)})
-    run.out.set(**common.per_target(values, p.targets, keys)[0])
+    run.out.set(**common.per_target(values, p.targets, keys, common.reasons(by_score))[0])
     if len(by_score):
         run.out.set(**{f"n_invalid_{name}": int(primary[column].isna().sum())
                        for name, column in common.SCORES.items()})
@@ -419,7 +434,7 @@ def gaps_by_score(run: Run, primary: pd.DataFrame) -> pd.DataFrame:
 def judge_distributions(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
     """How each judge's score distributions were read: ok, invalid, error, discrete; flat
     ones; how often the arg-max names the parsed verdict."""
-    distributions, values = common.distribution_report(_probe_rows(frame), run.params.judges[0])
+    distributions, values = common.distribution_report(_probe_rows(frame), run.params.judge_models()[0])
     run.out.set(**values)
     if len(distributions):
         run.out.parquet("judge_distributions", distributions)
@@ -465,7 +480,7 @@ def s2_compliance(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
     p = run.params
     s2 = frame[frame["item_kind"] == "stressor"].copy()
     if not len(s2):
-        run.out.set(**common.per_target({}, p.targets, S2_KEYS)[0])
+        run.out.set(**common.per_target({}, p.targets, S2_KEYS, "the run asked no S2 stressor")[0])
         return pd.DataFrame()
     rows = []
     for t, g in s2.groupby("target"):
@@ -496,7 +511,7 @@ def s2_compliance(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
         agree = (both["score"] == both["contextecho_score"]).groupby(both["target"]).mean()
         table["scorer_agreement_pct"] = table["target"].map(100 * agree)
         run.out.set(s2_scorer_agreement_pct=round(float(100 * (both["score"] == both["contextecho_score"]).mean()), 1)
-                    if len(both) else "n/a")
+                    if len(both) else not_estimable("no S2 reply was scored by both scorers"))
     values = {}
     for _, row in table.iterrows():
         own = values.setdefault(row["target"], {})
@@ -511,7 +526,7 @@ def s2_compliance(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
         if pd.notna(row.get("verbosity_ratio", np.nan)):
             own["verbosity_ratio"] = round(float(row["verbosity_ratio"]), 2)
             own["verbosity_ci"] = f"[{row['verbosity_ci_low']:.2f}, {row['verbosity_ci_high']:.2f}]"
-    run.out.set(**common.per_target(values, p.targets, S2_KEYS)[0])
+    run.out.set(**common.per_target(values, p.targets, S2_KEYS, common.reasons(table))[0])
     run.out.parquet("s2", table)
     return run.table("s2", table, "S2 compliance and verbosity")
 
@@ -557,8 +572,8 @@ def variables(run: Run, frame: pd.DataFrame, primary: pd.DataFrame) -> pd.DataFr
                 mean_prompt_tokens=int(frame["prompt_tokens"].dropna().mean())
                 if frame["prompt_tokens"].notna().any() else 0,
                 score=p.score, **common.judge_spread(primary["score"]))
-    run.out.default("n/a", "fingerprint_centroid_distance", "fingerprint_pc1_pct", "s2_scorer_agreement_pct",
-                    "verbosity_between_pct", "n_holm_significant")
+    run.out.default("this run made no estimate of it (see the stage's table)", "fingerprint_centroid_distance",
+                    "fingerprint_pc1_pct", "s2_scorer_agreement_pct", "verbosity_between_pct", "n_holm_significant")
     return spine.finish(run)
 
 

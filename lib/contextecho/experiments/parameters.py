@@ -270,17 +270,23 @@ def _is_file(value: str) -> bool:
 
 @dataclass(frozen=True)
 class Models:
-    """A LiteLLM model string that can be routed (the call site's own preflight check)."""
+    """A LiteLLM model string that can be routed (the call site's own preflight check), or
+    one of the names in ``also`` that stand for models (a judge named ``self``: each target)."""
+
+    also: tuple[str, ...] = ()
 
     def valid(self, value: Any, params: Any) -> str:
         from ..engine.llm import LOCAL_MODEL
 
         return (f"a provider-prefixed LiteLLM model string such as 'openai/gpt-4o-mini', "
-                f"'anthropic/claude-sonnet-4-5', 'hosted_vllm/<name>', or {LOCAL_MODEL!r}")
+                f"'anthropic/claude-sonnet-4-5', 'hosted_vllm/<name>', or {LOCAL_MODEL!r}"
+                + "".join(f", or {name!r}" for name in self.also))
 
     def problem(self, value: Any, params: Any) -> str | None:
         from ..engine.calls import ModelConfigError, check_routable
 
+        if value in self.also:
+            return None
         try:
             check_routable(value)
         except ModelConfigError:

@@ -29,6 +29,7 @@ from typing import Any, Iterator, Mapping, Sequence
 from ..echo.reference.providers import (ANTHROPIC, COHERE, GEMINI, MISTRAL, NVIDIA, OPENAI, OPENROUTER,
                                         TOGETHER, harness_provider)
 from ..engine import llm
+from ..engine.faults import classify
 from ..engine.model_request import ModelRequest
 from .run_fixture import CaseError, CaseReport, field_differences, key_identity, key_text, matches
 
@@ -53,6 +54,7 @@ class Sent:
     attempt: int
     model: str
     kwargs: dict
+    reply: Mapping | None = None  # the canned reply spec it was answered with (none: unexpected)
 
 
 class UnexpectedRequest(Exception):
@@ -66,18 +68,27 @@ class Replay:
     replies: dict[tuple[str, str], list]
     identities: dict[str, tuple[str, dict]] = field(default_factory=dict)  # target request key -> (call, key)
     judge_calls: dict[str, str] = field(default_factory=dict)  # judge model -> call kind
+    # Call kind -> its key fields, where they are fewer than its cell's (the audit's: no turn).
+    judge_fields: dict[str, Sequence[str]] = field(default_factory=dict)
     sent: list[Sent] = field(default_factory=list)
     unexpected: list[str] = field(default_factory=list)
     counts: Counter = field(default_factory=Counter)
     # The last reply spec sent to each target cell, by cell identity (:func:`key_identity`).
     target_replies: dict[tuple, Mapping] = field(default_factory=dict)
 
+    def empty_text_cells(self, call: str = "judge") -> set[tuple]:
+        """The cells (:func:`key_identity`) whose ``call`` was answered with Anthropic text
+        blocks, all empty (:func:`empty_text_reply`)."""
+        return {key_identity(s.key) for s in self.sent if s.call == call and empty_text_reply(s.reply, s.model)}
+
     def identify(self, request: ModelRequest) -> tuple[str, dict] | None:
         if request.key in self.identities:
             return self.identities[request.key]
         cell = request.tag.get("cell")
         if cell in self.identities and request.model in self.judge_calls:
-            return self.judge_calls[request.model], self.identities[cell][1]
+            call, key = self.judge_calls[request.model], self.identities[cell][1]
+            fields = self.judge_fields.get(call)
+            return call, ({f: key[f] for f in fields if f in key} if fields else key)
         return None
 
     async def __call__(self, request: ModelRequest, kwargs: dict) -> Any:
@@ -95,6 +106,7 @@ class Replay:
             self.unexpected.append(f"{call} {key_text(key)}")
             raise UnexpectedRequest(f"no canned reply for {call} {key_text(key)}")
         spec = specs[min(attempt, len(specs) - 1)]
+        self.sent[-1].reply = spec
         if call == "target":
             self.target_replies[key_identity(key)] = spec
         return render_reply(spec, request.model)
@@ -132,7 +144,9 @@ def render_reply(spec: Mapping[str, Any], model: str) -> Any:
     """A canned reply spec as the LiteLLM response our call site reads: text as the message
     content, Anthropic content blocks joined as LiteLLM joins them (no separator), null
     content as none, an Anthropic reply without text (no blocks, or empty ones) as none
-    (LiteLLM's adapter gives ``None``), ``raise`` as the provider error."""
+    (LiteLLM's adapter gives ``content=merged_text or None``, with nothing else in the
+    response that tells one empty text block from no block: :func:`empty_text_reply`),
+    ``raise`` as the provider error."""
     if "raise" in spec:
         raise replay_error(spec["raise"]["type"], spec["raise"].get("message", ""), model)
     if "blocks" in spec:
@@ -147,6 +161,19 @@ def render_reply(spec: Mapping[str, Any], model: str) -> Any:
     return SimpleNamespace(
         choices=[SimpleNamespace(message=SimpleNamespace(content=text), finish_reason="stop")],
         usage=SimpleNamespace(prompt_tokens=usage.get("input_tokens"), completion_tokens=usage.get("output_tokens")))
+
+
+def empty_text_reply(spec: Mapping[str, Any] | None, model: str) -> bool:
+    """An Anthropic reply of one or more text blocks, all empty (``{"text": ""}`` is one
+    empty block). The harness's judge reads its first block (``judge.py:137``): ``""``, a
+    verdict that parses (−1), so it keeps the cell. LiteLLM gives it to us as it gives a reply
+    without any content block, on which the harness's judge raises (the cell is lost):
+    content ``None`` (:func:`render_reply`), the same ``provider_specific_fields`` and hidden
+    parameters, so our call site reads both as no content (the declared ``empty_text_verdict``)."""
+    if not spec or harness_provider(model)[0] != ANTHROPIC or "raise" in spec or spec.get("null"):
+        return False
+    blocks = spec["blocks"] if "blocks" in spec else [spec.get("text")]
+    return bool(blocks) and all(b == "" for b in blocks)
 
 
 # ---------------------------------------------------------------- the SDK form of our requests
@@ -236,14 +263,85 @@ def replay_environment(models: Sequence[str]) -> Iterator[None]:
 
 
 # ---------------------------------------------------------------- comparing the requests
+def _earlier_reply(replay: Replay, k: tuple) -> Mapping[str, Any] | None:
+    """The canned reply given to the attempt before request ``k`` (call, key, attempt)."""
+    specs = replay.replies.get(k[:2])
+    return specs[min(k[2] - 1, len(specs) - 1)] if specs and k[2] >= 1 else None
+
+
+def _redone_from_cache(replay: Replay, k: tuple, ours: Mapping[tuple, Sent]) -> bool:
+    """A target request the harness sent again to redo a cell whose judging was lost, which
+    our call cache answered: we sent its earlier attempt and it was answered, and the cell
+    was judged again since (more judge requests of the cell than target requests)."""
+    reply = _earlier_reply(replay, k)
+    if k[0] != "target" or reply is None or "raise" in reply or (k[0], k[1], k[2] - 1) not in ours:
+        return False
+    sent = Counter(s.call for s in replay.sent if key_text(s.key) == k[1])
+    return sum(n for call, n in sent.items() if call != "target") > sent["target"]
+
+
+def _transient_retry(replay: Replay, k: tuple, ours: Mapping[tuple, Sent]) -> bool:
+    """A request that repeats one whose reply was a transient error (our call site retries it)."""
+    reply = _earlier_reply(replay, k)
+    if reply is None or "raise" not in reply:
+        return False
+    error = replay_error(reply["raise"]["type"], reply["raise"].get("message", ""), ours[k].model)
+    return classify(error).retry_now
+
+
+def _redo_of_kept_cell(k: tuple, index: Mapping[tuple, Mapping], ours: Mapping[tuple, Sent]) -> bool:
+    """A request of ours that redoes a cell the harness kept: it asked attempt ``n - 1`` of
+    the same call and nothing of the cell after it, while we asked again (our earlier run
+    lost a cell the harness stored; the cell comparison reports why)."""
+    before = index.get((k[0], k[1], k[2] - 1))
+    return k[2] >= 1 and before is not None and (k[0], k[1], k[2] - 1) in ours and not any(
+        r["seq"] > before["seq"] for (_, text, _), r in index.items() if text == k[1])
+
+
+def _joined_as_ours(value: Any, blocks: Sequence[str]) -> Any:
+    """``value`` with the harness's newline join of ``blocks`` replaced by LiteLLM's (none)."""
+    if isinstance(value, str):
+        return value.replace("\n".join(blocks), "".join(blocks))
+    if isinstance(value, dict):
+        return {k: _joined_as_ours(v, blocks) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_joined_as_ours(v, blocks) for v in value]
+    return value
+
+
 def compare_requests(case: dict, replay: Replay, report: CaseReport, declared: Sequence[dict]) -> None:
+    """Set, order and every ``params`` field of the requests (SPEC §3). Differences with a
+    cause of their own are reported under their own field, so that a declared divergence
+    names exactly them: ``set.missing.redone_from_cache`` (a target request the harness sent
+    to redo a cell whose judging was lost, which our call cache answers), ``set.extra.retries``
+    (our call site's retries of a transient error, where the harness's runner retries none),
+    ``set.extra.redo_of_kept_cell`` (a resumed run of ours redoing a cell that our earlier run
+    lost and the harness kept: it follows from that cell's difference, which the cell
+    comparison reports), ``set.extra.redo_of_empty_text_verdict`` (such a redo of a judge call
+    whose earlier reply was Anthropic text blocks, all empty: :func:`empty_text_reply`) and ``params.messages.multi_block_join`` (a judge request quoting a reply of several
+    Anthropic text blocks, which LiteLLM joined without the harness's newlines)."""
     expected = case["expected"].get("requests", [])
     index = {(r["call"], key_text(r["key"]), r["attempt"]): r for r in expected}
     ours = {(s.call, key_text(s.key), s.attempt): s for s in replay.sent}
     missing = sorted(set(index) - set(ours))
     extra = sorted(set(ours) - set(index))
+    redone = [k for k in missing if _redone_from_cache(replay, k, ours)]
+    retries = [k for k in extra if _transient_retry(replay, k, ours)]
+    kept = [k for k in extra if k not in retries and _redo_of_kept_cell(k, index, ours)]
+    empty = [k for k in kept if k[0] != "target" and empty_text_reply(ours[(k[0], k[1], k[2] - 1)].reply,
+                                                                        ours[(k[0], k[1], k[2] - 1)].model)]
+    kept = [k for k in kept if k not in empty]
+    missing = [k for k in missing if k not in redone]
+    extra = [k for k in extra if k not in retries and k not in kept and k not in empty]
     report.add("requests", "set.missing", not missing, [list(k) for k in missing[:20]], len(missing), declared)
     report.add("requests", "set.extra", not extra, len(extra), [list(k) for k in extra[:20]], declared)
+    report.add("requests", "set.missing.redone_from_cache", not redone, [list(k) for k in redone[:20]], 0, declared)
+    report.add("requests", "set.extra.retries", not retries, 0, [list(k) for k in retries[:20]], declared)
+    report.add("requests", "set.extra.redo_of_kept_cell", not kept, 0, [list(k) for k in kept[:20]], declared,
+               note="cells the harness kept and our earlier run lost (see the cell comparison)" if kept else "")
+    report.add("requests", "set.extra.redo_of_empty_text_verdict", not empty, 0, [list(k) for k in empty[:20]],
+               declared, note="judge requests redoing a cell whose earlier judge reply was empty text blocks "
+                               "(see cells empty_text_verdict)" if empty else "")
     report.add("requests", "unexpected", not replay.unexpected, [], replay.unexpected[:20], declared)
     shared = [k for k in index if k in ours]
     order_e = [k for k in sorted(shared, key=lambda k: index[k]["seq"])]
@@ -274,9 +372,13 @@ def compare_requests(case: dict, replay: Replay, report: CaseReport, declared: S
             if not matches(exp[part], got[part]):
                 diffs[name] += 1
                 examples.setdefault(name, (k, exp[part], got[part]))
+        blocks = replay.target_replies.get(key_identity(ours[k].key), {}).get("blocks") or []
         for name, e, a in field_differences(exp["params"], got["params"], "params."):
             if name == "params.config" and isinstance(e, dict) and isinstance(a, dict):
                 found = field_differences(e, a, "params.config.")  # Gemini's: each setting apart
+            elif name == "params.messages" and k[0] != "target" and len(blocks) > 1 \
+                    and matches(_joined_as_ours(e, blocks), a):
+                found = [("params.messages.multi_block_join", e, a)]  # the judge quotes the joined reply
             else:
                 found = [(name, e, a)]
             for sub, e_, a_ in found:

@@ -31,7 +31,7 @@ from ..engine.cache import CallCache
 from ..engine.calls import Transport
 from ..engine.counts import Counts
 from ..engine.manifest import RunLog
-from ..paper.outputs import Outputs
+from ..paper.outputs import Outputs, not_estimable
 from ..paper.show import Result, SavedFigure
 from ..sessions.model import Session
 from .common import markdown, session_labels
@@ -100,7 +100,8 @@ def start(name: str, params: Any, *, models: Sequence[str], protocol: Mapping[st
 
 
 def run_grid(run: Run, cells: Sequence, *, judges: Sequence[str], judge_max_tokens: int = 64,
-             protocol: str = "contextecho", name: str | None = None) -> pd.DataFrame:
+             protocol: str = "contextecho", name: str | None = None,
+             resume_judges: Sequence[str] = ()) -> pd.DataFrame:
     """Run ``cells`` through the shared cache and return the tidy frame (one row per cell and
     judge, :func:`~contextecho.echo.run_cells`; sessions relabelled S1..Sn), saved as
     ``results/cells.parquet``; its batches (targets, judges, distributions) are counted.
@@ -108,14 +109,38 @@ def run_grid(run: Run, cells: Sequence, *, judges: Sequence[str], judge_max_toke
     Under ``contextecho`` the judge is greedy with at most ``judge_max_tokens`` new tokens
     (the rubric asks for one line, ``Score: <n>``); under ``reference`` it samples at the
     provider's default temperature, as the harness does. The judges' score distributions
-    are read too (``expected_score``)."""
-    judge_params = get_protocol(protocol).judge_params(judge_max_tokens)
+    are read too (``expected_score``).
+
+    ``resume_judges`` resumes the grid from what earlier runs stored, as the harness's
+    runners skip the cells on disk: read from the call cache alone (nothing is sent), a
+    cell whose result one of these judges stored (``self``: its target; the protocol says
+    which rows hold a result, :meth:`~contextecho.echo.protocol.Protocol.holds_result`)
+    keeps that row, the first judge's, with ``resumed`` true: it is neither asked nor
+    judged again. Every other cell is asked, a stored permanent error included (the
+    harness redoes a lost cell), and judged by ``judges``."""
+    proto = get_protocol(protocol)
+    name = name or run.name
+    resuming = bool(resume_judges) and bool(cells)
     with CallCache() as cache:
-        frame = run_cells(cells, judges=list(judges), cache=cache, transport=run.transport, name=name or run.name,
-                          judge_params=judge_params, protocol=protocol, distributions=True)
-    for batch, counts in frame.attrs.pop("batches").items():
+        calling = {"cache": cache, "transport": run.transport, "protocol": protocol, "distributions": True,
+                   "judge_params": proto.judge_params(judge_max_tokens)}
+        todo = list(cells)
+        if resuming:
+            stored = run_cells(cells, judges=list(resume_judges), name=f"{name}:resumed", stored_only=True,
+                               **calling)
+            stored.attrs.pop("batches")
+            kept = stored[stored.apply(proto.holds_result, axis=1).astype(bool)].drop_duplicates("key")
+            run.batch(f"{name}:resumed", Counts(calls=len(kept), cached=len(kept)))
+            todo = [c for c in cells if c.key not in set(kept["key"])]
+        frame = run_cells(todo, judges=list(judges), name=name, retry_errors=True if resuming else None,
+                          **calling) if todo or not resuming else stored.iloc[0:0]
+    for batch, counts in frame.attrs.pop("batches", {}).items():
         if counts.calls:
             run.batch(batch, counts)
+    if resuming:  # the kept rows and the new ones, in the grid's order
+        order = {c.key: i for i, c in enumerate(cells)}
+        frame = pd.concat([kept.assign(resumed=True), frame.assign(resumed=False)], ignore_index=True)
+        frame = frame.iloc[frame["key"].map(order).argsort(kind="stable")].reset_index(drop=True)
     frame["session"] = frame["session"].map(run.labels)
     run.out.parquet("cells", frame)
     return frame
@@ -132,7 +157,7 @@ def calibrate_judges(run: Run) -> pd.DataFrame:
     items = calibration_set(p.protocol)
     rows = []
     with CallCache() as cache:
-        for judge in p.judges:
+        for judge in p.judge_models():
             result = calibrate(judge, items, protocol=p.protocol, max_tokens=p.judge_max_tokens, cache=cache,
                                transport=run.transport, name=f"{run.name}:calibration")
             run.batch(f"{run.name}:calibration", result.counts)
@@ -144,11 +169,14 @@ def calibrate_judges(run: Run) -> pd.DataFrame:
     run.out.parquet("calibration", table)
     first = rows[0]
     kappa = first["kappa_quadratic"]
-    run.out.set(judge_calibration_n=first["n"], judge_kappa="not estimable" if pd.isna(kappa) else round(kappa, 2),
-                judge_exact_pct=round(100 * first["exact"], 1) if pd.notna(first["exact"]) else "not estimable",
+    n_valid = round(first["n"] * (1 - first["invalid_pct"] / 100))
+    why = not_estimable(f"{n_valid} of the judge's {first['n']} verdicts on the labelled responses are valid"
+                        + (", all of one score" if n_valid else ""))
+    run.out.set(judge_calibration_n=first["n"], judge_kappa=why if pd.isna(kappa) else round(kappa, 2),
+                judge_exact_pct=round(100 * first["exact"], 1) if pd.notna(first["exact"]) else why,
                 judge_invalid_pct=round(first["invalid_pct"], 1), judge_calibrated=first["verdict"],
                 judge_status=f"judge {first['judge']}: {first['verdict']}, quadratic kappa "
-                             f"{'not estimable' if pd.isna(kappa) else f'{kappa:.2f}'} on {first['n']} labelled responses",
+                             f"{why if pd.isna(kappa) else f'{kappa:.2f}'} on {first['n']} labelled responses",
                 calibration_min_kappa=MIN_KAPPA, calibration_max_invalid_pct=round(100 * MAX_INVALID_RATE))
     failing = [r["judge"] for r in rows if r["verdict"] != "calibrated"]
     if failing and getattr(p, "require_calibrated", False):

@@ -16,12 +16,14 @@ from typing import Any, Iterable, Iterator, Mapping
 import yaml
 
 from ..engine.paths import REPO_ROOT
+from .outputs import BARE_MISSING, PERCENT_SUFFIX
 
 VARIABLES_FILE = REPO_ROOT / "_variables.yml"
 PAPER_DIR = REPO_ROOT / "paper"
 GENERATED_DIR = PAPER_DIR / "_generated"
 
 _VAR = re.compile(r"\{\{<\s*var\s+([^\s>]+)\s*>\}\}")
+_VAR_THEN_PERCENT = re.compile(r"\{\{<\s*var\s+([^\s>]+)\s*>\}\}\s?%")
 _INCLUDE = re.compile(r"\{\{<\s*include\s+([^\s>]+)\s*>\}\}")
 _UNRESOLVED = re.compile(r"\?var:[\w.\-]+|\?meta:[\w.\-]+|\?@[\w\-:]+")
 # ![caption](path){#fig-x}: a figure is a generated image file.
@@ -47,13 +49,17 @@ def write_variables(variables: Mapping[str, Any], path: Path = VARIABLES_FILE, *
     return path
 
 
-def _lookup(variables: Mapping[str, Any], dotted: str) -> bool:
+_ABSENT = object()
+
+
+def _lookup(variables: Mapping[str, Any], dotted: str) -> Any:
+    """The value of a dotted key (``_ABSENT`` where there is none)."""
     node: Any = variables
     for part in dotted.split("."):
         if not isinstance(node, Mapping) or part not in node:
-            return False
+            return _ABSENT
         node = node[part]
-    return True
+    return node
 
 
 def source_lines(source: Path, root: Path, *, includes: bool = True) -> Iterator[tuple[Path, str, str]]:
@@ -104,8 +110,15 @@ def check_sources(paper_dir: Path = PAPER_DIR, variables_file: Path = VARIABLES_
             if _CODE_CELL.match(line.strip()):
                 problems.append(f"{where}: executable code cell (the manuscript holds none)")
             for key in _VAR.findall(line):
-                if not _lookup(variables or {}, key):
+                value = _lookup(variables or {}, key)
+                if value is _ABSENT:
                     problems.append(f"{where}: variable {key!r} is not in {variables_file.name}")
+                elif str(value).strip().lower() in BARE_MISSING:
+                    problems.append(f"{where}: variable {key!r} is {value!r}: a value that "
+                                    "could not be estimated must say why (paper.outputs.not_estimable)")
+            for key in _VAR_THEN_PERCENT.findall(line):
+                problems.append(f"{where}: variable {key!r} is followed by '%': a percentage is a key ending "
+                                f"{PERCENT_SUFFIX!r}, which carries its own sign")
             for image in _IMAGE.finditer(line):
                 path = image.group(1)
                 if "://" not in path and not (source.parent / path).is_file():

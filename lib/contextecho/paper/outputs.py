@@ -33,6 +33,20 @@ class DuplicateVariableError(ValueError):
     """Two variables files define the same key."""
 
 
+#: How the manuscript says a value could not be estimated, before the reason.
+NOT_ESTIMABLE = "not estimable"
+#: What a value that could not be estimated may never be alone: the reader must learn why.
+BARE_MISSING = frozenset({"n/a", "na", "nan", NOT_ESTIMABLE})
+
+
+def not_estimable(reason: str) -> str:
+    """A manuscript value that could not be estimated, with why (which arm had no valid
+    verdict, how many units were left out): ``not estimable (<reason>)``."""
+    if not reason or not reason.strip():
+        raise ValueError("a value that could not be estimated needs the reason why")
+    return f"{NOT_ESTIMABLE} ({reason.strip()})"
+
+
 def _plain(value: Any) -> Any:
     if isinstance(value, (np.integer,)):
         return int(value)
@@ -43,6 +57,9 @@ def _plain(value: Any) -> Any:
         return value
     if isinstance(value, (np.bool_,)):
         return bool(value)
+    if isinstance(value, str) and value.strip().lower() in BARE_MISSING:
+        raise ValueError(f"a manuscript variable is {value!r}; say why it could not be estimated "
+                         "(paper.outputs.not_estimable) instead")
     if isinstance(value, Mapping):
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -115,13 +132,18 @@ class Outputs:
         return path
 
     def set(self, **values: Any) -> None:
-        self.variables.update({k: _plain(v) for k, v in values.items()})
+        for key, value in values.items():
+            try:
+                self.variables[key] = _plain(value)
+            except ValueError as exc:
+                raise ValueError(f"{self.name}.{key}: {exc}") from None
 
-    def default(self, value: Any = "n/a", /, *keys: str) -> None:
-        """Set ``keys`` not set yet to ``value`` (a result that could not be estimated is
-        said so in the manuscript, never left a dangling reference)."""
+    def default(self, reason: str, /, *keys: str) -> None:
+        """Set ``keys`` not set yet to :func:`not_estimable` with ``reason`` (a result that
+        could not be estimated is said so in the manuscript, with why, never left a
+        dangling reference)."""
         for key in keys:
-            self.variables.setdefault(key, _plain(value))
+            self.variables.setdefault(key, not_estimable(reason))
 
     def write_variables(self) -> Path:
         """Write ``variables.yml`` (``{<notebook>: {key: value}}``); return its path."""
@@ -139,8 +161,29 @@ def _flatten(node: Any, prefix: str = "") -> dict[str, Any]:
     return {prefix[:-1]: node}
 
 
+#: A variable whose key ends so is a percentage: the manuscript shows it with its sign.
+PERCENT_SUFFIX = "_pct"
+
+
+def manuscript_form(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The variables as the manuscript shows them: a percentage (a key ending
+    :data:`PERCENT_SUFFIX`) carries its own sign (``12.5%``), so that one that could not be
+    estimated reads as its reason with no stray ``%`` after it (the manuscript writes
+    ``{{< var k_pct >}}``, never ``{{< var k_pct >}}%``); everything else as it is."""
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, Mapping):
+            out[key] = manuscript_form(value)
+        elif str(key).endswith(PERCENT_SUFFIX) and isinstance(value, (int, float)) and not isinstance(value, bool):
+            out[key] = f"{value}%"
+        else:
+            out[key] = value
+    return out
+
+
 def merge_variables(files: Iterable[Path]) -> dict[str, Any]:
-    """Merge variables files into one mapping; a key defined twice is an error."""
+    """Merge variables files into one mapping in the manuscript's form
+    (:func:`manuscript_form`); a key defined twice is an error."""
     merged: dict[str, Any] = {}
     owner: dict[str, Path] = {}
     for path in files:
@@ -153,7 +196,7 @@ def merge_variables(files: Iterable[Path]) -> dict[str, Any]:
                 raise DuplicateVariableError(
                     f"variable {dotted!r} in {path} collides with {clash[0]!r} from {owner[clash[0]]}")
             owner[dotted] = Path(path)
-        _deep_update(merged, data)
+        _deep_update(merged, manuscript_form(data))
     return merged
 
 

@@ -12,10 +12,14 @@ the same category (``Σ w E = 0``): :class:`DegenerateDataError`.
 Σ s·p(s)): Pearson and Spearman correlation and the mean absolute difference (the
 correlations are NaN when either judge's scores do not vary; scipy.stats agrees).
 
-:func:`label_agreement` — one judge against known scores (a calibration set): the invalid
-rate over every item, and over the items with a valid verdict exact and within-one
-agreement, quadratic-weighted kappa (scikit-learn ``cohen_kappa_score``), Spearman's rho
-(scipy) and the confusion matrix (scikit-learn), label by verdict.
+:func:`label_agreement` — one judge against known scores (a calibration set, or the scores
+a first judge stored for the responses a second one re-judges): the invalid rate over every
+item, and over the items with a verdict exact and within-one agreement, Cohen's kappa
+unweighted and quadratic-weighted (scikit-learn ``cohen_kappa_score``), Spearman's rho
+(scipy) and the confusion matrix (scikit-learn), label by verdict. Two choices are
+parameters, for the harness's cross-judge audit (``run_crossjudge_audit.py:95-129``): a
+*failed* score (its −1) may stay in the pairs as a value of its own, and tied scores may be
+ranked in the order they come (``ordinal``) instead of by their average rank.
 
 :func:`direction_agreement` — per target, compare the signs of the two judges' drift
 gaps (paper Table 7): ``"agree"``, ``"flip"`` or ``"null vs small"``.
@@ -77,9 +81,22 @@ def judge_agreement(a, b, *, categories: Sequence[int] = RUBRIC) -> JudgeAgreeme
         categories=tuple(int(c) for c in categories))
 
 
-def label_agreement(labels, verdicts, *, categories: Sequence[int] = RUBRIC) -> LabelAgreement:
-    """Agreement of ``verdicts`` (NaN: no valid verdict) with the known ``labels`` (module doc)."""
-    from scipy.stats import spearmanr
+TIES = ("average", "ordinal")
+
+
+def label_agreement(labels, verdicts, *, categories: Sequence[int] = RUBRIC, failed: float | None = None,
+                    ties: str = "average") -> LabelAgreement:
+    """Agreement of ``verdicts`` (NaN: no verdict) with the known ``labels`` (module doc).
+
+    ``failed``: the score a failed verdict is stored as (the harness's −1), kept in the pairs
+    on either side as a value of its own: it counts in ``exact`` and ``within_one`` and in
+    the observed agreement of the unweighted ``kappa``, never in its chance agreement (the sum
+    over ``categories`` of the two judges' shares); ``kappa_quadratic`` and ``confusion``
+    read the pairs of two category scores. Without failed scores in the pairs ``kappa`` is
+    scikit-learn's. ``ties``: ``average`` ranks tied scores by their mean rank (scipy
+    ``spearmanr``); ``ordinal`` gives them distinct ranks in the order they come (scipy
+    ``rankdata(method="ordinal")``, then Pearson's r)."""
+    from scipy.stats import pearsonr, rankdata, spearmanr
     from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
     truth = np.asarray(labels, dtype=float)
@@ -88,8 +105,11 @@ def label_agreement(labels, verdicts, *, categories: Sequence[int] = RUBRIC) -> 
         raise StatsInputError("labels and verdicts must be two non-empty 1-D arrays of equal length")
     if np.isnan(truth).any():
         raise StatsInputError("every labelled item needs its score")
+    if ties not in TIES:
+        raise StatsInputError(f"ties must be one of {TIES}, got {ties!r}")
     cats = list(categories)
-    unknown = sorted((set(np.unique(truth)) | set(np.unique(given[~np.isnan(given)]))) - set(map(float, cats)))
+    allowed = set(map(float, cats)) | ({float(failed)} if failed is not None else set())
+    unknown = sorted((set(np.unique(truth)) | set(np.unique(given[~np.isnan(given)]))) - allowed)
     if unknown:
         raise InvalidScoreError(f"scores {unknown} are not rubric categories {tuple(cats)}")
     valid = ~np.isnan(given)
@@ -98,18 +118,37 @@ def label_agreement(labels, verdicts, *, categories: Sequence[int] = RUBRIC) -> 
     nan = float("nan")
     if n_valid:
         exact, within = float(np.mean(x == y)), float(np.mean(np.abs(x - y) <= 1))
-        varies = len(set(x)) > 1 and len(set(y)) > 1
-        kappa = float(cohen_kappa_score(x, y, labels=cats, weights="quadratic")) if len(set(x) | set(y)) > 1 else nan
-        rho = float(spearmanr(x, y).statistic) if varies else nan
-        confusion = confusion_matrix(x, y, labels=cats)
+        rated = np.isin(x, cats) & np.isin(y, cats)
+        xq, yq = x[rated], y[rated]
+        kappa_quadratic = float(cohen_kappa_score(xq, yq, labels=cats, weights="quadratic")) \
+            if len(set(xq) | set(yq)) > 1 else nan
+        kappa = _kappa_over(x, y, cats, failed)
+        if ties == "average":
+            rho = float(spearmanr(x, y).statistic) if len(set(x)) > 1 and len(set(y)) > 1 else nan
+        else:
+            rho = float(pearsonr(rankdata(x, method="ordinal"), rankdata(y, method="ordinal")).statistic) \
+                if n_valid > 1 else nan
+        confusion = confusion_matrix(xq, yq, labels=cats)
     else:
-        exact = within = kappa = rho = nan
+        exact = within = kappa = kappa_quadratic = rho = nan
         confusion = np.zeros((len(cats), len(cats)), dtype=int)
     return LabelAgreement(n=len(truth), n_valid=n_valid, n_invalid=len(truth) - n_valid,
                           invalid_rate=(len(truth) - n_valid) / len(truth), exact=exact, within_one=within,
-                          kappa_quadratic=kappa, spearman=rho,
+                          kappa=kappa, kappa_quadratic=kappa_quadratic, spearman=rho,
                           confusion=tuple(tuple(int(v) for v in row) for row in confusion),
                           categories=tuple(int(c) for c in cats))
+
+
+def _kappa_over(x: np.ndarray, y: np.ndarray, cats: Sequence[int], failed: float | None) -> float:
+    """Unweighted kappa: observed agreement over every pair, chance agreement over ``cats``
+    (:func:`label_agreement`); NaN where chance agreement is certain."""
+    from sklearn.metrics import confusion_matrix
+
+    values = ([int(failed)] if failed is not None else []) + list(cats)
+    counts = confusion_matrix(x, y, labels=values).astype(float)
+    n = counts.sum()
+    chance = sum(counts[i].sum() * counts[:, i].sum() for i, v in enumerate(values) if v in cats) / n**2
+    return float((np.trace(counts) / n - chance) / (1 - chance)) if chance != 1 else float("nan")
 
 
 def score_agreement(a, b) -> ScoreAgreement:

@@ -27,11 +27,20 @@ recommended ones; these exist so a reader can check the paper's protocol.
 * :func:`paired_differences`: the B7 pairing — keys present in both arms, sorted,
   difference ``b − a``.
 * :func:`compliance_audit` (``analysis/audit_compliance_all_cells.py``) and
-  :func:`stressor_forest_points` (``plotting/fig_forest_stressors.py``, point estimates
-  only): the S2 compliance counts, length ratios and per-position rates of the harness's
-  S2 analyses.
+  :func:`stressor_forest` (``plotting/fig_forest_stressors.py``): the S2 compliance counts,
+  length ratios and per-position rates of the harness's S2 analyses, and the stressor
+  forest's intervals: compliance by :func:`clustered_bootstrap_mean`, the length ratio by
+  :func:`clustered_bootstrap_ratio` (the same two-stage draws, real arm before filler arm
+  within each drawn position, positions in sorted order).
 * Holm: :func:`contextecho.stats.multiple.holm` is the same step-down (sorted
-  ascending with a stable sort, ``(m − i) p``, running maximum, capped at 1).
+  ascending with a stable sort, ``(m − i) p``, running maximum, capped at 1) on finite
+  p-values; :func:`holm_adjusted` is the harness's own, which also takes a NaN p-value
+  (a contrast without pairs) the way its code treats one.
+* :func:`consolidate_contrasts` (``analysis/consolidate_12model_perm.py``): the e02
+  content-position runs of a panel, each condition against ``scratch`` per probe
+  (:func:`content_position_contrast`: the run's own paired result where it has one,
+  else :func:`sign_flip_p` of the per-probe differences of valid scores), Holm within
+  each target and across the panel.
 """
 from __future__ import annotations
 
@@ -39,6 +48,7 @@ import math
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -148,6 +158,121 @@ def paired_bootstrap_ci(deltas: Sequence[float], *, n_boot: int = DEFAULT_RESAMP
     return boots[int(0.025 * n_boot)], boots[int(0.975 * n_boot) - 1]
 
 
+def holm_adjusted(p_values: Mapping[str, float] | Sequence[tuple[str, float]]) -> dict[str, float]:
+    """The harness's Holm step-down (``consolidate_12model_perm.py:59-68``): label -> p
+    (a mapping, or ``(label, p)`` pairs as the harness passes them) sorted by p with
+    Python's sort, ``(m − i) p`` with a running maximum, capped at 1.
+
+    For finite p-values this is :func:`contextecho.stats.multiple.holm`. A NaN p-value
+    (a contrast without pairs) is adjusted as the harness adjusts it: NaN compares false
+    with everything, so the sort leaves it where its insertion stops (and it can keep
+    finite values after it out of order), and ``max(running, nan)`` keeps the running
+    maximum, so the NaN contrast gets the adjusted value of the one before it (0 when
+    first)."""
+    pairs = p_values.items() if isinstance(p_values, Mapping) else p_values
+    ranked = sorted(pairs, key=lambda item: item[1])
+    m = len(ranked)
+    adjusted, running = {}, 0.0
+    for i, (label, p) in enumerate(ranked):
+        running = max(running, (m - i) * p)
+        adjusted[label] = min(running, 1.0)
+    return adjusted
+
+
+#: The consolidation's note on a target listed without a content-position run.
+NO_RUN_NOTE = "no content-position run"
+#: The sections of an e02 content-position run that hold per-condition results, in the
+#: order they are tried.
+RESULT_SECTIONS = ("full_results", "per_condition")
+VALID_SCORES = (0, 1, 2, 3)
+
+
+@dataclass(frozen=True)
+class ConsolidatedContrast:
+    """One (target, condition) row of the consolidation: ``delta`` (mean condition −
+    baseline), ``p_raw`` (sign-flip p), ``n`` (pairs) and the two Holm adjustments;
+    ``None`` where the harness has none (a target without a run, or a run's own paired
+    result without a p-value), NaN where a contrast has no pairs; ``note`` on a target
+    without a run."""
+
+    target: str
+    condition: str
+    delta: Any
+    p_raw: Any
+    n: Any
+    p_holm_within: Any = None
+    p_holm_panel: Any = None
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class Consolidation:
+    """Every contrast of the panel, targets in the given order and conditions within
+    each; ``n_contrasts`` counts those with a p-value (the panel's Holm family)."""
+
+    contrasts: tuple[ConsolidatedContrast, ...]
+    n_contrasts: int
+
+
+def content_position_scores(run: Mapping[str, Any], condition: str) -> dict[str, Any]:
+    """``probe_id -> score`` of one condition of an e02 content-position run: the first
+    of :data:`RESULT_SECTIONS` that holds the condition with its ``results``; only scores
+    equal to 0-3 by Python equality (``-1``, a missing score and ``"2"`` are dropped);
+    a probe listed twice keeps its last score."""
+    for section in RESULT_SECTIONS:
+        if section in run:
+            results = run[section].get(condition)
+            if results and "results" in results:
+                return {r["probe_id"]: r["score"] for r in results["results"]
+                        if r.get("score", -1) in VALID_SCORES}
+    return {}
+
+
+def content_position_contrast(run: Mapping[str, Any], condition: str, baseline: str = "scratch", *,
+                              n_resamples: int = DEFAULT_RESAMPLES,
+                              seed: int = DEFAULT_SEED) -> tuple[Any, Any, Any]:
+    """``(delta, p, n)`` of ``condition`` against ``baseline`` in one run: the run's own
+    ``paired_vs_scratch`` entry for the condition when it has one (``mean_diff_vs_scratch``,
+    ``p_raw``, ``n_pairs`` defaulting to 25, as stored); else the per-probe differences
+    condition − baseline over the probes valid in both (:func:`paired_differences`) and
+    their :func:`sign_flip_p` (NaN, NaN, 0 without pairs)."""
+    stored = run.get("paired_vs_scratch")
+    if stored and condition in stored:
+        entry = stored[condition]
+        return entry.get("mean_diff_vs_scratch"), entry.get("p_raw"), entry.get("n_pairs", 25)
+    deltas = paired_differences(content_position_scores(run, baseline), content_position_scores(run, condition))
+    delta, p = sign_flip_p(deltas, n_resamples=n_resamples, seed=seed)
+    return delta, p, len(deltas)
+
+
+def consolidate_contrasts(runs: Sequence[tuple[str, Mapping[str, Any] | None]], conditions: Sequence[str],
+                          baseline: str = "scratch", *, n_resamples: int = DEFAULT_RESAMPLES,
+                          seed: int = DEFAULT_SEED) -> Consolidation:
+    """The consolidated panel of ``runs`` (target, its content-position run or ``None``
+    for a target without one), each of ``conditions`` against ``baseline``
+    (:func:`content_position_contrast`); the p-values Holm-adjusted
+    (:func:`holm_adjusted`) within each target and across every contrast of the panel
+    that has one. A target without a run gets one row per condition, ``n = 0`` and
+    :data:`NO_RUN_NOTE`."""
+    rows: list[dict[str, Any]] = []
+    for target, run in runs:
+        if run is None:
+            rows += [{"target": target, "condition": c, "delta": None, "p_raw": None, "n": 0, "note": NO_RUN_NOTE}
+                     for c in conditions]
+            continue
+        mine = []
+        for condition in conditions:
+            delta, p, n = content_position_contrast(run, condition, baseline, n_resamples=n_resamples, seed=seed)
+            mine.append({"target": target, "condition": condition, "delta": delta, "p_raw": p, "n": n})
+        within = holm_adjusted([(r["condition"], r["p_raw"]) for r in mine if r["p_raw"] is not None])
+        rows += [{**r, "p_holm_within": within.get(r["condition"]) if r["p_raw"] is not None else None}
+                 for r in mine]
+    panel = holm_adjusted([(f"{r['target']}::{r['condition']}", r["p_raw"]) for r in rows if r["p_raw"] is not None])
+    contrasts = tuple(ConsolidatedContrast(**r, p_holm_panel=panel.get(f"{r['target']}::{r['condition']}"))
+                      for r in rows)
+    return Consolidation(contrasts, sum(r["p_raw"] is not None for r in rows))
+
+
 @dataclass(frozen=True)
 class StressorCell:
     """One stored S2 cell as the harness's S2 analyses read it: which pair it belongs to
@@ -205,31 +330,68 @@ def compliance_audit(cells: Sequence[StressorCell], targets: Sequence[str] = (),
     return out
 
 
-def stressor_forest_points(cells: Sequence[StressorCell], positions: Sequence[str]) -> dict:
-    """The point estimates of ``plotting/fig_forest_stressors.py`` for one target's S2
-    cells at ``positions`` (every stored cell of an arm, a lost one simply absent): per
-    position each arm's compliance (%), mean length and count; ``fi_c`` / ``cl_c`` = the
-    mean over positions of the filler / real compliance (%), ``compliance_drop`` = their
-    difference, ``cl_r`` = the mean over positions of real mean length / filler mean
-    length (``length_inflation``). Its bootstrap bounds (``:156-204``) are not here: the
-    fixtures give their results, not their procedure."""
-    per_position = {}
+def clustered_bootstrap_ratio(real_by_position: Mapping[str, Sequence[float]],
+                              filler_by_position: Mapping[str, Sequence[float]], *,
+                              n_boot: int = DEFAULT_RESAMPLES,
+                              seed: int = DEFAULT_SEED) -> tuple[float, float, float]:
+    """``(point, lo, hi)`` of the position-clustered ratio of means real / filler
+    (``plotting/fig_forest_stressors.py`` ``cluster_bootstrap_ratio``, ``:177-204``).
+
+    The positions both arms have, in sorted order; point = mean over them of
+    ``mean(real) / max(1, mean(filler))``. Each of ``n_boot`` resamples (``default_rng(seed)``)
+    draws positions with replacement (``integers(0, P, P)``), then for each drawn position
+    the real values with replacement and then the filler values (``integers(0, n, n)`` each);
+    statistic = the mean of the resampled ratios; interval = percentiles 2.5 / 97.5 (linear).
+    NaNs without a common position."""
+    common = sorted(set(real_by_position) & set(filler_by_position))
+    if not common:
+        return math.nan, math.nan, math.nan
+    rng = np.random.default_rng(seed)
+    real = [np.array(real_by_position[p], dtype=float) for p in common]
+    filler = [np.array(filler_by_position[p], dtype=float) for p in common]
+    point = float(np.mean([r.mean() / max(1.0, f.mean()) for r, f in zip(real, filler)]))
+    n_pos = len(common)
+    boots = np.empty(n_boot, dtype=float)
+    for b in range(n_boot):
+        ratios = []
+        for j in rng.integers(0, n_pos, size=n_pos):
+            r, f = real[j], filler[j]
+            r_mean = r[rng.integers(0, len(r), size=len(r))].mean()
+            ratios.append(r_mean / max(1.0, f[rng.integers(0, len(f), size=len(f))].mean()))
+        boots[b] = float(np.mean(ratios))
+    return point, float(np.percentile(boots, LOW)), float(np.percentile(boots, HIGH))
+
+
+def stressor_forest(cells: Sequence[StressorCell], positions: Sequence[str], *,
+                    n_boot: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> dict:
+    """The no-anchor rows of ``plotting/fig_forest_stressors.py`` for one target's S2 cells
+    at ``positions`` (every stored cell of an arm, a lost one simply absent; a position
+    enters only with cells in both arms; within a position the cells in item order, as the
+    harness reads its variant folders sorted by name): per position each arm's compliance
+    (%), mean length and count; ``fi_c`` / ``cl_c`` with ``_lo`` / ``_hi`` = the filler /
+    real compliance (%) by :func:`clustered_bootstrap_mean` of 100 per compliant reply and 0
+    otherwise (the harness's ``cluster_bootstrap_compliance``, ``:156-174``: the same draws
+    and, with integer-valued scores, the same sums), ``compliance_drop`` = ``fi_c − cl_c``;
+    ``cl_r`` with ``_lo`` / ``_hi`` = :func:`clustered_bootstrap_ratio` of the reply lengths
+    (``length_inflation``). Each bootstrap starts from ``seed``."""
+    per_position, compliance, lengths = {}, {a: {} for a in ARMS}, {a: {} for a in ARMS}
     for pos in positions:
-        arm = {a: [c for c in cells if c.position == pos and c.arm == a] for a in ARMS}
+        arm = {a: sorted((c for c in cells if c.position == pos and c.arm == a), key=lambda c: c.item)
+               for a in ARMS}
         if not arm["real"] or not arm["filler"]:
             continue
+        for a in ARMS:
+            compliance[a][pos] = [100.0 if c.compliant else 0.0 for c in arm[a]]
+            lengths[a][pos] = [c.length for c in arm[a]]
         per_position[pos] = {
-            "claude_compliance_pct": 100 * float(np.mean([c.compliant for c in arm["real"]])),
-            "filler_compliance_pct": 100 * float(np.mean([c.compliant for c in arm["filler"]])),
-            "claude_mean_len": float(np.mean([c.length for c in arm["real"]])),
-            "filler_mean_len": float(np.mean([c.length for c in arm["filler"]])),
+            "claude_compliance_pct": float(np.mean(compliance["real"][pos])),
+            "filler_compliance_pct": float(np.mean(compliance["filler"][pos])),
+            "claude_mean_len": float(np.mean(lengths["real"][pos])),
+            "filler_mean_len": float(np.mean(lengths["filler"][pos])),
             "n_claude": len(arm["real"]), "n_filler": len(arm["filler"])}
-    if not per_position:
-        return {"per_position": {}, "fi_c": math.nan, "cl_c": math.nan, "compliance_drop": math.nan,
-                "cl_r": math.nan, "length_inflation": math.nan}
-    fi_c = float(np.mean([v["filler_compliance_pct"] for v in per_position.values()]))
-    cl_c = float(np.mean([v["claude_compliance_pct"] for v in per_position.values()]))
-    ratios = [v["claude_mean_len"] / v["filler_mean_len"] for v in per_position.values() if v["filler_mean_len"]]
-    cl_r = float(np.mean(ratios)) if ratios else math.nan
-    return {"per_position": per_position, "fi_c": fi_c, "cl_c": cl_c, "compliance_drop": fi_c - cl_c,
-            "cl_r": cl_r, "length_inflation": cl_r}
+    fi = clustered_bootstrap_mean(compliance["filler"], n_boot=n_boot, seed=seed)
+    cl = clustered_bootstrap_mean(compliance["real"], n_boot=n_boot, seed=seed)
+    cl_r, cl_r_lo, cl_r_hi = clustered_bootstrap_ratio(lengths["real"], lengths["filler"], n_boot=n_boot, seed=seed)
+    return {"per_position": per_position, "fi_c": fi.mean, "fi_c_lo": fi.lo, "fi_c_hi": fi.hi,
+            "cl_c": cl.mean, "cl_c_lo": cl.lo, "cl_c_hi": cl.hi, "compliance_drop": fi.mean - cl.mean,
+            "cl_r": cl_r, "cl_r_lo": cl_r_lo, "cl_r_hi": cl_r_hi, "length_inflation": cl_r}

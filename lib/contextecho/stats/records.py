@@ -206,9 +206,11 @@ class JudgeAgreement(Record):
 
 @dataclass(frozen=True, kw_only=True)
 class LabelAgreement(Record):
-    """Agreement of one judge's verdicts with known scores (a calibration): ``n`` labelled
-    items, ``n_invalid`` without a valid verdict; the rest over the ``n_valid`` valid ones
-    (NaN where undefined); ``confusion[label][verdict]`` counts over the categories."""
+    """Agreement of one judge's verdicts with known scores (a calibration, or a first
+    judge's stored scores): ``n`` labelled items, ``n_invalid`` without a verdict; the rest
+    over the ``n_valid`` pairs with one (NaN where undefined); ``kappa`` unweighted,
+    ``kappa_quadratic`` quadratic-weighted; ``confusion[label][verdict]`` counts over the
+    categories."""
 
     n: int
     n_valid: int
@@ -216,6 +218,7 @@ class LabelAgreement(Record):
     invalid_rate: float
     exact: float
     within_one: float
+    kappa: float
     kappa_quadratic: float
     spearman: float
     confusion: tuple[tuple[int, ...], ...]

@@ -159,7 +159,8 @@ def test_accuracy_by_hand(bank, scripted, cache, tmp_path):
     assert manifest["status"] == "complete" and manifest["bank"]["file_sha256"] == bank.file_sha256
     assert manifest["parameters"]["params"] == {"temperature": 0.0, "max_tokens": 32}
     assert manifest["context_policy"]["limit_chars"] == 24_000 and manifest["models"] == ["script/hand"]
-    assert manifest["batches"]["answers"] == {"calls": 7, "cached": 0, "computed": 7, "failed": 0, "invalid": 1}
+    assert manifest["batches"]["answers"] == {"calls": 7, "cached": 0, "computed": 7, "failed": 0, "invalid": 1,
+                                              "constrained": 0}
     assert manifest["scores"]["n_unparsed"] == 1 and manifest["scores"]["errors_by_type"] == {}
     assert manifest["git"]["commit"] and manifest["wall_s"] >= 0 and manifest["finished"] >= manifest["started"]
 

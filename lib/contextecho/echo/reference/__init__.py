@@ -4,8 +4,9 @@
 :mod:`.texts` (instrument strings), :mod:`.transcript` (turn index, compaction lookup,
 prefix rendering and window), :mod:`.filler`, :mod:`.requests` (messages, system
 prompts, max_tokens), :mod:`.judge` (prompt read at run time, parsers), :mod:`.scorers`
-(S1-S4) and :mod:`.conformance` (checks against fixtures produced by the harness). The
-harness's statistics are in :mod:`contextecho.stats.harness`.
+(S1-S4), :mod:`.consolidation` (which e02 runs the panel consolidation reads) and
+:mod:`.conformance` (checks against fixtures produced by the harness). The harness's
+statistics are in :mod:`contextecho.stats.harness`.
 
     from contextecho.echo.reference import session_prefix, probe_request, filler_for
     prefix = session_prefix("session.jsonl", target_turn=1300).text

@@ -14,6 +14,9 @@ requests, as :class:`~contextecho.echo.cells.Cell` records ``run_cells`` takes.
   pairs; run with ``replicates=3``). In these (not onset) turns past the session's last
   are clipped to it and a turn already listed is not repeated: the harness defines its
   named positions on its own session only, and this is the rule we apply to others.
+  ``validation`` is e18's session-validation plan (:mod:`.role_rows`): ``n_positions``
+  evenly spaced positions ``P00``... over e18's own ``[role] text`` rows of a Claude Code
+  or Codex CLI session, each cell's step the row index, its prefix e18's rendering.
 * **Prefix** :func:`~.transcript.render_prefix` with the window; the ``filler`` arm is
   :func:`~.filler.filler_for` of the prefix the target sees.
 * **Redaction**: for a target that is not in-process, the rendered prefix is redacted
@@ -24,12 +27,14 @@ requests, as :class:`~contextecho.echo.cells.Cell` records ``run_cells`` takes.
   in their OpenAI-compatible form; sampling parameters are the token budget after the
   harness's provider rules (:func:`~.providers.target_params`: floors, caps, Gemini's
   temperature 0), else the provider's default temperature (the in-process model samples
-  with its default, seeded from the request key by :mod:`contextecho.engine.calls`). The protocol's name, version
+  with its default, seeded from the request key by :mod:`contextecho.engine.calls`); S2
+  cells follow the named rule set of the runner asked for (:mod:`.s2_requests`: e08's by
+  default, or e10's plain strings at temperature 0). The protocol's name, version
   and sha256 are the request's ``tag``, so they are part of every request key, and so are
   the session, turn and arm: the harness makes one call per (position, arm, item), so
   two positions whose filler is the same text (equal lengths) are still two samples.
 
-Only Claude Code sessions have harness turns; other formats are refused.
+Only Claude Code sessions have harness turns; other formats are refused (except by ``validation``).
 """
 from __future__ import annotations
 
@@ -51,7 +56,9 @@ from .providers import provider_messages, target_params
 from ...sessions.positions import LATE_OFFSET
 from .positions import FRAMING_ABLATION_POSITION, ONSET_TURNS, POST_OFFSET, compaction_turns, onset_label
 from .requests import TargetRequest, probe_request, stressor_request
+from .s2_requests import COLUMN as S2_RULES_COLUMN, S2_REQUESTS
 from .texts import E11_STRESSORS, PROBES_BY_ID, S2_VARIANTS, framed
+from .role_rows import VALIDATION, VALIDATION_POSITIONS, validation_snapshots
 from .transcript import DEFAULT_MAX_CHARS, read_rows, render_prefix, turn_index
 
 PROTOCOL = "reference"
@@ -151,19 +158,51 @@ def target_request(prefix: str, item: Item) -> TargetRequest:
         else stressor_request(prefix, item.message)
 
 
+@dataclass(frozen=True)
+class _Rendered:
+    text: str
+    resolved_turn: int | None
+
+
+def _snapshots(session: Session, positions: str | Mapping[str, Sequence[NamedTurn]], turns: Sequence[int],
+               window: int, n_positions: int) -> list[tuple[NamedTurn, _Rendered]]:
+    """The session's positions and the prefix at each: e18's plan over its own rows
+    (``validation``: Claude Code or Codex CLI), else harness turns rendered by e08's rule
+    (Claude Code only)."""
+    if positions == VALIDATION:
+        return [(NamedTurn(s.label, s.row), _Rendered(s.text, s.row))
+                for s in validation_snapshots(session.path, n_positions, window)]
+    if session.format != "claude_code":
+        raise ValueError(f"{session.path}: the reference protocol reads Claude Code sessions "
+                         f"only, this one is {session.format} (the validation positions read both)")
+    rows = read_rows(session.path)
+    index = turn_index(rows)
+    chosen = named_positions(rows, index, positions, turns) if isinstance(positions, str) \
+        else tuple(positions[session.session_id])
+    out = []
+    for pos in chosen:
+        rendered = render_prefix(rows, index, pos.turn, window)
+        out.append((pos, _Rendered(rendered.text, rendered.resolved_turn)))
+    return out
+
+
 def build_reference_cells(experiment: str, targets: str | Sequence[str], sessions: Sequence[Session],
                           positions: str | Mapping[str, Sequence[NamedTurn]] = "panel", *,
                           arms: Sequence[str] = ARMS, items: Iterable[str] | str = "coding_self",
                           replicates: int = 1, window: int = DEFAULT_MAX_CHARS,
                           max_tokens: int | None = None, stressor_max_tokens: int | None = None,
                           turns: Sequence[int] = ONSET_TURNS, limit: int = 0,
-                          redact: bool = True, framing: str = "framed", tag: Mapping[str, str]) -> list[Cell]:
+                          n_positions: int = VALIDATION_POSITIONS, redact: bool = True,
+                          framing: str = "framed", s2_requests: str = "e08",
+                          tag: Mapping[str, str]) -> list[Cell]:
     """Every reference cell of the grid (module doc). ``positions``: a scheme name, or a
     mapping session id -> :class:`NamedTurn` list; ``limit`` keeps each session's first
-    ``limit`` positions (0: all). ``max_tokens`` / ``stressor_max_tokens`` shorten the
-    protocol's 600 / 1024 (the embedded build); the provider rules of
-    :func:`.providers.target_params` apply to them. ``tag``: the protocol's key (name,
-    version, sha256), part of every request key."""
+    ``limit`` positions (0: all); ``n_positions``: the ``validation`` scheme's count.
+    ``max_tokens`` / ``stressor_max_tokens`` shorten the protocol's 600 / 1024 (the
+    embedded build); the provider rules of :func:`.providers.target_params` apply to them;
+    S2 cells are asked by the rule set ``s2_requests`` (:mod:`.s2_requests`: e08's, or
+    e10's own), which their ``versions`` name. ``tag``: the protocol's key (name, version,
+    sha256), part of every request key."""
     targets = [targets] if isinstance(targets, str) else list(targets)
     for arm in arms:
         if arm not in ARMS:
@@ -171,19 +210,13 @@ def build_reference_cells(experiment: str, targets: str | Sequence[str], session
     if replicates < 1:
         raise ValueError(f"replicates must be >= 1, got {replicates}")
     resolved = reference_items(items, framing)
+    s2_rules = S2_REQUESTS.get(s2_requests)
     tag = dict(tag)
     cells: list[Cell] = []
     for session in sessions:
-        if session.format != "claude_code":
-            raise ValueError(f"{session.path}: the reference protocol reads Claude Code sessions "
-                             f"only, this one is {session.format}")
-        rows = read_rows(session.path)
-        index = turn_index(rows)
-        chosen = named_positions(rows, index, positions, turns) if isinstance(positions, str) \
-            else tuple(positions[session.session_id])
+        chosen = _snapshots(session, positions, turns, window, n_positions)
         chosen = chosen[:limit] if limit > 0 else chosen
-        for pos in chosen:
-            rendered = render_prefix(rows, index, pos.turn, window)
+        for pos, rendered in chosen:
             for target in targets:
                 redacted = redact and not is_in_process(target) and bool(rendered.text)
                 real = redact_text(rendered.text)[0] if redacted else rendered.text
@@ -197,10 +230,12 @@ def build_reference_cells(experiment: str, targets: str | Sequence[str], session
                     for item in resolved:
                         request = target_request(text, item)
                         cap = stressor_max_tokens if item.kind == STRESSOR else max_tokens
-                        params = target_params(target, cap or request.max_tokens)
-                        messages = provider_messages(target, request)
+                        rules = s2_rules if item.scorer == S2 else None
+                        params = (rules.params if rules else target_params)(target, cap or request.max_tokens)
+                        messages = (rules.messages if rules else provider_messages)(target, request)
                         versions = {**tag, "prefix_redacted": str(redacted).lower(),
-                                    "resolved_turn": str(rendered.resolved_turn)}
+                                    "resolved_turn": str(rendered.resolved_turn),
+                                    **({S2_RULES_COLUMN: rules.name} if rules else {})}
                         cell_tag = {**tag, "session": session.session_id, "turn": str(pos.turn), "arm": arm}
                         for rep in range(replicates):
                             cells.append(Cell(experiment, target, session.session_id, pos.label,

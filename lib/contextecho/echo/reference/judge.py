@@ -22,6 +22,12 @@ Parsing (``PROTOCOL.md`` §5.3-5.4):
   object unchanged when ``obj["score"]`` equals one of 0-3 by Python equality, else
   ``{"score": -1, "label": "invalid_score", ...}``; nothing decodable ->
   ``parse_error``; it never raises.
+
+The b3 cross-judge (``run_b3_cross_judge.py``, the judge variant :data:`B3` of the reference
+protocol) sends the same prompt with its own settings (:data:`B3_JUDGE_PARAMS`: 4,096
+completion tokens, no ``response_format``; ``:38-55``), calls again at once on any failure,
+three calls in all (:data:`B3_ATTEMPTS`; a reply without content fails its parse), and
+stores what :func:`read_b3` gives.
 """
 from __future__ import annotations
 
@@ -47,6 +53,12 @@ B3_REASON_CHARS = 200
 #: The primary judge's settings in the reference (Anthropic, provider-default temperature).
 JUDGE_MODEL = "claude-sonnet-4-6"
 JUDGE_MAX_TOKENS = 400
+#: The b3 cross-judge (module doc): its name as a judge variant, its request settings, its
+#: calls in all, and the characters of a reason it stores (``rescore_target``, ``:119``).
+B3 = "b3"
+B3_JUDGE_PARAMS = {"max_completion_tokens": 4096}
+B3_ATTEMPTS = 3
+B3_STORED_REASON_CHARS = 120
 
 
 class JudgePromptError(ValueError):
@@ -222,3 +234,18 @@ def parse_verdict_b3(raw: str) -> dict:
     if "score" in data and data["score"] in VALID_SCORES:
         return data
     return {"score": -1, "label": "invalid_score", "reason": raw[:B3_REASON_CHARS]}
+
+
+def read_b3(raw: str | None) -> ReferenceVerdict:
+    """What b3's ``rescore_target`` stores for one judge reply (``:112-123``): the score
+    :func:`parse_verdict_b3` decoded, as decoded (``true`` and ``2.0`` are valid: they equal
+    1 and 2), and its reason's first :data:`B3_STORED_REASON_CHARS` characters; −1 with an
+    empty reason where the call failed after its attempts (``raw`` None) or where the reason
+    cannot be cut (``"reason": null`` or a number: the ``TypeError`` is caught there)."""
+    if raw is None:
+        return ReferenceVerdict(-1, "", "")
+    data = parse_verdict_b3(raw)
+    reason = data.get("reason", "")
+    if not isinstance(reason, (str, list)):
+        return ReferenceVerdict(-1, "", "")
+    return ReferenceVerdict(data["score"], str(data.get("label", "")), reason[:B3_STORED_REASON_CHARS])

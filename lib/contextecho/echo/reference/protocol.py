@@ -11,10 +11,23 @@ code define it; every piece lives in this package:
 * replies: an empty answer (or none at all) is an answer (judged, and it fails S2),
   except a Gemini target's, which the harness's client raises on (the cell is lost); a
   judge's empty verdict is parsed (−1), a judge's reply without content loses the cell;
+  an S2 reply is read as its runner reads it (:mod:`.s2_requests`: e10 strips it);
+* a stored result (:meth:`ReferenceProtocol.holds_result`): a judged cell whose verdict
+  the harness would have written (a score, −1 included), a scored cell whose target
+  answered; a resumed run redoes every other cell, as the harness's runners do;
 * judging (:mod:`.judge`): the harness's prompt (read at run time, never committed) and
   parser; one judge call per cell, as the harness makes it (the cell's request key is in
   the judge's key, so two cells with the same response are judged twice, as there);
-  the judge's settings per provider (:func:`.providers.judge_params`);
+  the judge's settings per provider (:func:`.providers.judge_params`); the b3 cross-judge
+  (judge variant ``b3``) sends the same prompt with its own settings, is called again on
+  any failure, three calls in all, and reads its own way (:func:`.judge.read_b3`);
+* score distributions (:meth:`ReferenceProtocol.distribution_mode`): a judge call is the
+  harness's and nothing is sent beside it. On a backend that returns token probabilities
+  as a side channel of the call itself and that the harness never ran (the embedded
+  model, vLLM-style servers) the verdict request also asks for them and the distribution
+  is read at the score's position of the (JSON) verdict; elsewhere the parsed verdict is
+  the score (discrete): a second reading request, or reading parameters on an Anthropic
+  or OpenRouter judge's request, would change what the harness sends.
 * scoring: the e11 scorer of the item (:data:`.scorers.REFERENCE_SCORERS`) is the score,
   ours beside it (``contextecho_score``);
 * a verdict of −1 or one whose parse would raise is an ``invalid`` row that keeps the
@@ -27,14 +40,17 @@ import math
 from typing import Any, Mapping, Sequence
 
 from ...engine.model_request import ModelRequest
+from ...engine.token_distribution import DISCRETE, PREFILL, VERDICT, read_mode
 from ...engine.record import EMPTY_RESPONSE, NO_CONTENT, CallRecord
 from ...engine.verdicts import INVALID, OK
 from ...sessions.model import CLAUDE_CODE
+from ..items import JUDGE
 from ..protocol import Grid, JudgeSetup, Protocol, SamplingDefaults
 from ..scorers import score as run_scorer
 from . import judge as reference_judge
 from .cells import build_reference_cells
 from .providers import judge_params, judges_empty_reply
+from .s2_requests import rules_of
 from .scorers import REFERENCE_SCORERS
 from .texts import PROBE_MAX_TOKENS, STRESSOR_MAX_TOKENS, VERSION, texts
 from .transcript import DEFAULT_MAX_CHARS
@@ -51,6 +67,7 @@ class ReferenceProtocol(Protocol):
                                 judge_max_tokens=reference_judge.JUDGE_MAX_TOKENS, temperature=None,
                                 window_chars=DEFAULT_MAX_CHARS)
     formats = (CLAUDE_CODE,)
+    judge_variants = (reference_judge.B3,)
 
     def texts(self) -> Any:
         return texts()
@@ -61,7 +78,7 @@ class ReferenceProtocol(Protocol):
             experiment, list(targets), sessions, grid.reference_positions, items=list(grid.items),
             replicates=grid.replicates, window=grid.window, max_tokens=grid.max_tokens, limit=grid.limit,
             stressor_max_tokens=grid.stressor_max_tokens or grid.max_tokens, tag=self.key(),
-            redact=grid.redact, framing=grid.framing,
+            redact=grid.redact, framing=grid.framing, n_positions=grid.k, s2_requests=grid.s2_requests,
             **({"turns": tuple(grid.turns)} if grid.turns else {}))
 
     def check_events(self, event_types: Sequence[str]) -> None:
@@ -69,19 +86,34 @@ class ReferenceProtocol(Protocol):
             raise ValueError("the reference protocol anchors on compactions only: "
                              "set event_types=compaction or protocol=contextecho")
 
-    def reply(self, record: CallRecord, model: str) -> str | None:
+    def reply(self, record: CallRecord, cell: Any) -> str | None:
         if record.ok:
-            return record.response_text
-        if record.error_type in (EMPTY_RESPONSE, NO_CONTENT) and judges_empty_reply(model):
-            return ""  # the harness judges an empty answer (clients.py:309); it fails S2
-        return None
+            text = record.response_text
+        elif record.error_type in (EMPTY_RESPONSE, NO_CONTENT) and judges_empty_reply(cell.target):
+            text = ""  # the harness judges an empty answer (clients.py:309); it fails S2
+        else:
+            return None
+        rules = rules_of(cell.versions)  # an S2 cell: as its runner reads a reply (e10 strips it)
+        return rules.read(text) if rules else text
+
+    def holds_result(self, row: Mapping[str, Any]) -> bool:
+        if row.get("scorer") == JUDGE:  # the harness wrote the cell: a score, its -1 included
+            try:
+                return not math.isnan(float(row.get("reference_score")))
+            except (TypeError, ValueError):  # None: the parse raised, or the cell was never judged
+                return False
+        return row.get("verdict_status") == OK  # a scored item: its target answered
 
     def judge_reply(self, record: CallRecord, model: str) -> str | None:
         if record.ok:
             return record.response_text
         if record.error_type == EMPTY_RESPONSE:
             return ""  # parsed: no JSON, -1 (judge.py _parse_judge)
-        return None  # no content: the harness's judge raises (judge.py:137) and the cell is lost
+        # No content: the harness's judge raises on a reply without blocks (judge.py:137) and the cell
+        # is lost. An Anthropic reply of one empty text block, which the harness parses (-1), reaches
+        # us the same way (LiteLLM gives content=None for both, and nothing else tells them apart):
+        # read as lost too (the declared divergence empty_text_verdict).
+        return None
 
     def score(self, item: Any, response: str) -> dict[str, Any]:
         passed = REFERENCE_SCORERS.get(item.scorer)(response)
@@ -89,29 +121,37 @@ class ReferenceProtocol(Protocol):
         return {"passed": passed, "score": float(passed), "verdict_status": OK,
                 "verdict_reason": f"reference {item.scorer}", "contextecho_score": ours}
 
-    def judging(self, judges: Sequence[str], rubric: Any) -> JudgeSetup:
+    def judging(self, judges: Sequence[str], rubric: Any, variant: str = "") -> JudgeSetup:
+        self.check_variant(variant)
         if not judges:
             return JudgeSetup(rubric.version, rubric.hash, reference_judge.SCORE_PREFILL,
                               reference_judge.SCORE_LABEL)
         prompt = reference_judge.load_prompt()
+        attempts = reference_judge.B3_ATTEMPTS if variant == reference_judge.B3 else 1
         return JudgeSetup(self.version, prompt.sha256, reference_judge.SCORE_PREFILL,
-                          reference_judge.SCORE_LABEL, prompt=prompt)
+                          reference_judge.SCORE_LABEL, prompt=prompt, variant=variant, attempts=attempts)
 
     def judge_params(self, max_tokens: int) -> dict[str, Any]:
         return {"max_tokens": max_tokens}  # no temperature: the provider's default, as the harness
 
     def judge_request(self, setup: JudgeSetup, judge: str, cell: Any, response: str,
                       params: Mapping[str, Any]) -> ModelRequest:
-        budget = int(params.get("max_tokens", reference_judge.JUDGE_MAX_TOKENS))
+        if setup.variant == reference_judge.B3:  # its own settings, whatever the judge (module doc)
+            sent = dict(reference_judge.B3_JUDGE_PARAMS)
+        else:
+            sent = judge_params(judge, int(params.get("max_tokens", reference_judge.JUDGE_MAX_TOKENS)))
         return reference_judge.judge_request(judge, cell.item.probe_text, response, prompt=setup.prompt,
-                                             params=judge_params(judge, budget),
-                                             tag={**self.key(), "cell": cell.key})
+                                             params=sent, tag={**self.key(), "cell": cell.key})
+
+    def distribution_mode(self, judge: str) -> str:
+        return VERDICT if read_mode(judge) == PREFILL else DISCRETE  # module doc
 
     def labelled_examples(self) -> list[dict[str, Any]]:
         return reference_judge.prompt_examples(reference_judge.load_prompt())
 
-    def read_verdict(self, text: str | None) -> dict[str, Any]:
-        v = reference_judge.parse_verdict(text)
+    def read_verdict(self, text: str | None, setup: JudgeSetup | None = None) -> dict[str, Any]:
+        b3 = setup is not None and setup.variant == reference_judge.B3
+        v = reference_judge.read_b3(text) if b3 else reference_judge.parse_verdict(text)
         stored = {"reference_score": v.score, "reference_label": None if v.raised else v.label,
                   "reference_reason": None if v.raised else v.reason}  # the harness's cell fields
         if v.valid:

@@ -39,6 +39,13 @@ blocks into one string (``:221, 232``), the system prompt first. :func:`provider
 gives the same two forms (LiteLLM moves the leading system message to Anthropic's
 ``system`` and Gemini's ``system_instruction``); either form has the same request key.
 
+e10's cross-org S2 runner (``experiments/e10_cross_org/run_xtarget_v2.py:66-112``) does not
+use ``TargetClient`` and has token rules of its own (:func:`e10_target_params`): its own
+OpenAI-compatible call with ``max_tokens`` as asked (its 1,024) and ``temperature=0.0``, for a
+model id starting ``gpt-5`` no temperature and ``max_completion_tokens=8192`` instead; a
+Gemini model through ``call_gemini`` with that function's defaults, 4,096 output tokens at
+temperature 0.0 (``clients_gemini.py:43-50``). :mod:`.s2_requests` names both rule sets.
+
 An empty reply: the harness judges an empty Anthropic or OpenAI-compatible answer
 (``clients.py:309``), while its Gemini client raises on one (``clients_gemini.py:155-167``)
 and the cell is lost (:func:`judges_empty_reply`).
@@ -66,6 +73,11 @@ NVIDIA_FLOOR = 8192
 GEMINI_FLOOR = 16_384
 GEMINI_TEMPERATURE = 0.0
 OPENROUTER_JUDGE_MAX_TOKENS = 8192
+#: e10's request rules (run_xtarget_v2.py:66-112) and call_gemini's defaults (clients_gemini.py:43-50).
+E10_TEMPERATURE = 0.0
+E10_REASONING_PREFIX = "gpt-5"
+E10_REASONING_MAX_COMPLETION_TOKENS = 8192
+GEMINI_CALL_MAX_TOKENS = 4096
 JSON_OBJECT = {"type": "json_object"}
 
 
@@ -111,11 +123,27 @@ def target_params(model: str, max_tokens: int) -> dict[str, Any]:
     return {"max_tokens": max_tokens}
 
 
+def e10_target_params(model: str, max_tokens: int) -> dict[str, Any]:
+    """The sampling parameters of e10's S2 target request for ``model`` (module doc)."""
+    provider, model_id = harness_provider(model)
+    if provider == GEMINI:
+        return {"max_tokens": GEMINI_CALL_MAX_TOKENS, "temperature": GEMINI_TEMPERATURE}
+    if model_id.startswith(E10_REASONING_PREFIX):
+        return {"max_completion_tokens": E10_REASONING_MAX_COMPLETION_TOKENS}
+    return {"max_tokens": max_tokens, "temperature": E10_TEMPERATURE}
+
+
 def provider_messages(model: str, request: Any) -> list[dict]:
     """The chat messages of a :class:`~.requests.TargetRequest` in the form the harness's
     client for ``model``'s provider sends (module doc)."""
     if harness_provider(model)[0] == ANTHROPIC:
         return request.chat_messages()
+    return strip_cache_markers(request.chat_messages())
+
+
+def plain_messages(model: str, request: Any) -> list[dict]:
+    """The chat messages of a :class:`~.requests.TargetRequest` as plain strings, the system
+    prompt first, whatever the provider (e10's own OpenAI-compatible call)."""
     return strip_cache_markers(request.chat_messages())
 
 

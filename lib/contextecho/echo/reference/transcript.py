@@ -23,8 +23,10 @@ Rules (``PROTOCOL.md`` §1-2, harness ``experiments/e08_cross_compaction/run.py`
   characters), joined by newlines; blank renderings are dropped; blocks are joined by
   a blank line and only the last ``max_chars`` characters are kept.
 
-Microcompactions and our own snapshot rules play no part here: this is the reference's
-rendering, kept separate from :mod:`contextecho.sessions` on purpose.
+The harness's other two renderers (e18, run_crosssession) write content blocks their own
+way (:class:`BlockStyle`; :mod:`.role_rows`). Microcompactions and our own snapshot rules
+play no part here: this is the reference's rendering, kept separate from
+:mod:`contextecho.sessions` on purpose.
 """
 from __future__ import annotations
 
@@ -129,31 +131,58 @@ def last_compaction(rows: list[Row], end_line: int) -> Compaction | None:
     return None
 
 
-def _cut(text: str) -> str:
-    return text[:PAYLOAD_CHARS]
+@dataclass(frozen=True)
+class BlockStyle:
+    """How one of the harness's renderers writes a record's content blocks (``runs/README.md``,
+    "Three different renderers"): which block types are text, whether an empty text block
+    still counts, the payload cut, how ``json.dumps`` writes a tool input, what joins a
+    tool result's list items (and whether each is ``str()``-ed), the name of a tool without
+    one, and whether blank parts are dropped before the parts are joined by newlines."""
+
+    text_types: tuple[str, ...] = ("text",)
+    keep_empty_text: bool = True
+    payload_chars: int | None = None  # None: e08's :data:`PAYLOAD_CHARS`, read when rendering
+    ensure_ascii: bool = True
+    result_joiner: str = ""
+    str_results: bool = False
+    unnamed_tool: str | None = None
+    drop_blank_parts: bool = False
 
 
-def render_content(content) -> str:
-    """The text of one record's ``message.content`` as the harness renders it."""
+#: e08's ``extract_prefix_at_turn`` (the module doc's rendering).
+E08_BLOCKS = BlockStyle()
+
+
+def render_content(content, style: BlockStyle = E08_BLOCKS) -> str:
+    """The text of one record's ``message.content`` as the harness renders it (``style``:
+    which of its renderers; e08's by default)."""
     if isinstance(content, str):
         return content
     if not isinstance(content, list):
         return ""
+    cut = PAYLOAD_CHARS if style.payload_chars is None else style.payload_chars
     parts: list[str] = []
     for block in content:
         if not isinstance(block, dict):
             continue
         kind = block.get("type")
-        if kind == "text":
-            parts.append(block.get("text", ""))
+        if kind in style.text_types:
+            text = block.get("text", "")
+            if style.keep_empty_text:
+                parts.append(text)
+            elif text:
+                parts.append(str(text))
         elif kind == "tool_use":
-            payload = _cut(json.dumps(block.get("input", {})))
-            parts.append(f"[tool_use {block.get('name')}: {payload}]")
+            payload = json.dumps(block.get("input", {}), ensure_ascii=style.ensure_ascii)[:cut]
+            parts.append(f"[tool_use {block.get('name', style.unnamed_tool)}: {payload}]")
         elif kind == "tool_result":
             result = block.get("content", "")
             if isinstance(result, list):
-                result = "".join(x.get("text", "") for x in result if isinstance(x, dict))
-            parts.append(f"[tool_result: {_cut(str(result))}]")
+                result = style.result_joiner.join(str(x.get("text", "")) if style.str_results else x.get("text", "")
+                                                  for x in result if isinstance(x, dict))
+            parts.append(f"[tool_result: {str(result)[:cut]}]")
+    if style.drop_blank_parts:
+        parts = [part for part in parts if part.strip()]
     return PART_JOINER.join(parts)
 
 
