@@ -201,3 +201,45 @@ def test_compaction_turns_match_the_fixture_positions(corpus_dir, missing_shared
         assert len(landmarks) == meta["n_compact_boundaries_seen"]
         checked += 1
     assert checked >= 30
+
+
+def test_a_session_is_read_once_the_harness_way(tmp_path):
+    """read_session: the harness's rows (undecodable lines kept as None), the format told
+    as our reader tells it, and the session's own id; a file with no record is an error."""
+    from contextecho.echo.reference.transcript import HarnessSession, read_session
+
+    lines = [{"type": "user", "sessionId": "s-1", "message": {"content": "Fix the bug."}}, "not json",
+             {"type": "assistant", "sessionId": "s-1", "message": {"content": [{"type": "text", "text": "Done."}]}}]
+    path = tmp_path / "claude.jsonl"
+    path.write_text("\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines) + "\n")
+    session = read_session(path)
+    assert isinstance(session, HarnessSession)
+    assert (session.format, session.session_id, len(session.rows), session.rows[1]) == ("claude_code", "s-1", 3, None)
+    assert list(session.rows) == read_rows(path)
+    codex = tmp_path / "rollout.jsonl"
+    codex.write_text(json.dumps({"type": "session_meta", "payload": {"id": "c-9", "cwd": "/w"}}) + "\n"
+                     + json.dumps({"type": "response_item", "payload": {"type": "message", "role": "user",
+                                                                        "content": [{"type": "input_text", "text": "hi"}]}})
+                     + "\n")
+    assert (read_session(codex).format, read_session(codex).session_id) == ("codex_cli", "c-9")
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("nothing\n")
+    with pytest.raises(SessionFormatError, match="no JSON record"):
+        read_session(empty)
+
+
+@pytest.mark.corpus
+def test_a_reference_run_never_runs_our_parser(corpus_dir, monkeypatch):
+    """Under reference the sessions of a run are read once, by the harness's reader: our
+    parser is never called, and the id is the one our parser would give."""
+    from contextecho.experiments import common
+    from contextecho.sessions import loader
+
+    def parsed(*args, **kwargs):
+        raise AssertionError("our parser read a session of a reference run")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(loader, "_load", parsed)
+        theirs = common.select_sessions(2, protocol="reference")
+    assert all(len(s.rows) > 0 and s.format == "claude_code" for s in theirs)
+    assert [s.session_id for s in theirs] == [loader.load_session(s.path).session_id for s in theirs]

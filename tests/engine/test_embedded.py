@@ -65,8 +65,23 @@ def test_prefix_reuse_does_not_depend_on_order_or_on_what_ran_before():
     for text in reversed(PROBES + PROBES):
         result = shared.complete(probe(text).messages, GREEDY)
         assert result.text == fresh[text].text
-    assert shared.stats == {"prefix_hits": 5, "prefix_misses": 1}
+    assert shared.stats == {"prefix_hits": 5, "prefix_partial_hits": 0, "prefix_misses": 1}
     assert not any(c.prefix_reused for c in fresh.values())
+
+
+def test_a_conversation_that_goes_on_reuses_its_history_and_answers_as_a_fresh_model():
+    """A questionnaire asked item after item with its history: each request's prefix starts
+    with the previous one's at a message boundary, so its state is restored and only the new
+    messages are evaluated; every answer equals a fresh model's (order does not matter)."""
+    history, requests = list(SESSION), []
+    for text in PROBES:
+        requests.append(history + [{"role": "user", "content": text}])
+        history = requests[-1] + [{"role": "assistant", "content": f"Answer to {text}"}]
+    shared = LocalChatModel()
+    answers = [shared.complete(messages, GREEDY).text for messages in requests]
+    assert shared.stats["prefix_partial_hits"] == len(PROBES) - 1 and shared.stats["prefix_misses"] == 1
+    for messages, answer in zip(reversed(requests), reversed(answers)):
+        assert LocalChatModel().complete(messages, GREEDY).text == answer
 
 
 def test_an_oversized_request_fails_before_any_compute(tmp_path):

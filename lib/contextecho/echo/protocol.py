@@ -3,7 +3,8 @@
 A protocol fixes how a cell is built and read, and nothing outside it asks which
 protocol is running (``DESIGN.md``, "Protocols"):
 
-* the session formats it reads (:attr:`Protocol.formats`);
+* the session formats it reads (:attr:`Protocol.formats`), and how it reads a session,
+  once (:meth:`Protocol.read_session`);
 * the cells and positions it asks for (:meth:`Protocol.build_cells` over a :class:`Grid`);
 * the target requests those cells hold (model string, messages, token budget after its
   provider rules, sampling);
@@ -32,11 +33,13 @@ import math
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ..engine.hashing import content_hash
 from ..engine.model_request import ModelRequest
 from ..engine.record import CallRecord
+from ..sessions.loader import load_session
 from ..engine.registry import UnknownNameError
 from ..engine.token_distribution import read_mode
 from ..engine.verdicts import OK
@@ -140,6 +143,11 @@ class Protocol(ABC):
     def build_cells(self, experiment: str, targets: Sequence[str], sessions: Sequence[Any],
                     grid: Grid) -> list:
         """Every cell of the grid (targets × sessions × positions × arms × items × replicates)."""
+
+    def read_session(self, path: Path) -> Any:
+        """The session at ``path`` as this protocol's cells read it, read once (by default
+        our parser, :func:`contextecho.sessions.loader.load_session`)."""
+        return load_session(path)
 
     def check_events(self, event_types: Sequence[str]) -> None:
         """Raise ``ValueError`` when the protocol cannot anchor positions on these events."""

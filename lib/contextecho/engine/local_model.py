@@ -8,10 +8,14 @@ with "I'm Ethan"): a good demonstration target and a poor judge.
 
 Prefix reuse: a request's prompt is split into the shared prefix (every message but
 the last, as the chat template renders it) and the suffix (the last message and the
-generation prompt). The prefix is always evaluated on its own and its llama.cpp state
-kept, keyed by the prefix tokens; the suffix is evaluated on top of it. Because the
-state of an exact prefix is the same whether it was just computed or restored, the
-output never depends on batch order or on what ran before.
+generation prompt). The prefix is always evaluated message by message (one segment per
+message, as the template renders it) and its llama.cpp state kept, keyed by the prefix
+tokens; the suffix is evaluated on top of it. A later request whose prefix starts with a
+kept prefix at a message boundary (a conversation that goes on: a questionnaire asked
+item after item with its history) restores that state and evaluates only the messages
+after it. Because every prompt is evaluated in the same segments, the state at a message
+boundary is the same whether it was just computed or restored, and the output never
+depends on batch order or on what ran before.
 
 Token probabilities: with ``logprobs`` (and ``top_logprobs`` = k, at most
 :data:`MAX_TOP_LOGPROBS`) every generated token comes with its log-probability and the k
@@ -153,7 +157,7 @@ class LocalChatModel:
         self._states: OrderedDict[str, _PrefixState] = OrderedDict()
         self._state_bytes = 0
         self._state_budget = state_budget_bytes
-        self.stats = {"prefix_hits": 0, "prefix_misses": 0}
+        self.stats = {"prefix_hits": 0, "prefix_partial_hits": 0, "prefix_misses": 0}
         self._pieces: dict[int, str] = {}  # token -> its text (for the JSON constraint)
         self._first_chars: np.ndarray | None = None  # token -> classes of its first two characters
 
@@ -165,9 +169,10 @@ class LocalChatModel:
         return self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=True) if text else []
 
     def prompt_tokens(self, messages: Sequence[Mapping[str, Any]],
-                      continue_final: bool = False) -> tuple[list[int], list[int]]:
-        """(prefix tokens, suffix tokens): the split is a function of the messages alone.
-        ``continue_final``: the last (assistant) message is continued, not answered."""
+                      continue_final: bool = False) -> tuple[list[list[int]], list[int]]:
+        """(prefix segments, suffix tokens): the prefix's tokens one segment per message
+        (module doc); the split is a function of the messages alone. ``continue_final``:
+        the last (assistant) message is continued, not answered."""
         prefill = ""
         if continue_final:
             last = messages[-1] if messages else {}
@@ -178,10 +183,15 @@ class LocalChatModel:
                     "is continued) after at least one other message")
             messages, prefill = messages[:-1], last["content"]
         full = self._render(messages, generation_prompt=True) + prefill
-        prefix = self._render(messages[:-1], generation_prompt=False) if len(messages) > 1 else ""
-        if not full.startswith(prefix):  # a template that rewrites earlier turns: no reuse
-            prefix = ""
-        return self._tokens(prefix), self._tokens(full[len(prefix):])
+        ends = [self._render(messages[:i], generation_prompt=False) for i in range(1, len(messages))]
+        if not all(full.startswith(end) for end in ends):  # a template that rewrites earlier turns: no reuse
+            return [], self._tokens(full)
+        segments, done = [], ""
+        for end in ends:
+            if len(end) > len(done):
+                segments.append(self._tokens(end[len(done):]))
+                done = end
+        return segments, self._tokens(full[len(done):])
 
     def check_fits(self, messages: Sequence[Mapping[str, Any]], max_tokens: int,
                    continue_final: bool = False) -> int:
@@ -189,9 +199,9 @@ class LocalChatModel:
         return self._fitting_prompt(messages, max_tokens, continue_final)[2]
 
     def _fitting_prompt(self, messages: Sequence[Mapping[str, Any]], max_tokens: int,
-                        continue_final: bool = False) -> tuple[list[int], list[int], int]:
+                        continue_final: bool = False) -> tuple[list[list[int]], list[int], int]:
         prefix, suffix = self.prompt_tokens(messages, continue_final)
-        n_prompt = len(prefix) + len(suffix)
+        n_prompt = sum(map(len, prefix)) + len(suffix)
         if n_prompt + max_tokens > self.n_ctx:
             raise ContextOverflowError(
                 f"prompt of {n_prompt} tokens + max_tokens {max_tokens} exceeds the "
@@ -200,30 +210,40 @@ class LocalChatModel:
         return prefix, suffix, n_prompt
 
     # ------------------------------------------------------------- state
-    def _restore_or_build_prefix(self, prefix: list[int]) -> bool:
+    def _restore_or_build_prefix(self, segments: list[list[int]]) -> bool:
+        """Restore the longest kept state among the prefix's message boundaries, evaluate
+        the segments after it one by one, and keep the whole prefix's state; whether a
+        kept state was restored."""
         import llama_cpp
 
         ctx = self._llm.ctx
-        key = hashlib.sha256(np.asarray(prefix, dtype=np.int32).tobytes()).hexdigest()
-        state = self._states.get(key)
+        keys, digest = [], hashlib.sha256()
+        for segment in segments:
+            digest.update(np.asarray(segment, dtype=np.int32).tobytes())
+            keys.append(digest.copy().hexdigest())
+        kept = next((j for j in range(len(keys), 0, -1) if keys[j - 1] in self._states), 0)
         self._llm.reset()
-        if state is not None:
+        if kept:
+            key, state = keys[kept - 1], self._states[keys[kept - 1]]
             self._states.move_to_end(key)
             buffer = (llama_cpp.ctypes.c_uint8 * len(state.data)).from_buffer_copy(state.data)
             if llama_cpp.llama_state_set_data(ctx, buffer, len(state.data)) != len(state.data):
                 raise RuntimeError("llama.cpp refused a saved prefix state")
             self._llm.n_tokens = state.n_tokens
-            self._llm.input_ids[: state.n_tokens] = prefix
-            self.stats["prefix_hits"] += 1
+            self._llm.input_ids[: state.n_tokens] = [t for segment in segments[:kept] for t in segment]
+            self.stats["prefix_hits" if kept == len(keys) else "prefix_partial_hits"] += 1
+        for segment in segments[kept:]:
+            self._llm.eval(segment)
+        if kept == len(keys):
             return True
-        self._llm.eval(prefix)
         size = llama_cpp.llama_state_get_size(ctx)
         buffer = (llama_cpp.ctypes.c_uint8 * size)()
         written = llama_cpp.llama_state_get_data(ctx, buffer, size)
         # string_at copies the bytes at C speed; slicing a ctypes array builds a list of ints.
-        self._remember(key, _PrefixState(self._llm.n_tokens, llama_cpp.ctypes.string_at(buffer, written)))
-        self.stats["prefix_misses"] += 1
-        return False
+        self._remember(keys[-1], _PrefixState(self._llm.n_tokens, llama_cpp.ctypes.string_at(buffer, written)))
+        if not kept:
+            self.stats["prefix_misses"] += 1
+        return bool(kept)
 
     def _remember(self, key: str, state: _PrefixState) -> None:
         self._states[key] = state
@@ -233,14 +253,16 @@ class LocalChatModel:
             self._state_bytes -= len(old.data)
 
     # ------------------------------------------------------------- generation
-    def _evaluate_prompt(self, prefix: list[int], suffix: list[int]) -> bool:
-        """Evaluate the prompt (the prefix from its kept state where possible); whether reused."""
+    def _evaluate_prompt(self, prefix: list[list[int]], suffix: list[int]) -> bool:
+        """Evaluate the prompt (the prefix from its kept states where possible, always in
+        the same segments); whether a kept state was reused."""
         reused = False
         if prefix and self.reuse_prefix:
             reused = self._restore_or_build_prefix(prefix)
         else:
             self._llm.reset()
-            self._llm.eval(prefix)
+            for segment in prefix:
+                self._llm.eval(segment)
         self._llm.eval(suffix)
         return reused
 

@@ -44,7 +44,7 @@ TITLE = "ANCHOR on coding sessions: persona retention, behavioural axes, traject
 PAPER_SCALE = {"target": "openai/gpt-4o-mini", "judges": "anthropic/claude-sonnet-4-5,openai/gpt-4.1,gemini/gemini-2.5-flash",
                "summariser": "openai/gpt-4o-mini", "n_sessions": 0, "n_items": 0, "per_family": 8,
                "validators": "openai/gpt-4o-mini,anthropic/claude-sonnet-4-5,openai/gpt-4.1,gemini/gemini-2.5-flash",
-               "window": 60000, "retention_window": 30000}
+               "window": 60000, "retention_window": 30000, "summary_turn_chars": 1200}
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ class Parameters(common.ServingParameters):
     recent_chars: int = 1000
     summariser: str = LOCAL_MODEL
     summary_block_steps: int = 40
-    summary_turn_chars: int = 80
+    summary_turn_chars: int = 40
     summary_max_tokens: int = 48
     retrieval_k: int = 4
     validators: tuple[str, ...] = ()
@@ -133,10 +133,12 @@ def _retention_missing(table: pd.DataFrame, arm: str, facet: str, checkpoint: in
     if rows.empty:
         return f"no {arm} administration at checkpoint {checkpoint}"
     counts = rows["status"].value_counts()
-    meaning = {"undefined": "R is undefined: the persona card displaces nothing on this facet "
-                            "(its initial answers equal the generic ones)",
-               "no valid items": "no item of this facet has a valid answer in all three administrations"}
-    return "; ".join(f"{meaning.get(status, status)} in {n} of {len(rows)} sessions" for status, n in counts.items())
+    meaning = {"undefined": "R is undefined in {n} of {of} sessions: the persona card moves nothing on this facet, "
+                            "whose initial answers equal the generic ones",
+               "no valid items": "in {n} of {of} sessions no item of this facet has a valid answer in all three "
+                                 "administrations"}
+    return "; ".join(meaning.get(status, status + " in {n} of {of} sessions").format(n=n, of=len(rows))
+                     for status, n in counts.items())
 
 
 def start(params: Parameters) -> Run:

@@ -25,7 +25,6 @@ from ..paper.outputs import not_estimable
 from .parameters import (NON_NEGATIVE, POSITIVE, RESAMPLES, Checked, Endpoints, Models, NonEmpty, OneOf,
                                     Temperature, count)
 from ..sessions.model import Session
-from ..sessions.loader import load_session
 from ..sessions.corpus import local_corpus, read_manifest
 
 PROTOCOL_NAMES = OneOf(PROTOCOLS.names, "protocol")
@@ -146,14 +145,17 @@ def corpus_rows(min_assistant: int = 20, min_compactions: int = 0,
 
 def select_sessions(n: int, *, min_compactions: int = 0, events: Sequence[str] = (),
                     corpus: Path | None = None, protocol: str = "contextecho") -> list[Session]:
-    """The ``n`` longest openly licensed sessions (0 = all), loaded (``events``: see
-    :func:`corpus_rows`), of the formats the protocol reads (``reference``: Claude Code)."""
+    """The ``n`` longest openly licensed sessions (0 = all), of the formats the protocol
+    reads (``reference``: Claude Code), each read once the protocol's way
+    (:meth:`~contextecho.echo.protocol.Protocol.read_session`; ``events``: see
+    :func:`corpus_rows`)."""
     rows = corpus_rows(min_compactions=min_compactions, events=events,
                        formats=get_protocol(protocol).formats)
     rows = rows if n <= 0 else rows[:n]
     if not rows:
         raise RuntimeError("no usable session in the corpus manifest")
-    return [load_session(session_file(r["file"], corpus)) for r in rows]
+    proto = get_protocol(protocol)
+    return [proto.read_session(session_file(r["file"], corpus)) for r in rows]
 
 
 def session_file(name: str, corpus: Path | None = None) -> Path:

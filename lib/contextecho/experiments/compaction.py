@@ -133,7 +133,7 @@ def grid(run: Run) -> pd.DataFrame:
     """The grid: a snapshot just before and just after each event, real and filler arms,
     the probes, judged; the counts of its batches are printed and logged."""
     p = run.params
-    spec = {s.session_id: event_positions(s, p.max_compactions, p.event_types) for s in run.sessions}
+    spec = lambda s: event_positions(s, p.max_compactions, p.event_types)  # noqa: E731 (our positions, if asked)
     cells = common.build(p, "compaction", run.sessions, p.probes, positions=spec,
                          reference_positions="compaction", limit=2 * p.max_compactions,
                          replicates=p.replicates)

@@ -230,6 +230,9 @@ def variables(run: Run, scores: pd.DataFrame) -> pd.DataFrame:
                 second_rater=raters[1] if len(raters) > 1 else "none",
                 n_cached=targets.cached if targets else 0, n_failed=targets.failed if targets else 0,
                 score=p.score, **common.protocol_variables(run.log.about["protocol"]))
+    if p.score != "expected":
+        run.out.default(f"correlations are computed on expected scores; this run scored {p.score} verdicts "
+                        "(-p score expected)", "pearson", "mean_abs_diff")
     run.out.default("no cell has a valid score from two raters", "pearson", "mean_abs_diff", "n_both",
                     "exact_pct", "within_one_pct", "kappa", "kappa_linear")
     return spine.finish(run)

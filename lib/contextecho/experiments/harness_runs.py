@@ -52,7 +52,7 @@ from ..echo.reference.judge import parse_verdict
 from ..echo.runner import SELF_JUDGE
 from ..echo.reference.scorers import REFERENCE_SCORERS
 from ..engine.calls import Transport
-from ..sessions.loader import load_session
+from ..echo.protocols import protocol as get_protocol
 from ..stats import harness as harness_stats
 from . import common, onset, panel, spine
 from . import conformance_audit, conformance_consolidate, conformance_cross_judge_b3, conformance_session_validation
@@ -197,7 +197,7 @@ def drive(case: dict, corpus: Path, replay: Replay, workdir: Path) -> tuple[list
         if session is None:
             if "session" not in case["inputs"]:
                 raise CaseError(f"case {case['id']}: runner {runner} needs inputs.session")
-            session = load_session(corpus / case["inputs"]["session"])
+            session = get_protocol("reference").read_session(corpus / case["inputs"]["session"])
         targets = _targets(case, driver)
         judge = None if s2_rules else _judge(case, runner)
         if judge and [m for m, _, _ in targets] == [judge]:

@@ -99,8 +99,8 @@ def grid(run: Run) -> pd.DataFrame:
     """The grid: each session snapshotted at the early steps, real and filler arms, the
     probes, judged; the counts of its batches are printed and logged."""
     p = run.params
-    spec = {s.session_id: early_positions(s, p.steps) for s in run.sessions}
-    cells = common.build(p, "onset", run.sessions, p.probes, positions=spec, reference_positions="onset",
+    cells = common.build(p, "onset", run.sessions, p.probes, positions=lambda s: early_positions(s, p.steps),
+                         reference_positions="onset",
                          turns=p.steps)
     return spine.run_grid(run, cells, judges=p.judges, judge_max_tokens=p.judge_max_tokens, protocol=p.protocol)
 

@@ -59,7 +59,7 @@ from .requests import TargetRequest, probe_request, stressor_request
 from .s2_requests import COLUMN as S2_RULES_COLUMN, S2_REQUESTS
 from .texts import E11_STRESSORS, PROBES_BY_ID, S2_VARIANTS, framed
 from .role_rows import VALIDATION, VALIDATION_POSITIONS, validation_snapshots
-from .transcript import DEFAULT_MAX_CHARS, read_rows, render_prefix, turn_index
+from .transcript import DEFAULT_MAX_CHARS, HarnessSession, read_rows, render_prefix, turn_index
 
 PROTOCOL = "reference"
 START_TURN = 100
@@ -175,7 +175,7 @@ def _snapshots(session: Session, positions: str | Mapping[str, Sequence[NamedTur
     if session.format != "claude_code":
         raise ValueError(f"{session.path}: the reference protocol reads Claude Code sessions "
                          f"only, this one is {session.format} (the validation positions read both)")
-    rows = read_rows(session.path)
+    rows = list(session.rows) if isinstance(session, HarnessSession) else read_rows(session.path)
     index = turn_index(rows)
     chosen = named_positions(rows, index, positions, turns) if isinstance(positions, str) \
         else tuple(positions[session.session_id])

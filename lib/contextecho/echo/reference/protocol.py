@@ -37,6 +37,7 @@ code define it; every piece lives in this package:
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ...engine.model_request import ModelRequest
@@ -53,7 +54,7 @@ from .providers import judge_params, judges_empty_reply
 from .s2_requests import rules_of
 from .scorers import REFERENCE_SCORERS
 from .texts import PROBE_MAX_TOKENS, STRESSOR_MAX_TOKENS, VERSION, texts
-from .transcript import DEFAULT_MAX_CHARS
+from .transcript import DEFAULT_MAX_CHARS, HarnessSession, read_session
 
 
 class ReferenceProtocol(Protocol):
@@ -80,6 +81,9 @@ class ReferenceProtocol(Protocol):
             stressor_max_tokens=grid.stressor_max_tokens or grid.max_tokens, tag=self.key(),
             redact=grid.redact, framing=grid.framing, n_positions=grid.k, s2_requests=grid.s2_requests,
             **({"turns": tuple(grid.turns)} if grid.turns else {}))
+
+    def read_session(self, path: Path) -> HarnessSession:
+        return read_session(path)  # the harness's rows, read once; our parser never runs
 
     def check_events(self, event_types: Sequence[str]) -> None:
         if set(event_types) != {"compaction"}:

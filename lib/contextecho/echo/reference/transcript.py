@@ -23,18 +23,24 @@ Rules (``PROTOCOL.md`` §1-2, harness ``experiments/e08_cross_compaction/run.py`
   characters), joined by newlines; blank renderings are dropped; blocks are joined by
   a blank line and only the last ``max_chars`` characters are kept.
 
-The harness's other two renderers (e18, run_crosssession) write content blocks their own
-way (:class:`BlockStyle`; :mod:`.role_rows`). Microcompactions and our own snapshot rules
+A run under the reference protocol reads each session once, in this module's reader
+(:func:`read_session`: the rows, the format and the session's id, :class:`HarnessSession`);
+our parser (:mod:`contextecho.sessions`) never reads it. The harness's other two renderers
+(e18, run_crosssession) write content blocks their own way (:class:`BlockStyle`; :mod:`.role_rows`). Microcompactions and our own snapshot rules
 play no part here: this is the reference's rendering, kept separate from
 :mod:`contextecho.sessions` on purpose.
 """
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from ...sessions.claude_code import own_session_id
+from ...sessions.detect import detect_format
 from ...sessions.errors import SessionFormatError
+from ...sessions.jsonl import RawFile
+from ...sessions.model import CLAUDE_CODE
 
 SUMMARY_HEADER = "--- COMPACTION SUMMARY (resumed session) ---"
 BLOCK_JOINER = "\n\n"
@@ -64,6 +70,37 @@ def read_rows(path: str | Path) -> list[Row]:
     except UnicodeDecodeError as exc:
         raise SessionFormatError(path, 0, f"not UTF-8 text: {exc.reason}") from None
     return rows
+
+
+@dataclass(frozen=True)
+class HarnessSession:
+    """A session as the reference protocol reads it, once: one decoded row per line of the
+    file (:func:`read_rows`), its format and its id. The harness's renderers and position
+    schemes work on :attr:`rows`; nothing reads the file again."""
+
+    path: Path
+    format: str
+    session_id: str
+    rows: tuple[Row, ...] = field(repr=False)
+
+
+def read_session(path: str | Path) -> HarnessSession:
+    """Read ``path`` the harness's way (:func:`read_rows`) and name it: its format (Claude
+    Code or Codex CLI, told by the records as our reader tells them) and its id (a Claude
+    Code session's own ``sessionId``; a Codex CLI session's ``session_meta`` id; else the
+    file's stem). A file with no JSON record is a :class:`SessionFormatError`."""
+    path = Path(path)
+    rows = read_rows(path)
+    records = [(no, row) for no, row in enumerate(rows, 1) if row is not None]
+    if not records:
+        raise SessionFormatError(path, 0, "no JSON record in the file")
+    fmt = detect_format(RawFile(path, records, [], len(rows), 0))
+    if fmt == CLAUDE_CODE:
+        session_id = own_session_id(records)[0]
+    else:
+        session_id = next((r["payload"].get("id") for _, r in records if r.get("type") == "session_meta"
+                           and isinstance(r.get("payload"), dict) and isinstance(r["payload"].get("id"), str)), None)
+    return HarnessSession(path, fmt, session_id or path.stem, tuple(rows))
 
 
 def _content(row: dict):
