@@ -61,3 +61,18 @@ def test_anchor_notebook_runs_on_the_embedded_model(tmp_path):
     assert variables["retention_rows"] == 2 * 5  # arms x facets at one checkpoint
     accuracy = result.tables["Recall accuracy per family × condition (chance 0.25)"]
     assert set(accuracy.columns) >= {"long_context", "hierarchical_summary", "retrieval"}
+
+
+def test_a_retention_that_cannot_be_estimated_says_why_per_session():
+    """R missing at the last checkpoint: the manuscript's value names each status and how
+    many sessions had it, never a bare n/a."""
+    import pandas as pd
+
+    from contextecho.experiments.anchor import _retention_missing
+
+    table = pd.DataFrame({"arm": ["checkpoint"] * 3 + ["filler"], "facet": ["E"] * 4, "checkpoint": [3] * 4,
+                          "status": ["undefined", "undefined", "no valid items", "ok"]})
+    why = _retention_missing(table, "checkpoint", "E", 3)
+    assert why.startswith("R is undefined in 2 of 3 sessions: the persona card moves nothing on this facet")
+    assert "in 1 of 3 sessions no item of this facet has a valid answer" in why
+    assert _retention_missing(table, "checkpoint", "E", 2) == "no checkpoint administration at checkpoint 2"

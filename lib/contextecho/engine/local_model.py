@@ -322,7 +322,7 @@ class LocalChatModel:
                     token = self._sample(logits, temperature, top_p, top_k, rng)
                 if want_logprobs:
                     logp = log_softmax(logits)
-                    best = np.argsort(-logp, kind="stable")[:n_top]
+                    best = top_tokens(logp, n_top)
                     read.append((self._token_text(token), float(logp[token]),
                                  tuple((self._token_text(int(t)), float(logp[t])) for t in best)))
                 if self._is_end(token):
@@ -430,9 +430,17 @@ class LocalChatModel:
     @staticmethod
     def _sample(logits: np.ndarray, temperature: float, top_p: float, top_k: int,
                 rng: np.random.Generator) -> int:
+        """The next token: the arg-max at temperature 0; else a draw from the softmax of
+        ``logits / temperature`` (restricted to the ``top_k`` most probable, then to the
+        smallest set holding ``top_p`` of the mass, where asked). Without ``top_k`` or
+        ``top_p`` the draw is one uniform number against the cumulative distribution in
+        token order, with no sort of the vocabulary (a few times faster per token)."""
         if temperature <= 0:
             return int(np.argmax(logits))
         scaled = logits.astype(np.float64) / temperature
+        if top_k <= 0 and top_p >= 1.0:
+            cdf = np.cumsum(np.exp(scaled - scaled.max()))
+            return min(int(np.searchsorted(cdf, rng.random() * cdf[-1], side="right")), len(cdf) - 1)
         order = np.argsort(-scaled, kind="stable")
         if top_k > 0:
             order = order[:top_k]
@@ -442,6 +450,18 @@ class LocalChatModel:
             keep = int(np.searchsorted(np.cumsum(probs), top_p) + 1)
             order, probs = order[:keep], probs[:keep] / probs[:keep].sum()
         return int(order[rng.choice(len(order), p=probs)])
+
+
+def top_tokens(logp: np.ndarray, k: int) -> np.ndarray:
+    """The ``k`` most probable tokens, most probable first (ties: the lower id first, as a
+    stable sort of the whole vocabulary orders them), without sorting the vocabulary."""
+    if k <= 0:
+        return np.empty(0, dtype=np.int64)
+    if k >= len(logp):
+        return np.argsort(-logp, kind="stable")
+    threshold = np.partition(logp, len(logp) - k)[len(logp) - k]
+    ids = np.flatnonzero(logp >= threshold)  # the top k, and any token tied with the k-th
+    return ids[np.argsort(-logp[ids], kind="stable")][:k]
 
 
 def _constraint(response_format: Any) -> JsonObjectPrefix | None:

@@ -75,7 +75,7 @@ class JudgedParameters(ServingParameters):
     judges: tuple[str, ...] = (LOCAL_MODEL,)
     window: int = 3000
     max_tokens: int = 32
-    judge_max_tokens: int = 96
+    judge_max_tokens: int = 64
     temperature: float = 0.0
     n_resamples: int = 2000
     resample_seed: int = 20240601
