@@ -25,6 +25,7 @@ from contextecho.notebooks import run_notebook
 from contextecho.engine.paths import cache_dir, runs_dir
 from contextecho.echo import build_cells
 from contextecho.sessions import positions, redact, render_prefix, snapshot_at
+from contextecho.sessions.loader import load_session
 
 pytestmark = [pytest.mark.embedded, pytest.mark.server, pytest.mark.timeout(900)]
 
@@ -113,8 +114,10 @@ def test_panel_notebook_through_a_real_server(server, tmp_path, corpus_dir):
     print(f"\nredaction: the notebook's window holds {found.n_replacements} finding(s) "
           f"{found.replacements}; none reached the server")
     # A window where the redactor does find something (home paths, hosts, ...), built as the
-    # experiments build cells and sent through the same endpoint.
+    # experiments build cells (our protocol's, on our parser's reading of the same file) and
+    # sent through the same endpoint.
     window = params["window"]
+    session = load_session(session.path)
     step = next((pos.step for pos in positions(session, "deciles")
                  if unredacted_findings(session, pos.step, window).n_replacements), None)
     if step is not None:
