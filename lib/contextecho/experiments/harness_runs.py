@@ -69,9 +69,12 @@ ONSET_RUNNER = "experiments/e17_drift_onset/run_onset.py"
 #: _opus41), which resume from the cells on disk and judge with the target (run_fig1_sonnet45.py:81).
 FIG1_RUNNERS = "experiments/e15_probes_at_crosscompaction/run_fig1_"
 #: The S2 runners are those with a request rule set of their own (:func:`s2_requests.for_runner`).
+#: Runners met inside a probe, onset or S2 case that no experiment of ours runs, with why
+#: (a runner not listed is reported "no experiment of ours runs it"). consolidate runs only
+#: in its own family (:data:`FAMILY_RUNS`): its inputs are e02 documents, not a session's cells.
 NOT_EXPRESSIBLE = {
-    "consolidate_12model_perm.py": "consolidate reads e02 content-position files, which our "
-                                   "experiments do not write",
+    "consolidate_12model_perm.py": "consolidate runs in its own case family (its inputs are e02 documents), "
+                                   "never after a probe, onset or S2 runner",
 }
 #: Loaders and plotting code whose tables we compute (else their tables are not expressible).
 TABLE_DRIVERS = ("plotting/", "analysis/")
