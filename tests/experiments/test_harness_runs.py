@@ -12,42 +12,17 @@ import pytest
 
 from contextecho.__main__ import main
 from contextecho.echo.reference.providers import target_params
-from contextecho.engine.paths import shared_dir
 from contextecho.experiments.harness_runs import check_positions, run_case, run_cases
 from contextecho.experiments.replay import litellm_model, sdk_form
 from contextecho.experiments.run_fixture import CaseError, load_declared, read_case
+from tests.experiments.conftest import case_of, status_of, write_case
 
-RUNS = shared_dir() / "reference" / "contextecho" / "runs"
 pytestmark = pytest.mark.corpus
-
-
-@pytest.fixture(scope="module")
-def runs_dir(missing_shared_data):
-    if not (RUNS / "cases").is_dir():
-        missing_shared_data(f"run fixtures not found at {RUNS}")
-    return RUNS
 
 
 @pytest.fixture(scope="module")
 def shared_reports(runs_dir, corpus_dir):
     return {r.case_id: r for r in run_cases(runs_dir, corpus_dir)}
-
-
-def _case(runs_dir, name):
-    return json.loads((runs_dir / "cases" / f"{name}.json").read_text())
-
-
-def _write(tmp_path, case):
-    (tmp_path / "cases").mkdir(exist_ok=True)
-    path = tmp_path / "cases" / f"{case['id']}.json"
-    path.write_text(json.dumps(case))
-    return path
-
-
-def _status(report, section, name):
-    found = [c.status for c in report.checks if c.section == section and c.field == name]
-    assert found, f"no check {section} {name}"
-    return found[0]
 
 
 # ---------------------------------------------------------------- the shared fixtures
@@ -79,7 +54,7 @@ def test_the_onset_run_passes_whole(shared_reports):
 
 def test_cross_target_panel_cells_and_forest_rows_match(shared_reports):
     report = shared_reports["panel_xtarget_floors"]
-    assert _status(report, "cells", "stored") == "pass"
+    assert status_of(report, "cells", "stored") == "pass"
     forest = [c for c in report.checks if c.field.startswith("fig2_forest_rows.")]
     assert forest and all(c.status == "pass" for c in forest)
     # the cross-judge audit re-judges the stored cells (test_conformance_cross_judge.py): the case passes
@@ -102,7 +77,7 @@ def test_s2_cells_audit_and_forest_bounds_match(shared_reports):
 
 
 def _forest_case(runs_dir, change):
-    case = _case(runs_dir, "s2_e08_anthropic")
+    case = case_of(runs_dir, "s2_e08_anthropic")
     change(case["expected"]["tables"]["forest_stressors_no_anchor"])
     return case
 
@@ -120,7 +95,7 @@ def test_a_changed_forest_bound_fails(shared_reports, runs_dir, corpus_dir, tmp_
     declared = next(c.note.split(":")[0] for c in checks if c.status == "declared")
     for target, name in ((passing, "fi_c"), (declared, "cl_r")):
         case = _forest_case(runs_dir, lambda rows: _nudge(rows, target, name, 2))
-        report = run_case(_write(tmp_path, case), corpus_dir)
+        report = run_case(write_case(tmp_path, case), corpus_dir)
         failing = [(c.field, c.note) for c in report.checks if c.status == "fail"]
         assert failing == [(f"forest_stressors_no_anchor.{name}.bounds", target)] and not report.passed
 
@@ -135,15 +110,15 @@ def test_the_panel_judge_reply_of_an_empty_text_block_is_a_targeted_declared_div
     cell = [c for c in report.checks if c.field == "empty_text_verdict"]
     assert len(cell) == 1 and cell[0].status == "declared" and cell[0].expected["score"] == -1 \
         and cell[0].actual["score"] is None
-    assert _status(report, "requests", "set.extra.redo_of_empty_text_verdict") == "declared"
-    assert _status(report, "requests", "set.extra.redo_of_kept_cell") == "pass"
+    assert status_of(report, "requests", "set.extra.redo_of_empty_text_verdict") == "declared"
+    assert status_of(report, "requests", "set.extra.redo_of_kept_cell") == "pass"
     fig2 = [c for c in report.checks if c.field.startswith("fig2_forest_rows.") and c.status == "declared"]
     assert fig2 and all("empty-text judge replies are read as the harness reads them" in c.note for c in fig2)
-    assert all(_status(report, "cells", n) == "pass" for n in ("score", "label", "reason"))
+    assert all(status_of(report, "cells", n) == "pass" for n in ("score", "label", "reason"))
 
 
 def _panel_case_with(runs_dir, change):
-    case = _case(runs_dir, "panel_e15_sonnet45")
+    case = case_of(runs_dir, "panel_e15_sonnet45")
     empty = next(r for r in case["canned_replies"] if r["call"] == "judge"
                  and any(spec.get("text") == "" or spec.get("blocks") == [""] for spec in r["reply"]))
     change(case, empty)
@@ -166,17 +141,17 @@ def test_a_changed_empty_text_judge_reply_fails(runs_dir, corpus_dir, tmp_path, 
                         and c["record"].get("position") == key["position"] and c["record"].get("arm") == key["arm"]
                         and c["record"].get("target") == key["target"])
             cell["record"]["score"] = 0
-    report = run_case(_write(tmp_path, _panel_case_with(runs_dir, alter)), corpus_dir)
-    assert not report.passed and _status(report, "cells", "score") == "fail"
+    report = run_case(write_case(tmp_path, _panel_case_with(runs_dir, alter)), corpus_dir)
+    assert not report.passed and status_of(report, "cells", "score") == "fail"
     assert not any(c.field == "empty_text_verdict" for c in report.checks)
     if change != "expected_score":  # the forest rows were computed with that cell read as -1
         assert any(c.field.startswith("fig2_forest_rows.") and c.status == "fail" for c in report.checks)
 
 
 def test_runners_we_cannot_express_are_named_with_a_reason(runs_dir, corpus_dir, tmp_path):
-    case = _case(runs_dir, "onset_e17_anthropic")
+    case = case_of(runs_dir, "onset_e17_anthropic")
     case["harness_driver"].append({"runner": "experiments/e99_unknown/run.py", "entry": "main()"})
-    report = run_case(_write(tmp_path, case), corpus_dir)
+    report = run_case(write_case(tmp_path, case), corpus_dir)
     runner = [c for c in report.checks if c.section == "runners" and c.field == "experiments/e99_unknown/run.py"]
     assert runner and runner[0].status == "not_expressible" and runner[0].note and not report.passed
 
@@ -212,54 +187,54 @@ def test_provider_rules_give_each_harness_request_its_budget(runs_dir):
 
 # ---------------------------------------------------------------- each comparison can fail
 def test_a_changed_expected_budget_fails_its_field(runs_dir, corpus_dir, tmp_path):
-    case = _case(runs_dir, "onset_e17_anthropic")
+    case = case_of(runs_dir, "onset_e17_anthropic")
     case["expected"]["requests"][0]["params"]["max_tokens"] = 599
-    report = run_case(_write(tmp_path, case), corpus_dir)
-    assert _status(report, "requests", "params.max_tokens") == "fail" and not report.passed
+    report = run_case(write_case(tmp_path, case), corpus_dir)
+    assert status_of(report, "requests", "params.max_tokens") == "fail" and not report.passed
 
 
 def test_a_changed_table_value_fails_its_field(runs_dir, corpus_dir, tmp_path):
-    case = _case(runs_dir, "onset_e17_anthropic")
+    case = case_of(runs_dir, "onset_e17_anthropic")
     row = case["expected"]["tables"]["onset_rows"]["claude-sonnet-4-5"][2]
     row["g_lo"] = row["g_lo"] + 1e-6  # beyond the 1e-9 tolerance
-    report = run_case(_write(tmp_path, case), corpus_dir)
+    report = run_case(write_case(tmp_path, case), corpus_dir)
     fails = [c for c in report.checks if c.field == "onset_rows.g_lo" and c.status == "fail"]
     assert len(fails) == 1 and "turn 25" in fails[0].note
 
 
 def test_a_request_without_a_canned_reply_is_unexpected(runs_dir, corpus_dir, tmp_path):
-    case = _case(runs_dir, "onset_e17_anthropic")
+    case = case_of(runs_dir, "onset_e17_anthropic")
     case["canned_replies"] = [r for r in case["canned_replies"]
                               if not (r["call"] == "judge" and r["key"]["turn"] == 5)]
-    report = run_case(_write(tmp_path, case), corpus_dir)
-    assert _status(report, "requests", "unexpected") == "fail"
+    report = run_case(write_case(tmp_path, case), corpus_dir)
+    assert status_of(report, "requests", "unexpected") == "fail"
 
 
 def test_a_changed_stored_cell_fails(runs_dir, corpus_dir, tmp_path):
-    case = _case(runs_dir, "onset_e17_anthropic")
+    case = case_of(runs_dir, "onset_e17_anthropic")
     cell = next(c for c in case["expected"]["cells"] if c["record"].get("score") == 3)
     cell["record"]["score"] = 2
-    report = run_case(_write(tmp_path, case), corpus_dir)
-    assert _status(report, "cells", "score") == "fail"
+    report = run_case(write_case(tmp_path, case), corpus_dir)
+    assert status_of(report, "cells", "score") == "fail"
 
 
 def test_a_divergence_is_declared_only_when_the_file_says_so(runs_dir, corpus_dir, tmp_path):
-    path = _write(tmp_path, _case(runs_dir, "onset_e17_anthropic"))
+    path = write_case(tmp_path, case_of(runs_dir, "onset_e17_anthropic"))
     undeclared = run_case(path, corpus_dir, declared=[])
-    assert _status(undeclared, "requests", "params.tools") == "fail"
+    assert status_of(undeclared, "requests", "params.tools") == "fail"
     declared = run_case(path, corpus_dir, declared=load_declared())
-    assert _status(declared, "requests", "params.tools") == "declared" and declared.passed
+    assert status_of(declared, "requests", "params.tools") == "declared" and declared.passed
     assert all(d["reason"] for d in load_declared())
 
 
 def test_unknown_family_and_unrecoverable_digest_fail(runs_dir, corpus_dir, tmp_path):
-    case = copy.deepcopy(_case(runs_dir, "onset_e17_anthropic"))
+    case = copy.deepcopy(case_of(runs_dir, "onset_e17_anthropic"))
     case["family"] = "mystery"
     with pytest.raises(CaseError, match="unknown family 'mystery'"):
-        run_case(_write(tmp_path, case), corpus_dir)
-    case = _case(runs_dir, "onset_e17_anthropic")
+        run_case(write_case(tmp_path, case), corpus_dir)
+    case = case_of(runs_dir, "onset_e17_anthropic")
     case["canned_replies"][0]["reply"] = [{"text": {"$digest": {"sha256": "0" * 64, "len": 5000}}}]
-    report = run_case(_write(tmp_path, case), corpus_dir)
+    report = run_case(write_case(tmp_path, case), corpus_dir)
     assert report.error and "nowhere in the case" in report.error and not report.passed
 
 
@@ -295,10 +270,10 @@ def test_the_command_exits_0_on_a_passing_folder_and_1_on_a_failing_one(runs_dir
     assert {s["case"] for s in summary} >= {"onset_e17_anthropic"}
     detail = json.loads((tmp_path / "out" / "onset_e17_anthropic.json").read_text())
     assert detail["passed"] and any(c["status"] == "declared" for c in detail["checks"])
-    case = _case(runs_dir, "onset_e17_anthropic")
+    case = case_of(runs_dir, "onset_e17_anthropic")
     case["expected"]["requests"][0]["params"]["max_tokens"] = 599
     (tmp_path / "failing").mkdir()
-    _write(tmp_path / "failing", case)
+    write_case(tmp_path / "failing", case)
     assert main(["conformance", str(tmp_path / "failing"), "--corpus", str(corpus_dir)]) == 1
     out = capsys.readouterr().out
     assert "FAIL" in out
