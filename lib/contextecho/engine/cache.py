@@ -27,7 +27,9 @@ Caches written before the call records had their own name keep their shards in `
 those are read as they are, and new shards go to ``records/``.
 
 Error records are kept as data but are not hits; the caller decides which it retries.
-A success with a blank answer (older caches stored them) is read as the error it is.
+A success with a blank answer (older caches stored them) is read as the error it is; an
+answer of tool calls without text is no blank answer. Shards written before a column of
+the record existed (``logprobs``, ``tool_calls``) read it as ``None``.
 A cache opened ``read_only`` never writes, adopts, claims or deletes anything.
 """
 from __future__ import annotations
@@ -130,7 +132,10 @@ class CallCache:
     def _index_shard(self, shard: Path) -> None:
         self._seen_shards.add(str(shard))
         try:
-            table = pq.read_table(shard, columns=["key", "status", "response_text"])
+            with pq.ParquetFile(shard) as parquet:
+                # Shards written before tool calls were stored have no such column.
+                calls = ["tool_calls"] if "tool_calls" in parquet.schema_arrow.names else []
+                table = parquet.read(columns=["key", "status", "response_text", *calls])
         except FileNotFoundError:
             return  # listed, then gone: never happens to a shard, but a listing is not a lock
         except Exception as exc:  # pyarrow raises several types for a damaged file
@@ -143,6 +148,8 @@ class CallCache:
         statuses = table.column("status").to_pylist()
         texts = table.column("response_text")
         blank = pc.fill_null(pc.equal(pc.utf8_length(pc.utf8_trim_whitespace(texts)), 0), True)
+        if calls:  # tool calls without text are an answer, not a blank one
+            blank = pc.and_(blank, pc.is_null(table.column("tool_calls")))
         name = str(shard)
         for row, (key, status, empty) in enumerate(zip(keys, statuses, blank.to_pylist())):
             where = (name, row)

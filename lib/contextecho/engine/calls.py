@@ -18,6 +18,12 @@ missing key is claimed in the cache, which is re-read before the call. A batch a
 else its last stored error, else a ``NotStored`` error record), which is how a resumed run
 reads the results an earlier run stored.
 
+An answer may be tool calls (a request offering ``tools`` / ``tool_choice``, which are
+sampling parameters and part of its key like any other): they are stored as
+:attr:`CallRecord.tool_calls`, arguments as sent; such an answer without text is a
+success with ``response_text`` ``""``. An answer with neither text nor tool calls is the
+``NoContent`` error.
+
 Sampling parameters go to LiteLLM untouched (no ``drop_params``). The one addition:
 for the in-process backends a request without a ``seed`` gets one derived from its
 request key, so replicates of a sampled request differ and each is repeatable.
@@ -25,6 +31,7 @@ request key, so replicates of a sampled request differ and each is repeatable.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import random
 import sys
@@ -37,7 +44,8 @@ from tqdm.auto import tqdm
 
 from . import llm
 from .cache import CallCache
-from .record import ERROR, NO_CONTENT, NOT_STORED, OK, CallRecord, token_logprobs_json, utc_now
+from .record import (ERROR, NO_CONTENT, NOT_STORED, OK, CallRecord, token_logprobs_json, tool_calls_json,
+                     utc_now)
 from .counts import Counts
 from .endpoints import PLACEHOLDER_KEY, Endpoint, EndpointError, endpoint_for
 from .faults import Fault, classify, is_permanent
@@ -221,7 +229,8 @@ def _check_local(requests: Sequence[ModelRequest]) -> None:
                                    f"(request {request.key[:12]})")
         try:
             model.check_fits(request.messages, int(request.params.get("max_tokens") or DEFAULT_MAX_TOKENS),
-                             bool(request.params.get("continue_final_message")))
+                             bool(request.params.get("continue_final_message")),
+                             tools=request.params.get("tools"), tool_choice=request.params.get("tool_choice"))
         except ValueError as exc:
             raise ModelConfigError(f"request {request.key[:12]}: {exc}") from None
 
@@ -285,9 +294,16 @@ def _record_from_response(request: ModelRequest, response: Any, attempts: int,
     try:
         choice = response.choices[0]
         text = choice.message.content
-        if text is None:  # no content at all (a null message): not an answer, not retried
-            return _error_record(request, Fault("garbage", NO_CONTENT, "the answer has no content (null)"),
-                                 attempts, latency)
+        tool_calls = tool_calls_json(choice.message)
+        if text is None and tool_calls is None:  # a null message: not an answer, not retried
+            usage = getattr(response, "usage", None)  # its tokens were spent all the same
+            return dataclasses.replace(
+                _error_record(request, Fault("garbage", NO_CONTENT, "the answer has no content (null)"),
+                              attempts, latency),
+                finish_reason=getattr(choice, "finish_reason", None),
+                prompt_tokens=getattr(usage, "prompt_tokens", None),
+                completion_tokens=getattr(usage, "completion_tokens", None))
+        text = "" if text is None else text  # tool calls without text: an answer all the same
         if not isinstance(text, str):
             raise TypeError(f"response content is {type(text).__name__}, not text")
         usage = getattr(response, "usage", None)
@@ -305,7 +321,8 @@ def _record_from_response(request: ModelRequest, response: Any, attempts: int,
         prompt_tokens=getattr(usage, "prompt_tokens", None),
         completion_tokens=getattr(usage, "completion_tokens", None),
         cost_usd=cost, latency_s=latency, attempts=attempts, created_at=utc_now(),
-        logprobs=token_logprobs_json(choice) if request.params.get("logprobs") else None)
+        logprobs=token_logprobs_json(choice) if request.params.get("logprobs") else None,
+        tool_calls=tool_calls)
     return record.as_empty_response() if record.blank else record
 
 

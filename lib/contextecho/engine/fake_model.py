@@ -14,6 +14,14 @@ The model string picks the behaviour; ``@SECONDS`` adds a delay, ``:N`` a count:
 - ``fake/value-error``   raises ``ValueError`` inside the provider (``fake/type-error``: ``TypeError``)
 - ``fake/http-<code>``   fails as a provider answering HTTP ``<code>`` does (LiteLLM maps the
                          status: 400 bad request, 401 authentication, 404 not found, 500 ...)
+- ``fake/tool-call``     answers ONE tool call when the request offers ``tools`` and its
+                         ``tool_choice`` is not ``"none"``: the first tool's name with arguments
+                         ``{}``, unless the last user message holds a line ``CALL <name> <json>``
+                         (the first such line): then that name and that text verbatim as the
+                         arguments, valid JSON or not (``CALL <name>`` alone: ``{}``). Without
+                         tools, with ``tool_choice`` ``"none"``, or when the last user message
+                         contains ``PROSE``, it answers the text ``prose:<digest of request>``.
+                         A named ``tool_choice`` does not change the name (it is a stand-in).
 
 ``calls`` counts attempts per model string, so tests can check what was really called.
 With ``CONTEXTECHO_FAKE_CALL_LOG`` set, every attempt also appends one line (``<pid>
@@ -69,6 +77,38 @@ def _log_call(model: str, digest: str) -> None:
         os.close(fd)
 
 
+def _text_of(message: dict) -> str:
+    content = message.get("content")
+    return content if isinstance(content, str) else json.dumps(content)
+
+
+def _prompt_tokens(messages: list) -> int:
+    return sum(len(str(m.get("content", ""))) for m in messages) // 4
+
+
+CALL_LINE = "CALL "  # a line of the last user message that scripts ``fake/tool-call``'s call
+
+
+def _tool_call_answer(model: str, messages: list, optional_params: dict,
+                      model_response: ModelResponse, digest: str) -> ModelResponse:
+    """``fake/tool-call`` (module doc)."""
+    tools = optional_params.get("tools") or []
+    users = [m for m in messages if m.get("role") == "user"]
+    last = _text_of(users[-1]) if users else ""
+    if not tools or optional_params.get("tool_choice") == "none" or "PROSE" in last:
+        text = f"prose:{digest}"
+        return fill_response(model_response, f"fake/{model}", text, "stop", _prompt_tokens(messages),
+                             len(text) // 4)
+    name, arguments = tools[0]["function"]["name"], "{}"
+    scripted = next((line for line in last.splitlines() if line.startswith(CALL_LINE)), None)
+    if scripted is not None:
+        parts = scripted[len(CALL_LINE):].split(" ", 1)
+        name = parts[0]
+        arguments = parts[1] if len(parts) > 1 else "{}"
+    return fill_response(model_response, f"fake/{model}", "", "tool_calls", _prompt_tokens(messages),
+                         max(1, len(name + arguments) // 4), tool_calls=[(name, arguments)])
+
+
 class FakeProvider(CustomLLM):
     def __init__(self) -> None:
         super().__init__()
@@ -106,13 +146,12 @@ class FakeProvider(CustomLLM):
             raise TypeError(f"fake {model}: a bug inside the provider")
         if behaviour.startswith("http-"):
             raise HTTPStatusFault(int(behaviour[5:]), f"fake {model}: HTTP {behaviour[5:]}")
+        if behaviour == "tool-call":
+            return _tool_call_answer(model, messages, optional_params, model_response, digest)
         if behaviour not in ("echo", "rate-limited", "server-error"):
             raise litellm.NotFoundError(message=f"fake model {model!r} does not exist", **kwargs)
-        last = messages[-1]["content"]
-        last = last if isinstance(last, str) else json.dumps(last)
-        text = f"echo:{last[:80]}|{digest}|seed={optional_params.get('seed')}"
-        prompt_tokens = sum(len(str(m.get("content", ""))) for m in messages) // 4
-        return fill_response(model_response, f"fake/{model}", text, "stop", prompt_tokens,
+        text = f"echo:{_text_of(messages[-1])[:80]}|{digest}|seed={optional_params.get('seed')}"
+        return fill_response(model_response, f"fake/{model}", text, "stop", _prompt_tokens(messages),
                              len(text) // 4)
 
     def completion(self, model, messages, api_base, custom_prompt_dict, model_response,

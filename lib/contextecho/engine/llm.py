@@ -29,7 +29,9 @@ FAKE_PROVIDER = "fake"
 
 
 class LocalProvider(CustomLLM):
-    """Serves ``local/smollm2-135m`` from the embedded GGUF model, sync and async."""
+    """Serves ``local/smollm2-135m`` from the embedded GGUF model, sync and async. A tool
+    call of the model is sent as OpenAI's ``message.tool_calls`` (ids ``call_<i>``), with
+    no content and finish reason ``tool_calls`` (:mod:`.responses`)."""
 
     def _complete(self, model: str, messages: list, optional_params: dict,
                   model_response: ModelResponse) -> ModelResponse:
@@ -46,7 +48,7 @@ class LocalProvider(CustomLLM):
         except local_model.UnsupportedParameterError as exc:
             raise litellm.BadRequestError(message=str(exc), **kwargs) from exc
         response = fill_response(model_response, LOCAL_MODEL, result.text, result.finish_reason,
-                                 result.prompt_tokens, result.completion_tokens)
+                                 result.prompt_tokens, result.completion_tokens, result.tool_calls)
         if result.logprobs is not None:
             response.choices[0].logprobs = ChoiceLogprobs(content=[
                 ChatCompletionTokenLogprob(token=token, logprob=logprob, top_logprobs=[

@@ -32,12 +32,53 @@ JSON object (:mod:`.json_constraint`): at each step the model's preferred token 
 the text valid JSON is taken (or sampled among the first few valid ones), and generation
 stops at the object's closing brace. Any other ``response_format`` type but ``text`` is
 refused, never ignored.
+
+Tool calls: ``tools`` (OpenAI's ``[{"type": "function", "function": {name, description,
+parameters}}]``) and ``tool_choice`` are honoured (:func:`tool_use`). With tools offered and
+``tool_choice`` not ``"none"`` the tool list is written into the system message (appended
+to the first message when it is the system's, after a blank line; else a new first system
+message, which replaces the template's default one)::
+
+    You can call these tools:
+    - <name>: <description, its whitespace runs made one space>; parameters: <compact JSON schema>
+    ...
+    To call a tool, answer with one JSON object {"name": <tool name>, "arguments": {...}} and nothing else.
+
+(a tool without a description has ``- <name>: parameters: ...``). The system message is
+the prompt's first segment, so requests that offer the same tools reuse its state.
+
+- ``"required"`` (or ``"any"``): the answer is a call: the assistant turn is prefilled with
+  :data:`CALL_PREFILL` (``{"name": "``), evaluated as part of the prompt, and the name is
+  decoded from there restricted to the offered tools' names (a token is taken only while the
+  text stays the beginning of a name followed by its closing quote: the model's preferred
+  such token, or a draw among them at temperature > 0), as a server's function-calling
+  grammar restricts it; then the call goes on as for that named function. For a named
+  function (``{"type": "function", "function": {"name": N}}``) the prefill is
+  ``{"name": "N", "arguments": {`` and the arguments are decoded under the JSON constraint
+  (an object, as a server's grammar from the tool's schema makes them).
+- ``"auto"`` or absent: the first token is chosen as usual (greedy at temperature 0, else
+  sampled); if its text, stripped of leading whitespace, starts with ``{`` the answer is a
+  call, decoded as above from the prefill (that first token is dropped); else the answer is
+  text, generated on from that first token as without tools.
+- ``"none"``: the tools are not shown and the answer is text.
+
+The finished object is read (:func:`read_call`): its ``"name"`` (a string) and its
+``"arguments"`` written as compact JSON (``{}`` when absent; any JSON value is kept as
+the model wrote it, an object or not). An object that does not parse or has no string
+name is no call: its text is the answer's content. A call is sent the OpenAI way (no
+content, ``tool_calls``, finish reason ``tool_calls``). The prompt counted before any
+compute (:meth:`LocalChatModel.check_fits`) holds the tool list and the prefill. Refused,
+never ignored: another ``tool_choice``, a named function that is not among the tools,
+malformed tools, and tools offered together with ``continue_final_message``, ``logprobs``
+or a ``response_format`` other than ``text``.
 """
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import hashlib
 import importlib.util
+import json
 import os
 import threading
 from collections import OrderedDict
@@ -56,7 +97,8 @@ DEFAULT_MAX_TOKENS = 256
 
 # Sampling parameters this backend honours; anything else is refused, never ignored.
 SUPPORTED_PARAMS = frozenset({"temperature", "top_p", "top_k", "max_tokens", "stop", "seed",
-                              "logprobs", "top_logprobs", "continue_final_message", "response_format"})
+                              "logprobs", "top_logprobs", "continue_final_message", "response_format",
+                              "tools", "tool_choice"})
 #: ``response_format`` types honoured: ``json_object`` by constrained decoding
 #: (:mod:`.json_constraint`), ``text`` as no constraint.
 RESPONSE_FORMATS = ("json_object", "text")
@@ -79,6 +121,17 @@ NON_ASCII = 128
 NO_CHAR = NON_ASCII + 1
 NON_ASCII_PROBE = "\u00e9"
 JSON_WHITESPACE = " \t\n\r"
+#: The tool list written into the system message (module doc): a head line, one line per
+#: tool, a closing instruction.
+TOOLS_HEAD = "You can call these tools:"
+TOOLS_TAIL = ('To call a tool, answer with one JSON object {"name": <tool name>, "arguments": {...}} '
+              "and nothing else.")
+#: The assistant turn a call is decoded from (a named function's: ``{"name": "N", "arguments": {``).
+CALL_PREFILL = '{"name": "'
+#: The most preferred tokens looked at for each token of a tool's name.
+NAME_CANDIDATES = 4096
+#: ``tool_choice`` values honoured besides a named function; "any" is "required" (Anthropic's name).
+TOOL_CHOICES = ("none", "auto", "required", "any")
 
 
 class ContextOverflowError(ValueError):
@@ -104,13 +157,113 @@ def model_path() -> Path:
 
 @dataclass(frozen=True)
 class Completion:
-    text: str
-    finish_reason: str  # "stop" or "length"
+    text: str  # a call's: the JSON object as written, prefill included (not sent as content)
+    finish_reason: str  # "stop", "length" or "tool_calls"
     prompt_tokens: int
     completion_tokens: int
     prefix_reused: bool
     # Per generated token when logprobs were asked: (token, logprob, ((token, logprob), ...)).
     logprobs: tuple[tuple[str, float, tuple[tuple[str, float], ...]], ...] | None = None
+    #: The answer's tool calls, (name, arguments as JSON text); () when it is text.
+    tool_calls: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class ToolUse:
+    """The tools a request offers and how the answer may use them (module doc)."""
+
+    tools: tuple[Mapping[str, Any], ...]
+    choice: str  # "auto", "required" or "named"
+    name: str | None = None  # the named function
+
+    @property
+    def prefill(self) -> str:
+        """The assistant turn a call is decoded from."""
+        if self.choice == "named":
+            return '{"name": ' + json.dumps(self.name, ensure_ascii=False) + ', "arguments": {'
+        return CALL_PREFILL
+
+    def messages(self, messages: Sequence[Mapping[str, Any]]) -> list[dict]:
+        """``messages`` with the tool list in the system message (module doc)."""
+        text = tool_text(self.tools)
+        messages = [dict(m) for m in messages]
+        if messages and messages[0].get("role") == "system":
+            content = messages[0].get("content")
+            if not isinstance(content, str):
+                raise UnsupportedParameterError(
+                    f"local/{MODEL_NAME} writes the tool list into the system message, which must "
+                    f"then be text, not {type(content).__name__}")
+            messages[0]["content"] = f"{content}\n\n{text}" if content else text
+            return messages
+        return [{"role": "system", "content": text}, *messages]
+
+    def call_messages(self, messages: Sequence[Mapping[str, Any]]) -> list[dict]:
+        """The prompt a call is decoded from: the tool list, then the prefilled assistant turn."""
+        return [*self.messages(messages), {"role": "assistant", "content": self.prefill}]
+
+
+def tool_text(tools: Sequence[Mapping[str, Any]]) -> str:
+    """The tool list as the system message carries it (module doc)."""
+    lines = [TOOLS_HEAD]
+    for tool in tools:
+        function = tool["function"]
+        schema = json.dumps(function.get("parameters") or {}, separators=(",", ":"), ensure_ascii=False)
+        description = " ".join(str(function.get("description") or "").split())
+        lines.append(f"- {function['name']}: {description + '; ' if description else ''}parameters: {schema}")
+    lines.append(TOOLS_TAIL)
+    return "\n".join(lines)
+
+
+def tool_use(tools: Any, tool_choice: Any) -> ToolUse | None:
+    """What ``tools`` and ``tool_choice`` ask (module doc); None when the answer is text
+    (no tools, or ``tool_choice`` ``"none"``). Raises :class:`UnsupportedParameterError`
+    for malformed tools and for a ``tool_choice`` not honoured."""
+    if tools is None or (isinstance(tools, Sequence) and not isinstance(tools, (str, bytes)) and not tools):
+        if tool_choice in (None, "none"):
+            return None
+        raise UnsupportedParameterError(f"tool_choice {tool_choice!r} needs tools, and the request offers none")
+    if isinstance(tools, (str, bytes)) or not isinstance(tools, Sequence):
+        raise UnsupportedParameterError(f"tools must be a list of function tools, got {type(tools).__name__}")
+    for index, tool in enumerate(tools):
+        function = tool.get("function") if isinstance(tool, Mapping) else None
+        if not isinstance(tool, Mapping) or tool.get("type") != "function" or not isinstance(function, Mapping) \
+                or not isinstance(function.get("name"), str) or not function["name"] \
+                or not isinstance(function.get("description") or "", str) \
+                or not isinstance(function.get("parameters") or {}, Mapping):
+            raise UnsupportedParameterError(
+                f"tools[{index}] must be {{'type': 'function', 'function': {{'name': <non-empty text>, "
+                f"'description': <text>, 'parameters': <JSON schema object>}}}}, got {tool!r:.200}")
+    names = [tool["function"]["name"] for tool in tools]
+    if tool_choice == "none":
+        return None
+    if tool_choice in (None, "auto"):
+        return ToolUse(tuple(tools), "auto")
+    if tool_choice in ("required", "any"):
+        return ToolUse(tuple(tools), "required")
+    function = tool_choice.get("function") if isinstance(tool_choice, Mapping) else None
+    if isinstance(tool_choice, Mapping) and tool_choice.get("type") == "function" \
+            and isinstance(function, Mapping) and isinstance(function.get("name"), str):
+        if function["name"] not in names:
+            raise UnsupportedParameterError(
+                f"tool_choice names the function {function['name']!r}, which is not among the tools {names}")
+        return ToolUse(tuple(tools), "named", function["name"])
+    raise UnsupportedParameterError(
+        f"tool_choice {tool_choice!r}: local/{MODEL_NAME} honours {', '.join(TOOL_CHOICES)} or "
+        "{'type': 'function', 'function': {'name': <one of the tools>}}")
+
+
+def read_call(text: str) -> tuple[str, str] | None:
+    """(name, arguments) of a call written as one JSON object (module doc); None when the
+    text is no such object or its ``"name"`` is not a string."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(value, dict) or not isinstance(value.get("name"), str):
+        return None
+    arguments = json.dumps(value["arguments"], separators=(",", ":"), ensure_ascii=False) \
+        if "arguments" in value else "{}"
+    return value["name"], arguments
 
 
 def log_softmax(logits: np.ndarray) -> np.ndarray:
@@ -118,6 +271,18 @@ def log_softmax(logits: np.ndarray) -> np.ndarray:
     z = np.asarray(logits, dtype=np.float64)
     z = z - z.max()
     return z - np.log(np.exp(z).sum())
+
+
+@dataclass(frozen=True)
+class _Decoding:
+    """How one answer is generated: its budget, its sampler, its stop strings."""
+
+    max_tokens: int
+    temperature: float
+    top_p: float
+    top_k: int
+    stop: tuple[str, ...]
+    rng: np.random.Generator
 
 
 @dataclass(frozen=True)
@@ -194,8 +359,17 @@ class LocalChatModel:
         return segments, self._tokens(full[len(done):])
 
     def check_fits(self, messages: Sequence[Mapping[str, Any]], max_tokens: int,
-                   continue_final: bool = False) -> int:
-        """Raise ContextOverflowError before any compute if the request cannot fit."""
+                   continue_final: bool = False, *, tools: Any = None, tool_choice: Any = None) -> int:
+        """Raise ContextOverflowError before any compute if the request cannot fit (with
+        tools offered: the prompt a call is decoded from, tool list and prefill included),
+        UnsupportedParameterError for tools or a ``tool_choice`` not honoured; the number
+        of prompt tokens."""
+        use = tool_use(tools, tool_choice)
+        if use is not None:
+            if continue_final:
+                raise UnsupportedParameterError(
+                    f"local/{MODEL_NAME} offers tools only without continue_final_message")
+            messages, continue_final = use.call_messages(messages), True
         return self._fitting_prompt(messages, max_tokens, continue_final)[2]
 
     def _fitting_prompt(self, messages: Sequence[Mapping[str, Any]], max_tokens: int,
@@ -305,43 +479,120 @@ class LocalChatModel:
                 f"got top_logprobs={params.get('top_logprobs')!r}, logprobs={params.get('logprobs')!r}")
         continue_final = bool(params.get("continue_final_message"))
         constraint = _constraint(params.get("response_format"))
+        use = tool_use(params.get("tools"), params.get("tool_choice"))
+        if use is not None and (continue_final or want_logprobs or constraint is not None):
+            raise UnsupportedParameterError(
+                f"local/{MODEL_NAME} offers tools only without continue_final_message, logprobs and "
+                f"a response_format other than text (a call is decoded from its own prefill, under "
+                f"its own constraint)")
+        decoding = _Decoding(max_tokens, temperature, top_p, top_k, tuple(stop), rng)
 
         with self._lock:
-            prefix, suffix, n_prompt = self._fitting_prompt(messages, max_tokens, continue_final)
+            if use is not None and use.choice != "auto":
+                return self._call(messages, use, decoding)
+            prompt = use.messages(messages) if use is not None else messages
+            prefix, suffix, n_prompt = self._fitting_prompt(prompt, max_tokens, continue_final)
             reused = self._evaluate_prompt(prefix, suffix)
-            out: list[int] = []
-            read: list[tuple[str, float, tuple[tuple[str, float], ...]]] = []
-            finish = "length"
-            text = ""
-            while len(out) < max_tokens:
-                logits = self._last_logits()
-                if constraint is not None:
-                    token, constraint = self._constrained(logits, constraint, temperature, top_p, top_k, rng,
-                                                          max_tokens - len(out))
-                else:
-                    token = self._sample(logits, temperature, top_p, top_k, rng)
-                if want_logprobs:
-                    logp = log_softmax(logits)
-                    best = top_tokens(logp, n_top)
-                    read.append((self._token_text(token), float(logp[token]),
-                                 tuple((self._token_text(int(t)), float(logp[t])) for t in best)))
-                if self._is_end(token):
-                    finish = "stop"
-                    if want_logprobs:
-                        read.pop()  # the end of the turn is no content token
-                    break
-                out.append(token)
-                text = self._llm.detokenize(out).decode("utf-8", errors="replace")
-                if constraint is not None and constraint.complete:
-                    finish = "stop"  # the JSON object closed: nothing may follow it
-                    break
-                if stop and any(s in text for s in stop):
-                    text = text[: min(text.find(s) for s in stop if s in text)]
-                    finish = "stop"
-                    break
-                self._llm.eval([token])
+            first = None
+            if use is not None:  # the model decides: a call if it opens an object
+                first = self._sample(self._last_logits(), temperature, top_p, top_k, rng)
+                if not self._is_end(first) and self._piece(first).lstrip().startswith("{"):
+                    return self._call(messages, use, decoding)
+            out, text, finish, read = self._decode(decoding, constraint, n_top if want_logprobs else None,
+                                                   first)
             return Completion(text, finish, n_prompt, len(out), reused,
                               tuple(read) if want_logprobs else None)
+
+    def _call(self, messages: Sequence[Mapping[str, Any]], use: ToolUse, decoding: "_Decoding") -> Completion:
+        """A tool call decoded from the prefilled assistant turn (module doc): the name among
+        the offered tools' (:meth:`_tool_name`), then, from the state that name left, the
+        arguments under the JSON constraint; the object's text as the answer when it is no call."""
+        prefix, suffix, n_prompt = self._fitting_prompt(use.call_messages(messages), decoding.max_tokens, True)
+        reused = self._evaluate_prompt(prefix, suffix)
+        prefill, name_tokens = use.prefill, 0
+        if use.choice != "named":  # the name, then the rest of a named prefill, from the state it left
+            name, name_tokens = self._tool_name(use, decoding)
+            prefill = ToolUse(use.tools, "named", name).prefill
+            self._llm.eval(self._tokens(prefill[len(CALL_PREFILL) + len(name) + 1:]))
+        state = JsonObjectPrefix()
+        if not state.feed_text(prefill):
+            raise UnsupportedParameterError(f"the call prefill {prefill!r} is no JSON object's beginning "
+                                            f"(a function name of over {state.max_string} characters?)")
+        left = dataclasses.replace(decoding, max_tokens=max(1, decoding.max_tokens - name_tokens))
+        out, text, finish, _ = self._decode(left, state, None)
+        written = prefill + text
+        call = read_call(written)
+        if call is None:
+            return Completion(written, finish, n_prompt, name_tokens + len(out), reused)
+        return Completion(written, "tool_calls", n_prompt, name_tokens + len(out), reused, tool_calls=(call,))
+
+    def _tool_name(self, use: ToolUse, decoding: "_Decoding") -> tuple[str, int]:
+        """The called tool's name, decoded from the evaluated :data:`CALL_PREFILL` token by
+        token among the offered names (module doc), each token evaluated, the closing quote
+        included: ``(name, tokens decoded)``."""
+        names = [t["function"]["name"] for t in use.tools]
+        ends = [n + '"' for n in names]
+        written, steps = "", 0
+        while written not in ends:
+            logits = self._last_logits()
+            valid = [t for t in np.argsort(-logits, kind="stable")[:NAME_CANDIDATES]
+                     if (piece := self._piece(int(t))) and any(e.startswith(written + piece) for e in ends)]
+            if not valid:  # none of the most preferred tokens continues a name: the first name it begins
+                rest = next(e for e in ends if e.startswith(written))[len(written):]
+                tokens = self._tokens(rest)
+                self._llm.eval(tokens)
+                return (written + rest)[:-1], steps + len(tokens)
+            if decoding.temperature <= 0:
+                token = int(valid[0])
+            else:
+                masked = np.full_like(logits, -np.inf)
+                masked[valid] = logits[valid]
+                token = self._sample(masked, decoding.temperature, decoding.top_p, decoding.top_k, decoding.rng)
+            written += self._piece(token)
+            steps += 1
+            self._llm.eval([token])
+        return written[:-1], steps
+
+    def _decode(self, decoding: "_Decoding", constraint: JsonObjectPrefix | None, n_top: int | None,
+                first: int | None = None) -> tuple[list[int], str, str, list]:
+        """Generate from the evaluated prompt: (tokens, text, finish reason, per-token
+        log-probabilities when ``n_top`` is not None). ``first``: the first token, already
+        chosen from the prompt's logits."""
+        out: list[int] = []
+        read: list[tuple[str, float, tuple[tuple[str, float], ...]]] = []
+        finish, text = "length", ""
+        temperature, top_p, top_k, rng = decoding.temperature, decoding.top_p, decoding.top_k, decoding.rng
+        while len(out) < decoding.max_tokens:
+            logits = self._last_logits()
+            if first is not None:
+                token, first = first, None
+            elif constraint is not None:
+                token, constraint = self._constrained(logits, constraint, temperature, top_p, top_k, rng,
+                                                      decoding.max_tokens - len(out))
+            else:
+                token = self._sample(logits, temperature, top_p, top_k, rng)
+            if n_top is not None:
+                logp = log_softmax(logits)
+                best = top_tokens(logp, n_top)
+                read.append((self._token_text(token), float(logp[token]),
+                             tuple((self._token_text(int(t)), float(logp[t])) for t in best)))
+            if self._is_end(token):
+                finish = "stop"
+                if n_top is not None:
+                    read.pop()  # the end of the turn is no content token
+                break
+            out.append(token)
+            text = self._llm.detokenize(out).decode("utf-8", errors="replace")
+            if constraint is not None and constraint.complete:
+                finish = "stop"  # the JSON object closed: nothing may follow it
+                break
+            stop = decoding.stop
+            if stop and any(s in text for s in stop):
+                text = text[: min(text.find(s) for s in stop if s in text)]
+                finish = "stop"
+                break
+            self._llm.eval([token])
+        return out, text, finish, read
 
     def _piece(self, token: int) -> str:
         text = self._pieces.get(token)

@@ -11,6 +11,25 @@ measured on one machine, with no network and no key::
 
 The server is started on a free port, waited for until it answers ``/v1/models``, and
 always stopped on leaving the block (terminated, then killed if it lingers).
+
+Tool calls: started with ``chat_format=TOOL_CHAT_FORMAT`` (llama-cpp-python's
+``chatml-function-calling`` handler) the server answers OpenAI ``tools`` with
+``message.tool_calls`` (finish reason ``tool_calls``), by its own rules, not the in-process
+model's (:mod:`.local_model`): it lists the tools (name and parameter schema, no
+description) in the system message, and only when the request has one; it prompts its own
+``functions.<name>:`` / ``message:`` format and decodes a call's arguments under a grammar
+built from the tool's JSON schema; its chat template is its own ChatML, not the GGUF's.
+
+- ``tool_choice`` a named function: one call of that function, always;
+- ``"auto"``: a grammar lets the model pick ``message:`` (text, content) or
+  ``functions.<name>:`` (a call), greedy whatever the temperature; after a call it may
+  go on to further calls, so one answer can hold several; the text or calls that follow
+  are generated without the request's ``max_tokens`` (the handler passes none);
+- ``"none"`` or no tools: plain text;
+- ``"required"`` is NOT supported: the handler meets it with a bare ``assert`` (on "auto"),
+  which the server answers with HTTP 500 and an empty message: a transient server error
+  to the engine, retried, then stored as an ``InternalServerError`` record. Ask a named
+  function instead.
 """
 from __future__ import annotations
 
@@ -31,6 +50,8 @@ from typing import Iterator
 from .local_model import MODEL_NAME, N_CTX, model_path
 
 HOST = "127.0.0.1"
+#: The server's chat format that answers OpenAI tool calls (module doc).
+TOOL_CHAT_FORMAT = "chatml-function-calling"
 
 
 class ServerError(RuntimeError):
@@ -100,11 +121,14 @@ def _stop(process: subprocess.Popen, grace_s: float = 10.0) -> None:
 
 @contextmanager
 def serve_local_model(*, n_threads: int | None = None, n_ctx: int = N_CTX, startup_timeout_s: float = 120.0,
-                      log_dir: str | os.PathLike | None = None) -> Iterator[LocalServer]:
+                      log_dir: str | os.PathLike | None = None,
+                      chat_format: str | None = None) -> Iterator[LocalServer]:
     """Run ``python -m llama_cpp.server`` on the embedded GGUF for the duration of the block.
 
     The model settings match the in-process provider's (context, threads, flash
-    attention), so greedy answers can be compared request by request.
+    attention), so greedy answers can be compared request by request. ``chat_format``:
+    the server's ``--chat_format`` (e.g. :data:`TOOL_CHAT_FORMAT` for tool calls); None:
+    the GGUF's own chat template.
     """
     port = free_port()
     folder = Path(log_dir) if log_dir else Path(tempfile.mkdtemp(prefix="contextecho-server-"))
@@ -114,6 +138,8 @@ def serve_local_model(*, n_threads: int | None = None, n_ctx: int = N_CTX, start
                "--model_alias", MODEL_NAME, "--host", HOST, "--port", str(port),
                "--n_ctx", str(n_ctx), "--n_threads", str(n_threads or min(2, os.cpu_count() or 1)),
                "--flash_attn", "true"]
+    if chat_format is not None:
+        command += ["--chat_format", chat_format]
     with open(log, "wb") as sink:
         process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     server = LocalServer(port, log, process)

@@ -12,6 +12,13 @@ grammar-constrained decoding, an OpenAI-compatible server or a hosted provider b
 structured output. Each batch counts its constrained calls
 (:attr:`contextecho.engine.counts.Counts.constrained`), so the run log says which verdicts
 were constrained.
+
+A call answered with tool calls (the request offered ``tools``) stores them in
+``tool_calls``: canonical JSON of a list ``[{"id", "name", "arguments"}]``, ``arguments``
+the string exactly as the provider sent it (never re-parsed nor re-serialised: a malformed
+argument string is data too); :attr:`CallRecord.calls` decodes it. Such an answer may have
+no text (``response_text`` ``""``): it is an answer all the same, never an empty one.
+Records and shards written before the column existed read as ``None`` (no calls).
 """
 from __future__ import annotations
 
@@ -50,6 +57,34 @@ def token_logprobs_json(choice: Any) -> str | None:
         for e in content])
 
 
+def tool_calls_json(message: Any) -> str | None:
+    """A response message's tool calls (OpenAI's ``message.tool_calls``: LiteLLM objects or
+    plain dicts) as stored in :attr:`CallRecord.tool_calls`; ``None`` when it has none.
+    ``arguments`` are kept as sent; only a raw dict's missing (``""``) or object arguments
+    are read as LiteLLM's ``Function`` reads them (``json.dumps``)."""
+    from .hashing import canonical_json
+
+    def field_of(entry: Any, name: str) -> Any:
+        return entry.get(name) if isinstance(entry, Mapping) else getattr(entry, name, None)
+
+    calls = field_of(message, "tool_calls")
+    if not calls:
+        return None
+    decoded = []
+    for index, call in enumerate(calls):
+        function = field_of(call, "function")
+        name, arguments = field_of(function, "name"), field_of(function, "arguments")
+        if isinstance(arguments, Mapping) or arguments is None:  # as LiteLLM's Function reads them
+            arguments = "" if arguments is None else json.dumps(arguments)
+        if not isinstance(name, str) or not isinstance(arguments, str):
+            raise TypeError(f"tool call {index} has name {type(name).__name__} and arguments "
+                            f"{type(arguments).__name__}; both must be strings")
+        call_id = field_of(call, "id")
+        decoded.append({"id": call_id if isinstance(call_id, str) else None, "name": name,
+                        "arguments": arguments})
+    return canonical_json(decoded)
+
+
 def utc_now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
 
@@ -78,10 +113,17 @@ class CallRecord:
     attempts: int = 1
     created_at: str = ""
     logprobs: str | None = None
+    tool_calls: str | None = None  # canonical JSON [{"id", "name", "arguments"}] (module doc)
 
     @property
     def ok(self) -> bool:
         return self.status == OK
+
+    @property
+    def calls(self) -> list[dict[str, Any]]:
+        """The tool calls of this answer, ``[{"id", "name", "arguments"}]`` in the order the
+        provider sent them (``arguments`` the raw string); ``[]`` when there are none."""
+        return json.loads(self.tool_calls) if self.tool_calls else []
 
     @property
     def constrained(self) -> str | None:
@@ -96,8 +138,9 @@ class CallRecord:
 
     @property
     def blank(self) -> bool:
-        """A success whose answer is empty or whitespace only (older caches stored these)."""
-        return self.status == OK and not (self.response_text or "").strip()
+        """A success whose answer is empty or whitespace only and holds no tool call (older
+        caches stored these)."""
+        return self.status == OK and not self.tool_calls and not (self.response_text or "").strip()
 
     def as_empty_response(self) -> "CallRecord":
         """This blank answer as the error it is: stored, counted, retried, never scored."""
@@ -135,5 +178,6 @@ SCHEMA = pa.schema([
     ("attempts", pa.int64()),
     ("created_at", pa.string()),
     ("logprobs", pa.string()),
+    ("tool_calls", pa.string()),
 ])
 assert tuple(SCHEMA.names) == _FIELDS, "schema and record drifted"
