@@ -287,3 +287,40 @@ def test_stressor_compliance_bounds_are_the_plots_rates_by_hand():
     assert (forest["cl_c_lo"], forest["cl_c_hi"]) == (float(np.percentile(boots, 2.5)),
                                                       float(np.percentile(boots, 97.5)))
     assert forest["cl_c_lo"] == pytest.approx(_percentile(boots, 2.5), abs=1e-12)
+
+
+# ---------------------------------------------------------------- the continuation's paired analysis
+def test_paired_cuts_complete_case_and_itt_by_hand():
+    a = {0: 0.5, 1: None, 2: 1.0, 4: 0.2}  # cut 3 never generated in a; 4 never in b
+    b = {0: 0.25, 1: 0.4, 2: None, 3: 0.9}
+    assert harness.paired_cuts(a, b) == ([0], [0.25])
+    assert harness.paired_cuts(a, b, fill=0.0) == ([0, 1, 2], [0.25, -0.4, 1.0])
+
+
+def test_exact_sign_flip_p_by_enumeration_by_hand():
+    # six non-zero differences, five positive, the negative one smallest: of the 64 sign
+    # patterns only all-positive, the observed one and their mirror images reach |mean|.
+    deltas = [0.5, 0.4, 0.3, 0.2, 0.6, -0.1]
+    assert harness.exact_sign_flip_p(deltas) == 4 / 64
+    assert harness.exact_sign_flip_p([0.0, 0.0]) == 1.0
+    assert math.isnan(harness.exact_sign_flip_p([]))
+
+
+def test_exact_sign_flip_p_agrees_with_scipy_permutation_test():
+    rng = np.random.default_rng(3)
+    deltas = list(np.round(rng.normal(0.1, 0.3, size=9), 3))
+    ref = stats.permutation_test((np.array(deltas),), np.mean, permutation_type="samples",
+                                 alternative="two-sided", n_resamples=np.inf)
+    assert harness.exact_sign_flip_p(deltas) == pytest.approx(ref.pvalue, abs=1e-12)
+
+
+def test_sign_flip_summary_counts_and_limits():
+    s = harness.sign_flip_summary([0.5, 0.0, -0.25, 0.5], n_resamples=2000, seed=42)
+    assert (s["n"], s["n_nonzero"], s["n_positive"], s["n_negative"]) == (4, 3, 2, 1)
+    assert s["delta_mean"] == pytest.approx(0.1875)
+    assert s["p"] == harness.sign_flip_p([0.5, 0.0, -0.25, 0.5], n_resamples=2000, seed=42)[1]
+    assert s["exact_p"] == harness.exact_sign_flip_p([0.5, 0.0, -0.25, 0.5])
+    many = harness.sign_flip_summary([0.1 * (i + 1) for i in range(12)], n_resamples=2000)
+    assert math.isnan(many["exact_p"])  # 2**12 patterns exceed the 2,000 resamples
+    empty = harness.sign_flip_summary([])
+    assert empty["n"] == 0 and math.isnan(empty["delta_mean"]) and math.isnan(empty["p"])

@@ -6,8 +6,9 @@ the key coming from our cell identity (never from the request text), and keeps e
 request in the form LiteLLM was given it, after our provider rules. :func:`sdk_form` is the
 one documented mapping of such a request onto the harness's SDK keyword arguments
 (prompt-caching markers, a hint outside the request key, are counted apart and left out of
-it): Anthropic gets the leading system message as ``system`` and the rest of the messages
-as sent; an OpenAI-compatible endpoint gets the messages as sent, with the API base LiteLLM
+it): Anthropic gets the leading system message as ``system``, the rest of the messages
+as sent, and tools in LiteLLM's Anthropic form (:func:`anthropic_tools`); an
+OpenAI-compatible endpoint gets the messages as sent, with the API base LiteLLM
 uses for the provider as ``base_url`` (Cohere: LiteLLM's route is Cohere's own chat API,
 not its OpenAI-compatible one); Gemini gets ``contents`` (``assistant`` re-roled
 ``model``, text as parts) and a ``config`` of ``max_output_tokens``, ``temperature``,
@@ -206,13 +207,33 @@ def has_markers(messages: Sequence[Mapping[str, Any]]) -> bool:
                for m in messages)
 
 
-def sdk_form(model: str, kwargs: Mapping[str, Any]) -> dict:
-    """``{endpoint, client, params}`` of one request we gave LiteLLM (module doc)."""
+def anthropic_tools(params: Mapping[str, Any]) -> dict:
+    """``tools`` and ``tool_choice`` of ``params`` (OpenAI form, as we give LiteLLM) in the form
+    LiteLLM sends Anthropic (its own ``AnthropicConfig.map_openai_params``), less the
+    ``"type": "custom"`` it writes on every client tool: the Messages API's default for a tool
+    without a type, which the harness's SDK call leaves out."""
+    from litellm.llms.anthropic.chat.transformation import AnthropicConfig
+
+    given = {k: params[k] for k in ("tools", "tool_choice") if k in params}
+    if not given:
+        return {}
+    mapped = AnthropicConfig().map_openai_params(dict(given), {}, "claude-sonnet-4-6", False)
+    if "tools" in mapped:
+        mapped["tools"] = [{k: v for k, v in tool.items() if not (k == "type" and v == "custom")}
+                           for tool in mapped["tools"]]
+    return {k: mapped[k] for k in ("tools", "tool_choice") if k in mapped}
+
+
+def sdk_form(model: str, kwargs: Mapping[str, Any], *, with_timeout: bool = False) -> dict:
+    """``{endpoint, client, params}`` of one request we gave LiteLLM (module doc).
+    ``with_timeout``: an OpenAI-compatible request carries the transport's timeout too, as
+    the harness's continuation runners pass one to ``chat.completions.create``."""
     provider, model_id = harness_provider(model)
     messages = strip_markers(kwargs.get("messages", []))
     sampling = {k: kwargs[k] for k in ("max_tokens", "max_completion_tokens", "temperature", "response_format",
-                                       "tools", "top_p", "seed") if k in kwargs}
+                                       "tools", "tool_choice", "top_p", "seed") if k in kwargs}
     if provider == ANTHROPIC:
+        sampling.update(anthropic_tools(sampling))
         system = [m for m in messages if m["role"] == "system"]
         params = {"model": model_id, **({"system": _text(system[0]["content"])} if system else {}),
                   "messages": [m for m in messages if m["role"] != "system"], **sampling}
@@ -233,8 +254,9 @@ def sdk_form(model: str, kwargs: Mapping[str, Any]) -> dict:
         return {"endpoint": ENDPOINTS[GEMINI], "client": {},
                 "params": {"model": model_id, "contents": contents, "config": config}}
     client = {"base_url": API_BASES[provider]} if provider in API_BASES else {}
+    timeout = {"timeout": kwargs["timeout"]} if with_timeout and "timeout" in kwargs else {}
     return {"endpoint": ENDPOINTS.get(provider, OPENAI_ENDPOINT), "client": client,
-            "params": {"model": model_id, "messages": messages, **sampling}}
+            "params": {"model": model_id, "messages": messages, **sampling, **timeout}}
 
 
 def litellm_model(provider: str, model_id: str) -> str:

@@ -41,9 +41,20 @@ recommended ones; these exist so a reader can check the paper's protocol.
   (:func:`content_position_contrast`: the run's own paired result where it has one,
   else :func:`sign_flip_p` of the per-probe differences of valid scores), Holm within
   each target and across the panel.
+* :func:`paired_cuts` and :func:`sign_flip_summary`: the tool-call continuation's paired
+  analysis (e07; the paper's Δ M2, its ITT recomputation and its strata, whose script is
+  not in the release: composed from the harness's metrics fields around :func:`sign_flip_p`
+  with the appendix's 20,000 resamples and seed 42). A cut is paired when both arms were
+  generated there (the harness writes no metrics file for a cut whose runner raised);
+  complete case keeps the pairs where both similarities exist (M2 is None without a call or
+  with another tool than the ground truth), ITT scores a missing similarity 0. Pairs are
+  taken in ascending cut order, which fixes the random stream. Beside the Monte Carlo p, an
+  exact one (:func:`exact_sign_flip_p`: :func:`sign_flip_p`'s comparison over all ``2**m``
+  sign patterns of the ``m`` non-zero differences) where ``2**m`` is at most the resamples.
 """
 from __future__ import annotations
 
+import itertools
 import math
 import random
 from collections.abc import Mapping, Sequence
@@ -395,3 +406,48 @@ def stressor_forest(cells: Sequence[StressorCell], positions: Sequence[str], *,
     return {"per_position": per_position, "fi_c": fi.mean, "fi_c_lo": fi.lo, "fi_c_hi": fi.hi,
             "cl_c": cl.mean, "cl_c_lo": cl.lo, "cl_c_hi": cl.hi, "compliance_drop": fi.mean - cl.mean,
             "cl_r": cl_r, "cl_r_lo": cl_r_lo, "cl_r_hi": cl_r_hi, "length_inflation": cl_r}
+
+
+def paired_cuts(a: Mapping[Any, float | None], b: Mapping[Any, float | None], *,
+                fill: float | None = None) -> tuple[list, list[float]]:
+    """``(cuts, deltas)``: ``a[c] − b[c]`` over the cuts both arms were generated at (the keys
+    of both mappings), ascending. ``fill=None``: complete case, only where both values exist;
+    else a missing value (None) counts as ``fill`` (the ITT recomputation: 0)."""
+    cuts, deltas = [], []
+    for cut in sorted(set(a) & set(b)):
+        x, y = a[cut], b[cut]
+        if fill is None and (x is None or y is None):
+            continue
+        cuts.append(cut)
+        deltas.append((fill if x is None else x) - (fill if y is None else y))
+    return cuts, deltas
+
+
+def exact_sign_flip_p(deltas: Sequence[float]) -> float:
+    """:func:`sign_flip_p` over every sign pattern instead of random ones: the share of the
+    ``2**m`` patterns of the ``m`` non-zero differences whose mean (summed in order, over all
+    ``n`` differences, as the harness sums) is at least the observed mean in absolute value;
+    exact float comparison, as the harness compares. NaN without differences."""
+    if not deltas:
+        return math.nan
+    n = len(deltas)
+    observed = abs(sum(deltas) / n)
+    nonzero = [float(d) for d in deltas if d != 0]
+    hits = sum(abs(sum(s * d for s, d in zip(signs, nonzero)) / n) >= observed
+               for signs in itertools.product((1, -1), repeat=len(nonzero)))
+    return hits / 2 ** len(nonzero)
+
+
+def sign_flip_summary(deltas: Sequence[float], *, n_resamples: int = 20_000, seed: int = DEFAULT_SEED
+                      ) -> dict[str, Any]:
+    """The paired analysis of ``deltas`` (module doc): ``n``, ``delta_mean`` and ``p``
+    (:func:`sign_flip_p` with ``n_resamples`` and ``seed``; NaN without pairs), the counts
+    of non-zero, positive and negative differences, and ``exact_p``: the exact two-sided
+    sign-flip p where ``2**n_nonzero <= n_resamples`` (NaN otherwise, or without pairs)."""
+    deltas = [float(d) for d in deltas]
+    nonzero = [d for d in deltas if d != 0]
+    mean, p = sign_flip_p(deltas, n_resamples=n_resamples, seed=seed)
+    exact = exact_sign_flip_p(deltas) if deltas and 2 ** len(nonzero) <= n_resamples else math.nan
+    return {"n": len(deltas), "delta_mean": mean, "p": p, "n_nonzero": len(nonzero),
+            "n_positive": sum(d > 0 for d in deltas), "n_negative": sum(d < 0 for d in deltas),
+            "exact_p": exact}

@@ -150,7 +150,7 @@ class FamilyResult:
 
 # ---------------------------------------------------------------- reading fixtures
 
-def _jsonl(path: Path) -> Iterator[tuple[int, dict | FixtureError]]:
+def read_cases(path: Path) -> Iterator[tuple[int, dict | FixtureError]]:
     """``(line number, case or FixtureError)`` for each non-blank line.
 
     Lines are split on ``\n`` only: U+2028, U+0085 and the like are legal inside the
@@ -173,7 +173,9 @@ def _jsonl(path: Path) -> Iterator[tuple[int, dict | FixtureError]]:
         yield no, case
 
 
-def _need(case: dict, key: str, path: Path, line: int, kind: type | tuple = object):
+def need(case: dict, key: str, path: Path, line: int, kind: type | tuple = object):
+    """``case[key]``, of type ``kind`` (``bool`` is not an ``int``); else a :class:`FixtureError`
+    naming ``path:line``."""
     try:
         value = case[key]
     except (KeyError, TypeError):
@@ -183,7 +185,8 @@ def _need(case: dict, key: str, path: Path, line: int, kind: type | tuple = obje
     return value
 
 
-def _case_id(case: dict, path: Path, line: int) -> str:
+def case_id(case: dict, path: Path, line: int) -> str:
+    """The case's ``id``, else ``FILE:LINE``."""
     return str(case.get("id") or f"{path.name}:{line}")
 
 
@@ -208,10 +211,10 @@ class _Sessions:
 
 def _prefix_outputs(case: dict, path: Path, line: int, sessions: _Sessions) -> tuple[dict, dict]:
     """Recomputed ``outputs`` and checked ``meta`` of one prefix case."""
-    inputs = _need(case, "inputs", path, line, dict)
-    experiment = str(_need(case, "experiment", path, line, str))
-    session = _need(inputs, "session", path, line, str)
-    target_turn = _need(inputs, "target_turn", path, line, int)
+    inputs = need(case, "inputs", path, line, dict)
+    experiment = str(need(case, "experiment", path, line, str))
+    session = need(inputs, "session", path, line, str)
+    target_turn = need(inputs, "target_turn", path, line, int)
     max_chars = inputs["max_chars"] if "max_chars" in inputs else DEFAULT_MAX_CHARS
     if not isinstance(max_chars, int) or isinstance(max_chars, bool):
         raise FixtureError(path, line, f"'max_chars' must be an integer, got {max_chars!r}")
@@ -221,26 +224,29 @@ def _prefix_outputs(case: dict, path: Path, line: int, sessions: _Sessions) -> t
     if experiment.startswith(PROBE_EXPERIMENTS):
         request = probe_request(text, str(inputs.get("probe", inputs.get("probe_id", DEFAULT_PROBE))))
     elif experiment.startswith(STRESSOR_EXPERIMENTS):
-        request = stressor_request(text, stressor_text(str(_need(inputs, "stressor", path, line, str))))
+        request = stressor_request(text, stressor_text(str(need(inputs, "stressor", path, line, str))))
     else:
         raise FixtureError(path, line, f"unknown experiment {experiment!r} (known prefixes: "
                                        f"{', '.join(PROBE_EXPERIMENTS + STRESSOR_EXPERIMENTS)})")
     filler = filler_for(text)
     outputs = {
-        "prefix": text, "prefix_len": len(text), "prefix_sha256": _sha(text),
+        "prefix": text, "prefix_len": len(text), "prefix_sha256": sha256_text(text),
         "system_prompt": request.system_prompt, "messages": request.messages,
         "max_tokens": request.max_tokens, "tools": request.tools,
-        "filler_arm": filler, "filler_arm_len": len(filler), "filler_arm_sha256": _sha(filler),
+        "filler_arm": filler, "filler_arm_len": len(filler), "filler_arm_sha256": sha256_text(filler),
     }
     meta = {"resolved_end_line": prefix.end_line, "session_total_turns": prefix.n_turns}
     return outputs, meta
 
 
-def _sha(text: str) -> str:
+def sha256_text(text: str) -> str:
+    """The hex sha256 of ``text``'s UTF-8 bytes (how the fixtures digest a text)."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _compare_known(expected: dict, actual: dict, prefix: str) -> list[Difference]:
+def compare_known(expected: dict, actual: dict, prefix: str) -> list[Difference]:
+    """:func:`differences` of the fields both hold, plus one difference for each expected
+    field ``actual`` has no rule for (``<no rule for this field>``)."""
     unknown = [k for k in expected if k not in actual]
     found = [Difference(f"{prefix}.{k}", expected[k], "<no rule for this field>") for k in unknown]
     return found + differences({k: v for k, v in expected.items() if k in actual},
@@ -250,20 +256,20 @@ def _compare_known(expected: dict, actual: dict, prefix: str) -> list[Difference
 CaseCheck = Callable[[dict, Path, int], list[Difference]]
 
 
-def _line_cases(family: str, path: Path, check: CaseCheck) -> Iterator[CaseResult]:
+def line_cases(family: str, path: Path, check: CaseCheck) -> Iterator[CaseResult]:
     """Run ``check(case, path, line)`` on every case of a JSONL family; a
     :class:`FixtureError` (from reading or from the check) fails that case only."""
-    for line, case in _jsonl(path):
+    for line, case in read_cases(path):
         if isinstance(case, FixtureError):
             yield CaseResult(family, f"{path.name}:{line}", error=str(case))
             continue
-        case_id = _case_id(case, path, line)
+        name = case_id(case, path, line)
         try:
-            yield CaseResult(family, case_id, check(case, path, line))
+            yield CaseResult(family, name, check(case, path, line))
         except FixtureError as exc:
-            yield CaseResult(family, case_id, error=str(exc))
+            yield CaseResult(family, name, error=str(exc))
         except Exception as exc:  # a rule that crashes on this case fails it, not the run
-            yield CaseResult(family, case_id, error=f"{path}:{line}: {type(exc).__name__}: {exc}")
+            yield CaseResult(family, name, error=f"{path}:{line}: {type(exc).__name__}: {exc}")
 
 
 def check_prefix(path: Path, corpus: Path) -> Iterator[CaseResult]:
@@ -274,22 +280,22 @@ def check_prefix(path: Path, corpus: Path) -> Iterator[CaseResult]:
             actual, meta = _prefix_outputs(case, path, line, sessions)
         except (FileNotFoundError, SessionFormatError, UnknownNameError) as exc:
             raise FixtureError(path, line, str(exc)) from None
-        diffs = _compare_known(_need(case, "outputs", path, line, dict), actual, "outputs")
+        diffs = compare_known(need(case, "outputs", path, line, dict), actual, "outputs")
         expected_meta = case.get("meta") if isinstance(case.get("meta"), dict) else {}
         return diffs + differences({k: expected_meta[k] for k in meta if k in expected_meta},
                                    {k: meta[k] for k in meta if k in expected_meta}, "meta")
 
-    return _line_cases("prefix", path, check)
+    return line_cases("prefix", path, check)
 
 
 def _check_filler(case: dict, path: Path, line: int) -> list[Difference]:
-    n = _need(_need(case, "inputs", path, line, dict), "target_chars", path, line, int)
+    n = need(need(case, "inputs", path, line, dict), "target_chars", path, line, int)
     text = make_filler(n)
-    actual = {"output": text, "output_len": len(text), "output_sha256": _sha(text)}
+    actual = {"output": text, "output_len": len(text), "output_sha256": sha256_text(text)}
     expected = {k: case[k] for k in case if k.startswith("output")}
     if not expected:
         raise FixtureError(path, line, "no expected output field")
-    return _compare_known(expected, actual, "case")
+    return compare_known(expected, actual, "case")
 
 
 def _stressor_verdicts(text: str, expected: dict, path: Path, line: int) -> dict:
@@ -305,8 +311,8 @@ def _stressor_verdicts(text: str, expected: dict, path: Path, line: int) -> dict
 
 
 def _check_s2(case: dict, path: Path, line: int) -> list[Difference]:
-    text = _need(case, "input", path, line, str)
-    expected = {"expected_is_no_preamble": _need(case, "expected_is_no_preamble", path, line)}
+    text = need(case, "input", path, line, str)
+    expected = {"expected_is_no_preamble": need(case, "expected_is_no_preamble", path, line)}
     actual = {"expected_is_no_preamble": is_no_preamble(text)}
     others = case.get("other_stressor_scorers")
     if others is not None:
@@ -322,11 +328,11 @@ B3_PARSE = "variant_e02_b3_parse_judge"
 
 
 def _check_judge(case: dict, path: Path, line: int) -> list[Difference]:
-    raw = _need(case, "input", path, line)  # not always text: a null reply is a case too
-    expected = {HARNESS_PARSE: _need(case, HARNESS_PARSE, path, line, dict)}
+    raw = need(case, "input", path, line)  # not always text: a null reply is a case too
+    expected = {HARNESS_PARSE: need(case, HARNESS_PARSE, path, line, dict)}
     actual = {HARNESS_PARSE: parse_verdict(raw).as_fixture()}
     if B3_PARSE in case:
-        b3 = _need(case, B3_PARSE, path, line, dict)
+        b3 = need(case, B3_PARSE, path, line, dict)
         parsed = parse_verdict_b3(raw)
         expected[B3_PARSE] = b3
         actual[B3_PARSE] = {k: parsed.get(k) for k in b3}
@@ -481,7 +487,7 @@ def _checker(family: str, corpus: Path) -> Callable[[Path], Iterator[CaseResult]
     if family == "stats":
         return check_stats
     check = {"filler": _check_filler, "s2": _check_s2, "judge": _check_judge}[family]
-    return lambda path: _line_cases(family, path, check)
+    return lambda path: line_cases(family, path, check)
 
 
 def run_family(family: str, folder: str | Path, corpus: str | Path) -> FamilyResult:
