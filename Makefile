@@ -24,7 +24,7 @@ export LITELLM_OFFLINE_MODE := true
 # Models on an OpenAI-compatible server (vLLM, llama.cpp): ENDPOINTS=MODEL=API_BASE[#KEY_ENV],...
 # and CONCURRENCY=calls in flight, for every notebook and for `make paper`, e.g.
 #   make panel TARGETS=hosted_vllm/Qwen/Qwen2.5-7B-Instruct ENDPOINTS=hosted_vllm/*=http://127.0.0.1:8000/v1 CONCURRENCY=8
-NOTEBOOKS := panel compaction onset a_anchor cross_judge cape anchor
+NOTEBOOKS := panel compaction onset a_anchor cross_judge continuation cape anchor
 SERVING = $(if $(ENDPOINTS),$(1) endpoints$(2)'$(ENDPOINTS)') $(if $(CONCURRENCY),$(1) concurrency$(2)'$(CONCURRENCY)')
 NB_ARGS = $(if $(TARGETS),-p targets '$(TARGETS)') $(if $(JUDGE),-p judges '$(JUDGE)') \
           $(if $(SESSIONS),-p n_sessions '$(SESSIONS)') $(if $(POSITIONS),-p n_positions '$(POSITIONS)') \

@@ -239,7 +239,7 @@ def no_kernel(monkeypatch):
 
 BAD_ONE = {"panel": ("n_sessions", "-3"), "compaction": ("window", "0"), "onset": ("steps", "0"),
            "a_anchor": ("interventions", "a_anchor"), "cross_judge": ("n_resamples", "0"),
-           "cape": ("bridge_temperature", "-5"), "anchor": ("judges", "")}
+           "continuation": ("n_cutpoints", "0"), "cape": ("bridge_temperature", "-5"), "anchor": ("judges", "")}
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
@@ -321,7 +321,7 @@ def executed_until_error(name, parameters):
 def test_the_notebooks_bind_cell_fails_before_the_run_cell(name, no_kernel):
     field, value = BAD_ONE[name]
     typed = {"n_sessions": -3, "window": 0, "steps": [0], "n_resamples": 0, "bridge_temperature": -5.0,
-             "judges": [], "interventions": ["a_anchor"]}[field]
+             "judges": [], "interventions": ["a_anchor"], "n_cutpoints": 0}[field]
     index, cells, exc = executed_until_error(name, {field: typed})
     assert isinstance(exc, ParameterError) and f"parameter '{field}'" in str(exc)
     assert cells[index].source.startswith("params = bind(")

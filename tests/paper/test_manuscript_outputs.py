@@ -22,6 +22,7 @@ TINY = {
     "a_anchor": {**JUDGED, "n_sessions": 1, "interventions": ("none", "a_anchor", "placebo_anchor"),
                          "probes": ("C01", "C03"), "contracts": ("S2#01", "C1_csv"), "distances": (0, 4)},
     "cross_judge": {**JUDGED, "n_sessions": 2, "n_positions": 2, "probes": ("C01", "C02")},
+    "continuation": {"targets": ("fake/tool-call", "scripted/chatty"), "n_cutpoints": 4, "n_resamples": 200},
     "cape": {"target": "scripted/letters", "n_items": 5, "factors": ("stability", "option_order"),
              "history_window": 2, "orderings": ("cyclic",), "bridge_positions": 1, "bridge_runs": 1},
     "anchor": {"target": "scripted/letters", "judges": ("scripted/judge", "scripted/chatty"),

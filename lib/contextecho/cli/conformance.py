@@ -4,7 +4,10 @@ DIR is either a function-level fixture folder (the layout of
 ``shared/reference/contextecho/fixtures``: see :mod:`contextecho.echo.reference.conformance`)
 or a run-level one (``shared/reference/contextecho/runs``: ``cases/*.json`` and
 ``positions/*.json``, see :mod:`contextecho.experiments.harness_runs`), told apart by its
-``cases/`` folder. Prints pass/fail counts per family (function level) or per case (run
+``cases/`` folder, or the tool-call continuation's (``shared/reference/contextecho/continuation``:
+``cutpoints.jsonl``, ``prefixes.jsonl`` ..., see
+:mod:`contextecho.experiments.conformance_continuation`; sessions are found by each case's
+path and sha256, ``--corpus`` tried first). Prints pass/fail counts per family (function level) or per case (run
 level) and the first differences of what fails, each with the fixture file; ``--out``
 writes one machine-readable result per case. Exits 1 when any case fails (run level: a
 failed field, an input not expressible, or a case that cannot be read) or any family is
@@ -20,6 +23,7 @@ from pathlib import Path
 
 from ..echo.reference.conformance import FAMILIES, FamilyResult, run_conformance
 from ..engine.paths import shared_dir
+from ..experiments.conformance_continuation import CONTINUATION_FAMILIES, is_continuation_folder, run_continuation
 from ..experiments.harness_runs import run_cases
 from ..experiments.run_fixture import DECLARED_FILE, CaseError, CaseReport
 
@@ -33,8 +37,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         "shared/reference/contextecho/fixtures) or run-level (shared/reference/contextecho/runs)")
     parser.add_argument("--corpus", type=Path, default=None,
                         help=f"folder the cases' session paths are relative to (default {default_corpus()})")
-    parser.add_argument("--family", action="append", choices=list(FAMILIES), default=None,
-                        help="function level: check only this family (repeatable; default: all)")
+    parser.add_argument("--family", action="append", choices=list(dict.fromkeys([*FAMILIES, *CONTINUATION_FAMILIES])),
+                        default=None, help="function level or continuation: check only this family (repeatable; "
+                                           "default: all)")
     parser.add_argument("--show", type=int, default=3, metavar="N",
                         help="failing cases (function level) or failing fields per case (run level) "
                              "to detail (default 3)")
@@ -42,15 +47,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="run level: write <case>.json (every compared field) and summary.json here")
 
 
-def _report(family: FamilyResult, show: int) -> None:
+def _report(family: FamilyResult, show: int, width: int = 7) -> None:
     if family.missing:
-        print(f"{family.family:7s} MISSING  ({family.path.name} not found in {family.path.parent})")
+        print(f"{family.family:{width}s} MISSING  ({family.path.name} not found in {family.path.parent})")
         return
     if not family.cases:
-        print(f"{family.family:7s} EMPTY    ({family.path} holds no cases)")
+        print(f"{family.family:{width}s} EMPTY    ({family.path} holds no cases)")
         return
     status = "ok  " if family.ok else "FAIL"
-    print(f"{family.family:7s} {status}     {family.n_passed} passed, {family.n_failed} failed "
+    print(f"{family.family:{width}s} {status}     {family.n_passed} passed, {family.n_failed} failed "
           f"({family.path.name})")
     for case in [c for c in family.cases if not c.passed][:show]:
         print(f"  x {case.case_id}")
@@ -119,10 +124,21 @@ def run(args: argparse.Namespace) -> int:
     corpus = args.corpus if args.corpus is not None else default_corpus()
     if (folder / "cases").is_dir():
         return run_runs(folder, corpus, args.show, args.out)
-    print(f"conformance of protocol 'reference' with {folder} (sessions under {corpus})")
-    results = run_conformance(folder, corpus, args.family)
+    if is_continuation_folder(folder):
+        unknown = [f for f in args.family or () if f not in CONTINUATION_FAMILIES]
+        if unknown:
+            print(f"conformance: {folder} is a continuation folder; its families are "
+                  f"{', '.join(CONTINUATION_FAMILIES)} (not {', '.join(unknown)})")
+            return 2
+        print(f"conformance of the tool-call continuation (protocol 'reference') with {folder} (sessions: "
+              f"{args.corpus or 'each case path_from_steering_root, else ' + str(default_corpus())}, by sha256)")
+        results = run_continuation(folder, args.corpus, args.family)
+    else:
+        print(f"conformance of protocol 'reference' with {folder} (sessions under {corpus})")
+        results = run_conformance(folder, corpus, args.family)
+    width = max([7, *(len(f.family) for f in results)])
     for family in results:
-        _report(family, args.show)
+        _report(family, args.show, width)
     ok = all(f.ok for f in results)
     total = sum(len(f.cases) for f in results)
     failed = sum(f.n_failed for f in results)

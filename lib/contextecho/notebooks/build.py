@@ -25,7 +25,7 @@ from ..experiments.parameters import declared
 
 NOTEBOOK_DIR = REPO_ROOT / "notebooks"
 # In the order `make paper` runs them.
-NOTEBOOKS = ("panel", "compaction", "onset", "a_anchor", "cross_judge", "cape", "anchor")
+NOTEBOOKS = ("panel", "compaction", "onset", "a_anchor", "cross_judge", "continuation", "cape", "anchor")
 
 
 def experiment(name: str):
