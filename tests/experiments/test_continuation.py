@@ -226,3 +226,37 @@ def test_the_experiment_runs_on_the_embedded_model(tmp_path, corpus_dir):
     # under reference the embedded model is forced to call (tool_choice required), a tool it was offered
     assert cells["called"].all() and set(cells["tool"]) <= offered
     assert result.variables["n_failed"] == 0
+
+
+@pytest.mark.embedded
+@pytest.mark.server
+@pytest.mark.corpus
+@pytest.mark.timeout(900)
+def test_the_notebook_asks_a_llama_cpp_server_for_tool_calls(tmp_path, corpus_dir):
+    """The notebook through llama-cpp-python's OpenAI-compatible server with its function-calling
+    handler, under our protocol (tool_choice auto; the handler has no "required"): every cell
+    answered over HTTP, a call names an offered tool, and what was sent was redacted."""
+    from contextecho.engine.cache import CallCache
+    from contextecho.engine.local_model import MODEL_NAME
+    from contextecho.engine.local_server import TOOL_CHAT_FORMAT, serve_local_model
+    from contextecho.notebooks import run_notebook
+
+    served = f"hosted_vllm/{MODEL_NAME}"
+    with serve_local_model(chat_format=TOOL_CHAT_FORMAT, log_dir=tmp_path / "server") as server:
+        done = run_notebook("continuation", {"targets": served, "endpoints": f"hosted_vllm/*={server.api_base}",
+                                             "protocol": "contextecho", "n_cutpoints": 1, "max_tokens": 24,
+                                             "n_resamples": 200}, output_dir=tmp_path / "continuation",
+                            log_output=False)
+    cells = pd.read_parquet(done.output_dir / "results" / "cells.parquet")
+    # every arm answered: a call, prose, or an empty answer (an answer without a call, which the
+    # engine counts as an EmptyResponse error and the continuation as attrition)
+    assert len(cells) == len(ARMS) and cells["generated"].all() and cells["redacted"].all()
+    assert set(cells.loc[cells["status"] != "ok", "error_type"]) <= {"EmptyResponse", "NoContent"}
+    assert set(cells["tool"].dropna()) <= {t["name"] for t in e07.TOOLS}
+    manifest = json.loads((done.output_dir / "manifest.json").read_text())
+    assert manifest["batches"]["continuation:targets"]["failed"] == (cells["status"] != "ok").sum()
+    with CallCache() as cache:
+        sent = [json.loads((cache.lookup(k) or cache.last_error(k)).request_json) for k in cells["key"]]
+    assert all(r["params"]["tool_choice"] == "auto" and len(r["params"]["tools"]) == len(e07.TOOLS) for r in sent)
+    text = json.dumps([r["messages"] for r in sent])
+    assert "/Users/alex" not in text and "<USER_" in text  # the session's home path, redacted
