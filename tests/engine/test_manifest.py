@@ -17,14 +17,17 @@ def test_a_run_log_holds_every_batch_and_says_how_the_run_ended(tmp_path):
     log.write()
     record = json.loads((tmp_path / "manifest.json").read_text())
     assert record["status"] == "incomplete" and record["finished"] is None and record["batches"] == {}
-    log.add("demo:targets", Counts(calls=2, computed=2))
+    log.add("demo:targets", Counts(calls=2, computed=2, attempts=4, http_requests=4))
     log.add("demo:targets", Counts(calls=1, cached=1, failed=1))  # a batch asked in parts adds up
-    log.add("demo:judges", Counts(calls=3, computed=3, invalid=2))
+    log.add("demo:judges", Counts(calls=3, computed=3, invalid=2, attempts=3))
     log.write("complete")
     record = json.loads((tmp_path / "manifest.json").read_text())
     assert record["name"] == "demo" and record["status"] == "complete" and record["finished"]
     assert record["batches"] == {"demo:targets": Counts(calls=3, cached=1, computed=2, failed=1).as_dict(),
                                  "demo:judges": Counts(calls=3, computed=3, invalid=2).as_dict()}
+    # beside them, what the calls cost in transport: attempts made, HTTP requests sent
+    assert record["traffic"] == {"demo:targets": {"attempts": 4, "http_requests": 4},
+                                 "demo:judges": {"attempts": 3, "http_requests": 0}}
     assert record["models"] == ["fake/echo"] and record["protocol"] == {"protocol": "reference"}
     assert {"commit", "dirty"} <= set(record["git"]) and "litellm" in record["packages"]
     assert record["parameters"]["target"] == "fake/echo"

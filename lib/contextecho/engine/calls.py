@@ -8,6 +8,17 @@ limits and transient errors. A call that still fails comes back as an error reco
 it is stored, counted and reported, never raised past the batch, never a score
 (``faults`` says which failures are retried when; an empty answer is one of them).
 
+This retry loop is the only one: LiteLLM's and the provider SDK's own retries are off
+(``num_retries=0``, ``max_retries=0`` on every call to a provider), so each attempt a
+record counts is one HTTP request. A batch's manifest counts both
+(:class:`~contextecho.engine.counts.Counts` ``attempts``, ``http_requests``); the requests
+are counted where they are sent (every ``httpx.AsyncClient.send`` made while one of this
+module's calls is in flight), so a client that retried on its own, or an attempt that
+failed before it sent anything, would show. Each attempt waits at most ``Transport.timeout_s``; a
+retry waits an exponential backoff with jitter, or the server's Retry-After where it is
+longer, never more than ``Transport.max_delay_s``. An error message that quotes the key
+sent is stored with the key masked.
+
 A stored error is retried on the next run, except a permanent one (authentication,
 bad request, not found): that answers its request until asked otherwise, with
 ``retry_errors=True`` or ``CONTEXTECHO_RETRY_ERRORS=1`` in the environment (what the
@@ -31,7 +42,9 @@ request key, so replicates of a sampled request differ and each is repeatable.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import dataclasses
+import functools
 import os
 import random
 import sys
@@ -40,6 +53,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Iterable, Sequence
 
+import httpx
 from tqdm.auto import tqdm
 
 from . import llm
@@ -49,7 +63,7 @@ from .record import (ERROR, NO_CONTENT, NOT_STORED, OK, CallRecord, token_logpro
 from .counts import Counts
 from .endpoints import PLACEHOLDER_KEY, Endpoint, EndpointError, endpoint_for
 from .faults import Fault, classify, is_permanent
-from .manifest import batch_counts, finish_manifest, start_manifest
+from .manifest import MASK, batch_counts, finish_manifest, start_manifest
 from .model_request import ModelRequest
 
 
@@ -66,10 +80,10 @@ class Transport:
     """How calls are made. None of this is part of a request key."""
 
     concurrency: int = 4
-    max_attempts: int = 5
-    base_delay_s: float = 1.0
-    max_delay_s: float = 60.0
-    timeout_s: float = 600.0
+    max_attempts: int = 5  # attempts per call, each one HTTP request
+    base_delay_s: float = 1.0  # backoff before the second attempt, doubling after
+    max_delay_s: float = 60.0  # the longest wait between attempts (a Retry-After included)
+    timeout_s: float = 600.0  # the longest one attempt may take
     api_base: str | None = None  # one OpenAI-compatible server for every model not in `endpoints`
     prompt_caching: bool = True  # mark the shared prefix for providers that support it
     # Per model (or pattern): the server that answers it and its key's variable.
@@ -95,6 +109,7 @@ class BatchResult:
     cached: list[bool]  # answered without a call (a stored success, or a skipped permanent error)
     manifest: dict[str, Any] = field(default_factory=dict)
     skipped: list[bool] = field(default_factory=list)  # a stored permanent error, not retried
+    http_requests: int = 0  # sent by this batch's calls (counted as they are sent)
 
     @property
     def n_hits(self) -> int:
@@ -120,7 +135,9 @@ class BatchResult:
         hits = sum(cached for _, cached in first.values())
         return Counts(calls=len(first), cached=hits, computed=len(first) - hits,
                       failed=sum(not record.ok for record, _ in first.values()), invalid=invalid,
-                      constrained=sum(record.constrained is not None for record, _ in first.values()))
+                      constrained=sum(record.constrained is not None for record, _ in first.values()),
+                      attempts=sum(record.attempts or 0 for record, cached in first.values() if not cached),
+                      http_requests=self.http_requests)
 
 
 # ---------------------------------------------------------------- preflight
@@ -263,9 +280,70 @@ def _mark_shared_prefix(request: ModelRequest) -> list[dict]:
     return messages
 
 
-async def _call(request: ModelRequest, transport: Transport) -> CallRecord:
+# Sent with every call that goes through LiteLLM to a provider: no retries but ours.
+NO_CLIENT_RETRIES = {"num_retries": 0, "max_retries": 0}
+
+# The HTTP requests sent by the call in flight in this context (module doc).
+_REQUESTS_SENT: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar(
+    "contextecho_requests_sent", default=None)
+
+
+def _count_sent_requests() -> None:
+    """Make ``httpx.AsyncClient.send`` (what LiteLLM's handlers and the provider SDKs send
+    every request with) count into the call in flight; once per process, and only inside
+    a call of :func:`_call` (elsewhere it is untouched)."""
+    send = httpx.AsyncClient.send
+    if getattr(send, "counts_for_contextecho", False):
+        return
+
+    @functools.wraps(send)
+    async def counted(self, request, *args, **kwargs):
+        sent = _REQUESTS_SENT.get()
+        if sent is not None:
+            sent[0] += 1
+        return await send(self, request, *args, **kwargs)
+
+    counted.counts_for_contextecho = True
+    httpx.AsyncClient.send = counted
+
+
+_count_sent_requests()
+
+
+def sends_http(model: str, transport: Transport) -> bool:
+    """Whether a call of ``model`` goes to a provider's server through LiteLLM: not to an
+    in-process model or any other provider registered in this process, nor to a replay
+    ``client`` (those are not sent :data:`NO_CLIENT_RETRIES`)."""
+    return transport.client is None and not llm.is_in_process(model) \
+        and llm.provider_of(model) not in llm.registered_providers()
+
+
+def retry_delay(attempt: int, transport: Transport, retry_after_s: float | None = None,
+                jitter: float = 1.0) -> float:
+    """Seconds to wait after failed attempt number ``attempt``: the backoff
+    ``base_delay_s * 2 ** (attempt - 1)`` (at most ``max_delay_s``) times ``jitter``; a
+    server's Retry-After where it is longer, up to ``max_delay_s``."""
+    backoff = min(transport.max_delay_s, transport.base_delay_s * 2 ** (attempt - 1)) * jitter
+    if retry_after_s is None:
+        return backoff
+    return min(transport.max_delay_s, max(retry_after_s, backoff))
+
+
+async def _call(request: ModelRequest, transport: Transport) -> tuple[CallRecord, int]:
+    """The call's record and the HTTP requests it sent."""
+    sent = [0]
+    token = _REQUESTS_SENT.set(sent)
+    try:
+        return await _attempts(request, transport), sent[0]
+    finally:
+        _REQUESTS_SENT.reset(token)
+
+
+async def _attempts(request: ModelRequest, transport: Transport) -> CallRecord:
     litellm = llm.litellm
     kwargs: dict[str, Any] = {"timeout": transport.timeout_s, **_route_kwargs(request.model, transport)}
+    if sends_http(request.model, transport):
+        kwargs.update(NO_CLIENT_RETRIES)
     messages = _mark_shared_prefix(request) if transport.prompt_caching else list(request.messages)
     params = _send_params(request)
     start = time.perf_counter()
@@ -281,12 +359,18 @@ async def _call(request: ModelRequest, transport: Transport) -> CallRecord:
         except (KeyboardInterrupt, asyncio.CancelledError):
             raise
         except Exception as exc:  # failures are data
-            fault = classify(exc)
+            fault = _without_key(classify(exc), kwargs.get("api_key"))
             if not fault.retry_now or attempt >= transport.max_attempts:
                 return _error_record(request, fault, attempt, time.perf_counter() - start)
-            delay = min(transport.max_delay_s, transport.base_delay_s * 2 ** (attempt - 1))
             # Jitter spreads retries of concurrent calls; it is transport, not results.
-            await asyncio.sleep(delay * (0.5 + random.random()))
+            await asyncio.sleep(retry_delay(attempt, transport, fault.retry_after_s, 0.5 + random.random()))
+
+
+def _without_key(fault: Fault, key: str | None) -> Fault:
+    """``fault`` with the key sent masked wherever its message quotes it."""
+    if not key or key == PLACEHOLDER_KEY or key not in fault.message:
+        return fault
+    return dataclasses.replace(fault, message=fault.message.replace(key, MASK))
 
 
 def _record_from_response(request: ModelRequest, response: Any, attempts: int,
@@ -399,6 +483,7 @@ async def agenerate(requests: Sequence[ModelRequest], *, cache: CallCache | None
         bar.update(sum(r.key in stored for r in requests))
         semaphore = asyncio.Semaphore(max(1, transport.concurrency))
         errors = [0]
+        sent = [0]  # HTTP requests the calls sent
 
         async def one(request: ModelRequest) -> None:
             while True:
@@ -412,8 +497,9 @@ async def agenerate(requests: Sequence[ModelRequest], *, cache: CallCache | None
                                 if not record.ok:
                                     skipped.add(request.key)  # its permanent error, just stored
                             else:
-                                record = await _call(request, transport)
+                                record, requests_sent = await _call(request, transport)
                                 cache.put(record)  # journaled at once: a crash loses only calls in flight
+                                sent[0] += requests_sent
                         break
                 # Another writer is computing this key: wait for it, then look again.
                 await cache.claim_released(request.key)
@@ -426,7 +512,8 @@ async def agenerate(requests: Sequence[ModelRequest], *, cache: CallCache | None
         bar.close()
         records = [stored.get(r.key) or fresh[r.key] for r in requests]
         cached = [r.key in stored or r.key in from_others for r in requests]
-        result = BatchResult(records, cached, skipped=[r.key in skipped for r in requests])
+        result = BatchResult(records, cached, skipped=[r.key in skipped for r in requests],
+                             http_requests=sent[0])
         # A caller's cache gathers many batches into one shard; each call is journaled already.
         cache.flush(min_records=SHARD_RECORDS)
         result.manifest = finish_manifest(

@@ -5,10 +5,16 @@ a recall stage) reports a :class:`Counts`: the engine's :class:`~contextecho.eng
 counts itself (``result.counts()``), a design adds how many answers it could not read, and
 the run log (:mod:`contextecho.engine.manifest`) keeps one per batch. Failures are data:
 a failed call is counted here, never silently a score and never silently dropped.
+
+Beside what the calls came to, what they cost in transport (:data:`TRAFFIC`):
+``attempts`` made and ``http_requests`` sent by the calls computed in this batch (a
+retried call is one call and several attempts). These two are not part of a ``Counts``'
+equality nor of :meth:`Counts.as_dict` (:meth:`Counts.traffic` gives them): the same batch
+comes to the same counts however many retries its calls needed.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 
 
 @dataclass(frozen=True)
@@ -17,7 +23,10 @@ class Counts:
     returned an error record (a stored permanent error answered from the cache included);
     ``invalid`` answers came back but could not be read (no option letter, no score);
     ``constrained`` calls asked for a structured answer (a JSON verdict:
-    :attr:`~contextecho.engine.record.CallRecord.constrained`)."""
+    :attr:`~contextecho.engine.record.CallRecord.constrained`). ``attempts``: the attempts
+    the ``computed`` calls made (retries included); ``http_requests``: the HTTP requests
+    they sent, counted as they were sent (one per attempt of a call to a server, the
+    provider clients' own retries being off; none for an in-process model or a replay)."""
 
     calls: int = 0
     cached: int = 0
@@ -25,13 +34,25 @@ class Counts:
     failed: int = 0
     invalid: int = 0
     constrained: int = 0
+    attempts: int = field(default=0, compare=False)
+    http_requests: int = field(default=0, compare=False)
 
     def __add__(self, other: "Counts") -> "Counts":
         return Counts(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
 
     def as_dict(self) -> dict[str, int]:
-        return {k: int(v) for k, v in asdict(self).items()}
+        """The call counts (``calls`` … ``constrained``), without the traffic."""
+        return {k: int(v) for k, v in asdict(self).items() if k not in TRAFFIC}
+
+    def traffic(self) -> dict[str, int]:
+        """``{"attempts": …, "http_requests": …}``."""
+        return {k: int(getattr(self, k)) for k in TRAFFIC}
 
     def line(self, batch: str) -> str:
-        """``[batch] calls=…, cached=…, computed=…, failed=…, invalid=…``."""
-        return f"[{batch}] " + ", ".join(f"{k}={v}" for k, v in self.as_dict().items())
+        """``[batch] calls=…, cached=…, computed=…, failed=…, invalid=…, constrained=…,
+        attempts=…, http_requests=…``."""
+        return f"[{batch}] " + ", ".join(f"{k}={v}" for k, v in {**self.as_dict(), **self.traffic()}.items())
+
+
+#: The transport fields of :class:`Counts`.
+TRAFFIC = ("attempts", "http_requests")

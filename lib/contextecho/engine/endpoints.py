@@ -16,8 +16,14 @@ Keys never appear in an endpoint, so nothing secret reaches a notebook, a reques
 run manifest: the key is read from ``KEY_ENV`` at call time. Without ``KEY_ENV`` the
 provider's own variable is used where it is set (``OPENAI_API_KEY`` for ``openai/...``,
 as LiteLLM does), and otherwise a placeholder key is sent: local servers need none. An
-API base that carries credentials itself (``https://user:pass@host``, ``?api_key=...``)
-is refused with a message saying to name a key variable instead.
+API base that carries a credential anywhere is refused with a message saying to name a
+key variable instead: user info (``https://user:pass@host``, a user name alone too), a
+query parameter named like one (``api_key=``, ``key=``, ``code=``, ``token=``, ``sig=``,
+...) or whose value looks like a key, a path segment that looks like a key (``/sk-...``,
+a long random token: :func:`contextecho.engine.manifest.looks_like_key`); so is a
+``KEY_ENV`` that looks like a key rather than a variable's name. Every refusal shows the
+endpoint masked (:func:`contextecho.engine.manifest.masked_text`), never as given, and
+is raised outside any handler, so no exception down its chain holds the value either.
 
 Endpoints are transport settings (:class:`contextecho.engine.calls.Transport`), never part of a
 request key: the same request to the same model is the same record wherever it is served.
@@ -29,16 +35,18 @@ import os
 import re
 from dataclasses import dataclass
 from typing import Iterable, Sequence
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
-from .manifest import masked
+from .manifest import has_key, looks_like_key, masked_text
 
 # Sent as the bearer token to a server that needs no key (OpenAI clients insist on one).
 PLACEHOLDER_KEY = "contextecho-no-key"
 
 SYNTAX = "MODEL=API_BASE[#KEY_ENV], comma-separated"
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_SECRET_QUERY = re.compile(r"key|token|secret|password|passwd|sig|auth|credential", re.IGNORECASE)
+# Query parameters that carry a credential by name (Azure Functions' ``code``, signed URLs' ``sig``).
+_SECRET_QUERY = re.compile(r"key|token|secret|passw|pwd|sig|auth|credential|code|session|cookie|"
+                           r"access|bearer", re.IGNORECASE)
 
 
 class EndpointError(ValueError):
@@ -55,12 +63,14 @@ class Endpoint:
 
     def __post_init__(self) -> None:
         if not self.model or "=" in self.model or "," in self.model:
-            raise EndpointError(f"endpoint model {self.model!r}: give a LiteLLM model string or a "
-                                "pattern such as 'hosted_vllm/*' (no '=' or ',')")
+            raise EndpointError(f"endpoint model {masked_text(repr(self.model))}: give a LiteLLM model "
+                                "string or a pattern such as 'hosted_vllm/*' (no '=' or ',')")
         _check_api_base(self.api_base)
-        if self.key_env is not None and not _ENV_NAME.fullmatch(self.key_env):
-            raise EndpointError(f"endpoint for {self.model!r}: {self.key_env!r} is not an environment "
-                                "variable name (letters, digits and '_'; the key itself never goes here)")
+        if self.key_env is not None and (not _ENV_NAME.fullmatch(self.key_env) or looks_like_key(self.key_env)):
+            raise EndpointError(f"endpoint for {masked_text(repr(self.model))}: what follows '#' "
+                                f"({len(self.key_env)} characters, not shown) is not an environment variable name "
+                                "(letters, digits and '_'); name the variable that holds the key, "
+                                "never the key itself")
 
     @property
     def is_pattern(self) -> bool:
@@ -75,33 +85,59 @@ class Endpoint:
 
 
 def _check_api_base(api_base: str) -> None:
-    try:
-        parts = urlsplit(api_base)
-        parts.port  # noqa: B018  (raises on a malformed port)
-    except ValueError as exc:
-        raise EndpointError(f"API base {api_base!r} is not a URL: {exc}") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise EndpointError(f"API base {api_base!r} must be an http(s) URL such as "
-                            "http://127.0.0.1:8000/v1")
-    secret = parts.password is not None or any(_SECRET_QUERY.search(k) for k, _ in parse_qsl(parts.query))
-    if parts.username is not None or secret:
-        raise EndpointError(f"API base of {masked(api_base)} carries credentials, which would be "
-                            "stored in notebooks and run manifests; put the key in an environment "
-                            "variable and name it: MODEL=API_BASE#KEY_ENV")
-    if parts.fragment:
-        raise EndpointError(f"API base {api_base!r} has a fragment; the key variable follows a "
+    # Every refusal is raised here, outside the handler, so nothing down its chain holds the URL.
+    problem = credential_in_url(api_base)
+    if problem is None:
+        return
+    shown = masked_text(api_base)
+    if problem == "not a URL":
+        raise EndpointError(f"API base {shown!r} is not a URL (its host or port cannot be read)")
+    if problem == "not http":
+        raise EndpointError(f"API base {shown!r} must be an http(s) URL such as http://127.0.0.1:8000/v1")
+    if problem == "fragment":
+        raise EndpointError(f"API base {shown!r} has a fragment; the key variable follows a "
                             "single '#': MODEL=API_BASE#KEY_ENV")
+    raise EndpointError(f"API base {shown!r} carries credentials ({problem}), which would be stored "
+                        "in notebooks and run manifests; put the key in an environment variable and "
+                        "name it: MODEL=API_BASE#KEY_ENV")
+
+
+def credential_in_url(url: str) -> str | None:
+    """What keeps ``url`` from being an API base, in words: ``"not a URL"``, ``"not http"``,
+    where it carries a credential (``"user info"``, ``"query parameter 2"``, ``"path
+    segment 3"``), ``"fragment"``; None for a usable one. It never quotes the URL."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018  (raises on a malformed port)
+    except ValueError:
+        return "not a URL"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return "not http"
+    if parts.username is not None or parts.password is not None:
+        return "user info"
+    for number, (name, value) in enumerate(parse_qsl(parts.query, keep_blank_values=True), start=1):
+        if _SECRET_QUERY.search(name) or has_key(name) or has_key(value):
+            return f"query parameter {number}"
+    if parts.query and not parse_qsl(parts.query, keep_blank_values=True):
+        return "a query that is not NAME=VALUE pairs"
+    for number, segment in enumerate((s for s in parts.path.split("/") if s), start=1):
+        if has_key(unquote(segment)):
+            return f"path segment {number}"
+    if parts.fragment:
+        return "fragment"
+    return None
 
 
 def parse_endpoint(text: str) -> Endpoint:
     """``MODEL=API_BASE[#KEY_ENV]`` as an :class:`Endpoint`; a bad one raises naming it."""
     model, sep, rest = text.strip().partition("=")
     if not sep or not model.strip() or not rest.strip():
-        raise EndpointError(f"endpoint {text!r}: expected {SYNTAX}, e.g. "
+        raise EndpointError(f"endpoint {masked_text(repr(text))}: expected {SYNTAX}, e.g. "
                             "'hosted_vllm/Qwen/Qwen2.5-7B-Instruct=http://127.0.0.1:8000/v1'")
     api_base, hash_, key_env = rest.strip().partition("#")
     if hash_ and not key_env:
-        raise EndpointError(f"endpoint {text!r}: nothing after '#'; name the key's environment variable")
+        raise EndpointError(f"endpoint {masked_text(repr(text))}: nothing after '#'; name the key's "
+                            "environment variable")
     return Endpoint(model.strip(), api_base, key_env or None)
 
 

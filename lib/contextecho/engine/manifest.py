@@ -6,15 +6,21 @@ Two records, one writer (:func:`write_record`, atomic):
   (:func:`start_manifest`, :func:`finish_manifest`);
 - the :class:`RunLog` of one run that asks many batches (a notebook run writes it as its
   ``manifest.json``): parameters, models, git, packages, the :class:`~contextecho.engine.counts.Counts`
-  of every batch, wall time.
+  of every batch (``batches``) and its traffic (``traffic``: attempts made, HTTP requests
+  sent), wall time.
 
 Each is written when its run starts (status ``incomplete``) and rewritten when it ends
 (``complete``, or ``failed`` with the reason), so a killed run leaves a record that says
-so. Credentials in transport settings and parameters are masked before writing."""
+so. Credentials in transport settings and parameters are masked before writing
+(:func:`masked`): the values of settings named like a credential, and in any URL the user
+info, every query value, the fragment and every path segment that looks like a key
+(:func:`looks_like_key`). :func:`masked_text` masks a message the same way, and every
+token in it that looks like a key: what a refusal prints."""
 from __future__ import annotations
 
 import importlib.metadata
 import json
+import math
 import os
 import re
 import secrets
@@ -74,8 +80,9 @@ def transport_settings(transport: Any) -> Any:
 def masked(value: Any, name: str = "", *, secret: bool = False) -> Any:
     """``value`` with every credential masked, for writing into a manifest: every text
     under a setting named like a credential (``api_key``, ``{"api_keys": {model: key}}``,
-    an ``Authorization`` header); in any URL, the user info, every query value and the
-    fragment (``http://user:pass@host/v1?key=abc`` -> ``http://***@host/v1?key=***``)."""
+    an ``Authorization`` header); in any URL, the user info, every query value, the
+    fragment and every path segment that looks like a key (:func:`looks_like_key`)
+    (``http://user:pass@host/v1?key=abc`` -> ``http://***@host/v1?key=***``)."""
     # (``key_env``, ``api_key_env``: the *name* of the variable holding a key, not a key)
     secret = secret or (bool(_SECRET_NAME.search(name)) and not name.lower().endswith("_env"))
     if is_dataclass(value) and not isinstance(value, type):
@@ -102,11 +109,74 @@ def _masked_url(text: str) -> str:
     netloc = parts.netloc
     if "@" in netloc:
         netloc = f"{MASK}@{netloc.rsplit('@', 1)[1]}"
-    query = "&".join(f"{k}={MASK}" for k, _ in urllib.parse.parse_qsl(parts.query, keep_blank_values=True))
+    query = "&".join(f"{_masked_tokens(k)}={MASK}"
+                     for k, _ in urllib.parse.parse_qsl(parts.query, keep_blank_values=True))
     if parts.query and not query:
         query = MASK  # a query that is not key=value pairs (a bare token)
     fragment = MASK if parts.fragment else ""
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, fragment))
+    path = "/".join(MASK if has_key(urllib.parse.unquote(segment)) else segment
+                    for segment in parts.path.split("/"))
+    return urllib.parse.urlunsplit((parts.scheme, netloc, path, query, fragment))
+
+
+# ---------------------------------------------------------------- what looks like a key
+# Prefixes that name a credential whatever follows (OpenAI/Anthropic ``sk-``, Stripe, GitHub,
+# GitLab, Slack, Hugging Face, AWS access key ids, Google API keys and tokens, Mailgun's
+# ``key-``, SendGrid, npm, PyPI, DigitalOcean, Shopify, Groq, Replicate, NVIDIA).
+_KEY_PREFIX = re.compile(
+    r"(?:sk|rk|pk)[-_]|sk_(?:live|test)_|gh[pousr]_|github_pat_|glpat-|xox[abprs]-|xapp-|hf_|"
+    r"AKIA|ASIA|AIza|ya29\.|key-|SG\.|npm_|pypi-|dop_v1_|shp(?:at|ss|ca)_|gsk_|r8_|nvapi-")
+#: A run of the characters keys are written in (base64, base64url, hex, separators).
+_TOKEN = re.compile(r"[A-Za-z0-9_\-+/=.~]+")
+_CHUNK = re.compile(r"[A-Za-z0-9+/=~]+")  # a token's parts between separators (- _ .)
+MIN_PREFIXED = 16  # characters after a known prefix
+MIN_RANDOM = 20  # a random-looking part this long or longer
+MIN_BITS = 3.3  # Shannon entropy per character of a random-looking part
+
+
+def _entropy(text: str) -> float:
+    counts = [text.count(c) for c in set(text)]
+    return -sum(n / len(text) * math.log2(n / len(text)) for n in counts)
+
+
+def looks_like_key(token: str) -> bool:
+    """Whether ``token`` (one word: no spaces, slashes allowed) looks like a credential: a
+    known key prefix followed by at least :data:`MIN_PREFIXED` characters with a digit among
+    them (``sk-…``, ``ghp_…``, ``AKIA…``), or a part between separators (``-``, ``_``, ``.``) of at least
+    :data:`MIN_RANDOM` characters that mixes letters and digits (two of each at least) at
+    :data:`MIN_BITS` bits per character or more (a 32-digit hex key, a base62 token).
+    Model names (``Meta-Llama-3.1-70B-Instruct``), UUIDs, versions and environment
+    variable names (``MY_SERVER_KEY``) are made of short or low-entropy parts: not keys."""
+    token = token.strip()
+    prefix = _KEY_PREFIX.match(token)
+    rest = token[prefix.end():] if prefix else ""
+    if len(rest) >= MIN_PREFIXED and any(c.isdigit() for c in rest):
+        return True
+    for chunk in _CHUNK.findall(token):
+        digits = sum(c.isdigit() for c in chunk)
+        letters = sum(c.isalpha() for c in chunk)
+        if len(chunk) >= MIN_RANDOM and digits >= 2 and letters >= 2 and _entropy(chunk) >= MIN_BITS:
+            return True
+    return False
+
+
+def has_key(text: str) -> bool:
+    """Whether any token of ``text`` looks like a key (:func:`looks_like_key`)."""
+    return any(looks_like_key(token) for token in _TOKEN.findall(text))
+
+
+def _masked_tokens(text: str) -> str:
+    return _TOKEN.sub(lambda m: MASK if looks_like_key(m.group()) else m.group(), text)
+
+
+def masked_text(text: str) -> str:
+    """``text`` as a refusal may print it: every URL masked as :func:`masked` masks it, and
+    every other token that looks like a key replaced by ``***``."""
+    out, last = [], 0
+    for match in _URL.finditer(text):
+        out += [_masked_tokens(text[last:match.start()]), _masked_url(match.group())]
+        last = match.end()
+    return "".join(out) + _masked_tokens(text[last:])
 
 
 def start_manifest(*, name: str, started: str, requests, transport, parameters: dict[str, Any],
@@ -143,15 +213,18 @@ def finish_manifest(manifest: dict[str, Any], *, status: str, **fields: Any) -> 
 
 
 def batch_counts(result) -> dict[str, Any]:
-    """The :class:`Counts` of one finished batch, its failed calls by error type, and the
-    tokens and cost of the calls it made (identical requests are one call)."""
+    """The :class:`Counts` of one finished batch (its traffic too: ``attempts``,
+    ``http_requests``), its failed calls by error type, and the tokens and cost of the
+    calls it made (identical requests are one call)."""
     errors: dict[str, int] = {}
     for record in {r.key: r for r in result.records}.values():
         if not record.ok:
             errors[record.error_type] = errors.get(record.error_type, 0) + 1
     fresh = list({r.key: r for r, c in zip(result.records, result.cached) if not c}.values())
+    counts = result.counts()
     return {
-        **result.counts().as_dict(),
+        **counts.as_dict(),
+        **counts.traffic(),
         "errors_by_type": errors,
         "prompt_tokens": sum(r.prompt_tokens or 0 for r in fresh),
         "completion_tokens": sum(r.completion_tokens or 0 for r in fresh),
@@ -189,7 +262,8 @@ class RunLog:
                 "wall_s": round(time.perf_counter() - self.clock, 1),
                 "git": self.git, "packages": package_versions(), "parameters": masked(params),
                 "models": sorted(self.models), **self.about,
-                "batches": {name: counts.as_dict() for name, counts in self.batches.items()}}
+                "batches": {name: counts.as_dict() for name, counts in self.batches.items()},
+                "traffic": {name: counts.traffic() for name, counts in self.batches.items()}}
 
     def write(self, status: str = "incomplete") -> Path:
         """Write the log as it stands (``complete`` or ``failed`` when the run has ended)."""

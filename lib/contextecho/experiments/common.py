@@ -1,5 +1,14 @@
 """What every experiment shares: its parameters, which sessions, how cells are built, how
-estimates become tables and manuscript variables (per target)."""
+estimates become tables and manuscript variables (per target).
+
+Counts are never capped silently: asking for more sessions than the corpus has
+(``n_sessions``) or more positions than any chosen session offers (``n_positions``) is a
+:class:`~contextecho.experiments.parameters.RangeError` naming the parameter and its valid
+range. These ranges depend on the data, so they are checked where the run reads it: the
+sessions when they are selected (at the run's start), the positions when the cells are
+built, before any target is asked (a judge's calibration, which reads no session, may
+come first). A session with fewer positions than asked gives all it has.
+"""
 from __future__ import annotations
 
 import re
@@ -17,13 +26,14 @@ from ..engine.endpoints import parse_endpoints
 from ..echo import contracts, probes, stressors
 from ..echo.protocol import Grid
 from ..echo.protocols import PROTOCOLS, protocol as get_protocol
+from ..echo.reference.cells import PROTOCOL as REFERENCE_PROTOCOL
 from ..echo.reference.judge import JUDGE_MODEL
 from ..echo.runner import SELF_JUDGE, distribution_summary, judge_model
 from ..engine.token_distribution import FLAT_ENTROPY
 from ..engine.llm import LOCAL_MODEL
 from ..paper.outputs import not_estimable
-from .parameters import (NON_NEGATIVE, POSITIVE, RESAMPLES, Checked, Endpoints, Models, NonEmpty, OneOf,
-                                    Temperature, count)
+from .parameters import (NON_NEGATIVE, POSITIVE, RESAMPLES, Checked, Endpoints, Interval, Models, NonEmpty,
+                         OneOf, RangeError, Temperature, count)
 from ..sessions.model import Session
 from ..sessions.corpus import local_corpus, read_manifest
 
@@ -151,6 +161,12 @@ def select_sessions(n: int, *, min_compactions: int = 0, events: Sequence[str] =
     :func:`corpus_rows`)."""
     rows = corpus_rows(min_compactions=min_compactions, events=events,
                        formats=get_protocol(protocol).formats)
+    if n > len(rows) > 0:
+        rule = Interval(1, len(rows), zero="all", high_text="the usable sessions of the corpus for this "
+                        f"selection (protocol {protocol}" + (f", events {', '.join(events)}" if events else "")
+                        + (f", at least {min_compactions} compaction(s)" if min_compactions else "") + ")")
+        raise RangeError("the session selection", [f"parameter 'n_sessions': {n} is out of range; "
+                                                    f"valid: {rule.valid(n, None)}"])
     rows = rows if n <= 0 else rows[:n]
     if not rows:
         raise RuntimeError("no usable session in the corpus manifest")
@@ -188,7 +204,30 @@ def build(p: JudgedParameters, experiment: str, sessions: Sequence[Session], ite
                 limit=limit, replicates=replicates, turns=tuple(turns), window=p.window,
                 max_tokens=p.max_tokens, stressor_max_tokens=stressor_max_tokens, temperature=p.temperature,
                 redact=redact, framing=framing, s2_requests=s2_requests)
-    return get_protocol(p.protocol).build_cells(experiment, list(p.targets), sessions, grid)
+    asked = getattr(p, "n_positions", 0)  # the parameter, when it is what asks the positions
+    ours = p.protocol != REFERENCE_PROTOCOL
+    if ours and asked > 0 and positions == "uniform" and k == asked:
+        # Uniform positions are distinct steps: a session of n agent steps offers n of them.
+        _check_positions(experiment, asked, {s.session_id: s.n_agent_steps for s in sessions}, "agent steps")
+    cells = get_protocol(p.protocol).build_cells(experiment, list(p.targets), sessions, grid)
+    if not ours and asked > 0 and limit == asked and isinstance(reference_positions, str):
+        offered = {s.session_id: 0 for s in sessions}
+        for session, _ in {(c.session, c.position) for c in cells}:
+            offered[session] += 1
+        _check_positions(experiment, asked, offered, f"{reference_positions} positions")
+    return cells
+
+
+def _check_positions(experiment: str, asked: int, offered: Mapping[str, int], what: str) -> None:
+    """``n_positions`` is at most what the chosen session offering most offers (``offered``:
+    session id -> how many); more is a :class:`RangeError` naming the parameter and range."""
+    most = max(offered.values(), default=0)
+    if asked <= most:
+        return
+    each = ", ".join(f"S{i} {n}" for i, n in enumerate(offered.values(), start=1))
+    rule = Interval(1, most, high_text=f"the most {what} a chosen session offers ({each})")
+    raise RangeError(experiment, [f"parameter 'n_positions': {asked} is out of range; "
+                                  f"valid: {rule.valid(asked, None)}"])
 
 
 def protocol_record(p: JudgedParameters, stressor_max_tokens: int | None = None,

@@ -18,6 +18,13 @@ one rule or a tuple of rules (:class:`Interval`, :class:`Temperature`, :class:`O
 :class:`Endpoints`), next to its ``HELP``. A rule on a
 tuple field checks every element (``NonEmpty`` and ``Includes`` check the whole). Every
 error names the parameter, the value and the valid range; all of them are reported at once.
+A value is shown with every credential in it masked
+(:func:`contextecho.engine.manifest.masked_text`): an endpoint's URL with a key in it is
+refused without being echoed.
+
+Some ranges depend on the data a run reads (how many sessions the corpus has, how many
+positions a session offers): those are checked where the run reads it, before any target
+call, and raise the same :class:`RangeError`.
 """
 from __future__ import annotations
 
@@ -28,6 +35,8 @@ import typing
 from dataclasses import MISSING, dataclass, fields, is_dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Union
+
+from ..engine.manifest import masked_text
 
 
 class ParameterError(ValueError):
@@ -53,46 +62,53 @@ def _unknown_message(unknown: list[str], valid: list[str], where: str) -> str:
     parts = []
     for name in unknown:
         close = difflib.get_close_matches(name, valid, n=1)
-        parts.append(f"{name!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        parts.append(shown(name) + (f" (did you mean {close[0]!r}?)" if close else ""))
     return f"unknown parameter(s) for {where}: {', '.join(parts)}; valid: {', '.join(valid)}"
 
 
 def _coerce(name: str, value: Any, annotation: Any) -> Any:
+    try:
+        return _as_type(name, value, annotation)
+    except (TypeError, ValueError):
+        pass
+    # Raised outside the handler, so nothing down its chain holds the value (it may be a key).
+    raise ParameterError(f"parameter {name!r}: {shown(value)} is not a valid "
+                         f"{getattr(annotation, '__name__', annotation)}")
+
+
+def _as_type(name: str, value: Any, annotation: Any) -> Any:
+    """``value`` as ``annotation``; TypeError or ValueError where it is none."""
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
-    try:
-        if origin is tuple:
-            inner = args[0] if args else str
-            if isinstance(value, str):
-                value = [v.strip() for v in value.split(",") if v.strip()]
-            if not isinstance(value, (list, tuple)):
-                value = [value]
-            return tuple(_coerce(name, v, inner) for v in value)
-        if annotation is bool:
-            if isinstance(value, str):
-                if value.lower() in ("true", "1", "yes"):
-                    return True
-                if value.lower() in ("false", "0", "no"):
-                    return False
-                raise ValueError(value)
-            if isinstance(value, (bool, int)):
-                return bool(value)
+    if origin is tuple:
+        inner = args[0] if args else str
+        if isinstance(value, str):
+            value = [v.strip() for v in value.split(",") if v.strip()]
+        if not isinstance(value, (list, tuple)):
+            value = [value]
+        return tuple(_coerce(name, v, inner) for v in value)
+    if annotation is bool:
+        if isinstance(value, str):
+            if value.lower() in ("true", "1", "yes"):
+                return True
+            if value.lower() in ("false", "0", "no"):
+                return False
             raise ValueError(value)
-        if annotation is int:
-            if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
-                raise ValueError(value)
-            return int(value)
-        if annotation is float:
-            if isinstance(value, bool):
-                raise ValueError(value)
-            return float(value)
-        if annotation is str:
-            if not isinstance(value, str):
-                raise ValueError(value)
-            return value
-    except (TypeError, ValueError):
-        raise ParameterError(f"parameter {name!r}: {value!r} is not a valid "
-                             f"{getattr(annotation, '__name__', annotation)}") from None
+        if isinstance(value, (bool, int)):
+            return bool(value)
+        raise ValueError(value)
+    if annotation is int:
+        if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+            raise ValueError(value)
+        return int(value)
+    if annotation is float:
+        if isinstance(value, bool):
+            raise ValueError(value)
+        return float(value)
+    if annotation is str:
+        if not isinstance(value, str):
+            raise ValueError(value)
+        return value
     return value
 
 
@@ -147,6 +163,11 @@ def check_overrides(parameters_source: str, overrides: Mapping[str, Any], where:
     unknown = sorted(set(overrides) - set(valid))
     if unknown:
         raise ParameterError(_unknown_message(unknown, valid, where))
+
+
+def shown(value: Any) -> str:
+    """``repr(value)`` as an error shows it: every credential in it masked."""
+    return masked_text(repr(value))
 
 
 # ---------------------------------------------------------------- ranges
@@ -361,8 +382,8 @@ def range_problems(params: Any) -> list[str]:
             for element in elements:
                 reason = rule.problem(element, params)
                 if reason:
-                    where = f" (in {list(value)!r})" if element is not value and len(value) > 1 else ""
-                    problems.append(f"parameter {name!r}: {element!r}{where} {reason}; "
+                    where = f" (in {shown(list(value))})" if element is not value and len(value) > 1 else ""
+                    problems.append(f"parameter {name!r}: {shown(element)}{where} {reason}; "
                                     f"valid: {rule.valid(element, params)}")
     return problems
 

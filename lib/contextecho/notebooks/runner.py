@@ -1,5 +1,13 @@
 """Run one notebook with papermill: validate the overrides (names, types, ranges), execute
 in the repository root, leave the executed copy beside the notebook's outputs.
+
+What can be checked before the kernel starts is (so nothing refused reaches papermill's
+injected-parameters cell, an endpoint carrying a credential included). What only the run
+can check (a count beyond what the corpus or a session holds) fails inside the kernel
+before any target call; that failure, and a model the notebook cannot call, come back as
+the same errors (:class:`~contextecho.experiments.parameters.ParameterError`,
+:class:`~contextecho.engine.calls.ModelConfigError`), which ``contextecho notebook``
+answers with exit 2.
 """
 from __future__ import annotations
 
@@ -53,7 +61,8 @@ def run_notebook(name: str, overrides: Mapping[str, Any] | None = None, *,
     """Execute ``notebooks/<name>.ipynb`` with ``overrides``; fail before the kernel
     starts on an unknown name, a value of the wrong type or out of range. A model the
     notebook cannot call (no route, no key) stops it before any call and is raised here
-    as :class:`~contextecho.engine.calls.ModelConfigError`."""
+    as :class:`~contextecho.engine.calls.ModelConfigError`; a count the run finds out of
+    range (more sessions or positions than there are) as :class:`ParameterError`."""
     import papermill
 
     overrides = dict(overrides or {})
@@ -75,7 +84,25 @@ def run_notebook(name: str, overrides: Mapping[str, Any] | None = None, *,
                                    kernel_name=kernel_name, log_output=log_output,
                                    progress_bar=False, report_mode=False)
     except papermill.PapermillExecutionError as exc:
-        if exc.ename == ModelConfigError.__name__:
-            raise ModelConfigError(f"notebook {path.name}: {exc.evalue}") from None
-        raise
-    return NotebookRun(name, output_dir, executed, time.perf_counter() - start)
+        error = _configuration_error(exc.ename)
+        if error is None:
+            raise
+        message = f"notebook {path.name}: {exc.evalue}"
+    else:
+        return NotebookRun(name, output_dir, executed, time.perf_counter() - start)
+    raise error(message)  # outside the handler: papermill's error (the cell's source) is not chained
+
+
+def _configuration_error(ename: str) -> type[Exception] | None:
+    """The error class to raise for a notebook cell's error named ``ename``, when it is one
+    of the run's configuration errors (a parameter out of range, a model that cannot be
+    called, or a subclass of either); None for any other."""
+    for base in (ModelConfigError, ParameterError):
+        family, names = [base], set()
+        while family:
+            cls = family.pop()
+            names.add(cls.__name__)
+            family += cls.__subclasses__()
+        if ename in names:
+            return base
+    return None
