@@ -3,7 +3,8 @@
 1. All target requests go through ``calls.generate`` (cached by content).
 2. Stressor and contract cells are scored by their pure scorer (never cached).
 3. Probe cells are judged: for every judge model, one blind request per response with
-   an ok target call (``judge.judge_request``), all through ``generate`` as well — a
+   an ok target call (``judge.judge_request``; a judge that is not in-process is shown the
+   answer redacted, :mod:`contextecho.sessions.outbound`), all through ``generate`` as well — a
    judge call is cached under its own key, so changing the judge or the rubric re-judges
    without re-generating.
 
@@ -64,6 +65,7 @@ from ..engine.verdicts import DEFAULT_JUDGE_PARAMS, ERROR, INVALID, OK
 from .cells import Cell
 from .items import JUDGE
 from .judge import SCORES
+from ..sessions.outbound import JudgeInputs, shown_texts
 from .protocol import Protocol
 from .protocols import protocol as get_protocol
 from .rubric import RUBRIC, Rubric
@@ -117,8 +119,10 @@ def run_cells(cells: Sequence[Cell], judges: Sequence[str] | str = (), *,
               progress: bool = True, judge_params: Mapping[str, Any] = DEFAULT_JUDGE_PARAMS,
               rubric: Rubric = RUBRIC, name: str = "cells",
               protocol: str | Protocol = "contextecho", distributions: bool = False,
-              stored_only: bool = False, retry_errors: bool | None = None) -> pd.DataFrame:
-    """Run ``cells`` (from :func:`build_cells`) and return the tidy frame (module doc)."""
+              stored_only: bool = False, retry_errors: bool | None = None, redact: bool = True) -> pd.DataFrame:
+    """Run ``cells`` (from :func:`build_cells`) and return the tidy frame (module doc).
+    ``redact=False`` (run-level conformance only, whose replay never leaves the process, with
+    cells built unredacted): a judge that is not in-process is shown the answer as it is."""
     judges = [judges] if isinstance(judges, str) else list(judges)
     proto = get_protocol(protocol)
     setup = proto.judging(judges, rubric)
@@ -131,6 +135,7 @@ def run_cells(cells: Sequence[Cell], judges: Sequence[str] | str = (), *,
                            progress=progress, name=f"{name}:targets",
                            parameters={"n_cells": len(cells), "judges": judges}, **calling)
         rows: list[dict[str, Any]] = []
+        shown = JudgeInputs(redact)  # what leaves for a hosted judge is redacted (sessions.outbound)
         pending: list[tuple[dict[str, Any], Any]] = []  # (row, judge request)
         readings: list[tuple[dict[str, Any], Any]] = []  # (row, distribution request)
         for cell, record, cached in zip(cells, targets.records, targets.cached):
@@ -162,7 +167,8 @@ def run_cells(cells: Sequence[Cell], judges: Sequence[str] | str = (), *,
                         row.update(distribution_status=ERROR)
                     rows.append(row)
                     continue
-                request = proto.judge_request(setup, judge, cell, text, judge_params)
+                answer = shown.text(text, judge, cell.session, shown_texts(cell.request.messages))
+                request = proto.judge_request(setup, judge, cell, answer, judge_params)
                 if distributions and modes[judge] == VERDICT:
                     request = with_logprobs(request)  # the verdict's own call reads it
                     row["distribution_key"] = request.key

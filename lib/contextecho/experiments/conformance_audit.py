@@ -99,7 +99,8 @@ def rejudge_stored(case: dict, runner: str, frames: Sequence[pd.DataFrame], repl
     replay.judge_calls[judge] = CALL
     replay.judge_fields[CALL] = list(fields)
     transport = Transport(concurrency=1, base_delay_s=0.0, max_delay_s=0.0, client=replay)
-    return rejudge(stored, judge, protocol="reference", transport=transport, name=f"{case['id']}:audit")
+    return rejudge(stored, judge, protocol="reference", transport=transport, name=f"{case['id']}:audit",
+                   redact=False)
 
 
 # ---------------------------------------------------------------- comparing

@@ -164,7 +164,7 @@ def run(case: dict, corpus: Path, replay: Replay, report: CaseReport, declared: 
         for s in d.stored:
             replay.identities[s.key] = (CALL, dict(s.about))
         frame = rejudge(d.stored, judge, protocol="reference", variant=B3, transport=transport,
-                        name=f"{case['id']}:b3")
+                        name=f"{case['id']}:b3", redact=False)
         outputs.append(None if d.abort else summarize(d, frame, judge))
     for driver in case["harness_driver"]:
         report.add("runners", driver["runner"], True, note="cross_judge.rejudge under the reference protocol's "

@@ -201,7 +201,7 @@ def _replay(case: dict, args: argparse.Namespace, params: session_validation.Par
             raise CaseError(f"case {case['id']}: unknown request key field(s) {unknown}")
         replay.identities[cell.request.key] = ("target", {f: values[f] for f in fields})
     replay.judge_calls[params.judges[0]] = "judge"
-    result = session_validation.summarise(validation, cells, session_validation.judged(validation, cells))
+    result = session_validation.summarise(validation, cells, session_validation.judged(validation, cells, redact=False))
     compare_requests(case, replay, report, declared)
     _compare_cells(case, args.target, result, replay, report, declared, workdir)
     _compare_stdout(stdout, cells, result, report, declared)

@@ -31,6 +31,7 @@ from ..engine.cache import CallCache
 from ..engine.calls import Transport, generate
 from ..engine.verdicts import ERROR
 from ..paper.show import Result, SavedFigure
+from ..sessions.outbound import JudgeInputs
 from ..stats.errors import StatsInputError
 from ..stats.agreement import direction_agreement, judge_agreement, label_agreement, score_agreement
 from ..stats.records import LabelAgreement
@@ -284,7 +285,8 @@ class StoredResponse:
 
 def rejudge(stored: Sequence[StoredResponse], judge: str, *, protocol: str | Protocol = "reference",
             variant: str = "", max_tokens: int | None = None, cache: CallCache | None = None,
-            transport: Transport = Transport(), progress: bool = False, name: str = "rejudge") -> pd.DataFrame:
+            transport: Transport = Transport(), progress: bool = False, name: str = "rejudge",
+            redact: bool = True) -> pd.DataFrame:
     """``judge`` judges the stored responses again under ``protocol``'s judge or its judge
     ``variant``: one request per response (the protocol's
     :meth:`~contextecho.echo.protocol.Protocol.judge_request`, ``max_tokens`` its budget,
@@ -297,11 +299,15 @@ def rejudge(stored: Sequence[StoredResponse], judge: str, *, protocol: str | Pro
 
     A variant that calls again at once when a reply cannot be read (``attempts`` > 1: the b3
     cross-judge) is asked one response at a time, each attempt one call (its rule replaces the
-    transport's retries); otherwise the requests go as one batch."""
+    transport's retries); otherwise the requests go as one batch. A judge that is not
+    in-process is shown each response redacted (:mod:`contextecho.sessions.outbound`; not with
+    ``redact=False``: a conformance replay, which never leaves the process)."""
     proto = get_protocol(protocol)
     setup = proto.judging([judge], RUBRIC, variant)
     params = proto.judge_params(max_tokens or proto.sampling.judge_max_tokens)
-    requests = [proto.judge_request(setup, judge, s, s.response, params) for s in stored]
+    shown = JudgeInputs(redact)  # a judge that is not in-process is shown the response redacted
+    requests = [proto.judge_request(setup, judge, s, shown.text(s.response, judge, str(s.about.get("session", ""))),
+                                    params) for s in stored]
     own = cache is None
     cache = cache if cache is not None else CallCache()
     batch = {"cache": cache, "progress": progress, "name": f"{name}:{judge}"}

@@ -234,7 +234,7 @@ def drive(case: dict, corpus: Path, replay: Replay, workdir: Path) -> tuple[list
             replay.judge_calls.update({m: "judge" for m in params.judge_models()})
             stored_by += params.judge_models()
         frame = spine.run_grid(run, cells, judges=[judge] if judge else [], judge_max_tokens=params.judge_max_tokens,
-                               protocol=params.protocol, resume_judges=params.resume_judges)
+                               protocol=params.protocol, resume_judges=params.resume_judges, redact=False)
         for earlier in driven:  # the cells this run wrote replace what was on disk
             if "key" in earlier.frame:
                 earlier.frame = earlier.frame[~earlier.frame["key"].isin(frame["key"])]

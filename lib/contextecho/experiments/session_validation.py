@@ -126,11 +126,13 @@ def grid(run: spine.Run, redact: bool = True) -> list[Cell]:
     return build_cells(run.params, run.sessions, redact)
 
 
-def judged(run: spine.Run, cells: Sequence[Cell]) -> pd.DataFrame:
-    """Ask every cell and judge every answer with the first judge."""
+def judged(run: spine.Run, cells: Sequence[Cell], redact: bool = True) -> pd.DataFrame:
+    """Ask every cell and judge every answer with the first judge (``redact=False``: cells
+    built unredacted, for a replay that never leaves the process; the judge is shown the
+    answers as they are too)."""
     p: Parameters = run.params
     return spine.run_grid(run, cells, judges=list(p.judges[:1]), judge_max_tokens=p.judge_max_tokens,
-                          protocol=p.protocol)
+                          protocol=p.protocol, redact=redact)
 
 
 def stored_cells(frame: pd.DataFrame) -> list[ValidationCell]:
@@ -200,6 +202,6 @@ def validate_session(params: Parameters, *, transport: Transport | None = None,
     if transport is not None:
         run.transport = transport
     cells = grid(run, redact=redact)
-    result = summarise(run, cells, judged(run, cells))
+    result = summarise(run, cells, judged(run, cells, redact))
     spine.finish(run)
     return result

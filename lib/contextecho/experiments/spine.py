@@ -101,7 +101,7 @@ def start(name: str, params: Any, *, models: Sequence[str], protocol: Mapping[st
 
 def run_grid(run: Run, cells: Sequence, *, judges: Sequence[str], judge_max_tokens: int = 64,
              protocol: str = "contextecho", name: str | None = None,
-             resume_judges: Sequence[str] = ()) -> pd.DataFrame:
+             resume_judges: Sequence[str] = (), redact: bool = True) -> pd.DataFrame:
     """Run ``cells`` through the shared cache and return the tidy frame (one row per cell and
     judge, :func:`~contextecho.echo.run_cells`; sessions relabelled S1..Sn), saved as
     ``results/cells.parquet``; its batches (targets, judges, distributions) are counted.
@@ -123,6 +123,7 @@ def run_grid(run: Run, cells: Sequence, *, judges: Sequence[str], judge_max_toke
     resuming = bool(resume_judges) and bool(cells)
     with CallCache() as cache:
         calling = {"cache": cache, "transport": run.transport, "protocol": protocol, "distributions": True,
+                   "redact": redact,
                    "judge_params": proto.judge_params(judge_max_tokens)}
         todo = list(cells)
         if resuming:

@@ -33,6 +33,7 @@ from contextecho.engine.verdicts import DEFAULT_JUDGE_PARAMS, ERROR, INVALID
 from contextecho.stats.errors import StatsInputError
 from contextecho.stats.bootstrap import bootstrap_mean
 from contextecho.stats.agreement import judge_agreement
+from contextecho.sessions.outbound import JudgeInputs
 
 from ..persona import CODING_ASSISTANT, PersonaCard
 from .rubric import AXES, AXIS_RUBRIC, AxisRubric, axis_request
@@ -57,9 +58,12 @@ def axis_jobs(turns: Sequence[JudgedTurn], judges: Sequence[str] | str,
               card: PersonaCard = CODING_ASSISTANT, *, axes: Sequence[str] = AXES,
               rubric: AxisRubric = AXIS_RUBRIC,
               params: Mapping[str, Any] = DEFAULT_JUDGE_PARAMS) -> list[AxisJob]:
-    """Every (turn, axis, judge), with its blind request where there is something to judge."""
+    """Every (turn, axis, judge), with its blind request where there is something to judge (a
+    judge that is not in-process is shown the turn and its context redacted,
+    :mod:`contextecho.sessions.outbound`)."""
     judges = [judges] if isinstance(judges, str) else list(judges)
     jobs = []
+    shown = JudgeInputs()  # session text for a judge that is not in-process, redacted
     for turn in turns:
         for axis in axes:
             for judge in judges:
@@ -72,8 +76,9 @@ def axis_jobs(turns: Sequence[JudgedTurn], judges: Sequence[str] | str,
                     jobs.append(AxisJob(turn, axis, judge, None, provenance, INVALID,
                                         "empty turn: not applicable"))
                 else:
-                    request = axis_request(judge, axis, card, turn.context, turn.text,
-                                           rubric=rubric, params=params)
+                    context = shown.text(turn.context, judge, turn.session_id) if turn.context else turn.context
+                    text = shown.text(turn.text, judge, turn.session_id, [turn.context or ""])
+                    request = axis_request(judge, axis, card, context, text, rubric=rubric, params=params)
                     jobs.append(AxisJob(turn, axis, judge, request, provenance))
     return jobs
 
