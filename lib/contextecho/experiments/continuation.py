@@ -395,11 +395,13 @@ def variables(run: Run, cutpoints: pd.DataFrame, frame: pd.DataFrame, attrition:
         for analysis, label in (("complete_case", "cc"), ("itt", "itt")):
             row = primary[(primary["target"] == target) & (primary["analysis"] == analysis)
                           & (primary["stratum"] == "all")]
-            if not len(row) or pd.isna(row.iloc[0]["delta"]):
+            if not len(row):
                 continue
             r = row.iloc[0]
+            own[f"{label}_n"] = int(r["n"])  # the pairs, also when there are none
+            if pd.isna(r["delta"]):
+                continue
             own[f"{label}_delta"] = round(float(r["delta"]), 3)
-            own[f"{label}_n"] = int(r["n"])
             own[f"{label}_p"] = round(float(r["p"]), 3)
             own[f"{label}_ci"] = common.ci_text(r["delta"], r["ci_low"], r["ci_high"], 3) \
                 if pd.notna(r["ci_low"]) else not_estimable(r["note"].replace("no interval: ", "") or "no interval")
