@@ -1,20 +1,36 @@
-"""Planted secrets never leave the machine: every class, several shapes each, planted in
-copies of real Claude Code and Codex CLI sessions at every depth (user text, tool input,
-a JSON key of the tool input, tool output, a compaction summary, a record-level key),
-then run through every exit: the requests a non-local model receives, the call cache,
-the run manifests, ``import-sessions`` and an experiment's outputs. Every output byte is
-searched for every planted needle, as written and JSON-escaped. Zero may survive.
+"""Planted secrets never leave the machine: a catalogue of kinds (every class the
+redaction covers, several shapes each), planted by generated cases and by the real
+sessions of the corpus.
+
+Generated cases (no corpus needed): every kind x every position of a session (user text,
+assistant text, a JSON string inside a tool input, tool output, a file path, a command
+line) x every encoding the redactor handles (as written, JSON-escaped inside a JSON
+string, percent-encoded in a query string; multi-line kinds are neither paths nor URLs).
+Each case builds a small Claude Code session, redacts it as ``import-sessions`` does
+(one redactor over every record, then verification) and as a prefix sent to a model is
+rendered, and searches both outputs for every needle of the kind, as written, JSON-escaped
+and percent-encoded. A second family plants benign look-alikes (versions, commit hashes,
+line numbers, ports, loopback hosts, documentation and public hosts, test UUIDs ...) the
+same way and requires them unchanged: the false positives are counted, and must be 0.
+
+Corpus exits (``corpus`` marker): the whole catalogue planted in copies of real Claude
+Code and Codex CLI sessions at every depth (user text, tool input, a JSON key of the tool
+input, tool output, a compaction summary, a record-level key), then run through every
+exit: the requests a non-local model receives, the call cache, the run manifests,
+``import-sessions`` and an experiment's outputs. Zero may survive.
 
 Every value below is invented for the tests; none is a real credential, person or host.
-``PLANTS`` maps a class to (planted text, needles): the text goes into a transcript, and
-no needle may appear in anything that leaves the machine.
+``KINDS`` holds (class, planted text, needles): no needle may appear in anything that
+leaves the machine.
 """
 from __future__ import annotations
 
+import base64
 import copy
 import csv
 import json
 from pathlib import Path
+from urllib.parse import quote, quote_plus
 
 import pyarrow.parquet as pq
 import pytest
@@ -27,8 +43,9 @@ from contextecho.notebooks import experiment
 from contextecho.engine.paths import cache_dir, runs_dir
 from contextecho.sessions import load_session, render_prefix, snapshot_at
 from contextecho.sessions.codex_cli import INJECTED_PREFIXES
+from contextecho.sessions.redaction import Redactor
 
-pytestmark = pytest.mark.corpus
+from tests.sessions.conftest import CC, write_jsonl
 
 RSA_KEY = ("-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAplantedPLANTEDplanted0123456789abcdefghijklmnopq\n"
            "rstuvwxyzPLANTEDkeyBODYline2ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+/\n"
@@ -39,6 +56,8 @@ CUT_KEY = "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIPlantedCutOffKeyBodyNoEndLin
 PUBLIC_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPlAnTeDkEyPlAnTeDkEyPlAnTeDkEy0123 zqwalice@laptop-9"
 JWT = ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJwbGFudGVkLXVzZXIifQ."
        "PlAnTeDsIgNaTuRe0123456789abcdefghijklmnopq")
+B64_PLAIN = "B64-plain-Secr3t"
+B64_OF_PLAIN = base64.b64encode(B64_PLAIN.encode()).decode()  # what `| base64` prints
 
 PLANTS: dict[str, list[tuple[str, list[str]]]] = {
     "USER": [
@@ -50,11 +69,23 @@ PLANTS: dict[str, list[tuple[str, list[str]]]] = {
         ("ssh deploy9x@build7.example.net", ["deploy9x"]),
         ("jqvsmith@devbox-17:~/work$ make test", ["jqvsmith", "devbox-17"]),
         ("export POSTGRES_USER=pgqzowner", ["pgqzowner"]),
+        ("cd c:\\users\\lcqzbob\\repo", ["lcqzbob"]),
+        ("type C:\\USERS\\UPQZCASE\\notes.txt", ["UPQZCASE"]),
+        ("ls /mnt/c/Users/mntqzuser/dev", ["mntqzuser"]),
+        ("cat /c/users/gitbashqz/.bashrc", ["gitbashqz"]),
+        ("code \\\\wsl$\\Ubuntu\\home\\wslqzuser\\proj", ["wslqzuser"]),
+        ("ls ~kqzuser/src", ["kqzuser"]),
+        ("open /Users/Mary Quinlan/Documents/x.md", ["Mary Quinlan"]),
     ],
     "PERSON": [
         ("Author: Qarlotta Brenwick <qb.planted@example.org>", ["Qarlotta Brenwick"]),
         ('git config user.name "Tobiah Quenstrom"', ["Tobiah Quenstrom"]),
         ("Co-authored-by: Mirela Vasquez-Oyelaran <mvo.planted@example.com>", ["Mirela Vasquez-Oyelaran"]),
+        ("reviewed by Qora Vantreight (qora.v@example.org) today", ["Qora Vantreight"]),
+        ("| Pellam Oxtoby | Staff Engineer | pellam.o@example.org |", ["Pellam Oxtoby"]),
+        ("owner: jasper.k@example.org (Jasper Kellerwick)", ["Jasper Kellerwick"]),
+        ("Best regards,\nIsolde Farquar\nStaff Engineer, Acme\nisolde.f@example.org", ["Isolde Farquar"]),
+        ('{"name": "Brannoc Telwyn", "email": "brannoc@example.org"}', ["Brannoc Telwyn"]),
     ],
     "EMAIL": [
         ("mail jane.q.planted@example.org", ["jane.q.planted@example.org"]),
@@ -66,6 +97,12 @@ PLANTS: dict[str, list[tuple[str, list[str]]]] = {
         ("office (415) 555-0199", ["555-0199"]),
         ("london +44 20 7946 0958", ["7946 0958"]),
         ("phone: 030 91234567", ["91234567"]),
+        ("ring the desk on 020 7946 0321 after lunch", ["7946 0321"]),
+        ("my mobile is 07700 900123", ["07700 900123"]),
+        ("au bureau 01 23 45 67 89 ou portable 06.12.34.56.78", ["23 45 67 89", "06.12.34.56.78"]),
+        ("us desk 1 415 555 0147", ["415 555 0147"]),
+        ("us desk 212 555 0188", ["212 555 0188"]),
+        ("paris +33 6 12 34 56 79", ["6 12 34 56 79"]),
     ],
     "HOST": [
         ("psql -h db.prod.acme-corp.com -p 5432", ["db.prod.acme-corp.com"]),
@@ -77,6 +114,26 @@ PLANTS: dict[str, list[tuple[str, list[str]]]] = {
         ("v6 2001:db8:85a3::8a2e:370:7334 and fe80::1ff:fe23:4567:890a", ["2001:db8:85a3::8a2e:370:7334",
                                                                        "fe80::1ff:fe23:4567:890a"]),
         ("ssh admin@gw7.acme-corp.net", ["gw7.acme-corp.net"]),
+        ("dig vault.service.consul", ["vault.service.consul"]),
+        ("printer at lp-qz4.home.arpa", ["lp-qz4.home.arpa"]),
+        ("router nas-qz.fritz.box is up", ["nas-qz.fritz.box"]),
+        ("node ip-10-0-3-17 is NotReady", ["ip-10-0-3-17"]),
+        ("ssh jenkins-prod-02", ["jenkins-prod-02"]),
+        ("ping -c 3 qzbuild-04", ["qzbuild-04"]),
+        ("curl http://qzjenkins-03:8080/job/x", ["qzjenkins-03"]),
+    ],
+    "MAC": [
+        ("ether 3c:22:fb:7a:11:9e", ["3c:22:fb:7a:11:9e"]),
+        ("MAC 3C-22-FB-7A-11-9F", ["3C-22-FB-7A-11-9F"]),
+        ("cisco mac 3c22.fb7a.11a0", ["3c22.fb7a.11a0"]),
+    ],
+    "ACCOUNT": [
+        ("assume arn:aws:iam::918273645501:role/PlantedDeployRole", ["918273645501", "PlantedDeployRole"]),
+        ('{"UserId": "AIDAPLANTED", "Account": "918273645502"}', ["918273645502"]),
+        ("docker push 918273645503.dkr.ecr.eu-west-1.amazonaws.com/app:1", ["918273645503"]),
+        ("export AWS_ACCOUNT_ID=918273645504", ["918273645504"]),
+        ("az account set --subscription /subscriptions/5a4b3c2d-1e0f-4a9b-8c7d-6e5f4a3b2c1d",
+         ["5a4b3c2d-1e0f-4a9b-8c7d-6e5f4a3b2c1d"]),
     ],
     "SSH_KEY": [
         (RSA_KEY, ["plantedPLANTEDplanted0123456789", "PLANTEDkeyBODYline2"]),
@@ -118,6 +175,25 @@ PLANTS: dict[str, list[tuple[str, list[str]]]] = {
         ("Server=sql1;User Id=sa;Password=Zq!9x;", ["Zq!9x"]),
         ("Cookie: sessionid=PlAnTeDc00kie42", ["PlAnTeDc00kie42"]),
         ("DATABRICKS_HOST=x dapi0123456789abcdef0123456789abcdef", ["dapi0123456789abcdef0123456789abcdef"]),
+        # passwords in positions the first rules did not look at
+        ('r = requests.get(url, auth=("svcqzbot", "Tr1cky-Pa55"))', ["Tr1cky-Pa55", "svcqzbot"]),
+        ("db7.acme-corp.com:5432:billing:billqzrw:Pg!pass-771", ["Pg!pass-771", "billqzrw"]),
+        ("vault:\n  db_password: |\n    Yaml-Bl0ck-Secret\n  port: 5432", ["Yaml-Bl0ck-Secret"]),
+        ("GET /cb?state=%7B%22password%22%3A%22Url3nc-Pw%21%22%7D", ["Url3nc-Pw"]),
+        ('settings = {"password": "esc\\"aped-Pw9"}', ["aped-Pw9", 'esc\\"aped']),
+        (f"echo -n '{B64_PLAIN}' | base64  # prints {B64_OF_PLAIN}", [B64_PLAIN, B64_OF_PLAIN.rstrip("=")]),
+        # cookies and session ids
+        ("Cookie: sessionid=9f8e7d6c5b4a3f2e1d0c; csrftoken=Zq81PlantedCsrf", ["9f8e7d6c5b4a3f2e1d0c", "Zq81PlantedCsrf"]),
+        ("Set-Cookie: JSESSIONID=Ab12Cd34Ef56Gh78; Path=/; HttpOnly", ["Ab12Cd34Ef56Gh78"]),
+        ("GET /shop/cart;jsessionid=0F1E2D3C4B5A69788796A5B4 HTTP/1.1", ["0F1E2D3C4B5A69788796A5B4"]),
+        # tokens known by position
+        ('client = Client("AC5f3e2d1c0b9a8f7e6d5c4b3a2f1e0d9c", "9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b")',
+         ["9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b", "AC5f3e2d1c0b9a8f7e6d5c4b3a2f1e0d9c"]),
+        ("$ heroku auth:token\n \u203a   Warning: token will expire 03/01/2027\n3f2a9c4e-7b1d-4e8a-9c2f-6d5b4a3e2f1c",
+         ["3f2a9c4e-7b1d-4e8a-9c2f-6d5b4a3e2f1c"]),
+        ('requests.post(url, auth=("api", "key-3ax6xnjp29jd6fds4gc373sgvjxteol0"))', ["3ax6xnjp29jd6fds4gc373sgvjxteol0"]),
+        ("AKIAPLANTEDCSV0EXAM1,wJalrXUtnFEMI/K7MDENG/bPxRfiCYPLANTEDCSVX", ["wJalrXUtnFEMI/K7MDENG/bPxRfiCYPLANTEDCSVX"]),
+        ("datadog api key 6f5e4d3c2b1a09f8e7d6c5b4a3f2e1d0", ["6f5e4d3c2b1a09f8e7d6c5b4a3f2e1d0"]),
     ],
     "CARD": [
         ("card 4111 1111 1111 1111", ["4111 1111 1111 1111"]),
@@ -127,6 +203,21 @@ PLANTS: dict[str, list[tuple[str, list[str]]]] = {
     "IBAN": [
         ("iban DE89 3704 0044 0532 0130 00", ["3704 0044 0532 0130"]),
         ("GB82WEST12345698765432", ["GB82WEST12345698765432"]),
+        ("iban de89 3704 0044 0532 0130 00", ["3704 0044 0532 0130"]),
+        ("rib fr14 2004 1010 0505 0001 3m02 606", ["2004 1010 0505 0001"]),
+    ],
+    "SSN": [
+        ("SSN: 536-22-8745", ["536-22-8745"]),
+        ("the sample 078-05-1120 again", ["078-05-1120"]),
+        ("social security number 536 22 8746", ["536 22 8746"]),
+    ],
+    "ADDRESS": [
+        ("ship to 742 Evergreen Terrace, Springfield, IL 62704", ["Evergreen Terrace", "62704"]),
+        ("office: 221B Baker Street, London NW1 6XE", ["Baker Street", "NW1 6XE"]),
+        ("send it to 4 Privet Drive, Little Whinging", ["Privet Drive"]),
+        ("adresse : 12 rue de la Paix, 75002 Paris", ["rue de la Paix"]),
+        ("Anschrift: Hauptstraße 5, 10115 Berlin", ["Hauptstraße 5"]),
+        ("postcode SW1A 2AA", ["SW1A 2AA"]),
     ],
     "CRYPTO": [
         ("btc 1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa", ["1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa"]),
@@ -147,8 +238,15 @@ def block() -> str:
 
 
 def forms(needle: str) -> set[str]:
-    """The needle as written and as JSON writes it (escaped quotes, backslashes, newlines)."""
-    return {needle, json.dumps(needle)[1:-1], json.dumps(needle, ensure_ascii=False)[1:-1]}
+    """The needle as written, as JSON writes it (escaped quotes, backslashes, newlines,
+    non-ASCII letters; up to four times) and percent-encoded."""
+    found = {needle, quote(needle, safe=""), quote_plus(needle)}
+    for ensure_ascii in (False, True):
+        form = needle
+        for _ in range(4):
+            form = json.dumps(form, ensure_ascii=ensure_ascii)[1:-1]
+            found.add(form)
+    return found
 
 
 def survivors(blob: str) -> dict[str, list[str]]:
@@ -159,6 +257,133 @@ def survivors(blob: str) -> dict[str, list[str]]:
             if any(f in blob for f in forms(needle)):
                 found.setdefault(cls, []).append(needle)
     return found
+
+
+# ------------------------------------------------------------------ generated cases
+POSITIONS = ("user text", "assistant text", "tool input JSON string", "tool output", "file path", "command line")
+ENCODINGS = ("plain", "json-escaped", "url-encoded")
+
+
+def encode(text: str, encoding: str) -> str:
+    """``text`` as the encoding writes it into a session."""
+    if encoding == "json-escaped":  # a JSON document held in a string: quotes and newlines escaped
+        return json.dumps({"note": text})
+    if encoding == "url-encoded":
+        return f"/callback?next=%2Fhome&q={quote_plus(text)}"
+    return text
+
+
+def plant_at(position: str, payload: str) -> list[dict]:
+    """A small Claude Code session with ``payload`` at ``position``."""
+    user, reply = "please look into the deploy", "Looking into it."
+    tool = CC.tool("t1", "Bash", command="ls -la")
+    output = "total 0"
+    if position == "user text":
+        user += "\n" + payload
+    elif position == "assistant text":
+        reply += "\n" + payload
+    elif position == "tool input JSON string":
+        tool = CC.tool("t1", "Write", file_path="/srv/app/notes.json", content=json.dumps({"note": payload}))
+    elif position == "tool output":
+        output = "output:\n" + payload
+    elif position == "file path":
+        tool = CC.tool("t1", "Read", file_path=f"/srv/app/{payload}/notes.md")
+    elif position == "command line":
+        command = f"cd /srv/app && {payload}" if "\n" not in payload else f"cat <<'EOF' > notes.txt\n{payload}\nEOF"
+        tool = CC.tool("t1", "Bash", command=command)
+    return [CC.user(user), CC.assistant("m1", CC.text(reply)), CC.assistant("m2", tool), CC.result("t1", output),
+            CC.assistant("m3", CC.text("Done."))]
+
+
+def kind_cases() -> list:
+    cases = []
+    for cls, items in PLANTS.items():
+        for i, (text, needles) in enumerate(items):
+            for position in POSITIONS:
+                for encoding in ENCODINGS:
+                    if "\n" in text and (position == "file path" or encoding == "url-encoded"):
+                        continue  # a multi-line block is neither a path nor a query string
+                    cases.append(pytest.param(text, needles, position, encoding,
+                                              id=f"{cls}{i + 1}-{position.replace(' ', '_')}-{encoding}"))
+    return cases
+
+
+def redacted_outputs(records: list[dict], tmp_path: Path) -> dict[str, str]:
+    """The session redacted as import-sessions writes it (verified) and as a prefix for a
+    model renders it."""
+    redactor = Redactor()
+    redactor.discover_object(records)
+    clean = [redactor.apply_object(r) for r in records]
+    written = "\n".join(json.dumps(c, ensure_ascii=False) for c in clean)
+    assert redactor.object_survivors(clean) == []
+    redactor.verify(written, where="the redacted copy")
+    session = load_session(write_jsonl(tmp_path / "s.jsonl", records))
+    prefix = render_prefix(snapshot_at(session, session.n_agent_steps), window=None)
+    return {"import": written, "prefix": json.dumps(prefix.messages, ensure_ascii=False)}
+
+
+def needles_in(blob: str, needles: list[str]) -> list[str]:
+    return [n for n in needles if any(f in blob for f in forms(n))]
+
+
+@pytest.mark.parametrize("text, needles, position, encoding", kind_cases())
+def test_a_planted_kind_never_survives(text, needles, position, encoding, tmp_path):
+    records = plant_at(position, encode(text, encoding))
+    raw = "\n".join(json.dumps(r) for r in records)
+    assert needles_in(raw + json.dumps(raw), needles)  # planted, so the case can fail
+    for exit_, blob in redacted_outputs(records, tmp_path).items():
+        assert needles_in(blob, needles) == [], exit_
+
+
+# Look-alikes of the classes above that identify no one: they must come out unchanged.
+BENIGN = [
+    "release 1.2.3 and 2.10.0-rc.1 (semver), python 3.11.9",
+    "commit 4c2b7d4ff28cbca9278e47179ad804ed2a83fd77 on main, short 4c2b7d4",
+    "see L123 and src/parser.py:123:45, line 1042 of main.go",
+    "listening on port 8080; --port 3000; EXPOSE 5432",
+    "open http://localhost/ or 127.0.0.1:8000 on localhost",
+    "docs at https://example.com/api and https://www.example.org/x",
+    "push to https://github.com/org/repo and pypi.org/project/x",
+    "test id 00000000-0000-4000-8000-000000000001 and 123e4567-e89b-12d3-a456-426614174000",
+    "2026-01-15T12:30:45Z took 12.345 s (1700000000 epoch)",
+    "Ran 1234 tests in 56.789s; 100 200 3000 rows",
+    "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b4b0b822cd15d6c15b0f00a08",
+    "for i in range(10): x = ~mask & 0xFF",
+    "max_tokens: 300, token_count = 5; input_tokens=3",
+    "password = getpass.getpass('Password: ')",
+    "version: 2.1.42 at 12:30:45 on 2026-01-15",
+    "claude-3-5-sonnet-20241022 via anthropic",
+    "Co-Authored-By: Claude <noreply@anthropic.com>",
+    "ff02::1 multicast, 0.0.0.0 any",
+    "table | Name | Value | with | cells |",
+    "Build Project",
+]
+
+
+def benign_cases() -> list:
+    return [pytest.param(text, position, id=f"benign{i + 1}-{position.replace(' ', '_')}")
+            for i, text in enumerate(BENIGN) for position in POSITIONS]
+
+
+def false_positives(text: str, position: str, tmp_path: Path) -> list[str]:
+    """The exits that altered ``text`` planted at ``position``."""
+    records = plant_at(position, text)
+    outputs = redacted_outputs(records, tmp_path)
+    expected = {json.dumps(text, ensure_ascii=False)[1:-1]}  # as it reads inside the JSON of either exit
+    expected.add(json.dumps(json.dumps({"note": text}, ensure_ascii=False)[1:-1], ensure_ascii=False)[1:-1])
+    return [exit_ for exit_, blob in outputs.items() if not any(e in blob for e in expected)]
+
+
+@pytest.mark.parametrize("text, position", benign_cases())
+def test_a_benign_look_alike_is_kept(text, position, tmp_path):
+    assert false_positives(text, position, tmp_path) == []
+
+
+def test_false_positives_are_counted_and_none(tmp_path):
+    """All look-alikes at every position: the count of altered ones, listed when not 0."""
+    altered = [(text, position) for text in BENIGN for position in POSITIONS
+               if false_positives(text, position, tmp_path)]
+    assert len(altered) == 0, altered
 
 
 def read_tree(root: Path) -> str:
@@ -313,6 +538,7 @@ def depth_steps(session) -> list[int]:
     raise AssertionError("no step before the planted compaction")
 
 
+@pytest.mark.corpus
 # ------------------------------------------------------------------ the planting itself
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_planted_secrets_reach_the_unredacted_prefix_from_every_depth(planted, fmt):
@@ -330,6 +556,7 @@ def test_planted_secrets_reach_the_unredacted_prefix_from_every_depth(planted, f
     assert texts_by_kind["tool_call"].count("bxnorris") >= 2  # as a value and as a JSON key
 
 
+@pytest.mark.corpus
 # ------------------------------------------------------------------ exits
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_rendered_prefixes_hold_no_planted_secret(planted, fmt):
@@ -340,6 +567,7 @@ def test_rendered_prefixes_hold_no_planted_secret(planted, fmt):
             assert survivors(json.dumps(prefix.messages, ensure_ascii=False)) == {}, (step, window)
 
 
+@pytest.mark.corpus
 def test_requests_to_a_non_local_model_the_cache_and_the_manifests_hold_no_planted_secret(planted, spy):
     sessions = [load_session(planted[f]) for f in FORMATS]
     cells = build_cells("planted", "planted/echo", sessions, arms=("real", "filler"), items=["C01"],
@@ -359,6 +587,7 @@ def test_requests_to_a_non_local_model_the_cache_and_the_manifests_hold_no_plant
     assert survivors(frame.to_json()) == {}
 
 
+@pytest.mark.corpus
 def test_import_sessions_holds_no_planted_secret(planted, tmp_path, capsys):
     dest = tmp_path / "own"
     rc = main(["import-sessions", "--claude-dir", str(planted["root"] / "claude"),
@@ -375,8 +604,11 @@ def test_import_sessions_holds_no_planted_secret(planted, tmp_path, capsys):
     assert "<USER_1>" in written[0].parent.name  # the project folder -Users-<name>-src-app
 
 
-def test_an_experiment_run_writes_no_planted_secret(planted, spy, tmp_path, monkeypatch):
-    """The panel experiment on the planted sessions, against the non-local spy model."""
+@pytest.mark.corpus
+@pytest.mark.parametrize("protocol, n_sessions", [("contextecho", 2), ("reference", 1)])
+def test_an_experiment_run_writes_no_planted_secret(planted, spy, tmp_path, monkeypatch, protocol, n_sessions):
+    """The panel experiment on the planted sessions, against the non-local spy model, under
+    both protocols (the reference one reads Claude Code sessions only)."""
     data = tmp_path / "data"
     rows = []
     for fmt in FORMATS:
@@ -393,7 +625,8 @@ def test_an_experiment_run_writes_no_planted_secret(planted, spy, tmp_path, monk
     monkeypatch.setenv("CONTEXTECHO_DATA", str(data))
     module = experiment("panel")
     out = tmp_path / "panel"
-    params = module.Parameters(targets=("planted/echo",), judges=("planted/echo",), n_sessions=2,
+    params = module.Parameters(targets=("planted/echo",), judges=("planted/echo",), n_sessions=n_sessions,
+                               protocol=protocol,
                                n_positions=2, probes=("C01",), stressors=("S2#01",), window=200_000,
                                max_tokens=16, n_resamples=200, output_dir=str(out))
     module.run(params)

@@ -148,6 +148,47 @@ CAUGHT = [
     ("USER", "alice@devbox:~/src$ ls", "<USER_1>@<HOST_1>:~/src$ ls"),
     ("SSH_KEY", "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFakeKeyFakeKeyFakeKeyFakeKeyFakeKey12 jdoe@laptop",
      "<SSH_KEY_1> <USER_1>@<HOST_1>"),
+    # issue 26: passwords by context
+    ("SECRET", 'auth=("svcbot", "Tr1cky-Pa55")', 'auth=("<USER_1>", "<SECRET_1>")'),
+    ("SECRET", 'requests.post(url, auth=("api", "key-3ax6xnjp29jd6fds4gc373sgvjxteol0"))',
+     'requests.post(url, auth=("api", "<SECRET_1>"))'),
+    ("SECRET", "db.acme.internal:5432:app:appuser:S3cret!", "<HOST_1>:<PORT_1>:app:<USER_1>:<SECRET_1>"),
+    ("SECRET", "password: |\n  s3cr3tvalue\nother: 1", "password: |\n  <SECRET_1>\nother: 1"),
+    ("SECRET", "GET /x?q=%7B%22password%22%3A%22ab1%22%7D", "GET /x?q=%7B%22password%22%3A%22<SECRET_1>%22%7D"),
+    ("SECRET", 'password = "ab\\"cd"', 'password = "<SECRET_1>"'),
+    ("SECRET", "echo -n 'hunter22' | base64", "echo -n '<SECRET_1>' | base64"),
+    # cookies, session ids, tokens by position
+    ("SECRET", "Set-Cookie: JSESSIONID=Ab12Cd34; Path=/; HttpOnly", "Set-Cookie: <SECRET_1>; Path=/; HttpOnly"),
+    ("SECRET", "GET /app;jsessionid=A1B2C3D4E5", "GET /app;jsessionid=<SECRET_1>"),
+    ("SECRET", 'Client("AC0123456789abcdef0123456789abcdef", "f0e1d2c3b4a5968778695a4b3c2d1e0f")',
+     'Client("<SECRET_1>", "<SECRET_2>")'),
+    ("SECRET", "heroku auth:token\n3f2a9c4e-7b1d-4e8a-9c2f-6d5b4a3e2f1c", "heroku auth:token\n<SECRET_1>"),
+    # numbers
+    ("PHONE", "ring 020 7946 0958 now", "ring <PHONE_1> now"),
+    ("PHONE", "tel 01 23 45 67 89", "tel <PHONE_1>"),
+    ("PHONE", "us 1 415 555 0132", "us <PHONE_1>"),
+    ("PHONE", "mobile 07700 900123", "mobile <PHONE_1>"),
+    ("IBAN", "iban de89 3704 0044 0532 0130 00 = DE89370400440532013000", "iban <IBAN_1> = <IBAN_1>"),
+    ("SSN", "ssn 536-22-8745", "ssn <SSN_1>"),
+    ("MAC", "ether 3c:22:fb:7a:11:9e", "ether <MAC_1>"),
+    ("ARN", "arn:aws:iam::123456789012:role/Deploy and 123456789012", "<ARN_1> and <ACCOUNT_1>"),
+    ("ADDRESS", "ship to 742 Evergreen Terrace, Springfield, IL 62704", "ship to <ADDRESS_1>"),
+    # hosts
+    ("HOST", "dig vault.service.consul", "dig <HOST_1>"),
+    ("HOST", "router nas.fritz.box and lp4.home.arpa", "router <HOST_1> and <HOST_2>"),
+    ("HOST", "node ip-10-0-3-17 is NotReady", "node <HOST_1> is NotReady"),
+    ("HOST", "ssh jenkins-prod-02; curl http://jenkins-prod-02:8080/", "ssh <HOST_1>; curl http://<HOST_1>:<PORT_1>/"),
+    # user names in every path form
+    ("USER", r"cd c:\users\alice\x", r"cd c:\users\<USER_1>\x"),
+    ("USER", "ls ~bob/src", "ls ~<USER_1>/src"),
+    ("USER", r"\\wsl$\Ubuntu\home\carol\x", r"\\wsl$\Ubuntu\home\<USER_1>\x"),
+    ("USER", "ls /mnt/c/Users/dave/x", "ls /mnt/c/Users/<USER_1>/x"),
+    # names beside an address, in any layout
+    ("PERSON", "Jane Doe (jane@x.org)", "<PERSON_1> (<EMAIL_1>)"),
+    ("PERSON", "jane@x.org (Jane Doe)", "<EMAIL_1> (<PERSON_1>)"),
+    ("PERSON", "| Jane Doe | Engineer | jane@x.org |", "| <PERSON_1> | Engineer | <EMAIL_1> |"),
+    ("PERSON", "Best regards,\nJane Doe\nStaff Engineer\njane@x.org",
+     "Best regards,\n<PERSON_1>\nStaff Engineer\n<EMAIL_1>"),
 ]
 
 
@@ -196,7 +237,58 @@ NOT_SECRETS = [
 ]
 
 
+# Code-ish numbers and names that look like the new classes (issue 26).
+NOT_SECRETS += [
+    "version 1.2.3 and v2.10.3, see L123 and L1042-L1050",
+    "ts 1700000000 pid 12345678 id 20260115123045",
+    "100 200 3000 rows; coverage 12 34 56 78 90; Mem: 16384 8192 4096",
+    "2026-01-15 12:30:45 and 01/02/2026 and 15.01.2026",
+    "ptr 0x7f3a2c1b4e50 sha 4c2b7d4ff28c",
+    "127.0.0.1:8000 port 8080 ping -c 1 8.8.8.8",
+    "isbn 978-3-16-148410-0; 3 files changed, 120 insertions(+), 15 deletions(-)",
+    "session = requests.Session(); sid = 5; token_type: bearer",
+    "arn:aws:iam::aws:policy/AdministratorAccess",
+    "ssh -T git@github.com; scp file.txt remote:/tmp; dig +short github.com",
+    "x = ~mask & 0xFF",
+    "the Main Street project",
+]
+
+
 @pytest.mark.parametrize("text", NOT_SECRETS)
 def test_ordinary_code_and_prose_stay(text):
     out, report = redact(text)
     assert out == text and report.n_replacements == 0
+
+
+def test_verification_rescans_the_output_with_every_rule():
+    """What discovery never saw is still a leak when any rule finds it in the output."""
+    r = Redactor()
+    r.discover("nothing to see")
+    assert r.survivors("call 020 7946 0958") == ["PHONE"]
+    with pytest.raises(RedactionLeak, match="class HOST"):
+        r.verify("ssh jenkins-prod-02", where="a prefix")
+    assert r.survivors("ssh <HOST_1>") == []
+
+
+def test_a_rule_that_misses_in_discovery_is_caught_by_verification():
+    """Discovery saw the number split over two lines (no rule matches there); the output
+    holds it on one line, and verification finds it."""
+    r = Redactor()
+    r.discover("call 020 7946\n0958 now")
+    assert r.report().distinct == {}
+    out = "call 020 7946 0958 now"
+    with pytest.raises(RedactionLeak, match="class PHONE"):
+        r.verify(out)
+
+
+def test_apply_settles_what_the_rescan_finds():
+    r = Redactor()
+    assert r.apply("mail jane.planted@example.org") == "mail <EMAIL_1>"  # no discover() first
+    r.verify("mail <EMAIL_1>")
+
+
+def test_aliases_share_the_placeholder():
+    r = Redactor()
+    out = r.redact("jane.planted@example.org then ?to=jane.planted%40example.org and card 4111-1111-1111-1111 "
+                   "or 4111111111111111")
+    assert out == "<EMAIL_1> then ?to=<EMAIL_1> and card <CARD_1> or <CARD_1>"

@@ -1,0 +1,288 @@
+"""Where things run: host names, addresses, ports, MAC addresses, cloud accounts and ARNs.
+
+``find(text, low)`` yields ``(class, value)``:
+
+=======  ====================================================================================
+class    found by
+=======  ====================================================================================
+HOST     hosts of URLs (also undotted ones with a digit or a dash: ``http://jenkins-prod-02:8080``),
+         ``host.domain:5432``, fully qualified host names (a known top-level domain, not a
+         file extension; well-known public services such as ``github.com`` and the
+         documentation domains ``example.com`` / ``.test`` / ``.example`` excepted), private
+         suffixes (``.internal``, ``.local``, ``.lan``, ``.corp``, ``.home``, ``.intranet``,
+         ``.localdomain``, ``.consul``, ``.home.arpa``, ``.fritz.box``, ``.ts.net`` ...),
+         EC2-style names ``ip-10-0-3-17``, names the session's own commands address
+         (``ssh`` / ``scp`` / ``rsync`` / ``ping`` / ``telnet`` / ``nc`` / ``dig`` /
+         ``nslookup`` / ``traceroute`` / ``mtr`` / ``curl`` / ``wget`` targets with a digit
+         or a dash in their name, ``Host`` / ``HostName`` lines of an
+         ssh config, the names of an ``/etc/hosts`` line), shell prompts' hosts, IPv4 and
+         IPv6 addresses (not loopback, nor public resolvers such as ``8.8.8.8``)
+PORT     the port of a redacted ``host:port`` (and of ``localhost:port``)
+MAC      MAC addresses ``aa:bb:cc:dd:ee:ff`` / ``aa-bb-...`` / ``aabb.ccdd.eeff`` (not all-zero
+         or broadcast)
+ARN      Amazon Resource Names with an account id or a bucket (``arn:aws:iam::123456789012:role/x``)
+ACCOUNT  12-digit AWS account ids in ARNs, ECR registry hosts and account contexts
+         (``"Account": "..."``, ``AWS_ACCOUNT_ID=``, ``--account-id``, ``account id``);
+         Azure subscription ids (``/subscriptions/<uuid>``, ``subscription id``)
+=======  ====================================================================================
+"""
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import Iterator
+
+from .text import walk_back
+
+# Registrable domains of public services: hosts under them identify no one.
+PUBLIC_DOMAINS = frozenset({
+    "github.com", "githubusercontent.com", "githubassets.com", "gitlab.com", "bitbucket.org",
+    "anthropic.com", "claude.ai", "claude.com", "openai.com", "chatgpt.com", "google.com",
+    "googleapis.com", "gstatic.com", "youtube.com", "microsoft.com", "apple.com", "amazon.com",
+    "stackoverflow.com", "stackexchange.com", "wikipedia.org", "mozilla.org", "w3.org",
+    "python.org", "pypi.org", "pythonhosted.org", "readthedocs.io", "readthedocs.org", "npmjs.com",
+    "npmjs.org", "yarnpkg.com", "nodejs.org", "jsdelivr.net", "unpkg.com", "cloudflare.com",
+    "docker.com", "docker.io", "huggingface.co", "kaggle.com", "arxiv.org", "doi.org", "orcid.org",
+    "golang.org", "go.dev", "rust-lang.org", "crates.io", "rubygems.org", "ubuntu.com",
+    "debian.org", "archlinux.org", "kernel.org", "gnu.org", "apache.org", "vercel.com",
+    "netlify.com", "heroku.com", "schema.org", "json-schema.org", "shields.io", "mit.edu",
+    "opensource.org", "creativecommons.org", "sentry.io", "astral.sh", "anaconda.org",
+    "conda.io", "quarto.org", "jupyter.org", "reactjs.org", "react.dev", "vuejs.org",
+    "typescriptlang.org", "mdn.io", "slack.com", "discord.com", "x.com", "twitter.com",
+    "linkedin.com", "medium.com", "substack.com", "reddit.com", "socket.io",
+    # documentation names (RFC 2606 / 6761): they stand for no real host
+    "example.com", "example.org", "example.net", "example", "test", "invalid"})
+_PRIVATE_TLDS = r"local|internal|lan|corp|home|intranet|localdomain|ts\.net|consul|home\.arpa|fritz\.box|priv|private|intra"
+_TLDS = ("com|net|org|io|ai|co|dev|edu|gov|mil|int|eu|us|uk|de|fr|nl|be|ch|at|se|dk|fi|es|pt|ie|it|ru|cn|jp|kr"
+         "|au|nz|ca|br|mx|ar|za|tech|online|site|xyz|biz|cloud|app|" + _PRIVATE_TLDS)
+_URL = re.compile(r"(?<=[a-zA-Z0-9])://(?:[^/\s\"'<>]*@)?(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)"
+                  r"(?::(?P<port>\d{1,5}))?")
+_FQDN = re.compile(r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+"rf"(?:{_TLDS})")
+_TLD_AT = re.compile(rf"(?<=[A-Za-z0-9])\.(?:{_TLDS})(?![\w(-]|\.\w)")  # where a host name ends
+# .local/.internal/... are private by definition; the other TLDs above need a host-like shape
+# in code (``tf.io``, ``self.app`` are attribute access): so those take two labels before a
+# common TLD, or a URL / port / ssh context.
+_PRIVATE_SUFFIX = re.compile(rf"\.(?:{_PRIVATE_TLDS})$")
+_CODE_TLDS = frozenset({"io", "ai", "co", "dev", "app", "cloud", "home", "it", "at", "be", "int", "us", "ca", "es",
+                        "priv", "private", "intra", "local"})
+_HOST = re.compile(r"localhost|(?:[A-Za-z0-9-]+\.)+[A-Za-z0-9-]+|\[[0-9A-Fa-f:.]+\]")
+_PORT_AT = re.compile(r"(?<=[A-Za-z0-9\]]):(?P<port>\d{2,5})(?![\d.])")  # where host:port ends
+_FILE_EXTS = frozenset(
+    "py pyi pyx ipynb js mjs cjs ts tsx jsx mts cts md mdx qmd rst txt json jsonl yaml yml toml ini cfg conf "
+    "lock rs go java kt kts c h cc cpp hpp cxx rb php sh bash zsh fish ps1 sql html htm css scss sass less "
+    "vue svelte xml csv tsv log swift m mm pl pm ex exs erl hs ml lua r jl dart scala cs fs tex bib proto "
+    "gradle tf hcl zig nim lean el clj vim env diff patch png jpg jpeg gif svg pdf zip gz tar whl so dll "
+    "dylib exe bin wasm map snap test spec config d mod sum".split())
+_IPV4 = re.compile(r"(?<![\w.])(\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})(?![\w]|\.\d)")
+_IPV6_AT = re.compile(r":[0-9A-Fa-f]{0,4}:")  # every IPv6 address holds one; then widened
+_IPV6_CHARS = frozenset("0123456789abcdefABCDEF:")
+_IPV6_TAIL = frozenset("0123456789abcdefABCDEF:.")
+_EC2_NAME = re.compile(r"(?<![\w-])ip-(?:\d{1,3}-){3}\d{1,3}(?![\w-])")
+_SSH_TARGET = re.compile(r"\b(?:ssh|scp|sftp|rsync|mosh|ssh-copy-id)\s+(?:-\S+\s+(?:\S+\s+)?)*?"
+                         r"(?:(?P<user>[a-z_][a-z0-9_.-]*)@(?P<host>[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*)"
+                         r"|(?P<bare>[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*))(?=[\s:'\"/&]|\\[nrt\"]|$)")
+# commands whose argument is a host; flags with a value are skipped (-c 3, -p 22)
+_HOST_COMMAND = re.compile(r"(?:^|(?<=[\s;&|(`$\"'=/])|(?<=\\n))(?:ping6?|telnet|nc|ncat|netcat|dig|nslookup|traceroute6?"
+                           r"|tracepath|mtr|curl|wget|ssh-keyscan|ssh-keygen\s+-R)"
+                           r"(?:\s+(?:-\w+|--[\w-]+)(?:[ =](?!-)(?:\d+|\w+(?=\s+-)))?)*\s+"
+                           r"(?:[a-z_][\w.-]*@)?(?P<host>[A-Za-z][A-Za-z0-9-]{1,62})(?=[\s:;&|)\"'`/]|\\[nrt\"]|$)", re.M)
+_SSH_CONFIG = re.compile(r"(?:^|(?<=\n)|(?<=\\n))[ \t]*(?:Host|HostName)[ \t]+(?P<hosts>[A-Za-z0-9][\w.-]*(?:[ \t]+[A-Za-z0-9][\w.-]*)*)"
+                         r"[ \t]*(?=\r?\n|\\n|$)", re.M)
+_HOSTS_LINE = re.compile(r"(?:^|(?<=\n)|(?<=\\n))[ \t]*(?:\d{1,3}\.){3}\d{1,3}[ \t]+(?P<names>[A-Za-z][\w.-]*(?:[ \t]+[A-Za-z][\w.-]*)*)"
+                         r"[ \t]*(?=\r?\n|\\n|$|[ \t]*#)", re.M)
+_NOT_HOSTS = frozenset({"localhost", "ip6-localhost", "ip6-loopback", "broadcasthost", "host", "hostname", "none",
+                        "example", "server", "remote", "target", "the", "and", "to", "on", "in", "my", "your",
+                        "this", "that", "http", "https", "get", "post", "put", "delete", "head", "options", "patch",
+                        "install", "version", "help", "true", "false", "null"})
+_MAC = re.compile(r"(?<![0-9A-Fa-f:.-])(?:[0-9A-Fa-f]{2}([:-])(?:[0-9A-Fa-f]{2}\1){4}[0-9A-Fa-f]{2}"
+                  r"|[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4})(?![0-9A-Fa-f:.-]|\.\w)")
+_ARN = re.compile(r"\barn:aws[\w-]*:[\w-]+:[\w-]*:(?P<account>\d{12})?:[^\s\"'`,;)}\]\\<>]+")
+_ACCOUNT_CONTEXT = re.compile(r"(?:account[\s_-]?(?:id|number|no)?|aws_account_id|owner[\s_-]?id|account_id)"  # lowered
+                              r"(?:\\*[\"'])?\s*[:=]?\s*(?:\\*[\"'])?(?P<id>\d{12})(?!\d)"
+                              r"|(?<![\w])(?P<ecr>\d{12})\.dkr\.ecr\.")
+_AZURE_SUBSCRIPTION = re.compile(r"(?:/subscriptions/|subscription[\s_-]?id[\"']?\s*[:=]?\s*[\"']?)"  # lowered
+                                 r"(?P<id>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})")
+_HOST_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.-")
+_COMMAND_WORDS = ("ssh", "scp", "sftp", "rsync", "mosh", "ping", "telnet", "nc ", "ncat", "netcat", "dig ",
+                  "nslookup", "traceroute", "tracepath", "mtr ", "curl", "wget", "keyscan", "keygen")
+
+
+def find(text: str, low: str) -> Iterator[tuple[str, str]]:
+    """(class, value) of hosts, ports, MACs, ARNs and accounts of ``text``; see the module doc."""
+    yield from _urls(text)
+    yield from _host_ports(text)
+    yield from _dotted_names(text)
+    for m in _IPV4.finditer(text):
+        if _ipv4(m.group(1)) and not loopback(m.group(1)):
+            yield "HOST", m.group(1)
+    yield from _ipv6s(text)
+    if "ip-" in text:
+        for m in _EC2_NAME.finditer(text):
+            yield "HOST", m.group(0)
+    if any(w in low for w in _COMMAND_WORDS):
+        yield from _command_targets(text)
+    if "host" in low:
+        for m in _SSH_CONFIG.finditer(text):
+            for name in m.group("hosts").split():
+                if _named_host(name) and "*" not in name:
+                    yield "HOST", name
+    if "." in text:
+        for m in _HOSTS_LINE.finditer(text):
+            for name in m.group("names").split():
+                if _named_host(name):
+                    yield "HOST", name
+    if ":" in text or "-" in text or "." in text:
+        for m in _MAC.finditer(text):
+            digits = re.sub(r"[:.-]", "", m.group(0)).lower()
+            if digits not in ("000000000000", "ffffffffffff") and not (m.group(1) != ":" and digits.isdigit()):
+                yield "MAC", m.group(0)
+    yield from _accounts(text, low)
+
+
+# Public resolvers everyone types (ping 8.8.8.8): they locate no one.
+_PUBLIC_RESOLVERS = frozenset({"8.8.8.8", "8.8.4.4", "1.1.1.1", "1.0.0.1", "9.9.9.9", "149.112.112.112",
+                               "208.67.222.222", "208.67.220.220", "2001:4860:4860::8888", "2001:4860:4860::8844",
+                               "2606:4700:4700::1111", "2606:4700:4700::1001"})
+
+
+def loopback(host: str) -> bool:
+    """``localhost``, ``127.x``, ``::1``, ``0.0.0.0``, a public resolver: no one's address."""
+    h = host.strip("[]").lower()
+    if h in ("localhost", "0.0.0.0", "255.255.255.255", "::", "::1") or h in _PUBLIC_RESOLVERS:
+        return True
+    try:
+        ip = ipaddress.ip_address(h)
+    except ValueError:
+        return False
+    return ip.is_loopback or ip.is_unspecified
+
+
+def public_host(host: str) -> bool:
+    h = host.lower().rstrip(".")
+    return any(h == d or h.endswith("." + d) for d in PUBLIC_DOMAINS)
+
+
+def _urls(text: str) -> Iterator[tuple[str, str]]:
+    if "://" not in text:
+        return
+    for m in _URL.finditer(text):
+        host = m.group("host").rstrip(".")
+        if host == "localhost" and m.group("port"):
+            yield "PORT", f"localhost:{m.group('port')}"  # as a bare localhost:5173
+        if loopback(host) or public_host(host):
+            continue
+        bare = host.strip("[]")
+        if "." in host or ":" in bare or _named_host(host):
+            yield "HOST", bare
+            if m.group("port"):
+                yield "PORT", f"{host}:{m.group('port')}"
+
+
+def _host_ports(text: str) -> Iterator[tuple[str, str]]:
+    for m in _PORT_AT.finditer(text):
+        if text[m.start() - 1] == "]":
+            start = text.rfind("[", max(0, m.start() - 48), m.start())
+        else:
+            start = walk_back(text, m.start(), _HOST_CHARS)
+        host = text[start:m.start()] if start >= 0 else ""
+        if not _HOST.fullmatch(host) or (start > 0 and text[start - 1] in "_@/"):
+            continue
+        if loopback(host) and host != "localhost":
+            continue
+        if host == "localhost" or _ipv4(host) or host.startswith("[") or _host_like(host):
+            if not public_host(host):
+                if host != "localhost":
+                    yield "HOST", host.strip("[]")
+                yield "PORT", f"{host}:{m.group('port')}"
+
+
+def _dotted_names(text: str) -> Iterator[tuple[str, str]]:
+    for m in _TLD_AT.finditer(text):
+        start = walk_back(text, m.start(), _HOST_CHARS)
+        host = text[start:m.end()].lstrip(".-")
+        if not _FQDN.fullmatch(host) or (start > 0 and text[start - 1] in "_@/\\"):
+            continue
+        labels = host.split(".")
+        if public_host(host):
+            continue
+        if _PRIVATE_SUFFIX.search(host) and (len(labels) >= 3 or host.islower()) \
+                or len(labels) >= 3 or labels[-1] not in _CODE_TLDS:
+            yield "HOST", host
+
+
+def _ipv6s(text: str) -> Iterator[tuple[str, str]]:
+    last = -1
+    for m in _IPV6_AT.finditer(text):
+        if m.start() < last:
+            continue
+        start = walk_back(text, m.start(), _IPV6_CHARS)
+        end = m.end()
+        while end < len(text) and text[end] in _IPV6_TAIL:
+            end += 1
+        last = end
+        candidate = text[start:end].rstrip(".:")
+        if (start == 0 or not (text[start - 1].isalnum() or text[start - 1] in "_.")) and _ipv6(candidate) \
+                and not _MAC.fullmatch(candidate):
+            yield "HOST", candidate
+
+
+def _command_targets(text: str) -> Iterator[tuple[str, str]]:
+    for m in _SSH_TARGET.finditer(text):
+        user, host = m.group("user"), m.group("host") or m.group("bare")
+        if user:
+            yield "USER", user
+        if "." in host and not public_host(host) and (m.group("user") or _host_like(host)):
+            yield "HOST", host
+        elif "." not in host and _named_host(host):
+            yield "HOST", host
+    for m in _HOST_COMMAND.finditer(text):
+        if _named_host(m.group("host")):
+            yield "HOST", m.group("host")
+
+
+def _named_host(name: str) -> bool:
+    """An undotted name that is a machine's (``jenkins-prod-02``, ``devbox7``), not a word."""
+    low = name.lower()
+    if low in _NOT_HOSTS or len(name) < 3 or name.startswith("-") or not name[0].isalpha():
+        return False
+    return ("." in name and _host_like(name) and not public_host(name)) or any(c.isdigit() for c in name) \
+        or ("-" in name and not name.endswith("-"))
+
+
+def _accounts(text: str, low: str) -> Iterator[tuple[str, str]]:
+    if "arn:" in text:
+        for m in _ARN.finditer(text):
+            arn = m.group(0).rstrip(".:")
+            if m.group("account"):
+                yield "ACCOUNT", m.group("account")
+                yield "ARN", arn
+            elif arn.startswith("arn:aws:s3:::") and len(arn) > len("arn:aws:s3:::"):
+                yield "ARN", arn
+    if "account" in low or ".dkr.ecr." in low or "owner" in low:
+        for m in _ACCOUNT_CONTEXT.finditer(low):
+            group = "id" if m.group("id") else "ecr"
+            yield "ACCOUNT", text[m.start(group):m.end(group)]
+    if "subscription" in low:
+        for m in _AZURE_SUBSCRIPTION.finditer(low):
+            yield "ACCOUNT", text[m.start("id"):m.end("id")]
+
+
+def _ipv4(candidate: str) -> bool:
+    parts = candidate.split(".")
+    return len(parts) == 4 and all(p.isdigit() and int(p) <= 255 and (p == "0" or not p.startswith("0")) for p in parts)
+
+
+def _ipv6(candidate: str) -> bool:
+    if sum(1 for g in candidate.split("%")[0].split(":") if g) < 3 and "." not in candidate:
+        return False
+    try:
+        ip = ipaddress.IPv6Address(candidate.split("%")[0])
+    except ValueError:
+        return False
+    return not (ip.is_loopback or ip.is_unspecified)
+
+
+def _host_like(host: str) -> bool:
+    """A dotted name that is a host, not a file (``setup.py``) or a version (``1.2``)."""
+    labels = host.lower().split(".")
+    return len(labels) >= 2 and labels[-1].isalpha() and labels[-1] not in _FILE_EXTS
