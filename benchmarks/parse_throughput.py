@@ -1,8 +1,11 @@
 """Parse throughput of ``load_session`` next to plain ``json.loads`` of the same lines.
 
 Both sides read the same bytes from disk; the baseline splits lines and decodes each
-with ``json.loads``, the parser additionally builds the session (timeline, counts,
-steps). Measured on the largest corpus transcripts, best of several repeats.
+with ``json.loads``, the parser decodes them with orjson (``json.loads`` only for the
+lines orjson refuses or reads differently: ``sessions.jsonl.parse_line``), checks the
+encoding and the limits, and additionally builds the session (timeline, counts, steps).
+Measured on the largest corpus transcripts, best of several repeats; the RESULT is the
+parser's throughput over the baseline's (above 1: faster than plain ``json.loads``).
 
     .venv/bin/python benchmarks/parse_throughput.py
 """
@@ -20,7 +23,7 @@ from _common import best_of, corpus_root  # noqa: E402
 
 N_FILES = 5
 REPEATS = 5
-TARGET = 0.5
+TARGET = 1.0
 
 
 def plain_decode(path: Path) -> int:

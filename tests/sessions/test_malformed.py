@@ -4,6 +4,7 @@ named (file, line, field, what was found); each bad file is refused with a reaso
 from __future__ import annotations
 
 import copy
+import gzip
 import json
 import os
 import random
@@ -16,7 +17,8 @@ import pytest
 from contextecho.__main__ import main
 from contextecho.sessions import SessionFormatError, load_session, positions, render_prefix, snapshot_at
 from contextecho.sessions.corpus import summarize
-from contextecho.sessions.jsonl import MAX_DEPTH
+from contextecho.sessions.jsonl import MAX_DEPTH, read_jsonl
+from contextecho.sessions.model import Skip
 from tests.sessions.conftest import CC, CX, write_jsonl
 
 pytestmark = pytest.mark.timeout(60)  # a hang is a failure, not a stuck suite
@@ -240,29 +242,41 @@ def test_links(tmp_path):
 
 def test_unreadable_file_is_named(tmp_path, monkeypatch):
     path = write_jsonl(tmp_path / "locked.jsonl", _cc(CC.user("more")))
-    real = Path.read_bytes
+    real = Path.open
 
-    def read_bytes(self):
+    def open_(self, *args, **kwargs):
         if self.name == "locked.jsonl":  # chmod 000 does not stop root: refuse it here
             raise PermissionError(13, "Permission denied", str(self))
-        return real(self)
+        return real(self, *args, **kwargs)
 
-    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    monkeypatch.setattr(Path, "open", open_)
     with pytest.raises(SessionFormatError, match=r"locked\.jsonl: cannot read: Permission denied"):
         load_session(path)
 
 
-@pytest.mark.parametrize("encoding, name", [("utf-16", "UTF-16-LE (byte-order mark)"),
-                                            ("utf-16-le", "UTF-16-LE"), ("utf-16-be", "UTF-16-BE"),
-                                            ("utf-32", "UTF-32-LE (byte-order mark)"),
-                                            ("utf-32-be", "UTF-32-BE")])
-def test_utf16_and_utf32_are_named(tmp_path, encoding, name):
-    path = tmp_path / "wide.jsonl"
-    text = "\n".join(json.dumps(r) for r in _cc(CC.user("more"))) + "\n"
-    path.write_bytes(text.encode(encoding))
-    with pytest.raises(SessionFormatError, match=rf"wide\.jsonl: {name.replace('(', '.').replace(')', '.')} "
-                                                 "encoded text, not UTF-8"):
-        load_session(path)
+@pytest.mark.parametrize("encoding, bom, note", [
+    ("utf-16", b"", "UTF-16-LE text (byte-order mark)"),
+    ("utf-16-be", b"\xfe\xff", "UTF-16-BE text (byte-order mark)"),
+    ("utf-16-le", b"", "UTF-16-LE text (no byte-order mark; recognised by its NUL bytes)"),
+    ("utf-16-be", b"", "UTF-16-BE text (no byte-order mark; recognised by its NUL bytes)"),
+    ("utf-32", b"", "UTF-32-LE text (byte-order mark)"),
+    ("utf-32-be", b"\x00\x00\xfe\xff", "UTF-32-BE text (byte-order mark)"),
+    ("utf-32-le", b"", "UTF-32-LE text (no byte-order mark; recognised by its NUL bytes)"),
+    ("utf-32-be", b"", "UTF-32-BE text (no byte-order mark; recognised by its NUL bytes)")])
+def test_utf16_and_utf32_are_decoded(tmp_path, encoding, bom, note):
+    """A wide encoding is read like UTF-8: the same records, line numbers and skips."""
+    text = "\n".join(json.dumps(r, ensure_ascii=False) for r in
+                     _cc(CC.user("naïve café ☕ 😀 über"))) + "\n// a comment\n"
+    utf8 = tmp_path / "utf8.jsonl"
+    utf8.write_bytes(text.encode("utf-8"))
+    wide = tmp_path / "wide.jsonl"
+    wide.write_bytes(bom + text.encode(encoding))
+    a, b = read_jsonl(utf8), read_jsonl(wide)
+    assert b.records == a.records and b.skipped == a.skipped == [Skip(5, "comment line, not JSON")]
+    assert b.n_lines == 5 and b.notes == (f"{note}, decoded to UTF-8",)
+    assert "naïve café ☕ 😀 über" in json.dumps(b.records, ensure_ascii=False)
+    s = load_session(wide)
+    assert s.counts.n_user_msgs == 2 and s.counts.n_agent_steps == 2
 
 
 def test_utf8_bom_is_read(tmp_path):
@@ -340,6 +354,8 @@ def _good_and_bad_folder(root: Path) -> dict[str, str]:
     write_jsonl(root / "good" / "rollout.jsonl", [CX.meta(), *CX.turn("fix", "fixed", "c1")])
     # a good file with bad records is read, its bad records listed
     write_jsonl(root / "good" / "some-bad-records.jsonl", _cc(CLAUDE_CASES[0][1]))
+    # a UTF-16 file is decoded and read like its UTF-8 twin
+    (root / "good" / "utf16.jsonl").write_bytes("".join(json.dumps(r) + "\n" for r in _cc(CC.user("x"))).encode("utf-16"))
     bad = {}
     (root / "bad").mkdir()
     (root / "bad" / "deep.jsonl").write_text(_deep(100_000) + "\n")
@@ -352,8 +368,10 @@ def _good_and_bad_folder(root: Path) -> dict[str, str]:
     bad["bad/dangling.jsonl"] = "dangling symlink"
     (root / "bad" / "folder-loop").symlink_to(root)
     bad["bad/folder-loop"] = "symlink loop"
-    (root / "bad" / "utf16.jsonl").write_bytes(json.dumps(CC.user("x")).encode("utf-16"))
-    bad["bad/utf16.jsonl"] = "UTF-16-LE"
+    (root / "bad" / "packed.jsonl").write_bytes(gzip.compress(json.dumps(CC.user("x")).encode()))
+    bad["bad/packed.jsonl"] = "gzip-compressed: decompress it first"
+    (root / "bad" / "padded.jsonl").write_bytes(json.dumps(CC.user("x")).encode() + b"\n" + b"\x00" * 9000)
+    bad["bad/padded.jsonl"] = "line 2: binary file (NUL-padded"
     (root / "bad" / "empty.jsonl").write_bytes(b"")
     bad["bad/empty.jsonl"] = "empty file"
     (root / "bad" / "gemini.jsonl").write_text(json.dumps(
@@ -385,7 +403,7 @@ def test_corpus_reports_every_good_and_bad_file(tmp_path, refuse_listing, capsys
     bad = _good_and_bad_folder(root)
     summaries, skipped = summarize(root)
     assert sorted(s.file for s in summaries) == ["good/claude.jsonl", "good/rollout.jsonl",
-                                                 "good/some-bad-records.jsonl"]
+                                                 "good/some-bad-records.jsonl", "good/utf16.jsonl"]
     reasons = dict(skipped)
     assert set(reasons) == set(bad)
     for name, part in bad.items():

@@ -3,29 +3,72 @@
 Reads Claude Code transcripts from ``~/.claude/projects`` and Codex CLI rollouts from
 ``~/.codex/sessions`` (both overridable) and writes them under the destination as
 ``claude_code/<project>/<id>.jsonl`` and ``codex_cli/YYYY/MM/DD/rollout-*.jsonl``.
-Every key and string value of every record — and the relative path itself — is
-redacted with one :class:`Redactor` per file (so placeholders agree within a session),
-and the written text is verified to contain none of the originals before it is kept.
-A file that fails verification (or cannot be read) is reported — its redacted path, the
-classes and counts, never the strings — and skipped; the others are imported, and the
-exit status is 1. Your login name and machine name are always redacted;
-``--redact-term`` adds more.
+
+Decode, then redact, or refuse. Each file's encoding is found as the session readers
+find it (:func:`~contextecho.sessions.encoding.detect_encoding`): UTF-8 with or without
+a byte-order mark, UTF-16 and UTF-32 in either byte order are decoded, redacted and
+verified alike and written as UTF-8; a compressed file, an archive or binary data (a
+NUL byte anywhere) is refused with its reason and nothing of it is written.
+
+Every key and string value of every record, every line that is not JSON (as text) and
+the relative path itself are redacted with one :class:`Redactor` per file (so
+placeholders agree within a session), in two passes over the file, line by line:
+
+1. *discover*: the lines are parsed (:func:`~contextecho.sessions.jsonl.parse_line`:
+   orjson, ``json.loads`` for what it refuses) and fed to the redactor in batches;
+2. *replace and verify*: each line is redacted (a record as JSON, another line as
+   text); each batch is verified — its decoded values (JSON escapes could hide an
+   original) and its written text must hold none of the originals — before it is
+   written.
+
+Lone surrogates (``"\\ud83d"``, a tool output cut mid-emoji) become U+FFFD as the line is
+parsed, and so do invalid UTF-8 bytes: what is redacted, verified and written is valid
+UTF-8.
+
+Limits, so that memory stays bounded whatever the file: about :data:`BATCH_BYTES`
+(256 KiB) of lines are held at a time, plus the strings the redactor discovered — not
+every record, nor every redacted copy; a line longer than
+:data:`~contextecho.sessions.encoding.MAX_LINE_BYTES` (32 MiB) is never read whole and
+refuses the file; a value nested deeper than :data:`~contextecho.sessions.jsonl.MAX_DEPTH`
+(200) levels refuses the file (never recursed into).
+
+Writing goes through a temporary file next to the target (``.<name>.<pid>.tmp``),
+flushed to disk and renamed over it; on any failure, Ctrl-C included, the temporary
+file and the folders made for it are removed: no half file, nothing unverified.
+
+Imports never abort: a file that fails — unreadable, compressed or binary, a line too
+long or too deep, failed verification, any other error — is reported (its redacted
+path and the reason: for a failed verification the classes and counts, never the
+strings; for an unexpected error only the exception's type, whose message could quote
+the file) and skipped; the others are imported, and the exit status is 1. Your login
+name and machine name are always redacted; ``--redact-term`` adds more.
 """
 from __future__ import annotations
 
 import argparse
 import getpass
+import hashlib
 import json
 import os
+import re
 import socket
 import sys
 from collections import Counter
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Callable, Iterable, Iterator, Mapping
 
 from ..engine.paths import data_dir
 from ..sessions.corpus import scan
-from ..sessions.errors import RedactionLeak
+from ..sessions.encoding import SNIFF_BYTES, detect_encoding, iter_lines, long_line_reason
+from ..sessions.errors import RedactionLeak, SessionFormatError
+from ..sessions.jsonl import TooDeep, parse_line
 from ..sessions.redaction import GENERIC_USERS, Redactor
+
+BATCH_BYTES = 2**18  # lines discovered, or verified and written, at a time
+# A surrogate escape (\ud800-\udfff) or a UTF-8-encoded surrogate, which json.loads accepts
+_SURROGATE_SOURCE = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 SOURCES = (("claude_code", "claude_dir", "~/.claude/projects"),
            ("codex_cli", "codex_dir", "~/.codex/sessions"))
@@ -60,36 +103,207 @@ def local_identity() -> dict[str, list[str]]:
     return extra
 
 
-_UNPARSED = object()
+# One parsed line: (JSON value, or the line's text), is it JSON, did it end with a newline, its size in bytes
+Line = tuple[object, bool, bool, int]
 
 
-def redact_transcript(text: str, rel: str, extra: dict[str, list[str]]) -> tuple[str, str]:
-    """Redact one JSONL transcript and its relative path; verify; return both.
+def import_file(path: Path, rel: str, extra: Mapping[str, Iterable[str]], dest: Path, *,
+                dry_run: bool = False) -> Path:
+    """Redact the transcript at ``path`` (``rel`` below its source folder) into ``dest``
+    under its redacted relative path, verified; return that target. ``dry_run``: all but
+    the writing. Raises :class:`SessionFormatError` (refused, with its reason),
+    :class:`RedactionLeak` (failed verification) or ``OSError`` (cannot write)."""
+    source = _Source(path)
+    redactor = _discovered(source.lines(), rel, extra)
+    target = dest / _redacted_path(redactor, rel)
+    if dry_run:
+        _redact(redactor, source.lines(), lambda data: None)
+    else:
+        with _staged(target) as write:
+            _redact(redactor, source.lines(), write)
+    return target
 
-    Every key and string value of every record is redacted (lines that are not JSON as
-    plain text) with one redactor. Raises :class:`RedactionLeak` (classes, never the
-    strings) when the verification pass finds an original in the decoded values, the
-    written text or the path."""
+
+def redact_transcript(text: str, rel: str, extra: Mapping[str, Iterable[str]]) -> tuple[str, str]:
+    """Redact one JSONL transcript held in memory and its relative path; verify; return
+    both (the same passes as :func:`import_file`). Raises :class:`RedactionLeak` (classes,
+    never the strings) when verification finds an original, :class:`SessionFormatError`
+    for a line nested too deep."""
+    redactor = _discovered(_text_lines(text), rel, extra)
+    new_rel = _redacted_path(redactor, rel)
+    parts: list[bytes] = []
+    _redact(redactor, _text_lines(text), parts.append)
+    return b"".join(parts).decode("utf-8"), new_rel
+
+
+def _discovered(lines: Iterator[Line], rel: str, extra: Mapping[str, Iterable[str]]) -> Redactor:
+    """Pass 1: a redactor that has discovered the path and every line, a batch at a time."""
     redactor = Redactor(extra)
-    lines = text.split("\n")
-    parsed: list[object] = []
-    for line in lines:
-        try:
-            parsed.append(json.loads(line))
-        except ValueError:
-            parsed.append(_UNPARSED)
-    records = [obj for obj in parsed if obj is not _UNPARSED]
-    redactor.discover_object([rel, *records, *(line for line, obj in zip(lines, parsed) if obj is _UNPARSED)])
+    redactor.discover_object([rel])
+    batch, size = [], 0
+    for value, _, _, n in lines:
+        batch.append(value)
+        size += n
+        if size >= BATCH_BYTES:
+            redactor.discover_object(batch)
+            batch, size = [], 0
+    if batch:
+        redactor.discover_object(batch)
+    return redactor
+
+
+def _redacted_path(redactor: Redactor, rel: str) -> str:
     new_rel = redactor.apply(rel)
-    clean = [redactor.apply(line) if obj is _UNPARSED else redactor.apply_object(obj)
-             for line, obj in zip(lines, parsed)]
-    out = "\n".join(c if isinstance(c, str) and obj is _UNPARSED else json.dumps(c, ensure_ascii=False)
-                     for c, obj in zip(clean, parsed))
-    # decoded values (JSON escapes could hide an original), the written text, the path
-    found = Counter(redactor.object_survivors([new_rel, *clean])) | Counter(redactor.survivors(out))
-    if found:  # per class, the larger of the two counts (one original is found by both)
+    found = redactor.object_survivors([new_rel])
+    if found:
+        raise RedactionLeak(found, "the redacted path")
+    return new_rel
+
+
+def _redact(redactor: Redactor, lines: Iterator[Line], write: Callable[[bytes], object]) -> None:
+    """Pass 2: redact each line; verify each batch, then write it."""
+    clean_batch: list[object] = []
+    out_batch: list[str] = []
+    size = 0
+    for value, is_json, newline, n in lines:
+        if is_json:
+            clean = redactor.apply_object(value)
+            out = json.dumps(clean, ensure_ascii=False)
+        else:
+            clean = out = redactor.apply(value)
+        clean_batch.append(clean)
+        out_batch.append(out + "\n" if newline else out)
+        size += n
+        if size >= BATCH_BYTES:
+            _verify_and_write(redactor, clean_batch, out_batch, write)
+            clean_batch, out_batch, size = [], [], 0
+    if out_batch:
+        _verify_and_write(redactor, clean_batch, out_batch, write)
+
+
+def _verify_and_write(redactor: Redactor, clean: list[object], out: list[str],
+                      write: Callable[[bytes], object]) -> None:
+    text = "".join(out)
+    # decoded values (JSON escapes could hide an original) and the written text; per
+    # class, the larger of the two counts (one original is found by both)
+    found = Counter(redactor.object_survivors(clean)) | Counter(redactor.survivors(text))
+    if found:
         raise RedactionLeak(list(found.elements()), "the redacted copy")
-    return out, new_rel
+    write(text.encode("utf-8"))
+
+
+class _Source:
+    """A transcript file read twice, line by line: the second read must see the very
+    bytes the first one saw (a session still being written grows between the two)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.n_lines: int | None = None
+        self.digest: bytes | None = None
+
+    def lines(self) -> Iterator[Line]:
+        """The file's lines, decoded and parsed, one at a time; on the second read only
+        as many as the first saw, and :class:`SessionFormatError` if they differ."""
+        path, digest, no = self.path, hashlib.blake2b(digest_size=16), 0
+        try:
+            with path.open("rb") as fh:
+                encoding = detect_encoding(fh.read(SNIFF_BYTES), path)
+                for no, raw in enumerate(iter_lines(fh, encoding, path), 1):
+                    if self.n_lines is not None and no > self.n_lines:
+                        no -= 1
+                        break
+                    if raw is None:
+                        raise SessionFormatError(path, no, f"{long_line_reason()} (refused: no line is "
+                                                           "read whole past that)")
+                    digest.update(raw)
+                    yield _parsed(path, no, raw)
+        except OSError as exc:
+            raise SessionFormatError(path, 0, f"cannot read it ({exc.strerror or type(exc).__name__})") from None
+        if self.digest is None:
+            self.n_lines, self.digest = no, digest.digest()
+        elif (no, digest.digest()) != (self.n_lines, self.digest):
+            raise SessionFormatError(path, 0, "the file changed while it was being imported (a session "
+                                              "still running?): import it again once it is closed")
+
+
+def _text_lines(text: str) -> Iterator[Line]:
+    lines = text.split("\n")
+    for no, line in enumerate(lines, 1):
+        raw = line.encode("utf-8", "surrogatepass") + (b"\n" if no < len(lines) else b"")
+        if raw:
+            yield _parsed("<text>", no, raw)
+
+
+def _parsed(path: str | Path, no: int, raw: bytes) -> Line:
+    newline = raw.endswith(b"\n")
+    body = raw[:-1] if newline else raw
+    try:
+        try:
+            value = parse_line(body)
+        except UnicodeDecodeError:  # invalid UTF-8: U+FFFD, as a reader of text shows it
+            body = body.decode("utf-8", "replace").encode("utf-8")
+            value = parse_line(body)
+    except TooDeep as exc:
+        raise SessionFormatError(path, no, str(exc)) from None
+    except ValueError:
+        return body.decode("utf-8", "replace"), False, newline, len(raw)
+    if _SURROGATE_SOURCE.search(body):
+        value = _without_surrogates(value)
+    return value, True, newline, len(raw)
+
+
+def _without_surrogates(value):
+    """``value`` with every lone surrogate in its keys and strings replaced by U+FFFD
+    (its depth is bounded by the parser)."""
+    if type(value) is str:
+        return _SURROGATE.sub("\ufffd", value)
+    if type(value) is list:
+        return [_without_surrogates(v) for v in value]
+    if type(value) is dict:
+        return {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
+    return value
+
+
+@contextmanager
+def _staged(target: Path) -> Iterator[Callable[[bytes], object]]:
+    """Write ``target`` through a temporary file in its folder, flushed to disk and
+    renamed over it; on any failure (Ctrl-C too) remove it and the folders made for it."""
+    made = []
+    folder = target.parent
+    while not folder.exists():
+        made.append(folder)
+        folder = folder.parent
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "wb") as fh:
+            yield fh.write
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        for folder in made:  # deepest first; one that is not empty stays
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+        raise
+    _fsync_folder(target.parent)
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Make the rename durable (where the platform allows opening a folder)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def leak_counts(exc: RedactionLeak) -> str:
@@ -97,17 +311,22 @@ def leak_counts(exc: RedactionLeak) -> str:
     return ", ".join(f"{n} {cls}" for cls, n in sorted(Counter(exc.classes).items()))
 
 
-def _write(target: Path, text: str) -> None:
-    """Write through a temporary file and a rename, so a crash leaves no half file."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(target)
+def skip_reason(exc: Exception) -> str:
+    """Why a file was not imported, in words that quote nothing of the file."""
+    if isinstance(exc, RedactionLeak):
+        return f"failed verification ({leak_counts(exc)} original string(s) survive redaction)"
+    if isinstance(exc, SessionFormatError):
+        return f"line {exc.line}: {exc.reason}" if exc.line else exc.reason
+    if isinstance(exc, OSError):
+        return f"cannot write it ({exc.strerror or type(exc).__name__})"
+    if isinstance(exc, MemoryError):
+        return "too large to redact in memory"
+    return f"failed ({type(exc).__name__}; the message is not shown, it could quote the file)"
 
 
 def run(args: argparse.Namespace) -> int:
-    """Import every transcript; one that fails verification (or cannot be read) is
-    reported and skipped, the others are imported. Exit status 1 when any was skipped."""
+    """Import every transcript; one that cannot be imported is reported with its reason
+    and skipped, the others are imported. Exit status 1 when any was skipped."""
     dest = (args.dest or data_dir() / "own_sessions").expanduser()
     extra = local_identity()
     if args.redact_term:
@@ -128,34 +347,31 @@ def run(args: argparse.Namespace) -> int:
             # what the report names: the redacted path (the original may hold the user name)
             shown = _shown_path(label, rel, index, extra)
             try:
-                text = path.read_text(encoding="utf-8", errors="replace")
-                out, new_rel = redact_transcript(text, rel, extra)
-            except RedactionLeak as exc:
-                print(f"NOT imported {shown}: failed verification ({leak_counts(exc)} original "
-                      f"string(s) survive redaction); skipped", file=sys.stderr)
+                target = import_file(path, rel, extra, dest / label, dry_run=args.dry_run)
+            except Exception as exc:  # one file's failure is that file's skip, never the import's end
+                print(f"NOT imported {shown}: {skip_reason(exc)}; skipped", file=sys.stderr)
                 skipped.append(shown)
                 continue
-            except OSError as exc:
-                print(f"NOT imported {shown}: cannot read it ({type(exc).__name__}); skipped", file=sys.stderr)
-                skipped.append(shown)
-                continue
-            target = dest / label / new_rel
             if args.dry_run:
                 print(f"would write {target}")
-            else:
-                _write(target, out)
             n_files += 1
     verb = "would import" if args.dry_run else "imported"
     print(f"{verb} {n_files} transcript file(s) into {dest} (redacted)")
     if skipped:
-        print(f"skipped {len(skipped)} file(s) that failed verification or could not be read: "
+        print(f"skipped {len(skipped)} file(s) that could not be imported (reasons above): "
               f"{', '.join(skipped)}", file=sys.stderr)
         return 1
     return 0
 
 
 def _shown_path(label: str, rel: str, index: int, extra: dict[str, list[str]]) -> str:
-    redactor = Redactor(extra)
-    redactor.discover(rel)
-    shown = redactor.apply(rel)
-    return f"{label}/{shown}" if not redactor.survivors(shown) else f"{label} file #{index}"
+    """How the report names a file: its redacted path, else its number."""
+    try:
+        redactor = Redactor(extra)
+        redactor.discover(rel)
+        shown = redactor.apply(rel)
+        if not redactor.survivors(shown):
+            return f"{label}/{shown}"
+    except Exception:  # a redaction bug must not end the import, nor show the path
+        pass
+    return f"{label} file #{index}"

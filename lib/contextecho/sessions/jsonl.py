@@ -2,36 +2,51 @@
 
 The path is checked before it is opened: FIFOs, sockets and devices are refused (reading
 a FIFO would block forever), symlink loops and dangling links are named as such. The
-bytes are UTF-8, with or without a byte-order mark; UTF-16 and UTF-32 files are named
-as such, and so is a file that is one JSON document rather than one record per line.
+encoding is found by :func:`~contextecho.sessions.encoding.detect_encoding` — UTF-8 with
+or without a byte-order mark, UTF-16 and UTF-32 in either byte order (decoded); a
+compressed file, an archive or binary data (a NUL byte) is refused with its reason —
+and the file is read line by line (:func:`~contextecho.sessions.encoding.iter_lines`: a
+line longer than :data:`~contextecho.sessions.encoding.MAX_LINE_BYTES` is skipped and
+named, never held whole). A file that is one JSON document rather than one record per
+line is named as such.
 
-One pass over the bytes; each line decoded by ``json.loads`` directly from bytes (UTF-8
-is validated there). Whole-file problems — missing, empty, binary, another encoding,
+Each line is decoded by :func:`parse_line`: orjson first (fast), ``json.loads`` for a
+line orjson refuses or would read differently, so the records and the errors are
+exactly those of ``json.loads``: orjson rejects what ``json.loads`` accepts — lone
+surrogate escapes (``"\\ud83d"``, a tool output cut mid-emoji), UTF-8-encoded
+surrogates, ``NaN``/``Infinity``, numbers that overflow a double — and reads integers
+beyond 64 bits as floats, so a line holding a run of 19 or more digits goes to
+``json.loads`` directly. Whole-file problems — missing, empty, compressed, binary,
 nothing decodable — raise :class:`SessionFormatError`; a bad line (not JSON, invalid
-UTF-8, not an object, nested deeper than :data:`MAX_DEPTH`, truncated final line)
-becomes a counted :class:`Skip` naming the line. A *glued* line — two or more records
-written with no newline between them — yields each of its records, all with that
-line's number, and is listed in :attr:`RawFile.glued_lines`.
+UTF-8, not an object, nested deeper than :data:`MAX_DEPTH`, truncated final line, too
+long) becomes a counted :class:`Skip` naming the line. A *glued* line — two or more
+records written with no newline between them — yields each of its records, all with
+that line's number, and is listed in :attr:`RawFile.glued_lines`.
 """
 from __future__ import annotations
 
 import errno
+import io
 import json
 import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
+import orjson
+
+from .encoding import MAX_LINE_BYTES, SNIFF_BYTES, detect_encoding, iter_lines, long_line_reason
 from .errors import SessionFormatError
 from .fields import json_type
 from .model import Skip
 
-_SNIFF_BYTES = 8192
 MAX_DEPTH = 200  # real transcripts nest about 10 levels; deeper is refused, never recursed into
-UTF8_BOM = b"\xef\xbb\xbf"
-# Longest first: the UTF-32-LE mark begins with the UTF-16-LE one.
-_OTHER_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32-LE"), (b"\x00\x00\xfe\xff", "UTF-32-BE"),
-               (b"\xff\xfe", "UTF-16-LE"), (b"\xfe\xff", "UTF-16-BE"))
+# One byte-level pass tells both what orjson could misread and how deep a line could
+# nest: digits become "0" (orjson reads an integer beyond 64 bits as a float, and such
+# a number has at least 19 digits), opening brackets "[", everything else a space.
+_SHAPE = bytes(48 if 48 <= b <= 57 else 91 if b in b"[{" else 32 for b in range(256))
+_LONG_NUMBER = b"0" * 19
 _NOT_REGULAR = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
                 (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
 
@@ -78,30 +93,37 @@ def path_problem(path: str | Path) -> str | None:
     return None
 
 
-def read_bytes(path: str | Path) -> bytes:
-    path = Path(path)
-    problem = path_problem(path)
-    if problem:
-        raise SessionFormatError(path, 0, problem)
+class TooDeep(ValueError):
+    """A JSON value nested deeper than :data:`MAX_DEPTH` levels."""
+
+
+def parse_line(raw: bytes):
+    """The JSON value of one line, exactly as ``json.loads(raw)`` gives it (see the module
+    doc: orjson first, ``json.loads`` for what orjson refuses or reads differently).
+
+    Raises what ``json.loads`` raises — ``ValueError``, ``UnicodeDecodeError`` for invalid
+    UTF-8 — and :class:`TooDeep` for a value nested deeper than :data:`MAX_DEPTH` levels
+    (also where ``json.loads`` would exhaust the stack: no ``RecursionError``)."""
+    shape = raw.translate(_SHAPE)
+    if _LONG_NUMBER in shape:
+        obj = _json_loads(raw)
+    else:
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            obj = _json_loads(raw)
+    # A container can be no deeper than its count of opening brackets: count first,
+    # walk the decoded value only when that bound is high.
+    if shape.count(b"[") > MAX_DEPTH and type(obj) in (dict, list) and _too_deep(obj):
+        raise TooDeep(_deep_reason())
+    return obj
+
+
+def _json_loads(raw: bytes):
     try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise SessionFormatError(path, 0, f"cannot read: {exc.strerror or exc}") from None
-
-
-def other_encoding(data: bytes) -> str | None:
-    """The name of a UTF-16/UTF-32 encoding ``data`` is in (by mark or NUL pattern), else None."""
-    for bom, name in _OTHER_BOMS:
-        if data.startswith(bom):
-            return f"{name} (byte-order mark)"
-    head = data[:4]
-    if len(head) == 4 and b"\x00" in head:
-        # The first character of a transcript is ASCII ("{"): its NUL bytes place it.
-        pattern = tuple(b == 0 for b in head)
-        return {(True, True, True, False): "UTF-32-BE", (False, True, True, True): "UTF-32-LE",
-                (True, False, True, False): "UTF-16-BE",
-                (False, True, False, True): "UTF-16-LE"}.get(pattern)
-    return None
+        return json.loads(raw)
+    except RecursionError:
+        raise TooDeep(_deep_reason()) from None
 
 
 def _too_deep(obj, limit: int = MAX_DEPTH) -> bool:
@@ -142,42 +164,43 @@ def _deep_reason() -> str:
 
 
 def read_jsonl(path: str | Path, data: bytes | None = None) -> RawFile:
+    """Read the transcript at ``path`` (or its bytes ``data``); see the module doc."""
     path = Path(path)
-    if data is None:
-        data = read_bytes(path)
-    notes = []
-    encoding = other_encoding(data)
-    if encoding:
-        raise SessionFormatError(path, 0, f"{encoding} encoded text, not UTF-8: transcripts are "
-                                 f"UTF-8 (convert it with iconv -f {encoding.split()[0]} -t UTF-8)")
-    if data.startswith(UTF8_BOM):
-        data = data[len(UTF8_BOM):]
-        notes.append("UTF-8 byte-order mark at the start of the file (ignored)")
-    if not data.strip():
-        raise SessionFormatError(path, 0, "empty file (no records)")
-    nul = data.find(b"\x00", 0, _SNIFF_BYTES)
-    if nul >= 0:
-        raise SessionFormatError(path, data.count(b"\n", 0, nul) + 1,
-                                 "binary file (NUL byte), not a JSONL transcript")
-    lines = data.split(b"\n")
-    ends_with_newline = lines[-1] == b""
-    if ends_with_newline:
-        lines.pop()
-    last = len(lines)
+    if data is not None:
+        return _read(path, io.BytesIO(data))
+    problem = path_problem(path)
+    if problem:
+        raise SessionFormatError(path, 0, problem)
+    try:
+        with path.open("rb") as fh:
+            return _read(path, fh)
+    except OSError as exc:
+        raise SessionFormatError(path, 0, f"cannot read: {exc.strerror or exc}") from None
+
+
+def _read(path: Path, fh: BinaryIO) -> RawFile:
+    encoding = detect_encoding(fh.read(SNIFF_BYTES), path)
+    notes = [encoding.note] if encoding.note else []
     records: list[tuple[int, dict]] = []
     skipped: list[Skip] = []
     glued: list[int] = []
     first_line = None  # 1-based number of the first non-blank line, and whether it was a record
-    loads = json.loads
-    for no, raw in enumerate(lines, 1):
+    n_lines = n_bytes = 0
+    for no, raw in enumerate(iter_lines(fh, encoding, path), 1):
+        n_lines = no
+        if raw is None:
+            skipped.append(Skip(no, f"{long_line_reason()} (not read)"))
+            first_line = first_line or (no, False)
+            continue
+        n_bytes += len(raw)
         try:
-            obj = loads(raw)
+            obj = parse_line(raw)  # a trailing newline is JSON whitespace: no copy without it
         except UnicodeDecodeError as exc:
             skipped.append(Skip(no, f"invalid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"))
             first_line = first_line or (no, False)
             continue
-        except RecursionError:
-            skipped.append(Skip(no, _deep_reason()))
+        except TooDeep as exc:
+            skipped.append(Skip(no, str(exc)))
             first_line = first_line or (no, False)
             continue
         except ValueError:
@@ -195,7 +218,7 @@ def read_jsonl(path: str | Path, data: bytes | None = None) -> RawFile:
                 else:
                     glued.append(no)
                     records.extend((no, v) for v in values)
-            elif no == last and not ends_with_newline:
+            elif not raw.endswith(b"\n"):  # only the last line can lack its newline
                 skipped.append(Skip(no, "truncated last line (incomplete JSON, no final newline)"))
             elif raw.lstrip().startswith((b"//", b"#")):
                 skipped.append(Skip(no, "comment line, not JSON"))
@@ -206,22 +229,19 @@ def read_jsonl(path: str | Path, data: bytes | None = None) -> RawFile:
         if type(obj) is not dict:
             skipped.append(Skip(no, f"JSON {type(obj).__name__}, not an object"))
             continue
-        # A container can be no deeper than its count of opening brackets: count first,
-        # walk the decoded record only when that bound is high.
-        if raw.count(b"{") + raw.count(b"[") > MAX_DEPTH and _too_deep(obj):
-            skipped.append(Skip(no, _deep_reason()))
-            continue
         records.append((no, obj))
-    if first_line is not None and not first_line[1]:
-        _refuse_document(path, data)
+    if first_line is None:
+        raise SessionFormatError(path, 0, "empty file (no records)")
+    if not first_line[1] and n_bytes <= MAX_LINE_BYTES:  # a document is no longer than a line may be
+        _refuse_document(path, b"".join(raw for raw in iter_lines(fh, encoding, path) if raw is not None))
     if not records:
         if skipped and all(k.reason.startswith("invalid UTF-8") for k in skipped):
             raise SessionFormatError(path, skipped[0].line, "not UTF-8 text: no line decodes as UTF-8 "
                                      f"(line {skipped[0].line}: {skipped[0].reason}); a legacy 8-bit "
                                      "encoding such as Latin-1 or Windows-1252?")
-        first = skipped[0] if skipped else Skip(1, "no records")
+        first = skipped[0]
         raise SessionFormatError(path, first.line, f"no JSON records in file (line {first.line}: {first.reason})")
-    return RawFile(path, records, skipped, len(lines), len(data), tuple(glued), tuple(notes))
+    return RawFile(path, records, skipped, n_lines, n_bytes, tuple(glued), tuple(notes))
 
 
 def _refuse_document(path: Path, data: bytes) -> None:
