@@ -161,3 +161,44 @@ def test_empty_assistant_text_is_not_a_step(tmp_path, cc, write):
     recs = [cc.user("go"), cc.assistant("a", cc.text("   ")), cc.assistant("b", cc.text("ok"))]
     s = load_session(write(tmp_path / "t.jsonl", recs))
     assert s.counts.n_agent_steps == 1 and s.counts.n_assistant_msgs == 2
+
+
+def test_tool_call_text_is_its_input_as_json(tmp_path, cc, write):
+    block = {"type": "tool_use", "id": "t1", "name": "Edit",
+             "input": {"file_path": "/w/é.py", "n": 2, "x": 1.5, "flags": [True, None], "o": {}}}
+    s = load_session(write(tmp_path / "t.jsonl", [cc.user("go"), cc.assistant("a", block)]))
+    assert s.entries[1].text == '{"file_path": "/w/é.py", "n": 2, "x": 1.5, "flags": [true, null], "o": {}}'
+    assert (s.entries[1].kind, s.entries[1].tool_name, s.entries[1].step) == (TOOL_CALL, "Edit", 1)
+
+
+def test_tool_calls_kept_out_of_the_timeline_are_still_counted(tmp_path, cc, write):
+    recs = [cc.user("go"), cc.assistant("a", cc.tool("t1"), cc.text("first")),
+            cc.assistant("s", cc.tool("t2"), isSidechain=True),
+            cc.assistant("e", cc.tool("t3"), isApiErrorMessage=True),
+            cc.assistant("a", cc.tool("t1"), cc.text("first"))]  # a replay: same ids, same text
+    s = load_session(write(tmp_path / "t.jsonl", recs))
+    assert s.counts.n_tool_calls == 3 and s.counts.n_assistant_msgs == 3
+    assert [e.call_id for e in s.entries if e.kind == TOOL_CALL] == ["t1"]
+    assert s.report.n_duplicates == 2 and s.counts.n_agent_steps == 2
+
+
+def test_hand_offs_and_version_follow_the_owning_session_id(tmp_path, cc, write):
+    recs = [cc.user("Implement the plan", sessionId="planner", version="1.0.0"),
+            cc.assistant("a", cc.text("on it"), sessionId="worker", version=None),
+            cc.user("go on", sessionId="worker", version="2.1.5"),
+            cc.user("go on", sessionId="planner"),
+            cc.assistant("b", cc.text("done"), sessionId="worker", version="2.1.6")]
+    s = load_session(write(tmp_path / "t.jsonl", recs))
+    assert (s.session_id, s.version) == ("worker", "2.1.5")
+    assert [(e.text, e.user_class, e.user_turn) for e in s.entries if e.role == "user"] == [
+        ("Implement the plan", "handoff", 1), ("go on", "typed_prompt", 2), ("go on", "handoff", 3)]
+    assert s.counts.user_classes == {"typed_prompt": 1, "handoff": 2}
+
+
+def test_a_subagent_file_marks_hand_offs_by_its_own_id(tmp_path, cc, write):
+    recs = [cc.user("explore", isSidechain=True, agentId="f1", sessionId="other"),
+            cc.user("look deeper", isSidechain=True, agentId="f1", sessionId="main"),
+            cc.assistant("x", cc.text("looking"), isSidechain=True, agentId="f1", sessionId="main")]
+    s = load_session(write(tmp_path / "agent-f1.jsonl", recs))
+    assert s.session_id == "main:f1"
+    assert [e.user_class for e in s.entries if e.role == "user"] == ["handoff", "typed_prompt"]

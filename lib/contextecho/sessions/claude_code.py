@@ -25,16 +25,18 @@ tie): a file whose first prompt was handed over from another session after ``/cl
 holds a few records of that other id. Counted user messages of another id are of class
 ``handoff``; the parse report lists every id with its number of records.
 
-Every field is read through :mod:`.fields`: a record holding a field of the wrong type
-is skipped whole and listed in the parse report as ``<type> record: <field> is ...``.
+Every field is checked as :mod:`.fields` defines (the common case inline, a value of the
+wrong type through its accessor, which names it): a record holding a field of the wrong
+type is skipped whole and listed in the parse report as ``<type> record: <field> is ...``.
 """
 from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
-from .fields import (BadRecord, blocks, content_value, expect, json_type, opt_bool, opt_dict,
+from .fields import (BadRecord, content_value, dict_item, expect, json_type, opt_bool, opt_dict,
                      opt_int, opt_str, req_str, str_items)
 from .jsonl import RawFile
 from .model import (CLAUDE_CODE, COMPACTION_SUMMARY, REASONING, TEXT, TOOL_CALL, TOOL_RESULT,
@@ -45,38 +47,58 @@ from .user_classes import HANDOFF, classify_user_text
 RECORD_TYPES = frozenset({"user", "assistant", "system", "progress", "summary",
                           "file-history-snapshot", "queue-operation", "pr-link"})
 CONVERSATION_TYPES = ("user", "assistant")
+_INPUT_JSON = json.JSONEncoder(ensure_ascii=False)  # json.dumps(v, ensure_ascii=False), one encoder
 
 
 def _block_text(content, what: str) -> str:
     """Text of a tool_result's (or summary's) content: a string, or a list of blocks."""
     if content is None:
         return ""
-    if isinstance(expect(content, (str, list), what), str):
+    if type(content) is str:
         return content
-    return "\n".join(opt_str(b, "text", f"{path}.text", "") if t == "text" else f"[{t}]"
-                     for path, b, t in blocks(content, what))
+    if type(content) is not list:
+        expect(content, (str, list), what)  # raises
+    parts = []
+    for i, b in enumerate(content):
+        if type(b) is not dict:
+            dict_item(b, f"{what}[{i}]")  # raises
+        t = b.get("type")
+        if t == "text":
+            text = b.get("text")
+            parts.append(text if type(text) is str else opt_str(b, "text", f"{what}[{i}].text", ""))
+        else:
+            if t is not None and type(t) is not str:
+                opt_str(b, "type", f"{what}[{i}].type")  # raises
+            parts.append(f"[{t}]")
+    return "\n".join(parts)
 
 
 def own_session_id(records: list[tuple[int, dict]]) -> tuple[str | None, dict[str, int]]:
     """The id owning most user/assistant records (the later one on a tie), and the tally."""
-    tally: Counter = Counter()
+    tally: dict[str, int] = {}
     last: dict[str, int] = {}
     for i, (_, r) in enumerate(records):
         sid = r.get("sessionId")
-        if r.get("type") in CONVERSATION_TYPES and isinstance(sid, str):
-            tally[sid] += 1
+        if type(sid) is str and r.get("type") in CONVERSATION_TYPES:
+            tally[sid] = tally.get(sid, 0) + 1
             last[sid] = i
+    return _owner(records, tally, last)
+
+
+def _owner(records: list[tuple[int, dict]], tally: dict[str, int],
+           last: dict[str, int]) -> tuple[str | None, dict[str, int]]:
+    """:func:`own_session_id` from the tally of user/assistant records per id and the
+    index of each id's last one; with none, the first id of any record."""
     if not tally:
         sid = next((r["sessionId"] for _, r in records if isinstance(r.get("sessionId"), str)), None)
         return sid, {}
-    return max(tally, key=lambda s: (tally[s], last[s])), dict(tally)
+    return max(tally, key=lambda s: (tally[s], last[s])), tally
 
 
 class _Builder:
-    def __init__(self, path: Path, main_thread_only: bool, own_id: str | None = None):
+    def __init__(self, path: Path, main_thread_only: bool):
         self.path = path
         self.main_only = main_thread_only
-        self.own_id = own_id  # records of another id are hand-offs (None: no marking)
         self.entries: list[Entry] = []
         self.compactions: list[list] = []  # [entry_index, line, trigger, pre_tokens, has_summary]
         self.microcompactions: list[tuple] = []  # (entry_index, line, tool_ids, trigger, pre, saved)
@@ -84,7 +106,9 @@ class _Builder:
         self.tool_names: dict[str, str] = {}
         self.n_dup = 0
         self.n_user = 0
-        self.user_classes: Counter = Counter()
+        # [session id, class, index of its entry or None] of each counted user message:
+        # the file's own id is known once every record is read (see hand_offs).
+        self.counted: list[list] = []
         self.msg_ids: set[str] = set()
         self.tool_ids: set[str] = set()
         self.n_boundaries = 0
@@ -102,42 +126,70 @@ class _Builder:
 
     # -- counting (MANIFEST rules) and timeline, one record at a time -----------------
     # Each handler reads and checks every field first, then changes the builder, so a
-    # record with a bad field leaves nothing behind.
+    # record with a bad field leaves nothing behind. A field is read with ``dict.get``
+    # and its type checked in place; only a value of the wrong type goes through its
+    # :mod:`.fields` accessor, which raises the message naming it (null or absent is the
+    # accessor's default), so the checks run in the same order as the message says.
     def user(self, no: int, r: dict, msg: dict) -> None:
-        content = content_value(msg, "content", "message.content")
-        if content is None:
-            raise BadRecord("message has no content")
-        summary = opt_bool(r, "isCompactSummary")
-        meta = opt_bool(r, "isMeta")
-        sidechain = opt_bool(r, "isSidechain")
-        transcript_only = opt_bool(r, "isVisibleInTranscriptOnly")
-        ts = opt_str(r, "timestamp")
-        sid = opt_str(r, "sessionId")
+        content = msg.get("content")
+        if type(content) is not str and type(content) is not list:
+            if content_value(msg, "content", "message.content") is None:
+                raise BadRecord("message has no content")
+        summary = r.get("isCompactSummary", False)
+        if type(summary) is not bool:
+            summary = opt_bool(r, "isCompactSummary")
+        meta = r.get("isMeta", False)
+        if type(meta) is not bool:
+            meta = opt_bool(r, "isMeta")
+        sidechain = r.get("isSidechain", False)
+        if type(sidechain) is not bool:
+            sidechain = opt_bool(r, "isSidechain")
+        transcript_only = r.get("isVisibleInTranscriptOnly", False)
+        if type(transcript_only) is not bool:
+            transcript_only = opt_bool(r, "isVisibleInTranscriptOnly")
+        ts = r.get("timestamp")
+        if ts is not None and type(ts) is not str:
+            opt_str(r, "timestamp")
+        sid = r.get("sessionId")
+        if sid is not None and type(sid) is not str:
+            opt_str(r, "sessionId")
         texts: list[str] = []
         results: list[tuple[str, str]] = []
         if summary:
             summary_text = _block_text(content, "message.content")
-        elif isinstance(content, str):
+        elif type(content) is str:
             texts.append(content)
         else:
-            for what, b, t in blocks(content, "message.content"):
+            for i, b in enumerate(content):
+                if type(b) is not dict:
+                    dict_item(b, f"message.content[{i}]")
+                t = b.get("type")
                 if t == "tool_result":
-                    cid = req_str(b, "tool_use_id", f"{what}.tool_use_id")
-                    text = _block_text(b.get("content"), f"{what}.content")
-                    if opt_bool(b, "is_error", f"{what}.is_error"):
-                        text = "[error] " + text
-                    results.append((cid, text))
+                    cid = b.get("tool_use_id")
+                    if type(cid) is not str:
+                        req_str(b, "tool_use_id", f"message.content[{i}].tool_use_id")
+                    text = b.get("content")
+                    if type(text) is not str:
+                        text = _block_text(text, f"message.content[{i}].content")
+                    error = b.get("is_error", False)
+                    if type(error) is not bool:
+                        error = opt_bool(b, "is_error", f"message.content[{i}].is_error")
+                    results.append((cid, "[error] " + text if error else text))
                 elif t == "text":
-                    texts.append(opt_str(b, "text", f"{what}.text", ""))
+                    text = b.get("text")
+                    texts.append(text if type(text) is str else
+                                 opt_str(b, "text", f"message.content[{i}].text", ""))
                 else:
+                    if t is not None and type(t) is not str:
+                        opt_str(b, "type", f"message.content[{i}].type")
                     texts.append(f"[{t}]")
-        only_results = isinstance(content, list) and bool(content) and len(results) == len(content)
+        only_results = type(content) is list and bool(content) and len(results) == len(content)
         text = "\n".join(texts)
         cls = None
         if not (only_results or meta or summary):
-            cls = HANDOFF if self.own_id and sid and sid != self.own_id else classify_user_text(text)
+            cls = classify_user_text(text)
             self.n_user += 1
-            self.user_classes[cls] += 1
+            self.counted.append([sid, cls, None])
         if summary:
             self.n_summaries += 1
         if sidechain and self.main_only:
@@ -148,12 +200,26 @@ class _Builder:
             return
         if transcript_only:
             return
+        entries = self.entries
         for cid, result in results:
             if self._new(("r", cid)):
-                self.entries.append(Entry("user", TOOL_RESULT, result, no, ts,
-                                          self.tool_names.get(cid), cid))
+                entries.append(Entry("user", TOOL_RESULT, result, no, ts, self.tool_names.get(cid), cid))
         if texts and self._new(("u", ts, text)):
-            self.entries.append(Entry("user", TEXT, text, no, ts, meta=meta, user_class=cls))
+            if cls is not None:
+                self.counted[-1][2] = len(entries)
+            entries.append(Entry("user", TEXT, text, no, ts, meta=meta, user_class=cls))
+
+    def hand_offs(self, own_id: str | None) -> Counter:
+        """The classes of the counted user messages, those of another session id than
+        ``own_id`` (None: no marking) made hand-offs, in the timeline too."""
+        classes: Counter = Counter()
+        for sid, cls, index in self.counted:
+            if own_id and sid and sid != own_id:
+                cls = HANDOFF
+                if index is not None:
+                    self.entries[index] = replace(self.entries[index], user_class=HANDOFF)
+            classes[cls] += 1
+        return classes
 
     def _summary(self, no: int, text: str) -> None:
         last = self.compactions[-1] if self.compactions else None
@@ -193,41 +259,73 @@ class _Builder:
         self.microcompactions.append((len(self.entries), no, ids, trigger, pre, saved))
 
     def assistant(self, no: int, r: dict, msg: dict) -> None:
-        mid = opt_str(msg, "id", "message.id") or opt_str(r, "uuid") or f"line{no}"
-        content = content_value(msg, "content", "message.content")
-        if content is None:
-            raise BadRecord("message has no content list")
-        if isinstance(content, str):
+        mid = msg.get("id")
+        if type(mid) is not str or not mid:
+            mid = opt_str(msg, "id", "message.id") or opt_str(r, "uuid") or f"line{no}"
+        content = msg.get("content")
+        if type(content) is str:
             content = [{"type": "text", "text": content}]
-        sidechain = opt_bool(r, "isSidechain")
-        api_error = opt_bool(r, "isApiErrorMessage")
-        ts = opt_str(r, "timestamp")
-        parts = []  # (kind, dedup key, text, tool name, call id)
-        for what, b, t in blocks(content, "message.content"):
+        elif type(content) is not list:
+            if content_value(msg, "content", "message.content") is None:
+                raise BadRecord("message has no content list")
+        sidechain = r.get("isSidechain", False)
+        if type(sidechain) is not bool:
+            sidechain = opt_bool(r, "isSidechain")
+        api_error = r.get("isApiErrorMessage", False)
+        if type(api_error) is not bool:
+            api_error = opt_bool(r, "isApiErrorMessage")
+        ts = r.get("timestamp")
+        if ts is not None and type(ts) is not str:
+            opt_str(r, "timestamp")
+        # (kind, dedup key, text, tool name, call id); for a tool call, its input instead of
+        # the text, which is that input as JSON: encoded only if the call enters the timeline
+        # (encoding a decoded JSON value cannot fail).
+        parts = []
+        for i, b in enumerate(content):
+            if type(b) is not dict:
+                dict_item(b, f"message.content[{i}]")
+            t = b.get("type")
             if t == "tool_use":
-                cid = req_str(b, "id", f"{what}.id")
-                name = opt_str(b, "name", f"{what}.name") or "tool"
-                parts.append((TOOL_CALL, ("c", cid), json.dumps(b.get("input"), ensure_ascii=False), name, cid))
+                cid = b.get("id")
+                if type(cid) is not str:
+                    req_str(b, "id", f"message.content[{i}].id")
+                name = b.get("name")
+                if type(name) is not str:
+                    name = opt_str(b, "name", f"message.content[{i}].name")
+                parts.append((TOOL_CALL, ("c", cid), b.get("input"), name or "tool", cid))
             elif t == "text":
-                text = opt_str(b, "text", f"{what}.text", "")
+                text = b.get("text")
+                if type(text) is not str:
+                    text = opt_str(b, "text", f"message.content[{i}].text", "")
                 parts.append((TEXT, ("t", mid, text), text, None, None))
-            elif t in ("thinking", "redacted_thinking"):
-                text = opt_str(b, "thinking", f"{what}.thinking", "")
-                signature = opt_str(b, "signature", f"{what}.signature")
+            elif t == "thinking" or t == "redacted_thinking":
+                text = b.get("thinking")
+                if type(text) is not str:
+                    text = opt_str(b, "thinking", f"message.content[{i}].thinking", "")
+                signature = b.get("signature")
+                if signature is not None and type(signature) is not str:
+                    opt_str(b, "signature", f"message.content[{i}].signature")
                 parts.append((REASONING, ("k", mid, text, signature), text, None, None))
+            elif t is not None and type(t) is not str:
+                opt_str(b, "type", f"message.content[{i}].type")
         self.msg_ids.add(mid)
-        self.tool_ids.update(cid for kind, _, _, _, cid in parts if kind == TOOL_CALL)
-        if sidechain and self.main_only:
-            self.n_sidechain += 1
+        if (sidechain and self.main_only) or api_error:  # counted, kept out of the timeline
+            self.tool_ids.update(cid for kind, _, _, _, cid in parts if kind == TOOL_CALL)
+            if sidechain and self.main_only:
+                self.n_sidechain += 1
+            else:
+                self.n_api_errors += 1
             return
-        if api_error:
-            self.n_api_errors += 1
-            return
-        for kind, key, text, name, cid in parts:
+        entries = self.entries
+        for kind, key, value, name, cid in parts:
             if kind == TOOL_CALL:
+                self.tool_ids.add(cid)
                 self.tool_names[cid] = name
-            if self._new(key):
-                self.entries.append(Entry("assistant", kind, text, no, ts, name, cid, mid))
+                if self._new(key):
+                    entries.append(Entry("assistant", TOOL_CALL, _INPUT_JSON.encode(value), no, ts,
+                                         name, cid, mid))
+            elif self._new(key):
+                entries.append(Entry("assistant", kind, value, no, ts, None, None, mid))
 
 
 def parse_claude_code(raw: RawFile, *, subagent_files: tuple[Session, ...] = (),
@@ -237,30 +335,52 @@ def parse_claude_code(raw: RawFile, *, subagent_files: tuple[Session, ...] = (),
     records = raw.records
     first_msg = next((r for _, r in records if r.get("type") in CONVERSATION_TYPES), None)
     is_subagent_file = bool(first_msg and first_msg.get("isSidechain") is True)
-    session_id, id_tally = own_session_id(records)
-    b = _Builder(path, main_thread_only=not is_subagent_file, own_id=session_id)
+    b = _Builder(path, main_thread_only=not is_subagent_file)
     types: Counter = Counter()
     skipped = list(raw.skipped)
     embedded: dict[str, list[tuple[int, dict]]] = {}
     stamps: list[str] = []
-    version = None
-    for no, r in records:
+    tally: dict[str, int] = {}  # own_session_id's count, in the same pass
+    last: dict[str, int] = {}
+    versions: dict[str | None, str] = {}  # the first version of each session id's records
+    for i, (no, r) in enumerate(records):
         t = r.get("type")
+        ts = r.get("timestamp")
+        if t == "assistant" or t == "user":  # counted for the session id even if skipped
+            sid = r.get("sessionId")
+            if type(sid) is str:
+                tally[sid] = tally.get(sid, 0) + 1
+                last[sid] = i
         try:
-            if t is None:
-                raise BadRecord("record without a 'type' field")
-            if not isinstance(t, str):
-                raise BadRecord(f"record whose 'type' is {json_type(t)}, not a string")
-            ts = opt_str(r, "timestamp")
-            _record(b, no, t, r, types, embedded)
+            if type(t) is not str:
+                raise BadRecord("record without a 'type' field" if t is None else
+                                f"record whose 'type' is {json_type(t)}, not a string")
+            if ts is not None and type(ts) is not str:
+                opt_str(r, "timestamp")
+            if t == "assistant" or t == "user":
+                msg = r.get("message")
+                if type(msg) is not dict:
+                    raise BadRecord("no message object" if msg is None else
+                                    f"message is {json_type(msg)}, expected an object")
+                if sid is not None and type(sid) is not str:
+                    opt_str(r, "sessionId")
+                v = r.get("version")
+                if v is not None and type(v) is not str:
+                    opt_str(r, "version")
+                (b.user if t == "user" else b.assistant)(no, r, msg)
+                types[t] += 1
+                if v is not None and sid not in versions:
+                    versions[sid] = v
+            else:
+                _record(b, no, t, r, types, embedded)
         except BadRecord as bad:
-            skipped.append(Skip(no, f"{t} record: {bad}" if isinstance(t, str) else str(bad)))
+            skipped.append(Skip(no, f"{t} record: {bad}" if type(t) is str else str(bad)))
             continue
         if ts is not None:
             stamps.append(ts)
-        if version is None and t in CONVERSATION_TYPES and r.get("sessionId") == session_id:
-            v = r.get("version")
-            version = v if isinstance(v, str) else None
+    session_id, id_tally = _owner(records, tally, last)
+    version = versions.get(session_id)
+    user_classes = b.hand_offs(session_id)
     skipped.sort(key=lambda s: s.line)
     notes = list(notes)
     if b.n_sidechain:
@@ -287,7 +407,7 @@ def parse_claude_code(raw: RawFile, *, subagent_files: tuple[Session, ...] = (),
                     microcompactions=b.microcompactions,
                     n_user_msgs=b.n_user, n_assistant_msgs=len(b.msg_ids),
                     n_tool_calls=len(b.tool_ids), n_compactions=n_comp,
-                    n_microcompactions=b.n_micro, user_classes=b.user_classes, n_lines=raw.n_lines,
+                    n_microcompactions=b.n_micro, user_classes=user_classes, n_lines=raw.n_lines,
                     record_types=types, skipped=skipped, n_duplicates=b.n_dup, notes=notes,
                     glued_lines=raw.glued_lines, session_ids=id_tally,
                     first_timestamp=min(stamps) if stamps else None,
@@ -296,16 +416,21 @@ def parse_claude_code(raw: RawFile, *, subagent_files: tuple[Session, ...] = (),
 
 
 def _record(b: _Builder, no: int, t: str, r: dict, types: Counter, embedded: dict) -> None:
-    """Hand one record to the builder (or tally it); BadRecord when a field is wrong."""
-    if t in CONVERSATION_TYPES:
-        msg = r.get("message")
-        if not isinstance(msg, dict):
-            raise BadRecord("no message object" if msg is None else
-                            f"message is {json_type(msg)}, expected an object")
-        opt_str(r, "sessionId")
-        opt_str(r, "version")
-        (b.user if t == "user" else b.assistant)(no, r, msg)
-        types[t] += 1
+    """Tally one record other than a user or assistant message (a compaction boundary
+    goes to the builder); BadRecord when a field is wrong."""
+    if t == "progress":
+        data = r.get("data")
+        if type(data) is not dict:
+            data = opt_dict(r, "data") or {}
+        kind = data.get("type")
+        if kind is not None and type(kind) is not str:
+            opt_str(data, "type", "data.type")
+        if kind == "agent_progress":
+            inner = opt_dict(data, "message", "data.message")
+            agent = opt_str(data, "agentId", "data.agentId") or opt_str(r, "parentToolUseID")
+            if inner is not None:
+                embedded.setdefault(agent or "unknown", []).append((no, inner))
+        types[f"progress/{kind}" if kind else "progress"] += 1
     elif t == "system":
         sub = opt_str(r, "subtype")
         if sub == "compact_boundary":
@@ -313,15 +438,6 @@ def _record(b: _Builder, no: int, t: str, r: dict, types: Counter, embedded: dic
         elif sub == "microcompact_boundary":
             b.microcompaction(no, r)
         types[f"system/{sub}" if sub else "system"] += 1
-    elif t == "progress":
-        data = opt_dict(r, "data") or {}
-        kind = opt_str(data, "type", "data.type")
-        if kind == "agent_progress":
-            inner = opt_dict(data, "message", "data.message")
-            agent = opt_str(data, "agentId", "data.agentId") or opt_str(r, "parentToolUseID")
-            if inner is not None:
-                embedded.setdefault(agent or "unknown", []).append((no, inner))
-        types[f"progress/{kind}" if kind else "progress"] += 1
     else:
         types[t] += 1
 
@@ -345,7 +461,7 @@ def _embedded_subagent(path: Path, session_id: str | None, agent_id: str,
     return assemble(path=path, fmt=CLAUDE_CODE, session_id=f"{session_id}:{agent_id}",
                     entries=sub.entries, compactions=[], n_user_msgs=sub.n_user,
                     n_assistant_msgs=len(sub.msg_ids), n_tool_calls=len(sub.tool_ids),
-                    n_compactions=0, user_classes=sub.user_classes, n_lines=0,
+                    n_compactions=0, user_classes=sub.hand_offs(None), n_lines=0,
                     record_types=types, skipped=skipped,
                     n_duplicates=sub.n_dup, notes=["embedded in agent_progress records"])
 

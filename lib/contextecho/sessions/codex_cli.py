@@ -16,7 +16,8 @@ Developer messages and the user messages Codex injects (environment context, AGE
 user instructions, permissions) stay in the timeline marked ``meta``. Pre-2025-09 files
 whose records are bare response items (no ``payload`` wrapper) are read the same way.
 
-Every field is read through :mod:`.fields`: a record holding a field of the wrong type
+Every field is checked as :mod:`.fields` defines (the hottest inline, a value of the wrong
+type through its accessor, which names it): a record holding a field of the wrong type
 (``text: 5``, a list ``call_id``, a compaction ``message: 7``) is skipped whole and
 listed in the parse report.
 """
@@ -25,7 +26,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from .fields import BadRecord, blocks, dict_item, expect, json_type, opt_list, opt_str
+from .fields import BadRecord, dict_item, expect, json_type, opt_list, opt_str
 from .jsonl import RawFile
 from .model import (CODEX_CLI, COMPACTION_SUMMARY, REASONING, TEXT, TOOL_CALL, TOOL_RESULT,
                     Entry, Session, Skip)
@@ -41,12 +42,26 @@ TOP_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_m
 
 
 def _content_text(content, what: str) -> str:
+    """A content's text: a string, or its blocks' texts (``[<type>]`` for one without)."""
     if content is None:
         return ""
-    if isinstance(expect(content, (str, list), what), str):
+    if type(content) is str:
         return content
-    return "\n".join(opt_str(c, "text", f"{path}.text", "") if "text" in c else f"[{t or 'item'}]"
-                     for path, c, t in blocks(content, what))
+    if type(content) is not list:
+        expect(content, (str, list), what)  # raises
+    parts = []
+    for i, c in enumerate(content):
+        if type(c) is not dict:
+            dict_item(c, f"{what}[{i}]")  # raises
+        t = c.get("type")
+        if t is not None and type(t) is not str:
+            opt_str(c, "type", f"{what}[{i}].type")  # raises
+        if "text" in c:
+            text = c["text"]
+            parts.append(text if type(text) is str else opt_str(c, "text", f"{what}[{i}].text", ""))
+        else:
+            parts.append(f"[{t or 'item'}]")
+    return "\n".join(parts)
 
 
 def _output_text(output, what: str) -> str:
@@ -86,7 +101,9 @@ class _Reader:
         self.version: str | None = None
 
     def record(self, no: int, t, p: dict, ts: str | None) -> None:
-        pt = opt_str(p, "type", "payload.type")
+        pt = p.get("type")
+        if pt is not None and type(pt) is not str:
+            opt_str(p, "type", "payload.type")  # raises
         if t == "session_meta":
             sid = opt_str(p, "id", "payload.id")
             version = opt_str(p, "cli_version", "payload.cli_version")
@@ -114,7 +131,9 @@ class _Reader:
 
     def _item(self, no: int, pt: str | None, p: dict, ts: str | None) -> None:
         if pt == "message":
-            role = opt_str(p, "role", "payload.role")
+            role = p.get("role")
+            if role is not None and type(role) is not str:
+                opt_str(p, "role", "payload.role")  # raises
             text = _content_text(p.get("content"), "payload.content")
             if role == "assistant":
                 self.n_assistant += 1
@@ -162,8 +181,10 @@ def parse_codex_cli(raw: RawFile) -> Session:
                 raise BadRecord(f"record whose 'type' is {json_type(t)}, not a string")
             if p is None and t in ITEM_TYPES:  # legacy: the record is the item itself
                 t, p = "response_item", r
-            ts = opt_str(r, "timestamp")
-            if not isinstance(p, dict):
+            ts = r.get("timestamp")
+            if ts is not None and type(ts) is not str:
+                opt_str(r, "timestamp")  # raises
+            if type(p) is not dict:
                 if t in TOP_TYPES:
                     raise BadRecord("no payload object" if p is None else
                                     f"payload is {json_type(p)}, expected an object")

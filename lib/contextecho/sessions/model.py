@@ -22,7 +22,7 @@ Vocabulary
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 # Entry kinds. The first four are the turn kinds a rendered prefix is made of.
@@ -53,6 +53,43 @@ class Entry:
     user_turn: int | None = None  # 1-based user-turn number, when this is a typed prompt
     meta: bool = False  # harness-injected (isMeta, AGENTS.md, environment context, developer)
     user_class: str | None = None  # for a user text: its class (user_classes.USER_CLASSES)
+
+
+def _entry_init():
+    """``Entry.__init__``, storing each field through its slot's descriptor.
+
+    A session holds thousands of entries, and the ``__init__`` a frozen dataclass
+    generates stores every field through ``object.__setattr__`` (its own ``__setattr__``
+    refuses), which looks the name up each time. This one, about twice as fast, has the
+    same signature and defaults; the instances are as frozen (assignment still raises
+    ``FrozenInstanceError``), compare, hash, copy and pickle as before.
+    """
+    (role_, kind_, text_, line_, timestamp_, tool_name_, call_id_, message_id_, step_,
+     user_turn_, meta_, user_class_) = (Entry.__dict__[f.name].__set__ for f in fields(Entry))
+
+    def __init__(self, role: str, kind: str, text: str, line: int, timestamp: str | None = None,
+                 tool_name: str | None = None, call_id: str | None = None,
+                 message_id: str | None = None, step: int | None = None,
+                 user_turn: int | None = None, meta: bool = False,
+                 user_class: str | None = None) -> None:
+        role_(self, role)
+        kind_(self, kind)
+        text_(self, text)
+        line_(self, line)
+        timestamp_(self, timestamp)
+        tool_name_(self, tool_name)
+        call_id_(self, call_id)
+        message_id_(self, message_id)
+        step_(self, step)
+        user_turn_(self, user_turn)
+        meta_(self, meta)
+        user_class_(self, user_class)
+
+    __init__.__qualname__ = "Entry.__init__"
+    return __init__
+
+
+Entry.__init__ = _entry_init()
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,29 +21,32 @@ def number_steps(entries: list[Entry]) -> tuple[tuple[Entry, ...], tuple[int, ..
     assistant text of its response (``message_id``). ``message_last_step`` holds, for
     each assistant response that took at least one step, the number of its last step.
     """
-    out: list[Entry] = []
+    out = list(entries)  # numbered entries are replaced; the others pass through as they are
     step_index: list[int] = []
     last_step_by_msg: dict[str, int] = {}
     texted: set[str] = set()
     n_turns = 0
     for i, e in enumerate(entries):
-        step = turn = None
-        if e.role == "assistant" and not e.meta:
+        if e.meta:
+            continue
+        role, kind = e.role, e.kind
+        if role == "assistant":
             key = e.message_id or f"line{e.line}"
-            if e.kind == TOOL_CALL or (e.kind == TEXT and key not in texted and e.text.strip()):
-                if e.kind == TEXT:
-                    texted.add(key)
-                step_index.append(i)
-                step = len(step_index)
-                last_step_by_msg[key] = step  # dict keeps first-insertion order
-        elif e.role == "user" and e.kind == TEXT and not e.meta:
+            if kind == TOOL_CALL:
+                pass
+            elif kind == TEXT and key not in texted and e.text and not e.text.isspace():  # not blank
+                texted.add(key)
+            else:
+                continue
+            step_index.append(i)
+            step = last_step_by_msg[key] = len(step_index)  # dict keeps first-insertion order
+            out[i] = Entry(role, kind, e.text, e.line, e.timestamp, e.tool_name, e.call_id,
+                           e.message_id, step, None, e.meta, e.user_class or None)
+        elif role == "user" and kind == TEXT:
             n_turns += 1
-            turn = n_turns
-        if step is not None or turn is not None:
-            cls = e.user_class or (classify_user_text(e.text) if turn is not None else None)
-            e = Entry(e.role, e.kind, e.text, e.line, e.timestamp, e.tool_name, e.call_id,
-                      e.message_id, step, turn, e.meta, cls)
-        out.append(e)
+            out[i] = Entry(role, kind, e.text, e.line, e.timestamp, e.tool_name, e.call_id,
+                           e.message_id, None, n_turns, e.meta,
+                           e.user_class or classify_user_text(e.text))
     return tuple(out), tuple(step_index), tuple(last_step_by_msg.values())
 
 
