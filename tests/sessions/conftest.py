@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import itertools
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -187,3 +188,22 @@ def corpus_sessions(corpus_dir, manifest_rows):
     from contextecho.sessions import load_session
     return {r["file"]: load_session(corpus_dir / r["file"], with_subagents=False)
             for r in manifest_rows if r["format"] != "other"}
+
+
+def import_tree(claude: Path, dest: Path, capsys, files: dict[str, bytes]) -> tuple[int, Path, str, str]:
+    """Lay ``files`` (paths relative to ``claude``) out as a Claude Code projects folder and run
+    ``import-sessions`` on it into ``dest`` (no Codex folder): (exit status, dest, stdout, stderr)."""
+    from contextecho.__main__ import main
+
+    for rel, data in files.items():
+        (claude / rel).parent.mkdir(parents=True, exist_ok=True)
+        (claude / rel).write_bytes(data)
+    rc = main(["import-sessions", "--claude-dir", str(claude), "--codex-dir", str(claude.parent / "no-codex"),
+               "--dest", str(dest)])
+    printed = capsys.readouterr()
+    return rc, dest, printed.out, printed.err
+
+
+def every_file(root: Path) -> list[str]:
+    """Every file under ``root``, as sorted relative paths."""
+    return sorted(os.path.relpath(os.path.join(d, f), root) for d, _, fs in os.walk(root) for f in fs)

@@ -9,13 +9,13 @@ import gzip
 import io
 import json
 import lzma
-import os
 import zipfile
 from pathlib import Path
 
 import pytest
 
 from contextecho.__main__ import main
+from tests.sessions.conftest import every_file, import_tree
 from contextecho.sessions import SessionFormatError, load_session
 
 HOME = "/Users/qwrtzplant"
@@ -57,19 +57,7 @@ ENCODINGS = {  # name: how the text becomes bytes
 
 def import_into(tmp_path: Path, capsys, name: str, files: dict[str, bytes]) -> tuple[int, Path, str, str]:
     """Lay ``files`` out as a Claude Code projects folder and import it: (rc, dest, out, err)."""
-    claude = tmp_path / name / "claude"
-    for rel, data in files.items():
-        (claude / rel).parent.mkdir(parents=True, exist_ok=True)
-        (claude / rel).write_bytes(data)
-    dest = tmp_path / name / "out"
-    rc = main(["import-sessions", "--claude-dir", str(claude), "--codex-dir", str(tmp_path / "none"),
-               "--dest", str(dest)])
-    printed = capsys.readouterr()
-    return rc, dest, printed.out, printed.err
-
-
-def every_file(root: Path) -> list[str]:
-    return sorted(os.path.relpath(os.path.join(d, f), root) for d, _, fs in os.walk(root) for f in fs)
+    return import_tree(tmp_path / name / "claude", tmp_path / name / "out", capsys, files)
 
 
 @pytest.mark.parametrize("encoding", list(ENCODINGS))

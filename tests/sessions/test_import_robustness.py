@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from contextecho.__main__ import main
+from tests.sessions.conftest import every_file, import_tree
 from contextecho.cli import import_sessions
 from contextecho.sessions import encoding, redaction
 from contextecho.sessions.jsonl import MAX_DEPTH, read_jsonl
@@ -28,19 +29,9 @@ def lines(cc, *extra: str) -> bytes:
 
 
 def run_import(tmp_path: Path, capsys, files: dict[str, bytes]) -> tuple[int, Path, str, str]:
-    claude = tmp_path / "claude"
-    for name, data in files.items():
-        (claude / PROJECT).mkdir(parents=True, exist_ok=True)
-        (claude / PROJECT / name).write_bytes(data)
-    dest = tmp_path / "out"
-    rc = main(["import-sessions", "--claude-dir", str(claude), "--codex-dir", str(tmp_path / "none"),
-               "--dest", str(dest)])
-    printed = capsys.readouterr()
-    return rc, dest, printed.out, printed.err
-
-
-def every_file(root: Path) -> list[str]:
-    return sorted(os.path.relpath(os.path.join(d, f), root) for d, _, fs in os.walk(root) for f in fs)
+    """Import ``files`` (names in one project folder): (rc, dest, out, err)."""
+    return import_tree(tmp_path / "claude", tmp_path / "out", capsys,
+                       {f"{PROJECT}/{name}": data for name, data in files.items()})
 
 
 def _deep(n: int) -> str:
