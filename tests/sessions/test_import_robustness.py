@@ -34,6 +34,18 @@ def run_import(tmp_path: Path, capsys, files: dict[str, bytes]) -> tuple[int, Pa
                        {f"{PROJECT}/{name}": data for name, data in files.items()})
 
 
+def import_traced(tmp_path: Path, capsys) -> tuple[int, Path, str, int]:
+    """Import what is already laid out under ``tmp_path/claude`` while tracemalloc watches:
+    (rc, dest, stderr, peak bytes traced)."""
+    tracemalloc.start()
+    try:
+        rc, dest, _, err = run_import(tmp_path, capsys, {})
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return rc, dest, err, peak
+
+
 def _deep(n: int) -> str:
     return '{"type": "user", "message": {"content": ' + "[" * n + "]" * n + "}}"
 
@@ -149,12 +161,7 @@ def test_a_huge_line_is_refused_without_being_read_whole(tmp_path, cc, capsys, m
     path.parent.mkdir(parents=True)
     path.write_bytes(lines(cc, huge, json.dumps(cc.assistant("b", cc.text("after")))))
     del huge
-    tracemalloc.start()
-    try:
-        rc, dest, _, err = run_import(tmp_path, capsys, {})
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    rc, dest, err, peak = import_traced(tmp_path, capsys)
     assert rc == 1 and "NOT imported claude_code/-Users-<USER_1>-app/s.jsonl: line 3: line longer than 1 MiB " \
                        "(refused: no line is read whole past that)" in err
     assert not dest.exists()
@@ -207,12 +214,7 @@ def test_memory_stays_bounded_on_a_long_session(tmp_path, cc, capsys, monkeypatc
                                              cwd="/Users/qwrtz/app")) + "\n")
             fh.write(json.dumps(cc.result(f"t{i}", f"{i} passed in 0.{i % 97}s")) + "\n")
     size = path.stat().st_size
-    tracemalloc.start()
-    try:
-        rc, dest, _, err = run_import(tmp_path, capsys, {})
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    rc, dest, err, peak = import_traced(tmp_path, capsys)
     assert rc == 0, err
     out = (dest / SHOWN / "long.jsonl").read_bytes()
     assert out.count(b"\n") == 50_000 and b"qwrtz" not in out and out.count(b"/Users/<USER_1>/app") == 25_000

@@ -58,7 +58,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..engine.llm import is_in_process
@@ -217,7 +217,6 @@ class ContinuationProtocol:
     same_request_form: bool
     non_object_args_raise: bool
     max_tokens: int = 4096
-    extras: Mapping[str, Any] = field(default_factory=dict)
 
     # ------------------------------------------------------------- the arms
     def cut(self, session: str, rows: Sequence[Any], cutpoint: e07.Cutpoint, number: int, gpt: GptSource, *,
@@ -233,7 +232,7 @@ class ContinuationProtocol:
         filler = make_filler(n)
         gpt_text = gpt.prefix(n) if self.matched_lengths else gpt.text
         prefixes = {"scratch": "", "recent3K": recent, "filler3K": filler, "gpt5_3K": gpt_text}
-        shown = [t for t in _response_texts(rows, [i for i in own if i < boundary])]
+        shown = _response_texts(rows, [i for i in own if i < boundary])
         announced = {arm: any(t in prefixes[arm] or t in user_msg for t in shown) for arm in ARMS}
         kind = task_kind(last_instruction(user_msg) or last_user_block(recent))
         stratum = SAME_TASK if kind == gpt.kind else CROSS_TASK

@@ -92,16 +92,6 @@ class Parameters(ServingParameters):
 
 
 # ---------------------------------------------------------------- sessions and cutpoints
-@dataclass(frozen=True)
-class Selected:
-    """A session with its cutpoints (or why it has none)."""
-
-    session: HarnessSession
-    cutpoints: tuple[e07.Cutpoint, ...]
-    n_candidates: int
-    stride: int
-
-
 def claude_sessions(p: Parameters) -> list[HarnessSession]:
     """The longest openly licensed Claude Code sessions that hold ``skip_initial +
     n_cutpoints`` candidate turns, read once as rows (``n_sessions`` of them; 0: all)."""
