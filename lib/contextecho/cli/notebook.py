@@ -18,6 +18,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         metavar=("KEY", "VALUE"), help="override a parameter (repeatable)")
     parser.add_argument("--output-dir", default=None, help="default paper/_generated/<name>")
     parser.add_argument("--build", action="store_true", help="regenerate notebooks/*.ipynb and exit")
+    parser.add_argument("--plan", action="store_true",
+                        help="print what the notebook would call (calls, cached, tokens, cost, time) and stop; "
+                             "nothing is sent, no key is needed (the same as -p plan true, without a kernel)")
     parser.add_argument("--retry-errors", action="store_true",
                         help="call again the requests whose stored error is permanent (authentication, bad request, not found); by default they are skipped and counted in the manifest")
 
@@ -38,6 +41,17 @@ def run(args: argparse.Namespace) -> int:
 
         retry_errors_everywhere()  # the kernel inherits it
     overrides = dict(args.parameter)
+    if args.plan:
+        from ..notebooks.planning import plan_notebooks
+
+        if args.output_dir:
+            overrides["output_dir"] = args.output_dir
+        try:
+            plan_notebooks([args.name], {args.name: overrides})
+        except (ParameterError, ModelConfigError) as exc:
+            print(f"contextecho notebook: {exc}", file=sys.stderr)
+            return 2
+        return 0
     try:
         done = run_notebook(args.name, overrides, output_dir=args.output_dir)
     except (ParameterError, ModelConfigError) as exc:

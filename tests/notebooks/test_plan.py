@@ -1,0 +1,83 @@
+"""A plan before the run (``plan`` parameter, ``notebook --plan``, ``paper --plan``): the calls
+it counts are the calls the run then makes, it leaves the outputs as they are, and the run
+records the plan beside what it called."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from contextecho.__main__ import main
+from contextecho.engine.paths import shared_dir
+from contextecho.experiments.spine import PLAN_FILE
+from contextecho.notebooks import experiment
+from contextecho.notebooks.planning import plan_notebooks
+
+FAKE = {"targets": ("scripted/x",), "judges": ("scripted/judge",), "n_resamples": 100, "max_tokens": 16}
+SMALL = {"n_sessions": 2, "probes": ("C01", "C02")}
+
+
+@pytest.fixture(autouse=True)
+def corpus(scripted_models):
+    if not (shared_dir() / "corpus" / "real").is_dir():
+        pytest.skip("the real corpus (../shared/corpus/real) is not beside the checkout")
+
+
+def test_the_plan_counts_the_calls_the_run_then_makes(tmp_path):
+    module = experiment("compaction")
+    out = tmp_path / "compaction"
+    params = module.Parameters(**FAKE, **SMALL, output_dir=str(out))
+    plan = plan_notebooks(["compaction"], {"compaction": {"output_dir": str(out), **_text(FAKE), **_text(SMALL)}})
+    planned = json.loads((out / PLAN_FILE).read_text())
+    assert not (out / "manifest.json").exists() and not list(out.glob("results/*"))  # a plan writes no results
+    assert planned["totals"]["to_compute"] == plan.totals["to_compute"] > 0
+
+    result = module.run(params)
+    manifest = json.loads((out / "manifest.json").read_text())
+    computed = sum(b["computed"] for b in manifest["batches"].values())
+    calls = sum(b["calls"] for b in manifest["batches"].values())
+    assert computed == plan.totals["to_compute"]
+    assert calls == plan.totals["calls"]
+    versus = manifest["plan_vs_actual"]
+    assert versus["to_compute"] == {"planned": computed, "actual": computed}
+    assert versus["prompt_tokens"]["actual"] > 0
+    assert result.variables  # the run itself is whole
+
+    again = plan_notebooks(["compaction"], {"compaction": {"output_dir": str(out), **_text(FAKE), **_text(SMALL)}})
+    assert again.totals["to_compute"] == 0 and again.totals["cached"] == plan.totals["calls"]
+
+
+def test_a_stale_plan_is_not_recorded(tmp_path):
+    module = experiment("compaction")
+    out = tmp_path / "c"
+    plan_notebooks(["compaction"], {"compaction": {"output_dir": str(out), **_text(FAKE), **_text(SMALL)}})
+    module.run(module.Parameters(**FAKE, **{**SMALL, "probes": ("C01",)}, output_dir=str(out)))
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert "plan" not in manifest and "plan_vs_actual" not in manifest
+
+
+def test_notebook_plan_on_the_command_line(tmp_path, capsys):
+    out = tmp_path / "onset"
+    code = main(["notebook", "onset", "--plan", "--output-dir", str(out), "-p", "targets", "scripted/x",
+                 "-p", "judges", "scripted/judge", "-p", "n_sessions", "1", "-p", "probes", "C01",
+                 "-p", "steps", "1,5"])
+    printed = capsys.readouterr().out
+    assert code == 0
+    assert "onset: plan" in printed and "nothing was sent" in printed and "to compute" in printed
+    assert (out / PLAN_FILE).is_file() and not (out / "manifest.json").exists()
+
+
+def test_a_plan_of_a_hosted_model_needs_no_key_and_prices_it(tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    out = tmp_path / "onset"
+    plan = plan_notebooks(["onset"], {"onset": {"output_dir": str(out), "targets": "openai/gpt-4o-mini",
+                                                "judges": "scripted/judge", "n_sessions": "1",
+                                                "probes": "C01", "steps": "1,5"}})
+    per_model = plan.per_model()
+    assert per_model["openai/gpt-4o-mini"]["to_compute"] > 0
+    assert per_model["openai/gpt-4o-mini"]["cost_usd"] > 0
+    assert per_model["openai/gpt-4o-mini"]["batch_cost_usd"] < per_model["openai/gpt-4o-mini"]["cost_usd"]
+
+
+def _text(values: dict) -> dict:
+    return {k: ",".join(v) if isinstance(v, tuple) else str(v) for k, v in values.items()}
