@@ -16,7 +16,7 @@ from contextecho.engine import llm
 from contextecho.engine.cache import CallCache
 from contextecho.engine.calls import Transport, generate
 from contextecho.engine.endpoints import parse_endpoints
-from contextecho.experiments import common
+from contextecho.experiments import selection
 from contextecho.echo.reference.transcript import session_prefix
 from contextecho.engine.local_model import MODEL_NAME
 from contextecho.engine.local_server import serve_local_model
@@ -84,7 +84,7 @@ def test_panel_notebook_through_a_real_server(server, tmp_path, corpus_dir):
     batches = [json.loads(p.read_text()) for p in runs_dir().glob("*.json")]
     served = [b for b in batches if SERVED in b["models"]]
     assert served and all(b["failed"] == 0 and b["errors_by_type"] == {} for b in served)
-    assert all(b["transport"]["endpoints"] == [{"model": "hosted_vllm/*", "api_base": server.api_base,
+    assert all(b["transport"]["endpoints"] == [{"model": "hosted_vllm/*", "api_bases": [server.api_base],
                                                 "key_env": None}] for b in served)
 
     # Answers stored and scored: the stressor by its contract, the probe by the judge.
@@ -99,7 +99,7 @@ def test_panel_notebook_through_a_real_server(server, tmp_path, corpus_dir):
     # Redaction applied to what was sent to the (non-local) server, and so to what is stored:
     # the redactor finds nothing left, and what it finds in the unredacted window became
     # placeholders.
-    session = common.select_sessions(1, protocol="reference")[0]  # the panel's default protocol
+    session = selection.select_sessions(1, protocol="reference")[0]  # the panel's default protocol
     target_records = [stored(k) for k in frame["key"].drop_duplicates()]
     judge_records = [stored(k) for k in probes["judge_key"].drop_duplicates()]
     assert all(r.model == SERVED for r in target_records + judge_records)

@@ -68,8 +68,8 @@ def test_the_same_model_twice_is_an_error():
 
 def test_an_exact_model_wins_over_a_pattern_and_patterns_match_in_order():
     endpoints = parse_endpoints(f"hosted_vllm/*=http://any:1/v1,{VLLM}=http://qwen:1/v1,hosted_vllm/Q*=http://q:1/v1")
-    assert endpoint_for(endpoints, VLLM).api_base == "http://qwen:1/v1"
-    assert endpoint_for(endpoints, "hosted_vllm/Qwen/other").api_base == "http://any:1/v1"
+    assert endpoint_for(endpoints, VLLM).api_bases == ("http://qwen:1/v1",)
+    assert endpoint_for(endpoints, "hosted_vllm/Qwen/other").api_bases == ("http://any:1/v1",)
     assert endpoint_for(endpoints, "openai/gpt-4o") is None
     # in-process models never go to a server, whatever a pattern says
     assert Transport(endpoints=parse_endpoints("*=http://h:1/v1")).endpoint(llm.LOCAL_MODEL) is None
@@ -158,7 +158,7 @@ def test_transport_settings_are_not_in_the_key_and_the_manifest_holds_no_key(mon
     manifest = Path(results[0].manifest["path"]).read_text()
     assert "s3cret-value" not in manifest
     recorded = json.loads(manifest)["transport"]["endpoints"]
-    assert recorded == [{"model": "openai/m", "api_base": "http://a:1/v1", "key_env": "CE_TEST_SERVER_KEY"}]
+    assert recorded == [{"model": "openai/m", "api_bases": ["http://a:1/v1"], "key_env": "CE_TEST_SERVER_KEY"}]
 
 
 def test_a_refused_call_on_a_configuration_error_is_not_retried(monkeypatch, tmp_path):
@@ -192,7 +192,7 @@ def test_parameters_transport_checks_every_model_before_any_call(monkeypatch):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     p = coerce(panel.Parameters, {"endpoints": f"{VLLM}=http://h:1/v1", "concurrency": 3})
     transport = p.transport({VLLM, llm.LOCAL_MODEL})
-    assert transport.concurrency == 3 and transport.endpoint(VLLM).api_base == "http://h:1/v1"
+    assert transport.concurrency == 3 and transport.endpoint(VLLM).api_bases == ("http://h:1/v1",)
     with pytest.raises(ModelConfigError, match="ANTHROPIC_API_KEY"):
         p.transport({VLLM, "anthropic/claude-sonnet-4-5"})
 

@@ -2,11 +2,19 @@
 
 Open-weight models at scale are served by vLLM or llama.cpp's server behind an
 OpenAI-compatible API. An endpoint names the model strings it serves, the server's
-API base and, optionally, the environment variable that holds its key::
+API base (or several, separated by ``|``) and, optionally, the environment variable that
+holds its key::
 
     MODEL=API_BASE              hosted_vllm/Qwen/Qwen2.5-7B-Instruct=http://gpu1:8000/v1
     MODEL=API_BASE#KEY_ENV      openai/my-model=https://llm.example.org/v1#MY_SERVER_KEY
     PATTERN=API_BASE            hosted_vllm/*=http://127.0.0.1:8000/v1   (``*`` and ``?`` match)
+    MODEL=API_BASE|API_BASE...  hosted_vllm/*=http://gpu1:8000/v1|http://gpu2:8000/v1
+
+Several API bases are several servers of the same model (vLLM replicas, llama.cpp
+servers on several machines), all reached with the one key: each attempt of a call goes to
+one of them, picked by LiteLLM's Router, and a server that fails an attempt is left out
+for a while, so the retry goes to another (:mod:`contextecho.engine.routing`). The same
+server listed twice is an error.
 
 Several endpoints are separated by commas (a notebook's ``endpoints`` parameter,
 ``make ... ENDPOINTS=``, ``paper --set endpoints=``). A model string matches an
@@ -16,8 +24,8 @@ Keys never appear in an endpoint, so nothing secret reaches a notebook, a reques
 run manifest: the key is read from ``KEY_ENV`` at call time. Without ``KEY_ENV`` the
 provider's own variable is used where it is set (``OPENAI_API_KEY`` for ``openai/...``,
 as LiteLLM does), and otherwise a placeholder key is sent: local servers need none. An
-API base that carries a credential anywhere is refused with a message saying to name a
-key variable instead: user info (``https://user:pass@host``, a user name alone too), a
+API base (any of an endpoint's) that carries a credential anywhere is refused with a
+message saying to name a key variable instead: user info (``https://user:pass@host``, a user name alone too), a
 query parameter named like one (``api_key=``, ``key=``, ``code=``, ``token=``, ``sig=``,
 ...) or whose value looks like a key, a path segment that looks like a key (``/sk-...``,
 a long random token: :func:`contextecho.engine.manifest.looks_like_key`); so is a
@@ -42,7 +50,7 @@ from .manifest import has_key, looks_like_key, masked_text
 # Sent as the bearer token to a server that needs no key (OpenAI clients insist on one).
 PLACEHOLDER_KEY = "contextecho-no-key"
 
-SYNTAX = "MODEL=API_BASE[#KEY_ENV], comma-separated"
+SYNTAX = "MODEL=API_BASE[|API_BASE...][#KEY_ENV], comma-separated"
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Query parameters that carry a credential by name (Azure Functions' ``code``, signed URLs' ``sig``).
 _SECRET_QUERY = re.compile(r"key|token|secret|passw|pwd|sig|auth|credential|code|session|cookie|"
@@ -55,17 +63,29 @@ class EndpointError(ValueError):
 
 @dataclass(frozen=True)
 class Endpoint:
-    """One OpenAI-compatible server for the models ``model`` names (a string or a pattern)."""
+    """The OpenAI-compatible servers of the models ``model`` names (a string or a pattern):
+    ``api_bases``, one or more (one may be given as a plain string)."""
 
     model: str
-    api_base: str
+    api_bases: tuple[str, ...]
     key_env: str | None = None
 
     def __post_init__(self) -> None:
         if not self.model or "=" in self.model or "," in self.model:
             raise EndpointError(f"endpoint model {masked_text(repr(self.model))}: give a LiteLLM model "
                                 "string or a pattern such as 'hosted_vllm/*' (no '=' or ',')")
-        _check_api_base(self.api_base)
+        bases = (self.api_bases,) if isinstance(self.api_bases, str) else tuple(self.api_bases)
+        object.__setattr__(self, "api_bases", bases)
+        if not self.api_bases:
+            raise EndpointError(f"endpoint for {masked_text(repr(self.model))}: no API base; "
+                                f"expected {SYNTAX}")
+        for api_base in self.api_bases:
+            _check_api_base(api_base)
+        servers = [b.rstrip("/") for b in self.api_bases]
+        twice = sorted({b for b in servers if servers.count(b) > 1})
+        if twice:
+            raise EndpointError(f"endpoint for {masked_text(repr(self.model))}: API base "
+                                f"{masked_text(twice[0])!r} is listed twice; list each server once")
         if self.key_env is not None and (not _ENV_NAME.fullmatch(self.key_env) or looks_like_key(self.key_env)):
             raise EndpointError(f"endpoint for {masked_text(repr(self.model))}: what follows '#' "
                                 f"({len(self.key_env)} characters, not shown) is not an environment variable name "
@@ -81,7 +101,7 @@ class Endpoint:
 
     def text(self) -> str:
         """The endpoint in the parameter syntax (it holds no secret)."""
-        return f"{self.model}={self.api_base}" + (f"#{self.key_env}" if self.key_env else "")
+        return f"{self.model}={'|'.join(self.api_bases)}" + (f"#{self.key_env}" if self.key_env else "")
 
 
 def _check_api_base(api_base: str) -> None:
@@ -96,7 +116,7 @@ def _check_api_base(api_base: str) -> None:
         raise EndpointError(f"API base {shown!r} must be an http(s) URL such as http://127.0.0.1:8000/v1")
     if problem == "fragment":
         raise EndpointError(f"API base {shown!r} has a fragment; the key variable follows a "
-                            "single '#': MODEL=API_BASE#KEY_ENV")
+                            "single '#' after the last API base: MODEL=API_BASE[|API_BASE...]#KEY_ENV")
     raise EndpointError(f"API base {shown!r} carries credentials ({problem}), which would be stored "
                         "in notebooks and run manifests; put the key in an environment variable and "
                         "name it: MODEL=API_BASE#KEY_ENV")
@@ -129,22 +149,28 @@ def credential_in_url(url: str) -> str | None:
 
 
 def parse_endpoint(text: str) -> Endpoint:
-    """``MODEL=API_BASE[#KEY_ENV]`` as an :class:`Endpoint`; a bad one raises naming it."""
+    """``MODEL=API_BASE[|API_BASE...][#KEY_ENV]`` as an :class:`Endpoint`; a bad one raises
+    naming it (masked)."""
     model, sep, rest = text.strip().partition("=")
     if not sep or not model.strip() or not rest.strip():
         raise EndpointError(f"endpoint {masked_text(repr(text))}: expected {SYNTAX}, e.g. "
                             "'hosted_vllm/Qwen/Qwen2.5-7B-Instruct=http://127.0.0.1:8000/v1'")
-    api_base, hash_, key_env = rest.strip().partition("#")
+    api_bases, hash_, key_env = rest.strip().partition("#")
     if hash_ and not key_env:
         raise EndpointError(f"endpoint {masked_text(repr(text))}: nothing after '#'; name the key's "
                             "environment variable")
-    return Endpoint(model.strip(), api_base, key_env or None)
+    bases = tuple(b.strip() for b in api_bases.split("|"))
+    if not all(bases):
+        raise EndpointError(f"endpoint {masked_text(repr(text))}: an empty API base; separate "
+                            "several with a single '|': MODEL=API_BASE|API_BASE")
+    return Endpoint(model.strip(), bases, key_env or None)
 
 
 def parse_endpoints(items: str | Iterable[str]) -> tuple[Endpoint, ...]:
-    """Endpoints from a comma-separated string or a sequence of ``MODEL=API_BASE[#KEY_ENV]``.
+    """Endpoints from a comma-separated string or a sequence of ``MODEL=API_BASE[|API_BASE...][#KEY_ENV]``.
 
-    The same model (or pattern) named twice is an error: one server per model string.
+    The same model (or pattern) named twice is an error: its servers are listed in one
+    endpoint, separated by ``|``.
     """
     texts = items.split(",") if isinstance(items, str) else [t for item in items for t in str(item).split(",")]
     endpoints = tuple(parse_endpoint(t) for t in texts if t.strip())
@@ -152,7 +178,8 @@ def parse_endpoints(items: str | Iterable[str]) -> tuple[Endpoint, ...]:
     for endpoint in endpoints:
         if endpoint.model in seen:
             raise EndpointError(f"model {endpoint.model!r} has two endpoints: "
-                                f"{seen[endpoint.model].api_base} and {endpoint.api_base}")
+                                f"{'|'.join(seen[endpoint.model].api_bases)} and {'|'.join(endpoint.api_bases)}; "
+                                "list several servers of one model in one endpoint, separated by '|'")
         seen[endpoint.model] = endpoint
     return endpoints
 

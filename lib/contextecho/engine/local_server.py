@@ -126,9 +126,12 @@ def serve_local_model(*, n_threads: int | None = None, n_ctx: int = N_CTX, start
     """Run ``python -m llama_cpp.server`` on the embedded GGUF for the duration of the block.
 
     The model settings match the in-process provider's (context, threads, flash
-    attention), so greedy answers can be compared request by request. ``chat_format``:
-    the server's ``--chat_format`` (e.g. :data:`TOOL_CHAT_FORMAT` for tool calls); None:
-    the GGUF's own chat template.
+    attention), so greedy answers can be compared request by request. ``n_threads``: the
+    threads the server uses, for prompts as for generation (None: two for generation and
+    llama.cpp's default, every core, for prompts); several servers on one machine each
+    need their share, or their spinning threads contend for the same cores.
+    ``chat_format``: the server's ``--chat_format`` (e.g. :data:`TOOL_CHAT_FORMAT` for tool
+    calls); None: the GGUF's own chat template.
     """
     port = free_port()
     folder = Path(log_dir) if log_dir else Path(tempfile.mkdtemp(prefix="contextecho-server-"))
@@ -138,6 +141,8 @@ def serve_local_model(*, n_threads: int | None = None, n_ctx: int = N_CTX, start
                "--model_alias", MODEL_NAME, "--host", HOST, "--port", str(port),
                "--n_ctx", str(n_ctx), "--n_threads", str(n_threads or min(2, os.cpu_count() or 1)),
                "--flash_attn", "true"]
+    if n_threads is not None:
+        command += ["--n_threads_batch", str(n_threads)]
     if chat_format is not None:
         command += ["--chat_format", chat_format]
     with open(log, "wb") as sink:

@@ -19,6 +19,13 @@ the string exactly as the provider sent it (never re-parsed nor re-serialised: a
 argument string is data too); :attr:`CallRecord.calls` decodes it. Such an answer may have
 no text (``response_text`` ``""``): it is an answer all the same, never an empty one.
 Records and shards written before the column existed read as ``None`` (no calls).
+
+A call of a model on several servers (an endpoint with several API bases,
+:mod:`contextecho.engine.routing`) stores in ``servers`` which server each attempt went
+to and how it ended: JSON ``[[api_base, outcome], ...]`` in attempt order, the outcome
+``"ok"`` or the attempt's error type (the server ``null`` where it is not known: the
+attempt reached none, or the engine's own timeout cut it).
+Servers are transport: never part of the key. Other calls, and older records, have ``None``.
 """
 from __future__ import annotations
 
@@ -114,6 +121,7 @@ class CallRecord:
     created_at: str = ""
     logprobs: str | None = None
     tool_calls: str | None = None  # canonical JSON [{"id", "name", "arguments"}] (module doc)
+    servers: str | None = None  # JSON [[API base, "ok" or error type], ...] per attempt (module doc)
 
     @property
     def ok(self) -> bool:
@@ -179,5 +187,6 @@ SCHEMA = pa.schema([
     ("created_at", pa.string()),
     ("logprobs", pa.string()),
     ("tool_calls", pa.string()),
+    ("servers", pa.string()),
 ])
 assert tuple(SCHEMA.names) == _FIELDS, "schema and record drifted"
