@@ -29,7 +29,7 @@ those are read as they are, and new shards go to ``records/``.
 Error records are kept as data but are not hits; the caller decides which it retries.
 A success with a blank answer (older caches stored them) is read as the error it is; an
 answer of tool calls without text is no blank answer. Shards written before a column of
-the record existed (``logprobs``, ``tool_calls``) read it as ``None``.
+the record existed (``logprobs``, ``tool_calls``, ``servers``) read it as ``None``.
 A cache opened ``read_only`` never writes, adopts, claims or deletes anything.
 """
 from __future__ import annotations
@@ -44,7 +44,7 @@ import warnings
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Awaitable, Callable, Iterable
+from typing import Any, Awaitable, Callable, Iterable
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -386,6 +386,25 @@ class CallCache:
         record = await compute(request)
         self.put(record)
         return record, False
+
+    def usage(self) -> list[dict[str, Any]]:
+        """``{model, completion_tokens, latency_s}`` of every stored success, read from the
+        shards' own columns (no request or answer text is loaded): what a plan estimates
+        completion tokens and wall time from (:mod:`contextecho.engine.plan`)."""
+        columns = ["key", "model", "status", "completion_tokens", "latency_s"]
+        rows: list[dict[str, Any]] = []
+        for shard in sorted(self._seen_shards):
+            try:
+                table = pq.read_table(shard, columns=columns)
+            except Exception:  # gone or damaged: the index warned when it was read
+                continue
+            for row in table.to_pylist():
+                where = self._ok.get(row["key"])
+                if row["status"] == OK and isinstance(where, tuple) and where[0] == shard:
+                    rows.append(row)
+        rows += [{"model": r.model, "completion_tokens": r.completion_tokens, "latency_s": r.latency_s}
+                 for r in self._ok.values() if isinstance(r, CallRecord)]
+        return rows
 
     def to_table(self, include_errors: bool = False) -> pa.Table:
         """Every stored success (and optionally the latest error per key) as one table."""

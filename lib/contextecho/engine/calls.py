@@ -19,6 +19,13 @@ retry waits an exponential backoff with jitter, or the server's Retry-After wher
 longer, never more than ``Transport.max_delay_s``. An error message that quotes the key
 sent is stored with the key masked.
 
+A model on several servers (an endpoint listing several API bases) is sent through
+LiteLLM's Router (:mod:`.routing`), which picks each attempt's server and retries nothing:
+a server that fails an attempt is left out for ``Transport.cooldown_s``, so this loop's
+next attempt goes to another; the record keeps each attempt's server and outcome
+(:attr:`CallRecord.servers`). ``Transport.concurrency`` bounds the calls in flight across
+all of a model's servers.
+
 A stored error is retried on the next run, except a permanent one (authentication,
 bad request, not found): that answers its request until asked otherwise, with
 ``retry_errors=True`` or ``CONTEXTECHO_RETRY_ERRORS=1`` in the environment (what the
@@ -28,6 +35,11 @@ missing key is claimed in the cache, which is re-read before the call. A batch a
 ``stored_only`` sends nothing: each request gets what the cache holds for it (its answer,
 else its last stored error, else a ``NotStored`` error record), which is how a resumed run
 reads the results an earlier run stored.
+
+In batch mode (``Transport.batch``) the requests a batch must compute for a model whose
+provider has a batch API (OpenAI, Anthropic) go as batch jobs (:mod:`.batches`): each built as
+:func:`call_kwargs` builds an attempt, each answer stored under its request key as a record of
+one attempt, at the batch price. The other models' requests are called one by one, as always.
 
 An answer may be tool calls (a request offering ``tools`` / ``tool_choice``, which are
 sampling parameters and part of its key like any other): they are stored as
@@ -54,9 +66,8 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Iterable, Sequence
 
 import httpx
-from tqdm.auto import tqdm
 
-from . import llm
+from . import batches, llm
 from .cache import CallCache
 from .record import (ERROR, NO_CONTENT, NOT_STORED, OK, CallRecord, token_logprobs_json, tool_calls_json,
                      utc_now)
@@ -65,6 +76,9 @@ from .endpoints import PLACEHOLDER_KEY, Endpoint, EndpointError, endpoint_for
 from .faults import Fault, classify, is_permanent
 from .manifest import MASK, batch_counts, finish_manifest, start_manifest
 from .model_request import ModelRequest
+from .plan import Planner, usage_from
+from .progress import progress as progress_bar
+from .routing import ANSWERED, ROUTING_STRATEGIES, Servers, servers_for, servers_json
 
 
 SHARD_RECORDS = 512  # a caller's cache writes a shard once this many calls are journaled
@@ -86,12 +100,31 @@ class Transport:
     timeout_s: float = 600.0  # the longest one attempt may take
     api_base: str | None = None  # one OpenAI-compatible server for every model not in `endpoints`
     prompt_caching: bool = True  # mark the shared prefix for providers that support it
-    # Per model (or pattern): the server that answers it and its key's variable.
+    # Per model (or pattern): the server (or servers) that answer it and its key's variable.
     endpoints: tuple[Endpoint, ...] = ()
+    # A model on several servers (an endpoint with several API bases, :mod:`.routing`):
+    routing: str = "least-busy"  # how LiteLLM's Router picks each attempt's server (ROUTING_STRATEGIES)
+    cooldown_s: float = 30.0  # how long a server that failed an attempt is left out
     #: The network client: ``await client(request, kwargs)`` answers one attempt with a
     #: LiteLLM-shaped response (``choices[0].message.content``, ``usage``) or raises. None:
     #: ``litellm.acompletion(**kwargs)``. Conformance replays canned replies through it.
     client: Callable[[ModelRequest, dict[str, Any]], Awaitable[Any]] | None = None
+    #: Plan mode (:mod:`contextecho.engine.plan`): requests the cache cannot answer are written
+    #: down and answered with placeholders, never sent; nothing is stored.
+    planner: Planner | None = None
+    #: Provider batch mode (:mod:`contextecho.engine.batches`): the uncached requests of a model
+    #: whose provider has a batch API (OpenAI, Anthropic) go as batch jobs, polled every
+    #: ``batch_poll_s``; a run waits at most ``batch_max_wait_s`` for a job (one still running
+    #: then stays in the journal, and the next run resumes polling it). Other models: one by one.
+    batch: bool = False
+    batch_poll_s: float = 60.0
+    batch_max_wait_s: float = 26 * 3600.0  # a job's 24-hour window, and some
+
+    def __post_init__(self) -> None:
+        if self.routing not in ROUTING_STRATEGIES:
+            raise ValueError(f"Transport.routing {self.routing!r}: use one of {', '.join(ROUTING_STRATEGIES)}")
+        if not self.cooldown_s > 0:
+            raise ValueError(f"Transport.cooldown_s {self.cooldown_s!r}: give a number of seconds above 0")
 
     def endpoint(self, model: str) -> Endpoint | None:
         """The user-supplied server of ``model``; None for a provider's own API or in-process."""
@@ -137,7 +170,10 @@ class BatchResult:
                       failed=sum(not record.ok for record, _ in first.values()), invalid=invalid,
                       constrained=sum(record.constrained is not None for record, _ in first.values()),
                       attempts=sum(record.attempts or 0 for record, cached in first.values() if not cached),
-                      http_requests=self.http_requests)
+                      http_requests=self.http_requests,
+                      prompt_tokens=sum(r.prompt_tokens or 0 for r, cached in first.values() if not cached),
+                      completion_tokens=sum(r.completion_tokens or 0 for r, cached in first.values() if not cached),
+                      cost_usd=sum(r.cost_usd or 0.0 for r, cached in first.values() if not cached))
 
 
 # ---------------------------------------------------------------- preflight
@@ -146,38 +182,41 @@ SERVER_PROVIDERS = ("hosted_vllm", "llamafile", "lm_studio")
 
 
 def check_models(requests: Sequence[ModelRequest], transport: Transport) -> None:
-    """Fail before any compute on what no retry can fix; name the culprit."""
-    check_routes({r.model for r in requests}, transport)
+    """Fail before any compute on what no retry can fix; name the culprit. A plan
+    (``transport.planner``) needs no key: it sends nothing."""
+    check_routes({r.model for r in requests}, transport, sending=transport.planner is None)
     local = [r for r in requests if r.model == llm.LOCAL_MODEL]
     if local:
         _check_local(local)
 
 
-def check_routes(models: Iterable[str], transport: Transport) -> None:
+def check_routes(models: Iterable[str], transport: Transport, *, sending: bool = True) -> None:
     """Every model can be routed and has its key: an unknown model string, a hosted
     provider without its key, or an endpoint whose key variable is unset stops here,
-    before any call, with a message that names what to set."""
+    before any call, with a message that names what to set. ``sending`` false: the model
+    strings only, no key and no server needed (a plan, which sends nothing, can be made
+    before the keys are set and the servers started)."""
     litellm = llm.ensure_providers()
     for model in sorted(set(models)):
         try:
             endpoint = transport.endpoint(model)
         except EndpointError as exc:
             raise ModelConfigError(f"model {model!r}: {exc}") from None
-        check_routable(model, endpoint.api_base if endpoint else None)
+        api_base = endpoint.api_bases[0] if endpoint else None  # every server of a model: one provider
+        check_routable(model, api_base)
         if llm.is_in_process(model):
             continue
-        _, provider, _, api_base = litellm.get_llm_provider(
-            model, api_base=endpoint.api_base if endpoint else None)
+        _, provider, _, api_base = litellm.get_llm_provider(model, api_base=api_base)
         if endpoint is not None:
-            if endpoint.key_env and not os.environ.get(endpoint.key_env):
-                raise ModelConfigError(f"model {model!r} is served by {endpoint.api_base}, whose key "
+            if sending and endpoint.key_env and not os.environ.get(endpoint.key_env):
+                raise ModelConfigError(f"model {model!r} is served by {'|'.join(endpoint.api_bases)}, whose key "
                                        f"variable {endpoint.key_env} is not set in the environment")
             continue
-        if provider in SERVER_PROVIDERS and not api_base:  # nor LiteLLM's <PROVIDER>_API_BASE
+        if sending and provider in SERVER_PROVIDERS and not api_base:  # nor LiteLLM's <PROVIDER>_API_BASE
             raise ModelConfigError(
                 f"model {model!r} needs a server: give its endpoint, e.g. the notebook parameter "
                 f"endpoints='{model}=http://127.0.0.1:8000/v1' (make: ENDPOINTS=..., generate: --api-base)")
-        missing = litellm.validate_environment(model).get("missing_keys") or []
+        missing = litellm.validate_environment(model).get("missing_keys") or [] if sending else []
         if missing:
             raise ModelConfigError(f"model {model!r} needs {', '.join(missing)} in the environment "
                                    f"(export {missing[0]}=...)")
@@ -186,11 +225,13 @@ def check_routes(models: Iterable[str], transport: Transport) -> None:
 def _route_kwargs(model: str, transport: Transport) -> dict[str, Any]:
     """``api_base`` and ``api_key`` of a model on a user-supplied server: the named key
     variable, else the provider's own variable where set, else a placeholder (a local
-    server needs no key, but OpenAI clients refuse to send none)."""
+    server needs no key, but OpenAI clients refuse to send none). A model on several
+    servers gets its first API base here; its Router sends each attempt to one of them
+    (:func:`_servers`)."""
     endpoint = transport.endpoint(model)
     if endpoint is None:
         return {}
-    kwargs: dict[str, Any] = {"api_base": endpoint.api_base}
+    kwargs: dict[str, Any] = {"api_base": endpoint.api_bases[0]}
     if endpoint.key_env:
         kwargs["api_key"] = os.environ[endpoint.key_env]  # check_routes saw it set
     elif llm.litellm.validate_environment(model).get("missing_keys"):
@@ -339,31 +380,64 @@ async def _call(request: ModelRequest, transport: Transport) -> tuple[CallRecord
         _REQUESTS_SENT.reset(token)
 
 
-async def _attempts(request: ModelRequest, transport: Transport) -> CallRecord:
-    litellm = llm.litellm
+def _servers(model: str, transport: Transport, api_key: str | None) -> Servers | None:
+    """The Router of ``model`` where its endpoint lists several API bases and its calls go
+    through LiteLLM (:mod:`.routing`), built once per process; None for any other model."""
+    endpoint = transport.endpoint(model)
+    if endpoint is None or len(endpoint.api_bases) < 2 or not sends_http(model, transport):
+        return None
+    return servers_for(model, endpoint.api_bases, api_key, routing=transport.routing,
+                       cooldown_s=transport.cooldown_s)
+
+
+def call_kwargs(request: ModelRequest, transport: Transport) -> dict[str, Any]:
+    """What an attempt of ``request`` passes to ``litellm.acompletion``: the model, the
+    messages (the shared prefix marked for prompt caching), the sampling parameters, and
+    the transport's timeout, retries (none but ours) and server. A batch job's items are
+    built from the same (:mod:`.batches`)."""
     kwargs: dict[str, Any] = {"timeout": transport.timeout_s, **_route_kwargs(request.model, transport)}
     if sends_http(request.model, transport):
         kwargs.update(NO_CLIENT_RETRIES)
     messages = _mark_shared_prefix(request) if transport.prompt_caching else list(request.messages)
-    params = _send_params(request)
+    return {"model": request.model, "messages": messages, **_send_params(request), **kwargs}
+
+
+async def _attempts(request: ModelRequest, transport: Transport) -> CallRecord:
+    litellm = llm.litellm
+    call = call_kwargs(request, transport)
+    servers = _servers(request.model, transport, call.get("api_key"))
     start = time.perf_counter()
     attempt = 0
+    tried: list[tuple[str | None, str]] = []  # on several servers: each attempt's server and outcome
     while True:
         attempt += 1
-        call = {"model": request.model, "messages": messages, **params, **kwargs}
         try:
-            response = await asyncio.wait_for(
-                transport.client(request, call) if transport.client else litellm.acompletion(**call),
-                timeout=transport.timeout_s)
-            return _record_from_response(request, response, attempt, time.perf_counter() - start)
+            if transport.client:
+                sent = transport.client(request, call)
+            elif servers is not None:
+                sent = servers.acompletion(call)
+            else:
+                sent = litellm.acompletion(**call)
+            response = await asyncio.wait_for(sent, timeout=transport.timeout_s)
+            record = _record_from_response(request, response, attempt, time.perf_counter() - start)
+            if servers is not None:
+                tried.append((servers.server_of(response), ANSWERED if record.ok else record.error_type))
+            return _with_servers(record, tried)
         except (KeyboardInterrupt, asyncio.CancelledError):
             raise
         except Exception as exc:  # failures are data
-            fault = _without_key(classify(exc), kwargs.get("api_key"))
+            fault = _without_key(classify(exc), call.get("api_key"))
+            if servers is not None:
+                tried.append((servers.server_of(exc), fault.error_type))
             if not fault.retry_now or attempt >= transport.max_attempts:
-                return _error_record(request, fault, attempt, time.perf_counter() - start)
+                return _with_servers(_error_record(request, fault, attempt, time.perf_counter() - start), tried)
             # Jitter spreads retries of concurrent calls; it is transport, not results.
             await asyncio.sleep(retry_delay(attempt, transport, fault.retry_after_s, 0.5 + random.random()))
+
+
+def _with_servers(record: CallRecord, tried: list[tuple[str | None, str]]) -> CallRecord:
+    """``record`` with the server and outcome of each attempt, for a model on several servers."""
+    return dataclasses.replace(record, servers=servers_json(tried)) if tried else record
 
 
 def _without_key(fault: Fault, key: str | None) -> Fault:
@@ -374,7 +448,7 @@ def _without_key(fault: Fault, key: str | None) -> Fault:
 
 
 def _record_from_response(request: ModelRequest, response: Any, attempts: int,
-                          latency: float) -> CallRecord:
+                          latency: float | None) -> CallRecord:
     try:
         choice = response.choices[0]
         text = choice.message.content
@@ -417,7 +491,7 @@ def _not_stored(request: ModelRequest) -> CallRecord:
                       attempts=0, created_at=utc_now())
 
 
-def _error_record(request: ModelRequest, fault: Fault, attempts: int, latency: float) -> CallRecord:
+def _error_record(request: ModelRequest, fault: Fault, attempts: int, latency: float | None) -> CallRecord:
     return CallRecord(
         key=request.key, model=request.model, request_json=request.to_json(), status=ERROR,
         error_type=fault.error_type, error_message=fault.message[:2000],
@@ -473,17 +547,29 @@ async def agenerate(requests: Sequence[ModelRequest], *, cache: CallCache | None
                 hit = error if error is not None else _not_stored(request)
             if hit is not None:
                 stored[request.key] = hit
+        planner = transport.planner
+        if planner is not None:  # answered earlier in this plan: the run's cache will hold it
+            stored.update({r.key: hit for r in requests if r.key not in stored
+                           and (hit := planner.answered(r.key)) is not None})
         todo = {r.key: r for r in requests if r.key not in stored}  # identical requests once
         if todo:
             check_models(list(todo.values()), transport)
+        if planner is not None:
+            return _planned(requests, stored, skipped, planner, name, cache, manifest)
         fresh: dict[str, CallRecord] = {}
         from_others: set[str] = set()  # computed meanwhile by another writer on this cache
         copies = Counter(r.key for r in requests)
-        bar = tqdm(total=len(requests), desc=name, disable=not progress, unit="call")
+        bar = progress_bar(total=len(requests), desc=name, disable=not progress, unit="call")
         bar.update(sum(r.key in stored for r in requests))
         semaphore = asyncio.Semaphore(max(1, transport.concurrency))
         errors = [0]
         sent = [0]  # HTTP requests the calls sent
+
+        def finished(record: CallRecord) -> None:
+            fresh[record.key] = record
+            bar.update(copies[record.key])
+            errors[0] += not record.ok
+            bar.set_postfix(errors=errors[0], refresh=False)
 
         async def one(request: ModelRequest) -> None:
             while True:
@@ -503,12 +589,14 @@ async def agenerate(requests: Sequence[ModelRequest], *, cache: CallCache | None
                         break
                 # Another writer is computing this key: wait for it, then look again.
                 await cache.claim_released(request.key)
-            fresh[request.key] = record
-            bar.update(copies[request.key])
-            errors[0] += not record.ok
-            bar.set_postfix(errors=errors[0], refresh=False)
+            finished(record)
 
-        await asyncio.gather(*(one(r) for r in _prefix_order(todo.values())))
+        # Batch mode: the requests of models with a batch API go as batch jobs, the others one by one.
+        jobs = {r.key: r for r in batches.batchable(todo.values())} if transport.batch and transport.client is None \
+            else {}
+        await asyncio.gather(*(one(r) for r in _prefix_order(r for r in todo.values() if r.key not in jobs)),
+                             *([_through_jobs(list(jobs.values()), cache, transport, finished, sent, progress)]
+                               if jobs else []))
         bar.close()
         records = [stored.get(r.key) or fresh[r.key] for r in requests]
         cached = [r.key in stored or r.key in from_others for r in requests]
@@ -527,6 +615,49 @@ async def agenerate(requests: Sequence[ModelRequest], *, cache: CallCache | None
     finally:
         if own_cache:
             cache.close()
+
+
+def _planned(requests: list[ModelRequest], stored: dict[str, CallRecord], skipped: set[str], planner: Planner,
+             name: str, cache: CallCache, manifest: dict[str, Any]) -> BatchResult:
+    """Plan mode: the batch written down, its uncached requests answered by the planner's
+    placeholders (nothing sent, nothing stored)."""
+    if planner.usage is None:
+        planner.usage = usage_from(cache.usage())
+    fresh = planner.plan_batch(name, requests, set(stored))
+    records = [stored.get(r.key) or fresh[r.key] for r in requests]
+    result = BatchResult(records, [r.key in stored for r in requests],
+                         skipped=[r.key in skipped for r in requests])
+    result.manifest = finish_manifest(manifest, status="planned", **batch_counts(result))
+    return result
+
+
+async def _through_jobs(requests: list[ModelRequest], cache: CallCache, transport: Transport,
+                        finished: Callable[[CallRecord], None], sent: list[int], progress: bool) -> None:
+    """Answer ``requests`` through the providers' batch jobs (:mod:`.batches`), each sent as
+    :func:`call_kwargs` builds it. Each answer is stored as the interactive path stores it (one
+    attempt, no latency of its own, the cost at the batch price), then ``finished``; the HTTP
+    requests the jobs take (uploads, polls, downloads) are counted into ``sent``."""
+    by_key = {r.key: r for r in requests}
+    calls = {r.key: call_kwargs(r, transport) for r in requests}
+
+    def deliver(key: str, outcome: Any) -> None:
+        request = by_key[key]
+        if isinstance(outcome, BaseException):
+            record = _error_record(request, _without_key(classify(outcome), calls[key].get("api_key")), 1, None)
+        else:
+            record = _record_from_response(request, outcome, 1, None)
+            if record.ok:
+                record = dataclasses.replace(record, cost_usd=batches.batch_cost(outcome, request.model))
+        cache.put(record)  # journaled at once, before the job is closed
+        finished(record)
+
+    token = _REQUESTS_SENT.set(sent)
+    try:
+        await batches.answer(calls, journal=batches.Journal(cache.root / batches.JOURNAL), deliver=deliver,
+                             poll_s=transport.batch_poll_s, max_wait_s=transport.batch_max_wait_s,
+                             max_attempts=transport.max_attempts, progress=progress)
+    finally:
+        _REQUESTS_SENT.reset(token)
 
 
 def _answered_meanwhile(cache: CallCache, key: str, retry_errors: bool) -> CallRecord | None:

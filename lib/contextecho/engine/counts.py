@@ -36,17 +36,27 @@ class Counts:
     constrained: int = 0
     attempts: int = field(default=0, compare=False)
     http_requests: int = field(default=0, compare=False)
+    prompt_tokens: int = field(default=0, compare=False)
+    completion_tokens: int = field(default=0, compare=False)
+    cost_usd: float = field(default=0.0, compare=False)
 
     def __add__(self, other: "Counts") -> "Counts":
         return Counts(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
 
     def as_dict(self) -> dict[str, int]:
         """The call counts (``calls`` … ``constrained``), without the traffic."""
-        return {k: int(v) for k, v in asdict(self).items() if k not in TRAFFIC}
+        return {k: int(v) for k, v in asdict(self).items() if k not in TRAFFIC + USAGE}
 
     def traffic(self) -> dict[str, int]:
         """``{"attempts": …, "http_requests": …}``."""
         return {k: int(getattr(self, k)) for k in TRAFFIC}
+
+    def usage(self) -> dict[str, float]:
+        """What the ``computed`` calls used: ``prompt_tokens``, ``completion_tokens`` (as the
+        provider reported them) and ``cost_usd`` (LiteLLM's cost of each response; 0 where
+        it has no price): what a plan is compared with."""
+        return {"prompt_tokens": int(self.prompt_tokens), "completion_tokens": int(self.completion_tokens),
+                "cost_usd": float(self.cost_usd)}
 
     def line(self, batch: str) -> str:
         """``[batch] calls=…, cached=…, computed=…, failed=…, invalid=…, constrained=…,
@@ -56,3 +66,5 @@ class Counts:
 
 #: The transport fields of :class:`Counts`.
 TRAFFIC = ("attempts", "http_requests")
+#: The usage fields of :class:`Counts` (not part of its equality either).
+USAGE = ("prompt_tokens", "completion_tokens", "cost_usd")

@@ -74,6 +74,8 @@ def transport_settings(transport: Any) -> Any:
     if settings.get("client") is not None:
         client = settings["client"]
         settings["client"] = getattr(client, "__qualname__", type(client).__qualname__)
+    if settings.get("planner") is not None:  # a plan: what it holds is not a setting
+        settings["planner"] = "plan mode (nothing sent)"
     return settings
 
 
@@ -263,7 +265,8 @@ class RunLog:
                 "git": self.git, "packages": package_versions(), "parameters": masked(params),
                 "models": sorted(self.models), **self.about,
                 "batches": {name: counts.as_dict() for name, counts in self.batches.items()},
-                "traffic": {name: counts.traffic() for name, counts in self.batches.items()}}
+                "traffic": {name: counts.traffic() for name, counts in self.batches.items()},
+                "usage": {name: counts.usage() for name, counts in self.batches.items()}}
 
     def write(self, status: str = "incomplete") -> Path:
         """Write the log as it stands (``complete`` or ``failed`` when the run has ended)."""
