@@ -57,16 +57,21 @@ def test_figures_cross_references_and_code_cells_are_checked(tmp_path):
     assert problems == [
         "paper/index.qmd:7: figure file '_generated/panel/figures/none.png' does not exist",
         "paper/index.qmd:13: executable code cell (the manuscript holds none)",
-        "paper/index.qmd:1: cross-reference @fig-gone has no {#fig-gone} label",
+        "paper/index.qmd:1: cross-reference @fig-gone has no {#fig-gone} identifier in the document",
     ]
 
 
 def test_a_value_that_could_not_be_estimated_says_why(tmp_path):
     """Never a bare n/a: the writer refuses it (naming the key), not_estimable carries the
     reason, and the manuscript check flags a bare one and a '%' after a variable."""
-    from contextecho.paper.outputs import Outputs, manuscript_form, not_estimable
+    from contextecho.paper.declared import Declared
+    from contextecho.paper.formats import COEFFICIENT, PERCENT, POINTS, not_estimable
+    from contextecho.paper.outputs import Outputs
+    from contextecho.paper.variables import Variable
 
-    out = Outputs.open("x", tmp_path / "x")
+    declared = Declared(variables=(Variable("gap", POINTS), Variable("kappa", COEFFICIENT),
+                                   Variable("agree_pct", PERCENT)))
+    out = Outputs.open("x", tmp_path / "x", declared)
     for bare in ("n/a", "N/A ", "nan", "not estimable"):
         with pytest.raises(ValueError, match=r"x\.gap: .*say why"):
             out.set(gap=bare)
@@ -77,8 +82,10 @@ def test_a_value_that_could_not_be_estimated_says_why(tmp_path):
     out.default("no second rater", "kappa", "gap")
     assert out.variables["kappa"] == "not estimable (no second rater)" and out.variables["gap"].endswith("verdict)")
     # A percentage carries its own sign in the manuscript; a reason stays a reason.
-    assert manuscript_form({"p": {"agree_pct": 12.5, "n_pct": 3, "why_pct": "not estimable (x)", "gap": 0.1}}) == \
-        {"p": {"agree_pct": "12.5%", "n_pct": "3%", "why_pct": "not estimable (x)", "gap": 0.1}}
+    out.set(agree_pct=12.5)
+    assert out.variables["agree_pct"] == "12.5%"
+    out.put("agree_pct", None, why="x")
+    assert out.variables["agree_pct"] == "not estimable (x)"
     paper = tmp_path / "paper"
     paper.mkdir()
     (paper / "index.qmd").write_text("A {{< var p.gap >}} B {{< var p.agree_pct >}}%\n")
@@ -86,3 +93,83 @@ def test_a_value_that_could_not_be_estimated_says_why(tmp_path):
     problems = manuscript.check_sources(paper, variables)
     assert any("'p.gap' is 'n/a'" in p and "say why" in p for p in problems)
     assert any("'p.agree_pct' is followed by '%'" in p for p in problems)
+
+
+ARTICLE = ("---\ntitle: T\nabstract: As @sec-method shows.\n---\n\n## Method {#sec-method}\n\n"
+           "{{< include _generated/t.md >}}\n\n: Gaps {#tbl-gaps}\n\nSee @tbl-gaps and @sec-method.\n")
+
+
+def document(tmp_path: Path, article: str, table: str = "| a |\n|---|\n| 1 |\n") -> list[str]:
+    paper = tmp_path / "paper"
+    write(paper / "index.qmd", article)
+    write(paper / "_generated" / "t.md", table)
+    return manuscript.check_sources(paper, write(tmp_path / "_variables.yml", "{}\n"))
+
+
+def test_a_document_with_unique_identifiers_and_resolving_references_passes(tmp_path):
+    assert document(tmp_path, ARTICLE) == []
+
+
+def test_a_planted_duplicate_identifier_fails_naming_both_places(tmp_path):
+    planted = ARTICLE + "\n## Again {#sec-method}\n"
+    assert document(tmp_path, planted) == [
+        "paper/index.qmd:14: duplicate identifier #sec-method (first at paper/index.qmd:6); "
+        "Quarto warns and every reference reaches only one of them"]
+
+
+@pytest.mark.parametrize("article, table, where, first", [
+    # a figure and a table may not share an id with a section, nor with each other
+    (ARTICLE + '\n![F](f.png){#sec-method fig-alt="Dots."}\n', None, "paper/index.qmd:14", "paper/index.qmd:6"),
+    # a generated include defines the id the article defines too
+    (ARTICLE, "| a |\n|---|\n| 1 |\n\n: Other {#tbl-gaps}\n", "paper/index.qmd:10", "paper/_generated/t.md:5"),
+    # an explicit id equal to the automatic id pandoc gave an earlier heading
+    (ARTICLE + "\n## Results\n\n::: {#results .callout}\nx\n:::\n", None, "paper/index.qmd:16", "paper/index.qmd:14"),
+    # an equation and any #id attribute count too
+    (ARTICLE + "\n$$ x $$ {#eq-a}\n\n[word]{.mark #eq-a}\n", None, "paper/index.qmd:16", "paper/index.qmd:14"),
+])
+def test_every_kind_of_identifier_counts_across_includes(tmp_path, article, table, where, first):
+    write(tmp_path / "paper" / "f.png", "png")
+    problems = document(tmp_path, article, *([table] if table else []))
+    assert len(problems) == 1 and problems[0].startswith(f"{where}: duplicate identifier #")
+    assert f"(first at {first})" in problems[0]
+
+
+def test_a_reference_to_a_missing_identifier_fails(tmp_path):
+    planted = ARTICLE + "\nAs @fig-gone shows [@smith2020; -@tbl-none], mail me@sec-x.org.\n"
+    assert document(tmp_path, planted) == [
+        "paper/index.qmd:14: cross-reference @fig-gone has no {#fig-gone} identifier in the document",
+        "paper/index.qmd:14: cross-reference @tbl-none has no {#tbl-none} identifier in the document",
+    ]
+
+
+def test_code_comments_and_automatic_heading_ids_are_read_as_pandoc_reads_them(tmp_path):
+    """A reference in code or in an HTML comment is no reference, a # line in a code block is
+    no heading, and repeated headings without ids get pandoc's distinct automatic ids."""
+    extra = ("\n`@fig-in-code` <!-- @fig-in-comment -->\n\n<!--\n@fig-commented {#sec-method}\n-->\n\n"
+             "```sh\n# comment {#sec-method}\n@fig-in-block\n```\n\n## Notes\n\n## Notes\n")
+    assert document(tmp_path, ARTICLE + extra) == []
+
+
+def test_footnotes_defined_twice_undefined_or_unused_fail(tmp_path):
+    """Two generated tables that each define [^1] collide once both are included."""
+    table = "| a[^1] |\n|---|\n| 1 |\n\n[^1]: First.\n"
+    write(tmp_path / "paper" / "_generated" / "u.md", table.replace("First", "Second"))
+    article = ARTICLE + "\n{{< include _generated/u.md >}}\n\nText[^gone].\n\n[^spare]: Never used.\n"
+    assert document(tmp_path, article, table) == [
+        "paper/_generated/u.md:5: footnote [^1] is defined again (first at paper/_generated/t.md:5)",
+        "paper/index.qmd:16: footnote [^gone] is never defined",
+        "paper/index.qmd:18: footnote [^spare] is defined but never used",
+    ]
+
+
+def test_an_include_cycle_is_named(tmp_path):
+    assert document(tmp_path, ARTICLE, "{{< include _generated/t.md >}}\n") == [
+        "paper/_generated/t.md:1: '_generated/t.md' includes a file that includes it (an include cycle)"]
+
+
+def test_the_real_manuscript_has_unique_identifiers_and_resolving_references():
+    """Without the generated outputs (a clean clone) the variables and includes are missing,
+    but every identifier the sources define is unique and every reference resolves."""
+    structural = ("identifier", "cross-reference", "footnote", "link reference", "include cycle")
+    problems = manuscript.check_sources()
+    assert [p for p in problems if any(word in p for word in structural)] == []

@@ -35,3 +35,19 @@ def test_a_duplicate_key_or_a_dangling_variable_fails(tmp_path, monkeypatch, cap
     args = _setup(tmp_path / "b", monkeypatch, {"panel": {"panel": {"gap": 0.1}}})
     assert paper_cli.run(args) == 1
     assert "'cape.tar' is not in" in capsys.readouterr().err
+
+
+def test_paper_check_fails_on_a_planted_duplicate_identifier(tmp_path, monkeypatch, capsys):
+    args = _setup(tmp_path, monkeypatch, {"panel": {"panel": {"gap": 0.1}}, "cape": {"cape": {"tar": 50.0}}})
+    article = tmp_path / "paper" / "index.qmd"
+    article.write_text("## Anchor {#sec-anchor}\n\n" + article.read_text() + "\n## ANCHOR {#sec-anchor}\n")
+    assert paper_cli.run(args) == 1
+    assert "paper/index.qmd:5: duplicate identifier #sec-anchor (first at paper/index.qmd:1)" in capsys.readouterr().err
+
+
+def test_paper_check_fails_on_a_reference_to_a_missing_identifier(tmp_path, monkeypatch, capsys):
+    args = _setup(tmp_path, monkeypatch, {"panel": {"panel": {"gap": 0.1}}, "cape": {"cape": {"tar": 50.0}}})
+    article = tmp_path / "paper" / "index.qmd"
+    article.write_text(article.read_text() + "\nAs @tbl-gone shows [@smith2020].\n")
+    assert paper_cli.run(args) == 1
+    assert "paper/index.qmd:3: cross-reference @tbl-gone has no {#tbl-gone} identifier in the document" in capsys.readouterr().err

@@ -1,4 +1,6 @@
 """What Quarto would refuse, found without it; finding Quarto; the render, with a fake Quarto."""
+import os
+import re
 import stat
 from pathlib import Path
 
@@ -101,8 +103,8 @@ def fake_quarto(folder: Path, body: str, version: str = "1.7.34") -> Path:
     return script
 
 
-WRITES_BOTH = ("mkdir -p _manuscript/paper && echo '<p>fine</p>' > _manuscript/paper/index.html "
-               "&& echo '%PDF' > _manuscript/paper/index.pdf && echo '= Method' > paper/index.typ")
+WRITES_BOTH = ("mkdir -p _manuscript/paper _manuscript/site_libs && echo '<p>fine</p>' > _manuscript/paper/index.html "
+               "&& echo '%PDF' > _manuscript/paper/index.pdf")
 
 
 def test_the_virtual_environments_quarto_comes_before_the_one_on_path(tmp_path, monkeypatch):
@@ -128,8 +130,10 @@ def test_a_missing_quarto_is_the_one_case_that_skips(tmp_path, monkeypatch):
 
 
 def test_a_render_reports_the_version_and_the_files(tmp_path):
-    root = project(tmp_path, {"html": {}, "typst": {"number-sections": True, "keep-typ": True}})
-    found = quarto.Quarto(fake_quarto(tmp_path, WRITES_BOTH), "PATH", "1.7.34")
+    root = project(tmp_path, {"html": {}, "typst": {"number-sections": True}})
+    # Quarto's metadata listing holds an indented "warning: false": no warning.
+    found = quarto.Quarto(fake_quarto(tmp_path, "echo 'metadata'; echo '  warning: false'; " + WRITES_BOTH),
+                          "PATH", "1.7.34")
     outcome = quarto.render(root, found)
     assert outcome.rendered
     assert "Quarto 1.7.34 (PATH" in outcome.message
@@ -150,9 +154,9 @@ def test_a_render_that_writes_no_pdf_or_leaves_markers_fails(tmp_path):
                                                     "_manuscript/paper/index.html"), "PATH", "1.7.34")
     with pytest.raises(quarto.QuartoError, match="did not write: typst"):
         quarto.render(root, html_only)
-    marked = quarto.Quarto(fake_quarto(tmp_path, WRITES_BOTH + " && echo 'see ?@sec-gone' >> paper/index.typ"),
-                           "PATH", "1.7.34")
-    with pytest.raises(quarto.QuartoError, match=r"index.typ: unresolved \?@sec-gone"):
+    marked = quarto.Quarto(fake_quarto(tmp_path, WRITES_BOTH + " && echo 'see ?@sec-gone' >> "
+                                                               "_manuscript/paper/index.html"), "PATH", "1.7.34")
+    with pytest.raises(quarto.QuartoError, match=r"index.html: unresolved \?@sec-gone"):
         quarto.render(root, marked)
 
 
@@ -162,3 +166,39 @@ def test_sources_that_would_not_render_stop_before_quarto_runs(tmp_path):
     with pytest.raises(manuscript.ManuscriptError, match="cannot cross-reference unnumbered headings"):
         quarto.render(root, never)
     assert not (root / "ran").exists()
+
+
+@pytest.mark.parametrize("line", [
+    # Quarto's own (a Lua filter's warn(), yellow even when piped), pandoc's, Quarto's WARN:, Typst's
+    r"\033[33mWARNING (/opt/quarto/share/filters/main.lua:14000) Unable to resolve crossref @fig-gone\033[39m",
+    "[WARNING] Duplicate identifier 'sec-anchor' at paper/index.qmd line 461 column 1",
+    "WARN: File 'paper/x.png' was not found.",
+    "warning: unknown font family: libertinus serif",
+])
+def test_a_render_warning_fails_the_build_and_is_printed(tmp_path, monkeypatch, capsys, line):
+    """A fake quarto on PATH that prints one warning line on stderr, writes every output and exits 0."""
+    root = project(tmp_path, {"html": {}, "typst": {"number-sections": True}})
+    (tmp_path / "bin").mkdir()
+    fake_quarto(tmp_path / "bin", f"printf '%b\\n' \"{line}\" >&2; {WRITES_BOTH}")
+    monkeypatch.setattr(quarto, "_venv_quarto", lambda: None)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:{os.environ['PATH']}")
+    with pytest.raises(quarto.QuartoError, match=r"printed 1 warning\(s\) with Quarto 1\.7\.34 \(PATH") as failed:
+        quarto.render(root)
+    plain = re.sub(r"\033\[[0-9;]*m", "", line.replace(r"\033", "\033"))
+    assert str(failed.value).endswith("\n  " + plain)
+    assert plain in capsys.readouterr().out  # shown as it came, with the rest of Quarto's output
+
+
+def test_keeping_intermediate_files_would_leave_site_libs_at_the_root(tmp_path):
+    root = project(tmp_path, {"html": {}, "typst": {"number-sections": True, "keep-typ": True}})
+    assert quarto.check_project(root) == [
+        "_quarto.yml: format typst: keep-typ: true makes Quarto copy site_libs/ into the output folder "
+        "instead of moving it, leaving site_libs/ at the project root; remove it"]
+
+
+def test_a_render_that_leaves_site_libs_at_the_root_fails(tmp_path):
+    root = project(tmp_path, {"html": {}, "typst": {"number-sections": True}})
+    leaves = quarto.Quarto(fake_quarto(tmp_path, WRITES_BOTH + " && cp -r _manuscript/site_libs site_libs"),
+                           "PATH", "1.7.34")
+    with pytest.raises(quarto.QuartoError, match="left site_libs/ at the project root"):
+        quarto.render(root, leaves)

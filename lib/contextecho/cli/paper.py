@@ -4,6 +4,7 @@
     contextecho paper --only panel,cape    # a subset of notebooks, then merge/check/render
     contextecho paper --check-only         # `make paper-check`: merge + check, no model calls
     contextecho paper --set window=4000    # an override for every notebook that declares it
+    contextecho paper --plan [--paper-scale]  # what every notebook would call and cost; nothing sent
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import sys
 import time
 
 from ..paper import manuscript, quarto
+from ..paper.declared import undeclared_keys
 from ..notebooks.build import NOTEBOOKS, experiment
 from ..paper.outputs import DuplicateVariableError, merge_variables, GENERATED
 from ..experiments.parameters import ParameterError, declared
@@ -25,6 +27,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--check-only", action="store_true",
                         help="merge the generated variables and check the manuscript; run nothing")
     parser.add_argument("--no-render", action="store_true", help="skip the Quarto render step")
+    parser.add_argument("--plan", action="store_true",
+                        help="print what every notebook would call (calls, cached, tokens, cost, time) and stop; "
+                             "nothing is sent, no key is needed (make paper PLAN=1)")
+    parser.add_argument("--paper-scale", action="store_true",
+                        help="with --plan: each notebook at its documented paper scale (PAPER_SCALE)")
     parser.add_argument("--retry-errors", action="store_true",
                         help="call again the requests whose stored error is permanent (authentication, bad request, not found); by default they are skipped and counted in the manifest")
 
@@ -53,7 +60,9 @@ def merge_and_check() -> list[str]:
     merged = merge_variables(files)
     manuscript.write_variables(merged, merge=False)
     print(f"      merged {len(files)} variables file(s) into {manuscript.VARIABLES_FILE.name}")
-    return manuscript.check_sources() + quarto.check_project()
+    declared = {name: experiment(name).MANUSCRIPT for name in NOTEBOOKS}
+    return (manuscript.check_sources() + undeclared_keys(sorted(manuscript.PAPER_DIR.glob("*.qmd")), declared)
+            + quarto.check_project())
 
 
 def run(args: argparse.Namespace) -> int:
@@ -83,6 +92,16 @@ def run(args: argparse.Namespace) -> int:
         filled = fill_corpus()
         print(f"      corpus: {filled.copied} copied, {filled.downloaded} downloaded, "
               f"{filled.present} already present; {fill_inventories()}")
+        if args.plan:
+            from ..notebooks.planning import plan_notebooks
+
+            try:
+                plan_notebooks(names, overrides, paper_scale=args.paper_scale)
+            except (ParameterError, ModelConfigError) as exc:
+                print(f"contextecho paper: {exc}", file=sys.stderr)
+                return 2
+            print(f"done in {time.perf_counter() - start:.0f} s")
+            return 0
         for number, name in enumerate(names, start=1):
             own = overrides[name]
             print(f"[{number}/{len(names)}] notebook {name} {own or ''} ...", flush=True)
@@ -93,17 +112,19 @@ def run(args: argparse.Namespace) -> int:
                 return 2
             print(f"      {name}: {done.wall_s:.0f} s -> {done.output_dir.relative_to(GENERATED.parent.parent)}",
                   flush=True)
-    print("[check] variables, includes, figures and alt text, cross-references, _quarto.yml ...", flush=True)
+    print("[check] variables, includes, figures and alt text, identifiers and cross-references, footnotes, "
+          "_quarto.yml ...", flush=True)
     try:
         problems = merge_and_check()
     except DuplicateVariableError as exc:
         print(f"contextecho paper: {exc}", file=sys.stderr)
         return 1
     if problems:
-        print("contextecho paper: the manuscript refers to outputs the pipeline did not produce:\n  "
+        print("contextecho paper: the manuscript has problems Quarto would only warn about, or refuse:\n  "
               + "\n  ".join(problems), file=sys.stderr)
         return 1
-    print("      every variable, include, figure and cross-reference resolves; _quarto.yml passes")
+    print("      every variable, include, figure and cross-reference resolves, every identifier is unique; "
+          "_quarto.yml passes")
     if not args.check_only and not args.no_render:
         try:
             outcome = quarto.render()

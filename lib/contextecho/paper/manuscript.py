@@ -2,25 +2,41 @@
 
 Every number is a key in the generated ``_variables.yml`` used as ``{{< var key >}}``;
 every table is a generated file pulled in with ``{{< include path >}}``. Quarto only
-warns about an unknown key or a missing include, so ``check_sources`` fails on any,
-and ``check_rendered`` fails on the ``?var:`` / ``?@`` markers Quarto leaves behind.
-Rendering itself, and what Quarto would refuse in ``_quarto.yml``, is
-:mod:`contextecho.paper.quarto`.
+warns about what it cannot resolve, and renders on, so ``check_sources`` finds in the
+sources, without Quarto, what it would warn about:
+
+- an unknown variable key, a missing include or figure file, a figure without alt text;
+- a duplicate identifier (``{#sec-…}``, ``{#fig-…}``, ``{#tbl-…}``, ``{#eq-…}``, any ``#id``
+  attribute, and a heading's automatic identifier), over the whole document with every
+  include expanded: pandoc's "Duplicate identifier" warning;
+- a cross-reference ``@fig-x`` (any of Quarto's cross-reference types, :data:`CROSSREF_TYPES`)
+  to an identifier the document does not define: Quarto's "Unable to resolve crossref";
+  any other ``@key`` is a citation and is not checked;
+- a footnote defined twice (pandoc's "Duplicate note reference"), used but never defined,
+  or defined but never used, and a link reference defined twice.
+
+``check_rendered`` fails on the ``?var:`` / ``?@`` markers Quarto leaves behind. Rendering
+itself, and what Quarto would refuse in ``_quarto.yml``, is :mod:`contextecho.paper.quarto`.
 """
 from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Iterator, Mapping, NamedTuple
 
 import yaml
 
 from ..engine.paths import REPO_ROOT
-from .outputs import BARE_MISSING, PERCENT_SUFFIX
+from .formats import BARE_MISSING, PERCENT_SUFFIX
 
 VARIABLES_FILE = REPO_ROOT / "_variables.yml"
 PAPER_DIR = REPO_ROOT / "paper"
 GENERATED_DIR = PAPER_DIR / "_generated"
+
+#: Quarto's cross-reference types (figures, tables, listings, equations, sections, theorems
+#: and proofs, callouts): ``@<type>-name`` is a cross-reference, any other ``@key`` a citation.
+CROSSREF_TYPES = ("fig", "tbl", "lst", "eq", "sec", "thm", "lem", "cor", "prp", "cnj", "def", "exm",
+                  "exr", "sol", "rem", "alg", "tip", "nte", "wrn", "imp", "cau")
 
 _VAR = re.compile(r"\{\{<\s*var\s+([^\s>]+)\s*>\}\}")
 _VAR_THEN_PERCENT = re.compile(r"\{\{<\s*var\s+([^\s>]+)\s*>\}\}\s?%")
@@ -28,10 +44,19 @@ _INCLUDE = re.compile(r"\{\{<\s*include\s+([^\s>]+)\s*>\}\}")
 _UNRESOLVED = re.compile(r"\?var:[\w.\-]+|\?meta:[\w.\-]+|\?@[\w\-:]+")
 # ![caption](path){#fig-x}: a figure is a generated image file.
 _IMAGE = re.compile(r"!\[[^\]]*\]\(([^)\s]+)\)")
-# {#fig-x} / {#tbl-x} / {#sec-x} define labels; @fig-x refers to one.
-_LABEL = re.compile(r"\{#((?:fig|tbl|sec|eq)-[\w\-]+)[\s}]")
-_XREF = re.compile(r"(?<![\w@])@((?:fig|tbl|sec|eq)-[\w\-]*[\w])")
+# @fig-x refers to an identifier; a key may hold inner punctuation, never end with it.
+_XREF = re.compile(rf"(?<![\w@])@((?:{'|'.join(CROSSREF_TYPES)})-(?:[\w\-:.]*\w)?)")
+# A pandoc attribute block: {#id .class key=value ...} (or {-}, the short form of .unnumbered).
+_TOKEN = r"""(?:#[\w\-:.]+|\.[\w\-]+|[\w\-]+=(?:"[^"]*"|'[^']*'|[^\s}"']+)|-)"""
+_ATTRIBUTES = re.compile(rf"\{{\s*({_TOKEN}(?:\s+{_TOKEN})*)\s*\}}")
+_ID = re.compile(r"(?:^|\s)#([\w\-:.]+)")
+_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 _CODE_CELL = re.compile(r"^```+\s*\{")
+_INLINE_CODE = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")
+_NOTE_DEFINITION = re.compile(r"^ {0,3}\[\^([^\]\s]+)\]:")
+_NOTE_REFERENCE = re.compile(r"\[\^([^\]\s]+)\](?!:)")
+_LINK_DEFINITION = re.compile(r"^ {0,3}\[([^\]\^][^\]]*)\]:\s*\S")
 
 
 class ManuscriptError(RuntimeError):
@@ -62,16 +87,40 @@ def _lookup(variables: Mapping[str, Any], dotted: str) -> Any:
     return node
 
 
-def source_lines(source: Path, root: Path, *, includes: bool = True) -> Iterator[tuple[Path, str, str]]:
-    """Every line of a manuscript source and, with ``includes``, of the files it includes
-    (one level), as (file, ``path:line`` relative to ``root``, text)."""
-    for number, line in enumerate(source.read_text().splitlines(), start=1):
-        yield source, f"{source.relative_to(root)}:{number}", line
-        if includes:
-            for include in _INCLUDE.findall(line):
-                target = source.parent / include
-                if target.is_file():
-                    yield from source_lines(target, root, includes=False)
+class SourceLine(NamedTuple):
+    """One line of a manuscript document: the file it is in, ``path:line`` relative to the
+    project, and its text."""
+
+    file: Path
+    where: str
+    text: str
+
+
+def document_path(path: str, article: Path, root: Path) -> Path:
+    """Where Quarto finds a path written in a document: an include is pasted into the article,
+    so a relative path (an include's, an image's) is relative to the article's folder, even
+    inside an included file; a leading ``/`` is the project root."""
+    return root / path.lstrip("/") if path.startswith("/") else article.parent / path
+
+
+def source_lines(article: Path, root: Path) -> Iterator[SourceLine]:
+    """Every line of a document as Quarto reads it: each ``{{< include >}}`` line followed by
+    the lines of the file it names, expanded the same way (a missing file expands to nothing;
+    :func:`check_sources` names it). An include cycle is a :class:`ManuscriptError`."""
+    return _expand(article, article, root, ())
+
+
+def _expand(file: Path, article: Path, root: Path, chain: tuple[Path, ...]) -> Iterator[SourceLine]:
+    chain = (*chain, file.resolve())
+    for number, line in enumerate(file.read_text().splitlines(), start=1):
+        yield SourceLine(file, f"{file.relative_to(root)}:{number}", line)
+        for include in _INCLUDE.findall(line):
+            target = document_path(include, article, root)
+            if target.resolve() in chain:
+                raise ManuscriptError(f"{file.relative_to(root)}:{number}: {include!r} includes "
+                                      "a file that includes it (an include cycle)")
+            if target.is_file():
+                yield from _expand(target, article, root, chain)
 
 
 def _attribute(line: str, image_end: int, name: str) -> str | None:
@@ -86,61 +135,173 @@ def _attribute(line: str, image_end: int, name: str) -> str | None:
 
 
 def section_references(source: Path, root: Path) -> list[tuple[str, str]]:
-    """(``path:line``, label) of every ``@sec-`` cross-reference in the article and its includes."""
-    return [(where, ref) for _, where, line in source_lines(source, root)
-            for ref in _XREF.findall(line) if ref.startswith("sec-")]
+    """(``path:line``, identifier) of every ``@sec-`` cross-reference in the article and its includes."""
+    return [(line.where, ref) for line, kind, prose in _read(source_lines(source, root)) if kind != "code"
+            for ref in _XREF.findall(prose) if ref.startswith("sec-")]
 
 
-def check_sources(paper_dir: Path = PAPER_DIR, variables_file: Path = VARIABLES_FILE) -> list[str]:
-    """Problems in the .qmd sources (file:line): unknown variable keys, missing includes,
-    missing figure files, figures without alt text (``fig-alt``), cross-references to labels
-    nowhere defined, executable code cells. Included files are read too (their labels
-    count; their references are checked)."""
-    variables = yaml.safe_load(variables_file.read_text()) if variables_file.exists() else {}
-    problems: list[str] = []
-    labels: set[str] = set()
-    references: list[tuple[str, str]] = []
-
-    for top in sorted(paper_dir.rglob("*.qmd")):
-        if "_generated" in top.parts:
+def _read(lines: Iterator[SourceLine]) -> Iterator[tuple[SourceLine, str, str]]:
+    """Each line with what it is to pandoc and its prose (inline code and HTML comments
+    removed): ``front`` (the YAML front matter), ``fence`` (a code block's fence line),
+    ``code`` (inside a code block or an HTML comment) or ``text``."""
+    fence: tuple[str, int] | None = None
+    front = comment = False
+    for number, line in enumerate(lines):
+        text = line.text
+        if number == 0 and text.strip() == "---":
+            front = True
+            yield line, "front", ""
             continue
-        for source, where, line in source_lines(top, paper_dir.parent):
-            labels.update(_LABEL.findall(line + " "))
-            references.extend((where, ref) for ref in _XREF.findall(line))
-            if _CODE_CELL.match(line.strip()):
-                problems.append(f"{where}: executable code cell (the manuscript holds none)")
-            for key in _VAR.findall(line):
-                value = _lookup(variables or {}, key)
-                if value is _ABSENT:
-                    problems.append(f"{where}: variable {key!r} is not in {variables_file.name}")
-                elif str(value).strip().lower() in BARE_MISSING:
-                    problems.append(f"{where}: variable {key!r} is {value!r}: a value that "
-                                    "could not be estimated must say why (paper.outputs.not_estimable)")
-            for key in _VAR_THEN_PERCENT.findall(line):
-                problems.append(f"{where}: variable {key!r} is followed by '%': a percentage is a key ending "
-                                f"{PERCENT_SUFFIX!r}, which carries its own sign")
-            for image in _IMAGE.finditer(line):
-                path = image.group(1)
-                if "://" not in path and not (source.parent / path).is_file():
-                    problems.append(f"{where}: figure file {path!r} does not exist")
-                if not (_attribute(line, image.end(), "fig-alt") or "").strip():
-                    problems.append(f"{where}: figure {path!r} has no alt text "
-                                    '(add fig-alt="..." to its attributes)')
-            if source == top:
-                for include in _INCLUDE.findall(line):
-                    if not (source.parent / include).is_file():
-                        problems.append(f"{where}: included file {include!r} does not exist")
+        if front:
+            front = text.strip() not in ("---", "...")
+            yield line, "front", text
+            continue
+        if fence is not None:
+            closing = _FENCE.match(text)
+            if closing and closing.group(1)[0] == fence[0] and len(closing.group(1)) >= fence[1] \
+                    and not closing.group(2).strip():
+                fence = None
+            yield line, "code", ""
+            continue
+        opening = _FENCE.match(text)
+        if opening and not comment:
+            fence = (opening.group(1)[0], len(opening.group(1)))
+            yield line, "fence", opening.group(2)
+            continue
+        prose = ""
+        rest = text
+        while rest:
+            if comment:
+                end = rest.find("-->")
+                if end < 0:
+                    rest = ""
+                    break
+                comment, rest = False, rest[end + 3:]
+                continue
+            start = rest.find("<!--")
+            if start < 0:
+                prose, rest = prose + rest, ""
+            else:
+                prose, rest, comment = prose + rest[:start], rest[start + 4:], True
+        yield line, ("text" if prose.strip() or not comment else "code"), _INLINE_CODE.sub("", prose)
+
+
+def _heading_identifier(title: str, taken: Mapping[str, str]) -> str:
+    """Pandoc's automatic identifier for a heading (extension ``auto_identifiers``): formatting,
+    links and notes dropped, lower case, only letters, digits, ``_``, ``-`` and ``.``, spaces
+    to hyphens, nothing before the first letter; ``section`` if nothing is left; ``-1``,
+    ``-2``... appended while it is taken."""
+    plain = re.sub(r"\[\^[^\]]*\]|\^\[[^\]]*\]", "", title)
+    plain = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", plain)
+    plain = "".join(c for c in plain.lower() if c.isalnum() or c in "_-." or c.isspace())
+    base = re.sub(r"^[^a-z\u00c0-\uffff]+", "", "-".join(plain.split())) or "section"
+    identifier, suffix = base, 0
+    while identifier in taken:
+        suffix += 1
+        identifier = f"{base}-{suffix}"
+    return identifier
+
+
+def _document_problems(article: Path, root: Path, variables: Mapping[str, Any], variables_name: str) -> list[str]:
+    """The problems of one document (an article and every file it includes), file:line each."""
+    problems: list[str] = []
+    identifiers: dict[str, str] = {}  # identifier -> where it is defined first
+    references: list[tuple[str, str]] = []
+    notes: dict[str, str] = {}
+    note_uses: list[tuple[str, str]] = []
+    links: dict[str, str] = {}
+    try:
+        lines = list(_read(source_lines(article, root)))
+    except ManuscriptError as exc:
+        return [str(exc)]
+    for line, kind, prose in lines:
+        where, text = line.where, line.text
+        if kind == "fence" and _CODE_CELL.match(text.strip()):
+            problems.append(f"{where}: executable code cell (the manuscript holds none)")
+        for key in _VAR.findall(text):
+            value = _lookup(variables, key)
+            if value is _ABSENT:
+                problems.append(f"{where}: variable {key!r} is not in {variables_name}")
+            elif str(value).strip().lower() in BARE_MISSING:
+                problems.append(f"{where}: variable {key!r} is {value!r}: a value that "
+                                "could not be estimated must say why (paper.formats.not_estimable)")
+        for key in _VAR_THEN_PERCENT.findall(text):
+            problems.append(f"{where}: variable {key!r} is followed by '%': a percentage is a key ending "
+                            f"{PERCENT_SUFFIX!r}, which carries its own sign")
+        for include in _INCLUDE.findall(text):
+            if not document_path(include, article, root).is_file():
+                problems.append(f"{where}: included file {include!r} does not exist")
+        if kind == "code":
+            continue
+        references.extend((where, ref) for ref in _XREF.findall(prose))
+        if kind == "front":
+            continue
+        for image in _IMAGE.finditer(prose):
+            path = image.group(1)
+            if "://" not in path and not document_path(path, article, root).is_file():
+                problems.append(f"{where}: figure file {path!r} does not exist")
+            if not (_attribute(prose, image.end(), "fig-alt") or "").strip():
+                problems.append(f"{where}: figure {path!r} has no alt text "
+                                '(add fig-alt="..." to its attributes)')
+        defined = [ident for block in _ATTRIBUTES.findall(prose) for ident in _ID.findall(block)]
+        heading = _HEADING.match(prose) if kind == "text" else None
+        if heading and not defined:
+            title = _ATTRIBUTES.sub("", heading.group(2) or "").rstrip(" #")
+            identifiers[_heading_identifier(title, identifiers)] = where
+        for ident in defined:
+            if ident in identifiers:
+                problems.append(f"{where}: duplicate identifier #{ident} (first at {identifiers[ident]}); "
+                                "Quarto warns and every reference reaches only one of them")
+            else:
+                identifiers[ident] = where
+        if kind == "text":
+            definition = _NOTE_DEFINITION.match(prose)
+            if definition:
+                label = definition.group(1)
+                if label in notes:
+                    problems.append(f"{where}: footnote [^{label}] is defined again (first at {notes[label]})")
+                notes.setdefault(label, where)
+            note_uses.extend((where, label) for label in _NOTE_REFERENCE.findall(prose[definition.end():]
+                                                                                 if definition else prose))
+            link = _LINK_DEFINITION.match(prose)
+            if link and not definition:
+                label = " ".join(link.group(1).lower().split())
+                if label in links:
+                    problems.append(f"{where}: link reference [{link.group(1)}] is defined again "
+                                    f"(first at {links[label]})")
+                links.setdefault(label, where)
     for where, ref in references:
-        if ref not in labels:
-            problems.append(f"{where}: cross-reference @{ref} has no {{#{ref}}} label")
+        if ref not in identifiers:
+            problems.append(f"{where}: cross-reference @{ref} has no {{#{ref}}} identifier in the document")
+    used = {label for _, label in note_uses}
+    for where, label in note_uses:
+        if label not in notes:
+            problems.append(f"{where}: footnote [^{label}] is never defined")
+    for label, where in notes.items():
+        if label not in used:
+            problems.append(f"{where}: footnote [^{label}] is defined but never used")
     return problems
 
 
-def check_rendered(output_dir: Path, extra: Iterable[Path] = ()) -> list[str]:
+def check_sources(paper_dir: Path = PAPER_DIR, variables_file: Path = VARIABLES_FILE) -> list[str]:
+    """Problems in the .qmd documents under ``paper_dir`` (file:line each), every include
+    expanded: unknown variable keys, missing includes and figure files, figures without alt
+    text (``fig-alt``), executable code cells, duplicate identifiers, cross-references to
+    identifiers the document does not define, footnotes and link references defined twice,
+    footnotes used but never defined or defined but never used."""
+    variables = yaml.safe_load(variables_file.read_text()) if variables_file.exists() else {}
+    problems: list[str] = []
+    for article in sorted(paper_dir.rglob("*.qmd")):
+        if "_generated" not in article.relative_to(paper_dir).parts:
+            problems += _document_problems(article, paper_dir.parent, variables or {}, variables_file.name)
+    return problems
+
+
+def check_rendered(output_dir: Path) -> list[str]:
     """Unresolved ``?var:`` / ``?meta:`` / ``?@`` markers in the rendered HTML pages under
-    ``output_dir`` and in ``extra`` rendered text files (Typst's kept ``.typ``)."""
+    ``output_dir``."""
     problems = []
-    for page in [*sorted(output_dir.rglob("*.html")), *extra]:
+    for page in sorted(output_dir.rglob("*.html")):
         for marker in sorted(set(_UNRESOLVED.findall(page.read_text(errors="replace")))):
             problems.append(f"{page}: unresolved {marker}")
     return problems

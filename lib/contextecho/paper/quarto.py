@@ -10,10 +10,19 @@ seen without it is checked here, from ``_quarto.yml`` and the manuscript sources
 - an option whose value Quarto's schema refuses, for the options the project uses
   (``src/resources/schema/document-*.yml`` in quarto-cli: ``number-sections`` and
   ``keep-typ`` are booleans, ``section-numbering`` a string, ``html-math-method`` one of
-  pandoc's methods or ``{method, url}``, ...).
+  pandoc's methods or ``{method, url}``, ...);
+- an option that leaves render files at the project root: in a project with a library
+  folder (``site_libs/`` of a manuscript, website or book), Quarto moves that folder into
+  the output folder after the render, but copies it, leaving the original behind, as soon
+  as one format keeps its intermediate files (``keep-md``, ``keep-tex``, ``keep-typ``:
+  ``keepLibsDir`` in quarto-cli ``src/command/render/project.ts``).
 
-Figures without alt text are a source problem and are checked with the other source
-checks in :mod:`contextecho.paper.manuscript`.
+Quarto only warns about what it cannot resolve (an unknown variable, a cross-reference to
+a missing identifier, a duplicate identifier) and exits 0, so :func:`render` fails on any
+warning line it prints (:func:`warning_lines`), and on a library folder left at the root.
+
+Figures without alt text, duplicate identifiers and cross-references to missing ones are
+source problems, checked in :mod:`contextecho.paper.manuscript`.
 
 ``find_quarto`` prefers the virtual environment's Quarto (``make setup`` tries to install
 ``quarto-cli`` there) and then one on ``PATH``. The ``quarto`` console script of the
@@ -43,9 +52,19 @@ OUTPUT_DIR = "_manuscript"
 
 # Formats whose section cross-references need numbered headings (see the module doc).
 NEEDS_SECTION_NUMBERS = ("typst", "pdf", "beamer")
-# What each rendered format writes beside the article's name, and which rendered text a
-# marker check reads (Typst's intermediate .typ is kept with ``keep-typ: true``).
+# What each rendered format writes beside the article's name.
 OUTPUT_SUFFIX = {"html": ".html", "typst": ".pdf", "pdf": ".pdf", "docx": ".docx"}
+
+# Project types whose HTML dependencies go to one library folder (quarto-cli's ``libDir``).
+LIB_DIR = {"manuscript": "site_libs", "website": "site_libs", "book": "site_libs"}
+# Options that make Quarto copy the library folder instead of moving it (see the module doc).
+KEEPS_INTERMEDIATES = ("keep-md", "keep-tex", "keep-typ")
+# A line Quarto prints as a warning: its own (``WARNING (filter.lua:12) ...``, ``WARN: ...``,
+# yellow in ANSI codes even when piped), pandoc's (``[WARNING] Duplicate identifier ...``) and
+# Typst's (``warning: unknown font family``, from the first column: the metadata Quarto
+# prints holds indented lines such as ``  warning: false``).
+_WARNING = re.compile(r"^(?:\s*(?:\[WARNING\]|WARNING\b|WARN\b)|warning:)")
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 _MATH_METHODS = ("plain", "webtex", "gladtex", "mathml", "mathjax", "katex")
 _HTML_FORMATS = ("html", "revealjs", "dashboard")
@@ -123,6 +142,12 @@ def article(config: Mapping[str, Any], project_dir: Path = REPO_ROOT) -> Path:
     return project_dir / name
 
 
+def lib_folder(config: Mapping[str, Any]) -> str | None:
+    """The project's library folder (``project.lib-dir``, else its type's), or None."""
+    project = config.get("project") or {}
+    return project.get("lib-dir") or LIB_DIR.get(project.get("type", ""))
+
+
 def front_matter(source: Path) -> dict:
     text = source.read_text()
     match = re.match(r"---\s*\n(.*?)\n---\s*(\n|$)", text, re.S)
@@ -168,7 +193,19 @@ def check_project(project_dir: Path = REPO_ROOT) -> list[str]:
             if expected:
                 problems.append(f"{CONFIG_FILE}: format {fmt}: {option}: {value!r} is refused by Quarto "
                                 f"(expected {expected})")
-    section_refs = manuscript.section_references(source, project_dir)
+    lib_dir = lib_folder(config)
+    if lib_dir:
+        for fmt, options in listed.items():
+            for option in KEEPS_INTERMEDIATES:
+                scope = OPTION_RULES[option].formats if option in OPTION_RULES else ()
+                if options.get(option) is True and (not scope or fmt in scope):
+                    problems.append(f"{CONFIG_FILE}: format {fmt}: {option}: true makes Quarto copy {lib_dir}/ "
+                                    f"into the output folder instead of moving it, leaving {lib_dir}/ at the "
+                                    "project root; remove it")
+    try:
+        section_refs = manuscript.section_references(source, project_dir)
+    except manuscript.ManuscriptError:
+        section_refs = []  # an include cycle: manuscript.check_sources names it
     for fmt, options in listed.items():
         if fmt in NEEDS_SECTION_NUMBERS and section_refs and not _numbered(fmt, options, document):
             where, ref = section_refs[0]
@@ -241,26 +278,46 @@ def expected_outputs(project_dir: Path = REPO_ROOT) -> dict[str, Path]:
             for fmt in formats(config) if fmt in OUTPUT_SUFFIX}
 
 
-def _run(command: list[str], cwd: Path, keep: int = 40) -> tuple[int, str]:
-    """Run Quarto with its output shown as it comes; return the exit status and the tail."""
+def warning_lines(output: str) -> list[str]:
+    """The warning lines of Quarto's output (stdout and stderr), ANSI colour codes removed."""
+    lines = (_ANSI.sub("", line).rstrip() for line in output.splitlines())
+    return [line.strip() for line in lines if _WARNING.match(line)]
+
+
+@dataclass(frozen=True)
+class Run:
+    """What one Quarto command did: its exit status, the last lines it printed, every warning."""
+
+    status: int
+    tail: str
+    warnings: tuple[str, ...]
+
+
+def _run(command: list[str], cwd: Path, keep: int = 40) -> Run:
+    """Run Quarto with its output shown as it comes."""
     tail: collections.deque[str] = collections.deque(maxlen=keep)
+    found: list[str] = []
     with subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           text=True, errors="replace") as process:
         assert process.stdout is not None
         for line in process.stdout:
             print(f"      | {line.rstrip()}", flush=True)
             tail.append(line.rstrip())
-    return process.returncode, "\n".join(tail)
+            found += warning_lines(line)
+    return Run(process.returncode, "\n".join(tail), tuple(found))
 
 
 def render(project_dir: Path = REPO_ROOT, quarto: Quarto | None = None) -> RenderOutcome:
     """Render with Quarto where it is installed, else say plainly that the step was skipped.
 
-    Before rendering, the sources and the project must pass every check; after it, every
-    listed format's file must exist, be new, and carry no unresolved marker. Any failure
-    raises :class:`QuartoError` (or :class:`manuscript.ManuscriptError`) with Quarto's words.
+    Before rendering, the sources and the project must pass every check; after it, Quarto
+    must have printed no warning, every listed format's file must exist and be new, the HTML
+    must carry no unresolved marker, and no library folder may be left at the project root.
+    Any failure raises :class:`QuartoError` (or :class:`manuscript.ManuscriptError`) with
+    Quarto's words.
     """
-    source = article(read_config(project_dir), project_dir)
+    config = read_config(project_dir)
+    source = article(config, project_dir)
     problems = (manuscript.check_sources(source.parent, project_dir / manuscript.VARIABLES_FILE.name)
                 + check_project(project_dir))
     if problems:
@@ -273,21 +330,26 @@ def render(project_dir: Path = REPO_ROOT, quarto: Quarto | None = None) -> Rende
                                     "`.venv/bin/pip install quarto-cli` to build HTML and PDF.")
     print(f"      rendering with {quarto.describe()}", flush=True)
     started = time.time()
-    status, tail = _run([str(quarto.executable), "render"], project_dir)
-    if status != 0:
-        raise QuartoError(f"quarto render failed (exit {status}) with {quarto.describe()}:\n{tail}")
+    done = _run([str(quarto.executable), "render"], project_dir)
+    if done.status != 0:
+        raise QuartoError(f"quarto render failed (exit {done.status}) with {quarto.describe()}:\n{done.tail}")
+    if done.warnings:
+        raise QuartoError(f"quarto render printed {len(done.warnings)} warning(s) with {quarto.describe()}; "
+                          "a warning fails the build (its full output is above):\n  "
+                          + "\n  ".join(done.warnings))
     outputs = expected_outputs(project_dir)
     missing = [f"{fmt}: {path}" for fmt, path in outputs.items()
                if not path.is_file() or path.stat().st_mtime < started - 1]
     if missing:
-        raise QuartoError(f"quarto render exited 0 but did not write: {', '.join(missing)}\n{tail}")
-    # Typst's kept .typ lies beside the article or among the outputs; walking the whole
-    # project would read the cache and the corpus too.
-    folders = {source.parent, *(path.parent for path in outputs.values())}
-    texts = sorted({p for folder in folders for p in folder.glob("*.typ") if p.stat().st_mtime >= started - 1})
-    problems = manuscript.check_rendered(outputs["html"].parent if "html" in outputs else project_dir,
-                                         extra=texts)
+        raise QuartoError(f"quarto render exited 0 but did not write: {', '.join(missing)}\n{done.tail}")
+    problems = manuscript.check_rendered(outputs["html"].parent) if "html" in outputs else []
     if problems:
         raise QuartoError("rendered manuscript has unresolved references:\n  " + "\n  ".join(problems))
+    lib_dir = lib_folder(config)
+    if lib_dir and (project_dir / lib_dir).exists():
+        raise QuartoError(f"quarto render left {lib_dir}/ at the project root ({project_dir / lib_dir}): it "
+                          "belongs in the output folder, and Quarto copies it instead of moving it there when "
+                          f"a format in {CONFIG_FILE} keeps its intermediate files ({', '.join(KEEPS_INTERMEDIATES)}); "
+                          "remove such an option, and the folder")
     listing = ", ".join(str(path.relative_to(project_dir)) for path in outputs.values())
     return RenderOutcome(True, f"rendered with {quarto.describe()}: {listing}", tuple(outputs.values()))
