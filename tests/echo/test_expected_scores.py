@@ -105,14 +105,14 @@ class JsonJudge(llm.CustomLLM):
 
 
 def _reference_cells():
-    from contextecho.experiments import common
+    from contextecho.experiments import selection
     from contextecho.echo.protocols import protocol
     from contextecho.echo.reference.cells import build_reference_cells
     from contextecho.engine.paths import shared_dir
 
     if not (shared_dir() / "corpus" / "real").is_dir():
         pytest.skip("the real corpus is not beside the checkout")
-    sessions = common.select_sessions(1, protocol="reference")
+    sessions = selection.select_sessions(1, protocol="reference")
     return build_reference_cells("panel", "fake/echo", sessions, "panel", items=["C01"], window=3000, limit=1,
                                  tag=protocol("reference").key())
 

@@ -232,7 +232,7 @@ def test_a_session_is_read_once_the_harness_way(tmp_path):
 def test_a_reference_run_never_runs_our_parser(corpus_dir, monkeypatch):
     """Under reference the sessions of a run are read once, by the harness's reader: our
     parser is never called, and the id is the one our parser would give."""
-    from contextecho.experiments import common
+    from contextecho.experiments import selection
     from contextecho.sessions import loader
 
     def parsed(*args, **kwargs):
@@ -240,6 +240,6 @@ def test_a_reference_run_never_runs_our_parser(corpus_dir, monkeypatch):
 
     with monkeypatch.context() as patch:
         patch.setattr(loader, "_load", parsed)
-        theirs = common.select_sessions(2, protocol="reference")
+        theirs = selection.select_sessions(2, protocol="reference")
     assert all(len(s.rows) > 0 and s.format == "claude_code" for s in theirs)
     assert [s.session_id for s in theirs] == [loader.load_session(s.path).session_id for s in theirs]

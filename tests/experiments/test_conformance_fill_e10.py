@@ -18,7 +18,7 @@ from contextecho.engine.calls import Transport, generate
 from contextecho.engine.fake_model import HTTPStatusFault
 from contextecho.engine.model_request import ModelRequest
 from contextecho.engine.record import NOT_STORED, OK, CallRecord
-from contextecho.experiments import common, panel, spine
+from contextecho.experiments import panel, scores, selection, spine
 from contextecho.experiments.harness_runs import run_case
 from contextecho.experiments.parameters import RangeError
 from contextecho.sessions.loader import load_session
@@ -191,7 +191,7 @@ def _grid(tmp_path, session, turns, judges, resume=()):
     run = spine.start("panel", params, models=params.targets + params.judge_models(), sessions=lambda: [session])
     run.transport = Transport(concurrency=1, max_attempts=1, base_delay_s=0.0)
     positions = {session.session_id: [NamedTurn(f"P{t}", t) for t in turns]}
-    cells = common.build(params, "panel", [session], ["C01", "C02", "C03"], positions="uniform",
+    cells = selection.build(params, "panel", [session], ["C01", "C02", "C03"], positions="uniform",
                          reference_positions=positions, redact=False)
     return spine.run_grid(run, cells, judges=params.judges, judge_max_tokens=params.judge_max_tokens,
                           protocol=params.protocol, resume_judges=params.resume_judges)
@@ -219,7 +219,7 @@ def test_self_judge_is_each_target_and_resume_skips_stored_cells(tmp_path, corpu
     assert sum(c == ("a", "judge", "C02") for c in selfie) == 4  # P100 and P300, both arms
     # ... and C03 at P300, lost to a permanent error, is asked again (the resume redoes it)
     assert sum(c == ("a", "target", "C03") for c in selfie) == 4
-    primary = common.first_judge_rows(second, "self")
+    primary = scores.first_judge_rows(second, "self")
     assert len(primary) == len(second) == 12
 
 
@@ -251,8 +251,8 @@ def test_e10_cells_send_plain_strings_and_read_stripped_replies(corpus_dir, runs
     positions = {session.session_id: [NamedTurn("P5_pre_C6", 544)]}
     build = {"positions": "uniform", "reference_positions": positions, "redact": False,
              "stressor_max_tokens": 1024}
-    e10 = common.build(params, "panel", [session], ["S2#01", "C01"], s2_requests="e10", **build)
-    e08 = common.build(params, "panel", [session], ["S2#01", "C01"], **build)
+    e10 = selection.build(params, "panel", [session], ["S2#01", "C01"], s2_requests="e10", **build)
+    e08 = selection.build(params, "panel", [session], ["S2#01", "C01"], **build)
     s2 = next(c for c in e10 if c.item.id == "S2#01")
     assert s2.request.params == {"max_tokens": 1024, "temperature": 0.0} and s2.versions["s2_requests"] == "e10"
     assert s2.request.messages[0]["role"] == "system" and all(isinstance(m["content"], str)

@@ -45,8 +45,13 @@ def test_anchor_notebook_runs_every_section_on_the_fake_model(tmp_path):
     assert variables["primary_judge"] == "fake/echo"
     assert result.tables["ANCHOR banks"]["n_items"].tolist() == [7]
     assert (result.output_dir / "results" / "banks" / "ca_forge_tidyfeed__updated" / "run_manifest.json").is_file()
-    wide = result.tables["Persona Retention R per facet (mean over sessions)"]
-    assert [c for c in wide.columns if ":" in c] and all(c[0] in "OCEAN" for c in wide.columns if ":" in c)
+    retention = result.tables["Persona Retention R per facet (mean over sessions)"]  # one row per facet, IPIP's too
+    facets = list(dict.fromkeys(retention["facet"]))
+    assert facets and all(":" in f and f[0] in "OCEAN" for f in facets)
+    assert facets == sorted(facets, key=lambda f: ("OCEAN".index(f[0]), f))  # by trait, then by name
+    # R is undefined everywhere here: every missing R is a footnote that says why
+    text = (result.output_dir / "tables" / "retention.md").read_text()
+    assert "^a^" in text and "sessions no item of this facet has a valid answer" in text
     assert set(result.tables["Behavioural axes: held rate among valid verdicts"]["source"]) == {"real", "fork"}
 
 

@@ -3,7 +3,14 @@ import pandas as pd
 import pytest
 import yaml
 
+from contextecho.paper.declared import Declared
+from contextecho.paper.formats import COEFFICIENT, COUNT
 from contextecho.paper.outputs import DuplicateVariableError, Outputs, merge_variables
+from contextecho.paper.tables import Column, Table
+from contextecho.paper.variables import Variable
+
+DEMO = Declared(variables=(Variable("n", COUNT), Variable("share", COEFFICIENT), Variable("bad", COEFFICIENT)),
+                tables=(Table("t", "A table", (Column("A", COUNT, "a"),)),))
 
 
 def test_merge_joins_sections_and_fails_on_a_duplicate_key(tmp_path):
@@ -30,20 +37,21 @@ def test_a_leaf_and_a_section_with_the_same_name_collide(tmp_path):
 def test_outputs_write_every_kind_and_refuse_nan_variables(tmp_path):
     import matplotlib.pyplot as plt
 
-    out = Outputs.open("demo", tmp_path / "demo")
+    out = Outputs.open("demo", tmp_path / "demo", DEMO)
     out.parquet("cells", pd.DataFrame({"a": [1, 2], "params": [{"t": 0}, {"t": 1}]}))
     fig, ax = plt.subplots()
     ax.plot([0, 1])
     out.figure("line", fig)
-    out.table("t", "| a |\n|---|\n| 1 |")
+    out.table("t", pd.DataFrame({"a": [1]}))
     out.set(n=3, share=0.5)
-    with pytest.raises(ValueError, match="NaN"):
+    with pytest.raises(ValueError, match="demo.bad: .*missing.*say why"):
         out.set(bad=float("nan"))
     out.write_variables()
     root = tmp_path / "demo"
     for rel in ("results/cells.parquet", "figures/line.png", "figures/line.pdf", "tables/t.md"):
         assert (root / rel).is_file(), rel
-    assert yaml.safe_load((root / "variables.yml").read_text()) == {"demo": {"n": 3, "share": 0.5}}
+    assert yaml.safe_load((root / "variables.yml").read_text()) == {"demo": {"n": 3, "share": "0.50"}}
+    assert (root / "tables" / "t.md").read_text() == "| A |\n|-----:|\n| 1 |\n"
     assert out.manifest == root / "manifest.json"  # where the run log goes
     # A second run starts from an empty folder (stale figures do not survive).
     Outputs.open("demo", root)

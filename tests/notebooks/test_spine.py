@@ -9,32 +9,11 @@ from contextecho.echo.calibration import calibration_set
 
 from contextecho.engine.calls import Transport
 from contextecho.engine.counts import Counts
-from contextecho.experiments import common, spine
+from contextecho.experiments import spine
 from contextecho.notebooks import experiment
-
-
-def test_per_target_variables_key_every_target_and_name_the_first_unsuffixed():
-    values = {"openai/gpt-4o": {"gap": 0.3}, "local/smollm2-135m": {"gap": 0.1, "gap_ci": "[0, 1]"}}
-    why = {"x/none": "arm 'filler' has no valid verdict"}
-    variables, table = common.per_target(values, ("local/smollm2-135m", "openai/gpt-4o", "x/none"),
-                                         ("gap", "gap_ci"), why)
-    # A value a target lacks says why: its own reason, else the generic one; never a bare n/a.
-    generic = f"not estimable ({common.NO_ESTIMATE})"
-    assert variables == {"gap_local_smollm2_135m": 0.1, "gap_ci_local_smollm2_135m": "[0, 1]",
-                         "gap": 0.1, "gap_ci": "[0, 1]",
-                         "gap_openai_gpt_4o": 0.3, "gap_ci_openai_gpt_4o": generic,
-                         "gap_x_none": "not estimable (arm 'filler' has no valid verdict)",
-                         "gap_ci_x_none": "not estimable (arm 'filler' has no valid verdict)"}
-    assert table["target"].tolist() == ["local/smollm2-135m", "openai/gpt-4o", "x/none"]
-    assert table["key suffix"].tolist() == ["local_smollm2_135m", "openai_gpt_4o", "x_none"]
-
-
-def test_reasons_are_the_notes_of_a_targets_failed_estimates():
-    table = pd.DataFrame({"target": ["a", "a", "b", "c"],
-                          "note": ["not estimable: arm 'filler' has no valid verdict", "", "",
-                                   "TOST not estimable: 1 unit"]})
-    assert common.reasons(table) == {"a": "arm 'filler' has no valid verdict", "c": "1 unit"}
-    assert common.reasons(pd.DataFrame()) == {}
+from contextecho.paper.declared import Declared
+from contextecho.paper.formats import COUNT, PERCENT, POINTS
+from contextecho.paper.variables import Variable
 
 
 @dataclass(frozen=True)
@@ -53,7 +32,7 @@ def _fails(run):
 def test_stages_run_in_order_and_a_failing_stage_leaves_the_run_log_failed(tmp_path):
     def begin(params):
         """Open the run."""
-        return spine.start("demo", params, models=("fake/echo",))
+        return spine.start("demo", params, models=("fake/echo",), declared=Declared(variables=(Variable("n", COUNT),)))
 
     def count(run):
         """Count a batch."""
@@ -91,14 +70,14 @@ def test_a_panel_of_two_targets_keys_each_number_by_its_target(tmp_path, corpus_
     assert v["target"] == "scripted/command" and v["targets"] == "scripted/command, scripted/chatty"
     s2 = result.tables["S2 compliance and verbosity"].set_index("target")
     for target, slug in (("scripted/chatty", "scripted_chatty"), ("scripted/command", "scripted_command")):
-        assert v[f"s2_real_rate_pct_{slug}"] == round(s2.loc[target, "real_rate_pct"], 1)
+        assert v[f"s2_real_rate_pct_{slug}"] == PERCENT.variable(s2.loc[target, "real_rate_pct"])
         for key in ("gap", "gap_ci", "perm_p", "holm_p", "gap_discrete", "verbosity_ratio"):
             assert f"{key}_{slug}" in v, key
-    assert v["s2_real_rate_pct_scripted_chatty"] == 0.0  # a preamble every time
-    assert v["s2_real_rate_pct"] == v["s2_real_rate_pct_scripted_command"] == 100.0  # a bare command
-    gaps = result.tables["Drift gap per target (coding_self)"].set_index("target")
-    assert v["gap_scripted_chatty"] == round(gaps.loc["scripted/chatty", "estimate"], 2)
-    assert v["gap"] == v["gap_scripted_command"] == round(gaps.loc["scripted/command", "estimate"], 2)
+    assert v["s2_real_rate_pct_scripted_chatty"] == "0.0%"  # a preamble every time
+    assert v["s2_real_rate_pct"] == v["s2_real_rate_pct_scripted_command"] == "100.0%"  # a bare command
+    gaps = result.tables["Drift gap per target (headline battery)"].set_index("target")
+    assert v["gap_scripted_chatty"] == POINTS.variable(gaps.loc["scripted/chatty", "estimate"])
+    assert v["gap"] == v["gap_scripted_command"] == POINTS.variable(gaps.loc["scripted/command", "estimate"])
     log = json.loads((result.output_dir / "manifest.json").read_text())
     assert log["status"] == "complete" and \
         set(log["batches"]) == {"panel:calibration", "panel:targets", "panel:judges"}

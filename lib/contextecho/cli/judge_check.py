@@ -33,7 +33,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="the judge's token budget (default: the protocol's, 400 under reference)")
     parser.add_argument("--out", type=Path, default=None, metavar="DIR",
                         help="write per_item.jsonl and summary.json here")
-    parser.add_argument("--endpoint", action="append", default=[], metavar="MODEL=API_BASE[#KEY_ENV]",
+    parser.add_argument("--endpoint", action="append", default=[], metavar="MODEL=API_BASE[|API_BASE...][#KEY_ENV]",
                         help="the judge on an OpenAI-compatible server (repeatable)")
     parser.add_argument("--concurrency", type=int, default=1, help="calls in flight at once (default 1)")
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
@@ -21,13 +20,22 @@ from ..echo.interventions import INTERVENTIONS
 from ..echo.cells import build_cells
 from ..engine.counts import Counts
 from .parameters import NON_NEGATIVE, Includes, NonEmpty, OneOf, count
+from ..paper import figures
+from ..paper.declared import Declared
+from ..paper.formats import COUNT, MODEL, PERCENT, POINTS, POINTS_PP, TEXT, estimate, interval
+from ..paper.tables import Column, Table
+from ..paper.variables import Variable, by_target, reasons
 from ..paper.show import Result, SavedFigure
 from ..sessions.positions import Position
 from ..stats.errors import StatsInputError
 from ..stats.drift import drift_gap
-from . import common, spine
-from .common import REFERENCE_JUDGE
-from .spine import Run, Stage
+from . import spine
+from .parameter_sets import JudgedParameters, REFERENCE_JUDGE
+from .item_ids import CONTRACT_IDS, PROBE_IDS
+from .protocol_record import PROTOCOL, protocol_record, protocol_variables
+from .scores import SCORES, score_column
+from .selection import select_sessions
+from .spine import CALIBRATION, Run, Stage
 
 TITLE = "Anchor ablations: A-anchor vs its parts, placebos, sandwich, goal re-injection; decay"
 PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5", "openai/gpt-4o"),
@@ -40,7 +48,7 @@ PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5", "openai/gpt-4o"),
 
 
 @dataclass(frozen=True)
-class Parameters(common.JudgedParameters):
+class Parameters(JudgedParameters):
     n_sessions: int = 2
     interventions: tuple[str, ...] = ("none", "a_anchor", "v0_only", "v2_only", "placebo_anchor",
                                       "sandwich", "goal_reinjection")
@@ -53,15 +61,15 @@ class Parameters(common.JudgedParameters):
     # Our rubric asks for one line, "Score: <n>": a short greedy budget.
     judge_max_tokens: int = 8
 
-    HELP = {**common.JudgedParameters.HELP,
+    HELP = {**JudgedParameters.HELP,
             "protocol": "contextecho only: the reference harness has no intervention on its prefix",
             "interventions": "none is the control and must be listed",
             "contracts": "S2, S2#01, hardened, C1_csv ... (scored, no judge)",
             "distances": "session messages between the A-anchor and the probe (decay)"}
-    RANGES = {**common.JudgedParameters.RANGES, "n_sessions": count(zero="all"),
+    RANGES = {**JudgedParameters.RANGES, "n_sessions": count(zero="all"),
               "interventions": (NonEmpty(), Includes("none", "the control"),
                                 OneOf(INTERVENTIONS.names, "intervention")),
-              "probes": (NonEmpty(), common.PROBE_IDS), "contracts": (NonEmpty(), common.CONTRACT_IDS),
+              "probes": (NonEmpty(), PROBE_IDS), "contracts": (NonEmpty(), CONTRACT_IDS),
               "distances": NON_NEGATIVE, "protocol": OneOf(("contextecho",), "protocol for interventions")}
 
 
@@ -93,29 +101,66 @@ def effect_rows(frame: pd.DataFrame, control: str, p: Parameters, scale: float =
 
 
 
+# ---------------------------------------------------------------- what the manuscript reads
+#: The interventions whose contract compliance the manuscript names.
+NAMED = ("none", "a_anchor")
+_INTERVENTION = Column("Intervention", TEXT, "intervention", widest="goal_reinjection_c30")
+
+
+def _effect_table(stem: str, title: str, kind, mean_kind) -> Table:
+    return Table(stem, title, (
+        Column("Target", MODEL, "target"), _INTERVENTION,
+        Column("Effect [95% CI]", estimate(kind), ("estimate", "ci_low", "ci_high")),
+        Column("With", mean_kind, "with_mean"), Column("Without", mean_kind, "control_mean")), index=2)
+
+
+MANUSCRIPT = CALIBRATION + PROTOCOL + Declared(
+    variables=(
+        Variable("a_anchor_effect_{target}", POINTS), Variable("a_anchor_ci_{target}", interval(POINTS)),
+        Variable("a_anchor_effect_{score}_{target}", POINTS, score=SCORES),
+        Variable("a_anchor_ci_{score}_{target}", interval(POINTS), score=SCORES),
+        Variable("a_anchor_contract_effect_{target}", POINTS_PP),
+        Variable("a_anchor_contract_ci_{target}", interval(POINTS_PP)),
+        Variable("compliance_{intervention}_pct_{target}", PERCENT, intervention=NAMED),
+        Variable("target", TEXT), Variable("targets", TEXT), Variable("n_sessions", COUNT),
+        Variable("n_interventions", COUNT), Variable("n_probes", COUNT), Variable("n_contracts", COUNT),
+        Variable("distances", TEXT), Variable("n_cells", COUNT), Variable("n_failed", COUNT),
+        Variable("n_cached", COUNT), Variable("n_verdicts_invalid", COUNT), Variable("window_chars", COUNT),
+        Variable("score", TEXT)),
+    tables=(
+        _effect_table("effects", "Effect per intervention (probe surface)", POINTS, POINTS),
+        _effect_table("contract_effects", "Effect per intervention (contract surface)", POINTS_PP, PERCENT),
+        Table("effects_by_score", "Effect per intervention under both judge scores", (
+            Column("Target", MODEL, "target"), _INTERVENTION, Column("Score", TEXT, "score", widest="expected"),
+            Column("Effect [95% CI]", estimate(POINTS), ("estimate", "ci_low", "ci_high")),
+            Column("Units", COUNT, "n_units")), index=3),
+        Table("contracts", "Contract surface", (
+            Column("Target", MODEL, "target"), _INTERVENTION, Column("Cells", COUNT, "cells"),
+            Column("Compliance", PERCENT, "compliance_pct")), index=2),
+        Table("decay", "Decay with distance", (
+            Column("Target", MODEL, "target"), _INTERVENTION, Column("Distance (messages)", COUNT, "distance"),
+            Column("Mean judge score", POINTS, "mean_score")), index=2),
+    ))
+
+
 # ---------------------------------------------------------------- the stages (one notebook cell each)
-EFFECT_COLUMNS = ["target", "intervention", "estimate", "ci_low", "ci_high", "with_mean", "control_mean",
-                  "n_units", "note"]
 
 
 def _a_anchor_rows(table: pd.DataFrame) -> pd.DataFrame:
     return table[table["intervention"] == "a_anchor"] if len(table) else table
 
 
-def _a_anchor(table: pd.DataFrame, digits: int) -> dict[str, dict[str, object]]:
-    """Per target: the A-anchor's estimate and CI (where estimable)."""
-    rows = _a_anchor_rows(table)
-    return {row["target"]: {"effect": round(float(row["estimate"]), digits),
-                            "ci": f"[{row['ci_low']:.{digits}f}, {row['ci_high']:.{digits}f}]"}
-            for _, row in rows.iterrows() if pd.notna(row["estimate"])}
+def _a_anchor(table: pd.DataFrame, effect: str, ci: str) -> dict[str, dict[str, object]]:
+    """Per target: the A-anchor's estimate (as template ``effect``) and CI (as ``ci``), where estimable."""
+    return by_target(_a_anchor_rows(table), {effect: "estimate", ci: ("ci_low", "ci_high")})
 
 
 def start(params: Parameters) -> Run:
     """Open the outputs, check that every target and judge can be called (before any call),
     and pick the longest openly licensed sessions."""
     return spine.start("a_anchor", params, models=params.targets + params.judges,
-                       protocol=common.protocol_record(params, paper_scale=PAPER_SCALE),
-                       sessions=lambda: common.select_sessions(params.n_sessions))
+                       protocol=protocol_record(params, paper_scale=PAPER_SCALE), declared=MANUSCRIPT,
+                       sessions=lambda: select_sessions(params.n_sessions))
 
 
 def grid(run: Run) -> pd.DataFrame:
@@ -142,21 +187,22 @@ def effects(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
     p = run.params
     main = frame[frame["experiment"] == "a_anchor"]
     probes = main[(main["item_kind"] == "probe") & (main["judge_model"] == p.judges[0])]
-    table = effect_rows(probes, "none", p, score=common.score_column(p.score))
+    table = effect_rows(probes, "none", p, score=score_column(p.score))
     by_score = pd.concat([effect_rows(probes, "none", p, score=column).assign(score=name)
-                          for name, column in common.SCORES.items()], ignore_index=True)
+                          for name, column in SCORES.items()], ignore_index=True)
     run.out.parquet("effects", table)
     run.out.parquet("effects_by_score", by_score)
     if len(by_score):
-        run.out.table("effects_by_score", common.markdown(by_score[[
-            "target", "intervention", "score", "estimate", "ci_low", "ci_high", "n_units", "note"]]))
-    values = {t: {"a_anchor_effect": v["effect"], "a_anchor_ci": v["ci"]} for t, v in _a_anchor(table, 2).items()}
-    for name in common.SCORES:
-        for t, v in _a_anchor(by_score[by_score["score"] == name] if len(by_score) else by_score, 2).items():
-            values.setdefault(t, {}).update({f"a_anchor_effect_{name}": v["effect"], f"a_anchor_ci_{name}": v["ci"]})
-    run.out.set(**common.per_target(values, p.targets, ("a_anchor_effect", "a_anchor_ci", *(
-        f"a_anchor_{k}_{n}" for n in common.SCORES for k in ("effect", "ci"))), common.reasons(_a_anchor_rows(by_score)))[0])
-    return run.table("effects", table[EFFECT_COLUMNS], "Effect per intervention (probe surface)")
+        run.table("effects_by_score", by_score)
+    why = reasons(_a_anchor_rows(by_score))
+    run.out.per_target(("a_anchor_effect_{target}", "a_anchor_ci_{target}"),
+                       _a_anchor(table, "a_anchor_effect_{target}", "a_anchor_ci_{target}"), p.targets, why)
+    for name in SCORES:
+        own = by_score[by_score["score"] == name] if len(by_score) else by_score
+        run.out.per_target(("a_anchor_effect_{score}_{target}", "a_anchor_ci_{score}_{target}"),
+                           _a_anchor(own, "a_anchor_effect_{score}_{target}", "a_anchor_ci_{score}_{target}"),
+                           p.targets, why, score=name)
+    return run.table("effects", table)
 
 
 def contract_effects(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
@@ -165,30 +211,22 @@ def contract_effects(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
     main = frame[frame["experiment"] == "a_anchor"]
     table = effect_rows(main[main["item_kind"] != "probe"], "none", p, scale=100.0)
     run.out.parquet("contract_effects", table)
-    values = {t: {"a_anchor_contract_effect": v["effect"], "a_anchor_contract_ci": v["ci"]}
-              for t, v in _a_anchor(table, 1).items()}
-    run.out.set(**common.per_target(values, p.targets, ("a_anchor_contract_effect", "a_anchor_contract_ci"),
-                                    common.reasons(_a_anchor_rows(table)))[0])
-    return run.table("contract_effects", table[EFFECT_COLUMNS], floatfmt=".1f")
+    keys = ("a_anchor_contract_effect_{target}", "a_anchor_contract_ci_{target}")
+    run.out.per_target(keys, _a_anchor(table, *keys), p.targets, reasons(_a_anchor_rows(table)))
+    return run.table("contract_effects", table)
 
 
 def forest(run: Run, effects: pd.DataFrame, contract_effects: pd.DataFrame) -> SavedFigure:
-    """Each intervention's effect on both surfaces, with 95% intervals."""
-    fig, axes = plt.subplots(1, 2, figsize=(8.0, 0.9 + 0.45 * max(1, len(effects))), sharey=True)
-    for ax, data, xlabel in ((axes[0], effects, "probe surface: judge score with − without (0–3)"),
-                             (axes[1], contract_effects, "contract surface: compliance with − without (pp)")):
-        if len(data):
-            y = np.arange(len(data))[::-1]
-            ok = data["estimate"].notna().to_numpy()
-            d = data[ok]
-            ax.errorbar(d["estimate"], y[ok], xerr=[d["estimate"] - d["ci_low"], d["ci_high"] - d["estimate"]],
-                        fmt="o", color="black", capsize=3)
-            for yi in y[~ok]:
-                ax.text(0, yi, "not estimable (see table)", ha="center", va="center", fontsize=7, color="grey")
-            ax.set_yticks(y, data["intervention"])
-        ax.axvline(0, color="grey", lw=1, ls="--")
-        ax.set_xlabel(xlabel, fontsize=8)
-    return run.figure("anchor_forest", fig)
+    """Each intervention's effect on both surfaces, with 95% intervals (one without an
+    estimate says why)."""
+    surfaces = {"probe surface: judge score with − without (0–3)": effects,
+                "contract surface: compliance with − without (pp)": contract_effects}
+    shown = [frame.assign(surface=surface) for surface, frame in surfaces.items() if len(frame)]
+    both = pd.concat(shown, ignore_index=True) if shown else pd.DataFrame()
+    several = len(both) and both["target"].nunique() > 1
+    return run.figure("anchor_forest", figures.forest(
+        both, label="intervention", hue="target" if several else None, panel="surface", panels=tuple(surfaces),
+        xlabel="", reason="no intervention was asked beside cells without one"))
 
 
 def compliance(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
@@ -200,12 +238,13 @@ def compliance(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
              .rename(columns={"mean": "compliance", "count": "cells"}).reset_index())
     table["compliance_pct"] = 100 * table.pop("compliance")
     run.out.parquet("contracts", table)
-    values: dict = {}
-    for _, row in table[table["intervention"].isin(["none", "a_anchor"])].iterrows():
-        values.setdefault(row["target"], {})[f"compliance_{row['intervention']}_pct"] = \
-            round(float(row["compliance_pct"]), 1)
-    run.out.set(**common.per_target(values, p.targets, ("compliance_none_pct", "compliance_a_anchor_pct"))[0])
-    return run.table("contracts", table, "Contract surface", floatfmt=".1f")
+    for intervention in NAMED:
+        own = table[table["intervention"] == intervention]
+        run.out.per_target(("compliance_{intervention}_pct_{target}",),
+                           by_target(own, {"compliance_{intervention}_pct_{target}": "compliance_pct"}), p.targets,
+                           f"no contract cell of this target was asked with intervention {intervention}",
+                           intervention=intervention)
+    return run.table("contracts", table)
 
 
 def decay(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
@@ -213,24 +252,21 @@ def decay(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
     p = run.params
     cells = frame[(frame["item_kind"] == "probe") & (frame["judge_model"] == p.judges[0])
                   & (frame["intervention"].isin(["none", "a_anchor"]))]
-    table = (cells.groupby(["target", "intervention", "distance"])[common.score_column(p.score)].mean()
+    table = (cells.groupby(["target", "intervention", "distance"])[score_column(p.score)].mean()
              .rename("mean_score").reset_index())
     run.out.parquet("decay", table)
-    return run.table("decay", table, "Decay with distance")
+    return run.table("decay", table)
 
 
 def decay_figure(run: Run, decay: pd.DataFrame) -> SavedFigure:
     """The mean judge score against the anchor's distance; dashed: no intervention."""
-    fig, ax = plt.subplots(figsize=(5.0, 3.2))
-    for target, g in decay[decay["intervention"] == "a_anchor"].groupby("target"):
-        ax.plot(g["distance"], g["mean_score"], marker="o", label=f"{target.split('/')[-1]} · A-anchor")
-    for target, g in decay[decay["intervention"] == "none"].groupby("target"):
-        ax.axhline(g["mean_score"].mean(), ls="--", color="grey", label="no intervention")
-    ax.set_xlabel("session messages between the anchor and the probe")
-    ax.set_ylabel("mean judge score (0–3)")
-    ax.set_ylim(-0.1, 3.1)
-    ax.legend(fontsize=7)
-    return run.figure("decay", fig)
+    anchored = decay[decay["intervention"] == "a_anchor"] if len(decay) else decay
+    without = decay[decay["intervention"] == "none"].groupby("target", as_index=False)["mean_score"].mean() \
+        if len(decay) else None
+    return run.figure("decay", figures.trajectory(
+        anchored, x="distance", y="mean_score", hue="target", baseline=without, baseline_label="no intervention",
+        xlabel="session messages between the A-anchor and the probe", ylabel="mean judge score with the A-anchor (0–3)",
+        ylim=(-0.1, 3.1), reason="no probe with the A-anchor has a valid verdict"))
 
 
 def variables(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
@@ -239,7 +275,7 @@ def variables(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
     p = run.params
     main = frame[frame["experiment"] == "a_anchor"]
     targets = run.log.batches.get("a_anchor:targets", Counts())
-    run.out.set(target=p.targets[0], targets=", ".join(p.targets), **common.protocol_variables(run.log.about["protocol"]),
+    run.out.set(target=p.targets[0], targets=", ".join(p.targets), **protocol_variables(run.log.about["protocol"]),
                 n_sessions=len(run.sessions), n_interventions=len(p.interventions) - 1, n_probes=len(p.probes),
                 n_contracts=int(main[main["item_kind"] != "probe"]["item"].nunique()),
                 distances=", ".join(map(str, p.distances)), n_cells=targets.calls, n_failed=targets.failed,

@@ -23,7 +23,7 @@ from ..anchor.axes.rubric import AXES
 from ..anchor.axes.turns import FORK, REAL
 from ..anchor.context.conditions import CONDITIONS
 from ..anchor.recall.families import FAMILIES
-from ..anchor.retention.runs import ARMS
+from ..anchor.retention.runs import ARMS, CHECKPOINT, FILLER
 from ..cape.inventory import TRAITS
 from ..anchor.banks.bank import bank_dirs, load_bank
 from ..anchor.banks.scorer import score_bank
@@ -32,12 +32,19 @@ from ..engine.cache import CallCache
 from ..engine.llm import LOCAL_MODEL
 from .parameters import (NON_NEGATIVE, POSITIVE, RESAMPLES, Interval, Models, NonEmpty, OneOf,
                                     Temperature, count)
-from ..paper.outputs import not_estimable
+from ..paper import figures
+from ..paper.declared import Declared
+from ..paper.formats import COEFFICIENT, COUNT, MODEL, PERCENT, TEXT, estimate, not_estimable
+from ..paper.tables import Column, Table
+from ..paper.variables import Variable
 from ..paper.show import Result, SavedFigure
-from . import common, spine
+from . import spine
+from .parameter_sets import ServingParameters
+from .item_ids import ANSWER_KINDS, INVENTORIES
+from .selection import select_sessions
 from .anchor_axes import run_axes
-from .anchor_recall import CHANCE, RecallSettings, accuracy_figure, accuracy_table, run_recall
-from .anchor_retention import FACETS, retention_by_checkpoint, retention_figure, retention_wide, run_retention
+from .anchor_recall import CHANCE, RecallSettings, accuracy_table, run_recall
+from .anchor_retention import FACETS, ordered_facets, retention_by_checkpoint, retention_rows, run_retention
 from .spine import Run, Stage
 
 TITLE = "ANCHOR on coding sessions: persona retention, behavioural axes, trajectory recall"
@@ -48,7 +55,7 @@ PAPER_SCALE = {"target": "openai/gpt-4o-mini", "judges": "anthropic/claude-sonne
 
 
 @dataclass(frozen=True)
-class Parameters(common.ServingParameters):
+class Parameters(ServingParameters):
     target: str = LOCAL_MODEL
     judges: tuple[str, ...] = (LOCAL_MODEL,)
     card: str = ""
@@ -85,7 +92,7 @@ class Parameters(common.ServingParameters):
     resample_seed: int = 20240601
     output_dir: str = ""
 
-    HELP = {**common.ServingParameters.HELP,
+    HELP = {**ServingParameters.HELP,
             "card": "persona_card.json in ANCHOR's layout (empty: the built-in coding assistant)",
             "n_sessions": "longest openly licensed sessions (0 for all)",
             "n_items": "trait-balanced questionnaire subset (0 for all 120)",
@@ -97,10 +104,10 @@ class Parameters(common.ServingParameters):
             "min_agree": "validators that must recover the answer (ANCHOR: 3 of 4)",
             "banks": "ANCHOR bank folders (or a release root) to score as well",
             "output_dir": "default paper/_generated/anchor"}
-    RANGES = {**common.ServingParameters.RANGES, "target": Models(), "judges": (NonEmpty(), Models()), "n_sessions": count(zero="all"),
-              "inventory": common.INVENTORIES, "n_items": count(zero="all"), "checkpoints": count(),
+    RANGES = {**ServingParameters.RANGES, "target": Models(), "judges": (NonEmpty(), Models()), "n_sessions": count(zero="all"),
+              "inventory": INVENTORIES, "n_items": count(zero="all"), "checkpoints": count(),
               "facets": OneOf(FACETS, "facet scheme"), "retention_window": POSITIVE, "retention_runs": count(),
-              "retention_answer": common.ANSWER_KINDS,
+              "retention_answer": ANSWER_KINDS,
               "questionnaire_max_tokens": POSITIVE, "axes_window": POSITIVE, "fork_max_tokens": POSITIVE,
               "judge_max_tokens": POSITIVE, "families": (NonEmpty(), OneOf(tuple(FAMILIES), "recall family")),
               "per_family": count(), "conditions": (NonEmpty(), OneOf(tuple(CONDITIONS), "context condition")),
@@ -113,6 +120,55 @@ class Parameters(common.ServingParameters):
               "recall_max_tokens": POSITIVE, "n_resamples": RESAMPLES, "resample_seed": NON_NEGATIVE}
 
 
+# ---------------------------------------------------------------- what the manuscript reads
+#: How the retention table names each arm.
+ARM_NAMES = {CHECKPOINT: "session prefix", FILLER: "filler prefix"}
+_JUDGE = Column("Judge", MODEL, "judge_model")
+_AXIS = Column("Axis", TEXT, "axis", widest="boundaries")
+MANUSCRIPT = Declared(
+    variables=(
+        Variable("retention_answer", TEXT), Variable("retention_answers_compared", COUNT),
+        Variable("retention_answers_agree_pct", PERCENT), Variable("retention_constrained_invalid", COUNT),
+        Variable("retention_rows", COUNT), Variable("retention_undefined", COUNT), Variable("retention_no_items", COUNT),
+        Variable("checkpoints", COUNT), Variable("retention_window", COUNT),
+        Variable("retention_final_{arm}_{facet}", COEFFICIENT, arm=ARMS, facet=TRAITS),
+        Variable("axes_turns", COUNT), Variable("axes_verdicts", COUNT), Variable("axes_invalid", COUNT),
+        Variable("axes_invalid_pct", PERCENT), Variable("axes_held_{source}_{axis}", COEFFICIENT, source=(REAL, FORK),
+                                                        axis=AXES),
+        Variable("recall_candidates", COUNT), Variable("recall_blind_kept", COUNT), Variable("recall_validated", COUNT),
+        Variable("recall_main", COUNT), Variable("recall_chance", COEFFICIENT), Variable("recall_window", COUNT),
+        Variable("n_evaluators", COUNT), Variable("min_agree", COUNT), Variable("calibration_runs", COUNT),
+        Variable("recall_asked", COUNT), Variable("recall_modal_letter", TEXT), Variable("recall_modal_pct", PERCENT),
+        Variable("recall_accuracy_{condition}", COEFFICIENT, condition=tuple(CONDITIONS)),
+        Variable("target", TEXT), Variable("judges", TEXT), Variable("primary_judge", TEXT),
+        Variable("n_sessions", COUNT), Variable("n_items", COUNT)),
+    tables=(
+        Table("retention", "Persona Retention R per facet (mean over sessions)", (
+            Column("Arm", TEXT, "arm", widest="session prefix"), Column("Checkpoint", COUNT, "checkpoint"),
+            Column("Facet", TEXT, "facet", widest="A:Cooperation"), Column("R", COEFFICIENT, "retention"),
+            Column("Sessions with R", COUNT, "n_defined"), Column("Sessions", COUNT, "n_sessions")), index=3),
+        Table("axes", "Behavioural axes: held rate among valid verdicts", (
+            _JUDGE, Column("Turns", TEXT, "source", widest="fork"), _AXIS,
+            Column("Held [95% CI]", estimate(COEFFICIENT), ("held_rate", "ci_low", "ci_high")),
+            Column("Valid", COUNT, "n_valid"), Column("Invalid", COUNT, "n_invalid"),
+            Column("Failed", COUNT, "n_error")), index=3,
+              notes="ci_note"),
+        Table("axes_agreement", "Judge agreement per axis", (
+            Column("Judge A", MODEL, "judge_a"), Column("Judge B", MODEL, "judge_b"), _AXIS,
+            Column("Turns", COUNT, "n_turns"), Column("Both valid", COUNT, "n_both_valid"),
+            Column("Agree", COEFFICIENT, "share_agree"), Column("κ", COEFFICIENT, "kappa")), index=3),
+        Table("recall_filters", "Question filters: kept and discarded per step", (
+            Column("Step", TEXT, "step", widest="with-history validation"), Column("In", COUNT, "in"),
+            Column("Kept", COUNT, "kept"), Column("Discarded", COUNT, "discarded"))),
+        Table("recall_accuracy", "Recall accuracy per family × condition (chance 0.25)", (
+            Column("Set", TEXT, "set", widest="blind-kept"), Column("Family", TEXT, "family", widest="compaction_dropped"),
+            *(Column(c.replace("_", " ").capitalize(), COEFFICIENT, c, optional=True) for c in CONDITIONS)), index=2),
+        Table("banks", "ANCHOR banks", (
+            Column("Bank", TEXT, "bank", widest="anchor_bank_coding_v1"), Column("Items", COUNT, "n_items"),
+            Column("Accuracy", COEFFICIENT, "accuracy"))),
+    ))
+
+
 # ---------------------------------------------------------------- the stages (one notebook cell each)
 def _card(p: Parameters) -> PersonaCard:
     return load_card(p.card) if p.card else CODING_ASSISTANT
@@ -120,11 +176,6 @@ def _card(p: Parameters) -> PersonaCard:
 
 def _banks(p: Parameters) -> list:
     return [load_bank(d) for spec in p.banks for d in bank_dirs(spec)]
-
-
-def _num(value, why: str, digits: int = 2):
-    """A manuscript number; a value that could not be estimated says ``why``, never NaN."""
-    return not_estimable(why) if value is None or pd.isna(value) else round(float(value), digits)
 
 
 def _retention_missing(table: pd.DataFrame, arm: str, facet: str, checkpoint: int) -> str:
@@ -149,7 +200,7 @@ def start(params: Parameters) -> Run:
     _banks(params)  # bad input fails before any call
     return spine.start("anchor", params,
                        models={params.target, params.summariser, *params.judges, *params.validators},
-                       sessions=lambda: common.select_sessions(params.n_sessions))
+                       sessions=lambda: select_sessions(params.n_sessions), declared=MANUSCRIPT)
 
 
 def retention(run: Run) -> pd.DataFrame:
@@ -166,7 +217,7 @@ def retention(run: Run) -> pd.DataFrame:
                                                "max_tokens": p.questionnaire_max_tokens})
     compared = answers[answers["agrees"].notna()]
     run.out.set(retention_answer=p.retention_answer, retention_answers_compared=len(compared),
-                retention_answers_agree_pct=round(100 * float(compared["agrees"].astype(bool).mean()), 1)
+                retention_answers_agree_pct=100 * float(compared["agrees"].astype(bool).mean())
                 if len(compared) else not_estimable("no answer has both a parsed reply and a read distribution"),
                 retention_constrained_invalid=int((answers["constrained_status"] == "invalid").sum()),
                 retention_rows=len(table), retention_undefined=int((table["status"] == "undefined").sum()),
@@ -179,16 +230,33 @@ def retention_summary(run: Run, retention: pd.DataFrame) -> pd.DataFrame:
     p = run.params
     summary = retention_by_checkpoint(retention)
     last = summary[(summary["checkpoint"] == p.checkpoints)].set_index(["arm", "facet"])["retention"]
-    run.out.set(checkpoints=p.checkpoints, retention_window=p.retention_window,
-                **{f"retention_final_{arm}_{facet}": _num(last.get((arm, facet)),
-                                                          _retention_missing(retention, arm, facet, p.checkpoints))
-                   for arm in ARMS for facet in TRAITS})
-    return run.table("retention", retention_wide(summary), "Persona Retention R per facet (mean over sessions)")
+    run.out.set(checkpoints=p.checkpoints, retention_window=p.retention_window)
+    for arm in ARMS:
+        for facet in TRAITS:
+            run.out.put("retention_final_{arm}_{facet}", last.get((arm, facet)), arm=arm, facet=facet,
+                        why=_retention_missing(retention, arm, facet, p.checkpoints))
+    shown = retention_rows(summary)
+    if len(shown):
+        shown["note"] = [_retention_missing(retention, arm, facet, checkpoint) if pd.isna(r) else ""
+                         for arm, facet, checkpoint, r in shown[["arm", "facet", "checkpoint", "retention"]]
+                         .itertuples(index=False)]
+        shown["arm"] = shown["arm"].map(ARM_NAMES)
+    return run.table("retention", shown)
 
 
 def retention_plot(run: Run, retention: pd.DataFrame) -> SavedFigure:
-    """Persona Retention per facet over the checkpoints, session prefix and filler prefix."""
-    return run.figure("retention", retention_figure(retention_by_checkpoint(retention)))
+    """Persona Retention per facet over the checkpoints, session prefix and filler prefix
+    (a point without a value says why)."""
+    summary = retention_by_checkpoint(retention) if len(retention) else pd.DataFrame()
+    if len(summary):
+        summary["note"] = [_retention_missing(retention, arm, facet, checkpoint) if pd.isna(r) else ""
+                           for arm, facet, checkpoint, r in summary[["arm", "facet", "checkpoint", "retention"]]
+                           .itertuples(index=False)]
+    return run.figure("retention", figures.trajectory(
+        summary, x="checkpoint", y="retention", hue="facet",
+        hue_order=ordered_facets(set(summary["facet"])) if len(summary) else None, panel="arm",
+        titles={CHECKPOINT: "session prefix", FILLER: "filler prefix"}, levels=(0.0, 1.0), xlabel="checkpoint",
+        ylabel="Persona Retention R", reason="no session has R on any facet at any checkpoint"))
 
 
 def axes(run: Run) -> pd.DataFrame:
@@ -203,7 +271,8 @@ def axes(run: Run) -> pd.DataFrame:
     run.out.parquet("axes", frame)
     run.out.set(axes_turns=int(frame["turn_id"].nunique()), axes_verdicts=len(frame),
                 axes_invalid=int((frame["status"] == "invalid").sum()),
-                axes_invalid_pct=_num(100 * (frame["status"] == "invalid").mean(), "no axis verdict was asked", 1))
+                axes_invalid_pct=100 * (frame["status"] == "invalid").mean() if len(frame)
+                else not_estimable("no axis verdict was asked"))
     return frame
 
 
@@ -214,16 +283,16 @@ def axes_held(run: Run, axes: pd.DataFrame) -> pd.DataFrame:
     rates = axis_rates(axes, ci=len(set(axes["session"])) > 1, n_resamples=p.n_resamples, seed=p.resample_seed)
     run.out.parquet("axes_rates", rates)
     if len(p.judges) > 1:
-        run.table("axes_agreement", axis_agreement(axes), "Judge agreement per axis")
+        run.table("axes_agreement", axis_agreement(axes))
     first = rates[rates["judge_model"] == p.judges[0]].set_index(["source", "axis"])
-    run.out.set(**{f"axes_held_{source}_{axis}": _num(
-        first["held_rate"].get((source, axis)),
-        f"none of the {int(first['n'].get((source, axis), 0))} verdicts of {p.judges[0]} on {axis} "
-        f"for {source} turns is valid ({int(first['n_invalid'].get((source, axis), 0))} invalid, "
-        f"{int(first['n_error'].get((source, axis), 0))} failed calls)")
-        for source in (REAL, FORK) for axis in AXES})
-    shown = rates[["judge_model", "source", "axis", "n", "n_valid", "n_invalid", "n_error", "held_rate"]]
-    return run.table("axes", shown, "Behavioural axes: held rate among valid verdicts")
+    for source in (REAL, FORK):
+        for axis in AXES:
+            run.out.put("axes_held_{source}_{axis}", first["held_rate"].get((source, axis)), source=source, axis=axis,
+                        why=f"none of the {int(first['n'].get((source, axis), 0))} verdicts of {p.judges[0]} on "
+                            f"{axis} for {source} turns is valid ({int(first['n_invalid'].get((source, axis), 0))} "
+                            f"invalid, {int(first['n_error'].get((source, axis), 0))} failed calls)")
+    return run.table("axes", rates.reindex(columns=list(dict.fromkeys(
+        [*rates.columns, "ci_low", "ci_high", "ci_note"]))))
 
 
 def recall(run: Run) -> pd.DataFrame:
@@ -241,7 +310,7 @@ def recall(run: Run) -> pd.DataFrame:
             sample_temperature=p.sample_temperature, max_tokens=p.recall_max_tokens))
     for stem in ("per_item", "filters", "calibration"):
         run.out.parquet(f"recall_{stem}", result[stem])
-    run.table("recall_filters", result["filters"], "Question filters: kept and discarded per step")
+    run.table("recall_filters", result["filters"])
     filters, per_item = result["filters"].set_index("step"), result["per_item"]
     run.out.set(recall_candidates=int(filters.loc["candidates", "in"]),
                 recall_blind_kept=int(filters.loc["blind filter", "kept"]),
@@ -260,16 +329,24 @@ def recall_accuracy(run: Run, recall: pd.DataFrame) -> pd.DataFrame:
     accuracy = accuracy_table(recall)
     run.out.parquet("recall_accuracy", accuracy)
     pooled = recall[recall["context"]].groupby("condition")["correct"].mean() if not recall.empty else {}
-    run.out.set(**{f"recall_accuracy_{c}": _num(pooled.get(c), f"no recall question was answered with the {c} "
-                                                             "context") for c in CONDITIONS})
+    for condition in CONDITIONS:
+        run.out.put("recall_accuracy_{condition}", pooled.get(condition), condition=condition,
+                    why=f"no recall question was answered with the {condition} context")
     wide = accuracy.pivot_table(index=["set", "family"], columns="condition", values="accuracy",
                                 dropna=False).reset_index() if not accuracy.empty else accuracy
-    return run.table("recall_accuracy", wide, "Recall accuracy per family × condition (chance 0.25)")
+    return run.table("recall_accuracy", wide)
 
 
 def recall_plot(run: Run, recall: pd.DataFrame) -> SavedFigure:
-    """Blind-kept accuracy per family and condition, against chance."""
-    return run.figure("recall", accuracy_figure(accuracy_table(recall), run.params.conditions))
+    """Blind-kept accuracy per family and condition, against chance (a bar without a value
+    says why)."""
+    accuracy = accuracy_table(recall)
+    kept = accuracy[accuracy["set"] == "blind-kept"]
+    kept = kept.assign(note=["" if n else "no blind-kept item was asked with this context" for n in kept["n"]])
+    return run.figure("recall", figures.bars(
+        kept, x="family", y="accuracy", hue="condition", order=sorted(set(kept["family"])),
+        hue_order=run.params.conditions, ylim=(0, 1), reference=(CHANCE, f"chance ({CHANCE:g})"),
+        ylabel="accuracy (blind-kept items)", reason="no recall item was kept by the blind filter"))
 
 
 def banks(run: Run) -> pd.DataFrame:
@@ -283,7 +360,7 @@ def banks(run: Run) -> pd.DataFrame:
         return pd.DataFrame()
     rows = pd.DataFrame([{"bank": b.summary["bank_id"], **{k: b.summary[k] for k in ("n_items", "accuracy")}}
                          for b in scored])
-    return run.table("banks", rows, "ANCHOR banks")
+    return run.table("banks", rows)
 
 
 def variables(run: Run) -> pd.DataFrame:
@@ -304,7 +381,7 @@ def modal_choice(per_item: pd.DataFrame) -> dict:
         return {"recall_modal_letter": why, "recall_modal_pct": why}
     counts = choices.value_counts()
     return {"recall_modal_letter": "ABCD"[int(counts.index[0])],
-            "recall_modal_pct": round(100 * float(counts.iloc[0]) / len(choices), 1)}
+            "recall_modal_pct": 100 * float(counts.iloc[0]) / len(choices)}
 
 
 STAGES = (Stage("run", start), Stage("retention", retention), Stage("retention_table", retention_summary),

@@ -17,8 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 
 from ..anchor.recall.asking import answers_of, ask_requests, choice_of
@@ -181,21 +179,3 @@ def accuracy_table(per_item: pd.DataFrame) -> pd.DataFrame:
                          "n_no_context": int((~g["context"]).sum()),
                          "accuracy": asked["correct"].mean() if len(asked) else float("nan")})
     return pd.DataFrame(rows)
-
-
-def accuracy_figure(accuracy: pd.DataFrame, conditions: Sequence[str]):
-    """Blind-kept accuracy per family (groups) and condition (bars), with the chance line."""
-    fig, ax = plt.subplots(figsize=(6.4, 2.8))
-    kept = accuracy[accuracy["set"] == "blind-kept"] if not accuracy.empty else accuracy
-    families = sorted(set(kept["family"])) if not kept.empty else []
-    width = 0.8 / max(1, len(conditions))
-    for k, condition in enumerate(conditions):
-        rows = kept[kept["condition"] == condition].set_index("family") if not kept.empty else kept
-        values = [rows["accuracy"].get(f, np.nan) if not rows.empty else np.nan for f in families]
-        ax.bar(np.arange(len(families)) + (k - (len(conditions) - 1) / 2) * width, values, width, label=condition)
-    ax.axhline(CHANCE, color="0.3", ls="--", lw=1, label="chance (0.25)")
-    ax.set_xticks(np.arange(len(families)), [f.replace("_", " ") for f in families], fontsize=7)
-    ax.set_ylim(0, 1)
-    ax.set_ylabel("accuracy (blind-kept items)")
-    ax.legend(fontsize=7, ncols=2)
-    return fig

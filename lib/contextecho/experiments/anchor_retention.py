@@ -1,11 +1,10 @@
 """The anchor notebook's Persona Retention section: administer, tabulate, plot."""
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import pandas as pd
 
 from ..anchor.persona import PersonaCard
-from ..anchor.retention.runs import ARMS, CHECKPOINT, retention_runs, retention_table
+from ..anchor.retention.runs import retention_runs, retention_table
 from ..engine.cache import CallCache
 from ..cape.administer import CONTEXT_FREE, ANSWERS, RunSpec, administer, answer_counts, chosen_answers
 from ..cape.inventory import TRAITS, load_inventory, Inventory
@@ -58,32 +57,17 @@ def retention_by_checkpoint(table: pd.DataFrame) -> pd.DataFrame:
     return summary.reset_index()
 
 
-def retention_wide(summary: pd.DataFrame) -> pd.DataFrame:
-    """Facets as columns, one row per arm × checkpoint: the manuscript's table."""
-    wide = summary.pivot_table(index=["arm", "checkpoint"], columns="facet", values="retention", dropna=False)
-    wide = wide.reindex(columns=_ordered(wide.columns))
-    return wide.reset_index()
+def retention_rows(summary: pd.DataFrame) -> pd.DataFrame:
+    """The manuscript's table: one row per arm, checkpoint and facet (facets in
+    :func:`ordered_facets` order), whatever the facets (five traits or thirty IPIP facets)."""
+    if not len(summary):
+        return summary
+    rank = {f: k for k, f in enumerate(ordered_facets(set(summary["facet"])))}
+    return summary.sort_values(["arm", "checkpoint", "facet"], key=lambda c: c.map(rank) if c.name == "facet" else c,
+                               kind="stable").reset_index(drop=True)
 
 
-def _ordered(facets) -> list[str]:
+def ordered_facets(facets) -> list[str]:
     """OCEAN order for traits; IPIP facets ("C:Orderliness") by trait, then by name."""
     rank = {t: k for k, t in enumerate(TRAITS)}
     return sorted(facets, key=lambda f: (rank.get(f.split(":")[0], len(rank)), f))
-
-
-def retention_figure(summary: pd.DataFrame):
-    fig, axes = plt.subplots(1, len(ARMS), figsize=(6.4, 2.8), sharey=True)
-    for ax, arm in zip(axes, ARMS):
-        rows = summary[summary["arm"] == arm]
-        for facet in _ordered(set(summary["facet"])):
-            line = rows[rows["facet"] == facet].sort_values("checkpoint")
-            if line["retention"].notna().any():
-                ax.plot(line["checkpoint"], line["retention"], marker="o", label=facet)
-        ax.axhline(1.0, color="0.6", lw=0.8, ls="--")
-        ax.axhline(0.0, color="0.6", lw=0.8)
-        ax.set_title("session prefix" if arm == CHECKPOINT else "filler prefix")
-        ax.set_xlabel("checkpoint")
-    axes[0].set_ylabel("Persona Retention R")
-    if axes[-1].get_legend_handles_labels()[0]:
-        axes[-1].legend(fontsize=6 if len(set(summary["facet"])) > 5 else 7, ncols=2)
-    return fig

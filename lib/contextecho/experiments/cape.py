@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 
 from ..engine.cache import CallCache
@@ -30,12 +28,19 @@ from ..cape.prompts import LETTERS
 from ..echo.arms import matched_filler
 from ..engine.llm import LOCAL_MODEL
 from .parameters import NON_NEGATIVE, POSITIVE, Models, NonEmpty, OneOf, Temperature, count
-from ..paper.outputs import not_estimable
+from ..paper import figures
+from ..paper.declared import Declared
+from ..paper.formats import COUNT, PERCENT, SCORE, TEXT, not_estimable
+from ..paper.tables import Column, Table
+from ..paper.variables import Variable
 from ..paper.show import Result, SavedFigure
 from ..sessions.positions import positions as scheme_positions
 from ..sessions.render import render_prefix
 from ..engine.hashing import rng_for
-from . import common, spine
+from . import spine
+from .parameter_sets import ServingParameters
+from .item_ids import ANSWER_KINDS, INVENTORIES
+from .selection import select_sessions
 from .spine import Run, Stage
 
 TITLE = "CAPE: questionnaire consistency (Table 1), history attack, ordering, and the drift bridge"
@@ -45,7 +50,7 @@ PAPER_SCALE = {"target": "openai/gpt-4o", "n_items": 0,
 
 
 @dataclass(frozen=True)
-class Parameters(common.ServingParameters):
+class Parameters(ServingParameters):
     target: str = LOCAL_MODEL
     inventory: str = "mpi_120"
     n_items: int = 10
@@ -64,7 +69,7 @@ class Parameters(common.ServingParameters):
     output_dir: str = ""
     answer: str = "text"
 
-    HELP = {**common.ServingParameters.HELP, "answer": "text (the reply's parsed option, the paper's) or constrained (the most probable "
+    HELP = {**ServingParameters.HELP, "answer": "text (the reply's parsed option, the paper's) or constrained (the most probable "
                       "option letter from the model's token probabilities); both are read and reported",
             "n_items": "trait-balanced subset of the inventory (0 for all)",
             "n_runs": "runs per variant (a factor's three variants form one triple per run)",
@@ -72,14 +77,69 @@ class Parameters(common.ServingParameters):
             "history_window": "question-answer pairs kept in context-dependent history (0 for auto)",
             "attack_letter": "every history reply replaced by this option",
             "bridge_window": "session prefix characters for the bridge"}
-    RANGES = {**common.ServingParameters.RANGES, "target": Models(), "inventory": common.INVENTORIES, "n_items": count(zero="all"),
+    RANGES = {**ServingParameters.RANGES, "target": Models(), "inventory": INVENTORIES, "n_items": count(zero="all"),
               "factors": (NonEmpty(), OneOf(tuple(FACTORS), "factor")), "n_runs": count(),
               "history_window": count(zero="auto"), "max_tokens": POSITIVE,
               "attack_letter": OneOf(LETTERS, "option letter"),
               "orderings": (NonEmpty(), OneOf(ORDERINGS, "ordering")), "bridge_sessions": count(),
               "bridge_positions": count(), "bridge_window": POSITIVE, "bridge_runs": count(),
               "bridge_temperature": Temperature(("target",)), "shuffle_seed": NON_NEGATIVE,
-              "answer": common.ANSWER_KINDS}
+              "answer": ANSWER_KINDS}
+
+
+# ---------------------------------------------------------------- what the manuscript reads
+#: How Table 1 names each setting.
+SETTING_NAMES = {CONTEXT_FREE: "context-free", CONTEXT_DEPENDENT: "context-dependent"}
+_TRAITS = tuple(Column(t, SCORE, t) for t in TRAITS)
+
+
+def _table1(stem: str, title: str) -> Table:
+    return Table(stem, title, (
+        Column("Factor", TEXT, "factor", widest="option_wording"),
+        Column("Setting", TEXT, "setting", widest="context-dependent"), Column("TAR", PERCENT, "tar"),
+        Column("ED", SCORE, "ed"), Column("TC", PERCENT, "tc"), Column("OC", PERCENT, "oc")), index=2)
+
+
+MANUSCRIPT = Declared(
+    variables=(
+        Variable("table1_factors_{answer}", TEXT, answer=ANSWERS), Variable("table1_rows_{answer}", COUNT, answer=ANSWERS),
+        Variable("answers_compared", COUNT), Variable("answers_agree_pct", PERCENT),
+        Variable("n_constrained_ok", COUNT), Variable("n_constrained_invalid", COUNT),
+        Variable("n_constrained_flat", COUNT), Variable("n_text_invalid", COUNT), Variable("answer", TEXT),
+        Variable("table1_factors", TEXT), Variable("triples_not_comparable", COUNT),
+        Variable("cf_tar_pct", PERCENT), Variable("cd_tar_pct", PERCENT),
+        Variable("attack_letter", TEXT), Variable("attack_letter_before", COUNT), Variable("attack_letter_after", COUNT),
+        Variable("bridge_max_trait_difference", SCORE), Variable("bridge_trait_of_max", TEXT),
+        Variable("target", TEXT), Variable("n_items", COUNT), Variable("max_tokens", COUNT),
+        Variable("n_factors", COUNT), Variable("n_runs", COUNT), Variable("factors", TEXT),
+        Variable("history_window", COUNT), Variable("n_answers", COUNT), Variable("n_invalid", COUNT),
+        Variable("n_failed", COUNT), Variable("invalid_pct", PERCENT), Variable("n_orderings", COUNT),
+        Variable("bridge_positions", COUNT), Variable("bridge_window", COUNT), Variable("bridge_runs", COUNT)),
+    tables=(
+        _table1("table1", "Table 1 (TAR, TC, OC in %)"),
+        _table1("table1_text", "Table 1 under text answers"),
+        _table1("table1_constrained", "Table 1 under constrained answers"),
+        Table("attack", "Option shift under the history attack", (
+            Column("Option", TEXT, "option", widest="E"), Column("Before", COUNT, "before"),
+            Column("After", COUNT, "after"), Column("Change", COUNT, "change"))),
+        Table("ordering", "OCEAN profile by question order", (
+            Column("Order", TEXT, "ordering", widest="trait_grouped"), *_TRAITS)),
+        Table("bridge", "Bridge: OCEAN profile after real vs filler prefixes", (
+            Column("Session", TEXT, "session", widest="S12"), Column("Step", COUNT, "step"),
+            Column("Arm", TEXT, "arm", widest="filler"), *_TRAITS,
+            Column("Invalid answers", COUNT, "n_invalid")), index=3),
+    ))
+
+
+def _long(t1: pd.DataFrame) -> pd.DataFrame:
+    """Table 1 one row per factor and setting (context-free first), a column per metric."""
+    if not len(t1.columns):
+        return pd.DataFrame(columns=["factor", "setting"])
+    settings = list(dict.fromkeys(t1.columns.get_level_values(0)))
+    rows = [{"factor": factor, "setting": SETTING_NAMES.get(s, s), **{m: t1.loc[factor, (s, m)] for m in
+                                                                      t1[s].columns}}
+            for factor in t1.index for s in settings]
+    return pd.DataFrame(rows)
 
 
 # ---------------------------------------------------------------- the stages (one notebook cell each)
@@ -92,18 +152,11 @@ def _window(p: Parameters):
     return p.history_window if p.history_window > 0 else "auto"
 
 
-def _flat(t1: pd.DataFrame) -> pd.DataFrame:
-    """Table 1 with one column per setting and metric (``CF TAR``, ``CD TC`` ...)."""
-    shown = t1.copy()
-    shown.columns = [f"{'CF' if s == CONTEXT_FREE else 'CD'} {m.upper()}" for s, m in t1.columns]
-    return shown.reset_index()
-
-
 def start(params: Parameters) -> Run:
     """Open the outputs, check that the target can be called (before any call), and pick
     the sessions the bridge snapshots."""
     return spine.start("cape", params, models=(params.target,),
-                       sessions=lambda: common.select_sessions(params.bridge_sessions))
+                       sessions=lambda: select_sessions(params.bridge_sessions), declared=MANUSCRIPT)
 
 
 def factors(run: Run) -> pd.DataFrame:
@@ -123,11 +176,12 @@ def factors(run: Run) -> pd.DataFrame:
     run.batch("cape:factors", answer_counts(answers))
     for name in ANSWERS:  # Table 1 under both answers (text: the paper's)
         t = table1(factor_consistency(chosen_answers(answers, name)))
-        run.table(f"table1_{name}", _flat(t), f"Table 1 under {name} answers", floatfmt=".1f")
-        run.out.set(**{f"table1_factors_{name}": ", ".join(t.index), f"table1_rows_{name}": len(t)})
+        run.table("table1_" + name, _long(t))
+        run.out.put("table1_factors_{answer}", ", ".join(t.index), answer=name)
+        run.out.put("table1_rows_{answer}", len(t), answer=name)
     compared = answers[answers["agrees"].notna()]
     run.out.set(answers_compared=len(compared),
-                answers_agree_pct=round(100 * float(compared["agrees"].astype(bool).mean()), 1)
+                answers_agree_pct=100 * float(compared["agrees"].astype(bool).mean())
                 if len(compared) else not_estimable("no answer has both a parsed reply and a read distribution"),
                 n_constrained_ok=int((answers["constrained_status"] == "ok").sum()),
                 n_constrained_invalid=int((answers["constrained_status"] == "invalid").sum()),
@@ -144,14 +198,11 @@ def consistency_table(run: Run, answers: pd.DataFrame) -> pd.DataFrame:
     t1 = table1(consistency)
     run.out.parquet("consistency", consistency)
 
-    def metric(setting: str, name: str) -> float:
-        col = (setting, name)
-        value = t1[col].mean() if col in t1.columns else float("nan")
-        return round(float(value), 1) if pd.notna(value) else -1.0
-
-    run.out.set(table1_factors=", ".join(t1.index), triples_not_comparable=consistency.attrs["n_not_comparable"],
-                cf_tar=metric(CONTEXT_FREE, "tar"), cd_tar=metric(CONTEXT_DEPENDENT, "tar"))
-    return run.table("table1", _flat(t1), "Table 1 (TAR, TC, OC in %)", floatfmt=".1f")
+    run.out.set(table1_factors=", ".join(t1.index), triples_not_comparable=consistency.attrs["n_not_comparable"])
+    for key, setting in (("cf_tar_pct", CONTEXT_FREE), ("cd_tar_pct", CONTEXT_DEPENDENT)):
+        run.out.put(key, t1[(setting, "tar")].mean() if (setting, "tar") in t1.columns else None,
+                    why=f"no factor has a comparable {SETTING_NAMES[setting]} triple")
+    return run.table("table1", _long(t1))
 
 
 def attack(run: Run, answers: pd.DataFrame) -> pd.DataFrame:
@@ -173,7 +224,7 @@ def attack(run: Run, answers: pd.DataFrame) -> pd.DataFrame:
     run.out.set(attack_letter=p.attack_letter,
                 attack_letter_before=int(shift.loc[shift["option"] == p.attack_letter, "before"].iloc[0]),
                 attack_letter_after=int(shift.loc[shift["option"] == p.attack_letter, "after"].iloc[0]))
-    return run.table("attack", shift, f"Option shift under the history attack ({p.attack_letter})")
+    return run.table("attack", shift)
 
 
 def ordering(run: Run) -> pd.DataFrame:
@@ -188,7 +239,7 @@ def ordering(run: Run) -> pd.DataFrame:
                                             constrained=p.answer == "constrained").answers, p.answer)
     run.batch("cape:ordering", answer_counts(ordered))
     run.out.parquet("ordering", ordered)
-    return run.table("ordering", ocean_profiles(ordered, by=["ordering"]), "OCEAN profile by question order")
+    return run.table("ordering", ocean_profiles(ordered, by=["ordering"]))
 
 
 def bridge(run: Run) -> pd.DataFrame:
@@ -212,22 +263,19 @@ def bridge(run: Run) -> pd.DataFrame:
     run.batch("cape:bridge", answer_counts(bridged))
     means = summary.groupby("arm")[list(TRAITS)].mean()
     delta = (means.loc["real"] - means.loc["filler"]).abs() if {"real", "filler"} <= set(means.index) else None
-    run.out.set(bridge_max_trait_difference=round(float(delta.max()), 2) if delta is not None else 0.0,
-                bridge_trait_of_max=str(delta.idxmax()) if delta is not None else "none")
-    return run.table("bridge", summary, "Bridge: OCEAN profile after real vs filler prefixes")
+    why = not_estimable("the bridge has no readable answer after both a real and a filler prefix")
+    run.out.set(bridge_max_trait_difference=delta.max() if delta is not None and delta.notna().any() else why,
+                bridge_trait_of_max=str(delta.idxmax()) if delta is not None and delta.notna().any() else why)
+    return run.table("bridge", summary)
 
 
 def bridge_figure(run: Run, bridge: pd.DataFrame) -> SavedFigure:
     """The mean item score per OCEAN trait after real and after filler prefixes."""
-    fig, ax = plt.subplots(figsize=(5.6, 3.4))
-    means = bridge.groupby("arm")[list(TRAITS)].mean()
-    x = np.arange(len(TRAITS))
-    for k, arm in enumerate(means.index):
-        ax.bar(x + 0.38 * k - 0.19, means.loc[arm], width=0.38, label=arm)
-    ax.set_xticks(x, list(TRAITS))
-    ax.set_ylabel("mean item score (1–5)")
-    ax.legend()
-    return run.figure("bridge", fig)
+    means = bridge.groupby("arm")[list(TRAITS)].mean().rename_axis(columns="trait").stack(future_stack=True) \
+        .rename("mean").reset_index() if len(bridge) else pd.DataFrame()
+    return run.figure("bridge", figures.bars(
+        means, x="trait", y="mean", hue="arm", order=list(TRAITS), hue_order=("real", "filler"),
+        ylabel="mean item score (1–5)", reason="no questionnaire answer after a session prefix was readable"))
 
 
 def variables(run: Run) -> pd.DataFrame:
@@ -238,7 +286,7 @@ def variables(run: Run) -> pd.DataFrame:
     run.out.set(target=p.target, n_items=len(_inventory(p)), max_tokens=p.max_tokens, n_factors=len(p.factors),
                 n_runs=p.n_runs, factors=", ".join(p.factors), history_window=p.history_window,
                 n_answers=counts.calls, n_invalid=n_invalid, n_failed=counts.failed,
-                invalid_pct=round(100 * n_invalid / max(1, counts.calls), 1),
+                invalid_pct=100 * n_invalid / max(1, counts.calls),
                 n_orderings=len(p.orderings), bridge_positions=p.bridge_positions,
                 bridge_window=p.bridge_window, bridge_runs=p.bridge_runs)
     return spine.finish(run)

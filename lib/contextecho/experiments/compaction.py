@@ -15,20 +15,30 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
 from .parameters import Interval, NonEmpty, OneOf, count
 from ..echo.protocols import protocol as get_protocol
 from ..engine.counts import Counts
+from ..paper import figures
+from ..paper.declared import Declared
+from ..paper.formats import COUNT, FLAG, MODEL, P_VALUE, POINTS, TEXT, interval
+from ..paper.tables import Column, Table
+from ..paper.variables import Variable, by_target, reasons
 from ..paper.show import Result, SavedFigure
 from ..sessions.positions import positions as scheme_positions
 from ..stats.equivalence import COMPACTION_MARGIN, equivalence_bootstrap, tost_paired
 from ..stats.errors import StatsInputError
-from . import common, spine
-from .common import REFERENCE_JUDGE
-from .spine import Run, Stage
+from ..stats.units import unit_gaps
+from . import spine
+from .parameter_sets import JudgedParameters, REFERENCE_JUDGE
+from .distributions import DISTRIBUTIONS, distribution_report
+from .item_ids import PROBE_IDS
+from .protocol_record import PROTOCOL, protocol_record, protocol_variables
+from .scores import SCORES, score_column
+from .selection import build, select_sessions
+from .spine import CALIBRATION, Run, Stage
 
 TITLE = "Compaction: drift gap before and after each context compaction (TOST)"
 PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5",), "judges": (REFERENCE_JUDGE,),
@@ -38,7 +48,7 @@ PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5",), "judges": (REFERENCE
 
 
 @dataclass(frozen=True)
-class Parameters(common.JudgedParameters):
+class Parameters(JudgedParameters):
     n_sessions: int = 2
     max_compactions: int = 1
     probes: tuple[str, ...] = ("coding_self",)
@@ -46,14 +56,16 @@ class Parameters(common.JudgedParameters):
     margin: float = COMPACTION_MARGIN
     event_types: tuple[str, ...] = ("compaction",)
 
-    HELP = {**common.JudgedParameters.HELP,
+    HELP = {**JudgedParameters.HELP,
             "n_sessions": "sessions with at least one event of event_types, longest first (0 for all)",
             "max_compactions": "events of each type per session, first ones (0 for all)",
             "margin": "equivalence margin in judge points",
-            "event_types": "compaction and/or microcompaction (old tool results dropped, the rest kept), "
-                           "the reference protocol takes compaction only"}
-    RANGES = {**common.JudgedParameters.RANGES, "n_sessions": count(zero="all"),
-              "max_compactions": count(zero="all"), "probes": (NonEmpty(), common.PROBE_IDS),
+            "event_types": "compaction and/or microcompaction (old tool results dropped, the rest kept)"}
+    PROTOCOL_HELP = {**JudgedParameters.PROTOCOL_HELP,
+                     "event_types": {"reference": "compaction only: the harness anchors on compactions "
+                                                  "(microcompaction under contextecho)"}}
+    RANGES = {**JudgedParameters.RANGES, "n_sessions": count(zero="all"),
+              "max_compactions": count(zero="all"), "probes": (NonEmpty(), PROBE_IDS),
               "replicates": count(), "margin": Interval(0, 3, low_open=True),
               "event_types": (NonEmpty(), OneOf(lambda: EVENT_TYPES, "event type"))}
 
@@ -78,7 +90,7 @@ def event_positions(session, max_compactions: int, event_types=("compaction",)):
 
 def event_changes(primary: pd.DataFrame, column: str) -> pd.DataFrame:
     """Per event: the drift gap (on judge score ``column``) before and after, and the change."""
-    units = common.unit_gaps(primary, score=column)
+    units = unit_gaps(primary, score=column)
     units["event"] = units["position"].str.extract(r"^([a-z]\d+)_")[0]
     units["event_type"] = units["event"].str[0].map({v: k for k, v in EVENT_TYPES.items()})
     units["phase"] = units["position"].str.extract(r"_(pre|post)$")[0]
@@ -115,8 +127,46 @@ def equivalence_rows(complete: pd.DataFrame, p: Parameters) -> list[dict]:
 
 
 
+# ---------------------------------------------------------------- what the manuscript reads
+#: The per-target variables of the reported event type under each judge score, and their columns.
+BY_SCORE = {"pre_gap_{score}_{target}": "pre_gap", "post_gap_{score}_{target}": "post_gap",
+            "change_{score}_{target}": "change", "change_sd_{score}_{target}": "change_sd",
+            "tost_ci_{score}_{target}": ("tost_ci_low", "tost_ci_high"), "tost_p_{score}_{target}": "tost_p",
+            "equivalent_{score}_{target}": "verdict"}
+#: The same under the run's chosen score, unsuffixed by it (the SD of the change only per score).
+CHOSEN = {"pre_gap_{target}": "pre_gap", "post_gap_{target}": "post_gap", "change_{target}": "change",
+          "tost_ci_{target}": ("tost_ci_low", "tost_ci_high"), "tost_p_{target}": "tost_p",
+          "equivalent_{target}": "verdict"}
+_KINDS = {"pre_gap": POINTS, "post_gap": POINTS, "change": POINTS, "change_sd": POINTS, "tost_ci": interval(POINTS),
+          "tost_p": P_VALUE, "equivalent": TEXT}
+MANUSCRIPT = CALIBRATION + PROTOCOL + DISTRIBUTIONS + Declared(
+    variables=(
+        *(Variable(template, _KINDS[template.split("_{")[0]], score=SCORES) for template in BY_SCORE),
+        *(Variable(template, _KINDS[template.split("_{")[0]]) for template in CHOSEN),
+        Variable("target", TEXT), Variable("targets", TEXT), Variable("n_sessions", COUNT), Variable("n_events", COUNT),
+        Variable("n_events_complete", COUNT), Variable("margin", POINTS), Variable("n_cells", COUNT),
+        Variable("n_failed", COUNT), Variable("n_cached", COUNT), Variable("n_verdicts_invalid", COUNT),
+        Variable("window_chars", COUNT), Variable("n_probes", COUNT), Variable("spread_note", TEXT),
+        Variable("score", TEXT)),
+    tables=(
+        Table("events", "Compaction events (gap before, after, change)", (
+            Column("Target", MODEL, "target"), Column("Event type", TEXT, "event_type", widest="microcompaction"),
+            Column("Session", TEXT, "session", widest="S12"), Column("Event", TEXT, "event", widest="m12"),
+            Column("Gap before", POINTS, "pre"), Column("Gap after", POINTS, "post"),
+            Column("Change", POINTS, "change")), index=4),
+        Table("summary", "Equivalence (TOST)", (
+            Column("Target", MODEL, "target"), Column("Score", TEXT, "score", widest="expected"),
+            Column("Event type", TEXT, "event_type", widest="microcompaction"), Column("Events", COUNT, "events"),
+            Column("Gap before", POINTS, "pre_gap"), Column("Gap after", POINTS, "post_gap"),
+            Column("Change", POINTS, "change"), Column("SD of change", POINTS, "change_sd"),
+            Column("TOST 90% CI", interval(POINTS), ("tost_ci_low", "tost_ci_high")),
+            Column("TOST p", P_VALUE, "tost_p"), Column("Equivalent (TOST)", FLAG, "equivalent"),
+            Column("Bootstrap 90% CI", interval(POINTS), ("boot_ci_low", "boot_ci_high")),
+            Column("Equivalent (bootstrap)", FLAG, "boot_equivalent")), index=2),
+    ))
+
+
 # ---------------------------------------------------------------- the stages (one notebook cell each)
-SUMMARY_KEYS = ("pre_gap", "post_gap", "change", "change_sd", "tost_ci", "tost_p", "equivalent")
 
 
 def start(params: Parameters) -> Run:
@@ -124,8 +174,8 @@ def start(params: Parameters) -> Run:
     and pick the longest openly licensed sessions with at least one event of ``event_types``."""
     get_protocol(params.protocol).check_events(params.event_types)
     return spine.start("compaction", params, models=params.targets + params.judges,
-                       protocol=common.protocol_record(params, paper_scale=PAPER_SCALE),
-                       sessions=lambda: common.select_sessions(params.n_sessions, events=params.event_types,
+                       protocol=protocol_record(params, paper_scale=PAPER_SCALE), declared=MANUSCRIPT,
+                       sessions=lambda: select_sessions(params.n_sessions, events=params.event_types,
                                                                protocol=params.protocol))
 
 
@@ -134,7 +184,7 @@ def grid(run: Run) -> pd.DataFrame:
     the probes, judged; the counts of its batches are printed and logged."""
     p = run.params
     spec = lambda s: event_positions(s, p.max_compactions, p.event_types)  # noqa: E731 (our positions, if asked)
-    cells = common.build(p, "compaction", run.sessions, p.probes, positions=spec,
+    cells = build(p, "compaction", run.sessions, p.probes, positions=spec,
                          reference_positions="compaction", limit=2 * p.max_compactions,
                          replicates=p.replicates)
     return spine.run_grid(run, cells, judges=p.judges, judge_max_tokens=p.judge_max_tokens, protocol=p.protocol)
@@ -144,9 +194,9 @@ def events(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
     """Per event: the drift gap before and after it, and the change post − pre (under the
     chosen judge score)."""
     primary = frame[frame["judge_model"] == run.params.judges[0]]
-    wide = event_changes(primary, common.score_column(run.params.score))
+    wide = event_changes(primary, score_column(run.params.score))
     run.out.parquet("events", wide)
-    return run.table("events", wide, "Compaction events (gap before, after, change)")
+    return run.table("events", wide)
 
 
 def equivalence(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
@@ -154,60 +204,44 @@ def equivalence(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
     against ±``margin`` and a session-clustered bootstrap interval."""
     p = run.params
     primary = frame[frame["judge_model"] == p.judges[0]]
-    rows = [{"score": name, **row} for name, column in common.SCORES.items()
+    rows = [{"score": name, **row} for name, column in SCORES.items()
             for row in equivalence_rows(event_changes(primary, column).dropna(subset=["change"]), p)]
     summary = pd.DataFrame(rows)
+    if len(summary):  # the TOST's verdict in words, where the test could be made
+        summary["verdict"] = [("equivalent" if e else "not shown equivalent") if pd.notna(t) else None
+                              for e, t in zip(summary["equivalent"], summary["tost_p"])]
     run.out.parquet("summary", summary)
     reported = sorted(p.event_types)[0]  # the manuscript's numbers: compactions, where asked
     why = {**{t: "no compaction event of this target has valid verdicts in both arms before and after it"
-              for t in p.targets}, **common.reasons(summary)}
-    for name in common.SCORES:
-        values = {}
+              for t in p.targets}, **reasons(summary)}
+    for name in SCORES:
         chosen = summary[(summary["score"] == name) & (summary["event_type"] == reported)] \
             if len(summary) else summary
-        for _, row in chosen.iterrows():
-            own = {"pre_gap": round(float(row["pre_gap"]), 2), "post_gap": round(float(row["post_gap"]), 2),
-                   "change": round(float(row["change"]), 2)}
-            if pd.notna(row["change_sd"]):
-                own["change_sd"] = round(float(row["change_sd"]), 3)
-            if pd.notna(row["tost_p"]):
-                own.update(tost_ci=f"[{row['tost_ci_low']:.2f}, {row['tost_ci_high']:.2f}]",
-                           tost_p=round(float(row["tost_p"]), 3),
-                           equivalent="equivalent" if row["equivalent"] else "not shown equivalent")
-            values[row["target"]] = own
-        run.out.set(**common.per_target({t: {f"{k}_{name}": v for k, v in own.items()} for t, own in values.items()},
-                                        p.targets, [f"{k}_{name}" for k in SUMMARY_KEYS], why)[0])
+        run.out.per_target(tuple(BY_SCORE), by_target(chosen, BY_SCORE), p.targets, why, score=name)
         if name == p.score:
-            run.out.set(**common.per_target({t: {k: v for k, v in own.items() if k != "change_sd"}
-                                             for t, own in values.items()},
-                                            p.targets, [k for k in SUMMARY_KEYS if k != "change_sd"], why)[0])
-    return run.table("summary", summary, "Equivalence (TOST)")
+            run.out.per_target(tuple(CHOSEN), by_target(chosen, CHOSEN), p.targets, why)
+    return run.table("summary", summary)
 
 
 def change(run: Run, events: pd.DataFrame) -> SavedFigure:
     """The drift gap before and after each event (grey) and their mean (black)."""
-    complete = events.dropna(subset=["change"])
-    fig, ax = plt.subplots(figsize=(5.0, 3.4))
-    for (target, session, event), g in complete.groupby(["target", "session", "event"]):
-        ax.plot([0, 1], [g["pre"].iloc[0], g["post"].iloc[0]], marker="o", color="grey", alpha=0.7)
-    if len(complete):
-        ax.plot([0, 1], [complete["pre"].mean(), complete["post"].mean()], marker="s", color="black",
-                lw=2.5, label="mean")
-        ax.legend()
-    ax.axhline(0, color="grey", lw=1, ls="--")
-    ax.set_xticks([0, 1], ["before compaction", "after compaction"])
-    ax.set_xlim(-0.3, 1.3)
-    ax.set_ylabel("drift gap (filler − real)")
-    return run.figure("change", fig)
+    complete = events.dropna(subset=["change"]) if len(events) else events
+    units = complete.assign(unit=complete["target"] + " · " + complete["session"] + " · " + complete["event"]) \
+        if len(complete) else pd.DataFrame()
+    mean = complete[["pre", "post"]].mean().to_frame().T if len(complete) else None
+    return run.figure("change", figures.before_after(
+        units, mean, before="pre", after="post", unit="unit", labels=("before compaction", "after compaction"),
+        ylabel="drift gap (filler − real)",
+        reason="no event has valid verdicts in both arms before and after it"))
 
 
 def judge_distributions(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
     """How each judge's score distributions were read (ok, invalid, error, discrete)."""
-    distributions, values = common.distribution_report(frame[frame["item_kind"] == "probe"], run.params.judges[0])
+    distributions, values = distribution_report(frame[frame["item_kind"] == "probe"], run.params.judges[0])
     run.out.set(**values)
     if len(distributions):
         run.out.parquet("judge_distributions", distributions)
-        run.out.table("judge_distributions", common.markdown(distributions))
+        run.table("judge_distributions", distributions)
     return distributions
 
 
@@ -222,12 +256,12 @@ def variables(run: Run, frame: pd.DataFrame, events: pd.DataFrame) -> pd.DataFra
                 n_events=int(len(events)), n_events_complete=int(len(complete)), margin=p.margin,
                 n_cells=targets.calls, n_failed=targets.failed, n_cached=targets.cached,
                 n_verdicts_invalid=int((frame["verdict_status"] == "invalid").sum()), window_chars=p.window,
-                n_probes=int(primary["item"].nunique()), **common.protocol_variables(run.log.about["protocol"]),
+                n_probes=int(primary["item"].nunique()), **protocol_variables(run.log.about["protocol"]),
                 spread_note=("no event has valid verdicts in both arms at both checkpoints" if complete.empty else
                              "every event's change is identical, so the test is degenerate (zero variance)"
                              if complete["change"].nunique() <= 1 else
-                             f"the changes range from {complete['change'].min():.2f} to "
-                             f"{complete['change'].max():.2f}"),
+                             f"the changes range from {POINTS.text(complete['change'].min())} to "
+                             f"{POINTS.text(complete['change'].max())}"),
                 score=p.score)
     return spine.finish(run)
 

@@ -20,8 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 
 from ..echo.continuation import (ARMS, CONTRASTS, RUNNER, Cut, GptSource, continuation_protocol, gpt_source,
@@ -33,14 +31,20 @@ from ..engine.cache import CallCache
 from ..engine.calls import generate
 from ..engine.hashing import content_hash
 from ..engine.llm import LOCAL_MODEL
-from ..paper.outputs import not_estimable
+from ..paper import figures
+from ..paper.declared import Declared
+from ..paper.formats import COUNT, FLAG, MODEL, P_VALUE, PERCENT, SIMILARITY, TEXT, estimate, interval, not_estimable
+from ..paper.tables import Column, Table
+from ..paper.variables import NO_ESTIMATE, Variable
 from ..paper.show import Result, SavedFigure
 from ..sessions.redaction import Redactor
+from ..sessions.selection import corpus_rows, session_file
 from ..stats.bootstrap import bootstrap_mean
 from ..stats.errors import StatsInputError
 from ..stats.harness import paired_cuts, sign_flip_p, sign_flip_summary
-from . import common, spine
-from .common import PROTOCOL_NAMES, ServingParameters
+from . import spine
+from .parameter_sets import PROTOCOL_NAMES, ServingParameters
+from .protocol_record import PROTOCOL, differences_from, divergence_variables
 from .parameters import NON_NEGATIVE, POSITIVE, RESAMPLES, Models, NonEmpty, Temperature, count
 from .spine import Run, Stage
 
@@ -79,12 +83,14 @@ class Parameters(ServingParameters):
             "gpt_session": "the Codex CLI session of the GPT-flavoured prefix (corpus file; default: the "
                            "longest openly licensed one)",
             "max_tokens": "the call's budget (the harness's 4,096; a call of the embedded model is short)",
-            "temperature": "contextecho only (reference: the harness's per-provider rule, no temperature "
-                           "for Anthropic, 0 elsewhere)",
+            "temperature": "the target's sampling temperature (0: greedy)",
             "n_resamples": "sign-flip resamples (the appendix's 20,000)",
             "resample_seed": "seed of the sign-flip draws and the bootstrap (the harness's 42)",
             "protocol": "reference (the harness's e07 as it ran) or contextecho (leak-free cut, one request form)",
             "output_dir": "default paper/_generated/continuation"}
+    # Per protocol (contextecho.experiments.parameters: PROTOCOL_HELP and IGNORED).
+    IGNORED = {"temperature": {"reference": "the harness's per-provider rule, no temperature for Anthropic, "
+                                            "0 elsewhere"}}
     RANGES = {**ServingParameters.RANGES, "targets": (NonEmpty(), Models()), "n_sessions": count(zero="all"),
               "n_cutpoints": count(), "skip_initial": NON_NEGATIVE, "max_tokens": POSITIVE,
               "temperature": Temperature(("targets",)), "n_resamples": RESAMPLES,
@@ -96,8 +102,8 @@ def claude_sessions(p: Parameters) -> list[HarnessSession]:
     """The longest openly licensed Claude Code sessions that hold ``skip_initial +
     n_cutpoints`` candidate turns, read once as rows (``n_sessions`` of them; 0: all)."""
     chosen = []
-    for row in common.corpus_rows(formats=("claude_code",)):
-        session = read_session(common.session_file(row["file"]))
+    for row in corpus_rows(formats=("claude_code",)):
+        session = read_session(session_file(row["file"]))
         if len(e07.candidates(session.rows)) >= p.skip_initial + p.n_cutpoints:
             chosen.append(session)
         if p.n_sessions and len(chosen) == p.n_sessions:
@@ -111,11 +117,82 @@ def claude_sessions(p: Parameters) -> list[HarnessSession]:
 def gpt_file(p: Parameters) -> Path:
     """The Codex CLI session of the GPT-flavoured prefix."""
     if p.gpt_session:
-        return common.session_file(p.gpt_session)
-    rows = common.corpus_rows(formats=("codex_cli",))
+        return session_file(p.gpt_session)
+    rows = corpus_rows(formats=("codex_cli",))
     if not rows:
         raise RuntimeError("no openly licensed Codex CLI session in the corpus for the GPT-flavoured prefix")
-    return common.session_file(rows[0]["file"])
+    return session_file(rows[0]["file"])
+
+
+# ---------------------------------------------------------------- what the manuscript reads
+#: Per analysis of the primary contrast (all cutpoints), its per-target variables: pairs, Δ M2,
+#: sign-flip p, 95% interval.
+ANALYSIS_KEYS = {"complete_case": ("cc_n_{target}", "cc_delta_{target}", "cc_p_{target}", "cc_ci_{target}"),
+                 "itt": ("itt_n_{target}", "itt_delta_{target}", "itt_p_{target}", "itt_ci_{target}")}
+#: How the manuscript's table names each analysis (its columns: the abbreviation).
+ANALYSIS_NAMES = {"complete_case": "complete case", "itt": "intention to treat"}
+_ABBREVIATIONS = {"complete_case": "CC", "itt": "ITT"}
+_ARM = Column("Arm", TEXT, "arm", widest="filler3K")
+
+
+def _analysis_columns(analysis: str) -> tuple[Column, ...]:
+    name = _ABBREVIATIONS[analysis]
+    return (Column(f"{name} pairs", COUNT, f"{analysis}_n"),
+            Column(f"{name} Δ M2 [95% CI]", estimate(SIMILARITY),
+                   (f"{analysis}_delta", f"{analysis}_ci_low", f"{analysis}_ci_high")),
+            Column(f"{name} p", P_VALUE, f"{analysis}_p"))
+
+
+MANUSCRIPT = PROTOCOL + Declared(
+    variables=(
+        *(Variable(template, kind) for keys in ANALYSIS_KEYS.values()
+          for template, kind in zip(keys, (COUNT, SIMILARITY, P_VALUE, interval(SIMILARITY)))),
+        Variable("attrition_{arm}_pct_{target}", PERCENT, arm=ARMS), Variable("prose_{arm}_{target}", COUNT, arm=ARMS),
+        Variable("target", TEXT), Variable("targets", TEXT), Variable("n_sessions", COUNT),
+        Variable("n_cutpoints", COUNT), Variable("n_per_session", COUNT), Variable("skip_initial", COUNT),
+        Variable("gpt_task", TEXT), Variable("n_same_task", COUNT), Variable("n_cross_task", COUNT),
+        Variable("n_outside_schema", COUNT), Variable("announced_recent_pct", PERCENT),
+        Variable("announced_scratch_pct", PERCENT), Variable("n_calls", COUNT), Variable("n_failed", COUNT),
+        Variable("n_cached", COUNT), Variable("max_tokens", COUNT), Variable("n_resamples", COUNT)),
+    tables=(
+        Table("cutpoints", "Cutpoints and their ground truth", (
+            Column("Session", TEXT, "session", widest="S12"), Column("Cut", COUNT, "cut"),
+            Column("Turn", COUNT, "cut_index"), Column("Boundary", COUNT, "boundary"),
+            Column("Ground-truth tool", TEXT, "ground_truth", widest="NotebookEdit"),
+            Column("In schema", FLAG, "in_schema"), Column("Task", TEXT, "task", widest="debugging"),
+            Column("GPT task", TEXT, "gpt_task", widest="debugging"),
+            Column("Stratum", TEXT, "stratum", widest="cross_task"), Column("Stride", COUNT, "stride"),
+            Column("Candidates", COUNT, "candidates"),
+            *(Column(f"Announced, {arm}", FLAG, f"announced_{arm}") for arm in ARMS)), index=2),
+        Table("attrition", "Attrition per arm", (
+            Column("Target", MODEL, "target"), _ARM, Column("Cuts", COUNT, "cuts"),
+            Column("Generated", COUNT, "generated"), Column("Calls", COUNT, "calls"),
+            Column("Right tool", COUNT, "right_tool"), Column("M2 defined", COUNT, "m2_defined"),
+            Column("Prose", COUNT, "prose"), Column("Failed", COUNT, "failed"),
+            Column("Announced", COUNT, "announced"), Column("Attrition", PERCENT, "attrition_pct")), index=2),
+        Table("contrasts", "Argument fidelity: paired contrasts of M2", (
+            Column("Target", MODEL, "target"),
+            Column("Contrast", TEXT, "comparison", widest="recent3K − gpt5_3K, cross_task"),
+            *_analysis_columns("complete_case"), *_analysis_columns("itt")), index=2),
+    ))
+
+
+def side_by_side(contrasts: pd.DataFrame) -> pd.DataFrame:
+    """The contrasts (:func:`contrast_rows`) one row per target, contrast and stratum, the
+    complete case beside intention to treat (``<analysis>_n``, ``_delta``, ``_ci_low``,
+    ``_ci_high``, ``_p``), each analysis's note said with its name."""
+    keys = ["target", "contrast", "stratum"]
+    if not len(contrasts):
+        return pd.DataFrame(columns=[*keys, "comparison", "note"])
+    parts = [contrasts[contrasts["analysis"] == analysis].set_index(keys)[["n", "delta", "ci_low", "ci_high", "p"]]
+             .add_prefix(f"{analysis}_") for analysis in ANALYSIS_NAMES]
+    wide = pd.concat(parts, axis=1)
+    said = contrasts.assign(said=[f"{ANALYSIS_NAMES[a]}: {n}" if n else "" for a, n in
+                                  zip(contrasts["analysis"], contrasts["note"])])
+    wide["note"] = said.groupby(keys, sort=False)["said"].agg(lambda n: "; ".join(x for x in n if x))
+    wide = wide.reset_index()
+    wide.insert(1, "comparison", [c if s == "all" else f"{c}, {s}" for c, s in zip(wide["contrast"], wide["stratum"])])
+    return wide
 
 
 # ---------------------------------------------------------------- the stages (one notebook cell each)
@@ -125,9 +202,9 @@ def start(params: Parameters) -> Run:
     proto = continuation_protocol(params.protocol)
     record = {"protocol": proto.name, "protocol_version": f"e07-{COMMIT[:7]}",
               "protocol_sha256": content_hash([e07.SYSTEM_PROMPT, ACKNOWLEDGEMENT, e07.TOOLS, FILLER_TEMPLATE, proto.name]),
-              "differs": common.differences_from(params, PAPER_SCALE)}
+              "differs": differences_from(params, PAPER_SCALE)}
     return spine.start("continuation", params, models=params.targets, protocol=record,
-                       sessions=lambda: claude_sessions(params))
+                       sessions=lambda: claude_sessions(params), declared=MANUSCRIPT)
 
 
 @dataclass(frozen=True)
@@ -179,7 +256,7 @@ def cutpoints(run: Run) -> pd.DataFrame:
                            "stride": cuts.strides[cut.session][0], "candidates": cuts.strides[cut.session][1],
                            **{f"announced_{arm}": cut.announced[arm] for arm in ARMS}} for cut in cuts.local])
     run.out.parquet("cutpoints", table)
-    return run.table("cutpoints", table, "Cutpoints and their ground truth")
+    return run.table("cutpoints", table)
 
 
 def grid(run: Run, cutpoints: pd.DataFrame) -> pd.DataFrame:
@@ -246,7 +323,7 @@ def attrition(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
                      "attrition_pct": 100.0 * (1 - g["similarity"].notna().mean())})
     table = pd.DataFrame(rows)
     run.out.parquet("attrition", table)
-    return run.table("attrition", table, "Attrition per arm", floatfmt=".1f")
+    return run.table("attrition", table)
 
 
 def _arm_values(frame: pd.DataFrame, arm: str, by: str = "session_cut") -> dict[Any, float | None]:
@@ -346,30 +423,22 @@ def contrasts(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
     run.out.parquet("harness_analysis", pd.DataFrame(  # the harness's metrics analysis, per target and session
         [{"target": t, "session": s, "analysis": harness_analysis(g, n_resamples=p.n_resamples, seed=p.resample_seed)}
          for (t, s), g in frame.groupby(["target", "session"], sort=False)], columns=["target", "session", "analysis"]))
-    return run.table("contrasts", table, "Argument fidelity: paired contrasts of M2", floatfmt=".3f")
+    run.table("contrasts", side_by_side(table))
+    return table
 
 
 def contrast_figure(run: Run, contrasts: pd.DataFrame) -> SavedFigure:
     """Δ M2 (recent3K − gpt5_3K) per target, complete case and intention-to-treat, with
     95% intervals; a target without an estimate says why."""
-    shown = contrasts[(contrasts["stratum"] == "all") & (contrasts["contrast"] == f"{PRIMARY[0]} − {PRIMARY[1]}")]
-    fig, ax = plt.subplots(figsize=(6, 1.2 + 0.6 * max(1, shown["target"].nunique())))
-    targets = list(dict.fromkeys(shown["target"]))
-    for offset, (analysis, _) in zip((-0.12, 0.12), ANALYSES):
-        g = shown[shown["analysis"] == analysis].set_index("target").reindex(targets)
-        y = np.arange(len(targets)) + offset
-        has = g["delta"].notna().to_numpy()
-        lo = (g["delta"] - g["ci_low"]).fillna(0).to_numpy()
-        hi = (g["ci_high"] - g["delta"]).fillna(0).to_numpy()
-        ax.errorbar(g["delta"].to_numpy()[has], y[has], xerr=[lo[has], hi[has]], fmt="o", capsize=3,
-                    label="complete case" if analysis == "complete_case" else "intention to treat")
-        for yi, note in zip(y[~has], g["note"].to_numpy()[~has]):
-            ax.text(0, yi, str(note).replace("not estimable: ", "no estimate: ")[:70], fontsize=7, va="center")
-    ax.axvline(0, color="grey", lw=1, ls="--")
-    ax.set_yticks(range(len(targets)), [t.split("/")[-1] for t in targets])
-    ax.set_xlabel("Δ M2, recent3K − gpt5_3K (argument similarity)")
-    ax.legend(fontsize=7, loc="lower right")
-    return run.figure("continuation", fig)
+    shown = contrasts[(contrasts["stratum"] == "all") & (contrasts["contrast"] == f"{PRIMARY[0]} − {PRIMARY[1]}")] \
+        if len(contrasts) else contrasts
+    if len(shown):
+        shown = shown.assign(analysis=shown["analysis"].map({"complete_case": "complete case",
+                                                             "itt": "intention to treat"}))
+    return run.figure("continuation", figures.forest(
+        shown, label="target", estimate="delta", hue="analysis",
+        xlabel=f"Δ M2, {PRIMARY[0]} − {PRIMARY[1]} (argument similarity)",
+        reason="no target was asked at a cutpoint"))
 
 
 def variables(run: Run, cutpoints: pd.DataFrame, frame: pd.DataFrame, attrition: pd.DataFrame,
@@ -381,34 +450,32 @@ def variables(run: Run, cutpoints: pd.DataFrame, frame: pd.DataFrame, attrition:
     primary = contrasts[(contrasts["contrast"] == f"{PRIMARY[0]} − {PRIMARY[1]}")]
     values: dict[str, dict[str, Any]] = {}
     for target in p.targets:
-        own = {}
-        for analysis, label in (("complete_case", "cc"), ("itt", "itt")):
+        own = values.setdefault(target, {})
+        for analysis, (n, delta, p_value, ci) in ANALYSIS_KEYS.items():
             row = primary[(primary["target"] == target) & (primary["analysis"] == analysis)
                           & (primary["stratum"] == "all")]
             if not len(row):
                 continue
             r = row.iloc[0]
-            own[f"{label}_n"] = int(r["n"])  # the pairs, also when there are none
+            own[n] = r["n"]  # the pairs, also when there are none
             if pd.isna(r["delta"]):
                 continue
-            own[f"{label}_delta"] = round(float(r["delta"]), 3)
-            own[f"{label}_p"] = round(float(r["p"]), 3)
-            own[f"{label}_ci"] = common.ci_text(r["delta"], r["ci_low"], r["ci_high"], 3) \
-                if pd.notna(r["ci_low"]) else not_estimable(r["note"].replace("no interval: ", "") or "no interval")
-        att = attrition[attrition["target"] == target].set_index("arm")
-        for arm in ARMS:
-            if arm in att.index:
-                own[f"attrition_{arm}_pct"] = round(float(att.loc[arm, "attrition_pct"]), 1)
-                own[f"prose_{arm}"] = int(att.loc[arm, "prose"])
-        values[target] = own
+            own[delta], own[p_value] = r["delta"], r["p"]
+            own[ci] = (r["ci_low"], r["ci_high"]) if pd.notna(r["ci_low"]) else \
+                not_estimable(r["note"].replace("no interval: ", "") or "no interval")
     why = {t: "; ".join(dict.fromkeys(str(n).replace("not estimable: ", "") for n in
                                       primary[(primary["target"] == t) & (primary["stratum"] == "all")]["note"]
-                                      if str(n).startswith("not estimable"))) or common.NO_ESTIMATE
+                                      if str(n).startswith("not estimable"))) or NO_ESTIMATE
            for t in p.targets}
-    keys = ("cc_delta", "cc_n", "cc_p", "cc_ci", "itt_delta", "itt_n", "itt_p", "itt_ci")
+    run.out.per_target([key for keys in ANALYSIS_KEYS.values() for key in keys], values, p.targets, why)
+    for arm in ARMS:
+        own = {t: attrition[(attrition["target"] == t) & (attrition["arm"] == arm)] for t in p.targets}
+        run.out.per_target(("attrition_{arm}_pct_{target}", "prose_{arm}_{target}"),
+                           {t: {"attrition_{arm}_pct_{target}": g["attrition_pct"].iloc[0],
+                                "prose_{arm}_{target}": g["prose"].iloc[0]} for t, g in own.items() if len(g)},
+                           p.targets, f"no cutpoint of this target was asked under {arm}", arm=arm)
     announced = {arm: 100.0 * float(cutpoints[f"announced_{arm}"].mean()) if len(cutpoints) else math.nan
                  for arm in ARMS}
-    run.out.set(**common.per_target(values, p.targets, keys, why)[0])
     run.out.set(target=p.targets[0], targets=", ".join(p.targets), protocol=p.protocol,
                 n_sessions=len(run.sessions), n_cutpoints=int(len(cutpoints)), n_per_session=p.n_cutpoints,
                 skip_initial=p.skip_initial,
@@ -416,13 +483,11 @@ def variables(run: Run, cutpoints: pd.DataFrame, frame: pd.DataFrame, attrition:
                 n_same_task=int((cutpoints["stratum"] == "same_task").sum()),
                 n_cross_task=int((cutpoints["stratum"] == "cross_task").sum()),
                 n_outside_schema=int((~cutpoints["in_schema"]).sum()),
-                announced_recent_pct=round(announced["recent3K"], 1),
-                announced_scratch_pct=round(announced["scratch"], 1),
+                announced_recent_pct=announced["recent3K"] if len(cutpoints) else not_estimable("no cutpoint"),
+                announced_scratch_pct=announced["scratch"] if len(cutpoints) else not_estimable("no cutpoint"),
                 n_calls=counts.calls if counts else 0, n_failed=counts.failed if counts else 0,
                 n_cached=counts.cached if counts else 0, max_tokens=p.max_tokens, n_resamples=p.n_resamples,
-                n_protocol_divergences=len(run.log.about["protocol"]["differs"]),
-                protocol_divergences="; ".join(f"{d['setting']} {d['run']} (paper scale: {d['paper']})"
-                                               for d in run.log.about["protocol"]["differs"]) or "none")
+                **divergence_variables(run.log.about["protocol"]["differs"]))
     return spine.finish(run)
 
 

@@ -19,7 +19,6 @@ from dataclasses import dataclass, field, replace
 from itertools import combinations
 from typing import Any, Mapping, Sequence
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
@@ -30,39 +29,90 @@ from ..echo.rubric import RUBRIC
 from ..engine.cache import CallCache
 from ..engine.calls import Transport, generate
 from ..engine.verdicts import ERROR
+from ..paper import figures
+from ..paper.declared import Declared
+from ..paper.formats import COEFFICIENT, COUNT, MODEL, PERCENT, POINTS, TEXT, estimate
+from ..paper.tables import Column, Table
+from ..paper.variables import Variable, by_target, reasons
 from ..paper.show import Result, SavedFigure
 from ..sessions.outbound import JudgeInputs
 from ..stats.errors import StatsInputError
 from ..stats.agreement import direction_agreement, judge_agreement, label_agreement, score_agreement
 from ..stats.records import LabelAgreement
 from ..stats.drift import drift_gap
-from . import common, spine
-from .common import REFERENCE_JUDGE
-from .spine import Run, Stage
+from . import spine
+from .parameter_sets import JudgedParameters, REFERENCE_JUDGE
+from .item_ids import PROBE_IDS
+from .protocol_record import PROTOCOL, protocol_record, protocol_variables
+from .scores import failure_column, score_column
+from .selection import build, select_sessions
+from .spine import CALIBRATION, Run, Stage
 from .raters import DESCRIPTIONS, RATERS, rate
 
 TITLE = "Cross-judge audit: agreement of an LLM judge and an offline lexical rater"
 PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5", "openai/gpt-4o", "anthropic/claude-haiku-4-5"),
                "judges": (REFERENCE_JUDGE, "openrouter/openai/gpt-5"),  # the harness's audit pair
-               "n_sessions": 0, "n_positions": 12, "probes": ("all",), "window": 30000, "max_tokens": 600,
+               "n_sessions": 0, "n_positions": 5, "probes": ("all",), "window": 30000, "max_tokens": 600,
                "judge_max_tokens": 400, "n_resamples": 10_000, "resample_seed": 42, "protocol": "reference"}
 
 
 @dataclass(frozen=True)
-class Parameters(common.JudgedParameters):
+class Parameters(JudgedParameters):
     raters: tuple[str, ...] = ("tfidf",)
     n_sessions: int = 2
     n_positions: int = 3
     probes: tuple[str, ...] = ("coding_self",)
 
-    HELP = {**common.JudgedParameters.HELP,
+    HELP = {**JudgedParameters.HELP,
             "judges": "LLM judges (LiteLLM model strings)",
             "raters": "offline raters (tfidf)",
-            "n_sessions": "keep equal to the panel's so its cells are reused from the cache"}
-    RANGES = {**common.JudgedParameters.RANGES, "raters": OneOf(RATERS, "offline rater"),
-              "n_sessions": count(zero="all"), "n_positions": count(), "probes": (NonEmpty(), common.PROBE_IDS)}
+            "n_sessions": "keep equal to the panel's so its cells are reused from the cache",
+            "n_positions": "snapshot positions per session (keep equal to the panel's)"}
+    PROTOCOL_HELP = {**JudgedParameters.PROTOCOL_HELP,
+                     "n_positions": {"reference": "snapshot positions per session: the first n of the panel's "
+                                                  "named positions (keep equal to the panel's)",
+                                     "contextecho": "uniform snapshot positions per session (keep equal to the "
+                                                    "panel's)"}}
+    RANGES = {**JudgedParameters.RANGES, "raters": OneOf(RATERS, "offline rater"),
+              "n_sessions": count(zero="all"), "n_positions": count(), "probes": (NonEmpty(), PROBE_IDS)}
 
 
+
+
+# ---------------------------------------------------------------- what the manuscript reads
+#: The per-target gap under the first rater and under the second.
+RATER_GAPS = ("gap_a_{target}", "gap_b_{target}")
+MANUSCRIPT = CALIBRATION + PROTOCOL + Declared(
+    variables=(
+        Variable("pearson", COEFFICIENT), Variable("mean_abs_diff", POINTS), Variable("n_both", COUNT),
+        Variable("exact_pct", PERCENT), Variable("within_one_pct", PERCENT), Variable("kappa", COEFFICIENT),
+        Variable("kappa_linear", COEFFICIENT), Variable("gap_a_{target}", POINTS), Variable("gap_b_{target}", POINTS),
+        Variable("direction_{target}", TEXT), Variable("target", TEXT), Variable("targets", TEXT),
+        Variable("n_cells", COUNT), Variable("n_raters", COUNT), Variable("primary_judge", TEXT),
+        Variable("second_rater", TEXT), Variable("n_cached", COUNT), Variable("n_failed", COUNT),
+        Variable("score", TEXT)),
+    tables=(
+        Table("raters", "The raters", (
+            Column("Rater", MODEL, "rater"),
+            Column("What it is", TEXT, "what it is",
+                   widest="TF-IDF cosine similarity to the rubric's four anchor descriptions (nearest anchor)"))),
+        Table("agreement", "Pairwise agreement", (
+            Column("Rater A", MODEL, "rater_a"), Column("Rater B", MODEL, "rater_b"), Column("n", COUNT, "n"),
+            Column("Exact", COEFFICIENT, "exact"), Column("Within one", COEFFICIENT, "within_one"),
+            Column("κ", COEFFICIENT, "kappa"), Column("Linear κ", COEFFICIENT, "kappa_linear"),
+            Column("Quadratic κ", COEFFICIENT, "kappa_quadratic"),
+            Column("Pearson r", COEFFICIENT, "pearson", optional=True),
+            Column("Spearman ρ", COEFFICIENT, "spearman", optional=True),
+            Column("Mean abs. difference", POINTS, "mean_abs_diff", optional=True)), index=2),
+        Table("rater_gaps", "Drift gap per rater", (
+            Column("Rater", MODEL, "rater"), Column("Target", MODEL, "target"),
+            Column("Gap Δ [95% CI]", estimate(POINTS), ("gap", "ci_low", "ci_high")),
+            Column("Invalid", COUNT, "n_invalid")), index=2),
+        Table("directions", "Direction", (
+            Column("Rater A", MODEL, "rater_a"), Column("Rater B", MODEL, "rater_b"), Column("Target", MODEL, "target"),
+            Column("Gap, A", POINTS, "gap_a"), Column("Gap, B", POINTS, "gap_b"),
+            Column("Direction", TEXT, "direction", widest="opposite")), index=3),
+    ))
 
 
 # ---------------------------------------------------------------- the stages (one notebook cell each)
@@ -74,15 +124,15 @@ def start(params: Parameters) -> Run:
     """Open the outputs, check that every target and judge can be called (before any call),
     and pick the panel's sessions."""
     return spine.start("cross_judge", params, models=params.targets + params.judges,
-                       protocol=common.protocol_record(params, paper_scale=PAPER_SCALE),
-                       sessions=lambda: common.select_sessions(params.n_sessions, protocol=params.protocol))
+                       protocol=protocol_record(params, paper_scale=PAPER_SCALE), declared=MANUSCRIPT,
+                       sessions=lambda: select_sessions(params.n_sessions, protocol=params.protocol))
 
 
 def grid(run: Run) -> pd.DataFrame:
     """The panel's cells (the same requests: every target call answered from the cache when
     the panel ran first), judged by every LLM judge; the counts of its batches are logged."""
     p = run.params
-    cells = common.build(p, "panel", run.sessions, p.probes, positions="uniform", k=p.n_positions,
+    cells = build(p, "panel", run.sessions, p.probes, positions="uniform", k=p.n_positions,
                          reference_positions="panel", limit=p.n_positions)
     return spine.run_grid(run, cells, judges=p.judges, judge_max_tokens=p.judge_max_tokens, protocol=p.protocol)
 
@@ -91,7 +141,7 @@ def scores(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
     """One row per cell, one score column per rater: each LLM judge's (the chosen judge
     score) and each offline rater's (on the answered cells)."""
     p = run.params
-    wide = frame.pivot_table(index="key", columns="judge_model", values=common.score_column(p.score),
+    wide = frame.pivot_table(index="key", columns="judge_model", values=score_column(p.score),
                              aggfunc="first", dropna=False)
     cellinfo = frame.drop_duplicates("key").set_index("key")
     table = cellinfo[["target", "session", "position", "arm", "item", "response"]].copy()
@@ -133,14 +183,14 @@ def agreement(run: Run, scores: pd.DataFrame) -> pd.DataFrame:
     table = pd.DataFrame(rows)
     run.out.parquet("agreement", table)
     if p.score == "expected" and len(table) and pd.notna(table["pearson"].iloc[0]):
-        run.out.set(pearson=round(float(table["pearson"].iloc[0]), 2),
-                    mean_abs_diff=round(float(table["mean_abs_diff"].iloc[0]), 2))
+        run.out.set(pearson=table["pearson"].iloc[0], mean_abs_diff=table["mean_abs_diff"].iloc[0])
     if len(table) and pd.notna(table["exact"].iloc[0]):  # the first pair: the primary judge and the next rater
         first = table.iloc[0]
-        run.out.set(n_both=int(first["n"]), exact_pct=round(100 * float(first["exact"]), 1),
-                    within_one_pct=round(100 * float(first["within_one"]), 1),
-                    kappa=round(float(first["kappa"]), 2), kappa_linear=round(float(first["kappa_linear"]), 2))
-    return run.table("agreement", table, "Pairwise agreement")
+        run.out.set(n_both=first["n"], exact_pct=100 * first["exact"], within_one_pct=100 * first["within_one"])
+        why = "the two raters' scores fall in one category each, where kappa is undefined"
+        run.out.put("kappa", first["kappa"], why=why)
+        run.out.put("kappa_linear", first["kappa_linear"], why=why)
+    return run.table("agreement", table)
 
 
 def rater_gaps(run: Run, scores: pd.DataFrame) -> pd.DataFrame:
@@ -160,12 +210,11 @@ def rater_gaps(run: Run, scores: pd.DataFrame) -> pd.DataFrame:
     gaps = pd.DataFrame(rows)
     run.out.parquet("gaps", gaps)
     values: dict = {}
-    for rater, tag in zip(_raters(p)[:2], ("a", "b")):
-        for _, row in gaps[gaps["rater"] == rater].dropna(subset=["gap"]).iterrows():
-            values.setdefault(row["target"], {})[f"gap_{tag}"] = round(float(row["gap"]), 2)
-    run.out.set(**common.per_target(values, p.targets, ("gap_a", "gap_b"), common.reasons(gaps))[0])
-    run.tables["Drift gap per rater"] = gaps
-    return gaps
+    for rater, template in zip(_raters(p)[:2], RATER_GAPS):
+        for target, own in by_target(gaps[gaps["rater"] == rater], {template: "gap"}).items():
+            values.setdefault(target, {}).update(own)
+    run.out.per_target(RATER_GAPS, values, p.targets, reasons(gaps))
+    return run.table("rater_gaps", gaps)
 
 
 def directions(run: Run, gaps: pd.DataFrame) -> pd.DataFrame:
@@ -183,41 +232,28 @@ def directions(run: Run, gaps: pd.DataFrame) -> pd.DataFrame:
     run.out.parquet("directions", table)
     if len(table):  # the first pair of raters, per target
         first = table[(table["rater_a"] == table["rater_a"].iloc[0]) & (table["rater_b"] == table["rater_b"].iloc[0])]
-        run.out.set(**common.per_target({row["target"]: {"direction": str(row["direction"])}
-                                         for _, row in first.iterrows()}, p.targets, ("direction",))[0])
+        run.out.per_target(("direction_{target}",), by_target(first, {"direction_{target}": "direction"}), p.targets)
     else:
-        run.out.set(**common.per_target({}, p.targets, ("direction",),
-                                        "no target has a gap under two raters to compare")[0])
-    return run.table("directions", table, "Direction")
+        run.out.per_target(("direction_{target}",), {}, p.targets, "no target has a gap under two raters to compare")
+    return run.table("directions", table)
 
 
 def agreement_figure(run: Run, scores: pd.DataFrame, gaps: pd.DataFrame) -> SavedFigure:
     """Left: the confusion of the first two raters' scores; right: the drift gap under each rater."""
     p = run.params
     raters = _raters(p)
-    fig, axes = plt.subplots(1, 2, figsize=(7.2, 3.2))
-    if len(raters) >= 2:
-        a, b = raters[0], raters[1]
+    a, b = (raters + ["", ""])[:2]
+    confusion = None
+    if b:
         both = scores[[a, b]].dropna()
         if p.score == "expected":  # expected scores shown at their nearest rubric category
             both = both.round()
         confusion = pd.crosstab(both[a], both[b]).reindex(index=range(4), columns=range(4), fill_value=0)
-        axes[0].imshow(confusion.to_numpy(), cmap="Greys")
-        for (i, j), v in np.ndenumerate(confusion.to_numpy()):
-            axes[0].text(j, i, str(v), ha="center", va="center", color="tab:red")
-        axes[0].set_xlabel(b.split("/")[-1])
-        axes[0].set_ylabel(a.split("/")[-1])
-        axes[0].set_xticks(range(4))
-        axes[0].set_yticks(range(4))
-        axes[0].grid(False)
-    shown = gaps.dropna(subset=["gap"])
-    y = np.arange(len(shown))[::-1]
-    axes[1].errorbar(shown["gap"], y, xerr=[shown["gap"] - shown["ci_low"], shown["ci_high"] - shown["gap"]],
-                     fmt="o", color="black", capsize=3)
-    axes[1].set_yticks(y, [f"{r.split('/')[-1]} · {t.split('/')[-1]}" for r, t in zip(shown["rater"], shown["target"])])
-    axes[1].axvline(0, color="grey", ls="--", lw=1)
-    axes[1].set_xlabel("drift gap under each rater")
-    return run.figure("agreement", fig)
+    return run.figure("agreement", figures.agreement(
+        confusion, gaps, rows_label=a, columns_label=b, label="target", hue="rater", estimate="gap",
+        xlabel="drift gap under each rater",
+        reason_confusion="only one rater" if not b else "no cell has a valid score under both raters",
+        reason_gaps="no cell was rated"))
 
 
 def variables(run: Run, scores: pd.DataFrame) -> pd.DataFrame:
@@ -230,7 +266,7 @@ def variables(run: Run, scores: pd.DataFrame) -> pd.DataFrame:
                 n_raters=len(raters), primary_judge=p.judges[0],
                 second_rater=raters[1] if len(raters) > 1 else "none",
                 n_cached=targets.cached if targets else 0, n_failed=targets.failed if targets else 0,
-                score=p.score, **common.protocol_variables(run.log.about["protocol"]))
+                score=p.score, **protocol_variables(run.log.about["protocol"]))
     if p.score != "expected":
         run.out.default(f"correlations are computed on expected scores; this run scored {p.score} verdicts "
                         "(-p score expected)", "pearson", "mean_abs_diff")
@@ -340,7 +376,7 @@ def _counted(frame: pd.DataFrame, failures: str) -> tuple[pd.Series, pd.Series]:
     """The first and second judge's scores of re-judged rows as ``failures`` counts them
     (NaN: not counted): ``out`` the valid 0–3 verdicts, ``in`` every score stored."""
     first = pd.to_numeric(frame["primary_score"], errors="coerce").astype(float)
-    second = pd.to_numeric(frame[common.failure_column(frame, failures)], errors="coerce").astype(float)
+    second = pd.to_numeric(frame[failure_column(frame, failures)], errors="coerce").astype(float)
     if failures == "out":
         first = first.where(first.isin(SCORES_0_3))
     return first, second

@@ -5,7 +5,7 @@ and loaders end to end with canned replies (its ``README.md`` gives the format, 
 ``SPEC.md`` what a runner must do). For each case this module
 
 1. configures our experiment code from the case's ``inputs`` and ``harness_driver``
-   entries — the cells are :func:`.common.build` under the ``reference`` protocol, run by
+   entries — the cells are :func:`.selection.build` under the ``reference`` protocol, run by
    :func:`.spine.run_grid` on a fresh call cache, exactly what a notebook's grid stage
    runs — one of our runs per harness runner we can express;
 2. replays the canned replies at the transport boundary: :class:`Replay` is the run's
@@ -54,9 +54,11 @@ from ..echo.reference.scorers import REFERENCE_SCORERS
 from ..engine.calls import Transport
 from ..echo.protocols import protocol as get_protocol
 from ..stats import harness as harness_stats
-from . import common, onset, panel, spine
+from . import onset, panel, spine
 from . import conformance_audit, conformance_consolidate, conformance_cross_judge_b3, conformance_session_validation
+from .protocol_record import protocol_record
 from .replay import LITELLM_PREFIX, Replay, compare_requests, litellm_model, replay_environment
+from .selection import build
 from .run_fixture import (CaseError, CaseReport, Check, decode, declared_for, key_identity,
                           key_text, known_texts, load_declared, matches, read_case, resolve_digests)
 
@@ -218,11 +220,11 @@ def drive(case: dict, corpus: Path, replay: Replay, workdir: Path) -> tuple[list
             s2_requests=s2_rules.name if s2_rules else panel.Parameters.s2_requests)
         chosen = [session]
         run = spine.start(experiment, params, models=params.targets + params.judge_models(),
-                          protocol=common.protocol_record(params), sessions=lambda: chosen)
+                          protocol=protocol_record(params), sessions=lambda: chosen)
         run.transport = Transport(concurrency=1, max_attempts=run.transport.max_attempts, base_delay_s=0.0,
                                   max_delay_s=0.0, timeout_s=run.transport.timeout_s, client=replay)
         positions = {session.session_id: _positions(case, driver)}
-        cells = common.build(params, experiment, [session], _items(case), positions="uniform",
+        cells = build(params, experiment, [session], _items(case), positions="uniform",
                              reference_positions=positions, replicates=replicates,
                              stressor_max_tokens=params.stressor_max_tokens, redact=False,
                              s2_requests=params.s2_requests)

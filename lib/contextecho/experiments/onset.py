@@ -14,20 +14,29 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
 from .parameters import NonEmpty, count
 from ..engine.counts import Counts
+from ..paper import figures
+from ..paper.declared import Declared
+from ..paper.formats import COUNT, MODEL, POINTS, TEXT, estimate
+from ..paper.tables import Column, Table
+from ..paper.variables import Variable, reasons
 from ..paper.show import Result, SavedFigure
 from ..sessions.positions import Position
 from ..stats.errors import StatsInputError
 from ..stats.drift import drift_gap
 from ..stats.harness import onset_gap_cis
-from . import common, spine
-from .common import REFERENCE_JUDGE
-from .spine import Run, Stage
+from ..stats.units import complete_units
+from . import spine
+from .parameter_sets import JudgedParameters, REFERENCE_JUDGE
+from .item_ids import PROBE_IDS
+from .protocol_record import PROTOCOL, protocol_record, protocol_variables
+from .scores import failure_column, score_column
+from .selection import build, select_sessions
+from .spine import CALIBRATION, Run, Stage
 
 TITLE = "Onset: drift gap over the first agent steps, before the first compaction"
 PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5", "openai/gpt-4o", "anthropic/claude-haiku-4-5"),
@@ -38,17 +47,20 @@ PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5", "openai/gpt-4o", "anth
 
 
 @dataclass(frozen=True)
-class Parameters(common.JudgedParameters):
+class Parameters(JudgedParameters):
     n_sessions: int = 2
     steps: tuple[int, ...] = (1, 5, 25, 125)
     probes: tuple[str, ...] = ("coding_self",)
 
-    HELP = {**common.JudgedParameters.HELP,
-            "steps": "agent steps, kept when before the session's first compaction (reference: "
-                     "harness turns, clipped to the session)",
+    HELP = {**JudgedParameters.HELP,
+            "steps": "snapshot positions",
             "n_sessions": "longest openly licensed sessions (0 for all)"}
-    RANGES = {**common.JudgedParameters.RANGES, "n_sessions": count(zero="all"),
-              "steps": (NonEmpty(), count()), "probes": (NonEmpty(), common.PROBE_IDS)}
+    PROTOCOL_HELP = {**JudgedParameters.PROTOCOL_HELP,
+                     "steps": {"reference": "harness turns, each asked (one past the session's end renders its "
+                                            "last turn under its own number)",
+                               "contextecho": "agent steps, kept when before the session's first compaction"}}
+    RANGES = {**JudgedParameters.RANGES, "n_sessions": count(zero="all"),
+              "steps": (NonEmpty(), count()), "probes": (NonEmpty(), PROBE_IDS)}
 
 
 def early_positions(session, steps) -> tuple[Position, ...]:
@@ -68,7 +80,7 @@ def harness_curve(primary: pd.DataFrame, *, n_resamples: int, seed: int, failure
     whose parse raised lost its cell there, and is left out here). ``targets``: the order
     the targets are drawn in (a listed target without data gives NaN rows and draws
     nothing; default: sorted by model string). ``harness_n`` is the smaller arm's count."""
-    column = common.failure_column(primary, failures)
+    column = failure_column(primary, failures)
     scored = primary[primary[column].notna()]
     order = list(targets) or sorted(scored["target"].unique())
     all_steps = sorted(primary["step"].unique())
@@ -86,20 +98,45 @@ def harness_curve(primary: pd.DataFrame, *, n_resamples: int, seed: int, failure
     return pd.DataFrame(rows, columns=["target", "step", "harness_gap", "harness_lo", "harness_hi", "harness_n"])
 
 
+# ---------------------------------------------------------------- what the manuscript reads
+#: Per target, the first and the last early step with an estimate, and the gap there.
+ENDS = ("first_step_{target}", "first_gap_{target}", "last_step_{target}", "last_gap_{target}")
+MANUSCRIPT = CALIBRATION + PROTOCOL + Declared(
+    variables=(
+        Variable("first_step_{target}", COUNT), Variable("first_gap_{target}", POINTS),
+        Variable("last_step_{target}", COUNT), Variable("last_gap_{target}", POINTS),
+        Variable("target", TEXT), Variable("targets", TEXT), Variable("score", TEXT), Variable("n_sessions", COUNT),
+        Variable("n_steps", COUNT), Variable("steps", TEXT), Variable("n_cells", COUNT), Variable("n_failed", COUNT),
+        Variable("n_cached", COUNT), Variable("n_verdicts_invalid", COUNT), Variable("window_chars", COUNT)),
+    tables=(
+        Table("curve", "Drift gap per early step", (
+            Column("Target", MODEL, "target"), Column("Step", COUNT, "step"),
+            Column("Gap Δ [95% CI]", estimate(POINTS), ("gap", "ci_low", "ci_high")),
+            Column("Real mean", POINTS, "real_mean"), Column("Filler mean", POINTS, "filler_mean"),
+            Column("Sessions", COUNT, "sessions"), Column("Invalid", COUNT, "n_invalid"),
+            Column("Units dropped", COUNT, "units_dropped"),
+            Column("Harness gap [95% CI]", estimate(POINTS), ("harness_gap", "harness_lo", "harness_hi"),
+                   optional=True),
+            Column("Harness n", COUNT, "harness_n", optional=True),
+            Column("Harness gap, −1s in", POINTS, "harness_gap_failures_in", optional=True)),
+              index=2),
+    ))
+
+
 # ---------------------------------------------------------------- the stages (one notebook cell each)
 def start(params: Parameters) -> Run:
     """Open the outputs, check that every target and judge can be called (before any call),
     and pick the longest openly licensed sessions."""
     return spine.start("onset", params, models=params.targets + params.judges,
-                       protocol=common.protocol_record(params, paper_scale=PAPER_SCALE),
-                       sessions=lambda: common.select_sessions(params.n_sessions, protocol=params.protocol))
+                       protocol=protocol_record(params, paper_scale=PAPER_SCALE), declared=MANUSCRIPT,
+                       sessions=lambda: select_sessions(params.n_sessions, protocol=params.protocol))
 
 
 def grid(run: Run) -> pd.DataFrame:
     """The grid: each session snapshotted at the early steps, real and filler arms, the
     probes, judged; the counts of its batches are printed and logged."""
     p = run.params
-    cells = common.build(p, "onset", run.sessions, p.probes, positions=lambda s: early_positions(s, p.steps),
+    cells = build(p, "onset", run.sessions, p.probes, positions=lambda s: early_positions(s, p.steps),
                          reference_positions="onset",
                          turns=p.steps)
     return spine.run_grid(run, cells, judges=p.judges, judge_max_tokens=p.judge_max_tokens, protocol=p.protocol)
@@ -112,11 +149,11 @@ def curve(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
     the harness figure's gap with its −1 verdicts averaged in (``harness_gap_failures_in``)."""
     p = run.params
     primary = frame[frame["judge_model"] == p.judges[0]]
-    column = common.score_column(p.score)
+    column = score_column(p.score)
     rows = []
     for (target, step), g in primary.groupby(["target", "step"]):
         row = {"target": target, "step": int(step), "sessions": g["session"].nunique()}
-        data, dropped = common.complete_units(g, column)
+        data, dropped = complete_units(g, column)
         row["units_dropped"] = dropped
         try:
             r = drift_gap(data, cluster="session", unit=("session", "position"), score=column,
@@ -139,27 +176,18 @@ def curve(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
     values = {}
     for target, g in table.dropna(subset=["gap"]).groupby("target") if len(table) else ():
         first, last = g.iloc[0], g.iloc[-1]
-        values[target] = {"first_step": int(first["step"]), "first_gap": round(float(first["gap"]), 2),
-                          "last_step": int(last["step"]), "last_gap": round(float(last["gap"]), 2)}
-    run.out.set(**common.per_target(values, p.targets, ("first_step", "first_gap", "last_step", "last_gap"),
-                                    common.reasons(table))[0])
-    return run.table("curve", table, "Drift gap per early step")
+        values[target] = dict(zip(ENDS, (first["step"], first["gap"], last["step"], last["gap"])))
+    run.out.per_target(ENDS, values, p.targets, reasons(table))
+    return run.table("curve", table)
 
 
 def onset_figure(run: Run, curve: pd.DataFrame) -> SavedFigure:
-    """The drift gap against the agent step of the snapshot, with 95% intervals."""
-    fig, ax = plt.subplots()
-    for target, g in curve.groupby("target"):
-        g = g.dropna(subset=["gap"])
-        ax.errorbar(g["step"], g["gap"], yerr=[g["gap"] - g["ci_low"], g["ci_high"] - g["gap"]],
-                    marker="o", capsize=3, label=target.split("/")[-1])
-    ax.axhline(0, color="grey", lw=1, ls="--")
-    if len(curve.dropna(subset=["gap"])):
-        ax.set_xscale("log")
-    ax.set_xlabel("agent step or harness turn of the snapshot (log scale)")
-    ax.set_ylabel("drift gap (filler − real)")
-    ax.legend(fontsize=7)
-    return run.figure("onset", fig)
+    """The drift gap against the agent step of the snapshot, with 95% intervals (a step
+    without an estimate says why)."""
+    return run.figure("onset", figures.trajectory(
+        curve, x="step", y="gap", hue="target", interval=("ci_low", "ci_high"), levels=(0,), logx=True,
+        xlabel="agent step or harness turn of the snapshot (log scale)", ylabel="drift gap (filler − real)",
+        reason="no step has a session with valid verdicts in both arms"))
 
 
 def variables(run: Run, frame: pd.DataFrame, curve: pd.DataFrame) -> pd.DataFrame:
@@ -172,7 +200,7 @@ def variables(run: Run, frame: pd.DataFrame, curve: pd.DataFrame) -> pd.DataFram
                 steps=", ".join(str(s) for s in sorted(curve["step"].unique())),
                 n_cells=targets.calls, n_failed=targets.failed, n_cached=targets.cached,
                 n_verdicts_invalid=int((frame["verdict_status"] == "invalid").sum()), window_chars=p.window,
-                **common.protocol_variables(run.log.about["protocol"]))
+                **protocol_variables(run.log.about["protocol"]))
     return spine.finish(run)
 
 

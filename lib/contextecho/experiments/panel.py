@@ -19,7 +19,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
@@ -30,22 +29,36 @@ from ..echo.probes import FRAMINGS
 from ..echo.reference.s2_requests import S2_REQUESTS
 from ..echo.runner import SELF_JUDGE
 from .parameters import POSITIVE, Models, NonEmpty, OneOf, count
-from ..paper.outputs import not_estimable
+from ..paper.declared import Declared
+from ..paper.formats import (COEFFICIENT, COUNT, MODEL, P_VALUE, PERCENT, POINTS, POINTS_PP, TEXT, VARIANCE, WHOLE,
+                             estimate, interval, not_estimable)
+from ..paper.tables import Column, Table
+from ..paper.variables import Variable, by_target, reasons
+from ..paper import figures
 from ..paper.show import Result, SavedFigure
 from ..stats.errors import StatsInputError
 from ..stats.judge_free import compliance_gap, log_verbosity_ratios, verbosity_ratio
 from ..stats.drift import drift_gap
 from ..stats.multiple import holm
+from ..stats.spread import score_spread
+from ..stats.units import complete_units, unit_gaps
 from ..stats.variance import variance_decomposition
 from ..engine.counts import Counts
 from ..stats.harness import clustered_bootstrap_mean, sign_flip_p
-from . import common, spine
-from .common import REFERENCE_JUDGE
-from .spine import Run, Stage
+from . import spine
+from .parameter_sets import JudgedParameters, REFERENCE_JUDGE
+from .distributions import DISTRIBUTIONS, distribution_report
+from .item_ids import PROBE_IDS, STRESSOR_IDS
+from .protocol_record import PROTOCOL, protocol_record, protocol_variables
+from .scores import SCORES, failure_column, first_judge_rows, score_column
+from .selection import build, select_sessions
+from .spine import CALIBRATION, Run, Stage
 
 TITLE = "Panel: drift gap per target, per position, per category; judge-free surfaces"
+#: ``n_positions`` 5: every panel position the corpus offers (start, pre/post each compaction; its
+#: sessions have at most two compactions), so the set runs on the bundled corpus as documented.
 PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5", "openai/gpt-4o", "hosted_vllm/Qwen/Qwen2.5-7B-Instruct"),
-               "judges": (REFERENCE_JUDGE,), "n_sessions": 0, "n_positions": 12,
+               "judges": (REFERENCE_JUDGE,), "n_sessions": 0, "n_positions": 5,
                "probes": ("all",), "stressors": ("S2",), "window": 30000, "max_tokens": 600,
                "stressor_max_tokens": 1024, "judge_max_tokens": 400, "n_resamples": 10_000, "resample_seed": 42,
                "protocol": "reference", "headline": "coding_self"}
@@ -78,7 +91,7 @@ ABLATIONS = {
 
 
 @dataclass(frozen=True)
-class Parameters(common.JudgedParameters):
+class Parameters(JudgedParameters):
     n_sessions: int = 2
     n_positions: int = 3
     probes: tuple[str, ...] = ("coding_self",)
@@ -91,35 +104,45 @@ class Parameters(common.JudgedParameters):
     resume_judges: tuple[str, ...] = ()
     s2_requests: str = "e08"
 
-    HELP = {**common.JudgedParameters.HELP,
+    HELP = {**JudgedParameters.HELP,
             "judges": "first is primary; self: each target judges its own responses (the harness's "
                       "Fig.-1 fill runners, run_fig1_sonnet45.py:81)",
             "resume_judges": "resume from the call cache: a cell whose result one of these judges stored "
                              "keeps it (not asked, not judged again); the others are asked, a stored "
                              "permanent error too, and judged by judges (the harness's runners skip the "
                              "cells on disk; with judges self, its Fig.-1 fill runners)",
-            "s2_requests": "reference: the harness runner whose S2 requests are sent, e08 (its TargetClient "
-                           "and provider rules) or e10 (run_xtarget_v2.py: plain strings, temperature 0, "
+            "s2_requests": "the harness runner whose S2 requests are sent, e08 (its TargetClient and "
+                           "provider rules) or e10 (run_xtarget_v2.py: plain strings, temperature 0, "
                            "replies stripped)",
             "n_sessions": "longest openly licensed sessions (0 for all)",
-            "n_positions": "uniform snapshot positions per session (reference: the first n "
-                           "named positions, start and pre/post each compaction)",
-            "stressor_max_tokens": "target max tokens of S2 cells (reference: 1024)",
+            "n_positions": "snapshot positions per session",
+            "stressor_max_tokens": "target max tokens of S2 cells (the harness's 1024)",
             "headline": "battery of the per-target headline gap (the paper's: coding_self)",
-            "positions": "panel (start, pre/post each compaction), deciles (the corpus grid) or late "
-                         "(reference: three turns before the end, e16's position)",
+            "positions": "panel, deciles (the corpus grid) or late (e16's position)",
             "framing": "framed (the framing line, then the probe) or bare (e16's ablation)",
             "replicates": "samples per cell (the corpus grid: 3)",
             "probes": "probe ids or batteries (coding_self, identity, ..., all)",
             "stressors": "S2, or single wordings S2#01 ..."}
-    RANGES = {**common.JudgedParameters.RANGES, "n_sessions": count(zero="all"),
+    PROTOCOL_HELP = {
+        **JudgedParameters.PROTOCOL_HELP,
+        "n_positions": {"reference": "snapshot positions per session: the first n of the named positions",
+                        "contextecho": "snapshot positions per session (positions panel: n uniform agent steps)"},
+        "positions": {"reference": "panel (harness turns: the start, then pre and post each compaction), deciles "
+                                   "(turns at each tenth of the session and the compaction pairs: the corpus grid) "
+                                   "or late (three turns before the end, e16's position)",
+                      "contextecho": "panel (uniform agent steps), deciles (each tenth of the assistant messages: "
+                                     "the corpus grid) or late (three steps before the last, e16's position)"}}
+    IGNORED = {**JudgedParameters.IGNORED,
+               "stressor_max_tokens": {"contextecho": "S2 cells take max_tokens, as every cell"},
+               "s2_requests": {"contextecho": "S2 cells are asked as every other cell"}}
+    RANGES = {**JudgedParameters.RANGES, "n_sessions": count(zero="all"),
               "judges": (NonEmpty(), Models(also=(SELF_JUDGE,))), "resume_judges": Models(also=(SELF_JUDGE,)),
               "s2_requests": OneOf(S2_REQUESTS.names, "S2 request rule set"),
               "n_positions": count(), "replicates": count(),
               "positions": OneOf(("panel", "deciles", "late"), "position scheme"),
               "framing": OneOf(FRAMINGS, "framing"),
-              "probes": (NonEmpty(), common.PROBE_IDS), "stressors": common.STRESSOR_IDS,
-              "stressor_max_tokens": POSITIVE, "headline": common.PROBE_IDS}
+              "probes": (NonEmpty(), PROBE_IDS), "stressors": STRESSOR_IDS,
+              "stressor_max_tokens": POSITIVE, "headline": PROBE_IDS}
 
 
 def harness_table(primary: pd.DataFrame, *, n_resamples: int, seed: int, failures: str = "out",
@@ -136,7 +159,7 @@ def harness_table(primary: pd.DataFrame, *, n_resamples: int, seed: int, failure
     order (the forest's ``FOREST_POSITIONS``; default every position, in step order). Under
     ``reference`` with ``failures="out"`` the gap with the −1s averaged in is given beside
     (``gap_failures_in``)."""
-    column = common.failure_column(primary, failures)
+    column = failure_column(primary, failures)
     rows = []
     for target, g in primary.groupby("target", sort=True):
         g = g.sort_values(["session", "step", "item", "replicate"], kind="stable")
@@ -210,27 +233,13 @@ def verbosity_variance(s2: pd.DataFrame) -> pd.DataFrame:
 
 def gap_row(frame: pd.DataFrame, **options) -> dict:
     """drift_gap as a dict, or the reason it cannot be estimated."""
-    data, dropped = common.complete_units(frame, options.get("score", "score"))
+    data, dropped = complete_units(frame, options.get("score", "score"))
     try:
         record = drift_gap(data, **options) if options.get("kind") != "compliance" else None
         return {**record.to_dict(), "units_dropped": dropped, "note": ""}
     except StatsInputError as exc:
-        return {"estimate": np.nan, "ci_low": np.nan, "ci_high": np.nan, "units_dropped": dropped,
-                "note": f"not estimable: {exc}"}
-
-
-def forest_plot(gaps: pd.DataFrame, label: str, xlabel: str):
-    fig, ax = plt.subplots(figsize=(6.0, 0.6 + 0.45 * len(gaps)))
-    y = np.arange(len(gaps))[::-1]
-    ok = gaps["estimate"].notna()
-    ax.errorbar(gaps.loc[ok, "estimate"], y[ok.to_numpy()],
-                xerr=[gaps.loc[ok, "estimate"] - gaps.loc[ok, "ci_low"],
-                      gaps.loc[ok, "ci_high"] - gaps.loc[ok, "estimate"]],
-                fmt="o", color="black", capsize=3)
-    ax.axvline(0, color="grey", lw=1, ls="--")
-    ax.set_yticks(y, gaps[label])
-    ax.set_xlabel(xlabel)
-    return fig
+        return {"estimate": np.nan, "ci_low": np.nan, "ci_high": np.nan, "real_mean": np.nan, "filler_mean": np.nan,
+                "n_clusters": 0, "n_invalid": np.nan, "units_dropped": dropped, "note": f"not estimable: {exc}"}
 
 
 def headline_ids(name: str) -> set[str]:
@@ -240,8 +249,90 @@ def headline_ids(name: str) -> set[str]:
 
 
 
+# ---------------------------------------------------------------- what the manuscript reads
+def _gap_table(stem: str, title: str) -> Table:
+    return Table(stem, title, (
+        Column("Target", MODEL, "target"), Column("Gap Δ [95% CI]", estimate(POINTS), ("estimate", "ci_low", "ci_high")),
+        Column("Real mean", POINTS, "real_mean"), Column("Filler mean", POINTS, "filler_mean"),
+        Column("Clusters", COUNT, "n_clusters"), Column("Invalid", COUNT, "n_invalid")))
+
+
+#: The per-target S2 variables (compliance per arm under both scorers, the gap, the verbosity ratio).
+S2_KEYS = ("s2_real_rate_pct_{target}", "s2_filler_rate_pct_{target}", "s2_contextecho_real_rate_pct_{target}",
+           "s2_contextecho_filler_rate_pct_{target}", "s2_gap_pp_{target}", "s2_gap_ci_{target}",
+           "verbosity_ratio_{target}", "verbosity_ci_{target}")
+MANUSCRIPT = CALIBRATION + PROTOCOL + DISTRIBUTIONS + Declared(
+    variables=(
+        Variable("gap_{target}", POINTS), Variable("gap_ci_{target}", interval(POINTS)),
+        Variable("real_mean_{target}", POINTS), Variable("filler_mean_{target}", POINTS),
+        Variable("gap_clusters_{target}", COUNT),
+        Variable("perm_p_{target}", P_VALUE), Variable("holm_p_{target}", P_VALUE),
+        Variable("harness_gap_{target}", POINTS), Variable("gap_failures_in_{target}", POINTS),
+        Variable("gap_valid_only_{target}", POINTS), Variable("n_holm_significant", COUNT),
+        Variable("harness_failures", TEXT),
+        Variable("gap_{score}_{target}", POINTS, score=SCORES), Variable("gap_{score}_ci_{target}", interval(POINTS),
+                                                                          score=SCORES),
+        Variable("unit_gap_sd_{score}_{target}", POINTS, score=SCORES), Variable("n_invalid_{score}", COUNT, score=SCORES),
+        Variable("fingerprint_centroid_distance", COEFFICIENT), Variable("fingerprint_pc1_pct", PERCENT),
+        Variable("s2_scorer_agreement_pct", PERCENT),
+        Variable("s2_real_rate_pct_{target}", PERCENT), Variable("s2_filler_rate_pct_{target}", PERCENT),
+        Variable("s2_contextecho_real_rate_pct_{target}", PERCENT),
+        Variable("s2_contextecho_filler_rate_pct_{target}", PERCENT),
+        Variable("s2_gap_pp_{target}", POINTS_PP), Variable("s2_gap_ci_{target}", interval(POINTS_PP)),
+        Variable("verbosity_ratio_{target}", COEFFICIENT), Variable("verbosity_ci_{target}", interval(COEFFICIENT)),
+        Variable("verbosity_between_pct", PERCENT),
+        Variable("target", TEXT), Variable("targets", TEXT), Variable("judge", TEXT), Variable("n_targets", COUNT),
+        Variable("n_sessions", COUNT), Variable("n_positions", COUNT), Variable("n_probes", COUNT),
+        Variable("n_stressor_wordings", COUNT), Variable("window_chars", COUNT), Variable("max_tokens", COUNT),
+        Variable("n_resamples", COUNT), Variable("headline", TEXT), Variable("resample_seed", COUNT),
+        Variable("n_positions_run", COUNT), Variable("n_cells", COUNT), Variable("n_failed", COUNT),
+        Variable("n_cached", COUNT), Variable("n_verdicts_ok", COUNT), Variable("n_verdicts_invalid", COUNT),
+        Variable("invalid_pct", PERCENT), Variable("mean_prompt_tokens", WHOLE), Variable("score", TEXT),
+        Variable("judge_modal_score", COUNT), Variable("judge_modal_pct", PERCENT),
+        Variable("judge_distinct_scores", COUNT)),
+    tables=(
+        _gap_table("drift_gaps", "Drift gap per target (headline battery)"),
+        _gap_table("drift_gaps_all", "Drift gap per target (every probe run)"),
+        Table("harness", "Per-arm bootstrap, sign-flip p and Holm (the paper's statistics)", (
+            Column("Target", MODEL, "target"),
+            Column("Real mean [95% CI]", estimate(POINTS), ("real_mean", "real_lo", "real_hi")),
+            Column("Filler mean [95% CI]", estimate(POINTS), ("filler_mean", "filler_lo", "filler_hi")),
+            Column("Gap Δ", POINTS, "gap"), Column("Gap, valid only", POINTS, "gap_valid_only", optional=True),
+            Column("Gap, −1s in", POINTS, "gap_failures_in", optional=True),
+            Column("Pairs", COUNT, "n_pairs"), Column("Sign-flip p", P_VALUE, "perm_p"),
+            Column("Holm p", P_VALUE, "holm_p"),
+            Column("Gap [95% CI], clustered", estimate(POINTS), ("gap_clustered", "gap_lo", "gap_hi"),
+                   optional=True))),
+        Table("category_gaps", "Drift gap per probe category", (
+            Column("Target", MODEL, "target"), Column("Category", TEXT, "category", widest="self_knowledge_extra"),
+            Column("Gap Δ [95% CI]", estimate(POINTS), ("estimate", "ci_low", "ci_high")),
+            Column("Invalid verdicts", COUNT, "n_invalid")), index=2),
+        Table("drift_gaps_by_score", "Drift gap under both judge scores", (
+            Column("Target", MODEL, "target"), Column("Score", TEXT, "score", widest="expected"),
+            Column("Gap Δ [95% CI]", estimate(POINTS), ("estimate", "ci_low", "ci_high")),
+            Column("Real", POINTS, "real_mean"), Column("Filler", POINTS, "filler_mean"),
+            Column("Unit-gap SD", POINTS, "unit_gap_sd"), Column("Invalid", COUNT, "n_invalid")),
+              index=2),
+        Table("fingerprint_loadings", "Fingerprint PCA loadings", (
+            Column("Feature", TEXT, "feature", widest="experiential_density"), Column("PC1", COEFFICIENT, "PC1"),
+            Column("PC2", COEFFICIENT, "PC2"))),
+        Table("s2", "S2 compliance and verbosity", (
+            Column("Target", MODEL, "target"), Column("Real", PERCENT, "real_rate_pct"),
+            Column("Filler", PERCENT, "filler_rate_pct"),
+            Column("Gap [95% CI]", estimate(POINTS_PP), ("gap_pp", "ci_low", "ci_high")),
+            Column("Verbosity ratio [95% CI]", estimate(COEFFICIENT),
+                   ("verbosity_ratio", "verbosity_ci_low", "verbosity_ci_high")),
+            Column("Ours, real", PERCENT, "contextecho_real_rate_pct", optional=True),
+            Column("Ours, filler", PERCENT, "contextecho_filler_rate_pct", optional=True),
+            Column("Agree", PERCENT, "scorer_agreement_pct", optional=True))),
+        Table("verbosity_variance", "Variance decomposition of the log verbosity ratio (Table 2)", (
+            Column("Target", MODEL, "target"), Column("Pairs", COUNT, "n"), Column("Sessions", COUNT, "sessions"),
+            Column("σ² between", VARIANCE, "sigma2_between"), Column("σ² within", VARIANCE, "sigma2_within"),
+            Column("σ² total", VARIANCE, "sigma2_total"), Column("Between", PERCENT, "between_pct"))),
+    ))
+
+
 # ---------------------------------------------------------------- the stages (one notebook cell each)
-GAP_COLUMNS = ["target", "estimate", "ci_low", "ci_high", "real_mean", "filler_mean", "n_clusters", "n_invalid"]
 
 
 def _boot(p: Parameters) -> dict:
@@ -256,8 +347,9 @@ def start(params: Parameters) -> Run:
     """Open the outputs, check that every target and judge can be called (before any call),
     and pick the longest openly licensed sessions (labelled S1..Sn)."""
     return spine.start("panel", params, models=params.targets + params.judge_models(),
-                       protocol=common.protocol_record(params, params.stressor_max_tokens, PAPER_SCALE),
-                       sessions=lambda: common.select_sessions(params.n_sessions, protocol=params.protocol))
+                       protocol=protocol_record(params, params.stressor_max_tokens, PAPER_SCALE),
+                       sessions=lambda: select_sessions(params.n_sessions, protocol=params.protocol),
+                       declared=MANUSCRIPT)
 
 
 def grid(run: Run) -> pd.DataFrame:
@@ -265,7 +357,7 @@ def grid(run: Run) -> pd.DataFrame:
     S2 wordings, every cell asked through the cache, probes judged (one row per cell and
     judge); the counts of its batches are printed and logged."""
     p = run.params
-    cells = common.build(p, "panel", run.sessions, list(p.probes) + list(p.stressors),
+    cells = build(p, "panel", run.sessions, list(p.probes) + list(p.stressors),
                          positions=OUR_POSITIONS[p.positions], k=p.n_positions, reference_positions=p.positions,
                          limit=p.n_positions, replicates=p.replicates, stressor_max_tokens=p.stressor_max_tokens,
                          framing=p.framing, s2_requests=p.s2_requests)
@@ -277,7 +369,7 @@ def headline(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
     """The cells the headline estimates read: the headline battery's probes, judged by the
     first judge or kept by a resumed run (every judged probe when the battery was not asked)."""
     p = run.params
-    judged = common.first_judge_rows(_probe_rows(frame), p.judges[0])
+    judged = first_judge_rows(_probe_rows(frame), p.judges[0])
     chosen = judged[judged["item"].isin(headline_ids(p.headline))]
     return chosen if len(chosen) else judged
 
@@ -286,47 +378,35 @@ def drift_gaps(run: Run, primary: pd.DataFrame) -> pd.DataFrame:
     """The drift gap Δ = filler − real per target on the headline battery, with a
     position-clustered bootstrap CI (ContextEcho Def. 1)."""
     p = run.params
-    column = common.score_column(p.score)
+    column = score_column(p.score)
     gaps = pd.DataFrame([{"target": t, **gap_row(g, cluster="position", score=column, **_boot(p))}
                          for t, g in primary.groupby("target")])
     run.out.parquet("drift_gaps", gaps)
-    values = {row["target"]: {"gap": round(float(row["estimate"]), 2),
-                              "gap_ci": f"[{row['ci_low']:.2f}, {row['ci_high']:.2f}]",
-                              "real_mean": round(float(row["real_mean"]), 2),
-                              "filler_mean": round(float(row["filler_mean"]), 2),
-                              "gap_clusters": int(row["n_clusters"])}
-              for _, row in gaps.iterrows() if pd.notna(row["estimate"])}
-    run.out.set(**common.per_target(values, p.targets, ("gap", "gap_ci", "real_mean", "filler_mean",
-                                                        "gap_clusters"), common.reasons(gaps))[0])
+    estimated = gaps[gaps["estimate"].notna()] if len(gaps) else gaps
+    columns = {"gap_{target}": "estimate", "gap_ci_{target}": ("ci_low", "ci_high"), "real_mean_{target}": "real_mean",
+               "filler_mean_{target}": "filler_mean", "gap_clusters_{target}": "n_clusters"}
+    run.out.per_target(tuple(columns), by_target(estimated, columns), p.targets, reasons(gaps))
     if not len(gaps):
         return gaps
-    shown = gaps[GAP_COLUMNS].copy() if "real_mean" in gaps else gaps
-    return run.table("drift_gaps", shown, f"Drift gap per target ({p.headline})")
+    return run.table("drift_gaps", gaps)
 
 
-def forest(run: Run, gaps: pd.DataFrame) -> SavedFigure | None:
-    """The forest plot of the drift gap per target."""
-    if not len(gaps):
-        return None
-    return run.figure("forest", forest_plot(gaps, "target", "drift gap Δ = filler − real (0–3 rubric points)"))
+def forest(run: Run, gaps: pd.DataFrame) -> SavedFigure:
+    """The forest plot of the drift gap per target (a target without an estimate says why)."""
+    return run.figure("forest", figures.forest(
+        gaps, label="target", xlabel="drift gap Δ = filler − real (0–3 rubric points)",
+        reason="no probe of the headline battery was judged"))
 
 
 def drift_gaps_all(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
     """The same gap over every probe the run asked (a secondary table)."""
     p = run.params
-    judged = common.first_judge_rows(_probe_rows(frame), p.judges[0])
-    column = common.score_column(p.score)
+    judged = first_judge_rows(_probe_rows(frame), p.judges[0])
+    column = score_column(p.score)
     all_gaps = pd.DataFrame([{"target": t, **gap_row(g, cluster="position", score=column, **_boot(p))}
                              for t, g in judged.groupby("target")])
     run.out.parquet("drift_gaps_all", all_gaps)
-    shown = all_gaps[GAP_COLUMNS] if "real_mean" in all_gaps else all_gaps
-    return run.table("drift_gaps_all", shown,
-                     f"Drift gap per target (every probe run: {', '.join(p.probes)})" if len(shown) else None)
-
-
-HARNESS_COLUMNS = ["target", "real_mean", "real_lo", "real_hi", "filler_mean", "filler_lo", "filler_hi", "gap",
-                   "gap_valid_only", "gap_failures_in", "n_pairs", "perm_p", "holm_p", "gap_clustered", "gap_lo",
-                   "gap_hi"]
+    return run.table("drift_gaps_all", all_gaps)
 
 
 def harness(run: Run, primary: pd.DataFrame, gaps: pd.DataFrame) -> pd.DataFrame:
@@ -345,59 +425,43 @@ def harness(run: Run, primary: pd.DataFrame, gaps: pd.DataFrame) -> pd.DataFrame
         table["gap_valid_only"] = table["target"].map(ours["gap"])
         table["n_failed_verdicts"] = table["target"].map(ours["n_failed_verdicts"])
     run.out.parquet("harness", table)
-    shown = pd.DataFrame({"target": [], "note": []})
-    values = {}
+    shown = table
     if len(table):
         shown = table.merge(gaps[["target", "estimate", "ci_low", "ci_high"]].rename(
             columns={"estimate": "gap_clustered", "ci_low": "gap_lo", "ci_high": "gap_hi"}),
             on="target", how="left") if "ci_low" in gaps else table
-        # The manuscript's table: the estimates; the counts stay in results/harness.parquet.
-        shown = shown[[c for c in HARNESS_COLUMNS if c in shown.columns]]
-        for _, h in table.iterrows():
-            values[h["target"]] = {
-                **{key: round(float(h[column]), digits) for key, column, digits in
-                   (("perm_p", "perm_p", 4), ("holm_p", "holm_p", 4), ("harness_gap", "gap", 2))
-                   if pd.notna(h[column])}}
-            if failures == "in" and pd.notna(h["gap"]):
-                values[h["target"]]["gap_failures_in"] = round(float(h["gap"]), 2)
-            if "gap_valid_only" in table and pd.notna(h["gap_valid_only"]):
-                values[h["target"]]["gap_valid_only"] = round(float(h["gap_valid_only"]), 2)
         run.out.set(n_holm_significant=int((table["holm_p"] < 0.05).sum()))
     run.out.set(harness_failures="averaged in (the harness's forest)" if failures == "in"
                 else "left out and counted (ours)")
-    run.out.set(**common.per_target(values, p.targets, ("perm_p", "holm_p", "harness_gap", "gap_failures_in",
-                                                        "gap_valid_only"), common.reasons(table))[0])
-    return run.table("harness", shown, "Per-arm bootstrap, sign-flip p and Holm (the paper's statistics)"
-                     if len(table) else None, floatfmt=".3f")
+    columns = {"perm_p_{target}": "perm_p", "holm_p_{target}": "holm_p", "harness_gap_{target}": "gap",
+               **({"gap_failures_in_{target}": "gap"} if failures == "in" else {}),
+               **({"gap_valid_only_{target}": "gap_valid_only"} if "gap_valid_only" in table else {})}
+    run.out.per_target(("perm_p_{target}", "holm_p_{target}", "harness_gap_{target}", "gap_failures_in_{target}",
+                        "gap_valid_only_{target}"), by_target(table, columns), p.targets, reasons(table))
+    return run.table("harness", shown)
 
 
 def category_gaps(run: Run, primary: pd.DataFrame) -> pd.DataFrame:
     """The drift gap per target and probe category, position-clustered."""
     p = run.params
-    column = common.score_column(p.score)
+    column = score_column(p.score)
     categories = pd.DataFrame([{"target": t, "category": c, **gap_row(g, cluster="position", score=column,
                                                                        **_boot(p))}
                                for (t, c), g in primary.groupby(["target", "item_group"])])
     run.out.parquet("category_gaps", categories)
-    return run.table("category_gaps", categories[["target", "category", "estimate", "ci_low", "ci_high", "note"]],
-                     "Drift gap per probe category")
+    return run.table("category_gaps", categories)
 
 
 def trajectory(run: Run, primary: pd.DataFrame) -> SavedFigure:
     """Each arm's mean judge score at each snapshot position, pooled over sessions."""
-    column = common.score_column(run.params.score)
+    column = score_column(run.params.score)
     traj = (primary.groupby(["target", "position", "arm"])[column].agg(["mean", "count"])
             .reset_index())
     run.out.parquet("trajectory", traj)
-    fig, ax = plt.subplots()
-    for (target, arm), g in traj.groupby(["target", "arm"]):
-        ax.plot(g["position"], g["mean"], marker="o", ls="-" if arm == "real" else "--",
-                label=f"{target.split('/')[-1]} · {arm}")
-    ax.set_xlabel("snapshot position (agent step / harness turn)")
-    ax.set_ylabel("mean judge score (0–3)")
-    ax.set_ylim(-0.1, 3.1)
-    ax.legend(fontsize=7)
-    return run.figure("trajectory", fig)
+    return run.figure("trajectory", figures.trajectory(
+        traj, x="position", y="mean", hue="target", style="arm", style_order=("real", "filler"),
+        xlabel="snapshot position (agent step / harness turn)", ylabel="mean judge score (0–3)", ylim=(-0.1, 3.1),
+        reason="no probe has a valid verdict"))
 
 
 def gaps_by_score(run: Run, primary: pd.DataFrame) -> pd.DataFrame:
@@ -405,72 +469,60 @@ def gaps_by_score(run: Run, primary: pd.DataFrame) -> pd.DataFrame:
     paper's) and the expected scores Σ s·p(s), with the SD of the per-unit gaps."""
     p = run.params
     rows = []
-    for name, col in common.SCORES.items():
+    for name, col in SCORES.items():
         for t, g in primary.groupby("target"):
             row = gap_row(g, cluster="position", score=col, **_boot(p))
-            sd = common.unit_gaps(g, score=col)["gap"].std()
+            sd = unit_gaps(g, score=col)["gap"].std()
             rows.append({"target": t, "score": name, **row, "unit_gap_sd": sd})
     by_score = pd.DataFrame(rows)
-    keys = [key for n in common.SCORES for key in (f"gap_{n}", f"gap_{n}_ci", f"unit_gap_sd_{n}")]
-    values: dict = {}
-    for _, row in by_score.iterrows():
-        if pd.notna(row["estimate"]):
-            values.setdefault(row["target"], {}).update({
-                f"gap_{row['score']}": round(float(row["estimate"]), 2),
-                f"gap_{row['score']}_ci": f"[{row['ci_low']:.2f}, {row['ci_high']:.2f}]",
-                f"unit_gap_sd_{row['score']}": round(float(row["unit_gap_sd"]), 3)})
-    run.out.set(**common.per_target(values, p.targets, keys, common.reasons(by_score))[0])
+    columns = {"gap_{score}_{target}": "estimate", "gap_{score}_ci_{target}": ("ci_low", "ci_high"),
+               "unit_gap_sd_{score}_{target}": "unit_gap_sd"}
+    for name in SCORES:
+        own = by_score[(by_score["score"] == name) & by_score["estimate"].notna()] if len(by_score) else by_score
+        run.out.per_target(tuple(columns), by_target(own, columns), p.targets, reasons(by_score), score=name)
     if len(by_score):
-        run.out.set(**{f"n_invalid_{name}": int(primary[column].isna().sum())
-                       for name, column in common.SCORES.items()})
+        for name, column in SCORES.items():
+            run.out.put("n_invalid_{score}", int(primary[column].isna().sum()), score=name)
         by_score = by_score[[c for c in ("target", "score", "estimate", "ci_low", "ci_high", "real_mean",
                                          "filler_mean", "unit_gap_sd", "n_invalid", "note")
                              if c in by_score.columns]]
         run.out.parquet("drift_gaps_by_score", by_score)
-        run.table("drift_gaps_by_score", by_score, "Drift gap under both judge scores")
+        run.table("drift_gaps_by_score", by_score)
     return by_score
 
 
 def judge_distributions(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
     """How each judge's score distributions were read: ok, invalid, error, discrete; flat
     ones; how often the arg-max names the parsed verdict."""
-    distributions, values = common.distribution_report(_probe_rows(frame), run.params.judge_models()[0])
+    distributions, values = distribution_report(_probe_rows(frame), run.params.judge_models()[0])
     run.out.set(**values)
     if len(distributions):
         run.out.parquet("judge_distributions", distributions)
-        run.table("judge_distributions", distributions, "How the judges' score distributions were read")
+        run.table("judge_distributions", distributions)
     return distributions
 
 
-def fingerprint(run: Run, frame: pd.DataFrame) -> SavedFigure | None:
+def fingerprint(run: Run, frame: pd.DataFrame) -> SavedFigure:
     """The fingerprint persona space: six judge-free features of every answered probe,
     projected on two principal components, by arm (the loadings are a table)."""
     ok = frame[(frame["status"] == "ok") & (frame["item_kind"] == "probe")].drop_duplicates("key")
     features = fingerprint_frame(ok["response"])
     features.index = ok.index
     if len(ok) < 3:
-        return None
+        return run.figure("fingerprint", figures.fingerprint(
+            pd.DataFrame(), None, reason=f"{len(ok)} answered probe(s); two principal components need three"))
     pca = fit_pca(features)
     coords = pca.transform(features)
     fp = pd.concat([ok[["target", "session", "position", "arm", "item"]], features], axis=1)
     fp["PC1"], fp["PC2"] = coords[:, 0], coords[:, 1]
     run.out.parquet("fingerprint", fp)
-    fig, ax = plt.subplots(figsize=(4.8, 3.8))
-    for arm, marker in (("real", "o"), ("filler", "^")):
-        g = fp[fp["arm"] == arm]
-        ax.scatter(g["PC1"], g["PC2"], marker=marker, alpha=0.6, label=arm)
-    ax.set_xlabel(f"PC1 ({100 * pca.explained_variance_ratio[0]:.0f}% of variance)")
-    ax.set_ylabel(f"PC2 ({100 * pca.explained_variance_ratio[1]:.0f}%)")
-    ax.legend()
-    shown = run.figure("fingerprint", fig)
+    shown = run.figure("fingerprint", figures.fingerprint(fp, pca.explained_variance_ratio[:2],
+                                                          reason="no answered probe"))
     centroid = fp.groupby("arm")[["PC1", "PC2"]].mean()
     if {"real", "filler"} <= set(centroid.index):
-        run.out.set(fingerprint_centroid_distance=round(float(np.linalg.norm(
-            centroid.loc["real"] - centroid.loc["filler"])), 3))
-    run.out.set(fingerprint_pc1_pct=round(100 * float(pca.explained_variance_ratio[0]), 1))
-    loadings = pca.loadings()
-    run.out.table("fingerprint_loadings", common.markdown(loadings.reset_index(names="feature")))
-    run.tables["Fingerprint PCA loadings"] = loadings
+        run.out.set(fingerprint_centroid_distance=float(np.linalg.norm(centroid.loc["real"] - centroid.loc["filler"])))
+    run.out.set(fingerprint_pc1_pct=100 * float(pca.explained_variance_ratio[0]))
+    run.table("fingerprint_loadings", pca.loadings().reset_index(names="feature"))
     return shown
 
 
@@ -480,12 +532,12 @@ def s2_compliance(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
     p = run.params
     s2 = frame[frame["item_kind"] == "stressor"].copy()
     if not len(s2):
-        run.out.set(**common.per_target({}, p.targets, S2_KEYS, "the run asked no S2 stressor")[0])
+        run.out.per_target(S2_KEYS, {}, p.targets, "the run asked no S2 stressor")
         return pd.DataFrame()
     rows = []
     for t, g in s2.groupby("target"):
         g = g.assign(compliant=g["score"])
-        data, dropped = common.complete_units(g, "compliant")
+        data, dropped = complete_units(g, "compliant")
         row = {"target": t, "real_rate_pct": 100 * g.loc[g.arm == "real", "compliant"].mean(),
                "filler_rate_pct": 100 * g.loc[g.arm == "filler", "compliant"].mean()}
         try:
@@ -510,29 +562,18 @@ def s2_compliance(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
         table["contextecho_filler_rate_pct"] = table["target"].map(100 * ours.get("filler", pd.Series(dtype=float)))
         agree = (both["score"] == both["contextecho_score"]).groupby(both["target"]).mean()
         table["scorer_agreement_pct"] = table["target"].map(100 * agree)
-        run.out.set(s2_scorer_agreement_pct=round(float(100 * (both["score"] == both["contextecho_score"]).mean()), 1)
-                    if len(both) else not_estimable("no S2 reply was scored by both scorers"))
-    values = {}
-    for _, row in table.iterrows():
-        own = values.setdefault(row["target"], {})
-        own.update(s2_real_rate_pct=round(float(row["real_rate_pct"]), 1),
-                   s2_filler_rate_pct=round(float(row["filler_rate_pct"]), 1))
-        if "contextecho_real_rate_pct" in table and pd.notna(row["contextecho_real_rate_pct"]):
-            own.update(s2_contextecho_real_rate_pct=round(float(row["contextecho_real_rate_pct"]), 1),
-                       s2_contextecho_filler_rate_pct=round(float(row["contextecho_filler_rate_pct"]), 1))
-        if pd.notna(row["gap_pp"]):
-            own["s2_gap_pp"] = round(float(row["gap_pp"]), 1)
-            own["s2_gap_ci"] = f"[{row['ci_low']:.1f}, {row['ci_high']:.1f}]"
-        if pd.notna(row.get("verbosity_ratio", np.nan)):
-            own["verbosity_ratio"] = round(float(row["verbosity_ratio"]), 2)
-            own["verbosity_ci"] = f"[{row['verbosity_ci_low']:.2f}, {row['verbosity_ci_high']:.2f}]"
-    run.out.set(**common.per_target(values, p.targets, S2_KEYS, common.reasons(table))[0])
+        run.out.put("s2_scorer_agreement_pct", 100 * (both["score"] == both["contextecho_score"]).mean()
+                    if len(both) else None, why="no S2 reply was scored by both scorers")
+    columns = {"s2_real_rate_pct_{target}": "real_rate_pct", "s2_filler_rate_pct_{target}": "filler_rate_pct",
+               "s2_gap_pp_{target}": "gap_pp", "s2_gap_ci_{target}": ("ci_low", "ci_high"),
+               "verbosity_ratio_{target}": "verbosity_ratio",
+               "verbosity_ci_{target}": ("verbosity_ci_low", "verbosity_ci_high"),
+               **({"s2_contextecho_real_rate_pct_{target}": "contextecho_real_rate_pct",
+                   "s2_contextecho_filler_rate_pct_{target}": "contextecho_filler_rate_pct"}
+                  if "contextecho_real_rate_pct" in table else {})}
+    run.out.per_target(S2_KEYS, by_target(table, columns), p.targets, reasons(table))
     run.out.parquet("s2", table)
-    return run.table("s2", table, "S2 compliance and verbosity")
-
-
-S2_KEYS = ("s2_real_rate_pct", "s2_filler_rate_pct", "s2_contextecho_real_rate_pct",
-           "s2_contextecho_filler_rate_pct", "s2_gap_pp", "s2_gap_ci", "verbosity_ratio", "verbosity_ci")
+    return run.table("s2", table)
 
 
 def verbosity(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
@@ -544,12 +585,10 @@ def verbosity(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
         variance = verbosity_variance(s2.copy())
         run.out.parquet("verbosity_variance", variance)
         if len(variance):
-            run.tables["Variance decomposition of the log verbosity ratio (Table 2)"] = variance
             last = variance.iloc[-1]  # pooled over targets (the one target's row when alone)
             if pd.notna(last["between_pct"]):
-                run.out.set(verbosity_between_pct=round(float(last["between_pct"]), 1))
-    run.out.table("verbosity_variance", common.markdown(variance, floatfmt=".3f"))
-    return variance
+                run.out.set(verbosity_between_pct=last["between_pct"])
+    return run.table("verbosity_variance", variance)
 
 
 def variables(run: Run, frame: pd.DataFrame, primary: pd.DataFrame) -> pd.DataFrame:
@@ -565,13 +604,19 @@ def variables(run: Run, frame: pd.DataFrame, primary: pd.DataFrame) -> pd.DataFr
                 n_probes=int(primary["item"].nunique()), n_stressor_wordings=int(s2["item"].nunique()),
                 window_chars=p.window, max_tokens=p.max_tokens, n_resamples=p.n_resamples,
                 headline=p.headline, resample_seed=p.resample_seed, n_positions_run=int(primary["position"].nunique()),
-                **common.protocol_variables(run.log.about["protocol"]),
+                **protocol_variables(run.log.about["protocol"]),
                 n_cells=targets.calls, n_failed=targets.failed, n_cached=targets.cached,
                 n_verdicts_ok=int((frame["verdict_status"] == "ok").sum()), n_verdicts_invalid=n_invalid,
-                invalid_pct=round(100 * n_invalid / max(1, len(probes_frame)), 1),
-                mean_prompt_tokens=int(frame["prompt_tokens"].dropna().mean())
-                if frame["prompt_tokens"].notna().any() else 0,
-                score=p.score, **common.judge_spread(primary["score"]))
+                invalid_pct=100 * n_invalid / max(1, len(probes_frame)),
+                mean_prompt_tokens=frame["prompt_tokens"].dropna().mean() if frame["prompt_tokens"].notna().any() else 0,
+                score=p.score)
+    try:
+        spread = score_spread(primary["score"])
+        run.out.set(judge_modal_score=spread.modal_score, judge_modal_pct=spread.modal_pct,
+                    judge_distinct_scores=spread.n_distinct)
+    except StatsInputError as exc:
+        run.out.set(judge_modal_score=not_estimable(str(exc)), judge_modal_pct=not_estimable(str(exc)),
+                    judge_distinct_scores=0)
     run.out.default("this run made no estimate of it (see the stage's table)", "fingerprint_centroid_distance",
                     "fingerprint_pc1_pct", "s2_scorer_agreement_pct", "verbosity_between_pct", "n_holm_significant")
     return spine.finish(run)

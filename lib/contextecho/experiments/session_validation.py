@@ -45,7 +45,11 @@ from ..engine.verdicts import INVALID, OK
 from ..sessions.loader import load_session
 from ..sessions.model import Session
 from ..stats.session_validation import ValidationCell, session_validation_summary
-from . import common, spine
+from . import spine
+from .parameter_sets import JudgedParameters, REFERENCE_JUDGE
+from .item_ids import PROBE_IDS
+from .protocol_record import protocol_record
+from .selection import build
 from .parameters import count
 
 NAME = "session_validation"
@@ -53,28 +57,28 @@ NAME = "session_validation"
 ALL_PROBES, QUICK_PROBES = ("all",), ("coding_self",)
 #: The harness's settings for this check (e18's defaults: its target and judge, ``--max-chars``,
 #: ``run_one_probe``'s 600 tokens, the judge's 400).
-HARNESS = {"targets": ("anthropic/claude-sonnet-4-5",), "judges": (common.REFERENCE_JUDGE,),
+HARNESS = {"targets": ("anthropic/claude-sonnet-4-5",), "judges": (REFERENCE_JUDGE,),
            "window": DEFAULT_MAX_CHARS, "max_tokens": PROBE_MAX_TOKENS, "judge_max_tokens": JUDGE_MAX_TOKENS,
            "protocol": "reference"}
 
 
 @dataclass(frozen=True)
-class Parameters(common.JudgedParameters):
+class Parameters(JudgedParameters):
     session: str = ""
     label: str = ""
     quick: bool = False
     n_positions: int = 0
     probes: tuple[str, ...] = ()
 
-    HELP = {**common.JudgedParameters.HELP,
+    HELP = {**JudgedParameters.HELP,
             "session": "the session file (Claude Code or Codex CLI JSONL)",
             "label": "a short name for the session in the outputs (default: the file's stem)",
             "quick": "the fast intake check: 3 positions and the Coding-Self probes C01-C05",
             "n_positions": "evenly spaced positions (0: 12, or 3 when quick)",
             "probes": "probe ids or batteries (empty: all, or coding_self when quick)"}
     # 1 is let through: the plan refuses it with e18's own error (fewer than two positions)
-    RANGES = {**common.JudgedParameters.RANGES, "n_positions": count(zero="12, or 3 when quick"),
-              "probes": common.PROBE_IDS}
+    RANGES = {**JudgedParameters.RANGES, "n_positions": count(zero="12, or 3 when quick"),
+              "probes": PROBE_IDS}
 
     @property
     def positions(self) -> int:
@@ -110,14 +114,14 @@ def start(params: Parameters) -> spine.Run:
         raise ValueError("session validation needs a session file (parameter session)")
     session = load_session(Path(params.session))
     return spine.start(NAME, params, models=params.targets + params.judges[:1],
-                       protocol=common.protocol_record(params), sessions=lambda: [session])
+                       protocol=protocol_record(params), sessions=lambda: [session])
 
 
 def build_cells(params: Parameters, sessions: Sequence[Session], redact: bool = True) -> list[Cell]:
     """The protocol's cells of the check: every target × position × arm × probe
     (``redact=False``: the prefix as the harness sends it, for a dry run or the run-level
     conformance replay, neither of which leaves the process)."""
-    return common.build(params, NAME, sessions, params.items, positions="uniform",
+    return build(params, NAME, sessions, params.items, positions="uniform",
                         reference_positions=VALIDATION, k=params.positions, redact=redact)
 
 

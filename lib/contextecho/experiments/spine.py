@@ -15,11 +15,14 @@ under its batch name (:meth:`Run.batch`), printed, and kept in the run log (the 
 """
 from __future__ import annotations
 
+import dataclasses
 import inspect
-import sys
+import json
+import shutil
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import pandas as pd
@@ -30,11 +33,16 @@ from ..echo.protocols import protocol as get_protocol
 from ..engine.cache import CallCache
 from ..engine.calls import Transport
 from ..engine.counts import Counts
-from ..engine.manifest import RunLog
-from ..paper.outputs import Outputs, not_estimable
+from ..engine.manifest import RunLog, masked, write_record
+from ..engine.plan import Plan, Planner, current_planner, planning
+from ..paper.declared import Declared
+from ..paper.formats import COEFFICIENT, COUNT, MODEL, PERCENT, TEXT, not_estimable
+from ..paper.outputs import Outputs
+from ..paper.tables import Column, Table
+from ..paper.variables import Variable
 from ..paper.show import Result, SavedFigure
 from ..sessions.model import Session
-from .common import markdown, session_labels
+from ..sessions.selection import session_labels
 
 
 @dataclass
@@ -52,29 +60,45 @@ class Run:
     labels: dict[str, str] = field(default_factory=dict)
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     figures: list[Path] = field(default_factory=list)
+    #: The notebook's own folder: where a plan-mode run (whose outputs are scratch) leaves its plan.
+    plan_folder: Path | None = None
+    #: Plan mode: the planner's calls before this run (a planner may span several runs).
+    plan_offset: int = 0
+
+    def __post_init__(self) -> None:
+        if self.planner is not None:
+            self.plan_offset = len(self.planner.calls)
+
+    @property
+    def planner(self) -> Planner | None:
+        """The run's planner (:mod:`contextecho.engine.plan`); None unless it is a plan."""
+        return self.transport.planner
 
     def __repr__(self) -> str:
         sessions = ", ".join(f"{self.labels[s.session_id]} {s.session_id}" for s in self.sessions) or "none"
         return f"Run({self.name}: sessions {sessions}; outputs in {self.out.directory})"
 
     def batch(self, name: str, counts: Counts) -> Counts:
-        """Count one batch of calls in the run log (a batch asked in parts adds up), print
-        its line on stdout (the notebook) and on the process's own stderr (the console log;
-        in a notebook kernel not shown twice in the notebook); the batch's total."""
+        """Count one batch of calls in the run log (a batch asked in parts adds up) and print
+        its line once, on stdout: in a notebook under the cell that asked the batch, in a
+        console run on the console (``contextecho notebook`` and ``make paper`` copy each
+        kernel's stdout to the console: :func:`contextecho.notebooks.runner.run_notebook`);
+        the batch's total. In a plan the line says what the batch would call."""
         total = self.log.add(name, counts)
-        line = total.line(name)
-        print(line, flush=True)
-        if sys.__stderr__ is not None:
-            print(line, file=sys.__stderr__, flush=True)
+        if self.planner is not None:
+            print(f"[{name}] planned: calls={total.calls}, cached={total.cached}, to compute={total.computed}",
+                  flush=True)
+        else:
+            print(total.line(name), flush=True)
         self.log.write()
         return total
 
-    def table(self, stem: str, frame: pd.DataFrame, title: str | None = None, floatfmt: str = ".2f") -> pd.DataFrame:
-        """Write ``frame`` as ``tables/<stem>.md`` (with ``title``: also one of the run's
-        shown tables); return it, for the notebook to show."""
-        self.out.table(stem, markdown(frame, floatfmt))
-        if title:
-            self.tables[title] = frame
+    def table(self, stem: str, frame: pd.DataFrame) -> pd.DataFrame:
+        """Write ``frame`` as the experiment's declared table ``stem`` (``tables/<stem>.md``,
+        :mod:`contextecho.paper.tables`), one of the run's shown tables under its title;
+        return it, for the notebook to show."""
+        self.out.table(stem, frame)
+        self.tables[self.out.declared.table(stem).title] = frame
         return frame
 
     def figure(self, stem: str, fig) -> SavedFigure:
@@ -86,17 +110,53 @@ class Run:
 
 
 def start(name: str, params: Any, *, models: Sequence[str], protocol: Mapping[str, Any] | None = None,
-          sessions: Callable[[], Sequence[Session]] | None = None) -> Run:
+          sessions: Callable[[], Sequence[Session]] | None = None, declared: Declared = Declared()) -> Run:
     """Open ``paper/_generated/<name>`` (or ``params.output_dir``) afresh, check that every
     one of ``models`` can be called (route, key) before any call, select the ``sessions``
-    and label them S1..Sn, and write the run log (status incomplete until :func:`finish`)."""
-    out = Outputs.open(name, getattr(params, "output_dir", "") or None)
-    log = RunLog(out.manifest, name, params, set(models), {"protocol": dict(protocol)} if protocol else {})
+    and label them S1..Sn, and write the run log (status incomplete until :func:`finish`).
+    ``declared``: the variables and tables the experiment writes (its ``MANUSCRIPT``), the
+    only ones its outputs take.
+
+    With ``params.plan`` the run is a plan (:mod:`contextecho.engine.plan`): its stages run
+    in a scratch folder, nothing is sent, no key is needed, and :func:`finish` writes the
+    plan beside the outputs (``plan.json``) and shows it. A run whose folder holds the plan
+    of the same parameters records it in its run log, beside what the run actually called."""
+    folder = Outputs.folder(name, getattr(params, "output_dir", "") or None)
+    planning = bool(getattr(params, "plan", False))
+    out = Outputs.open(name, tempfile.mkdtemp(prefix=f"contextecho-plan-{name}-") if planning else folder, declared)
+    about = {"protocol": dict(protocol)} if protocol else {}
+    if not planning and (planned := matching_plan(folder / PLAN_FILE, params)) is not None:
+        about["plan"] = planned
+    log = RunLog(out.manifest, name, params, set(models), about)
     transport = params.transport(log.models)
+    if planning:
+        planner = current_planner() or Planner(concurrency=transport.concurrency)
+        transport = dataclasses.replace(transport, planner=planner)
     chosen = list(sessions()) if sessions else []
-    run = Run(name, params, out, log, transport, chosen, session_labels(chosen))
+    run = Run(name, params, out, log, transport, chosen, session_labels(chosen), plan_folder=folder)
     log.write()
     return run
+
+
+#: The plan a plan-mode run leaves in its notebook's folder.
+PLAN_FILE = "plan.json"
+
+
+def _plan_parameters(params: Any) -> dict[str, Any]:
+    """The parameters a plan was made for, as the run log records them, less the switches
+    that do not change what is asked (``plan`` itself, the output folder)."""
+    values = dataclasses.asdict(params) if dataclasses.is_dataclass(params) else dict(params or {})
+    return json.loads(json.dumps({k: v for k, v in masked(values).items() if k not in ("plan", "output_dir")},
+                                 default=str))
+
+
+def matching_plan(path: Path, params: Any) -> dict[str, Any] | None:
+    """The plan at ``path`` if it was made for these parameters; None otherwise (or unreadable)."""
+    try:
+        planned = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    return planned if planned.get("parameters") == _plan_parameters(params) else None
 
 
 def run_grid(run: Run, cells: Sequence, *, judges: Sequence[str], judge_max_tokens: int = 64,
@@ -163,28 +223,44 @@ def calibrate_judges(run: Run) -> pd.DataFrame:
                                transport=run.transport, name=f"{run.name}:calibration")
             run.batch(f"{run.name}:calibration", result.counts)
             a = result.agreement
-            rows.append({"judge": judge, "n": a.n, "invalid_pct": 100 * a.invalid_rate, "exact": a.exact,
+            rows.append({"judge": judge, "n": a.n, "n_valid": a.n_valid, "invalid_pct": 100 * a.invalid_rate,
+                         "exact": a.exact,
                          "within_one": a.within_one, "kappa_quadratic": a.kappa_quadratic, "spearman": a.spearman,
                          "verdict": result.verdict, "labels_sha256": result.labels_sha256[:12]})
     table = pd.DataFrame(rows)
     run.out.parquet("calibration", table)
     first = rows[0]
     kappa = first["kappa_quadratic"]
-    n_valid = round(first["n"] * (1 - first["invalid_pct"] / 100))
-    why = not_estimable(f"{n_valid} of the judge's {first['n']} verdicts on the labelled responses are valid"
-                        + (", all of one score" if n_valid else ""))
-    run.out.set(judge_calibration_n=first["n"], judge_kappa=why if pd.isna(kappa) else round(kappa, 2),
-                judge_exact_pct=round(100 * first["exact"], 1) if pd.notna(first["exact"]) else why,
-                judge_invalid_pct=round(first["invalid_pct"], 1), judge_calibrated=first["verdict"],
+    n_valid = first["n_valid"]
+    why = (f"{n_valid} of the judge's {first['n']} verdicts on the labelled responses are valid"
+           + (", all of one score" if n_valid else ""))
+    run.out.set(judge_calibration_n=first["n"], judge_invalid_pct=first["invalid_pct"],
+                judge_calibrated=first["verdict"], calibration_min_kappa=MIN_KAPPA,
+                calibration_max_invalid_pct=100 * MAX_INVALID_RATE,
                 judge_status=f"judge {first['judge']}: {first['verdict']}, quadratic kappa "
-                             f"{why if pd.isna(kappa) else f'{kappa:.2f}'} on {first['n']} labelled responses",
-                calibration_min_kappa=MIN_KAPPA, calibration_max_invalid_pct=round(100 * MAX_INVALID_RATE))
+                             f"{not_estimable(why) if pd.isna(kappa) else COEFFICIENT.text(kappa)} "
+                             f"on {first['n']} labelled responses")
+    run.out.put("judge_kappa", kappa, why=why)
+    run.out.put("judge_exact_pct", 100 * first["exact"], why=why)
     failing = [r["judge"] for r in rows if r["verdict"] != "calibrated"]
-    if failing and getattr(p, "require_calibrated", False):
+    if failing and getattr(p, "require_calibrated", False) and run.planner is None:  # a plan's verdicts are placeholders
         raise JudgeNotCalibrated(f"judge(s) {', '.join(failing)} failed calibration (quadratic kappa >= {MIN_KAPPA} "
                                  f"and invalid <= {100 * MAX_INVALID_RATE:.0f}% needed); no target was asked. "
                                  "Run with require_calibrated false to measure anyway, beside the calibration.")
-    return run.table("calibration", table, "Judge calibration against labelled responses", floatfmt=".2f")
+    return run.table("calibration", table)
+
+
+#: The table and the variables of :func:`calibrate_judges`.
+CALIBRATION = Declared(
+    variables=(Variable("judge_calibration_n", COUNT), Variable("judge_kappa", COEFFICIENT),
+               Variable("judge_exact_pct", PERCENT), Variable("judge_invalid_pct", PERCENT),
+               Variable("judge_calibrated", TEXT), Variable("judge_status", TEXT),
+               Variable("calibration_min_kappa", COEFFICIENT), Variable("calibration_max_invalid_pct", PERCENT)),
+    tables=(Table("calibration", "Judge calibration against labelled responses", (
+        Column("Judge", MODEL, "judge"), Column("n", COUNT, "n"), Column("Invalid", PERCENT, "invalid_pct"),
+        Column("Exact", COEFFICIENT, "exact"), Column("Within one", COEFFICIENT, "within_one"),
+        Column("Quadratic κ", COEFFICIENT, "kappa_quadratic"),
+        Column("Verdict", TEXT, "verdict", widest="not calibrated"))),))
 
 
 class JudgeNotCalibrated(RuntimeError):
@@ -193,10 +269,44 @@ class JudgeNotCalibrated(RuntimeError):
 
 def finish(run: Run) -> pd.DataFrame:
     """Write the manuscript's variables (``variables.yml``) and the run log
-    (``manifest.json``, status complete); the variables, one row each."""
+    (``manifest.json``, status complete); the variables, one row each. With a plan recorded
+    at the start, the run log sets it beside what the run actually called
+    (``plan_vs_actual``). A plan-mode run writes and prints its plan instead, removes its
+    scratch folder, and returns the plan table."""
+    if run.planner is not None:
+        return finish_plan(run).frame()
     run.out.write_variables()
+    planned = run.log.about.get("plan")
+    if planned is not None:
+        run.log.about["plan_vs_actual"] = plan_vs_actual(planned["totals"], run.log.batches.values())
     run.log.write("complete")
     return pd.DataFrame({"value": pd.Series(run.out.variables, dtype=object)}).rename_axis(run.name)
+
+
+def run_plan(run: Run) -> Plan:
+    """The plan of this run alone (its planner may hold earlier runs' calls too)."""
+    whole = run.planner.plan()
+    return dataclasses.replace(whole, calls=whole.calls[run.plan_offset:])
+
+
+def finish_plan(run: Run) -> Plan:
+    """Plan mode: write ``plan.json`` into the notebook's folder (its results untouched),
+    print the plan, remove the scratch outputs."""
+    plan = run_plan(run)
+    record = {"name": run.name, "parameters": _plan_parameters(run.params), **plan.as_dict()}
+    folder = run.plan_folder or run.out.directory
+    write_record(folder / PLAN_FILE, record)
+    print(plan.text(f"{run.name}: plan"), flush=True)
+    print(f"{run.name}: plan written to {folder / PLAN_FILE}; nothing was sent", flush=True)
+    shutil.rmtree(run.out.directory, ignore_errors=True)
+    return plan
+
+
+def plan_vs_actual(planned: Mapping[str, Any], batches: Iterable[Counts]) -> dict[str, Any]:
+    """The plan's totals beside what the run's batches came to (calls, computed, tokens, cost)."""
+    total = sum(batches, Counts())
+    actual = {"calls": total.calls, "cached": total.cached, "to_compute": total.computed, **total.usage()}
+    return {k: {"planned": planned.get(k), "actual": actual[k]} for k in actual}
 
 
 @dataclass(frozen=True)
@@ -219,6 +329,18 @@ class Stage:
 
     def text(self) -> str:
         return inspect.getdoc(self.function) or ""
+
+
+def plan_stages(stages: Sequence[Stage], params: Any) -> Plan:
+    """The plan of running ``stages`` with ``params`` (:mod:`contextecho.engine.plan`): the
+    stages run in plan mode (nothing sent, the outputs untouched, ``plan.json`` left in the
+    run's folder), under the current planner if one is open, else their own."""
+    planner = current_planner() or Planner(concurrency=getattr(params, "concurrency", 1))
+    offset = len(planner.calls)
+    with planning(planner):
+        run_stages(stages, dataclasses.replace(params, plan=True))
+    whole = planner.plan()
+    return dataclasses.replace(whole, calls=whole.calls[offset:])
 
 
 def run_stages(stages: Sequence[Stage], params: Any) -> Result:

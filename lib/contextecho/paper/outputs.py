@@ -1,29 +1,34 @@
 """What a notebook leaves behind, in one folder per notebook (``paper/_generated/<name>/``):
 
     results/<name>.parquet    tidy results (cells, verdicts, estimates)
-    figures/<name>.png|.pdf   every figure in both formats, one style (:func:`style`)
-    tables/<name>.md          Markdown tables for ``{{< include >}}``
-    variables.yml             ``{<notebook>: {key: number or short text}}``
+    figures/<name>.png|.pdf   every figure in both formats (:mod:`contextecho.paper.figures`)
+    tables/<name>.md          the declared tables, for ``{{< include >}}`` (:mod:`contextecho.paper.tables`)
+    variables.yml             ``{<notebook>: {key: value as the manuscript writes it}}``
     manifest.json             the run log: commit, parameters, models, the counts of every batch, time
     <notebook>.ipynb          the executed copy (written by papermill)
 
-:func:`merge_variables` joins the notebooks' variables files into the manuscript's and
-fails on a key that two files define.
+:class:`Outputs` writes only what the experiment declared (its
+:class:`~contextecho.paper.declared.Declared`): a variable is a declared key (or a key of a
+declared pattern, such as ``gap_{target}``), given as a raw number and written by its
+declared kind (:mod:`contextecho.paper.formats`); a table is a declared table, given as a
+frame. :func:`merge_variables` joins the notebooks' variables files into the manuscript's
+and fails on a key that two files define.
 """
 from __future__ import annotations
 
 import json
-import math
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
-import numpy as np
 import pandas as pd
 import yaml
 
 from ..engine.paths import REPO_ROOT
+from .declared import Declared
+from .formats import BARE_MISSING, is_not_estimable, not_estimable
+from .variables import NO_ESTIMATE, TARGET, Variable
 
 GENERATED = REPO_ROOT / "paper" / "_generated"
 SUBDIRS = ("results", "figures", "tables")
@@ -33,76 +38,51 @@ class DuplicateVariableError(ValueError):
     """Two variables files define the same key."""
 
 
-#: How the manuscript says a value could not be estimated, before the reason.
-NOT_ESTIMABLE = "not estimable"
-#: What a value that could not be estimated may never be alone: the reader must learn why.
-BARE_MISSING = frozenset({"n/a", "na", "nan", NOT_ESTIMABLE})
-
-
-def not_estimable(reason: str) -> str:
-    """A manuscript value that could not be estimated, with why (which arm had no valid
-    verdict, how many units were left out): ``not estimable (<reason>)``."""
-    if not reason or not reason.strip():
-        raise ValueError("a value that could not be estimated needs the reason why")
-    return f"{NOT_ESTIMABLE} ({reason.strip()})"
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, (np.integer,)):
-        return int(value)
-    if isinstance(value, (np.floating, float)):
-        value = float(value)
-        if math.isnan(value) or math.isinf(value):
-            raise ValueError("a manuscript variable is NaN or infinite; say why in text instead")
+def manuscript_value(variable: Variable, value: Any, why: str | None = None) -> Any:
+    """``value`` as the manuscript writes it by ``variable``'s kind; a missing value (None,
+    NaN, an interval with a missing bound) is :func:`not_estimable` with ``why``, and an
+    error without one; a :func:`not_estimable` text stays as it is; a bare "n/a" is refused."""
+    if is_not_estimable(value):
         return value
-    if isinstance(value, (np.bool_,)):
-        return bool(value)
     if isinstance(value, str) and value.strip().lower() in BARE_MISSING:
         raise ValueError(f"a manuscript variable is {value!r}; say why it could not be estimated "
-                         "(paper.outputs.not_estimable) instead")
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
-
-
-def style() -> None:
-    """The one figure style of the paper."""
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    plt.rcParams.update({"figure.dpi": 110, "savefig.dpi": 200, "font.size": 9,
-                         "axes.spines.top": False, "axes.spines.right": False,
-                         "axes.grid": True, "grid.alpha": 0.3, "figure.figsize": (6.0, 3.6),
-                         "savefig.bbox": "tight",
-                         # long tick labels of one panel must not run into the next
-                         "figure.constrained_layout.use": True})
+                         "(paper.formats.not_estimable) instead")
+    if variable.kind.missing(value):
+        if why:
+            return not_estimable(why)
+        raise ValueError(f"a manuscript variable is missing ({value!r}); say why it could not be estimated")
+    return variable.kind.variable(value)
 
 
 @dataclass
 class Outputs:
     """Writer for one notebook's files; the run log beside them (``manifest.json``) is the
-    engine's :class:`~contextecho.engine.manifest.RunLog`, written to :attr:`manifest`."""
+    engine's :class:`~contextecho.engine.manifest.RunLog`, written to :attr:`manifest`.
+    ``declared``: the variables and tables the experiment declares, the only ones it writes;
+    ``variables``: each key as the manuscript writes it."""
 
     name: str
     directory: Path
+    declared: Declared = field(default_factory=Declared)
     variables: dict[str, Any] = field(default_factory=dict)
 
-    @classmethod
-    def open(cls, name: str, directory: str | Path | None = None) -> "Outputs":
+    @staticmethod
+    def folder(name: str, directory: str | Path | None = None) -> Path:
+        """Where notebook ``name`` writes (``directory``, relative to the repository root;
+        default ``paper/_generated/<name>``), without touching it."""
         path = Path(directory) if directory else GENERATED / name
-        path = path if path.is_absolute() else REPO_ROOT / path
+        return path if path.is_absolute() else REPO_ROOT / path
+
+    @classmethod
+    def open(cls, name: str, directory: str | Path | None = None, declared: Declared = Declared()) -> "Outputs":
+        path = cls.folder(name, directory)
         for sub in SUBDIRS:  # only what this writer manages; the executed copy stays
             shutil.rmtree(path / sub, ignore_errors=True)
         for stale in ("variables.yml", "manifest.json"):
             (path / stale).unlink(missing_ok=True)
         for sub in SUBDIRS:
             (path / sub).mkdir(parents=True, exist_ok=True)
-        style()
-        return cls(name, path)
+        return cls(name, path, declared)
 
     @property
     def manifest(self) -> Path:
@@ -126,23 +106,57 @@ class Outputs:
         fig.savefig(png.with_suffix(".pdf"))
         return png
 
-    def table(self, stem: str, markdown: str) -> Path:
+    def table(self, stem: str, frame: pd.DataFrame) -> Path:
+        """Write the declared table ``stem`` of ``frame`` as ``tables/<stem>.md``
+        (:meth:`~contextecho.paper.tables.Table.render`)."""
         path = self.directory / "tables" / f"{stem}.md"
-        path.write_text(markdown if markdown.endswith("\n") else markdown + "\n")
+        path.write_text(self.declared.table(stem).render(frame))
         return path
 
     def set(self, **values: Any) -> None:
+        """Set declared keys that take no field to raw values (a value that could not be
+        estimated: :func:`not_estimable` with why)."""
         for key, value in values.items():
-            try:
-                self.variables[key] = _plain(value)
-            except ValueError as exc:
-                raise ValueError(f"{self.name}.{key}: {exc}") from None
+            self._set(self.declared.variable(key), key, value)
+
+    def put(self, template: str, value: Any, *, why: str | None = None, **fields: str) -> None:
+        """Set the key of the declared ``template`` for these ``fields`` (``target``: a model
+        string) to a raw ``value``; a missing one is :func:`not_estimable` with ``why``."""
+        variable = self.declared.variable(template)
+        self._set(variable, variable.key(**fields), value, why)
+
+    def per_target(self, templates: Sequence[str], values: Mapping[str, Mapping[str, Any]], targets: Sequence[str],
+                   why: Mapping[str, str] | str = NO_ESTIMATE, **fields: str) -> None:
+        """Every per-target template of ``templates`` for every one of ``targets``: keyed by
+        the target's slug, and unsuffixed for the first (the one the manuscript names as
+        ``target``); ``values``: target -> template -> raw value; a value a target lacks (or
+        a missing one) is :func:`not_estimable` with ``why`` (one reason, or one per target)."""
+        for template in templates:
+            variable = self.declared.variable(template)
+            if not variable.per_target:
+                raise ValueError(f"{self.name}: variable {template!r} is not per target (no {{{TARGET}}} field)")
+            for target in targets:
+                reason = why if isinstance(why, str) else why.get(target) or NO_ESTIMATE
+                value = values.get(target, {}).get(template)
+                self._set(variable, variable.key(**fields, target=target), value, reason)
+                if target == targets[0]:
+                    self._set(variable, variable.key(**fields), value, reason)
+
+    def _set(self, variable: Variable, key: str, value: Any, why: str | None = None) -> None:
+        if variable.fields and key == variable.template:
+            raise ValueError(f"{self.name}: variable {key!r} takes the fields {', '.join(variable.fields)}; "
+                             "set it with put or per_target")
+        try:
+            self.variables[key] = manuscript_value(variable, value, why)
+        except ValueError as exc:
+            raise ValueError(f"{self.name}.{key}: {exc}") from None
 
     def default(self, reason: str, /, *keys: str) -> None:
-        """Set ``keys`` not set yet to :func:`not_estimable` with ``reason`` (a result that
-        could not be estimated is said so in the manuscript, with why, never left a
-        dangling reference)."""
+        """Set declared ``keys`` not set yet to :func:`not_estimable` with ``reason`` (a
+        result that could not be estimated is said so in the manuscript, with why, never
+        left a dangling reference)."""
         for key in keys:
+            self.declared.variable(key)
             self.variables.setdefault(key, not_estimable(reason))
 
     def write_variables(self) -> Path:
@@ -161,29 +175,8 @@ def _flatten(node: Any, prefix: str = "") -> dict[str, Any]:
     return {prefix[:-1]: node}
 
 
-#: A variable whose key ends so is a percentage: the manuscript shows it with its sign.
-PERCENT_SUFFIX = "_pct"
-
-
-def manuscript_form(data: Mapping[str, Any]) -> dict[str, Any]:
-    """The variables as the manuscript shows them: a percentage (a key ending
-    :data:`PERCENT_SUFFIX`) carries its own sign (``12.5%``), so that one that could not be
-    estimated reads as its reason with no stray ``%`` after it (the manuscript writes
-    ``{{< var k_pct >}}``, never ``{{< var k_pct >}}%``); everything else as it is."""
-    out: dict[str, Any] = {}
-    for key, value in data.items():
-        if isinstance(value, Mapping):
-            out[key] = manuscript_form(value)
-        elif str(key).endswith(PERCENT_SUFFIX) and isinstance(value, (int, float)) and not isinstance(value, bool):
-            out[key] = f"{value}%"
-        else:
-            out[key] = value
-    return out
-
-
 def merge_variables(files: Iterable[Path]) -> dict[str, Any]:
-    """Merge variables files into one mapping in the manuscript's form
-    (:func:`manuscript_form`); a key defined twice is an error."""
+    """Merge variables files into one mapping; a key defined twice is an error."""
     merged: dict[str, Any] = {}
     owner: dict[str, Path] = {}
     for path in files:
@@ -196,7 +189,7 @@ def merge_variables(files: Iterable[Path]) -> dict[str, Any]:
                 raise DuplicateVariableError(
                     f"variable {dotted!r} in {path} collides with {clash[0]!r} from {owner[clash[0]]}")
             owner[dotted] = Path(path)
-        _deep_update(merged, manuscript_form(data))
+        _deep_update(merged, data)
     return merged
 
 

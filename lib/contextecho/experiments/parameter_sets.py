@@ -1,0 +1,105 @@
+"""The parameter sets every experiment builds on: where the models are served
+(:class:`ServingParameters`) and what every judged experiment shares (:class:`JudgedParameters`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from ..engine.calls import Transport, check_routes
+from ..engine.endpoints import parse_endpoints
+from ..echo.protocols import PROTOCOLS
+from ..echo.reference.judge import JUDGE_MODEL
+from ..echo.runner import SELF_JUDGE
+from ..engine.llm import LOCAL_MODEL
+from .parameters import (NON_NEGATIVE, POSITIVE, RESAMPLES, Checked, Endpoints, Models, NonEmpty, OneOf, Temperature,
+                         count)
+from .scores import SCORES
+
+PROTOCOL_NAMES = OneOf(PROTOCOLS.names, "protocol")
+#: The harness's primary judge (``harness/judge.py:108``; e15 ``run.py:137``, e16, e17), as the
+#: paper-scale parameter sets name it: not one of their targets, so no target judges itself.
+REFERENCE_JUDGE = f"anthropic/{JUDGE_MODEL}"
+
+
+@dataclass(frozen=True)
+class ServingParameters(Checked):
+    """Where the models are served and how many calls run at once: transport settings,
+    in every notebook and never part of a request key (see :mod:`contextecho.engine.endpoints`)."""
+
+    endpoints: tuple[str, ...] = ()
+    concurrency: int = 1
+    plan: bool = False
+    batch: bool = False
+
+    # (papermill cannot read a parameter line with a second equals sign, hence the words)
+    HELP = {"endpoints": "models on OpenAI-compatible servers (vLLM, llama.cpp), comma-separated: "
+                         "each MODEL, an equals sign, API_BASE[|API_BASE...][#KEY_ENV]; several API bases "
+                         "separated by '|' are servers of one model, shared by the calls "
+                         "(README: Using a real provider)",
+            "concurrency": "calls in flight at once (1 for the embedded model; more for a server)",
+            "plan": "true: print what the run would call (calls, cached, tokens, cost, time) and stop; "
+                    "nothing is sent, no key is needed, the outputs stay as they are",
+            "batch": "true: the uncached calls of OpenAI and Anthropic models go as batch jobs at the "
+                     "provider's batch price (minutes to hours; a killed run resumes them), the others one "
+                     "by one (README: Provider batch mode)"}
+    RANGES = {"endpoints": Endpoints(), "concurrency": count()}
+
+    def transport(self, models: Iterable[str]) -> Transport:
+        """The run's Transport; every model's route and key are checked here, before any call."""
+        transport = Transport(concurrency=self.concurrency, endpoints=parse_endpoints(self.endpoints),
+                              batch=self.batch)
+        check_routes(models, transport, sending=not self.plan)
+        return transport
+
+
+@dataclass(frozen=True)
+class JudgedParameters(ServingParameters):
+    """The parameters every judged experiment shares, with one set of defaults, so the
+    notebooks ask for the same cells (and reuse each other's from the cache)."""
+
+    targets: tuple[str, ...] = (LOCAL_MODEL,)
+    judges: tuple[str, ...] = (LOCAL_MODEL,)
+    window: int = 3000
+    max_tokens: int = 32
+    judge_max_tokens: int = 64
+    temperature: float = 0.0
+    n_resamples: int = 2000
+    resample_seed: int = 20240601
+    output_dir: str = ""
+    protocol: str = "reference"
+    score: str = "discrete"
+    require_calibrated: bool = False
+
+    HELP = {**ServingParameters.HELP, "targets": "LiteLLM model strings", "judges": "first is primary",
+            "protocol": "instrument set: reference (the authors' harness) or contextecho (ours)",
+            "score": "discrete (the parsed verdict, the paper's) or expected (Σ s·p(s) from the "
+                     "judge's token probabilities; the parsed verdict where the provider has none)",
+            "window": "prefix characters (the embedded model's 8k context limits it)",
+            "max_tokens": "the target's budget for an answer",
+            "output_dir": "default paper/_generated/<notebook>",
+            "n_resamples": "resamples of the bootstrap intervals and the resampling tests",
+            "resample_seed": "seed of the resampling draws",
+            "require_calibrated": "stop before any target call when a judge fails its calibration "
+                                  "(quadratic kappa at least 0.60, at most 10% invalid)"}
+    # Per protocol (contextecho.experiments.parameters: PROTOCOL_HELP and IGNORED).
+    PROTOCOL_HELP = {
+        "window": {"reference": "prefix characters of the rendered transcript (the harness's 30,000; the "
+                                "embedded model's 8k context limits it)"},
+        "max_tokens": {"reference": "the target's budget for an answer (the harness's 600 for a probe)"},
+        "temperature": {"contextecho": "the target's sampling temperature (0: greedy; the judge is greedy)"},
+        "judge_max_tokens": {"reference": "the judge's budget (the harness's 400 at paper scale; a JSON verdict "
+                                          "of about 20 tokens ends at its closing brace, one that runs on is "
+                                          "closed within the budget)",
+                             "contextecho": "the judge's budget, greedy (the rubric asks for one line, Score: n)"}}
+    IGNORED = {"temperature": {"reference": "the target is sampled at the provider's default temperature, "
+                                            "as the harness asks (no temperature sent)"}}
+    RANGES = {**ServingParameters.RANGES, "targets": (NonEmpty(), Models()), "judges": (NonEmpty(), Models()),
+              "window": POSITIVE, "max_tokens": POSITIVE, "judge_max_tokens": POSITIVE,
+              "temperature": Temperature(("targets",)), "n_resamples": RESAMPLES, "resample_seed": NON_NEGATIVE,
+              "protocol": PROTOCOL_NAMES, "score": OneOf(tuple(SCORES), "score")}
+
+    def judge_models(self) -> tuple[str, ...]:
+        """The model strings of the judges, in order (``self``, which the panel accepts: every
+        target, :data:`~contextecho.echo.runner.SELF_JUDGE`)."""
+        return tuple(dict.fromkeys(t for j in self.judges for t in (self.targets if j == SELF_JUDGE else (j,))))

@@ -1,0 +1,44 @@
+"""Which judge scores an analysis reads: the score kind (discrete verdicts or expected
+scores), the primary judge's rows, and whether the harness's failed verdicts count."""
+from __future__ import annotations
+
+import pandas as pd
+
+from ..echo.runner import judge_model
+
+# The judge score an analysis runs on -> its column in run_cells' frame. Both are always
+# read (distributions where the judge's provider exposes token probabilities), so every
+# notebook can report the other beside the chosen one.
+SCORES = {"discrete": "score", "expected": "expected_score"}
+
+
+def score_column(score: str) -> str:
+    """The frame column of judge score ``score`` (discrete | expected)."""
+    try:
+        return SCORES[score]
+    except KeyError:
+        raise ValueError(f"unknown score {score!r}; choose from {', '.join(SCORES)}") from None
+
+
+def first_judge_rows(frame: pd.DataFrame, judge: str) -> pd.DataFrame:
+    """The rows the primary estimates read: ``judge``'s verdicts (``self``: each target's
+    own), and the results a resumed run kept (``resumed``), which stand for their cells as
+    the judge that stored them judged them (:func:`.spine.run_grid`)."""
+    if not len(frame):
+        return frame
+    judged = frame["judge_model"] == frame["target"].map(lambda t: judge_model(judge, t))
+    if "resumed" in frame:
+        judged |= frame["resumed"].fillna(False).astype(bool)
+    return frame[judged]
+
+
+def failure_column(frame: pd.DataFrame, failures: str) -> str:
+    """The score column a harness statistic reads: ``score`` (valid verdicts only) or,
+    with ``failures="in"``, ``reference_score`` (the harness's stored value, −1 included)."""
+    if failures == "out":
+        return "score"
+    if failures == "in":
+        if "reference_score" not in frame:
+            raise ValueError("failures='in' needs the reference protocol's reference_score column")
+        return "reference_score"
+    raise ValueError(f"failures must be 'out' or 'in', got {failures!r}")

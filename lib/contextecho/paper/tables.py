@@ -1,0 +1,293 @@
+"""The tables a person reads: declared columns, human headers with units, one format per
+column, notes as footnotes, and a width that fits the page.
+
+An experiment declares each table it writes (:class:`Table`: its stem, its title and its
+:class:`Column` s, each a human header, the :mod:`kind <contextecho.paper.formats>` of its
+values and the frame column(s) it reads) and hands the paper layer the frame of raw
+numbers; :meth:`Table.render` writes the Markdown pipe table that the manuscript includes
+(``{{< include >}}``), the same for HTML and for the PDF:
+
+- each cell written by its column's kind (a missing value: :data:`~.formats.MISSING_CELL`),
+  a unit in its header (``Real (%)``), numbers aligned right, text left;
+- a row's note (the frame's ``note`` column) a footnote under the table, marked on the
+  row's first cell (``S1^a^``), one mark per distinct note, never a column of its own;
+- within :data:`WIDTH` characters and :data:`COLUMNS` columns a row: a table wider than
+  that is split into parts, each repeating the columns that name a row (the first
+  ``index`` columns) and taking as many of the next columns, in the declared order, as
+  fit; a part after the first is captioned ``<title> (continued)``;
+- the relative column widths set by the separator line (Pandoc sizes a table whose line
+  is longer than 72 characters by its dashes), so a long text column wraps at its words
+  rather than squeezing a number.
+
+The manuscript writes a table's caption (``: caption {#tbl-x}``) on the line before its
+include, so that the notes after the table never part it from its caption.
+"""
+from __future__ import annotations
+
+import math
+import re
+import string
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import pandas as pd
+
+from .formats import (COUNT, MODEL, P_VALUE, PERCENT, POINTS, POINTS_PP, TEXT, Estimate, Interval, Kind, Model,
+                      is_missing)
+
+#: The most characters a row of a table takes on the PDF page (cells and their padding).
+WIDTH = 90
+#: The most columns a table (or a part of one) has.
+COLUMNS = 7
+#: Characters a cell takes beyond its text (its inset on both sides, and a little slack).
+PADDING = 3
+#: A text cell wider than this wraps at its words.
+WRAP = 18
+#: Markdown characters a cell's text escapes (a cell is text, never markup).
+_ESCAPE = re.compile(r"([\\`*_{}\[\]<>#+!|^~$@])")
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of a declared table: its ``header`` (human words, the unit added from
+    the kind: ``Real (%)``), the ``kind`` of its values, and ``source``, the frame column it
+    reads (an interval: its two columns; an estimate with its interval: three).
+    ``optional``: left out where the frame has no such column (a column only one protocol
+    fills). ``widest``: the widest plausible text of a text column (the width check)."""
+
+    header: str
+    kind: Kind
+    source: str | tuple[str, ...]
+    optional: bool = False
+    widest: str = ""
+
+    def __post_init__(self) -> None:
+        sources = (self.source,) if isinstance(self.source, str) else tuple(self.source)
+        if len(sources) != self.kind.arity:
+            raise ValueError(f"column {self.header!r}: a {self.kind.name} reads {self.kind.arity} frame "
+                             f"column(s), got {', '.join(sources)}")
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        return (self.source,) if isinstance(self.source, str) else tuple(self.source)
+
+    @property
+    def title(self) -> str:
+        """The header as printed: with the kind's unit, unless the header names it."""
+        unit = self.kind.unit
+        return f"{self.header} ({unit})" if unit and unit not in self.header else self.header
+
+    def values(self, frame: pd.DataFrame) -> list[Any]:
+        """The raw value of each row (a tuple for an interval or an estimate)."""
+        if not len(frame):
+            return []
+        if self.kind.arity == 1:
+            return list(frame[self.source])
+        return list(zip(*(frame[c] for c in self.sources)))
+
+
+@dataclass(frozen=True)
+class Table:
+    """A declared table: ``stem`` (the file ``tables/<stem>.md``), ``title`` (what a notebook
+    shows it as, and the caption of a continued part), its ``columns``; the first ``index``
+    of them name a row (repeated in every part of a split table); ``notes``, the frame
+    column whose text becomes the footnotes."""
+
+    stem: str
+    title: str
+    columns: tuple[Column, ...]
+    index: int = 1
+    notes: str = "note"
+
+    def __post_init__(self) -> None:
+        if not re.fullmatch(r"[a-z0-9_]+", self.stem):
+            raise ValueError(f"table {self.stem!r}: a stem is lower-case letters, digits and _")
+        if not 1 <= self.index < max(2, len(self.columns)) or len(self.columns) < 1:
+            raise ValueError(f"table {self.stem!r}: index {self.index} must name at least one column and "
+                             "leave one to show")
+
+    def shown(self, frame: pd.DataFrame) -> tuple[Column, ...]:
+        """The columns this frame fills (an optional one it lacks is left out); a required
+        column the frame lacks is an error naming the table and the column."""
+        out = []
+        for column in self.columns:
+            absent = [c for c in column.sources if c not in frame.columns]
+            if absent and column.optional:
+                continue
+            if absent and len(frame):
+                raise ValueError(f"table {self.stem!r}: column {column.header!r} reads {absent[0]!r}, which "
+                                 f"the frame lacks (it has {', '.join(map(str, frame.columns)) or 'none'})")
+            out.append(column)
+        return tuple(out)
+
+    def cells(self, frame: pd.DataFrame, columns: Sequence[Column]) -> list[list[str]]:
+        """The text of every cell, row by row (a model column by its model names, unless
+        two would read alike)."""
+        out = []
+        for column in columns:
+            values = column.values(frame)
+            kind = column.kind
+            if isinstance(kind, Model):
+                whole = {v for v in values if not is_missing(v)}
+                if len({kind.cell(v) for v in whole}) < len(whole):
+                    kind = TEXT  # two model names read alike: the whole strings
+            try:
+                out.append([kind.cell(v) for v in values])
+            except ValueError as exc:
+                raise ValueError(f"table {self.stem!r}, column {column.header!r}: {exc}") from None
+        return [list(row) for row in zip(*out)] if out else [[] for _ in range(len(frame))]
+
+    def footnotes(self, frame: pd.DataFrame) -> tuple[list[str], list[str]]:
+        """Each row's footnote mark (empty: none) and the notes in mark order."""
+        if self.notes not in frame.columns:
+            return [""] * len(frame), []
+        marks, notes = [], []
+        for note in frame[self.notes]:
+            text = "" if is_missing(note) else " ".join(str(note).split())
+            if not text:
+                marks.append("")
+                continue
+            if text not in notes:
+                notes.append(text)
+            marks.append(_mark(notes.index(text)))
+        return marks, notes
+
+    def layout(self, frame: pd.DataFrame) -> "Layout":
+        """The cells, footnote marks and column widths of ``frame`` as this table shows it,
+        and its parts: the index columns, then as many of the next columns as fit
+        :data:`WIDTH` and :data:`COLUMNS` (one part when the table fits)."""
+        columns = self.shown(frame)
+        cells = self.cells(frame, columns)
+        marks, notes = self.footnotes(frame)
+        widths = [column_width(c, [row[i] for row in cells], marks if i == 0 else ()) for i, c in enumerate(columns)]
+        index = min(self.index, max(1, len(columns) - 1))
+        head = list(range(min(index, len(columns))))
+        parts: list[list[int]] = []
+        current = list(head)
+        for i in range(len(head), len(columns)):
+            trial = current + [i]
+            if len(current) > len(head) and (len(trial) > COLUMNS or row_width([widths[j] for j in trial]) > WIDTH):
+                parts.append(current)
+                current = head + [i]
+            else:
+                current = trial
+        parts.append(current)
+        return Layout(columns, cells, marks, notes, widths, [tuple(p) for p in parts])
+
+    def render(self, frame: pd.DataFrame) -> str:
+        """The Markdown the manuscript includes: the table (split into parts where wider than
+        the page), then its notes as footnotes."""
+        layout = self.layout(frame)
+        out = []
+        for number, part in enumerate(layout.parts):
+            if number:
+                out.append(f": {_escape(self.title)} (continued)\n")
+            out.append(layout.pipe_table(part))
+        out += [f"^{_mark(i)}^ {_escape(_sentence(note))}\n" for i, note in enumerate(layout.notes)]
+        return "\n".join(out)
+
+    def fits(self, frame: pd.DataFrame) -> list[str]:
+        """Every part of this table's rendering of ``frame`` that is wider than :data:`WIDTH`
+        or has more than :data:`COLUMNS` columns, one problem each (none: it fits)."""
+        layout = self.layout(frame)
+        problems = []
+        for number, part in enumerate(layout.parts, start=1):
+            widths = [layout.widths[i] for i in part]
+            if len(part) > COLUMNS or row_width(widths) > WIDTH:
+                problems.append(f"table {self.stem!r} part {number}: {len(part)} columns, {row_width(widths)} "
+                                f"characters a row (at most {COLUMNS} and {WIDTH}): "
+                                + ", ".join(f"{layout.columns[i].title} {layout.widths[i]}" for i in part))
+        return problems
+
+    def widest_frame(self) -> pd.DataFrame:
+        """Two rows of the widest plausible values of every column (model strings, numbers at
+        the edges of their scales, the declared widest text) and a note: what the width check
+        renders."""
+        row: dict[str, Any] = {}
+        for column in self.columns:
+            values = (column.widest,) * column.kind.arity if column.widest else widest(column.kind)
+            row.update(dict(zip(column.sources, values)))
+        frame = pd.DataFrame([row, {**row}])
+        frame[self.notes] = ["not estimable: arm 'filler' has no valid verdict at any position", ""]
+        if any(isinstance(c.kind, Model) for c in self.columns):  # two models of two providers
+            first = next(c for c in self.columns if isinstance(c.kind, Model))
+            frame.loc[1, first.source] = "anthropic/claude-sonnet-4-5"
+        return frame
+
+
+def widest(kind: Kind) -> tuple[Any, ...]:
+    """The widest plausible raw value(s) of ``kind`` (the width check's): a negative number
+    at the edge of its scale, a p-value of three significant digits below 0.001."""
+    one = {POINTS.name: -2.75, PERCENT.name: 100.0, POINTS_PP.name: -100.0, P_VALUE.name: 0.000123,
+           COUNT.name: 12345, MODEL.name: "hosted_vllm/Qwen/Qwen2.5-7B-Instruct"}
+    base = kind.of if isinstance(kind, (Interval, Estimate)) else kind
+    value = one.get(base.name, -1.234 if base.numeric else "x" * 12)
+    if kind.arity == 1:
+        return (value,)
+    return (value,) * kind.arity
+
+
+def column_width(column: Column, cells: Sequence[str], marks: Sequence[str] = ()) -> int:
+    """The characters a column takes: its widest cell (a text cell wraps beyond :data:`WRAP`,
+    never inside a word) or its header, which wraps at its words onto two lines at most."""
+    marked = [len(c) + (len(m) + 1 if m else 0) for c, m in zip(cells, list(marks) + [""] * len(cells))]
+    if column.kind.numeric:
+        body = max(marked, default=0)
+    else:
+        body = max((max(min(w, WRAP), _longest_word(c)) for w, c in zip(marked, cells)), default=0)
+    title = column.title
+    header = max(_longest_word(title), math.ceil(len(title) / 2) + 2)  # two lines, with room to break
+    return max(body, header, 3)
+
+
+def row_width(widths: Sequence[int]) -> int:
+    """The characters a row of columns this wide takes, with their padding."""
+    return sum(widths) + PADDING * len(widths)
+
+
+def _longest_word(text: str) -> int:
+    return max((len(w) for w in str(text).split()), default=0)
+
+
+def _mark(number: int) -> str:
+    """The footnote mark of the ``number``-th note: a, b, ..., z, aa, ab, ..."""
+    letters = string.ascii_lowercase
+    return letters[number] if number < len(letters) else _mark(number // len(letters) - 1) + letters[number % len(letters)]
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _escape(text: str) -> str:
+    """Cell text as Markdown that shows it as it is (a line of its own)."""
+    return _ESCAPE.sub(r"\\\1", " ".join(str(text).split()))
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A frame as a declared table shows it: the columns it fills, the text of every cell,
+    each row's footnote mark, the notes in mark order, each column's width, and the parts
+    (column positions) it is split into."""
+
+    columns: tuple[Column, ...]
+    cells: list[list[str]]
+    marks: list[str]
+    notes: list[str]
+    widths: list[int]
+    parts: list[tuple[int, ...]]
+
+    def pipe_table(self, part: Sequence[int]) -> str:
+        """One pipe table of the columns at ``part``, its separator's dashes proportional to
+        each column's width with its padding (Pandoc's relative widths: a cell's padding is
+        the same in a narrow column as in a wide one), a row's footnote mark on its first cell."""
+        header = "| " + " | ".join(_escape(self.columns[i].title) for i in part) + " |"
+        rule = "|" + "|".join(("-" if self.columns[i].kind.numeric else ":") + "-" * (self.widths[i] + PADDING - 2)
+                              + (":" if self.columns[i].kind.numeric else "-") for i in part) + "|"
+        body = []
+        for row, mark in zip(self.cells, self.marks):
+            texts = [_escape(row[i]) for i in part]
+            if mark and texts:
+                texts[0] = f"{texts[0]}^{mark}^"
+            body.append("| " + " | ".join(texts) + " |")
+        return "\n".join([header, rule, *body]) + "\n"
