@@ -2,6 +2,7 @@
 the fake model with tiny parameters; outputs exist and every variable is a number or text."""
 import json
 import numbers
+import os
 import subprocess
 import sys
 
@@ -11,7 +12,7 @@ import yaml
 
 from contextecho.experiments.parameters import ParameterError
 from contextecho.notebooks import notebook_path, run_notebook
-from contextecho.engine.paths import shared_dir
+from contextecho.engine.paths import REPO_ROOT, shared_dir
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -34,8 +35,9 @@ def test_panel_runs_end_to_end_and_writes_its_outputs(tmp_path):
                 "tables/drift_gaps.md", "tables/s2.md"):
         assert (root / rel).is_file(), rel
     variables = yaml.safe_load((root / "variables.yml").read_text())["panel"]
-    for key in ("n_cells", "n_sessions", "n_positions", "n_failed", "n_cached", "s2_real_rate_pct"):
+    for key in ("n_cells", "n_sessions", "n_positions", "n_failed", "n_cached"):
         assert isinstance(variables[key], numbers.Number) and not isinstance(variables[key], bool), key
+    assert variables["s2_real_rate_pct"].endswith("%")  # a percentage as the manuscript writes it
     assert variables["n_cells"] == 1 * 2 * 2 * 3 and variables["n_failed"] == 0
     manifest = json.loads((root / "manifest.json").read_text())
     assert manifest["models"] == ["fake/echo"] and manifest["parameters"]["n_positions"] == 2
@@ -92,3 +94,24 @@ def test_output_dir_given_as_a_parameter_or_an_argument_is_where_outputs_go(how,
 def test_two_different_output_dirs_are_an_error(tmp_path):
     with pytest.raises(ParameterError, match="output_dir given twice"):
         run_notebook("panel", {"output_dir": str(tmp_path / "a")}, output_dir=tmp_path / "b")
+
+
+def test_the_console_log_and_the_executed_notebook_show_each_batch_line_once(tmp_path):
+    """``contextecho notebook`` (and ``make paper``) copy the kernel's stdout to the console;
+    the kernel runs as outside pytest (its file descriptors watched), so a line also
+    written to the process's stderr would show twice in both places."""
+    needs_corpus()
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_CURRENT_TEST"}
+    args = [a for k, v in TINY.items() for a in ("-p", k, str(v))]
+    result = subprocess.run([sys.executable, "-m", "contextecho", "notebook", "panel", *args,
+                             "--output-dir", str(tmp_path / "panel")], capture_output=True, text=True,
+                            timeout=280, env=env, cwd=REPO_ROOT)
+    assert result.returncode == 0, result.stderr[-2000:]
+    batches = json.loads((tmp_path / "panel" / "manifest.json").read_text())["batches"]
+    console = result.stdout + result.stderr
+    executed = nbformat.read(tmp_path / "panel" / "panel.ipynb", as_version=4)
+    shown = "".join(o.get("text", "") for c in executed.cells if c.cell_type == "code" for o in c.get("outputs", []))
+    for batch in batches:
+        assert console.count(f"[{batch}] calls=") == 1, (batch, console[-3000:])
+        assert shown.count(f"[{batch}] calls=") == 1, batch
+    assert "IProgress" not in console

@@ -304,15 +304,17 @@ def test_paper_set_gives_each_notebook_the_keys_it_declares():
 # ---------------------------------------------------------------- the notebook's own cell
 def executed_until_error(name, parameters):
     """Run the committed notebook's cells in order in one namespace, with papermill's own
-    injected-parameters cell (what a kernel would do); return (index of the failing cell, error)."""
+    injected-parameters cell (what a kernel would do, its input history ``In`` included);
+    return (index of the failing cell, error)."""
     from papermill.iorw import load_notebook_node
     from papermill.parameterize import parameterize_notebook
 
     nb = parameterize_notebook(load_notebook_node(str(notebook_path(name))), parameters)
-    namespace: dict = {}
+    namespace: dict = {"In": [""]}
     for index, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
             continue
+        namespace["In"].append(cell.source)
         try:
             exec(compile(cell.source, f"<cell {index}>", "exec"), namespace)
         except Exception as exc:  # noqa: BLE001 - the test inspects it

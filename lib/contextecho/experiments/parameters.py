@@ -8,6 +8,31 @@ or misspelled name is an error, checked
 2. inside the notebook (:func:`bind`, the first cell after the parameters), so that a
    plain ``papermill nb.ipynb out.ipynb -p tyop 1`` fails too.
 
+How :func:`bind` reads a notebook's parameters, so that an author's edit is honoured
+however the cells run (Run All, Run Selected Cell and All Below, a re-run in the same
+kernel, papermill): the *values* are the declared names' values in the kernel's
+namespace now (the last assignment the kernel ran; a name never assigned keeps its
+default). The *names to check* come from the cells' own source, not from a snapshot of
+the namespace (which a second run, or any variable an earlier run left behind, would
+make wrong): IPython keeps every cell it ran in its input history ``In``, the current
+cell last, so the cells run just before the ``bind`` cell are the parameters cell and,
+under papermill, the injected-parameters cell papermill places right after it. Walking
+back from the ``bind`` cell, every cell that only assigns values to names (constants,
+lists, papermill's ``float('nan')``; comments allowed) is such a cell; the walk stops at
+the first other cell (the imports, or the last stage of an earlier run). A name those
+cells assign that the notebook does not declare is an error (names ``PAPERMILL_...``,
+which ``papermill --inject-paths`` adds, excepted). Where there is no input history (the
+cells run as a plain script, top to bottom once), the names checked are those bound to
+such values in the namespace, which then holds only the imports and the parameters.
+
+Which parameters a protocol reads: a Parameters class may declare, beside ``HELP``
+(name → text), ``PROTOCOL_HELP`` (name → protocol → the text that applies under that
+protocol, in place of ``HELP``'s) and ``IGNORED`` (name → protocol → why that protocol
+does not read it). :func:`parameter_help` and :func:`ignored` read them for one protocol:
+the notebook's parameters cell is commented for its default protocol
+(:mod:`contextecho.notebooks.build`), and :func:`bind` says which of the values set the
+chosen protocol ignores.
+
 Values are coerced to the declared type: ``-p targets a,b`` gives a tuple of strings,
 ``-p n_sessions 3`` an int; a value that does not fit is an error naming the parameter.
 
@@ -34,7 +59,7 @@ import math
 import typing
 from dataclasses import MISSING, dataclass, fields, is_dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Union
+from typing import Any, Callable, Iterable, Mapping, Sequence, Union
 
 from ..engine.manifest import masked_text
 
@@ -129,20 +154,97 @@ def coerce(spec: type, values: Mapping[str, Any], where: str | None = None):
     return params
 
 
-# Names IPython and papermill leave in a kernel's namespace that are not parameters.
-_KERNEL_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit", "open"})
+def bind(spec: type, namespace: Mapping[str, Any]):
+    """Inside a notebook: its parameters as ``spec``, read from ``namespace`` (``globals()``).
+
+    Each declared name's value is the one ``namespace`` holds (its default where it holds
+    none); a name that the parameters cells just run assign and ``spec`` does not declare
+    is a :class:`ParameterError` (module doc: how those cells are found). A value the chosen
+    protocol ignores (:func:`ignored`) that differs from its default is said in a note."""
+    defaults = declared(spec)
+    where = f"notebook {spec.__name__}"
+    history = namespace.get("In")
+    if isinstance(history, list) and history:
+        assigned = {name for source in parameter_cells(history) for name in parameters_cell_names(source)}
+    else:
+        assigned = {name for name, value in namespace.items()
+                    if not name.startswith("_") and _is_value(value)}
+    unknown = sorted(n for n in assigned - set(defaults) if not n.startswith(_PAPERMILL_PREFIX))
+    if unknown:
+        raise ParameterError(_unknown_message(unknown, list(defaults), where))
+    shadowed = sorted(n for n in defaults if n in namespace and not _is_value(namespace[n]))
+    if shadowed:  # e.g. a stage's result of the same name, from an earlier run in this kernel
+        raise ParameterError(f"{where}: {', '.join(shadowed)} in this kernel hold(s) no parameter value "
+                             f"(a {type(namespace[shadowed[0]]).__name__}, left by an earlier cell); "
+                             "run the parameters cell, then this one")
+    params = coerce(spec, {name: namespace[name] for name in defaults if name in namespace}, where=where)
+    protocol = getattr(params, "protocol", None)
+    unread = {name: why for name, why in ignored(spec, protocol).items() if getattr(params, name) != defaults[name]}
+    for name, why in unread.items():
+        print(f"note: {name} = {shown(getattr(params, name))} is ignored under protocol {protocol!r}: {why}")
+    return params
 
 
-def bind(spec: type, namespace: Mapping[str, Any], baseline: set[str] | frozenset[str]):
-    """Inside a notebook: the parameters now in ``namespace`` (``globals()``) as ``spec``.
+# papermill --inject-paths adds PAPERMILL_INPUT_PATH and the like to its injected cell.
+_PAPERMILL_PREFIX = "PAPERMILL_"
+# What a parameters cell assigns: constants and containers of them, signed numbers, simple
+# arithmetic, and ``float('nan')`` / ``float('inf')`` (how papermill writes those floats).
+_VALUE_NODES = (ast.Constant, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.UnaryOp, ast.BinOp, ast.unaryop,
+                ast.operator, ast.expr_context)
 
-    ``baseline`` is ``set(globals())`` taken before the parameters cell: every public
-    name added since came from the parameters cell or papermill's injected cell, so a
-    name ``spec`` does not declare is a misspelled parameter.
-    """
-    added = {k: v for k, v in namespace.items()
-             if k not in baseline and not k.startswith("_") and k not in _KERNEL_NAMES}
-    return coerce(spec, added, where=f"notebook {spec.__name__}")
+
+def _is_value(value: Any) -> bool:
+    """Whether ``value`` is of a type a parameters cell assigns (not a module, function, ...)."""
+    if isinstance(value, (list, tuple, set)):
+        return all(_is_value(v) for v in value)
+    if isinstance(value, dict):
+        return all(_is_value(k) and _is_value(v) for k, v in value.items())
+    return value is None or isinstance(value, (str, bytes, int, float, complex))
+
+
+def _is_value_expression(node: ast.expr) -> bool:
+    """Whether the expression ``node`` is built of values alone (``_VALUE_NODES``, ``float('...')``)."""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call):
+            if not (isinstance(sub.func, ast.Name) and sub.func.id == "float" and not sub.keywords
+                    and len(sub.args) == 1 and isinstance(sub.args[0], ast.Constant)):
+                return False
+        elif isinstance(sub, ast.Name):
+            if sub.id != "float":
+                return False
+        elif not isinstance(sub, _VALUE_NODES):
+            return False
+    return True
+
+
+def assigns_values_only(source: str) -> bool:
+    """Whether the cell ``source`` holds assignments of values to names and nothing else
+    (comments aside): a parameters cell, or papermill's injected-parameters cell."""
+    try:
+        body = ast.parse(source).body
+    except SyntaxError:
+        return False
+    for node in body:
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            return False
+        if not all(isinstance(t, ast.Name) for t in targets) or not _is_value_expression(value):
+            return False
+    return bool(body)
+
+
+def parameter_cells(history: Sequence[str]) -> list[str]:
+    """The sources of the cells run just before the current one (``history``: IPython's
+    ``In``, the current cell last) that assign values only, nearest first."""
+    cells = []
+    for source in reversed(history[:-1]):
+        if not assigns_values_only(source):
+            break
+        cells.append(source)
+    return cells
 
 
 def parameters_cell_names(source: str) -> list[str]:
@@ -168,6 +270,39 @@ def check_overrides(parameters_source: str, overrides: Mapping[str, Any], where:
 def shown(value: Any) -> str:
     """``repr(value)`` as an error shows it: every credential in it masked."""
     return masked_text(repr(value))
+
+
+# ---------------------------------------------------------------- help per protocol
+def _per_protocol(spec: type, attribute: str) -> dict[str, dict[str, str]]:
+    """``spec.<attribute>`` (name → protocol → text); a name that is not a field is an error."""
+    table = getattr(spec, attribute, {})
+    unknown = sorted(set(table) - {f.name for f in fields(spec)})
+    if unknown:
+        raise TypeError(f"{spec.__name__}.{attribute} names no parameter: {', '.join(unknown)}")
+    return table
+
+
+def parameter_help(spec: type, protocol: str | None = None) -> dict[str, str]:
+    """Name → the help of each parameter of ``spec`` that has one, as it applies under
+    ``protocol``: ``PROTOCOL_HELP[name][protocol]`` where declared, else ``HELP[name]``."""
+    out = dict(getattr(spec, "HELP", {}))
+    for name, texts in _per_protocol(spec, "PROTOCOL_HELP").items():
+        if protocol in texts:
+            out[name] = texts[protocol]
+    return out
+
+
+def ignored(spec: type, protocol: str | None) -> dict[str, str]:
+    """Name → why, for each parameter of ``spec`` that ``protocol`` does not read (``IGNORED``)."""
+    return {name: reasons[protocol] for name, reasons in _per_protocol(spec, "IGNORED").items()
+            if protocol in reasons}
+
+
+def protocols_of(spec: type) -> tuple[str, ...]:
+    """The protocols ``spec``'s ``protocol`` parameter accepts (its :class:`OneOf` range);
+    none for a spec without one."""
+    return tuple(name for rule in rules(spec).get("protocol", ()) if isinstance(rule, OneOf)
+                 for name in rule._names())
 
 
 # ---------------------------------------------------------------- ranges
@@ -343,11 +478,12 @@ class Includes:
 @dataclass(frozen=True)
 class Endpoints:
     """Endpoints in the syntax of :func:`contextecho.engine.endpoints.parse_endpoints` (a tuple
-    field, checked whole): each ``MODEL=API_BASE[#KEY_ENV]``, an http(s) API base without
-    credentials, one endpoint per model."""
+    field, checked whole): each ``MODEL=API_BASE[|API_BASE...][#KEY_ENV]``, http(s) API bases
+    without credentials, one endpoint per model."""
 
     def valid(self, value: Any, params: Any) -> str:
-        return "MODEL=API_BASE[#KEY_ENV], e.g. hosted_vllm/my-model=http://127.0.0.1:8000/v1#VLLM_KEY"
+        return ("MODEL=API_BASE[|API_BASE...][#KEY_ENV], e.g. "
+                "hosted_vllm/my-model=http://127.0.0.1:8000/v1#VLLM_KEY")
 
     def problem(self, value: Any, params: Any) -> str | None:
         from ..engine.endpoints import EndpointError, parse_endpoints

@@ -3,7 +3,7 @@
     from contextecho.notebooks import run_notebook
     run_notebook("panel", {"targets": "local/smollm2-135m", "n_sessions": 2})
 
-Inside a notebook: ``params = bind(experiment.Parameters, globals(), _baseline)``, then
+Inside a notebook: ``params = bind(experiment.Parameters, globals())``, then
 one cell per stage of the experiment (``run = experiment.start(params)``,
 ``frame = experiment.grid(run)``, ..., ``variables = experiment.variables(run, ...)``).
 """

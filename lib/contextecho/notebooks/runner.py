@@ -11,15 +11,20 @@ answers with exit 2.
 """
 from __future__ import annotations
 
+import os
+import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 import nbformat
+from traitlets.config import Config
 
 from ..engine.calls import ModelConfigError
 from ..engine.paths import REPO_ROOT
+from ..engine.progress import PROGRESS_ENV
 from .build import experiment, notebook_path
 from ..paper.outputs import GENERATED
 from ..experiments.parameters import ParameterError, check_overrides, coerce, declared
@@ -62,7 +67,13 @@ def run_notebook(name: str, overrides: Mapping[str, Any] | None = None, *,
     starts on an unknown name, a value of the wrong type or out of range. A model the
     notebook cannot call (no route, no key) stops it before any call and is raised here
     as :class:`~contextecho.engine.calls.ModelConfigError`; a count the run finds out of
-    range (more sessions or positions than there are) as :class:`ParameterError`."""
+    range (more sessions or positions than there are) as :class:`ParameterError`.
+
+    ``log_output``: copy what the notebook's cells print to this process's stdout and
+    stderr as they print it (the console log of ``contextecho notebook`` and ``make
+    paper``: each batch's summary line once). Only the copy papermill receives is shown:
+    papermill's own logging of the outputs stays off, so no line is shown twice whatever
+    the logging configuration."""
     import papermill
 
     overrides = dict(overrides or {})
@@ -79,10 +90,15 @@ def run_notebook(name: str, overrides: Mapping[str, Any] | None = None, *,
         overrides["output_dir"] = str(output_dir)
     executed = output_dir / f"{name}.ipynb"
     start = time.perf_counter()
+    # The console shows the kernel's stderr: its progress bars are text there, not widgets.
+    kernel_env = {PROGRESS_ENV: "text"} if log_output else {}
     try:
-        papermill.execute_notebook(str(path), str(executed), parameters=overrides, cwd=str(REPO_ROOT),
-                                   kernel_name=kernel_name, log_output=log_output,
-                                   progress_bar=False, report_mode=False)
+        with _environment(kernel_env):
+            papermill.execute_notebook(str(path), str(executed), parameters=overrides, cwd=str(REPO_ROOT),
+                                       kernel_name=kernel_name, log_output=False,
+                                       stdout_file=sys.stdout if log_output else None,
+                                       stderr_file=sys.stderr if log_output else None,
+                                       progress_bar=False, report_mode=False, config=KERNEL_CONFIG)
     except papermill.PapermillExecutionError as exc:
         error = _configuration_error(exc.ename)
         if error is None:
@@ -91,6 +107,26 @@ def run_notebook(name: str, overrides: Mapping[str, Any] | None = None, *,
     else:
         return NotebookRun(name, output_dir, executed, time.perf_counter() - start)
     raise error(message)  # outside the handler: papermill's error (the cell's source) is not chained
+
+
+#: The kernel talks to papermill over local IPC sockets, not TCP on loopback: nothing else on
+#: the machine can connect, and ipykernel's warning about unencrypted TCP stays off the console.
+KERNEL_CONFIG = Config({"KernelManager": {"transport": "ipc"}})
+
+
+@contextmanager
+def _environment(values: Mapping[str, str]) -> Iterator[None]:
+    """``values`` set in this process's environment (which the kernel it starts inherits) within."""
+    before = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in before.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def _configuration_error(ename: str) -> type[Exception] | None:
