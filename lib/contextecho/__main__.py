@@ -20,6 +20,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "notebook": ("contextecho.cli.notebook", "run one parameterized notebook with papermill (validated parameters)"),
     "paper": ("contextecho.cli.paper", "regenerate every result of the manuscript, check and render it"),
     "conformance": ("contextecho.cli.conformance", "check the 'reference' protocol against the authors' fixtures"),
+    "audit": ("contextecho.cli.audit", "audit your own sessions against your model: plan, run, one HTML report"),
     "judge-check": ("contextecho.cli.judge_check", "calibrate a judge against labelled verdicts (kappa, confusion)"),
 }
 
