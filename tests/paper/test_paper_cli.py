@@ -11,7 +11,7 @@ def _setup(tmp_path, monkeypatch, sections):
     for name, variables in sections.items():
         (generated / name).mkdir(parents=True)
         (generated / name / "variables.yml").write_text(yaml.safe_dump(variables))
-    (tmp_path / "paper" / "index.qmd").write_text("Gap {{< var panel.gap >}}, TAR {{< var cape.tar >}}.\n")
+    (tmp_path / "paper" / "index.qmd").write_text("Gap {{< var panel.gap >}}, TAR {{< var cape.cf_tar_pct >}}.\n")
     monkeypatch.setattr(paper_cli, "GENERATED", generated)
     monkeypatch.setattr(manuscript, "VARIABLES_FILE", tmp_path / "_variables.yml")
     monkeypatch.setattr(manuscript, "PAPER_DIR", tmp_path / "paper")
@@ -22,9 +22,9 @@ def _setup(tmp_path, monkeypatch, sections):
 
 
 def test_check_only_merges_the_notebooks_variables_and_checks(tmp_path, monkeypatch, capsys):
-    args = _setup(tmp_path, monkeypatch, {"panel": {"panel": {"gap": 0.1}}, "cape": {"cape": {"tar": 50.0}}})
+    args = _setup(tmp_path, monkeypatch, {"panel": {"panel": {"gap": 0.1}}, "cape": {"cape": {"cf_tar_pct": 50.0}}})
     assert paper_cli.run(args) == 0
-    assert yaml.safe_load((tmp_path / "_variables.yml").read_text()) == {"panel": {"gap": 0.1}, "cape": {"tar": 50.0}}
+    assert yaml.safe_load((tmp_path / "_variables.yml").read_text()) == {"panel": {"gap": 0.1}, "cape": {"cf_tar_pct": 50.0}}
     assert "resolves" in capsys.readouterr().out
 
 
@@ -34,11 +34,11 @@ def test_a_duplicate_key_or_a_dangling_variable_fails(tmp_path, monkeypatch, cap
     assert "panel.gap" in capsys.readouterr().err
     args = _setup(tmp_path / "b", monkeypatch, {"panel": {"panel": {"gap": 0.1}}})
     assert paper_cli.run(args) == 1
-    assert "'cape.tar' is not in" in capsys.readouterr().err
+    assert "'cape.cf_tar_pct' is not in" in capsys.readouterr().err
 
 
 def test_paper_check_fails_on_a_planted_duplicate_identifier(tmp_path, monkeypatch, capsys):
-    args = _setup(tmp_path, monkeypatch, {"panel": {"panel": {"gap": 0.1}}, "cape": {"cape": {"tar": 50.0}}})
+    args = _setup(tmp_path, monkeypatch, {"panel": {"panel": {"gap": 0.1}}, "cape": {"cape": {"cf_tar_pct": 50.0}}})
     article = tmp_path / "paper" / "index.qmd"
     article.write_text("## Anchor {#sec-anchor}\n\n" + article.read_text() + "\n## ANCHOR {#sec-anchor}\n")
     assert paper_cli.run(args) == 1
@@ -46,8 +46,17 @@ def test_paper_check_fails_on_a_planted_duplicate_identifier(tmp_path, monkeypat
 
 
 def test_paper_check_fails_on_a_reference_to_a_missing_identifier(tmp_path, monkeypatch, capsys):
-    args = _setup(tmp_path, monkeypatch, {"panel": {"panel": {"gap": 0.1}}, "cape": {"cape": {"tar": 50.0}}})
+    args = _setup(tmp_path, monkeypatch, {"panel": {"panel": {"gap": 0.1}}, "cape": {"cape": {"cf_tar_pct": 50.0}}})
     article = tmp_path / "paper" / "index.qmd"
     article.write_text(article.read_text() + "\nAs @tbl-gone shows [@smith2020].\n")
     assert paper_cli.run(args) == 1
     assert "paper/index.qmd:3: cross-reference @tbl-gone has no {#tbl-gone} identifier in the document" in capsys.readouterr().err
+
+
+def test_paper_check_fails_on_a_key_no_experiment_declares(tmp_path, monkeypatch, capsys):
+    args = _setup(tmp_path, monkeypatch, {"panel": {"panel": {"gap": 0.1, "planted": 1}},
+                                          "cape": {"cape": {"cf_tar_pct": 50.0}}})
+    article = tmp_path / "paper" / "index.qmd"
+    article.write_text(article.read_text() + "\nPlanted {{< var panel.planted >}}.\n")
+    assert paper_cli.run(args) == 1
+    assert "variable 'panel.planted' is not declared by the panel experiment" in capsys.readouterr().err
