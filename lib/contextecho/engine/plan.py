@@ -376,7 +376,7 @@ def usage_from(records: Iterable[Mapping[str, Any]]) -> dict[str, ModelUsage]:
     tokens: dict[str, list[int]] = defaultdict(list)
     latencies: dict[str, list[float]] = defaultdict(list)
     for row in records:
-        if row.get("completion_tokens") is not None:
+        if row.get("completion_tokens"):  # an answer has at least one token; 0 is a replay's unknown
             tokens[row["model"]].append(int(row["completion_tokens"]))
         latency = row.get("latency_s")
         if latency is not None and not math.isnan(latency) and latency > 0:
