@@ -123,3 +123,14 @@ def test_the_embedded_models_prompt_tokens_are_what_it_evaluates(tmp_path):
     result = generate(requests, cache=cache, progress=False)
     assert {r.key: r.prompt_tokens for r in result.records} == planned
     assert result.counts().computed == planner.plan().totals["to_compute"] == 2
+
+
+def test_a_request_without_a_budget_is_said_to_be_unbounded():
+    planner = Planner(usage={})
+    unbounded = ModelRequest("fake/echo", ({"role": "user", "content": "x"},), {})
+    budgeted = ModelRequest("fake/other", ({"role": "user", "content": "y"},), {"max_completion_tokens": 9})
+    planner.plan_batch("b", [unbounded, budgeted], set())
+    calls = {c.model: c for c in planner.calls}
+    assert (calls["fake/echo"].completion_tokens, calls["fake/echo"].completion_basis) == (0, "unbounded (no max_tokens)")
+    assert (calls["fake/other"].completion_tokens, calls["fake/other"].completion_basis) == (9, "max_tokens")
+    assert "no max_tokens in the requests of fake/echo" in planner.plan().text()

@@ -193,14 +193,16 @@ class Planner:
         return fresh
 
     def _planned(self, name: str, request: ModelRequest, usage: ModelUsage) -> PlannedCall:
-        max_tokens = request.params.get("max_tokens")
+        max_tokens = request.params.get("max_tokens", request.params.get("max_completion_tokens"))
         max_tokens = int(max_tokens) if max_tokens is not None else None
         median = usage.completion_median
         if median is not None:
             completion = int(round(min(median, max_tokens) if max_tokens else median))
             basis = "cache median"
-        else:
-            completion, basis = int(max_tokens or 0), "max_tokens"
+        elif max_tokens is not None:
+            completion, basis = max_tokens, "max_tokens"
+        else:  # no budget sent and nothing in the cache: unknown, counted as 0 and said so
+            completion, basis = 0, "unbounded (no max_tokens)"
         tokens, exact = prompt_tokens(request)
         built_on = sum(json.dumps(m.get("content"), ensure_ascii=False).count(PLANNED_MARKER)
                        for m in request.messages)
@@ -329,6 +331,10 @@ class Plan:
         lines.append(f"  time at concurrency {t['concurrency']}: {wall}")
         lines.append("  completion tokens: the cache's median per model where it has answers, else max_tokens "
                      "(an upper bound); judges' prompts hold answers not yet known (estimated)")
+        unbounded = sorted({r["model"] for r in rows if "unbounded" in r["completion_basis"]})
+        if unbounded:
+            lines.append(f"  no max_tokens in the requests of {', '.join(unbounded)} and no answer in the cache: "
+                         "their completion tokens (and cost) are counted as 0, an underestimate")
         return "\n".join(lines)
 
 
