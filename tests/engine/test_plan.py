@@ -81,6 +81,7 @@ def test_prices_from_litellms_map():
     assert gpt.cost(1000, 100) == pytest.approx(1000 * 2.5e-06 + 100 * 1e-05)
     assert gpt.cost(1000, 100, batch=True) == pytest.approx(1000 * 1.25e-06 + 100 * 5e-06)
     assert price("hosted_vllm/some/self-hosted-model").cost(1000, 100) is None  # unknown, never 0
+    assert price("openrouter/openai/gpt-5").cost(1000, 100) is None  # listed at 0 in the map: no price
 
 
 def test_an_unpriced_model_makes_the_total_cost_unknown_and_says_which():

@@ -143,6 +143,8 @@ def price(model: str) -> Price:
     except Exception:  # not in the map: a self-hosted model, a new one
         return Price(None, None)
     prompt, completion = info.get("input_cost_per_token"), info.get("output_cost_per_token")
+    if not prompt and not completion:  # a hosted model the map lists at 0: no price, not free
+        return Price(None, None)
     return Price(prompt, completion, info.get("input_cost_per_token_batches"),
                  info.get("output_cost_per_token_batches"))
 
