@@ -222,9 +222,11 @@ class Planner:
             return int(statistics.median(planned))
         return int(usage.completion_median or 0)
 
-    def plan(self) -> "Plan":
+    def plan(self, since: int = 0) -> "Plan":
+        """The plan of the calls written down so far, from the ``since``-th on (a run's own
+        share of a planner that spans several runs)."""
         with self._lock:
-            return Plan(tuple(self.calls), {m: asdict(u) for m, u in (self.usage or {}).items()},
+            return Plan(tuple(self.calls[since:]), {m: asdict(u) for m, u in (self.usage or {}).items()},
                         self.concurrency)
 
 

@@ -285,8 +285,7 @@ def finish(run: Run) -> pd.DataFrame:
 
 def run_plan(run: Run) -> Plan:
     """The plan of this run alone (its planner may hold earlier runs' calls too)."""
-    whole = run.planner.plan()
-    return dataclasses.replace(whole, calls=whole.calls[run.plan_offset:])
+    return run.planner.plan(since=run.plan_offset)
 
 
 def finish_plan(run: Run) -> Plan:
@@ -339,8 +338,7 @@ def plan_stages(stages: Sequence[Stage], params: Any) -> Plan:
     offset = len(planner.calls)
     with planning(planner):
         run_stages(stages, dataclasses.replace(params, plan=True))
-    whole = planner.plan()
-    return dataclasses.replace(whole, calls=whole.calls[offset:])
+    return planner.plan(since=offset)
 
 
 def run_stages(stages: Sequence[Stage], params: Any) -> Result:
