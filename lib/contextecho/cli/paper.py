@@ -70,6 +70,9 @@ def run(args: argparse.Namespace) -> int:
     if not args.check_only:
         from ..engine.calls import ModelConfigError
         from .data import fill_inventories
+        from ..engine.paths import REPO_ROOT
+        from ..engine.progress import PROGRESS_ENV
+        from ..notebooks.kernel import SharedKernel
         from ..notebooks.runner import run_notebook
         from ..sessions.corpus import fill_corpus
 
@@ -102,16 +105,18 @@ def run(args: argparse.Namespace) -> int:
                 return 2
             print(f"done in {time.perf_counter() - start:.0f} s")
             return 0
-        for number, name in enumerate(names, start=1):
-            own = overrides[name]
-            print(f"[{number}/{len(names)}] notebook {name} {own or ''} ...", flush=True)
-            try:
-                done = run_notebook(name, own)
-            except (ParameterError, ModelConfigError) as exc:
-                print(f"contextecho paper: {exc}", file=sys.stderr)
-                return 2
-            print(f"      {name}: {done.wall_s:.0f} s -> {done.output_dir.relative_to(GENERATED.parent.parent)}",
-                  flush=True)
+        # One kernel for every notebook, reset as new before each: the imports are paid once.
+        with SharedKernel(REPO_ROOT, {PROGRESS_ENV: "text"}) as kernel:
+            for number, name in enumerate(names, start=1):
+                own = overrides[name]
+                print(f"[{number}/{len(names)}] notebook {name} {own or ''} ...", flush=True)
+                try:
+                    done = run_notebook(name, own, kernel=kernel)
+                except (ParameterError, ModelConfigError) as exc:
+                    print(f"contextecho paper: {exc}", file=sys.stderr)
+                    return 2
+                print(f"      {name}: {done.wall_s:.0f} s -> "
+                      f"{done.output_dir.relative_to(GENERATED.parent.parent)}", flush=True)
     print("[check] variables, includes, figures and alt text, identifiers and cross-references, footnotes, "
           "_quarto.yml ...", flush=True)
     try:

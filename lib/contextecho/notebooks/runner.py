@@ -20,12 +20,12 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 import nbformat
-from traitlets.config import Config
 
 from ..engine.calls import ModelConfigError
 from ..engine.paths import REPO_ROOT
 from ..engine.progress import PROGRESS_ENV
 from .build import experiment, notebook_path
+from .kernel import ENGINE, KERNEL_CONFIG, SharedKernel
 from ..paper.outputs import GENERATED
 from ..experiments.parameters import ParameterError, check_overrides, coerce, declared
 
@@ -62,7 +62,8 @@ def check_parameters(name: str, overrides: Mapping[str, Any], *, notebook: Path 
 
 def run_notebook(name: str, overrides: Mapping[str, Any] | None = None, *,
                  output_dir: Path | None = None, notebook: Path | None = None,
-                 log_output: bool = True, kernel_name: str = "python3") -> NotebookRun:
+                 log_output: bool = True, kernel_name: str = "python3",
+                 kernel: SharedKernel | None = None) -> NotebookRun:
     """Execute ``notebooks/<name>.ipynb`` with ``overrides``; fail before the kernel
     starts on an unknown name, a value of the wrong type or out of range. A model the
     notebook cannot call (no route, no key) stops it before any call and is raised here
@@ -73,7 +74,10 @@ def run_notebook(name: str, overrides: Mapping[str, Any] | None = None, *,
     stderr as they print it (the console log of ``contextecho notebook`` and ``make
     paper``: each batch's summary line once). Only the copy papermill receives is shown:
     papermill's own logging of the outputs stays off, so no line is shown twice whatever
-    the logging configuration."""
+    the logging configuration.
+
+    ``kernel``: run in this :class:`~contextecho.notebooks.kernel.SharedKernel` (reset as a
+    new one; its environment and working folder are its own) instead of a kernel of its own."""
     import papermill
 
     overrides = dict(overrides or {})
@@ -92,13 +96,14 @@ def run_notebook(name: str, overrides: Mapping[str, Any] | None = None, *,
     start = time.perf_counter()
     # The console shows the kernel's stderr: its progress bars are text there, not widgets.
     kernel_env = {PROGRESS_ENV: "text"} if log_output else {}
+    shared = {} if kernel is None else {"engine_name": ENGINE, "km": kernel.ready()}
     try:
         with _environment(kernel_env):
             papermill.execute_notebook(str(path), str(executed), parameters=overrides, cwd=str(REPO_ROOT),
                                        kernel_name=kernel_name, log_output=False,
                                        stdout_file=sys.stdout if log_output else None,
                                        stderr_file=sys.stderr if log_output else None,
-                                       progress_bar=False, report_mode=False, config=KERNEL_CONFIG)
+                                       progress_bar=False, report_mode=False, config=KERNEL_CONFIG, **shared)
     except papermill.PapermillExecutionError as exc:
         error = _configuration_error(exc.ename)
         if error is None:
@@ -107,11 +112,6 @@ def run_notebook(name: str, overrides: Mapping[str, Any] | None = None, *,
     else:
         return NotebookRun(name, output_dir, executed, time.perf_counter() - start)
     raise error(message)  # outside the handler: papermill's error (the cell's source) is not chained
-
-
-#: The kernel talks to papermill over local IPC sockets, not TCP on loopback: nothing else on
-#: the machine can connect, and ipykernel's warning about unencrypted TCP stays off the console.
-KERNEL_CONFIG = Config({"KernelManager": {"transport": "ipc"}})
 
 
 @contextmanager

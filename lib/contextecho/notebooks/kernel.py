@@ -1,0 +1,127 @@
+"""One kernel that executes several notebooks in turn (``contextecho paper``).
+
+A fresh kernel per notebook spends most of a warm ``make paper`` importing the same
+libraries again (pandas, scipy, seaborn, LiteLLM: about 7 s a kernel). A
+:class:`SharedKernel` is started once; before each notebook after the first its namespace
+is reset as a new kernel's is (:data:`RESET`: every name the previous notebook defined
+removed, the input history a new session, execution counts from 1, open figures closed,
+warnings shown again), while the modules it imported, and the embedded model with its
+kept prefix states, stay loaded. A kernel that died is replaced by a new one.
+
+Papermill executes each notebook as it always does (parameters injected, cells run and
+recorded, the executed copy written), through the engine :data:`ENGINE` registered here,
+which hands papermill's notebook client this kernel instead of starting its own. A
+reviewer's ``papermill notebooks/X.ipynb out.ipynb`` is unchanged: it starts its own kernel.
+"""
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+from typing import Mapping
+
+from jupyter_client.manager import KernelManager
+from jupyter_core.paths import jupyter_runtime_dir
+from papermill.clientwrap import PapermillNotebookClient
+from papermill.engines import NBClientEngine, papermill_engines
+from papermill.utils import merge_kwargs, remove_args
+from traitlets.config import Config
+
+#: The engine name papermill is given to run a notebook in a :class:`SharedKernel`.
+ENGINE = "contextecho-shared-kernel"
+
+#: The kernel talks to papermill over local IPC sockets, not TCP on loopback: nothing else on
+#: the machine can connect, and ipykernel's warning about unencrypted TCP stays off the console.
+KERNEL_CONFIG = Config({"KernelManager": {"transport": "ipc"}})
+
+#: Run silently in the kernel before each notebook after the first: what a new kernel would
+#: not hold. ``reset(new_session=True)`` clears the user namespace and the output cache, starts
+#: a new history session (what ``bind`` reads) and sets the execution count back to 1.
+RESET = """\
+def _contextecho_reset():
+    import sys, warnings
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    if pyplot is not None:
+        pyplot.close("all")
+    getattr(warnings, "_filters_mutated", lambda: None)()
+    get_ipython().reset(new_session=True)
+_contextecho_reset()
+"""
+
+
+class SharedKernelEngine(NBClientEngine):
+    """Papermill's nbclient engine with the kernel manager passed in (``km=``): the kernel is
+    neither started nor shut down per notebook, and the notebook's client is closed after it."""
+
+    @classmethod
+    def execute_managed_notebook(cls, nb_man, kernel_name, log_output=False, stdout_file=None,
+                                 stderr_file=None, start_timeout=60, execution_timeout=None, **kwargs):
+        kwargs = remove_args(["input_path", "timeout", "startup_timeout"], **kwargs)
+        client = PapermillNotebookClient(nb_man, **merge_kwargs(
+            kwargs, timeout=execution_timeout, startup_timeout=start_timeout, kernel_name=kernel_name,
+            log_output=log_output, stdout_file=stdout_file, stderr_file=stderr_file))
+        try:
+            return client.execute()
+        finally:
+            if client.kc is not None:
+                client.kc.stop_channels()
+
+
+papermill_engines.register(ENGINE, SharedKernelEngine)
+
+
+class SharedKernel:
+    """A kernel started once (in ``cwd``, with ``env`` added to this process's environment)
+    for several notebooks: :meth:`ready` before each one returns its manager, reset as a new
+    kernel (:data:`RESET`), or a new kernel where the last one died. A context manager that
+    shuts the kernel down on leaving."""
+
+    def __init__(self, cwd: Path, env: Mapping[str, str] | None = None, kernel_name: str = "python3"):
+        self.cwd, self.env, self.kernel_name = Path(cwd), dict(env or {}), kernel_name
+        self.km: KernelManager | None = None
+        self.notebooks = 0  # notebooks begun in the current kernel
+        self.started = 0  # kernels started
+
+    def __enter__(self) -> "SharedKernel":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def ready(self) -> KernelManager:
+        """The kernel manager for the next notebook: a live kernel with a namespace as new."""
+        if self.km is None or not self.km.is_alive():
+            self.close()
+            # An absolute path for the IPC sockets: the kernel runs in ``cwd``, this process
+            # anywhere (a relative one would name two different files).
+            runtime = Path(jupyter_runtime_dir())
+            runtime.mkdir(parents=True, exist_ok=True)
+            self.km = KernelManager(kernel_name=self.kernel_name, config=KERNEL_CONFIG,
+                                    ip=str(runtime / f"contextecho-{uuid.uuid4().hex}-ipc"))
+            self.km.start_kernel(cwd=str(self.cwd), env={**os.environ, **self.env})
+            self.started += 1
+            self.notebooks = 0
+        elif self.notebooks:
+            self._run(RESET)
+        self.notebooks += 1
+        return self.km
+
+    def _run(self, code: str, timeout: float = 60) -> None:
+        client = self.km.client()
+        client.start_channels()
+        try:
+            client.wait_for_ready(timeout=timeout)
+            reply = client.execute_interactive(code, silent=True, store_history=False, timeout=timeout)
+        finally:
+            client.stop_channels()
+        if reply["content"]["status"] != "ok":
+            content = reply["content"]
+            raise RuntimeError(f"resetting the shared kernel failed: {content.get('ename')}: "
+                               f"{content.get('evalue')}")
+
+    def close(self) -> None:
+        if self.km is not None:
+            if self.km.has_kernel:
+                self.km.shutdown_kernel(now=True)
+            self.km = None
+

@@ -1,0 +1,92 @@
+"""One kernel for several notebooks (``contextecho paper``): each notebook finds it as a new
+kernel (no name of the previous one, execution counts from 1, a new input history), the
+modules it imported stay loaded, and a kernel that died is replaced."""
+import os
+import signal
+import time
+
+import nbformat
+import papermill
+import pytest
+import yaml
+
+from contextecho.engine.paths import REPO_ROOT, shared_dir
+from contextecho.notebooks import run_notebook
+from contextecho.notebooks.kernel import ENGINE, SharedKernel
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def notebook(path, *sources):
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, path)
+    return path
+
+
+def run(kernel, source, executed):
+    papermill.execute_notebook(str(source), str(executed), engine_name=ENGINE, km=kernel.ready(),
+                               kernel_name="python3", progress_bar=False)
+    return nbformat.read(executed, as_version=4)
+
+
+def text(cell):
+    return "".join(o.get("text", "") for o in cell.outputs)
+
+
+def test_each_notebook_finds_a_new_namespace_in_the_same_process(tmp_path):
+    first = notebook(tmp_path / "first.ipynb",
+                     "import os, json\nleft_over = 1\nprint(os.getpid())",
+                     "import matplotlib.pyplot as plt\nplt.figure(); print(len(plt.get_fignums()))")
+    second = notebook(tmp_path / "second.ipynb",
+                      "import os, sys\nprint(os.getpid(), 'left_over' in globals(), 'json' in sys.modules)",
+                      "print(len(get_ipython().history_manager.input_hist_raw))",
+                      "import matplotlib.pyplot as plt\nprint(len(plt.get_fignums()))")
+    with SharedKernel(tmp_path) as kernel:
+        a = run(kernel, first, tmp_path / "a.ipynb")
+        b = run(kernel, second, tmp_path / "b.ipynb")
+        assert kernel.started == 1
+    pid = text(a.cells[0]).strip()
+    assert text(b.cells[0]).split() == [pid, "False", "True"]  # same process, names gone, modules kept
+    assert [c.execution_count for c in b.cells] == [1, 2, 3]  # counts from 1, as in a new kernel
+    assert text(b.cells[1]).strip() == "3"  # the history holds this notebook's cells only ('', 2 cells)
+    assert text(b.cells[2]).strip() == "0"  # the first notebook's figure was closed
+
+
+def test_a_kernel_that_died_is_replaced(tmp_path):
+    pid = notebook(tmp_path / "pid.ipynb", "import os\nprint(os.getpid())")
+    with SharedKernel(tmp_path) as kernel:
+        before = text(run(kernel, pid, tmp_path / "a.ipynb").cells[0]).strip()
+        os.kill(int(before), signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while kernel.km.is_alive() and time.monotonic() < deadline:  # until its manager sees it gone
+            pass
+        after = text(run(kernel, pid, tmp_path / "b.ipynb").cells[0]).strip()
+        assert kernel.started == 2 and before != after
+    assert kernel.km is None  # shut down on leaving
+
+
+def test_the_kernel_has_its_environment_and_folder(tmp_path):
+    probe = notebook(tmp_path / "env.ipynb", "import os\nprint(os.environ['PLANTED_FOR_KERNEL'], os.getcwd())")
+    with SharedKernel(tmp_path, {"PLANTED_FOR_KERNEL": "yes"}) as kernel:
+        assert text(run(kernel, probe, tmp_path / "out.ipynb").cells[0]).split() == ["yes", str(tmp_path)]
+
+
+def test_a_real_notebook_gives_the_same_outputs_in_a_shared_kernel(tmp_path):
+    """The panel on the fake model, run alone and then after another notebook in one kernel:
+    the same variables, and the same cells recorded."""
+    if not (shared_dir() / "corpus" / "real").is_dir():
+        pytest.skip("the real corpus (../shared/corpus/real) is not beside the checkout")
+    tiny = {"targets": "fake/echo", "judges": "fake/echo", "n_sessions": 1, "n_positions": 2,
+            "probes": "C01,C02", "stressors": "S2#01", "n_resamples": 200, "max_tokens": 16, "window": 3000}
+    alone = run_notebook("panel", tiny, output_dir=tmp_path / "alone", log_output=False)
+    with SharedKernel(REPO_ROOT, {"CONTEXTECHO_CACHE": str(tmp_path / "cache")}) as kernel:  # computed again
+        run_notebook("cross_judge", {"targets": "fake/echo", "judges": "fake/echo", "n_sessions": 1,
+                                     "n_positions": 2, "probes": "C03", "n_resamples": 200, "max_tokens": 16,
+                                     "window": 3000}, output_dir=tmp_path / "other", log_output=False, kernel=kernel)
+        shared = run_notebook("panel", tiny, output_dir=tmp_path / "shared", log_output=False, kernel=kernel)
+        assert kernel.started == 1
+    a, b = (yaml.safe_load(r.variables_file.read_text())["panel"] for r in (alone, shared))
+    assert {k: (v, b.get(k)) for k, v in a.items() if b.get(k) != v} == {}
+    counts = [c.execution_count for c in nbformat.read(shared.executed, as_version=4).cells if c.cell_type == "code"]
+    assert counts == list(range(1, len(counts) + 1))
