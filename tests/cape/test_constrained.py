@@ -6,7 +6,10 @@ import math
 import pytest
 from litellm.types.utils import ChatCompletionTokenLogprob, ChoiceLogprobs, TopLogprob
 
+from litellm import CustomLLM
+
 from contextecho.engine import llm
+from contextecho.engine.responses import fill_response
 from contextecho.engine import token_distribution as td
 from contextecho.cape.administer import CONTEXT_DEPENDENT, CONTEXT_FREE, RunSpec, administer, constrained_answers
 from contextecho.cape.parsing import score
@@ -19,7 +22,7 @@ def letters(question: str) -> dict[str, float]:
     return {letter: (0.6 if letter == best else 0.1) for letter in "ABCDE"}
 
 
-class Respondent(llm.CustomLLM):
+class Respondent(CustomLLM):
     """Writes "B. Very Inaccurate" (a letter with another option's words: invalid text);
     asked for token probabilities on a prefilled turn, gives :func:`letters`."""
 
@@ -29,12 +32,12 @@ class Respondent(llm.CustomLLM):
 
     async def acompletion(self, model, messages, *args, optional_params, model_response, **kw):
         if not optional_params.get("logprobs"):
-            return llm.fill_response(model_response, model, "B. Very Inaccurate", "stop", 1, 1)
+            return fill_response(model_response, model, "B. Very Inaccurate", "stop", 1, 1)
         assert optional_params["continue_final_message"] and messages[-1]["role"] == "assistant"
         self.prefills.append(messages[-1]["content"])
         probs = letters(messages[-2]["content"])
         best = max(probs, key=probs.get)
-        response = llm.fill_response(model_response, model, best + ")", "stop", 1, 1)
+        response = fill_response(model_response, model, best + ")", "stop", 1, 1)
         top = [TopLogprob(token=letter, logprob=math.log(p)) for letter, p in probs.items()]
         response.choices[0].logprobs = ChoiceLogprobs(content=[
             ChatCompletionTokenLogprob(token=best, logprob=math.log(probs[best]), top_logprobs=top)])

@@ -5,7 +5,10 @@ import math
 import pytest
 from litellm.types.utils import ChatCompletionTokenLogprob, ChoiceLogprobs, TopLogprob
 
+from litellm import CustomLLM
+
 from contextecho.engine import llm
+from contextecho.engine.responses import fill_response
 from contextecho.engine import token_distribution as td
 from contextecho.engine.cache import CallCache
 from contextecho.echo import build_cells, probes, run_cells
@@ -15,7 +18,7 @@ from contextecho.echo.runner import distribution_summary
 PROBS = {"C01": {"0": 0.1, "1": 0.2, "2": 0.3, "3": 0.4}, "C03": {"3": 0.9, "2": 0.1}}
 
 
-class ProbJudge(llm.CustomLLM):
+class ProbJudge(CustomLLM):
     """Answers "Score: 2"; with logprobs and a prefilled turn, a space then the digit."""
 
     def __init__(self):
@@ -27,7 +30,7 @@ class ProbJudge(llm.CustomLLM):
         if model == "broken" and optional_params.get("logprobs"):
             raise llm.litellm.InternalServerError(message="boom", model=model, llm_provider="probjudge")
         probe = "C01" if probes.BY_ID["C01"].text in messages[1]["content"] else "C03"
-        response = llm.fill_response(model_response, model, " 3" if optional_params.get("logprobs") else "Score: 2",
+        response = fill_response(model_response, model, " 3" if optional_params.get("logprobs") else "Score: 2",
                                      "stop", 10, 2)
         if optional_params.get("logprobs"):
             assert optional_params["continue_final_message"] and messages[-1]["content"] == "Score:"
@@ -81,7 +84,7 @@ def test_expected_scores_beside_the_verdicts(sessions, tmp_path, prob_judge):
     assert summary.loc["probjudge/broken", "n_error"] == len(judged[judged.judge_model == "probjudge/broken"])
 
 
-class JsonJudge(llm.CustomLLM):
+class JsonJudge(CustomLLM):
     """The harness's JSON verdict, as tokens; asked for logprobs, each token with its
     log-probability and the top tokens at its position (at the score: 1, 0 and 3).
     Keeps every request's parameters and last message."""
@@ -94,7 +97,7 @@ class JsonJudge(llm.CustomLLM):
 
     async def acompletion(self, model, messages, *args, optional_params, model_response, **kw):
         self.requests.append((dict(optional_params), messages[-1]["role"]))
-        response = llm.fill_response(model_response, model, "".join(self.TOKENS), "stop", 10, 12)
+        response = fill_response(model_response, model, "".join(self.TOKENS), "stop", 10, 12)
         if optional_params.get("logprobs"):
             score = [(" 1", 0.5), (" 0", 0.25), (" 3", 0.25)]
             response.choices[0].logprobs = ChoiceLogprobs(content=[ChatCompletionTokenLogprob(

@@ -5,7 +5,10 @@ from pathlib import Path
 
 import pytest
 
+from litellm import CustomLLM
+
 from contextecho.engine import llm
+from contextecho.engine.responses import fill_response
 from contextecho.engine.cache import CallCache
 from contextecho.engine.calls import ModelConfigError, Transport, _mark_shared_prefix, generate
 from contextecho.engine.model_request import ModelRequest
@@ -111,10 +114,10 @@ def test_missing_api_key_names_the_variable(tmp_path, monkeypatch):
 def test_sampling_params_pass_through_untouched_and_seeds_follow_the_replicate(tmp_path):
     seen = []
 
-    class Capture(llm.CustomLLM):
+    class Capture(CustomLLM):
         async def acompletion(self, model, messages, *args, optional_params, model_response, **kw):
             seen.append(dict(optional_params))
-            return llm.fill_response(model_response, model, "ok", "stop", 1, 1)
+            return fill_response(model_response, model, "ok", "stop", 1, 1)
 
     llm.register_provider("capture", Capture())
     generate([ask("capture/x", temperature=0.7, top_p=0.9, max_tokens=12, stop=["\n"])],

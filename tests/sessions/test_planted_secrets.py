@@ -35,7 +35,10 @@ from urllib.parse import quote, quote_plus
 import pyarrow.parquet as pq
 import pytest
 
+from litellm import CustomLLM
+
 from contextecho.engine import llm
+from contextecho.engine.responses import fill_response
 from contextecho.__main__ import main
 from contextecho.engine.cache import CallCache
 from contextecho.echo import build_cells, run_cells
@@ -483,7 +486,7 @@ CODEX_FILE = "neurodata/sessions/2025/09/26/rollout-2025-09-26T17-01-04-019985ca
 FORMATS = ("claude_code", "codex_cli")
 
 
-class Spy(llm.CustomLLM):
+class Spy(CustomLLM):
     """A provider outside the in-process set (so, to the code, a non-local model) that
     keeps every request and answers with all of it: a leak would also reach the cache."""
 
@@ -494,7 +497,7 @@ class Spy(llm.CustomLLM):
     def _answer(self, model, messages, model_response):
         self.seen.append(json.dumps(messages, ensure_ascii=False))
         text = "\n".join(str(m.get("content")) for m in messages)
-        return llm.fill_response(model_response, f"planted/{model}", text, "stop", 1, 1)
+        return fill_response(model_response, f"planted/{model}", text, "stop", 1, 1)
 
     def completion(self, model, messages, *args, model_response, **kwargs):
         return self._answer(model, messages, model_response)

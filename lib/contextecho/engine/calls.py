@@ -196,7 +196,6 @@ def check_routes(models: Iterable[str], transport: Transport, *, sending: bool =
     before any call, with a message that names what to set. ``sending`` false: the model
     strings only, no key and no server needed (a plan, which sends nothing, can be made
     before the keys are set and the servers started)."""
-    litellm = llm.ensure_providers()
     for model in sorted(set(models)):
         try:
             endpoint = transport.endpoint(model)
@@ -206,6 +205,7 @@ def check_routes(models: Iterable[str], transport: Transport, *, sending: bool =
         check_routable(model, api_base)
         if llm.is_in_process(model):
             continue
+        litellm = llm.ensure_providers()
         _, provider, _, api_base = litellm.get_llm_provider(model, api_base=api_base)
         if endpoint is not None:
             if sending and endpoint.key_env and not os.environ.get(endpoint.key_env):
@@ -242,13 +242,12 @@ def _route_kwargs(model: str, transport: Transport) -> dict[str, Any]:
 def check_routable(model: str, api_base: str | None = None) -> None:
     """Raise :class:`ModelConfigError` unless ``model`` names a model LiteLLM can route:
     a provider it knows, or an in-process one that serves that name."""
-    litellm = llm.ensure_providers()
-    if llm.is_in_process(model):
+    if llm.is_in_process(model):  # no LiteLLM needed to tell (a run the cache answers never imports it)
         if llm.provider_of(model) != llm.LOCAL_PROVIDER or model == llm.LOCAL_MODEL:
             return  # fake/<behaviour>: any name (the stand-in answers unknown ones with an error)
     else:
         try:
-            litellm.get_llm_provider(model, api_base=api_base)
+            llm.ensure_providers().get_llm_provider(model, api_base=api_base)
             return
         except Exception:
             pass
@@ -304,11 +303,10 @@ def _send_params(request: ModelRequest) -> dict[str, Any]:
 def _mark_shared_prefix(request: ModelRequest) -> list[dict]:
     """Mark the prefix (all but the last message) for providers that cache prompts on request."""
     messages = [dict(m) for m in request.messages]
-    litellm = llm.litellm
     if len(messages) < 2 or llm.is_in_process(request.model):
         return messages
     try:
-        explicit = litellm.utils.supports_prompt_caching(request.model) and \
+        explicit = llm.litellm.utils.supports_prompt_caching(request.model) and \
             llm.provider_of(request.model) in ("anthropic", "bedrock", "vertex_ai")
     except Exception:
         explicit = False

@@ -29,51 +29,56 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import functools
 import inspect
 import time
 from dataclasses import dataclass
 from typing import Any, Iterator
 
 import httpx
-import openai
-
-from . import llm
 
 TRANSIENT = "transient"
 PERMANENT = "permanent"
 PROGRAMMING = "programming"
 
-_litellm = llm.litellm
-
-# Worth another attempt: the same request may well succeed a little later.
-_TRANSIENT_TYPES = (
-    _litellm.RateLimitError,
-    _litellm.Timeout,
-    _litellm.APIConnectionError,
-    _litellm.ServiceUnavailableError,
-    _litellm.InternalServerError,
-    asyncio.TimeoutError,
-    OSError,  # ConnectionError, socket and SSL errors, TimeoutError
-)
-# Never worth another attempt, even when a subclass of a transient type.
-_PERMANENT_TYPES = (
-    _litellm.AuthenticationError,
-    _litellm.BadRequestError,  # with ContextWindowExceededError, UnsupportedParamsError, ...
-    _litellm.NotFoundError,
-    _litellm.PermissionDeniedError,
-    _litellm.UnprocessableEntityError,
-)
 # Raised by code, not by the network: the same call raises it again at once.
 _PROGRAMMING_TYPES = (ValueError, TypeError, AttributeError, LookupError, NameError,
                       AssertionError, NotImplementedError, ArithmeticError, ImportError)
 # Modules whose exceptions only wrap another one (the fault is further down the chain).
 _WRAPPERS = ("litellm", "openai")
 
-# The stored ``error_type`` of every permanent fault: the names of LiteLLM's exception
-# classes under the permanent bases (a stored record carries its class name only).
-PERMANENT_ERROR_TYPES = frozenset(
-    cls.__name__ for _, cls in inspect.getmembers(_litellm.exceptions, inspect.isclass)
-    if issubclass(cls, _PERMANENT_TYPES))
+
+@dataclass(frozen=True)
+class _Types:
+    """The exception classes each kind is told by; LiteLLM's, so imported on first use (a run
+    answered from the cache never imports LiteLLM)."""
+
+    transient: tuple[type[BaseException], ...]  # worth another attempt: it may well succeed later
+    permanent: tuple[type[BaseException], ...]  # never, even when a subclass of a transient type
+    permanent_names: frozenset[str]  # the stored error_type of every permanent fault
+    timeouts: tuple[type[BaseException], ...]  # httpx's, the SDK's, asyncio's and the builtin timeouts
+
+
+@functools.cache
+def _types() -> _Types:
+    import litellm
+
+    permanent = (
+        litellm.AuthenticationError,
+        litellm.BadRequestError,  # with ContextWindowExceededError, UnsupportedParamsError, ...
+        litellm.NotFoundError,
+        litellm.PermissionDeniedError,
+        litellm.UnprocessableEntityError,
+    )
+    # A stored record carries its class name only: the names of LiteLLM's exception classes
+    # under the permanent bases.
+    names = frozenset(cls.__name__ for _, cls in inspect.getmembers(litellm.exceptions, inspect.isclass)
+                      if issubclass(cls, permanent))
+    transient = (litellm.RateLimitError, litellm.Timeout, litellm.APIConnectionError,
+                 litellm.ServiceUnavailableError, litellm.InternalServerError,
+                 asyncio.TimeoutError, OSError)  # OSError: ConnectionError, socket and SSL errors, TimeoutError
+    timeouts = (httpx.TimeoutException, TimeoutError, asyncio.TimeoutError, litellm.Timeout)
+    return _Types(transient, permanent, names, timeouts)
 
 
 # The labels of transient faults read down the chain (module doc).
@@ -82,8 +87,6 @@ CONNECTION = "APIConnectionError"
 TIMEOUT = "Timeout"
 # Evidence down the chain: the transport could not connect or lost the connection ...
 _CONNECTION_FAULTS = (httpx.NetworkError, httpx.RemoteProtocolError, ConnectionError)
-# ... or gave up waiting (httpx's, the SDK's, asyncio's and the builtin timeouts).
-_TIMEOUT_FAULTS = (httpx.TimeoutException, TimeoutError, asyncio.TimeoutError, _litellm.Timeout)
 
 
 @dataclass(frozen=True)
@@ -100,7 +103,10 @@ class Fault:
 
 def classify(exc: BaseException) -> Fault:
     """The fault behind ``exc``, looking through LiteLLM's wrappers."""
-    if isinstance(exc, _PERMANENT_TYPES):
+    import openai
+
+    types = _types()
+    if isinstance(exc, types.permanent):
         return Fault(PERMANENT, type(exc).__name__, str(exc))
     cause = _first_cause(exc)
     if isinstance(cause, _PROGRAMMING_TYPES):
@@ -113,7 +119,7 @@ def classify(exc: BaseException) -> Fault:
         return Fault(PROGRAMMING, type(client).__name__,
                      f"{client} (raised by the provider's client before sending; LiteLLM reported it as "
                      f"{type(exc).__name__})")
-    if isinstance(exc, _TRANSIENT_TYPES):
+    if isinstance(exc, types.transient):
         return Fault(TRANSIENT, _transient_label(exc), str(exc), retry_after(exc))
     # Anything else is no known network or provider fault: another attempt would not help.
     return Fault(PROGRAMMING, type(exc).__name__, str(exc))
@@ -126,7 +132,7 @@ def _transient_label(exc: BaseException) -> str:
         return RATE_LIMIT
     if any(isinstance(e, _CONNECTION_FAULTS) for e in chain):
         return CONNECTION
-    if any(isinstance(e, _TIMEOUT_FAULTS) for e in chain):
+    if any(isinstance(e, _types().timeouts) for e in chain):
         return TIMEOUT  # the SDK's, httpx's or the call site's own (asyncio.wait_for) alike
     return type(exc).__name__
 
@@ -180,4 +186,4 @@ def _first_cause(exc: BaseException) -> BaseException:
 
 def is_permanent(error_type: str | None) -> bool:
     """Whether a stored error is one that a later run skips unless asked to retry."""
-    return error_type in PERMANENT_ERROR_TYPES
+    return error_type in _types().permanent_names

@@ -4,79 +4,34 @@ LiteLLM reaches for the web at import (its model price map) unless told not to; 
 ``contextecho.engine`` package sets that environment before anything imports LiteLLM.
 Two in-process providers are registered through ``litellm.custom_provider_map``:
 
-- ``local/smollm2-135m``: the embedded default model (CPU, no key, no network);
+- ``local/smollm2-135m``: the embedded default model (CPU, no key, no network;
+  :mod:`.local_provider`);
 - ``fake/<anything>``: a deterministic stand-in for unit tests and dry runs.
+
+LiteLLM itself (about 4 s to import) is imported when it is first needed: by
+:func:`ensure_providers`, or by reading ``llm.litellm``. The names of the models and
+providers here need no import, so a run whose calls the cache answers never imports it.
 """
 from __future__ import annotations
 
-import asyncio
 import threading
 from typing import Any
 
-import litellm
-from litellm import CustomLLM
-from litellm.types.utils import ChatCompletionTokenLogprob, ChoiceLogprobs, ModelResponse, TopLogprob
-
 from . import local_model
-from .fake_model import FakeProvider
-from .responses import fill_response
-
-litellm.suppress_debug_info = True  # its banner would bury our own error messages
 
 LOCAL_PROVIDER = "local"
 LOCAL_MODEL = f"{LOCAL_PROVIDER}/{local_model.MODEL_NAME}"
 FAKE_PROVIDER = "fake"
 
 
-class LocalProvider(CustomLLM):
-    """Serves ``local/smollm2-135m`` from the embedded GGUF model, sync and async. A tool
-    call of the model is sent as OpenAI's ``message.tool_calls`` (ids ``call_<i>``), with
-    no content and finish reason ``tool_calls`` (:mod:`.responses`)."""
-
-    def _complete(self, model: str, messages: list, optional_params: dict,
-                  model_response: ModelResponse) -> ModelResponse:
-        if model != local_model.MODEL_NAME:
-            raise litellm.NotFoundError(
-                message=f"unknown local model {model!r}; available: {LOCAL_MODEL}",
-                model=f"{LOCAL_PROVIDER}/{model}", llm_provider=LOCAL_PROVIDER)
-        params = {k: v for k, v in optional_params.items() if v is not None}
-        kwargs = dict(model=LOCAL_MODEL, llm_provider=LOCAL_PROVIDER)
-        try:
-            result = local_model.shared_model().complete(messages, params)
-        except local_model.ContextOverflowError as exc:
-            raise litellm.ContextWindowExceededError(message=str(exc), **kwargs) from exc
-        except local_model.UnsupportedParameterError as exc:
-            raise litellm.BadRequestError(message=str(exc), **kwargs) from exc
-        response = fill_response(model_response, LOCAL_MODEL, result.text, result.finish_reason,
-                                 result.prompt_tokens, result.completion_tokens, result.tool_calls)
-        if result.logprobs is not None:
-            response.choices[0].logprobs = ChoiceLogprobs(content=[
-                ChatCompletionTokenLogprob(token=token, logprob=logprob, top_logprobs=[
-                    TopLogprob(token=t, logprob=lp) for t, lp in top])
-                for token, logprob, top in result.logprobs])
-        return response
-
-    def completion(self, model, messages, api_base, custom_prompt_dict, model_response,
-                   print_verbose, encoding, api_key, logging_obj, optional_params,
-                   acompletion=None, litellm_params=None, logger_fn=None, headers={},
-                   timeout=None, client=None) -> ModelResponse:
-        return self._complete(model, messages, optional_params, model_response)
-
-    async def acompletion(self, model, messages, api_base, custom_prompt_dict, model_response,
-                          print_verbose, encoding, api_key, logging_obj, optional_params,
-                          acompletion=None, litellm_params=None, logger_fn=None, headers={},
-                          timeout=None, client=None) -> ModelResponse:
-        # llama.cpp blocks; a worker thread keeps the event loop (and progress bar) alive.
-        return await asyncio.to_thread(self._complete, model, messages, optional_params,
-                                       model_response)
-
-
-_registered: dict[str, CustomLLM] = {}
+_registered: dict[str, Any] = {}  # provider name -> its litellm.CustomLLM handler
 _register_lock = threading.Lock()
 
 
-def register_provider(name: str, handler: CustomLLM) -> None:
-    """Add (or replace) an in-process provider so ``<name>/<model>`` strings reach it."""
+def register_provider(name: str, handler: Any) -> None:
+    """Add (or replace) an in-process provider (a ``litellm.CustomLLM``) so ``<name>/<model>``
+    strings reach it."""
+    litellm = _litellm()
     with _register_lock:
         entries = [e for e in litellm.custom_provider_map if e["provider"] != name]
         entries.append({"provider": name, "custom_handler": handler})
@@ -85,17 +40,37 @@ def register_provider(name: str, handler: CustomLLM) -> None:
         _registered[name] = handler
 
 
-def registered_providers() -> dict[str, CustomLLM]:
+def registered_providers() -> dict[str, Any]:
     return dict(_registered)
 
 
 def ensure_providers() -> Any:
     """The configured ``litellm`` module with the in-process providers registered."""
     if LOCAL_PROVIDER not in _registered:
+        from .local_provider import LocalProvider
+
         register_provider(LOCAL_PROVIDER, LocalProvider())
     if FAKE_PROVIDER not in _registered:
+        from .fake_model import FakeProvider
+
         register_provider(FAKE_PROVIDER, FakeProvider())
+    return _litellm()
+
+
+def _litellm() -> Any:
+    """The ``litellm`` module, imported and configured on first use."""
+    import litellm
+
+    litellm.suppress_debug_info = True  # its banner would bury our own error messages
     return litellm
+
+
+def __getattr__(name: str) -> Any:
+    """``llm.litellm``: the configured module with the in-process providers registered,
+    imported on first use (module doc)."""
+    if name == "litellm":
+        return ensure_providers()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def provider_of(model: str) -> str:
