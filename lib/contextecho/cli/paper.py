@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+import threading
 import time
 
+from ..engine.paths import REPO_ROOT
+from ..engine.progress import PROGRESS_ENV
+from ..notebooks.kernel import SharedKernel
 from ..paper import manuscript, quarto
 from ..paper.declared import undeclared_keys
 from ..notebooks.build import NOTEBOOKS, experiment
@@ -67,56 +71,75 @@ def merge_and_check() -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
+    names = [n.strip() for n in args.only.split(",") if n.strip()] or list(NOTEBOOKS)
+    unknown = sorted(set(names) - set(NOTEBOOKS))
+    if unknown and not args.check_only:
+        print(f"contextecho paper: unknown notebook(s) {unknown}; choose from {NOTEBOOKS}", file=sys.stderr)
+        return 2
     if not args.check_only:
-        from ..engine.calls import ModelConfigError
-        from .data import fill_inventories
-        from ..engine.paths import REPO_ROOT
-        from ..engine.progress import PROGRESS_ENV
-        from ..notebooks.kernel import SharedKernel
-        from ..notebooks.runner import run_notebook
-        from ..sessions.corpus import fill_corpus
-
         if args.retry_errors:
             from ..engine.calls import retry_errors_everywhere
 
             retry_errors_everywhere()  # every notebook kernel inherits it
-
-        names = [n.strip() for n in args.only.split(",") if n.strip()] or list(NOTEBOOKS)
-        unknown = sorted(set(names) - set(NOTEBOOKS))
-        if unknown:
-            print(f"contextecho paper: unknown notebook(s) {unknown}; choose from {NOTEBOOKS}", file=sys.stderr)
-            return 2
-        try:
-            overrides = set_overrides(args.set, names)
+        try:  # every override checked before anything runs (without one there is nothing to check)
+            overrides = set_overrides(args.set, names) if args.set else {name: {} for name in names}
         except ParameterError as exc:
             print(f"contextecho paper: {exc}", file=sys.stderr)
             return 2
-        print("[data] corpus and inventories, verifying sha256 ...", flush=True)
-        filled = fill_corpus()
-        print(f"      corpus: {filled.copied} copied, {filled.downloaded} downloaded, "
-              f"{filled.present} already present; {fill_inventories()}")
-        if args.plan:
-            from ..notebooks.planning import plan_notebooks
-
-            try:
-                plan_notebooks(names, overrides, paper_scale=args.paper_scale)
-            except (ParameterError, ModelConfigError) as exc:
-                print(f"contextecho paper: {exc}", file=sys.stderr)
-                return 2
-            print(f"done in {time.perf_counter() - start:.0f} s")
-            return 0
         # One kernel for every notebook, reset as new before each: the imports are paid once.
-        with SharedKernel(REPO_ROOT, {PROGRESS_ENV: "text"}) as kernel:
-            for number, name in enumerate(names, start=1):
-                own = overrides[name]
-                print(f"[{number}/{len(names)}] notebook {name} {own or ''} ...", flush=True)
-                try:
-                    done = run_notebook(name, own, kernel=kernel)
-                except (ParameterError, ModelConfigError) as exc:
-                    print(f"contextecho paper: {exc}", file=sys.stderr)
-                    return 2
-                print(f"      {name}: {done.wall_s:.0f} s -> "
-                      f"{done.output_dir.relative_to(GENERATED.parent.parent)}", flush=True)
+        # It starts importing the experiments at once, and this process imports them too (for
+        # the manuscript check) while the kernel works: on two cores, side by side.
+        with SharedKernel(REPO_ROOT, {PROGRESS_ENV: "text"},
+                          preload=[f"contextecho.experiments.{name}" for name in names]) as kernel:
+            if not args.plan:
+                kernel.start()
+                threading.Thread(target=lambda: [experiment(name) for name in NOTEBOOKS], daemon=True).start()
+            status = run_notebooks(args, names, overrides, kernel)
+        if status is not None:
+            if args.plan:
+                print(f"done in {time.perf_counter() - start:.0f} s")
+            return status
+    return check_and_render(args, start)
+
+
+def run_notebooks(args: argparse.Namespace, names: list[str], overrides: dict[str, dict[str, str]],
+                  kernel: SharedKernel) -> int | None:
+    """The data, then every notebook of ``names`` with its ``overrides`` in ``kernel`` (or, with
+    ``--plan``, their plan); an exit status where the command ends here, None where the
+    manuscript comes next."""
+    from ..engine.calls import ModelConfigError
+    from .data import fill_inventories
+    from ..notebooks.runner import run_notebook
+    from ..sessions.corpus import fill_corpus
+
+    print("[data] corpus and inventories, verifying sha256 ...", flush=True)
+    filled = fill_corpus()
+    print(f"      corpus: {filled.copied} copied, {filled.downloaded} downloaded, "
+          f"{filled.present} already present; {fill_inventories()}")
+    if args.plan:
+        from ..notebooks.planning import plan_notebooks
+
+        try:
+            plan_notebooks(names, overrides, paper_scale=args.paper_scale)
+        except (ParameterError, ModelConfigError) as exc:
+            print(f"contextecho paper: {exc}", file=sys.stderr)
+            return 2
+        return 0
+    for number, name in enumerate(names, start=1):
+        own = overrides[name]
+        print(f"[{number}/{len(names)}] notebook {name} {own or ''} ...", flush=True)
+        try:
+            done = run_notebook(name, own, kernel=kernel)
+        except (ParameterError, ModelConfigError) as exc:
+            print(f"contextecho paper: {exc}", file=sys.stderr)
+            return 2
+        print(f"      {name}: {done.wall_s:.0f} s -> {done.output_dir.relative_to(GENERATED.parent.parent)}",
+              flush=True)
+    return None
+
+
+def check_and_render(args: argparse.Namespace, start: float) -> int:
+    """Merge the notebooks' variables, check the manuscript, render it (unless told not to)."""
     print("[check] variables, includes, figures and alt text, identifiers and cross-references, footnotes, "
           "_quarto.yml ...", flush=True)
     try:

@@ -18,8 +18,9 @@ from __future__ import annotations
 import os
 import uuid
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Sequence
 
+from jupyter_client.client import KernelClient
 from jupyter_client.manager import KernelManager
 from jupyter_core.paths import jupyter_runtime_dir
 from papermill.clientwrap import PapermillNotebookClient
@@ -33,6 +34,9 @@ ENGINE = "contextecho-shared-kernel"
 #: The kernel talks to papermill over local IPC sockets, not TCP on loopback: nothing else on
 #: the machine can connect, and ipykernel's warning about unencrypted TCP stays off the console.
 KERNEL_CONFIG = Config({"KernelManager": {"transport": "ipc"}})
+
+#: Seconds the kernel may take to start, import its preload, or reset.
+STARTUP_S = 120
 
 #: Run silently in the kernel before each notebook after the first: what a new kernel would
 #: not hold. ``reset(new_session=True)`` clears the user namespace and the output cache, starts
@@ -74,13 +78,21 @@ class SharedKernel:
     """A kernel started once (in ``cwd``, with ``env`` added to this process's environment)
     for several notebooks: :meth:`ready` before each one returns its manager, reset as a new
     kernel (:data:`RESET`), or a new kernel where the last one died. A context manager that
-    shuts the kernel down on leaving."""
+    shuts the kernel down on leaving.
 
-    def __init__(self, cwd: Path, env: Mapping[str, str] | None = None, kernel_name: str = "python3"):
+    ``preload``: modules the kernel imports as soon as it starts (:meth:`start`), while this
+    process goes on with its own work (the two cores import side by side); the first
+    :meth:`ready` waits for them, and the kernel is reset before the first notebook, which
+    finds them loaded and no name they bound."""
+
+    def __init__(self, cwd: Path, env: Mapping[str, str] | None = None, kernel_name: str = "python3",
+                 preload: Sequence[str] = ()):
         self.cwd, self.env, self.kernel_name = Path(cwd), dict(env or {}), kernel_name
+        self.preload = tuple(preload)
         self.km: KernelManager | None = None
-        self.notebooks = 0  # notebooks begun in the current kernel
+        self.used = False  # the current kernel ran something since it started or was reset
         self.started = 0  # kernels started
+        self._pending: tuple[KernelClient, str] | None = None  # (client, message id) of the preload
 
     def __enter__(self) -> "SharedKernel":
         return self
@@ -88,40 +100,62 @@ class SharedKernel:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    def start(self) -> None:
+        """Start the kernel now (and send it the preload, without waiting for it)."""
+        self.close()
+        # An absolute path for the IPC sockets: the kernel runs in ``cwd``, this process
+        # anywhere (a relative one would name two different files).
+        runtime = Path(jupyter_runtime_dir())
+        runtime.mkdir(parents=True, exist_ok=True)
+        self.km = KernelManager(kernel_name=self.kernel_name, config=KERNEL_CONFIG,
+                                ip=str(runtime / f"contextecho-{uuid.uuid4().hex}-ipc"))
+        self.km.start_kernel(cwd=str(self.cwd), env={**os.environ, **self.env})
+        self.started += 1
+        self.used = False
+        if self.preload:
+            client = self.km.client()
+            client.start_channels()
+            code = "import importlib\n" + "".join(f"importlib.import_module({m!r})\n" for m in self.preload)
+            self._pending = (client, client.execute(code, silent=True, store_history=False))
+            self.used = True
+
     def ready(self) -> KernelManager:
         """The kernel manager for the next notebook: a live kernel with a namespace as new."""
         if self.km is None or not self.km.is_alive():
-            self.close()
-            # An absolute path for the IPC sockets: the kernel runs in ``cwd``, this process
-            # anywhere (a relative one would name two different files).
-            runtime = Path(jupyter_runtime_dir())
-            runtime.mkdir(parents=True, exist_ok=True)
-            self.km = KernelManager(kernel_name=self.kernel_name, config=KERNEL_CONFIG,
-                                    ip=str(runtime / f"contextecho-{uuid.uuid4().hex}-ipc"))
-            self.km.start_kernel(cwd=str(self.cwd), env={**os.environ, **self.env})
-            self.started += 1
-            self.notebooks = 0
-        elif self.notebooks:
-            self._run(RESET)
-        self.notebooks += 1
+            self.start()
+        if self._pending is not None:
+            client, msg_id = self._pending
+            self._pending = None
+            try:
+                self._check(client.get_shell_msg(timeout=STARTUP_S), msg_id, "importing its preload")
+            finally:
+                client.stop_channels()
+        if self.used:
+            self._run(RESET, "resetting it")
+        self.used = True
         return self.km
 
-    def _run(self, code: str, timeout: float = 60) -> None:
+    def _run(self, code: str, what: str) -> None:
         client = self.km.client()
         client.start_channels()
         try:
-            client.wait_for_ready(timeout=timeout)
-            reply = client.execute_interactive(code, silent=True, store_history=False, timeout=timeout)
+            client.wait_for_ready(timeout=STARTUP_S)
+            reply = client.execute_interactive(code, silent=True, store_history=False, timeout=STARTUP_S)
         finally:
             client.stop_channels()
-        if reply["content"]["status"] != "ok":
-            content = reply["content"]
-            raise RuntimeError(f"resetting the shared kernel failed: {content.get('ename')}: "
-                               f"{content.get('evalue')}")
+        self._check(reply, reply["parent_header"].get("msg_id"), what)
+
+    @staticmethod
+    def _check(reply: dict, msg_id: str, what: str) -> None:
+        content = reply["content"]
+        if reply["parent_header"].get("msg_id") != msg_id or content.get("status") != "ok":
+            raise RuntimeError(f"the shared kernel failed {what}: {content.get('ename')}: {content.get('evalue')}")
 
     def close(self) -> None:
+        if self._pending is not None:
+            self._pending[0].stop_channels()
+            self._pending = None
         if self.km is not None:
             if self.km.has_kernel:
                 self.km.shutdown_kernel(now=True)
             self.km = None
-

@@ -21,7 +21,6 @@ from typing import Any, Iterator, Mapping
 
 import nbformat
 
-from ..engine.calls import ModelConfigError
 from ..engine.paths import REPO_ROOT
 from ..engine.progress import PROGRESS_ENV
 from .build import experiment, notebook_path
@@ -133,6 +132,7 @@ def _configuration_error(ename: str) -> type[Exception] | None:
     """The error class to raise for a notebook cell's error named ``ename``, when it is one
     of the run's configuration errors (a parameter out of range, a model that cannot be
     called, or a subclass of either); None for any other."""
+    from ..engine.calls import ModelConfigError  # LiteLLM's import: only when a cell failed
     for base in (ModelConfigError, ParameterError):
         family, names = [base], set()
         while family:
