@@ -44,8 +44,9 @@ PAPER_ARGS = $(call SERVING,--set,=) $(PAPER_SET) $(if $(PLAN),--plan)
 help:
 	@echo "make setup       create .venv and install contextecho with its dev extras (and Quarto, where it installs)"
 	@echo "make quarto      try again to install Quarto into .venv (renders the manuscript as HTML and PDF)"
-	@echo "make test        run the whole test suite (unit + end-to-end on the embedded model)"
-	@echo "make test-fast   unit tests only (no embedded model)"
+	@echo "make test        run the whole test suite (unit + end-to-end on the embedded model), on every core"
+	@echo "make test-fast   the tests that do not run the embedded model (the inner loop)"
+	@echo "                 WORKERS=1: one test after another in one process (WORKERS=n: n workers)"
 	@echo "make data        fill data/corpus from ../shared/corpus/real (sha256-verified)"
 	@echo "make paper       regenerate every result, table, figure and number of the manuscript"
 	@echo "make paper-check check the manuscript (variables, includes, figures, ids, cross-refs, footnotes) without Quarto; fails on what Quarto only warns about"
@@ -99,14 +100,20 @@ notebook-filter:
 	  echo "notebook-filter: not a git checkout; nothing to configure"; \
 	fi
 
+# The tests run on every core (pytest-xdist): a module's tests on one worker, so a server or a
+# model a module starts is started once; the slow modules first (tests/conftest.py). WORKERS=1:
+# in this process, one test after another.
+WORKERS ?= auto
+PYTEST  = $(PY) -m pytest $(if $(filter 1,$(WORKERS)),-p no:xdist,-n $(WORKERS) --dist loadscope --no-loadscope-reorder)
+
 test: $(STAMP) lint
-	$(PY) -m pytest
+	$(PYTEST)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check lib tests benchmarks
 
 test-fast: $(STAMP)
-	$(PY) -m pytest -m "not embedded"
+	$(PYTEST) -m "not embedded"
 
 data: $(STAMP)
 	$(PY) -m contextecho data

@@ -19,8 +19,28 @@ import pytest
 
 from contextecho.engine.paths import shared_dir
 
+#: Four labelled responses, one per score 0-3 (from data/judge_labels/probe_responses.jsonl): the
+#: judge_labels of a test whose notebook calibrates a judge it does not test, so that a real model
+#: scores 4 of them, not the 65 of the reference calibration.
+JUDGE_LABELS = Path(__file__).parent / "fixtures" / "judge_labels.jsonl"
+
+# Under pytest-xdist each worker's embedded model (in process, in a notebook's kernel, on a local
+# server: all read CONTEXTECHO_THREADS) gets its share of the cores: two workers with two threads
+# each on two cores spin at llama.cpp's barriers waiting for each other.
+if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
+    os.environ.setdefault("CONTEXTECHO_THREADS",
+                          str(max(1, (os.cpu_count() or 1) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _isolated_session_outputs(tmp_path_factory):
+    """The same for what module- and session-scoped fixtures run, before any test's own."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("CONTEXTECHO_RUNS", str(tmp_path_factory.mktemp("session-runs")))
+        mp.setenv("CONTEXTECHO_CACHE", str(tmp_path_factory.mktemp("session-cache")))
+        yield
 
 
 @pytest.fixture(autouse=True)
@@ -84,9 +104,12 @@ def provider():
     answering ``reply(model, messages)``: a text (with ``tokens`` as its prompt and completion
     tokens), a ``(text, prompt_tokens, completion_tokens)`` tuple, or an exception, which is
     raised. Returns the handler, whose ``seen`` holds every request's messages."""
-    from contextecho.engine import llm
+    from litellm import CustomLLM
 
-    class Recording(llm.CustomLLM):
+    from contextecho.engine import llm
+    from contextecho.engine.responses import fill_response
+
+    class Recording(CustomLLM):
         def __init__(self, reply, tokens):
             super().__init__()
             self.reply, self.tokens, self.seen = reply, tokens, []
@@ -97,7 +120,7 @@ def provider():
             if isinstance(answer, BaseException):
                 raise answer
             text, *tokens = answer if isinstance(answer, tuple) else (answer, *self.tokens)
-            return llm.fill_response(model_response, model, text, "stop", *tokens)
+            return fill_response(model_response, model, text, "stop", *tokens)
 
     def register(name: str, reply, tokens: tuple[int, int] = (10, 2)):
         llm.ensure_providers()
@@ -115,3 +138,23 @@ def cache(tmp_path):
 
     with CallCache(tmp_path / "cache") as c:
         yield c
+
+
+#: Markers of the slow tests, slowest first: their modules are run first, so that under
+#: pytest-xdist (``make test``: ``--dist loadscope``, one module to one worker) the long ones
+#: never start last while the other worker has run out of work.
+SLOW_FIRST = ("server", "embedded", "corpus")
+
+
+def pytest_collection_modifyitems(config, items):
+    def weight(item) -> int:
+        names = {m.name for m in item.iter_markers()}
+        return next((i for i, name in enumerate(SLOW_FIRST) if name in names), len(SLOW_FIRST))
+
+    by_module: dict[str, int] = {}
+    for item in items:
+        module = item.nodeid.split("::", 1)[0]
+        by_module[module] = min(by_module.get(module, len(SLOW_FIRST)), weight(item))
+    first_seen = {m: i for i, m in enumerate(dict.fromkeys(item.nodeid.split("::", 1)[0] for item in items))}
+    items.sort(key=lambda item: (by_module[item.nodeid.split("::", 1)[0]],
+                                 first_seen[item.nodeid.split("::", 1)[0]]))

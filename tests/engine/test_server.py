@@ -26,6 +26,7 @@ from contextecho.engine.paths import cache_dir, runs_dir
 from contextecho.echo import build_cells
 from contextecho.sessions import positions, redact, render_prefix, snapshot_at
 from contextecho.sessions.loader import load_session
+from tests.conftest import JUDGE_LABELS
 
 pytestmark = [pytest.mark.embedded, pytest.mark.server, pytest.mark.timeout(900)]
 
@@ -70,7 +71,8 @@ def test_panel_notebook_through_a_real_server(server, tmp_path, corpus_dir):
     endpoint = f"hosted_vllm/*={server.api_base}"
     params = {"targets": SERVED, "judges": SERVED, "endpoints": endpoint, "concurrency": 2,
               "n_sessions": 1, "n_positions": 1, "probes": "C01", "stressors": "S2#01",
-              "window": 1500, "max_tokens": 16, "judge_max_tokens": 8, "n_resamples": 200}
+              "window": 1500, "max_tokens": 16, "judge_max_tokens": 8, "n_resamples": 200,
+              "judge_labels": str(JUDGE_LABELS)}
     done = run_notebook("panel", params, output_dir=tmp_path / "panel", log_output=False)
 
     # The notebook's manifest records the endpoint (it holds no key) and the counts.

@@ -17,6 +17,7 @@ import pytest
 from contextecho.__main__ import main
 from contextecho.engine.local_model import MODEL_NAME
 from contextecho.engine.local_server import serve_local_model
+from tests.conftest import JUDGE_LABELS
 from tests.experiments.test_audit import planned_against_made
 from tests.paper.test_report import Page, decoded
 
@@ -26,7 +27,7 @@ SESSIONS = ("sword/projects/-home-ubuntu-Documents-livecd-gen/e1ffaf02-1289-4b61
             "sword/projects/-home-ubuntu-Documents-livecd-gen/155c3456-9cd0-4d8f-8db3-d0560ca1851c.jsonl")
 SMALL = ["--quick", "--protocol", "contextecho", "--yes", "-p", "probes", "C01", "-p", "stressors", "S2#01",
          "-p", "contracts", "S2#01", "-p", "window", "1200", "-p", "max_tokens", "8", "-p", "stressor_max_tokens", "8",
-         "-p", "judge_max_tokens", "8", "-p", "n_resamples", "200"]
+         "-p", "judge_max_tokens", "8", "-p", "n_resamples", "200", "-p", "judge_labels", str(JUDGE_LABELS)]
 
 
 @pytest.fixture(scope="module")

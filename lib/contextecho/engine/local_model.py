@@ -134,6 +134,21 @@ NAME_CANDIDATES = 4096
 TOOL_CHOICES = ("none", "auto", "required", "any")
 
 
+#: The environment variable that sets the embedded model's threads (prompts and generation), in
+#: process and on the local server; unset: two, or the machine's one core.
+THREADS_ENV = "CONTEXTECHO_THREADS"
+
+
+def configured_threads() -> int | None:
+    """The threads :data:`THREADS_ENV` asks for; None when it is unset or empty."""
+    value = os.environ.get(THREADS_ENV, "").strip()
+    if not value:
+        return None
+    if not value.isdigit() or int(value) < 1:
+        raise ValueError(f"{THREADS_ENV}={value!r}: give a positive whole number of threads")
+    return int(value)
+
+
 class ContextOverflowError(ValueError):
     """The prompt plus the tokens to generate do not fit the model's context window."""
 
@@ -301,8 +316,12 @@ class LocalChatModel:
         import jinja2.sandbox
 
         self.path = Path(path) if path else model_path()
-        self._llm = Llama(model_path=str(self.path), n_ctx=n_ctx,
-                          n_threads=n_threads or min(2, os.cpu_count() or 1),
+        # Threads: ``n_threads``, else CONTEXTECHO_THREADS for prompts and generation alike,
+        # else two for generation and llama.cpp's default (every core) for prompts.
+        n_threads = n_threads or configured_threads()
+        threads = {"n_threads": n_threads, "n_threads_batch": n_threads} if n_threads else \
+            {"n_threads": min(2, os.cpu_count() or 1)}
+        self._llm = Llama(model_path=str(self.path), n_ctx=n_ctx, **threads,
                           flash_attn=True, logits_all=False, verbose=False)
         template = self._llm.metadata.get("tokenizer.chat_template")
         if not template:

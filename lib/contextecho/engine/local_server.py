@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from .local_model import MODEL_NAME, N_CTX, model_path
+from .local_model import MODEL_NAME, N_CTX, configured_threads, model_path
 
 HOST = "127.0.0.1"
 #: The server's chat format that answers OpenAI tool calls (module doc).
@@ -127,12 +127,14 @@ def serve_local_model(*, n_threads: int | None = None, n_ctx: int = N_CTX, start
 
     The model settings match the in-process provider's (context, threads, flash
     attention), so greedy answers can be compared request by request. ``n_threads``: the
-    threads the server uses, for prompts as for generation (None: two for generation and
-    llama.cpp's default, every core, for prompts); several servers on one machine each
-    need their share, or their spinning threads contend for the same cores.
+    threads the server uses, for prompts as for generation (None: the variable
+    CONTEXTECHO_THREADS where set, else two for generation and llama.cpp's default, every
+    core, for prompts); several servers on one machine each need their share, or their
+    spinning threads contend for the same cores.
     ``chat_format``: the server's ``--chat_format`` (e.g. :data:`TOOL_CHAT_FORMAT` for tool
     calls); None: the GGUF's own chat template.
     """
+    n_threads = n_threads or configured_threads()
     port = free_port()
     folder = Path(log_dir) if log_dir else Path(tempfile.mkdtemp(prefix="contextecho-server-"))
     folder.mkdir(parents=True, exist_ok=True)

@@ -12,11 +12,13 @@ from ..echo.protocols import PROTOCOLS
 from ..echo.reference.judge import JUDGE_MODEL
 from ..echo.runner import SELF_JUDGE
 from ..engine.llm import LOCAL_MODEL
-from .parameters import (NON_NEGATIVE, POSITIVE, RESAMPLES, Checked, Endpoints, Models, NonEmpty, OneOf, Temperature,
-                         count)
+from .parameters import (NON_NEGATIVE, POSITIVE, RESAMPLES, Checked, Endpoints, File, Models, NonEmpty, OneOf,
+                         Temperature, count)
 from .scores import SCORES
 
 PROTOCOL_NAMES = OneOf(PROTOCOLS.names, "protocol")
+#: What the judges are calibrated on when ``judge_labels`` is empty (echo.calibration.calibration_set).
+DEFAULT_LABELS = "the protocol's prompt examples and the 48 probe responses"
 #: The harness's primary judge (``harness/judge.py:108``; e15 ``run.py:137``, e16, e17), as the
 #: paper-scale parameter sets name it: not one of their targets, so no target judges itself.
 REFERENCE_JUDGE = f"anthropic/{JUDGE_MODEL}"
@@ -70,6 +72,7 @@ class JudgedParameters(ServingParameters):
     protocol: str = "reference"
     score: str = "discrete"
     require_calibrated: bool = False
+    judge_labels: str = ""
 
     HELP = {**ServingParameters.HELP, "targets": "LiteLLM model strings", "judges": "first is primary",
             "protocol": "instrument set: reference (the authors' harness) or contextecho (ours)",
@@ -81,7 +84,9 @@ class JudgedParameters(ServingParameters):
             "n_resamples": "resamples of the bootstrap intervals and the resampling tests",
             "resample_seed": "seed of the resampling draws",
             "require_calibrated": "stop before any target call when a judge fails its calibration "
-                                  "(quadratic kappa at least 0.60, at most 10% invalid)"}
+                                  "(quadratic kappa at least 0.60, at most 10% invalid)",
+            "judge_labels": "labelled responses the judges are calibrated on, JSONL with probe_id, probe, "
+                            "response and score per line (empty: " + DEFAULT_LABELS + ")"}
     # Per protocol (contextecho.experiments.parameters: PROTOCOL_HELP and IGNORED).
     PROTOCOL_HELP = {
         "window": {"reference": "prefix characters of the rendered transcript (the harness's 30,000; the "
@@ -97,7 +102,8 @@ class JudgedParameters(ServingParameters):
     RANGES = {**ServingParameters.RANGES, "targets": (NonEmpty(), Models()), "judges": (NonEmpty(), Models()),
               "window": POSITIVE, "max_tokens": POSITIVE, "judge_max_tokens": POSITIVE,
               "temperature": Temperature(("targets",)), "n_resamples": RESAMPLES, "resample_seed": NON_NEGATIVE,
-              "protocol": PROTOCOL_NAMES, "score": OneOf(tuple(SCORES), "score")}
+              "protocol": PROTOCOL_NAMES, "score": OneOf(tuple(SCORES), "score"),
+              "judge_labels": File(".jsonl", DEFAULT_LABELS)}
 
     def judge_models(self) -> tuple[str, ...]:
         """The model strings of the judges, in order (``self``, which the panel accepts: every

@@ -495,7 +495,24 @@ class Endpoints:
         return None
 
 
-Rule = Union[Interval, Temperature, OneOf, Models, NonEmpty, Includes, Endpoints]
+@dataclass(frozen=True)
+class File:
+    """A path to an existing file whose name ends in ``suffix`` (from the working folder or
+    the repository root, where the notebooks run), or empty, which means ``empty``."""
+
+    suffix: str
+    empty: str
+
+    def valid(self, value: Any, params: Any) -> str:
+        return f"a path to an existing {self.suffix} file, or empty ({self.empty})"
+
+    def problem(self, value: Any, params: Any) -> str | None:
+        if value == "" or (str(value).endswith(self.suffix) and _is_file(str(value))):
+            return None
+        return f"is not an existing {self.suffix} file"
+
+
+Rule = Union[Interval, Temperature, OneOf, Models, NonEmpty, Includes, Endpoints, File]
 _WHOLE = (NonEmpty, Includes, Endpoints)  # rules on the tuple itself; the others check each element
 
 

@@ -28,7 +28,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from ..echo.runner import run_cells
-from ..echo.calibration import MAX_INVALID_RATE, MIN_KAPPA, calibrate, calibration_set
+from ..echo.calibration import MAX_INVALID_RATE, MIN_KAPPA, LabelsError, calibrate, calibration_set
 from ..echo.protocols import protocol as get_protocol
 from ..engine.cache import CallCache
 from ..engine.calls import Transport
@@ -43,6 +43,7 @@ from ..paper.variables import Variable
 from ..paper.show import Result, SavedFigure
 from ..sessions.model import Session
 from ..sessions.selection import session_labels
+from .parameters import ParameterError
 
 
 @dataclass
@@ -213,9 +214,13 @@ def calibrate_judges(run: Run) -> pd.DataFrame:
     asked: one row per judge (n, agreement, kappa, Spearman, invalid rate, verdict), written
     as the ``calibration`` table with the first judge's numbers as manuscript variables
     (``judge_kappa``, ``judge_calibrated``, ``judge_status``, ...). With
-    ``require_calibrated`` a judge below the threshold stops the run here."""
+    ``require_calibrated`` a judge below the threshold stops the run here. ``judge_labels``: a
+    labelled set of the user's own in place of the protocol's."""
     p = run.params
-    items = calibration_set(p.protocol)
+    try:
+        items = calibration_set(p.protocol, p.judge_labels or None)
+    except LabelsError as exc:
+        raise ParameterError(f"parameter 'judge_labels': {exc}") from None
     rows = []
     with CallCache() as cache:
         for judge in p.judge_models():
