@@ -104,7 +104,7 @@ notebook-filter:
 # model a module starts is started once; the slow modules first (tests/conftest.py). WORKERS=1:
 # in this process, one test after another.
 WORKERS ?= auto
-PYTEST  = $(PY) -m pytest $(if $(filter 1,$(WORKERS)),-p no:xdist,-n $(WORKERS) --dist loadscope --no-loadscope-reorder)
+PYTEST  = $(PY) -m pytest --durations=20 $(if $(filter 1,$(WORKERS)),-p no:xdist,-n $(WORKERS) --dist loadscope --no-loadscope-reorder)
 
 test: $(STAMP) lint
 	$(PYTEST)

@@ -11,17 +11,27 @@ from contextecho.echo.calibration import calibrate, calibration_set
 from contextecho.engine.calls import generate
 from contextecho.engine.llm import LOCAL_MODEL
 from contextecho.engine.model_request import ModelRequest
+from contextecho.experiments.parameter_sets import JudgedParameters
 
 pytestmark = pytest.mark.embedded
 
 
+#: The judge's budget on the embedded build, which every judged notebook's calibration asks
+#: (the harness's 400 is the paper scale's).
+BUDGET = JudgedParameters.judge_max_tokens
+
+
 def test_every_reference_verdict_of_the_embedded_judge_is_valid_json(cache):
     items = calibration_set("reference")
-    result = calibrate(LOCAL_MODEL, items, protocol="reference", cache=cache, progress=False)
+    result = calibrate(LOCAL_MODEL, items, protocol="reference", max_tokens=BUDGET, cache=cache, progress=False)
     assert len(result.items) == len(items) >= 40
     for row in result.items:
         verdict = json.loads(row["verdict"])  # raises on anything but valid JSON
         assert isinstance(verdict, dict), row["verdict"]
+    # Within the budget, and the verdicts that ran on were closed at its end (the constraint's
+    # closing path was taken, not only verdicts that end by themselves).
+    spent = [cache.lookup(row["key"]).completion_tokens for row in result.items]
+    assert max(spent) <= BUDGET and any(n >= BUDGET - 16 for n in spent), spent
     # what the judge is worth is reported, whatever it is
     assert result.verdict in ("calibrated", "not calibrated")
     assert result.agreement.n == len(items)

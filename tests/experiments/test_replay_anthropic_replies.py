@@ -50,3 +50,36 @@ def test_empty_text_reply_is_an_anthropic_reply_of_empty_text_blocks_only():
     assert not empty_text_reply({"text": ""}, "openai/gpt-5")  # an OpenAI reply: content "" reaches us
     assert not empty_text_reply({"null": True}, MODEL) and not empty_text_reply(None, MODEL)
     assert not empty_text_reply({"raise": {"type": "RateLimitError", "message": "429"}}, MODEL)
+
+
+# ---------------------------------------------------------------- a recorded SDK exception
+@pytest.mark.parametrize("error_type, message, expected, transient", [
+    ("APITimeoutError", "Request timed out.", "Timeout", True),  # OpenAI's and Anthropic's SDKs
+    ("openai.APITimeoutError", "Request timed out.", "Timeout", True),
+    ("APIConnectionError", "Connection error.", "APIConnectionError", True),
+    ("ReadTimeout", "", "Timeout", True),  # httpx beneath either SDK
+    ("ConnectError", "[Errno 111] Connection refused", "APIConnectionError", True),
+    ("OverloadedError", "Overloaded", "ServiceUnavailableError", True),  # Anthropic's 529
+    ("DeadlineExceeded", "504 Deadline Exceeded", "Timeout", True),  # Google's api-core
+    ("ResourceExhausted", "Quota exceeded", "RateLimitError", True),
+    ("ServerError", "503 UNAVAILABLE", "ServiceUnavailableError", True),  # google-genai: by its status
+    ("ClientError", "400 INVALID_ARGUMENT", "BadRequestError", False),
+    ("RateLimitError", "429 rate limited", "RateLimitError", True),  # LiteLLM's own name
+    ("AuthenticationError", "invalid x-api-key", "AuthenticationError", False),
+    ("NotFound", "model not found", "NotFoundError", False),
+])
+def test_a_recorded_sdk_exception_becomes_what_litellm_raises_for_it(error_type, message, expected, transient):
+    from contextecho.engine.faults import TRANSIENT, classify
+    from contextecho.experiments.replay import replay_error
+
+    error = replay_error(error_type, message, "openai/gpt-4o-mini")
+    assert type(error).__name__ == expected and isinstance(error, getattr(litellm, expected))
+    assert (classify(error).kind == TRANSIENT) is transient  # so a timed-out first attempt is retried
+
+
+def test_an_exception_no_sdk_names_is_a_programming_fault():
+    from contextecho.engine.faults import PROGRAMMING, classify
+    from contextecho.experiments.replay import replay_error
+
+    error = replay_error("KeyError", "'choices'", "openai/gpt-4o-mini")
+    assert classify(error).kind == PROGRAMMING

@@ -1,5 +1,6 @@
 """The spine: a run's stages, its run log, and manuscript variables keyed by target."""
 import json
+import re
 from dataclasses import dataclass
 
 import pandas as pd
@@ -10,6 +11,7 @@ from contextecho.echo.calibration import calibration_set
 from contextecho.engine.calls import Transport
 from contextecho.engine.counts import Counts
 from contextecho.experiments import spine
+from contextecho.experiments.parameters import ParameterError, RangeError
 from contextecho.notebooks import experiment
 from contextecho.paper.declared import Declared
 from contextecho.paper.formats import COUNT, PERCENT, POINTS
@@ -109,3 +111,23 @@ def test_every_per_target_number_has_a_key_for_each_target(name, extra, tmp_path
     assert all(v[k] == v[f"{k}_scripted_varied"] for k in suffixed)  # unsuffixed: the first target
     assert any(v[f"{k}_scripted_varied"] != v[f"{k}_scripted_chatty"] for k in suffixed)  # they differ
     assert v["target"] == "scripted/varied"
+
+
+@pytest.mark.corpus
+def test_judge_labels_calibrates_on_a_set_of_ones_own_and_a_bad_line_names_its_place(tmp_path, corpus_dir,
+                                                                                        scripted_models):
+    from tests.conftest import JUDGE_LABELS
+
+    module = experiment("panel")
+    tiny = dict(targets=("scripted/command",), judges=("scripted/judge",), n_sessions=1, n_positions=2,
+                probes=("C01",), stressors=("S2#01",), n_resamples=200, max_tokens=16, window=3000)
+    result = module.run(module.Parameters(**tiny, judge_labels=str(JUDGE_LABELS), output_dir=str(tmp_path / "own")))
+    log = json.loads((result.output_dir / "manifest.json").read_text())
+    assert log["batches"]["panel:calibration"]["calls"] == 4 == len(JUDGE_LABELS.read_text().splitlines())
+    assert result.variables["judge_calibration_n"] == 4
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(JUDGE_LABELS.read_text() + '{"probe_id": "I01", "probe": "Who are you?"\n')
+    with pytest.raises(ParameterError, match=rf"parameter 'judge_labels': {re.escape(str(bad))}:5: not valid JSON"):
+        module.run(module.Parameters(**tiny, judge_labels=str(bad), output_dir=str(tmp_path / "bad")))
+    with pytest.raises(RangeError, match="parameter 'judge_labels': 'no-such.jsonl' is not an existing .jsonl file"):
+        module.Parameters(**tiny, judge_labels="no-such.jsonl")

@@ -49,7 +49,7 @@ def ensure_providers() -> Any:
     if LOCAL_PROVIDER not in _registered:
         from .local_provider import LocalProvider
 
-        register_provider(LOCAL_PROVIDER, LocalProvider())
+        register_provider(LOCAL_PROVIDER, LocalProvider(LOCAL_PROVIDER))
     if FAKE_PROVIDER not in _registered:
         from .fake_model import FakeProvider
 

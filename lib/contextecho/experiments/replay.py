@@ -120,15 +120,38 @@ _STATUS_ERRORS = (("429", "RateLimitError"), ("529", "ServiceUnavailableError"),
                   ("401", "AuthenticationError"), ("403", "PermissionDeniedError"), ("404", "NotFoundError"))
 
 
+# The exception classes the harness's SDKs raise (OpenAI's and Anthropic's share their names;
+# Google's google-genai and google-api-core; httpx's and the builtins beneath them), by class
+# name -> the LiteLLM exception LiteLLM raises for each. Google's ClientError and ServerError
+# carry their status in the message (read through _STATUS_ERRORS).
+SDK_ERRORS = {
+    "APITimeoutError": "Timeout", "DeadlineExceededError": "Timeout", "DeadlineExceeded": "Timeout",
+    "ReadTimeout": "Timeout", "ConnectTimeout": "Timeout", "WriteTimeout": "Timeout", "PoolTimeout": "Timeout",
+    "TimeoutException": "Timeout", "TimeoutError": "Timeout",
+    "ConnectError": "APIConnectionError", "ReadError": "APIConnectionError", "WriteError": "APIConnectionError",
+    "NetworkError": "APIConnectionError", "RemoteProtocolError": "APIConnectionError",
+    "ConnectionError": "APIConnectionError", "ConnectionResetError": "APIConnectionError",
+    "ConnectionRefusedError": "APIConnectionError", "ConnectionAbortedError": "APIConnectionError",
+    "OverloadedError": "ServiceUnavailableError", "ServiceUnavailable": "ServiceUnavailableError",
+    "ResourceExhausted": "RateLimitError", "TooManyRequests": "RateLimitError",
+    "InternalServerError": "InternalServerError", "InternalError": "InternalServerError",
+    "InvalidArgument": "BadRequestError", "Unauthenticated": "AuthenticationError", "Unauthorized": "AuthenticationError",
+    "PermissionDenied": "PermissionDeniedError", "Forbidden": "PermissionDeniedError", "NotFound": "NotFoundError",
+}
+
+
 def replay_error(error_type: str, message: str, model: str) -> Exception:
     """The exception LiteLLM raises for a provider error of ``error_type`` (module doc of
-    :mod:`contextecho.engine.faults`: its class decides whether it is retried)."""
+    :mod:`contextecho.engine.faults`: its class decides whether it is retried): LiteLLM's own
+    class of that name, else the SDK class's (:data:`SDK_ERRORS`), else the status code or the
+    words its message names; an error none of these names is a programming fault."""
     litellm = llm.litellm
-    name = error_type
+    name = error_type.rsplit(".", 1)[-1]  # a qualified name (openai.APITimeoutError) by its class
     if not hasattr(litellm, name):
         lowered = message.lower()
-        name = next((cls for code, cls in _STATUS_ERRORS if code in message), None) or \
-            ("Timeout" if "timeout" in lowered else "ServiceUnavailableError" if "overloaded" in lowered else None)
+        name = SDK_ERRORS.get(name) or next((cls for code, cls in _STATUS_ERRORS if code in message), None) or \
+            ("Timeout" if "timeout" in lowered or "timed out" in lowered else
+             "ServiceUnavailableError" if "overloaded" in lowered else None)
     provider = llm.provider_of(model) or "unknown"
     if name in ("BadRequestError", "NotFoundError", "Timeout"):
         return getattr(litellm, name)(message, model=model, llm_provider=provider)
