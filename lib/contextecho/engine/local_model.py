@@ -135,15 +135,19 @@ TOOL_CHOICES = ("none", "auto", "required", "any")
 
 
 #: The environment variable that sets the embedded model's threads (prompts and generation), in
-#: process and on the local server; unset: two, or the machine's one core.
+#: process and on the local server.
 THREADS_ENV = "CONTEXTECHO_THREADS"
+#: The threads when it is unset, on every machine: llama.cpp splits its sums across threads, so
+#: the count is part of the answers (a greedy answer can differ at one thread), and a default of
+#: "every core" would give other numbers on another machine. Two reproduce the paper's.
+DEFAULT_THREADS = 2
 
 
-def configured_threads() -> int | None:
-    """The threads :data:`THREADS_ENV` asks for; None when it is unset or empty."""
+def configured_threads() -> int:
+    """The threads :data:`THREADS_ENV` asks for, else :data:`DEFAULT_THREADS`."""
     value = os.environ.get(THREADS_ENV, "").strip()
     if not value:
-        return None
+        return DEFAULT_THREADS
     if not value.isdigit() or int(value) < 1:
         raise ValueError(f"{THREADS_ENV}={value!r}: give a positive whole number of threads")
     return int(value)
@@ -316,12 +320,9 @@ class LocalChatModel:
         import jinja2.sandbox
 
         self.path = Path(path) if path else model_path()
-        # Threads: ``n_threads``, else CONTEXTECHO_THREADS for prompts and generation alike,
-        # else two for generation and llama.cpp's default (every core) for prompts.
+        # The same threads for prompts and generation (configured_threads: part of the answers).
         n_threads = n_threads or configured_threads()
-        threads = {"n_threads": n_threads, "n_threads_batch": n_threads} if n_threads else \
-            {"n_threads": min(2, os.cpu_count() or 1)}
-        self._llm = Llama(model_path=str(self.path), n_ctx=n_ctx, **threads,
+        self._llm = Llama(model_path=str(self.path), n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads,
                           flash_attn=True, logits_all=False, verbose=False)
         template = self._llm.metadata.get("tokenizer.chat_template")
         if not template:

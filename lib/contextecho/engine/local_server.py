@@ -126,11 +126,10 @@ def serve_local_model(*, n_threads: int | None = None, n_ctx: int = N_CTX, start
     """Run ``python -m llama_cpp.server`` on the embedded GGUF for the duration of the block.
 
     The model settings match the in-process provider's (context, threads, flash
-    attention), so greedy answers can be compared request by request. ``n_threads``: the
-    threads the server uses, for prompts as for generation (None: the variable
-    CONTEXTECHO_THREADS where set, else two for generation and llama.cpp's default, every
-    core, for prompts); several servers on one machine each need their share, or their
-    spinning threads contend for the same cores.
+    attention, threads), so greedy answers can be compared request by request. ``n_threads``:
+    the threads the server uses, for prompts as for generation (None: the in-process model's,
+    :func:`~contextecho.engine.local_model.configured_threads`); several servers on one machine
+    each need their share, or their spinning threads contend for the same cores.
     ``chat_format``: the server's ``--chat_format`` (e.g. :data:`TOOL_CHAT_FORMAT` for tool
     calls); None: the GGUF's own chat template.
     """
@@ -141,10 +140,8 @@ def serve_local_model(*, n_threads: int | None = None, n_ctx: int = N_CTX, start
     log = folder / f"llama-server-{port}.log"
     command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model_path()),
                "--model_alias", MODEL_NAME, "--host", HOST, "--port", str(port),
-               "--n_ctx", str(n_ctx), "--n_threads", str(n_threads or min(2, os.cpu_count() or 1)),
+               "--n_ctx", str(n_ctx), "--n_threads", str(n_threads), "--n_threads_batch", str(n_threads),
                "--flash_attn", "true"]
-    if n_threads is not None:
-        command += ["--n_threads_batch", str(n_threads)]
     if chat_format is not None:
         command += ["--chat_format", chat_format]
     with open(log, "wb") as sink:
