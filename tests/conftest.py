@@ -36,11 +36,28 @@ os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 
 @pytest.fixture(scope="session", autouse=True)
 def _isolated_session_outputs(tmp_path_factory):
-    """The same for what module- and session-scoped fixtures run, before any test's own."""
+    """The same for what module- and session-scoped fixtures run, before any test's own; and
+    at the end, the checkout's own outputs (a ``make paper``'s) are as they were: a test that
+    wrote or removed anything there fails the session."""
+    before = _checkout_outputs()
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("CONTEXTECHO_RUNS", str(tmp_path_factory.mktemp("session-runs")))
         mp.setenv("CONTEXTECHO_CACHE", str(tmp_path_factory.mktemp("session-cache")))
         yield
+    after = _checkout_outputs()
+    changed = sorted(set(before.items()) ^ set(after.items()))
+    assert not changed, f"tests changed the checkout's outputs: {[path for path, _ in changed][:10]}"
+
+
+def _checkout_outputs() -> dict[str, tuple[int, int]]:
+    """Every file of the checkout's run manifests, call cache, generated results and merged
+    variables: path -> (size, modification time)."""
+    from contextecho.engine.paths import REPO_ROOT
+
+    roots = [REPO_ROOT / "runs", REPO_ROOT / "cache", REPO_ROOT / "paper" / "_generated", REPO_ROOT / "_variables.yml"]
+    files = [p for root in roots for p in ([root] if root.is_file() else root.rglob("*") if root.is_dir() else [])
+             if p.is_file()]
+    return {str(p.relative_to(REPO_ROOT)): (p.stat().st_size, p.stat().st_mtime_ns) for p in files}
 
 
 @pytest.fixture(autouse=True)

@@ -108,7 +108,8 @@ def test_contextecho_notebook_exits_2_and_plain_papermill_stops_before_any_call(
            f"parameter 'n_positions': {HUGE} is out of range" in ours.stderr
     assert "Traceback" not in ours.stderr
     plain = subprocess.run([sys.executable, "-m", "papermill", str(notebook_path("panel")),
-                            str(tmp_path / "plain.ipynb"), *args, "--no-progress-bar"],
+                            str(tmp_path / "plain.ipynb"), *args, "-p", "output_dir", str(tmp_path / "plain"),
+                            "--no-progress-bar"],
                            capture_output=True, text=True, env=env, cwd=REPO_ROOT, timeout=300)
     assert plain.returncode == 1  # papermill's own status for any failed cell (README)
     assert f"parameter 'n_positions': {HUGE} is out of range" in plain.stdout + plain.stderr
