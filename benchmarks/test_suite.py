@@ -1,7 +1,7 @@
 """The test suite's wall time as ``make test`` runs it, and one test after another beside it.
 
-Runs pytest over ``tests/`` the way ``make test`` does (every core, a module to a worker,
-the slow modules first) and reads its closing line (``N passed ... in S s``); with
+Runs pytest over ``tests/`` the way ``make test`` does (one worker more than the cores, a
+module to a worker, the slow modules first) and reads its closing line (``N passed ... in S s``); with
 ``--serial`` also in one process (``WORKERS=1``), so the two stand side by side. Takes as
 long as it measures (about 10 minutes; the serial run about 20 more); run it alone, with
 nothing else on the cores.
@@ -21,7 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_S = 600
 SUMMARY = re.compile(r"(\d+) passed.* in ([\d.]+)s")
-PARALLEL = ["-n", "auto", "--dist", "loadscope", "--no-loadscope-reorder"]  # the Makefile's PYTEST
+# The Makefile's PYTEST: one worker more than the cores, a module to a worker, slow modules first.
+PARALLEL = ["-n", str((os.cpu_count() or 1) + 1), "--dist", "loadscope", "--no-loadscope-reorder"]
 
 
 def run(extra: list[str]) -> tuple[float, int, str]:
