@@ -90,3 +90,13 @@ def test_a_real_notebook_gives_the_same_outputs_in_a_shared_kernel(tmp_path):
     assert {k: (v, b.get(k)) for k, v in a.items() if b.get(k) != v} == {}
     counts = [c.execution_count for c in nbformat.read(shared.executed, as_version=4).cells if c.cell_type == "code"]
     assert counts == list(range(1, len(counts) + 1))
+
+
+def test_the_preload_is_loaded_binds_no_name_and_a_failed_one_is_the_notebooks_to_report(tmp_path):
+    probe = notebook(tmp_path / "probe.ipynb",
+                     "import sys\nprint('colorsys' in sys.modules, 'importlib' in globals())")
+    with SharedKernel(tmp_path, preload=["colorsys", "no_such_module_planted"]) as kernel:
+        kernel.start()
+        out = run(kernel, probe, tmp_path / "out.ipynb")
+        assert kernel.started == 1
+    assert text(out.cells[0]).split() == ["True", "False"] and out.cells[0].execution_count == 1

@@ -83,7 +83,8 @@ class SharedKernel:
     ``preload``: modules the kernel imports as soon as it starts (:meth:`start`), while this
     process goes on with its own work (the two cores import side by side); the first
     :meth:`ready` waits for them, and the kernel is reset before the first notebook, which
-    finds them loaded and no name they bound."""
+    finds them loaded and no name they bound (a module that failed to import fails again in
+    the notebook's own cell, with its traceback in the executed copy)."""
 
     def __init__(self, cwd: Path, env: Mapping[str, str] | None = None, kernel_name: str = "python3",
                  preload: Sequence[str] = ()):
@@ -123,33 +124,30 @@ class SharedKernel:
         """The kernel manager for the next notebook: a live kernel with a namespace as new."""
         if self.km is None or not self.km.is_alive():
             self.start()
-        if self._pending is not None:
-            client, msg_id = self._pending
+        if self._pending is not None:  # wait for the preload; one that failed is the notebook's to
+            client, _ = self._pending  # report (its first cell imports the same, with the traceback)
             self._pending = None
             try:
-                self._check(client.get_shell_msg(timeout=STARTUP_S), msg_id, "importing its preload")
+                client.get_shell_msg(timeout=STARTUP_S)
             finally:
                 client.stop_channels()
         if self.used:
-            self._run(RESET, "resetting it")
+            self._reset()
         self.used = True
         return self.km
 
-    def _run(self, code: str, what: str) -> None:
+    def _reset(self) -> None:
+        """Run :data:`RESET` in the kernel (silently: no output, no history, no count)."""
         client = self.km.client()
         client.start_channels()
         try:
             client.wait_for_ready(timeout=STARTUP_S)
-            reply = client.execute_interactive(code, silent=True, store_history=False, timeout=STARTUP_S)
+            reply = client.execute_interactive(RESET, silent=True, store_history=False, timeout=STARTUP_S)
         finally:
             client.stop_channels()
-        self._check(reply, reply["parent_header"].get("msg_id"), what)
-
-    @staticmethod
-    def _check(reply: dict, msg_id: str, what: str) -> None:
         content = reply["content"]
-        if reply["parent_header"].get("msg_id") != msg_id or content.get("status") != "ok":
-            raise RuntimeError(f"the shared kernel failed {what}: {content.get('ename')}: {content.get('evalue')}")
+        if content.get("status") != "ok":
+            raise RuntimeError(f"resetting the shared kernel failed: {content.get('ename')}: {content.get('evalue')}")
 
     def close(self) -> None:
         if self._pending is not None:
