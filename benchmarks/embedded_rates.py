@@ -39,7 +39,7 @@ llm.eval(tokens)
 prompt_s = time.perf_counter() - start
 start = time.perf_counter()
 for _ in range(n_decode):
-    llm.eval([int(llm.scores[llm.n_tokens - 1].argmax())])
+    llm.eval([int(model._last_logits().argmax())])
 decode_s = time.perf_counter() - start
 print(json.dumps({"prompt": len(tokens) / prompt_s, "decode": n_decode / decode_s, "n_prompt": len(tokens)}))
 """
@@ -50,7 +50,9 @@ def measure(threads: str | None, messages: list[dict], n_prompt: int, n_decode: 
     if threads is not None:
         env["CONTEXTECHO_THREADS"] = threads
     proc = subprocess.run([sys.executable, "-c", MEASURE], input=json.dumps([messages, n_prompt, n_decode]),
-                          capture_output=True, text=True, env=env, check=True)
+                          capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        raise SystemExit(f"measuring {threads or 'the default'} threads failed:\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
