@@ -412,16 +412,18 @@ class OneOf:
 
     def problem(self, value: Any, params: Any) -> str | None:
         names = self._names()
-        if value in names or (self.files and str(value).endswith(self.files) and _is_file(str(value))):
+        if value in names or (self.files and _is_file(str(value), self.files)):
             return None
         close = difflib.get_close_matches(str(value), names, n=1)
         return f"is not a known {self.what}" + (f" (did you mean {close[0]!r}?)" if close else "")
 
 
-def _is_file(value: str) -> bool:
-    from ..engine.paths import REPO_ROOT  # the notebooks run in the repository root
+def _is_file(value: str, suffix: str) -> bool:
+    """Whether ``value`` ends in ``suffix`` and names an existing file, from the working folder
+    or the repository root (where the notebooks run)."""
+    from ..engine.paths import REPO_ROOT
 
-    return Path(value).is_file() or (REPO_ROOT / value).is_file()
+    return value.endswith(suffix) and (Path(value).is_file() or (REPO_ROOT / value).is_file())
 
 
 @dataclass(frozen=True)
@@ -507,7 +509,7 @@ class File:
         return f"a path to an existing {self.suffix} file, or empty ({self.empty})"
 
     def problem(self, value: Any, params: Any) -> str | None:
-        if value == "" or (str(value).endswith(self.suffix) and _is_file(str(value))):
+        if value == "" or _is_file(str(value), self.suffix):
             return None
         return f"is not an existing {self.suffix} file"
 

@@ -134,7 +134,7 @@ SDK_ERRORS = {
     "ConnectionRefusedError": "APIConnectionError", "ConnectionAbortedError": "APIConnectionError",
     "OverloadedError": "ServiceUnavailableError", "ServiceUnavailable": "ServiceUnavailableError",
     "ResourceExhausted": "RateLimitError", "TooManyRequests": "RateLimitError",
-    "InternalServerError": "InternalServerError", "InternalError": "InternalServerError",
+    "InternalError": "InternalServerError",
     "InvalidArgument": "BadRequestError", "Unauthenticated": "AuthenticationError", "Unauthorized": "AuthenticationError",
     "PermissionDenied": "PermissionDeniedError", "Forbidden": "PermissionDeniedError", "NotFound": "NotFoundError",
 }
