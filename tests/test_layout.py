@@ -29,8 +29,9 @@ ALLOWED = {
     "anchor": {"engine", "sessions", "stats"},
     "paper": {"engine"},
     "experiments": {"engine", "sessions", "stats", "echo", "cape", "anchor", "paper"},
+    "conformance": {"engine", "sessions", "stats", "echo", "paper", "experiments"},
     "notebooks": {"engine", "experiments", "paper"},
-    "cli": {"engine", "sessions", "stats", "echo", "cape", "anchor", "paper", "experiments", "notebooks"},
+    "cli": {"engine", "sessions", "stats", "echo", "cape", "anchor", "paper", "experiments", "conformance", "notebooks"},
 }
 
 

@@ -1,7 +1,7 @@
 """The harness's statistics: hand-computed cases, exact enumeration, scipy in distribution.
 
 Bit-for-bit equality with the authors' code is checked on their own outputs by the
-conformance test (``tests/instruments/test_reference_conformance.py``).
+conformance test (``tests/conformance/test_functions.py``).
 """
 from __future__ import annotations
 

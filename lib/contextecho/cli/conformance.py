@@ -1,12 +1,12 @@
 """``contextecho conformance DIR``: check the ``reference`` protocol against fixtures.
 
 DIR is either a function-level fixture folder (the layout of
-``shared/reference/contextecho/fixtures``: see :mod:`contextecho.echo.reference.conformance`)
+``shared/reference/contextecho/fixtures``: see :mod:`contextecho.conformance.functions`)
 or a run-level one (``shared/reference/contextecho/runs``: ``cases/*.json`` and
-``positions/*.json``, see :mod:`contextecho.experiments.harness_runs`), told apart by its
+``positions/*.json``, see :mod:`contextecho.conformance.runs`), told apart by its
 ``cases/`` folder, or the tool-call continuation's (``shared/reference/contextecho/continuation``:
 ``cutpoints.jsonl``, ``prefixes.jsonl`` ..., see
-:mod:`contextecho.experiments.conformance_continuation`; sessions are found by each case's
+:mod:`contextecho.conformance.continuation`; sessions are found by each case's
 path and sha256, ``--corpus`` tried first). Prints pass/fail counts per family (function level) or per case (run
 level) and the first differences of what fails, each with the fixture file; ``--out``
 writes one machine-readable result per case. Exits 1 when any case fails (run level: a
@@ -21,11 +21,11 @@ import argparse
 import json
 from pathlib import Path
 
-from ..echo.reference.conformance import FAMILIES, FamilyResult, run_conformance
+from ..conformance.functions import FAMILIES, FamilyResult, run_conformance
 from ..engine.paths import shared_dir
-from ..experiments.conformance_continuation import CONTINUATION_FAMILIES, is_continuation_folder, run_continuation
-from ..experiments.harness_runs import run_cases
-from ..experiments.run_fixture import DECLARED_FILE, CaseError, CaseReport
+from ..conformance.continuation import CONTINUATION_FAMILIES, is_continuation_folder, run_continuation
+from ..conformance.runs import run_cases
+from ..conformance.case import DECLARED_FILE, CaseError, CaseReport
 
 
 def default_corpus() -> Path:

@@ -5,7 +5,7 @@ families, one JSONL file each (:data:`CONTINUATION_FAMILIES`); one case per line
 ``inputs``, ``expected`` (``meta`` is fixture-writer diagnostics and is not checked). Each
 family's checker (:data:`CHECKERS`) recomputes every expected field from the case's inputs
 with :mod:`contextecho.echo.reference.continuation` and compares it exactly (canonical
-JSON, :func:`~contextecho.echo.reference.conformance.differences`); an expected field with
+JSON, :func:`~contextecho.conformance.functions.differences`); an expected field with
 no rule fails the case. Conventions of the fixtures:
 
 * A long text may be stored as a digest ``{"__digest__": true, "sha256", "len", "head",
@@ -45,7 +45,7 @@ import httpx
 import pandas as pd
 
 from ..echo.continuation import ARMS, REFERENCE, Cut, gpt_source
-from ..echo.reference.conformance import (CaseResult, Difference, FamilyResult, FixtureError, case_id,
+from .functions import (CaseResult, Difference, FamilyResult, FixtureError, case_id,
                                           compare_known, differences, line_cases, need, read_cases, sha256_text)
 from ..echo.reference.continuation import (N_CUTPOINTS, SKIP_INITIAL, TARGET_CHARS, TooFewCutpoints, candidates,
                                            codex_records, context_sections, flatten_content, gpt5_prefix,
@@ -56,7 +56,7 @@ from ..echo.reference.transcript import Row, read_rows
 from ..engine.cache import CallCache
 from ..engine.calls import Transport, generate
 from ..engine.paths import shared_dir
-from .continuation import harness_analysis
+from ..experiments.continuation import harness_analysis
 from .replay import replay_environment, sdk_form
 
 # LiteLLM after the engine, which sets its offline environment before LiteLLM is first imported.
@@ -439,7 +439,7 @@ def check_jaccard(path: Path, sessions: Sessions) -> Iterator[CaseResult]:
 # ---------------------------------------------------------------- requests, scoring, analysis
 # These three go through the experiment's own code (:mod:`contextecho.echo.continuation`'s
 # ``reference`` protocol, the engine's one call site with a replay client in place of the
-# network, :func:`contextecho.experiments.replay.sdk_form`, and
+# network, :func:`contextecho.conformance.replay.sdk_form`, and
 # :func:`contextecho.experiments.continuation.harness_analysis`).
 
 #: The harness's continuation targets (a case's ``target_dir``) as LiteLLM model strings:
@@ -470,7 +470,7 @@ HARNESS_CALLS = {
     ("run_continuation_plan2.main", "recent3K"):
         f"{E07}/run_continuation_plan2.py -> run_one_cut_mistral -> call_mistral_with_tools",
 }
-#: The SDK method behind each of our endpoint names (:data:`contextecho.experiments.replay.ENDPOINTS`).
+#: The SDK method behind each of our endpoint names (:data:`contextecho.conformance.replay.ENDPOINTS`).
 SDK_CALLS = {"anthropic.messages.create": "anthropic.Anthropic(...).messages.create",
              "openai.chat.completions.create": "openai.OpenAI(...).chat.completions.create"}
 #: The harness's client timeout on the OpenAI-compatible path (``MISTRAL_DEFAULT_TIMEOUT_SEC``).
@@ -480,7 +480,7 @@ REQUEST_FIELDS = ("runner", "sdk_call", "client_base_url", "kwargs")
 
 def _replayed(requests: list, answer: Callable[[object, dict], object]) -> tuple[dict, list]:
     """Send ``requests`` through the engine's call site on a fresh cache with ``answer`` as
-    the network client (:func:`~contextecho.experiments.replay.replay_environment`: a dummy
+    the network client (:func:`~contextecho.conformance.replay.replay_environment`: a dummy
     key where a provider's is missing; nothing leaves the process): ``({request key: the
     kwargs LiteLLM was given}, records)``."""
     sent: dict[str, dict] = {}
@@ -521,7 +521,7 @@ def _model_of(target_dir: str, fixture: Path, line: int) -> str:
 def check_requests(path: Path, sessions: Sessions) -> Iterator[CaseResult]:
     """Each case's request built by the ``reference`` continuation protocol for the case's
     target, cut and arm, sent through the engine's call site, and compared in the
-    harness's SDK form (:func:`~contextecho.experiments.replay.sdk_form`, with the harness's
+    harness's SDK form (:func:`~contextecho.conformance.replay.sdk_form`, with the harness's
     120 s client timeout on the OpenAI-compatible path)."""
     jobs: list[tuple[str, dict, object, str]] = []
     results: dict[str, CaseResult] = {}

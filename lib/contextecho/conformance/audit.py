@@ -13,10 +13,10 @@ Our run (:func:`rejudge_stored`, called by the run-level runner's ``drive`` afte
 runs): the cells our panel runs stored (the first run that stored a cell keeps it: the
 harness's runners skip cells on disk), at the audit's positions (its ``inputs.runs`` entry)
 on the headline battery (the harness's five coding probes), in the audit's order (target
-folder, arm, probe), are judged again by :func:`.cross_judge.rejudge` under the reference
+folder, arm, probe), are judged again by :func:`contextecho.experiments.cross_judge.rejudge` under the reference
 protocol's judge, the replay client as the transport; each request's key is its stored
 cell's identity restricted to the case's key fields of the ``cross_judge`` call. The audit's
-numbers are :func:`.cross_judge.rejudged_agreement` and :func:`.cross_judge.judge_means`
+numbers are :func:`contextecho.experiments.cross_judge.rejudged_agreement` and :func:`contextecho.experiments.cross_judge.judge_means`
 with ``failures="in"`` and ordinal ties. :func:`compare_audit` compares the records and
 both tables with the case's.
 """
@@ -29,10 +29,10 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 
 from ..engine.calls import Transport
-from .cross_judge import StoredResponse, judge_means, rejudge, rejudged_agreement
-from .panel import Parameters as PanelParameters, headline_ids
+from ..experiments.cross_judge import StoredResponse, judge_means, rejudge, rejudged_agreement
+from ..experiments.panel import Parameters as PanelParameters, headline_ids
 from .replay import Replay
-from .run_fixture import CaseError, CaseReport, decode, matches
+from .case import CaseError, CaseReport, decode, matches
 
 AUDIT_RUNNER = "experiments/e15_probes_at_crosscompaction/run_crossjudge_audit.py"
 #: The audit's folder (``run_crossjudge_audit.py:23``), its tables, and a record's path in it.

@@ -5,8 +5,8 @@ and loaders end to end with canned replies (its ``README.md`` gives the format, 
 ``SPEC.md`` what a runner must do). For each case this module
 
 1. configures our experiment code from the case's ``inputs`` and ``harness_driver``
-   entries — the cells are :func:`.selection.build` under the ``reference`` protocol, run by
-   :func:`.spine.run_grid` on a fresh call cache, exactly what a notebook's grid stage
+   entries — the cells are :func:`contextecho.experiments.selection.build` under the ``reference`` protocol, run by
+   :func:`contextecho.experiments.spine.run_grid` on a fresh call cache, exactly what a notebook's grid stage
    runs — one of our runs per harness runner we can express;
 2. replays the canned replies at the transport boundary: :class:`Replay` is the run's
    network client (:attr:`contextecho.engine.calls.Transport.client`), so every request
@@ -15,9 +15,9 @@ and loaders end to end with canned replies (its ``README.md`` gives the format, 
    request's tag names its cell), never from the request text;
 3. compares the requests (set, order, every ``params`` field) and the stored cells with
    the case's ``expected`` values, and the tables our analysis code computes (the onset
-   curve, :func:`.onset.harness_curve`; the panel forest, :func:`.panel.harness_table`).
+   curve, :func:`contextecho.experiments.onset.harness_curve`; the panel forest, :func:`contextecho.experiments.panel.harness_table`).
 
-The case format and its comparisons are :mod:`.run_fixture`; the replay client and the
+The case format and its comparisons are :mod:`.case`; the replay client and the
 SDK form of our requests, :mod:`.replay`. A family whose runners are not probe, onset or S2
 grids has its own module, which :data:`FAMILY_RUNS` dispatches the case to.
 
@@ -26,7 +26,7 @@ share their results folder and skip the cells on disk): our panel's ``resume_jud
 runner that judges with its one target (the Fig.-1 fill runners) runs with ``judges=self``;
 an S2 runner sends its own request rules (the panel's ``s2_requests``: e08's, e10's); the
 cross-judge audit re-judges the cells the runs before it stored
-(:mod:`.conformance_audit`, which also compares its records and tables).
+(:mod:`.audit`, which also compares its records and tables).
 A runner we cannot express is reported *not expressible* with the reason, and its requests, cells and tables then fail as
 missing: nothing is skipped silently. A mismatch the project declares on purpose
 (``data/conformance/declared_divergences.json``: family, field, reason) is reported as a
@@ -54,12 +54,12 @@ from ..echo.reference.scorers import REFERENCE_SCORERS
 from ..engine.calls import Transport
 from ..echo.protocols import protocol as get_protocol
 from ..stats import harness as harness_stats
-from . import onset, panel, spine
-from . import conformance_audit, conformance_consolidate, conformance_cross_judge_b3, conformance_session_validation
-from .protocol_record import protocol_record
+from ..experiments import onset, panel, spine
+from ..experiments.protocol_record import protocol_record
+from ..experiments.selection import build
+from . import audit, consolidate, cross_judge_b3, session_validation
 from .replay import LITELLM_PREFIX, Replay, compare_requests, litellm_model, replay_environment
-from .selection import build
-from .run_fixture import (CaseError, CaseReport, Check, decode, declared_for, key_identity,
+from .case import (CaseError, CaseReport, Check, decode, declared_for, key_identity,
                           key_text, known_texts, load_declared, matches, read_case, resolve_digests)
 
 ARM_NAMES = {"real": "claude_session", "filler": "filler"}
@@ -84,9 +84,9 @@ TABLE_DRIVERS = ("plotting/", "analysis/")
 #: report, declared, workdir)`` runs our code for the case's runners and adds every check.
 FamilyRun = Callable[[dict, Path, Replay, CaseReport, Sequence[dict], Path], None]
 FAMILY_RUNS: dict[str, FamilyRun] = {
-    "consolidate": conformance_consolidate.run,
-    "cross_judge_b3": conformance_cross_judge_b3.run,
-    "session_validation": conformance_session_validation.run,
+    "consolidate": consolidate.run,
+    "cross_judge_b3": cross_judge_b3.run,
+    "session_validation": session_validation.run,
 }
 
 
@@ -189,8 +189,8 @@ def drive(case: dict, corpus: Path, replay: Replay, workdir: Path) -> tuple[list
         runner = driver["runner"]
         if runner.startswith(TABLE_DRIVERS):
             continue
-        if runner == conformance_audit.AUDIT_RUNNER:  # re-judges the cells the runs before it stored
-            frame = conformance_audit.rejudge_stored(case, runner, [d.frame for d in driven], replay,
+        if runner == audit.AUDIT_RUNNER:  # re-judges the cells the runs before it stored
+            frame = audit.rejudge_stored(case, runner, [d.frame for d in driven], replay,
                                                      _judge(case, runner), _key_fields(case, "cross_judge"))
             driven.append(Driven(runner, frame, {m: s for d in driven for m, s in d.target_safe.items()}))
             continue
@@ -268,7 +268,7 @@ def compare_cells(case: dict, driven: Sequence[Driven], replay: Replay, report: 
     expected = {}
     for cell in case["expected"].get("cells", []):
         ident = _cell_identity(cell["path"], cell["record"])
-        if ident is None and conformance_audit.writes(cell["path"]):
+        if ident is None and audit.writes(cell["path"]):
             continue  # the audit's records: compared with its tables (compare_tables)
         if ident is None:
             unexpressed = [c.field for c in report.checks if c.section == "runners"]
@@ -420,7 +420,7 @@ def compare_tables(case: dict, driven: Sequence[Driven], replay: Replay, report:
                            row["target"], reading=EMPTY_TEXT_READING)
     if "audit_compliance" in tables or "forest_stressors_no_anchor" in tables:
         computed |= _compare_s2_tables(tables, driven, replay, report, declared)
-    computed |= conformance_audit.compare_audit(case, driven, replay, report, declared)
+    computed |= audit.compare_audit(case, driven, replay, report, declared)
     for name in tables:
         if name not in computed:
             report.checks.append(Check("tables", name, "not_expressible",
@@ -576,7 +576,7 @@ def run_case(path: Path, corpus: Path, declared: Sequence[dict] | None = None) -
 
 #: The positions schemes of ``positions/*.json`` we implement: the harness's hard-coded turn
 #: lists resolved on a session (our reference prefix at each turn), and e18's and run_crosssession's
-#: plans over their own row lists (:func:`.conformance_session_validation.check_session_plans`).
+#: plans over their own row lists (:func:`.session_validation.check_session_plans`).
 POSITION_LISTS = ("e08_POSITIONS", "e17_ONSET_TURNS")
 UNIMPLEMENTED_PLANS = {"select_cutpoints": "downstream cut points, not probe positions"}
 
@@ -615,7 +615,7 @@ def check_positions(path: Path, corpus: Path, declared: Sequence[dict] = ()) -> 
             report.add("positions", f"{name}.prefix", ok, [entry["prefix_len"], entry["prefix_sha256"][:12]],
                        [len(rendered.text), hashlib.sha256(rendered.text.encode("utf-8")).hexdigest()[:12]],
                        declared, note=f"{entry['label']} (turn {entry['turn']})")
-    conformance_session_validation.check_session_plans(data, corpus / session, report, declared)
+    session_validation.check_session_plans(data, corpus / session, report, declared)
     for name, why in UNIMPLEMENTED_PLANS.items():
         if name in data:
             report.checks.append(Check("positions", name, "not_implemented", note=f"scheme not implemented: {why}"))

@@ -10,13 +10,13 @@ the whole run there: the records before it were judged, and neither that target'
 nor a later one's, nor the summary is written (``runs/README.md``, behaviour 6).
 
 Our run (:func:`run`): the documents (``inputs.docs``) are read into
-:class:`~.cross_judge.StoredResponse`\\ s, up to such a record; each target's are judged again
-by :func:`.cross_judge.rejudge` under the reference protocol's b3 judge variant (its request
+:class:`~contextecho.experiments.cross_judge.StoredResponse`\\ s, up to such a record; each target's are judged again
+by :func:`contextecho.experiments.cross_judge.rejudge` under the reference protocol's b3 judge variant (its request
 settings, its three calls at once on any failure, its reading of a verdict:
 :func:`contextecho.echo.reference.judge.read_b3`), the replay client as the transport; the
 key of a request is the stored response's identity (target label, condition, probe,
-index); the tables are :func:`.cross_judge.rejudged_agreement` (valid pairs) and
-:func:`.cross_judge.judge_means` per condition. Then the requests and tables are compared
+index); the tables are :func:`contextecho.experiments.cross_judge.rejudged_agreement` (valid pairs) and
+:func:`contextecho.experiments.cross_judge.judge_means` per condition. Then the requests and tables are compared
 with the case's (:func:`compare_tables`).
 
 What the case gives: the documents in the runner's order, its judge (``inputs.judge``), and
@@ -38,9 +38,9 @@ from ..echo.reference.judge import B3
 from ..echo.reference.providers import harness_provider
 from ..engine.calls import Transport
 from ..engine.hashing import content_hash
-from .cross_judge import SCORES_0_3, StoredResponse, judge_means, rejudge, rejudged_agreement
+from ..experiments.cross_judge import SCORES_0_3, StoredResponse, judge_means, rejudge, rejudged_agreement
 from .replay import Replay, compare_requests, litellm_model
-from .run_fixture import CaseError, CaseReport, decode, matches
+from .case import CaseError, CaseReport, decode, matches
 
 #: The call kind of b3's judge requests (``runs/README.md``, "Request keys").
 CALL = "judge"
@@ -151,7 +151,7 @@ def summarize(d: Document, frame: pd.DataFrame, judge: str) -> dict:
 
 def run(case: dict, corpus: Path, replay: Replay, report: CaseReport, declared: Sequence[dict],
         workdir: Path) -> None:
-    """The b3 runner replayed through :func:`.cross_judge.rejudge`, then every comparison."""
+    """The b3 runner replayed through :func:`contextecho.experiments.cross_judge.rejudge`, then every comparison."""
     inputs = case["inputs"]
     if not isinstance(inputs.get("judge"), dict):
         raise CaseError(f"case {case['id']}: inputs.judge names no judge")

@@ -4,16 +4,16 @@ the harness computes from a session.
 **Cases** of family ``session_validation`` (``runs/README.md``): e18 (``experiments/
 e18_session_validation/run.py`` ``main(argv)``) validated one session, then
 ``analysis/analyze_session_validation.py`` summarised its cells. :func:`run` replays a case
-through our own check, :mod:`.session_validation`, stage by stage as :func:`~.session_validation.
+through our own check, :mod:`contextecho.experiments.session_validation`, stage by stage as :func:`~contextecho.experiments.session_validation.
 validate_session` runs it:
 
 1. e18's command line (the driver's ``argv``, ``<ROOT>`` being the case's work folder) becomes
-   our :class:`~.session_validation.Parameters` (:func:`e18_parameters`): the target is the
+   our :class:`~contextecho.experiments.session_validation.Parameters` (:func:`e18_parameters`): the target is the
    ``--provider``'s model, the judge ``--judge`` through Anthropic (as e18's ``Judge`` is),
    ``--quick`` and ``--positions`` as e18 reads them, the harness's 600 / 400 tokens; the
    session is placed where e18 read it, and the run's outputs go where the summary read them
    (the summary driver's ``--root``);
-2. the cells are built (:func:`~.session_validation.grid`, unredacted: nothing leaves the
+2. the cells are built (:func:`~contextecho.experiments.session_validation.grid`, unredacted: nothing leaves the
    process) and each target request's key is its cell's identity in e18's key fields
    (``target``, ``position``, ``turn_index`` = the row index, ``arm``, ``item``); the judge's
    requests name their cell; the :class:`~.replay.Replay` is the run's network client;
@@ -23,11 +23,11 @@ validate_session` runs it:
    ``created_utc``); e18's printout (its exit status, usable rows, each position's row and
    prefix length, the cells it lost, its running count); every field of the summary
    (:func:`contextecho.stats.session_validation.session_validation_summary`, via
-   :func:`~.session_validation.summarise`) and the summary's exit status.
+   :func:`~contextecho.experiments.session_validation.summarise`) and the summary's exit status.
 
-**Positions files** (:func:`check_session_plans`, called by ``harness_runs.check_positions``):
+**Positions files** (:func:`check_session_plans`, called by :func:`.runs.check_positions`):
 e18's ``--dry-run`` plans (default, ``--quick``, ``--positions 5``: the plan, the prefix at every
-entry, the manifest, or the ``ValueError`` of a short session) through :func:`~.session_validation.
+entry, the manifest, or the ``ValueError`` of a short session) through :func:`~contextecho.experiments.session_validation.
 dry_run` and :func:`~contextecho.echo.reference.role_rows.validation_snapshots`, and
 run_crosssession's plan (its rows, step, positions, prefixes, or its refusal) through
 :mod:`contextecho.echo.reference.role_rows`. run_crosssession exits the process on a short
@@ -52,9 +52,9 @@ from ..echo.reference.role_rows import (QUICK_POSITIONS, VALIDATION_POSITIONS, S
                                         crosssession_rows, crosssession_step, line_prefix,
                                         validation_snapshots)
 from ..stats.session_validation import HARNESS_ARMS, session_validation_summary
-from . import session_validation
+from ..experiments import session_validation
 from .replay import Replay, compare_requests, litellm_model, replay_environment
-from .run_fixture import CaseError, CaseReport, Check, decode, matches
+from .case import CaseError, CaseReport, Check, decode, matches
 
 E18_RUNNER = "experiments/e18_session_validation/run.py"
 SUMMARY_RUNNER = "analysis/analyze_session_validation.py"

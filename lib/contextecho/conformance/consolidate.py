@@ -27,7 +27,7 @@ from typing import Any, Sequence
 from ..echo.reference import consolidation as harness_consolidation
 from ..stats.harness import ConsolidatedContrast, Consolidation, consolidate_contrasts
 from .replay import Replay, compare_requests
-from .run_fixture import Check, CaseReport, decode, matches
+from .case import Check, CaseReport, decode, matches
 
 #: The fixtures' stand-in for the harness's repository root in printed paths.
 ROOT = "<ROOT>"

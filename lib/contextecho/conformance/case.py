@@ -6,7 +6,7 @@
 a request key, equality as SPEC §3 and §5 define it (:func:`matches`), the project's
 declared divergences (``data/conformance/declared_divergences.json``), and the report of one
 case (:class:`CaseReport`: one :class:`Check` per compared field). Every family's runner
-(:mod:`.harness_runs` and the family modules it dispatches to) reports through these.
+(:mod:`.runs` and the family modules it dispatches to) reports through these.
 """
 from __future__ import annotations
 

@@ -12,10 +12,10 @@ import pytest
 
 from contextecho.__main__ import main
 from contextecho.echo.reference.providers import target_params
-from contextecho.experiments.harness_runs import check_positions, run_case, run_cases
-from contextecho.experiments.replay import litellm_model, sdk_form
-from contextecho.experiments.run_fixture import CaseError, load_declared, read_case
-from tests.experiments.conftest import case_of, status_of, write_case
+from contextecho.conformance.runs import check_positions, run_case, run_cases
+from contextecho.conformance.replay import litellm_model, sdk_form
+from contextecho.conformance.case import CaseError, load_declared, read_case
+from tests.conformance.conftest import case_of, status_of, write_case
 
 pytestmark = pytest.mark.corpus
 
@@ -57,7 +57,7 @@ def test_cross_target_panel_cells_and_forest_rows_match(shared_reports):
     assert status_of(report, "cells", "stored") == "pass"
     forest = [c for c in report.checks if c.field.startswith("fig2_forest_rows.")]
     assert forest and all(c.status == "pass" for c in forest)
-    # the cross-judge audit re-judges the stored cells (test_conformance_cross_judge.py): the case passes
+    # the cross-judge audit re-judges the stored cells (test_cross_judge.py): the case passes
     assert report.passed
 
 

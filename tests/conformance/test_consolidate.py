@@ -11,10 +11,10 @@ import pytest
 
 from contextecho.echo.reference.consolidation import CONDITIONS, TARGETS
 from contextecho.engine.paths import shared_dir
-from contextecho.experiments.conformance_consolidate import harness_outputs, run
-from contextecho.experiments.harness_runs import run_case
-from contextecho.experiments.replay import Replay
-from contextecho.experiments.run_fixture import CaseReport, decode
+from contextecho.conformance.consolidate import harness_outputs, run
+from contextecho.conformance.runs import run_case
+from contextecho.conformance.replay import Replay
+from contextecho.conformance.case import CaseReport, decode
 
 CASE = shared_dir() / "reference" / "contextecho" / "runs" / "cases" / "consolidate_12model_perm.json"
 pytestmark = pytest.mark.corpus

@@ -33,14 +33,14 @@ from pathlib import Path
 
 import numpy as np
 
-from ...sessions.errors import SessionFormatError
-from ...stats import harness
-from ...engine.registry import UnknownNameError
-from .filler import filler_for, make_filler
-from .judge import parse_verdict, parse_verdict_b3
-from .requests import probe_request, stressor_request, stressor_text
-from .scorers import REFERENCE_SCORERS, is_no_preamble
-from .transcript import DEFAULT_MAX_CHARS, Row, render_prefix, read_rows, turn_index
+from ..sessions.errors import SessionFormatError
+from ..stats import harness
+from ..engine.registry import UnknownNameError
+from ..echo.reference.filler import filler_for, make_filler
+from ..echo.reference.judge import parse_verdict, parse_verdict_b3
+from ..echo.reference.requests import probe_request, stressor_request, stressor_text
+from ..echo.reference.scorers import REFERENCE_SCORERS, is_no_preamble
+from ..echo.reference.transcript import DEFAULT_MAX_CHARS, Row, render_prefix, read_rows, turn_index
 
 DEFAULT_PROBE = "C01"
 PROBE_EXPERIMENTS = ("e15", "e16", "e17")

@@ -32,7 +32,7 @@ from ..echo.reference.providers import (ANTHROPIC, COHERE, GEMINI, MISTRAL, NVID
 from ..engine import llm
 from ..engine.faults import classify
 from ..engine.model_request import ModelRequest
-from .run_fixture import CaseError, CaseReport, field_differences, key_identity, key_text, matches
+from .case import CaseError, CaseReport, field_differences, key_identity, key_text, matches
 
 #: LiteLLM's prefix for each of the harness's providers.
 LITELLM_PREFIX = {ANTHROPIC: "anthropic", OPENAI: "openai", OPENROUTER: "openrouter", GEMINI: "gemini",

@@ -19,10 +19,10 @@ from contextecho.engine.fake_model import HTTPStatusFault
 from contextecho.engine.model_request import ModelRequest
 from contextecho.engine.record import NOT_STORED, OK, CallRecord
 from contextecho.experiments import panel, scores, selection, spine
-from contextecho.experiments.harness_runs import run_case
+from contextecho.conformance.runs import run_case
 from contextecho.experiments.parameters import RangeError
 from contextecho.sessions.loader import load_session
-from tests.experiments.conftest import case_of, write_case
+from tests.conformance.conftest import case_of, write_case
 
 FILL_CASE, E10_CASE = "panel_e15_sonnet45", "s2_e10_crossorg"
 FILL_RUNNER = "experiments/e15_probes_at_crosscompaction/run_fig1_sonnet45.py"
@@ -52,7 +52,7 @@ def test_the_fill_runner_is_run_and_its_requests_conform(fill_report):
     lost (our cache answers them: declared), and the redo of the one cell our first run lost
     and the harness kept (an Anthropic judge reply of one empty text block reaches us as no
     content; the harness parses it to -1: declared for that cell alone, see
-    tests/experiments/test_harness_runs.py): the case passes."""
+    tests/conformance/test_runs.py): the case passes."""
     assert not [c for c in fill_report.checks if c.section == "runners" and c.field == FILL_RUNNER]
     bad = [c for c in fill_report.checks if c.section == "requests" and c.status not in ("pass", "declared")
            and c.field != "set.extra.redo_of_kept_cell"]

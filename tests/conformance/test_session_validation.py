@@ -13,8 +13,8 @@ import pytest
 from contextecho.echo.reference.role_rows import (ShortSession, crosssession_plan, crosssession_rows, e18_rows,
                                                   line_prefix, validation_plan)
 from contextecho.experiments import session_validation
-from contextecho.experiments.harness_runs import check_positions, run_case
-from contextecho.experiments.run_fixture import load_declared
+from contextecho.conformance.runs import check_positions, run_case
+from contextecho.conformance.case import load_declared
 from contextecho.stats.session_validation import ValidationCell, session_validation_summary
 
 PLANS = ("e18_session_validation_plan", "e15_run_crosssession_plan")

@@ -11,8 +11,8 @@ import re
 
 import pytest
 
-from contextecho.echo.reference.conformance import FixtureError
-from contextecho.experiments.conformance_continuation import (CHECKERS, CONTINUATION_FAMILIES, Sessions,
+from contextecho.conformance.functions import FixtureError
+from contextecho.conformance.continuation import (CHECKERS, CONTINUATION_FAMILIES, Sessions,
                                                               is_continuation_folder, run_continuation)
 from contextecho.engine.paths import shared_dir
 

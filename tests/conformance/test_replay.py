@@ -7,7 +7,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from contextecho.experiments.replay import empty_text_reply, render_reply
+from contextecho.conformance.replay import empty_text_reply, render_reply
 
 litellm = pytest.importorskip("litellm")
 MODEL = "anthropic/claude-sonnet-4-6"
@@ -70,7 +70,7 @@ def test_empty_text_reply_is_an_anthropic_reply_of_empty_text_blocks_only():
 ])
 def test_a_recorded_sdk_exception_becomes_what_litellm_raises_for_it(error_type, message, expected, transient):
     from contextecho.engine.faults import TRANSIENT, classify
-    from contextecho.experiments.replay import replay_error
+    from contextecho.conformance.replay import replay_error
 
     error = replay_error(error_type, message, "openai/gpt-4o-mini")
     assert type(error).__name__ == expected and isinstance(error, getattr(litellm, expected))
@@ -79,7 +79,7 @@ def test_a_recorded_sdk_exception_becomes_what_litellm_raises_for_it(error_type,
 
 def test_an_exception_no_sdk_names_is_a_programming_fault():
     from contextecho.engine.faults import PROGRAMMING, classify
-    from contextecho.experiments.replay import replay_error
+    from contextecho.conformance.replay import replay_error
 
     error = replay_error("KeyError", "'choices'", "openai/gpt-4o-mini")
     assert classify(error).kind == PROGRAMMING

@@ -9,10 +9,10 @@ from contextecho.echo.protocols import protocol
 from contextecho.echo.reference.judge import B3, B3_ATTEMPTS, B3_JUDGE_PARAMS
 from contextecho.echo.rubric import RUBRIC
 from contextecho.engine.registry import UnknownNameError
-from contextecho.experiments.conformance_audit import AGREEMENT, AUDIT_RUNNER, RESULTS
+from contextecho.conformance.audit import AGREEMENT, AUDIT_RUNNER, RESULTS
 from contextecho.experiments.cross_judge import StoredResponse
-from contextecho.experiments.harness_runs import run_case
-from tests.experiments.conftest import case_of, status_of, write_case
+from contextecho.conformance.runs import run_case
+from tests.conformance.conftest import case_of, status_of, write_case
 
 pytestmark = pytest.mark.corpus
 OPUS_OUT = "docs/LENGTH_CONTROL_OPUS_GPT5JUDGE.json"  # the b3 case's table names, as the case lists them

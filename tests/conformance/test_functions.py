@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from contextecho.__main__ import main
-from contextecho.echo.reference.conformance import FAMILIES, run_conformance
+from contextecho.conformance.functions import FAMILIES, run_conformance
 from contextecho.echo.reference.texts import ACKNOWLEDGEMENT, FILLER_TEMPLATE, S2_VARIANTS
 from contextecho.engine.paths import shared_dir
 
