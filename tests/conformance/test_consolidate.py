@@ -14,7 +14,7 @@ from contextecho.engine.paths import shared_dir
 from contextecho.conformance.consolidate import harness_outputs, run
 from contextecho.conformance.runs import run_case
 from contextecho.conformance.replay import Replay
-from contextecho.conformance.case import CaseReport, decode
+from contextecho.conformance.case import CaseResult, decode
 
 CASE = shared_dir() / "reference" / "contextecho" / "runs" / "cases" / "consolidate_12model_perm.json"
 pytestmark = pytest.mark.corpus
@@ -28,7 +28,7 @@ def case(missing_shared_data):
 
 
 def _report(case, tmp_path):
-    report = CaseReport(case["id"], case["family"])
+    report = CaseResult(case["family"], case["id"])
     run(case, tmp_path, Replay({}), report, [], tmp_path)
     return report
 

@@ -11,33 +11,33 @@ import re
 
 import pytest
 
-from contextecho.conformance.functions import FixtureError
-from contextecho.conformance.continuation import (CHECKERS, CONTINUATION_FAMILIES, Sessions,
-                                                              is_continuation_folder, run_continuation)
+from contextecho.conformance.case import FixtureError
+from contextecho.conformance.continuation import CHECKERS, FAMILIES, Sessions
+from contextecho.conformance.driver import CONTINUATION, check, kind_of
 from contextecho.engine.paths import shared_dir
 
-CONTINUATION = shared_dir() / "reference" / "contextecho" / "continuation"
+SHARED_CONTINUATION = shared_dir() / "reference" / "contextecho" / "continuation"
 IMPLEMENTED = {"cutpoints": 21, "prefixes": 225, "prefix_edge_cases": 45, "gpt5_prefix": 42, "jaccard": 78,
                "requests": 378, "scoring": 137, "analysis": 12}
 
 
 @pytest.fixture(scope="module")
 def shared_folder(missing_shared_data):
-    if not (CONTINUATION / "cutpoints.jsonl").is_file():
-        missing_shared_data(f"continuation fixtures not found at {CONTINUATION}")
-    return CONTINUATION
+    if not (SHARED_CONTINUATION / "cutpoints.jsonl").is_file():
+        missing_shared_data(f"continuation fixtures not found at {SHARED_CONTINUATION}")
+    return SHARED_CONTINUATION
 
 
 @pytest.fixture(scope="module")
 def shared_results(shared_folder):
-    return {r.family: r for r in run_continuation(shared_folder, families=list(IMPLEMENTED))}
+    return {r.family: r for r in check(shared_folder, families=list(IMPLEMENTED), kind=CONTINUATION)}
 
 
 @pytest.mark.corpus
 @pytest.mark.parametrize("family, n_cases", IMPLEMENTED.items())
 def test_every_shared_case_passes(shared_results, family, n_cases):
     result = shared_results[family]
-    failed = [(c.case_id, c.error, [d.describe() for d in c.differences[:3]]) for c in result.cases if not c.passed]
+    failed = [(c.case_id, c.error, [d.describe() for d in c.checks[:3]]) for c in result.cases if not c.passed]
     assert not failed, failed[:5]
     assert not result.missing and result.ok and len(result.cases) == n_cases
 
@@ -48,7 +48,7 @@ def write_jsonl(path, cases):
 
 
 def shared_cases(folder, family):
-    return [json.loads(line) for line in (folder / CONTINUATION_FAMILIES[family]).read_text(encoding="utf-8")
+    return [json.loads(line) for line in (folder / FAMILIES[family]).read_text(encoding="utf-8")
             .split("\n") if line.strip()]
 
 
@@ -79,18 +79,18 @@ def test_tampered_expected_values_fail(shared_folder, tmp_path):
     write_jsonl(tmp_path / "prefix_edge_cases.jsonl", edges)
     write_jsonl(tmp_path / "gpt5_prefix.jsonl", gpt5)
 
-    results = run_continuation(tmp_path, families=list(IMPLEMENTED))
+    results = check(tmp_path, families=list(IMPLEMENTED), kind=CONTINUATION)
     assert set(failures(results, "jaccard")) == {jaccard[1]["id"]}
-    assert [d.path for d in failures(results, "jaccard")[jaccard[1]["id"]].differences] == ["expected.value"]
-    assert [d.path for d in failures(results, "cutpoints")[cutpoints[0]["id"]].differences] == [
+    assert [d.field for d in failures(results, "jaccard")[jaccard[1]["id"]].checks] == ["expected.value"]
+    assert [d.field for d in failures(results, "cutpoints")[cutpoints[0]["id"]].checks] == [
         "expected.CUTPOINTS_json.cutpoints[3].preceding_user_msg_idx"]
     prefix_failures = failures(results, "prefixes")
-    assert [d.path for d in prefix_failures[digested["id"]].differences] == ["expected.recent3K.head"]
-    assert sorted(d.path for d in prefix_failures[full["id"]].differences) == [
+    assert [d.field for d in prefix_failures[digested["id"]].checks] == ["expected.recent3K.head"]
+    assert sorted(d.field for d in prefix_failures[full["id"]].checks) == [
         "expected.gpt5_3K.sha256", "expected.scratch_user_msg_sections"]
-    assert [d.path for d in failures(results, "prefix_edge_cases")[edges[0]["id"]].differences] == [
+    assert [d.field for d in failures(results, "prefix_edge_cases")[edges[0]["id"]].checks] == [
         "expected.recent3K_len"]
-    assert [d.path for d in failures(results, "gpt5_prefix")[gpt5[0]["id"]].differences] == ["expected.output"]
+    assert [d.field for d in failures(results, "gpt5_prefix")[gpt5[0]["id"]].checks] == ["expected.output"]
 
 
 @pytest.mark.corpus
@@ -110,14 +110,14 @@ def test_tampered_requests_scores_and_analyses_fail(shared_folder, tmp_path):
     write_jsonl(tmp_path / "requests.jsonl", [anthropic, mistral])
     write_jsonl(tmp_path / "scoring.jsonl", scoring)
     write_jsonl(tmp_path / "analysis.jsonl", analysis)
-    results = run_continuation(tmp_path, families=["requests", "scoring", "analysis"])
-    assert [d.path for d in failures(results, "requests")[anthropic["id"]].differences] == ["expected.kwargs.max_tokens"]
-    assert sorted(d.path for d in failures(results, "requests")[mistral["id"]].differences) == [
+    results = check(tmp_path, families=["requests", "scoring", "analysis"], kind=CONTINUATION)
+    assert [d.field for d in failures(results, "requests")[anthropic["id"]].checks] == ["expected.kwargs.max_tokens"]
+    assert sorted(d.field for d in failures(results, "requests")[mistral["id"]].checks) == [
         "expected.kwargs.tool_choice", "expected.kwargs.tools[2].function.name"]
-    assert [d.path for d in failures(results, "scoring")[scoring[0]["id"]].differences] == ["expected.anthropic.M2"]
-    assert [d.path for d in failures(results, "scoring")[scoring[1]["id"]].differences] == [
+    assert [d.field for d in failures(results, "scoring")[scoring[0]["id"]].checks] == ["expected.anthropic.M2"]
+    assert [d.field for d in failures(results, "scoring")[scoring[1]["id"]].checks] == [
         "expected.openai_compat.runner_metrics.run_arm_filler3K.metrics.filler3K_tool"]
-    assert [d.path for d in failures(results, "analysis")[analysis[0]["id"]].differences] == [
+    assert [d.field for d in failures(results, "analysis")[analysis[0]["id"]].checks] == [
         "expected.contrasts.recent3K-gpt5_3K.itt_zero_fill.p_sign_flip_20000_seed42"]
 
 
@@ -129,11 +129,11 @@ def test_an_expected_field_without_a_rule_fails(shared_folder, tmp_path):
     prefix["expected"]["filler3K_xtarget"]["rule"] = "make_filler(2999)"
     write_jsonl(tmp_path / "jaccard.jsonl", [case])
     write_jsonl(tmp_path / "prefixes.jsonl", [prefix])
-    results = run_continuation(tmp_path, families=["jaccard", "prefixes"])
-    [difference] = failures(results, "jaccard")[case["id"]].differences
-    assert difference.path == "expected.something_new" and "no rule" in str(difference.actual)
-    [difference] = failures(results, "prefixes")[prefix["id"]].differences
-    assert difference.path == "expected.filler3K_xtarget.rule"
+    results = check(tmp_path, families=["jaccard", "prefixes"], kind=CONTINUATION)
+    [difference] = failures(results, "jaccard")[case["id"]].checks
+    assert difference.field == "expected.something_new" and "no rule" in str(difference.actual)
+    [difference] = failures(results, "prefixes")[prefix["id"]].checks
+    assert difference.field == "expected.filler3K_xtarget.rule"
 
 
 def test_missing_families_and_placeholders(tmp_path):
@@ -147,18 +147,18 @@ def test_missing_families_and_placeholders(tmp_path):
         "{broken",
     ])
     write_jsonl(tmp_path / "scoring.jsonl", [{"id": "s", "inputs": {}, "expected": {}}])
-    results = {r.family: r for r in run_continuation(tmp_path)}
-    assert list(results) == list(CONTINUATION_FAMILIES)
+    results = {r.family: r for r in check(tmp_path, kind=CONTINUATION)}
+    assert list(results) == list(FAMILIES)
     assert results["cutpoints"].missing and not results["cutpoints"].ok and not results["cutpoints"].cases
     assert not results["jaccard"].missing
     assert [c.passed for c in results["jaccard"].cases] == [True, True, True, False]
     assert "jaccard.jsonl:4" in results["jaccard"].cases[3].error
     [empty] = results["scoring"].cases
     assert "expected names no path" in empty.error and not empty.passed
-    assert set(CHECKERS) == set(CONTINUATION_FAMILIES)
-    assert not is_continuation_folder(tmp_path)
+    assert set(CHECKERS) == set(FAMILIES)
+    assert kind_of(tmp_path) != CONTINUATION
     with pytest.raises(ValueError, match="unknown continuation families"):
-        run_continuation(tmp_path, families=["nope"])
+        check(tmp_path, families=["nope"], kind=CONTINUATION)
 
 
 def user(content):
@@ -195,13 +195,13 @@ def test_sessions_from_an_explicit_corpus(tmp_path):
          "expected": {"raises": "SystemExit", "message": "Only 2 eligible candidates after skipping first 1; need 3"}},
         {"id": "wrong-sha", "inputs": {"session": {**ref, "sha256": "0" * 64}}, "expected": {}},
     ])
-    assert is_continuation_folder(folder)
-    [result] = run_continuation(folder, corpus=corpus, families=["cutpoints"])
+    assert kind_of(folder) == CONTINUATION
+    [result] = check(folder, corpus=corpus, families=["cutpoints"])
     assert [c.passed for c in result.cases] == [True, True, False]
     error = result.cases[2].error
     assert "cutpoints.jsonl:3" in error and "sha256 mismatch" in error and "missing" in error
     # without the corpus folder the session is not found anywhere
-    [result] = run_continuation(folder, families=["cutpoints"])
+    [result] = check(folder, families=["cutpoints"])
     assert not any(c.passed for c in result.cases) and "p/s.jsonl" in result.cases[0].error
 
     sessions = Sessions(corpus)
@@ -215,9 +215,9 @@ def test_sessions_from_an_explicit_corpus(tmp_path):
 def test_the_conformance_command_reads_a_continuation_folder(shared_folder, tmp_path, capsys):
     from contextecho.__main__ import main
 
-    for family in CONTINUATION_FAMILIES:
+    for family in FAMILIES:
         cases = shared_cases(shared_folder, family)[:2]
-        write_jsonl(tmp_path / CONTINUATION_FAMILIES[family], cases)
+        write_jsonl(tmp_path / FAMILIES[family], cases)
     assert main(["conformance", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "tool-call continuation" in out and "PASS: 16/16 cases passed" in out

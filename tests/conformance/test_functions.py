@@ -7,7 +7,8 @@ import shutil
 import pytest
 
 from contextecho.__main__ import main
-from contextecho.conformance.functions import FAMILIES, run_conformance
+from contextecho.conformance.driver import check
+from contextecho.conformance.functions import FAMILIES
 from contextecho.echo.reference.texts import ACKNOWLEDGEMENT, FILLER_TEMPLATE, S2_VARIANTS
 from contextecho.engine.paths import shared_dir
 
@@ -67,9 +68,9 @@ def hand_fixtures(folder, corpus):
 
 def test_hand_fixtures_pass_and_missing_family_fails(tmp_path, capsys):
     folder = hand_fixtures(tmp_path / "fx", tmp_path / "corpus")
-    results = {f.family: f for f in run_conformance(folder, tmp_path / "corpus")}
+    results = {f.family: f for f in check(folder, tmp_path / "corpus")}
     for family in ("prefix", "filler", "s2", "judge"):
-        assert results[family].ok, [(c.case_id, c.error, [d.describe() for d in c.differences])
+        assert results[family].ok, [(c.case_id, c.error, [d.describe() for d in c.checks])
                                     for c in results[family].cases if not c.passed]
     assert results["stats"].missing and not results["stats"].ok
     code = main(["conformance", str(folder), "--corpus", str(tmp_path / "corpus")])
@@ -117,7 +118,7 @@ def test_missing_session_and_unknown_stressor_fail(tmp_path):
     # A session the harness itself would crash on (a text block whose text is null).
     write_jsonl(tmp_path / "corpus" / "proj" / "odd.jsonl",
                 [{"type": "user", "message": {"content": [{"type": "text", "text": None}]}}])
-    [prefix] = run_conformance(folder, tmp_path / "corpus", ["prefix"])
+    [prefix] = check(folder, tmp_path / "corpus", ["prefix"])
     errors = {c.case_id: c.error for c in prefix.cases}
     assert "session 'nope.jsonl' not found" in errors["a"]
     assert "unknown reference stressor 'S9'" in errors["b"]
@@ -158,5 +159,5 @@ def test_shared_prefix_fixture_detects_a_changed_rule(corpus_dir, missing_shared
     shutil.copy(folder / FAMILIES["prefix"], copy / FAMILIES["prefix"])
     from contextecho.echo.reference import transcript
     monkeypatch.setattr(transcript, "PAYLOAD_CHARS", 199)
-    [prefix] = run_conformance(copy, corpus_dir, ["prefix"])
+    [prefix] = check(copy, corpus_dir, ["prefix"])
     assert prefix.n_failed > 0 and prefix.n_passed > 0

@@ -12,9 +12,9 @@ import pytest
 
 from contextecho.__main__ import main
 from contextecho.echo.reference.providers import target_params
-from contextecho.conformance.runs import check_positions, run_case, run_cases
+from contextecho.conformance.case import FixtureError, load_declared
 from contextecho.conformance.replay import litellm_model, sdk_form
-from contextecho.conformance.case import CaseError, load_declared, read_case
+from contextecho.conformance.runs import check_positions, read_case, run_case, run_cases
 from tests.conformance.conftest import case_of, status_of, write_case
 
 pytestmark = pytest.mark.corpus
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.corpus
 
 @pytest.fixture(scope="module")
 def shared_reports(runs_dir, corpus_dir):
-    return {r.case_id: r for r in run_cases(runs_dir, corpus_dir)}
+    return {r.case_id: r for family in run_cases(runs_dir, corpus_dir) for r in family.cases}
 
 
 # ---------------------------------------------------------------- the shared fixtures
@@ -230,7 +230,7 @@ def test_a_divergence_is_declared_only_when_the_file_says_so(runs_dir, corpus_di
 def test_unknown_family_and_unrecoverable_digest_fail(runs_dir, corpus_dir, tmp_path):
     case = copy.deepcopy(case_of(runs_dir, "onset_e17_anthropic"))
     case["family"] = "mystery"
-    with pytest.raises(CaseError, match="unknown family 'mystery'"):
+    with pytest.raises(FixtureError, match="unknown family 'mystery'"):
         run_case(write_case(tmp_path, case), corpus_dir)
     case = case_of(runs_dir, "onset_e17_anthropic")
     case["canned_replies"][0]["reply"] = [{"text": {"$digest": {"sha256": "0" * 64, "len": 5000}}}]
@@ -242,10 +242,10 @@ def test_a_malformed_case_names_its_file_and_line(tmp_path, corpus_dir):
     (tmp_path / "cases").mkdir()
     bad = tmp_path / "cases" / "bad.json"
     bad.write_text('{"id": "bad",\n  "family": }')
-    with pytest.raises(CaseError, match=r"bad\.json:2: not valid JSON"):
+    with pytest.raises(FixtureError, match=r"bad\.json:2: not valid JSON"):
         read_case(bad)
-    reports = run_cases(tmp_path, corpus_dir)
-    assert reports[0].error and not reports[0].passed
+    [cases] = run_cases(tmp_path, corpus_dir)
+    assert cases.cases[0].error and not cases.cases[0].passed
 
 
 def test_a_changed_position_prefix_fails(runs_dir, corpus_dir, tmp_path):

@@ -1,19 +1,16 @@
 """``contextecho conformance DIR``: check the ``reference`` protocol against fixtures.
 
-DIR is either a function-level fixture folder (the layout of
-``shared/reference/contextecho/fixtures``: see :mod:`contextecho.conformance.functions`)
-or a run-level one (``shared/reference/contextecho/runs``: ``cases/*.json`` and
-``positions/*.json``, see :mod:`contextecho.conformance.runs`), told apart by its
-``cases/`` folder, or the tool-call continuation's (``shared/reference/contextecho/continuation``:
-``cutpoints.jsonl``, ``prefixes.jsonl`` ..., see
-:mod:`contextecho.conformance.continuation`; sessions are found by each case's
-path and sha256, ``--corpus`` tried first). Prints pass/fail counts per family (function level) or per case (run
-level) and the first differences of what fails, each with the fixture file; ``--out``
-writes one machine-readable result per case. Exits 1 when any case fails (run level: a
-failed field, an input not expressible, or a case that cannot be read) or any family is
-missing, 2 when DIR is not a folder. A declared divergence
-(``data/conformance/declared_divergences.json``) is reported as such, never as a pass,
-and does not fail the run.
+DIR is a function-level fixture folder (the layout of ``shared/reference/contextecho/fixtures``),
+the tool-call continuation's (``shared/reference/contextecho/continuation``; sessions are found by
+each case's path and sha256, ``--corpus`` tried first) or a run-level one
+(``shared/reference/contextecho/runs``: ``cases/*.json`` and ``positions/*.json``);
+:mod:`contextecho.conformance.driver` tells them apart and runs it. Prints pass/fail counts per
+family (function level, continuation) or per case (run level) and the first differences of what
+fails, each with the fixture file; ``--out`` writes one machine-readable result per run-level case.
+Exits 1 when any case fails (run level: a failed field, an input not expressible, or a case that
+cannot be read) or any family is missing, 2 when DIR is not a folder or a family is not DIR's. A
+declared divergence (``data/conformance/declared_divergences.json``) is reported as such, never as
+a pass, and does not fail the run.
 """
 from __future__ import annotations
 
@@ -21,23 +18,17 @@ import argparse
 import json
 from pathlib import Path
 
-from ..conformance.functions import FAMILIES, FamilyResult, run_conformance
-from ..engine.paths import shared_dir
-from ..conformance.continuation import CONTINUATION_FAMILIES, is_continuation_folder, run_continuation
-from ..conformance.runs import run_cases
-from ..conformance.case import DECLARED_FILE, CaseError, CaseReport
-
-
-def default_corpus() -> Path:
-    return shared_dir() / "corpus" / "real"
+from ..conformance.case import DECLARED_FILE, CaseResult, FamilyResult, FixtureError
+from ..conformance import driver
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dir", type=Path, help="fixture folder: function-level (the layout of "
                         "shared/reference/contextecho/fixtures) or run-level (shared/reference/contextecho/runs)")
     parser.add_argument("--corpus", type=Path, default=None,
-                        help=f"folder the cases' session paths are relative to (default {default_corpus()})")
-    parser.add_argument("--family", action="append", choices=list(dict.fromkeys([*FAMILIES, *CONTINUATION_FAMILIES])),
+                        help=f"folder the cases' session paths are relative to (default {driver.default_corpus()})")
+    parser.add_argument("--family", action="append",
+                        choices=list(dict.fromkeys(f for files in driver.FAMILIES.values() for f in files)),
                         default=None, help="function level or continuation: check only this family (repeatable; "
                                            "default: all)")
     parser.add_argument("--show", type=int, default=3, metavar="N",
@@ -61,14 +52,14 @@ def _report(family: FamilyResult, show: int, width: int = 7) -> None:
         print(f"  x {case.case_id}")
         if case.error:
             print(f"    {case.error}")
-        for diff in case.differences:
-            print("    " + diff.describe().replace("\n", "\n    "))
+        for check in case.checks:
+            print("    " + check.describe().replace("\n", "\n    "))
     hidden = family.n_failed - show
     if hidden > 0:
         print(f"  ... {hidden} more failing cases")
 
 
-def _report_case(report: CaseReport, source: Path, show: int) -> None:
+def _report_case(report: CaseResult, source: Path, show: int) -> None:
     s = report.summary()
     status = "ok  " if report.passed else "FAIL"
     print(f"{report.case_id:40s} {status} {s['pass']} passed, {s['fail']} failed, {s['declared']} declared, "
@@ -93,17 +84,11 @@ def _report_case(report: CaseReport, source: Path, show: int) -> None:
         print(f"  . {check.field}: {check.note}")
 
 
-def run_runs(folder: Path, corpus: Path, show: int, out: Path | None) -> int:
-    print(f"run-level conformance of protocol 'reference' with {folder} (sessions under {corpus}; "
-          f"declared divergences from {DECLARED_FILE})")
-    try:
-        reports = run_cases(folder, corpus)
-    except CaseError as exc:
-        print(f"conformance: {exc}")
-        return 1
-    for report in reports:
-        source = folder / ("positions" if report.family == "positions" else "cases") / f"{report.case_id}.json"
-        _report_case(report, source, show)
+def _runs(results: list[FamilyResult], show: int, out: Path | None) -> int:
+    reports = [case for family in results for case in family.cases]
+    for family in results:
+        for report in family.cases:
+            _report_case(report, family.path / f"{report.case_id}.json", show)
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         for report in reports:
@@ -121,21 +106,28 @@ def run(args: argparse.Namespace) -> int:
     if not folder.is_dir():
         print(f"conformance: {folder} is not a folder")
         return 2
-    corpus = args.corpus if args.corpus is not None else default_corpus()
-    if (folder / "cases").is_dir():
-        return run_runs(folder, corpus, args.show, args.out)
-    if is_continuation_folder(folder):
-        unknown = [f for f in args.family or () if f not in CONTINUATION_FAMILIES]
-        if unknown:
-            print(f"conformance: {folder} is a continuation folder; its families are "
-                  f"{', '.join(CONTINUATION_FAMILIES)} (not {', '.join(unknown)})")
-            return 2
+    kind = driver.kind_of(folder)
+    unknown = [f for f in args.family or () if kind != driver.RUNS and f not in driver.FAMILIES[kind]]
+    if unknown:
+        print(f"conformance: {folder} is a {kind} folder; its families are {', '.join(driver.FAMILIES[kind])} "
+              f"(not {', '.join(unknown)})")
+        return 2
+    corpus = args.corpus if args.corpus is not None else driver.default_corpus()
+    if kind == driver.RUNS:
+        print(f"run-level conformance of protocol 'reference' with {folder} (sessions under {corpus}; "
+              f"declared divergences from {DECLARED_FILE})")
+    elif kind == driver.CONTINUATION:
         print(f"conformance of the tool-call continuation (protocol 'reference') with {folder} (sessions: "
-              f"{args.corpus or 'each case path_from_steering_root, else ' + str(default_corpus())}, by sha256)")
-        results = run_continuation(folder, args.corpus, args.family)
+              f"{args.corpus or 'each case path_from_steering_root, else ' + str(driver.default_corpus())}, by sha256)")
     else:
         print(f"conformance of protocol 'reference' with {folder} (sessions under {corpus})")
-        results = run_conformance(folder, corpus, args.family)
+    try:
+        results = driver.check(folder, args.corpus, args.family)
+    except FixtureError as exc:  # a run-level folder without a case
+        print(f"conformance: {exc}")
+        return 1
+    if kind == driver.RUNS:
+        return _runs(results, args.show, args.out)
     width = max([7, *(len(f.family) for f in results)])
     for family in results:
         _report(family, args.show, width)

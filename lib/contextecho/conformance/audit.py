@@ -13,12 +13,12 @@ Our run (:func:`rejudge_stored`, called by the run-level runner's ``drive`` afte
 runs): the cells our panel runs stored (the first run that stored a cell keeps it: the
 harness's runners skip cells on disk), at the audit's positions (its ``inputs.runs`` entry)
 on the headline battery (the harness's five coding probes), in the audit's order (target
-folder, arm, probe), are judged again by :func:`contextecho.experiments.cross_judge.rejudge` under the reference
-protocol's judge, the replay client as the transport; each request's key is its stored
-cell's identity restricted to the case's key fields of the ``cross_judge`` call. The audit's
-numbers are :func:`contextecho.experiments.cross_judge.rejudged_agreement` and :func:`contextecho.experiments.cross_judge.judge_means`
-with ``failures="in"`` and ordinal ties. :func:`compare_audit` compares the records and
-both tables with the case's.
+folder, arm, probe), are judged again by :func:`~contextecho.experiments.cross_judge.rejudge`
+under the reference protocol's judge, the replay client as the transport; each request's key
+is its stored cell's identity restricted to the case's key fields of the ``cross_judge`` call.
+The audit's numbers are :func:`~contextecho.experiments.cross_judge.rejudged_agreement` and
+:func:`~contextecho.experiments.cross_judge.judge_means` with ``failures="in"`` and ordinal
+ties. :func:`compare_audit` compares the records and both tables with the case's.
 """
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ from ..engine.calls import Transport
 from ..experiments.cross_judge import StoredResponse, judge_means, rejudge, rejudged_agreement
 from ..experiments.panel import Parameters as PanelParameters, headline_ids
 from .replay import Replay
-from .case import CaseError, CaseReport, decode, matches
+from .case import TOLERANCE, CaseResult, FixtureError, decode, matches
 
 AUDIT_RUNNER = "experiments/e15_probes_at_crosscompaction/run_crossjudge_audit.py"
 #: The audit's folder (``run_crossjudge_audit.py:23``), its tables, and a record's path in it.
@@ -45,7 +45,6 @@ IDENTITY = ("target", "session", "position", "step", "arm", "item", "item_kind",
 #: A record's fields and the re-judged row's columns that hold them.
 RECORD_FIELDS = {"sonnet_score": "primary_score", "gpt5_score": "reference_score",
                  "gpt5_label": "reference_label", "gpt5_reason": "reference_reason"}
-TOLERANCE = 1e-9
 
 
 def writes(path: str) -> bool:
@@ -57,7 +56,7 @@ def _positions(case: dict, runner: str) -> list[str]:
     for run in case["inputs"].get("runs", []):
         if run.get("runner") == runner and run.get("positions"):
             return list(run["positions"])
-    raise CaseError(f"case {case['id']}: inputs.runs names no positions for {runner}")
+    raise FixtureError(f"case {case['id']}", f"inputs.runs names no positions for {runner}")
 
 
 def _stored_cells(frames: Sequence[pd.DataFrame], replay: Replay) -> dict[tuple, dict]:
@@ -88,7 +87,7 @@ def rejudge_stored(case: dict, runner: str, frames: Sequence[pd.DataFrame], repl
     """The audit re-judging the cells our panel runs stored (module doc): one row per stored
     cell at the audit's positions on the headline battery, in the audit's order."""
     if not judge:
-        raise CaseError(f"case {case['id']}: inputs.runs names no judge for {runner}")
+        raise FixtureError(f"case {case['id']}", f"inputs.runs names no judge for {runner}")
     positions = _positions(case, runner)
     items = headline_ids(PanelParameters.headline)
     chosen = sorted(((ident, row) for ident, row in _stored_cells(frames, replay).items()
@@ -132,7 +131,7 @@ def _records(frame: pd.DataFrame, replay: Replay) -> pd.DataFrame:
                               for k in kept["key"]])
 
 
-def compare_audit(case: dict, driven: Sequence[Any], replay: Replay, report: CaseReport,
+def compare_audit(case: dict, driven: Sequence[Any], replay: Replay, report: CaseResult,
                   declared: Sequence[dict]) -> set[str]:
     """The audit's records, ``RESULTS.json`` and ``AGREEMENT.md`` against the case's, from
     the re-judged frame of the run standing in for the audit (``driven``: our runs, each
@@ -175,7 +174,7 @@ def compare_audit(case: dict, driven: Sequence[Any], replay: Replay, report: Cas
 NUMBER_LINE = re.compile(r"^- (?P<label>.+): (?P<value>[+-]?(?:\d+(?:\.(?P<decimals>\d+))?|nan|inf))$")
 
 
-def _compare_agreement(lines: Any, order: Sequence[str], summary: Mapping | None, report: CaseReport,
+def _compare_agreement(lines: Any, order: Sequence[str], summary: Mapping | None, report: CaseResult,
                        declared: Sequence[dict]) -> None:
     """``AGREEMENT.md``: its title, then one ``- label: value`` line per ``RESULTS.json``
     field in that order; each value is compared with ours printed as the line prints it

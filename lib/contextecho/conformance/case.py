@@ -1,55 +1,115 @@
-"""A run-level fixture case of the reference harness: its format, and how one field is compared.
+"""A conformance case: reading one, comparing its fields, and what it reports.
 
-``shared/reference/contextecho/runs/cases/*.json`` (its ``README.md`` gives the format, its
-``SPEC.md`` what a runner must do): reading a case (:func:`read_case`: a bad file is a
-:class:`CaseError` naming it), its encoded values (``$float``, ``$digest``), the identity of
-a request key, equality as SPEC §3 and §5 define it (:func:`matches`), the project's
-declared divergences (``data/conformance/declared_divergences.json``), and the report of one
-case (:class:`CaseReport`: one :class:`Check` per compared field). Every family's runner
-(:mod:`.runs` and the family modules it dispatches to) reports through these.
+Every kind of fixture folder (:mod:`.driver`) speaks this vocabulary: a fixture that cannot be
+read or expressed is a :class:`FixtureError` naming its file (and line) or case; one compared
+field is a :class:`Check` (``pass``, ``fail``, ``declared``: a declared divergence, never a
+pass, ``not_expressible``: an input we cannot run, which fails the case, or
+``not_implemented``: listed only); one case is a :class:`CaseResult`, its checks or the error
+that stopped it; one family is a :class:`FamilyResult`, a fixture file's cases or a run-level
+folder's. A function-level or continuation case records the fields that differ (exact
+canonical JSON, :func:`differences`; an expected field without a rule fails,
+:func:`compare_known`); a run-level case records every field it compares (:meth:`CaseResult.add`,
+equal as SPEC §3 and §5 define it, :func:`matches`), a mismatch the project declares on purpose
+(``data/conformance/declared_divergences.json``) as a declared divergence.
 """
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import math
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ..engine.paths import REPO_ROOT
 
-FORMAT_VERSION = 1
-FAMILIES = ("panel", "s2", "onset", "cross_judge_b3", "session_validation", "consolidate")
 DECLARED_FILE = REPO_ROOT / "data" / "conformance" / "declared_divergences.json"
+PASS, FAIL, DECLARED, NOT_EXPRESSIBLE, NOT_IMPLEMENTED = STATUSES = (
+    "pass", "fail", "declared", "not_expressible", "not_implemented")
+#: How far a computed mean, gap or bound of a run-level case may be from the harness's (SPEC §5).
+TOLERANCE = 1e-9
+
+
+class FixtureError(ValueError):
+    """A fixture that cannot be read or expressed: ``where`` (a file, a case) and, for a
+    line of a JSONL fixture, its ``line`` name it in the message."""
+
+    def __init__(self, where: object, reason: str, line: int | None = None) -> None:
+        self.where, self.reason, self.line = where, reason, line
+        super().__init__(f"{where}:{line}: {reason}" if line is not None else f"{where}: {reason}")
 
 
 # ---------------------------------------------------------------- reading a case
-class CaseError(ValueError):
-    """A case file that cannot be checked (bad JSON, an unknown family or format)."""
+def read_cases(path: Path) -> Iterator[tuple[int, dict | FixtureError]]:
+    """``(line number, case or FixtureError)`` for each non-blank line of a JSONL fixture.
+
+    Lines are split on ``\n`` only: U+2028, U+0085 and the like are legal inside the
+    JSON strings of a case (S2 responses hold them) and do not end a line.
+    """
+    for no, raw in enumerate(path.read_bytes().split(b"\n"), 1):
+        if not raw.strip():
+            continue
+        try:
+            case = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            yield no, FixtureError(path, f"not UTF-8 ({exc.reason} at byte {exc.start})", no)
+            continue
+        except json.JSONDecodeError as exc:
+            yield no, FixtureError(path, f"not valid JSON ({exc.msg}, column {exc.colno})", no)
+            continue
+        if not isinstance(case, dict):
+            yield no, FixtureError(path, f"a case must be a JSON object, got {type(case).__name__}", no)
+            continue
+        yield no, case
 
 
-def read_case(path: Path) -> dict:
+def need(case: dict, key: str, path: Path, line: int, kind: type | tuple = object):
+    """``case[key]``, of type ``kind`` (``bool`` is not an ``int``); else a :class:`FixtureError`
+    naming ``path:line``."""
     try:
-        case = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise CaseError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
-    except UnicodeDecodeError as exc:
-        raise CaseError(f"{path}: not UTF-8 ({exc.reason} at byte {exc.start})") from None
-    if not isinstance(case, dict):
-        raise CaseError(f"{path}: a case is a JSON object")
-    for name in ("id", "family", "inputs", "expected", "harness_driver"):
-        if name not in case:
-            raise CaseError(f"{path}: no {name!r}")
-    if case.get("format_version") != FORMAT_VERSION:
-        raise CaseError(f"{path}: format_version {case.get('format_version')!r} (this runner reads {FORMAT_VERSION})")
-    if case["family"] not in FAMILIES:
-        raise CaseError(f"{path}: unknown family {case['family']!r} (known: {', '.join(FAMILIES)})")
-    return case
+        value = case[key]
+    except (KeyError, TypeError):
+        raise FixtureError(path, f"missing {key!r}", line) from None
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise FixtureError(path, f"{key!r} has the wrong type ({type(value).__name__})", line)
+    return value
+
+
+def integer(value: object, what: str, path: Path, line: int) -> int:
+    """``value`` where it is an integer (``bool`` is not); else a :class:`FixtureError`."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise FixtureError(path, f"{what} must be an integer, got {value!r}", line)
+    return value
+
+
+def case_id(case: dict, path: Path, line: int) -> str:
+    """The case's ``id``, else ``FILE:LINE``."""
+    return str(case.get("id") or f"{path.name}:{line}")
+
+
+CaseCheck = Callable[[dict, Path, int], list["Check"]]
+
+
+def line_cases(family: str, path: Path, check: CaseCheck) -> Iterator[CaseResult]:
+    """Run ``check(case, path, line)`` on every case of a JSONL family; a
+    :class:`FixtureError` (from reading or from the check) fails that case only."""
+    for line, case in read_cases(path):
+        if isinstance(case, FixtureError):
+            yield CaseResult(family, f"{path.name}:{line}", error=str(case))
+            continue
+        name = case_id(case, path, line)
+        try:
+            yield CaseResult(family, name, check(case, path, line))
+        except FixtureError as exc:
+            yield CaseResult(family, name, error=str(exc))
+        except Exception as exc:  # a rule that crashes on this case fails it, not the run
+            yield CaseResult(family, name, error=f"{path}:{line}: {type(exc).__name__}: {exc}")
 
 
 def decode(value: Any) -> Any:
-    """``{"$float": "nan"}`` and friends as floats; everything else as it is."""
+    """A run-level case's value with ``{"$float": "nan"}`` and friends as floats."""
     if isinstance(value, dict):
         if set(value) == {"$float"}:
             return float(value["$float"])
@@ -59,78 +119,55 @@ def decode(value: Any) -> Any:
     return value
 
 
-def known_texts(case: dict) -> dict[str, str]:
-    """Every string of the case's inputs and ``expected.texts`` whose whole text is there, by
-    sha256: a digested canned reply (over 1,000 characters) is one of the injections."""
-    found: dict[str, str] = {}
-
-    def walk(value: Any) -> None:
-        if isinstance(value, str):
-            found.setdefault(hashlib.sha256(value.encode("utf-8")).hexdigest(), value)
-        elif isinstance(value, dict):
-            for v in value.values():
-                walk(v)
-        elif isinstance(value, list):
-            for v in value:
-                walk(v)
-
-    walk(case.get("inputs", {}))
-    for sha, text in (case["expected"].get("texts") or {}).items():
-        if text.get("len", 0) <= len(text.get("head", "")):
-            found.setdefault(sha, text["head"])
-    return found
-
-
-def resolve_digests(value: Any, texts: Mapping[str, str], where: str) -> Any:
-    """``value`` with every ``{"$digest"}`` replaced by its text (a :class:`CaseError` when
-    the case does not hold it)."""
-    if isinstance(value, dict) and set(value) == {"$digest"}:
-        sha = value["$digest"]["sha256"]
-        if sha not in texts:
-            raise CaseError(f"{where}: the text of digest {sha[:12]} is nowhere in the case")
-        return texts[sha]
-    if isinstance(value, dict):
-        return {k: resolve_digests(v, texts, where) for k, v in value.items()}
-    if isinstance(value, list):
-        return [resolve_digests(v, texts, where) for v in value]
-    return value
-
-
-def key_identity(key: Mapping[str, Any]) -> tuple:
-    """A target request key as a cell identity: (target, position, arm, item, replicate)."""
-    return (key.get("target"), key.get("position"), key.get("arm"), key.get("item"), int(key.get("replicate", 0)))
-
-
-def key_text(key: Mapping[str, Any]) -> str:
-    return json.dumps(key, sort_keys=True)
-
-
 # ---------------------------------------------------------------- comparing
-STATUSES = ("pass", "fail", "declared", "not_expressible", "not_implemented")
+def sha256_text(text: str) -> str:
+    """The hex sha256 of ``text``'s UTF-8 bytes (how the fixtures digest a text)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-@dataclass
-class Check:
-    """One compared field: ``pass``, ``fail``, ``declared`` (a declared divergence, never a
-    pass), ``not_expressible`` (an input we cannot run: fails the case) or
-    ``not_implemented`` (a positions scheme we do not implement: listed, SPEC §6);
-    expected and actual values for the report."""
-
-    section: str
-    field: str
-    status: str
-    expected: Any = None
-    actual: Any = None
-    note: str = ""
-
-    def as_dict(self) -> dict:
-        return {"section": self.section, "field": self.field, "status": self.status,
-                "expected": _short(self.expected), "actual": _short(self.actual), "note": self.note}
+class _Missing:
+    def __repr__(self) -> str:
+        return "<absent>"
 
 
-def _short(value: Any, limit: int = 400) -> Any:
-    text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=repr)
-    return value if len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"
+ABSENT = _Missing()
+NO_RULE = "<no rule for this field>"
+
+
+def _canonical(value: object) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=repr)
+
+
+def differences(expected: object, actual: object, path: str = "", limit: int = 5) -> list[Check]:
+    """The first ``limit`` places where ``actual`` differs from ``expected`` (exact JSON).
+
+    Every key of an expected object must be in ``actual`` with the same value; keys
+    only ``actual`` has are not differences.
+    """
+    out: list[Check] = []
+
+    def walk(e: object, a: object, p: str) -> None:
+        if len(out) >= limit:
+            return
+        if isinstance(e, dict) and isinstance(a, dict):
+            for k in e:
+                walk(e[k], a.get(k, ABSENT), f"{p}.{k}" if p else str(k))
+        elif isinstance(e, list) and isinstance(a, list) and len(e) == len(a):
+            for i, (x, y) in enumerate(zip(e, a)):
+                walk(x, y, f"{p}[{i}]")
+        elif isinstance(e, _Missing) or isinstance(a, _Missing) or _canonical(e) != _canonical(a):
+            out.append(Check(p or "value", e, a))
+
+    walk(expected, actual, path)
+    return out
+
+
+def compare_known(expected: dict, actual: dict, prefix: str) -> list[Check]:
+    """:func:`differences` of the fields both hold, plus one difference for each expected
+    field ``actual`` has no rule for (:data:`NO_RULE`)."""
+    found = [Check(f"{prefix}.{k}", expected[k], NO_RULE) for k in expected if k not in actual]
+    return found + differences({k: v for k, v in expected.items() if k in actual},
+                               {k: actual[k] for k in expected if k in actual}, prefix)
 
 
 def matches(expected: Any, actual: Any, tolerance: float = 0.0) -> bool:
@@ -140,7 +177,7 @@ def matches(expected: Any, actual: Any, tolerance: float = 0.0) -> bool:
         if not isinstance(actual, str):
             return False
         d = expected["$digest"]
-        return len(actual) == d["len"] and hashlib.sha256(actual.encode("utf-8")).hexdigest() == d["sha256"]
+        return len(actual) == d["len"] and sha256_text(actual) == d["sha256"]
     if isinstance(expected, dict) and set(expected) == {"$float"}:
         expected = float(expected["$float"])
     if isinstance(expected, bool) or isinstance(actual, bool):
@@ -174,7 +211,7 @@ def load_declared(path: Path = DECLARED_FILE) -> list[dict]:
     data = json.loads(path.read_text(encoding="utf-8"))
     for i, d in enumerate(data):
         if not isinstance(d, dict) or not {"family", "section", "field", "reason"} <= set(d):
-            raise CaseError(f"{path}: entry {i} needs family, section, field and reason")
+            raise FixtureError(path, f"entry {i} needs family, section, field and reason")
     return data
 
 
@@ -186,30 +223,102 @@ def declared_for(declared: Sequence[dict], family: str, section: str, name: str)
     return None
 
 
-# ---------------------------------------------------------------- a case's report
+# ---------------------------------------------------------------- what a case reports
+@dataclass(frozen=True)
+class Check:
+    """One compared field (module doc): where it is (``field``, within a run-level case's
+    ``section``: requests, cells, tables, ...), the expected and actual values, its status
+    and a note."""
+
+    field: str
+    expected: Any = None
+    actual: Any = None
+    status: str = FAIL
+    section: str = ""
+    note: str = ""
+
+    def describe(self, max_lines: int = 40) -> str:
+        """The difference as text (two texts as a unified diff)."""
+        if isinstance(self.expected, str) and isinstance(self.actual, str):
+            diff = list(difflib.unified_diff(self.expected.splitlines(), self.actual.splitlines(),
+                                             "expected", "actual", n=1, lineterm=""))
+            if not diff:  # differ only in line endings or a final newline
+                diff = [f"expected {self.expected[-60:]!r}", f"actual   {self.actual[-60:]!r}"]
+            shown = "\n".join(diff[:max_lines])
+            more = f"\n    ... {len(diff) - max_lines} more diff lines" if len(diff) > max_lines else ""
+            return f"{self.field}:\n    " + shown.replace("\n", "\n    ") + more
+        return f"{self.field}: expected {_shown(self.expected)}, got {_shown(self.actual)}"
+
+    def as_dict(self) -> dict:
+        """The check as the run-level ``--out`` files write it (long values cut)."""
+        return {"section": self.section, "field": self.field, "status": self.status,
+                "expected": _cut(self.expected), "actual": _cut(self.actual), "note": self.note}
+
+
+def _shown(value: object, limit: int = 300) -> str:
+    text = _canonical(value) if not isinstance(value, _Missing) else "<absent>"
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"
+
+
+def _cut(value: Any, limit: int = 400) -> Any:
+    text = _canonical(value)
+    return value if len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"
+
+
 @dataclass
-class CaseReport:
-    case_id: str
+class CaseResult:
+    """One case (module doc): its family and id, its checks, or the error that stopped it."""
+
     family: str
+    case_id: str
     checks: list[Check] = field(default_factory=list)
     error: str | None = None
 
     def add(self, section: str, name: str, ok: bool, expected: Any = None, actual: Any = None,
             declared: Sequence[dict] = (), note: str = "") -> None:
-        status = "pass" if ok else "fail"
+        """One compared field: a pass, else a declared divergence where ``declared`` says so,
+        else a failure."""
+        status = PASS if ok else FAIL
         if not ok:
             d = declared_for(declared, self.family, section, name)
             if d is not None:
-                status, note = "declared", d["reason"]
-        self.checks.append(Check(section, name, status, expected, actual, note))
+                status, note = DECLARED, d["reason"]
+        self.checks.append(Check(name, expected, actual, status, section, note))
+
+    def not_expressible(self, section: str, name: str, note: str) -> None:
+        """An input we cannot run (it fails the case), with why."""
+        self.checks.append(Check(name, status=NOT_EXPRESSIBLE, section=section, note=note))
 
     def count(self, status: str) -> int:
         return sum(c.status == status for c in self.checks)
 
     @property
     def passed(self) -> bool:
-        return self.error is None and not any(c.status in ("fail", "not_expressible") for c in self.checks)
+        return self.error is None and not any(c.status in (FAIL, NOT_EXPRESSIBLE) for c in self.checks)
 
     def summary(self) -> dict:
         return {"case": self.case_id, "family": self.family, "passed": self.passed, "error": self.error,
                 **{s: self.count(s) for s in STATUSES}}
+
+
+@dataclass
+class FamilyResult:
+    """One family's cases: those of a fixture file, or of a run-level folder (``path``);
+    ``missing`` when the file is not there."""
+
+    family: str
+    path: Path
+    missing: bool = False
+    cases: list[CaseResult] = field(default_factory=list)
+
+    @property
+    def n_passed(self) -> int:
+        return sum(c.passed for c in self.cases)
+
+    @property
+    def n_failed(self) -> int:
+        return len(self.cases) - self.n_passed
+
+    @property
+    def ok(self) -> bool:
+        return not self.missing and self.n_failed == 0 and bool(self.cases)

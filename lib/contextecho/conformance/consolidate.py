@@ -27,7 +27,7 @@ from typing import Any, Sequence
 from ..echo.reference import consolidation as harness_consolidation
 from ..stats.harness import ConsolidatedContrast, Consolidation, consolidate_contrasts
 from .replay import Replay, compare_requests
-from .case import Check, CaseReport, decode, matches
+from .case import TOLERANCE, CaseResult, decode, matches
 
 #: The fixtures' stand-in for the harness's repository root in printed paths.
 ROOT = "<ROOT>"
@@ -37,7 +37,7 @@ JSON_FIELDS = ("experiment", "n_contrasts", "rows")
 ROW_FIELDS = ("delta", "p_raw", "n", "p_holm_within", "p_holm_panel", "note")
 #: Absolute tolerance per compared number: means within 1e-9, counts and the p-values of
 #: a resampling we claim to reproduce exactly (SPEC §5).
-TOLERANCE = {"delta": 1e-9}
+TOLERANCES = {"delta": TOLERANCE}
 RESAMPLING_NOTE = ("we claim the harness's resampling (random.Random(seed), sign flips of the per-probe "
                    "differences in sorted probe order): a p-value must be equal")
 SKIPPED = re.compile(r"^Skipping (?P<target>.*): (?P<path>.*) missing$")
@@ -145,15 +145,15 @@ def harness_outputs(docs: dict, targets: Sequence[tuple[str, str | None]], condi
     return out
 
 
-def _settings(case: dict, report: CaseReport) -> tuple[list[tuple[str, str | None]], list[str]]:
+def _settings(case: dict, report: CaseResult) -> tuple[list[tuple[str, str | None]], list[str]]:
     """The targets and conditions ``main`` ran with: the harness's, or a driver's
     substitutions; a driver, substitution or input we cannot run is *not expressible*."""
     targets = list(harness_consolidation.TARGETS)
     conditions = list(harness_consolidation.CONDITIONS)
     for driver in case["harness_driver"]:
         if driver.get("runner") != harness_consolidation.RUNNER:
-            report.checks.append(Check("runners", str(driver.get("runner")), "not_expressible",
-                                       note="a consolidate case runs the harness's consolidation only"))
+            report.not_expressible("runners", str(driver.get("runner")),
+                                   "a consolidate case runs the harness's consolidation only")
             continue
         for name, value in (driver.get("substitutions") or {}).items():
             if name == "TARGETS":
@@ -161,16 +161,15 @@ def _settings(case: dict, report: CaseReport) -> tuple[list[tuple[str, str | Non
             elif name == "CONDITIONS":
                 conditions = [str(c) for c in value]
             else:
-                report.checks.append(Check("runners", f"substitutions.{name}", "not_expressible",
-                                           note="our consolidation takes its targets and conditions only"))
+                report.not_expressible("runners", f"substitutions.{name}",
+                                       "our consolidation takes its targets and conditions only")
     for name in case["inputs"]:
         if name != "docs":
-            report.checks.append(Check("inputs", name, "not_expressible",
-                                       note="the consolidation reads its e02 runs (inputs.docs) only"))
+            report.not_expressible("inputs", name, "the consolidation reads its e02 runs (inputs.docs) only")
     return targets, conditions
 
 
-def _compare_json(expected: Any, ours: dict | None, report: CaseReport, declared: Sequence[dict]) -> None:
+def _compare_json(expected: Any, ours: dict | None, report: CaseResult, declared: Sequence[dict]) -> None:
     if expected is None or ours is None:
         report.add("tables", "consolidated_json", expected is None and ours is None, expected is None, ours is None,
                    declared, note="written (false: main stopped before writing it)")
@@ -202,12 +201,12 @@ def _compare_json(expected: Any, ours: dict | None, report: CaseReport, declared
             if name not in row and name not in got:
                 continue
             e, a = row.get(name, "<absent>"), got.get(name, "<absent>")
-            ok = name in row and name in got and matches(e, a, TOLERANCE.get(name, 0.0))
+            ok = name in row and name in got and matches(e, a, TOLERANCES.get(name, 0.0))
             note = where if ok or not name.startswith("p_") else f"{where}: {RESAMPLING_NOTE}"
             report.add("tables", f"consolidated_json.{name}", ok, e, a, declared, note=note)
 
 
-def _compare_calls(expected: Any, ours: list[dict], report: CaseReport, declared: Sequence[dict]) -> None:
+def _compare_calls(expected: Any, ours: list[dict], report: CaseResult, declared: Sequence[dict]) -> None:
     theirs = list(expected or [])
     order_e = [[c.get("target"), c.get("condition")] for c in theirs]
     order_a = [[c["target"], c["condition"]] for c in ours]
@@ -220,12 +219,12 @@ def _compare_calls(expected: Any, ours: list[dict], report: CaseReport, declared
         where = f"{call.get('target')} / {call.get('condition')}"
         for i, name in enumerate(("delta", "p_raw", "n")):
             e = call["result"][i] if len(call.get("result") or []) > i else "<absent>"
-            ok = matches(e, got[i], TOLERANCE.get(name, 0.0))
+            ok = matches(e, got[i], TOLERANCES.get(name, 0.0))
             report.add("tables", f"compute_contrast_calls.{name}", ok, e, got[i], declared,
                        note=where if ok or name != "p_raw" else f"{where}: {RESAMPLING_NOTE}")
 
 
-def run(case: dict, corpus: Path, replay: Replay, report: CaseReport, declared: Sequence[dict],
+def run(case: dict, corpus: Path, replay: Replay, report: CaseResult, declared: Sequence[dict],
         workdir: Path) -> None:
     """Compute the case's consolidation with our statistics and compare every field
     (module doc). ``corpus`` and ``workdir`` are not used: the runs come from the case."""

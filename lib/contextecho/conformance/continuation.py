@@ -1,11 +1,11 @@
 """Conformance of the e07 tool-call continuation rules with the harness's fixtures.
 
 The fixture folder (``shared/reference/contextecho/continuation``, README there) has eight
-families, one JSONL file each (:data:`CONTINUATION_FAMILIES`); one case per line, ``id``,
+families, one JSONL file each (:data:`FAMILIES`); one case per line, ``id``,
 ``inputs``, ``expected`` (``meta`` is fixture-writer diagnostics and is not checked). Each
 family's checker (:data:`CHECKERS`) recomputes every expected field from the case's inputs
 with :mod:`contextecho.echo.reference.continuation` and compares it exactly (canonical
-JSON, :func:`~contextecho.conformance.functions.differences`); an expected field with
+JSON, :func:`~contextecho.conformance.case.differences`); an expected field with
 no rule fails the case. Conventions of the fixtures:
 
 * A long text may be stored as a digest ``{"__digest__": true, "sha256", "len", "head",
@@ -26,8 +26,7 @@ in ``prefixes``, a ``filler3K_*``/``gpt5_3K`` block's ``rule`` names the computa
 unknown rule fails), and ``source``/``adapter_variant``/``case_id`` of ``gpt5_3K`` are its
 inputs; ``gpt5_prefix`` adapter cases also the adapted record count and the sha256 of the
 adapted records as JSON lines (``json.dumps(record, ensure_ascii=False)`` + newline), raw
-cases the file's line count. The ``requests``, ``scoring`` and ``analysis`` families have
-no checker yet: each reports one failing case.
+cases the file's line count.
 """
 from __future__ import annotations
 
@@ -45,8 +44,8 @@ import httpx
 import pandas as pd
 
 from ..echo.continuation import ARMS, REFERENCE, Cut, gpt_source
-from .functions import (CaseResult, Difference, FamilyResult, FixtureError, case_id,
-                                          compare_known, differences, line_cases, need, read_cases, sha256_text)
+from .case import (NO_RULE, CaseResult, Check, FixtureError, case_id, compare_known, differences, integer, line_cases,
+                   need, read_cases, sha256_text)
 from ..echo.reference.continuation import (N_CUTPOINTS, SKIP_INITIAL, TARGET_CHARS, TooFewCutpoints, candidates,
                                            codex_records, context_sections, flatten_content, gpt5_prefix,
                                            immediate_context, jaccard_args, argument_tokens, recent_prefix,
@@ -65,7 +64,7 @@ from litellm.litellm_core_utils.llm_response_utils.convert_dict_to_response impo
     convert_to_model_response_object)
 from litellm.llms.anthropic.chat.transformation import AnthropicConfig  # noqa: E402
 
-CONTINUATION_FAMILIES: dict[str, str] = {
+FAMILIES: dict[str, str] = {
     "cutpoints": "cutpoints.jsonl",
     "prefixes": "prefixes.jsonl",
     "prefix_edge_cases": "prefix_edge_cases.jsonl",
@@ -76,17 +75,10 @@ CONTINUATION_FAMILIES: dict[str, str] = {
     "analysis": "analysis.jsonl",
 }
 
-NO_RULE = "<no rule for this field>"
 DIGEST_EDGE = 300
 #: ``gpt5_3K`` adapter variants (README §2): A = output in a ``tool_result`` block, B = as a string.
 ADAPTER_VARIANTS = {"A": "blocks", "B": "string"}
 _ADAPTER_ARG = re.compile(r"tool_result_as='(\w+)'")
-
-
-def is_continuation_folder(folder: str | Path) -> bool:
-    """Whether ``folder`` is a continuation fixture folder (it holds cutpoints or prefixes)."""
-    folder = Path(folder)
-    return any((folder / CONTINUATION_FAMILIES[f]).is_file() for f in ("cutpoints", "prefixes"))
 
 
 # ---------------------------------------------------------------- sessions
@@ -122,7 +114,7 @@ class Sessions:
     def path(self, ref: dict, fixture: Path, line: int) -> Path:
         """The file ``ref`` names (see the class doc)."""
         if not isinstance(ref, dict) or not isinstance(ref.get("file"), str) or not isinstance(ref.get("sha256"), str):
-            raise FixtureError(fixture, line, f"a session reference needs 'file' and 'sha256', got {ref!r}")
+            raise FixtureError(fixture, f"a session reference needs 'file' and 'sha256', got {ref!r}", line)
         key = (ref.get("file"), ref.get("path_from_steering_root"), ref["sha256"])
         if key in self._resolved:
             return self._resolved[key]
@@ -138,7 +130,7 @@ class Sessions:
                 self._resolved[key] = candidate
                 return candidate
             tried.append(f"{candidate} (sha256 mismatch: {got}, case says {ref['sha256']})")
-        raise FixtureError(fixture, line, f"session {ref['file']!r} not found; tried: " + "; ".join(tried))
+        raise FixtureError(fixture, f"session {ref['file']!r} not found; tried: " + "; ".join(tried), line)
 
     def rows(self, ref: dict, fixture: Path, line: int) -> list[Row]:
         """The session's rows (:func:`~contextecho.echo.reference.transcript.read_rows`)."""
@@ -177,22 +169,16 @@ def raised(exc: BaseException) -> dict:
     return {"raises": name, "message": str(exc)}
 
 
-def compare_outcome(expected: dict, actual: dict, known: Iterable[str], prefix: str = "expected") -> list[Difference]:
+def compare_outcome(expected: dict, actual: dict, known: Iterable[str], prefix: str = "expected") -> list[Check]:
     """Differences of ``expected`` from ``actual`` over the ``known`` fields; an expected
     field outside ``known`` has no rule and fails; a raise where a value was expected (or
     the reverse) is one difference showing both."""
     known = set(known)
-    found = [Difference(f"{prefix}.{k}", expected[k], NO_RULE) for k in expected if k not in known]
+    found = [Check(f"{prefix}.{k}", expected[k], NO_RULE) for k in expected if k not in known]
     wanted = {k: v for k, v in expected.items() if k in known}
     if ("raises" in wanted) != ("raises" in actual):
-        return found + [Difference(prefix, wanted, actual)]
+        return found + [Check(prefix, wanted, actual)]
     return found + differences(wanted, actual, prefix)
-
-
-def _int(value: object, what: str, fixture: Path, line: int) -> int:
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise FixtureError(fixture, line, f"{what} must be an integer, got {value!r}")
-    return value
 
 
 # ---------------------------------------------------------------- cutpoints
@@ -201,12 +187,12 @@ CUTPOINT_FIELDS = ("CUTPOINTS_json", "raises", "message")
 
 
 def check_cutpoints(path: Path, sessions: Sessions) -> Iterator[CaseResult]:
-    def check(case: dict, path: Path, line: int) -> list[Difference]:
+    def check(case: dict, path: Path, line: int) -> list[Check]:
         inputs = need(case, "inputs", path, line, dict)
         rows = sessions.rows(need(inputs, "session", path, line, dict), path, line)
         params = inputs.get("params") or {}
-        n = _int(params.get("N_CUTPOINTS", N_CUTPOINTS), "N_CUTPOINTS", path, line)
-        skip = _int(params.get("SKIP_INITIAL", SKIP_INITIAL), "SKIP_INITIAL", path, line)
+        n = integer(params.get("N_CUTPOINTS", N_CUTPOINTS), "N_CUTPOINTS", path, line)
+        skip = integer(params.get("SKIP_INITIAL", SKIP_INITIAL), "SKIP_INITIAL", path, line)
         try:
             actual = {"CUTPOINTS_json": select_cutpoints(rows, n, skip).as_json()}
         except TooFewCutpoints as exc:
@@ -232,13 +218,13 @@ GPT5_RULE = "extract_gpt5_recent3K(): one text for every cut"
 GPT5_BLOCK_INPUTS = ("source", "adapter_variant", "case_id")
 
 
-def _rule_block(expected: object, rule: str, make: Callable[[], str], where: str) -> list[Difference]:
+def _rule_block(expected: object, rule: str, make: Callable[[], str], where: str) -> list[Check]:
     """An expected ``{rule, len, sha256, [text]}`` block against the text ``make()`` gives,
     when the block's ``rule`` is ``rule`` (another rule text has no rule here)."""
     if not isinstance(expected, dict):
-        return [Difference(where, expected, "<a rule block object>")]
+        return [Check(where, expected, "<a rule block object>")]
     if expected.get("rule") != rule:
-        return [Difference(f"{where}.rule", expected.get("rule"), f"{NO_RULE} (known: {rule!r})")]
+        return [Check(f"{where}.rule", expected.get("rule"), f"{NO_RULE} (known: {rule!r})")]
     text = make()
     block = {"rule": rule, "len": len(text), "sha256": sha256_text(text)}
     if "text" in expected:
@@ -255,26 +241,27 @@ def check_prefixes(path: Path, sessions: Sessions) -> Iterator[CaseResult]:
         source = need(block, "source", path, line, dict)
         variant = need(block, "adapter_variant", path, line, str)
         if variant not in ADAPTER_VARIANTS:
-            raise FixtureError(path, line, f"unknown adapter_variant {variant!r} (known: {', '.join(ADAPTER_VARIANTS)})")
+            raise FixtureError(path, f"unknown adapter_variant {variant!r} (known: {', '.join(ADAPTER_VARIANTS)})",
+                               line)
         key = (need(source, "sha256", path, line, str), variant)
         if key not in gpt5_texts:
             gpt5_texts[key] = gpt5_prefix(codex_records(sessions.rows(source, path, line), ADAPTER_VARIANTS[variant]))
         return gpt5_texts[key]
 
-    def check(case: dict, path: Path, line: int) -> list[Difference]:
+    def check(case: dict, path: Path, line: int) -> list[Check]:
         inputs = need(case, "inputs", path, line, dict)
         expected = need(case, "expected", path, line, dict)
         ref = need(inputs, "session", path, line, dict)
         rows = sessions.rows(ref, path, line)
         cut_index = need(inputs, "cut_index", path, line, int)
-        diffs: list[Difference] = []
+        diffs: list[Check] = []
         if "cut_number" in inputs:
             if ref["sha256"] not in selections:
                 selections[ref["sha256"]] = select_cutpoints(rows)
             cuts = selections[ref["sha256"]].cutpoints
             number = need(inputs, "cut_number", path, line, int)
             if not 0 <= number < len(cuts):
-                raise FixtureError(path, line, f"cut_number {number} outside the {len(cuts)} cut points")
+                raise FixtureError(path, f"cut_number {number} outside the {len(cuts)} cut points", line)
             diffs += differences({k: inputs[k] for k in ("cut_index", "ground_truth_tool") if k in inputs},
                                  {"cut_index": cuts[number].cut_index, "ground_truth_tool": cuts[number].tool},
                                  "inputs")
@@ -319,22 +306,22 @@ def _edge_outcome(rows: list, cut: int, target_chars: int) -> dict:
 
 
 def check_prefix_edge_cases(path: Path, sessions: Sessions) -> Iterator[CaseResult]:
-    def check(case: dict, path: Path, line: int) -> list[Difference]:
+    def check(case: dict, path: Path, line: int) -> list[Check]:
         inputs = need(case, "inputs", path, line, dict)
         expected = need(case, "expected", path, line, dict)
         rows = need(inputs, "rows", path, line, list)
-        target_chars = _int(inputs.get("target_chars", TARGET_CHARS), "target_chars", path, line)
+        target_chars = integer(inputs.get("target_chars", TARGET_CHARS), "target_chars", path, line)
         if "cut_idxs" in inputs:
-            cuts = [_int(c, "a cut_idxs entry", path, line) for c in need(inputs, "cut_idxs", path, line, list)]
+            cuts = [integer(c, "a cut_idxs entry", path, line) for c in need(inputs, "cut_idxs", path, line, list)]
             per_cut = need(expected, "per_cut", path, line, list)
             unknown = {k: v for k, v in expected.items() if k != "per_cut"}
             mine = [{"cut_idx": c, **_edge_outcome(rows, c, target_chars)} for c in cuts]
             diffs = compare_outcome(unknown, {}, ())
             if len(per_cut) != len(mine):
-                return diffs + [Difference("expected.per_cut", f"{len(per_cut)} cuts", f"{len(mine)} cuts")]
+                return diffs + [Check("expected.per_cut", f"{len(per_cut)} cuts", f"{len(mine)} cuts")]
             for i, (want, got) in enumerate(zip(per_cut, mine)):
                 if not isinstance(want, dict):
-                    raise FixtureError(path, line, f"per_cut[{i}] must be an object")
+                    raise FixtureError(path, f"per_cut[{i}] must be an object", line)
                 diffs += compare_outcome(want, got, ("cut_idx", *EDGE_FIELDS), f"expected.per_cut[{i}]")
             return diffs
         cut = need(inputs, "cut_idx", path, line, int)
@@ -359,12 +346,12 @@ def _text_outcome(expected: dict, make: Callable[[], str]) -> dict:
 def _adapter(inputs: dict, path: Path, line: int) -> str:
     match = _ADAPTER_ARG.search(need(inputs, "adapter", path, line, str))
     if not match or match.group(1) not in ADAPTER_VARIANTS.values():
-        raise FixtureError(path, line, f"unknown adapter {inputs['adapter']!r}")
+        raise FixtureError(path, f"unknown adapter {inputs['adapter']!r}", line)
     return match.group(1)
 
 
 def check_gpt5_prefix(path: Path, sessions: Sessions) -> Iterator[CaseResult]:
-    def check(case: dict, path: Path, line: int) -> list[Difference]:
+    def check(case: dict, path: Path, line: int) -> list[Check]:
         kind = need(case, "kind", path, line, str)
         inputs = need(case, "inputs", path, line, dict)
         expected = need(case, "expected", path, line, dict)
@@ -390,7 +377,7 @@ def check_gpt5_prefix(path: Path, sessions: Sessions) -> Iterator[CaseResult]:
             diffs = differences({k: inputs[k] for k in mine if k in inputs}, mine, "inputs")
             return diffs + compare_outcome(expected, _text_outcome(expected, lambda: gpt5_prefix(records)),
                                            TEXT_FIELDS)
-        raise FixtureError(path, line, f"unknown kind {kind!r}")
+        raise FixtureError(path, f"unknown kind {kind!r}", line)
 
     return line_cases("gpt5_prefix", path, check)
 
@@ -419,11 +406,11 @@ def _argument(inputs: dict, name: str, path: Path, line: int) -> object:
     try:
         return python_literal(need(inputs, key, path, line, str))
     except (SyntaxError, ValueError) as exc:
-        raise FixtureError(path, line, f"{key} is not a Python literal: {exc}") from None
+        raise FixtureError(path, f"{key} is not a Python literal: {exc}", line) from None
 
 
 def check_jaccard(path: Path, sessions: Sessions) -> Iterator[CaseResult]:
-    def check(case: dict, path: Path, line: int) -> list[Difference]:
+    def check(case: dict, path: Path, line: int) -> list[Check]:
         inputs = need(case, "inputs", path, line, dict)
         a, b = _argument(inputs, "a", path, line), _argument(inputs, "b", path, line)
         try:
@@ -514,7 +501,8 @@ def _digested(expected: object, actual: object) -> object:
 
 def _model_of(target_dir: str, fixture: Path, line: int) -> str:
     if target_dir not in HARNESS_TARGETS:
-        raise FixtureError(fixture, line, f"unknown target_dir {target_dir!r} (known: {', '.join(HARNESS_TARGETS)})")
+        raise FixtureError(fixture, f"unknown target_dir {target_dir!r} (known: {', '.join(HARNESS_TARGETS)})",
+                           line)
     return HARNESS_TARGETS[target_dir]
 
 
@@ -535,16 +523,16 @@ def check_requests(path: Path, sessions: Sessions) -> Iterator[CaseResult]:
             inputs = need(case, "inputs", path, line, dict)
             expected = need(case, "expected", path, line, dict)
             rows = sessions.rows(need(inputs, "session", path, line, dict), path, line)
-            number = _int(inputs.get("cut_number"), "inputs.cut_number", path, line)
+            number = integer(inputs.get("cut_number"), "inputs.cut_number", path, line)
             selection = select_cutpoints(rows)
             if not 0 <= number < len(selection.cutpoints):
-                raise FixtureError(path, line, f"cut_number {number} outside the session's "
-                                               f"{len(selection.cutpoints)} cutpoints")
+                raise FixtureError(path, f"cut_number {number} outside the session's "
+                                         f"{len(selection.cutpoints)} cutpoints", line)
             cutpoint = selection.cutpoints[number]
             arm = need(inputs, "arm", path, line, str)
             source = (inputs.get("gpt5_3K") or {}).get("source")
             if source is None and arm == "gpt5_3K":
-                raise FixtureError(path, line, "a gpt5_3K request needs inputs.gpt5_3K.source")
+                raise FixtureError(path, "a gpt5_3K request needs inputs.gpt5_3K.source", line)
             if source is not None:
                 ref = json.dumps(source, sort_keys=True)
                 if ref not in gpts:
@@ -567,7 +555,7 @@ def check_requests(path: Path, sessions: Sessions) -> Iterator[CaseResult]:
                   "client_base_url": form["client"].get("base_url"), "kwargs": form["params"]}
         found = compare_outcome(expected, _digested(expected, actual), REQUEST_FIELDS)
         if inputs.get("cut_index") is not None and inputs["cut_index"] != cutpoint.cut_index:
-            found.append(Difference("inputs.cut_index", inputs["cut_index"], cutpoint.cut_index))
+            found.append(Check("inputs.cut_index", inputs["cut_index"], cutpoint.cut_index))
         results[name] = CaseResult("requests", name, found)
     yield from results.values()
 
@@ -649,12 +637,12 @@ def check_scoring(path: Path, sessions: Sessions) -> Iterator[CaseResult]:
             inputs = need(case, "inputs", path, line, dict)
             expected = need(case, "expected", path, line, dict)
             if not expected:
-                raise FixtureError(path, line, f"expected names no path (one of {', '.join(SCORING_PATHS)})")
+                raise FixtureError(path, f"expected names no path (one of {', '.join(SCORING_PATHS)})", line)
             cut = Cut("case", 0, 0, 0, inputs.get("ground_truth_tool"), inputs.get("ground_truth_args"),
                       f"scoring case {name}", {arm: "" for arm in ARMS}, {arm: False for arm in ARMS}, "", "")
             for path_name, want in expected.items():
                 if path_name not in SCORING_PATHS:
-                    raise FixtureError(path, line, f"unknown scoring path {path_name!r}")
+                    raise FixtureError(path, f"unknown scoring path {path_name!r}", line)
                 model, field, _ = SCORING_PATHS[path_name]
                 response = need(inputs, field, path, line, dict)
                 request = REFERENCE.request(model, cut, "scratch")
@@ -663,7 +651,7 @@ def check_scoring(path: Path, sessions: Sessions) -> Iterator[CaseResult]:
             results[name] = CaseResult("scoring", name, error=str(exc))
     replies = {j[4].key: j[5] for j in jobs}
     _, records = _replayed([j[4] for j in jobs], lambda request, kwargs: replies[request.key])
-    found: dict[str, list[Difference]] = {}
+    found: dict[str, list[Check]] = {}
     for (name, path_name, want, cut, request, _), record in zip(jobs, records):
         model, _, runners = SCORING_PATHS[path_name]
         outcomes = {arm: REFERENCE.outcome(record, cut, model) for arm in ARMS}
@@ -693,7 +681,7 @@ def metrics_frame(per_cut: list, labels: dict, fixture: Path, line: int):
     (keyed by cut number as text)."""
     rows = []
     for entry in per_cut:
-        number = _int(entry.get("cut_number"), "cut_number", fixture, line)
+        number = integer(entry.get("cut_number"), "cut_number", fixture, line)
         files = entry.get("files") or {}
         for arm, (file, m2, tool, m1) in METRICS_FIELDS.items():
             metrics = files.get(file)
@@ -714,7 +702,7 @@ def check_analysis(path: Path, sessions: Sessions) -> Iterator[CaseResult]:
     """Each case's per-cut metrics (per target for the end-to-end cases) as the experiment's
     cell frame (:func:`metrics_frame`), analysed by the experiment's
     :func:`~contextecho.experiments.continuation.harness_analysis`."""
-    def check(case: dict, fixture: Path, line: int) -> list[Difference]:
+    def check(case: dict, fixture: Path, line: int) -> list[Check]:
         inputs = need(case, "inputs", fixture, line, dict)
         labels = inputs.get("task_type_labels") or {}
         if "targets" in case:
@@ -730,7 +718,7 @@ def check_analysis(path: Path, sessions: Sessions) -> Iterator[CaseResult]:
     return line_cases("analysis", path, check)
 
 
-# ---------------------------------------------------------------- the runner
+# ---------------------------------------------------------------- the checkers
 
 Checker = Callable[[Path, Sessions], Iterator[CaseResult]]
 
@@ -746,23 +734,3 @@ CHECKERS: dict[str, Checker] = {
     "scoring": check_scoring,
     "analysis": check_analysis,
 }
-
-
-def run_continuation(folder: str | Path, corpus: str | Path | None = None,
-                     families: list[str] | None = None) -> list[FamilyResult]:
-    """Every family (or the named ones) of a continuation fixture folder, checked; sessions
-    are resolved by :class:`Sessions` (``corpus``: a corpus folder tried first)."""
-    unknown = [f for f in families or () if f not in CONTINUATION_FAMILIES]
-    if unknown:
-        raise ValueError(f"unknown continuation families {unknown} (known: {', '.join(CONTINUATION_FAMILIES)})")
-    sessions = Sessions(corpus)
-    results = []
-    for family in families or list(CONTINUATION_FAMILIES):
-        path = Path(folder) / CONTINUATION_FAMILIES[family]
-        result = FamilyResult(family, path)
-        if not path.is_file():
-            result.missing = True
-        else:
-            result.cases = list(CHECKERS[family](path, sessions))
-        results.append(result)
-    return results

@@ -40,7 +40,7 @@ from ..engine.calls import Transport
 from ..engine.hashing import content_hash
 from ..experiments.cross_judge import SCORES_0_3, StoredResponse, judge_means, rejudge, rejudged_agreement
 from .replay import Replay, compare_requests, litellm_model
-from .case import CaseError, CaseReport, decode, matches
+from .case import TOLERANCE, CaseResult, FixtureError, decode, matches
 
 #: The call kind of b3's judge requests (``runs/README.md``, "Request keys").
 CALL = "judge"
@@ -54,7 +54,6 @@ COMPARED = ("target_label", "alternative_judge", "n_paired", "spearman_rho", "co
 LABELS = ("primary_judge",)
 SUMMARY_FIELDS = {"rho": "spearman_rho", "kappa": "cohen_quadratic_kappa", "n": "n_paired",
                   "per_condition_means": "per_condition_means"}
-TOLERANCE = 1e-9
 
 
 @dataclass
@@ -102,7 +101,7 @@ def documents(case: dict) -> list[Document]:
     with its target label and its stored responses (module doc)."""
     docs = case["inputs"].get("docs")
     if not isinstance(docs, dict) or not docs:
-        raise CaseError(f"case {case['id']}: inputs.docs holds no documents")
+        raise FixtureError(f"case {case['id']}", "inputs.docs holds no documents")
     labels = iter(_labels(case))
     out = []
     for path, doc in docs.items():
@@ -110,7 +109,7 @@ def documents(case: dict) -> list[Document]:
         if d.judged:
             d.label = next(labels, None)
             if d.label is None:
-                raise CaseError(f"case {case['id']}: the canned replies name no target label for {path}")
+                raise FixtureError(f"case {case['id']}", f"the canned replies name no target label for {path}")
         for condition, index, record in d.judged:
             about = {"target": d.label, "condition": condition, "item": record.get("probe_id"), "index": index}
             d.stored.append(StoredResponse(content_hash({"document": path, **about}), record["probe_text"],
@@ -149,12 +148,12 @@ def summarize(d: Document, frame: pd.DataFrame, judge: str) -> dict:
             "per_condition_means": per_condition, "per_probe_details": details}
 
 
-def run(case: dict, corpus: Path, replay: Replay, report: CaseReport, declared: Sequence[dict],
+def run(case: dict, corpus: Path, replay: Replay, report: CaseResult, declared: Sequence[dict],
         workdir: Path) -> None:
     """The b3 runner replayed through :func:`contextecho.experiments.cross_judge.rejudge`, then every comparison."""
     inputs = case["inputs"]
     if not isinstance(inputs.get("judge"), dict):
-        raise CaseError(f"case {case['id']}: inputs.judge names no judge")
+        raise FixtureError(f"case {case['id']}", "inputs.judge names no judge")
     judge = litellm_model(inputs["judge"]["provider"], inputs["judge"]["model"])
     docs = documents(case)
     replay.judge_calls[judge] = CALL
@@ -173,15 +172,15 @@ def run(case: dict, corpus: Path, replay: Replay, report: CaseReport, declared: 
     compare_tables(case, docs, outputs, report, declared)
 
 
-def compare_tables(case: dict, docs: Sequence[Document], outputs: Sequence[dict | None], report: CaseReport,
+def compare_tables(case: dict, docs: Sequence[Document], outputs: Sequence[dict | None], report: CaseResult,
                    declared: Sequence[dict]) -> None:
     """Which files the run wrote, and each written one field by field (module doc)."""
     tables = decode(case["expected"].get("tables") or {})
     n_docs = len(case["inputs"]["docs"])
     names = list(tables)
     if len(names) != n_docs + 1:
-        raise CaseError(f"case {case['id']}: expected.tables lists {len(names)} files; b3 writes one per "
-                        f"document ({n_docs}) and a summary")
+        raise FixtureError(f"case {case['id']}", f"expected.tables lists {len(names)} files; b3 writes one per "
+                                                 f"document ({n_docs}) and a summary")
     written = list(outputs) + [None] * (n_docs - len(outputs))
     aborted = bool(docs) and docs[-1].abort is not None
     summary = None if aborted else [(d, o) for d, o in zip(docs, written) if o is not None]
@@ -199,7 +198,7 @@ def compare_tables(case: dict, docs: Sequence[Document], outputs: Sequence[dict 
                    declared)
 
 
-def _compare_output(report: CaseReport, declared: Sequence[dict], name: str, expected: Any, ours: dict | None) -> None:
+def _compare_output(report: CaseResult, declared: Sequence[dict], name: str, expected: Any, ours: dict | None) -> None:
     report.add("tables", f"{name}.exists", (expected is None) == (ours is None), expected is not None,
                ours is not None, declared)
     if expected is None or ours is None:
@@ -214,11 +213,11 @@ def _compare_output(report: CaseReport, declared: Sequence[dict], name: str, exp
         _compare_details(report, declared, name, expected["per_probe_details"], ours["per_probe_details"])
 
 
-def _field(report: CaseReport, declared: Sequence[dict], name: str, expected: Any, actual: Any, note: str = "") -> None:
+def _field(report: CaseResult, declared: Sequence[dict], name: str, expected: Any, actual: Any, note: str = "") -> None:
     report.add("tables", name, matches(expected, actual, TOLERANCE), expected, actual, declared, note=note)
 
 
-def _compare_details(report: CaseReport, declared: Sequence[dict], name: str, expected: Mapping,
+def _compare_details(report: CaseResult, declared: Sequence[dict], name: str, expected: Mapping,
                      ours: Mapping) -> None:
     """The per-probe details: the probes listed per condition, then each field of each
     (an input string as the runner keeps it: :data:`DETAIL_CUTS`), one check per field."""

@@ -17,18 +17,15 @@ family         file                         one case
 Every expected field a case carries is recomputed from its inputs and compared
 exactly (canonical JSON: ``2`` is not ``2.0``, ``true`` is not ``1``); an expected
 field this runner does not know fails the case instead of being skipped. A missing
-family file is reported as missing (never as passed); a line that is not valid JSON,
-or lacks a needed input, fails with its file and line. Session paths in ``prefix``
+family file is reported as missing, never as passed (:mod:`.driver`); a line that is not
+valid JSON, or lacks a needed input, fails with its file and line. Session paths in ``prefix``
 cases are resolved under the corpus folder. ``meta`` fields are informational, except
 ``resolved_end_line`` and ``session_total_turns``, which are checked.
 """
 from __future__ import annotations
 
-import difflib
-import hashlib
 import json
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -41,6 +38,7 @@ from ..echo.reference.judge import parse_verdict, parse_verdict_b3
 from ..echo.reference.requests import probe_request, stressor_request, stressor_text
 from ..echo.reference.scorers import REFERENCE_SCORERS, is_no_preamble
 from ..echo.reference.transcript import DEFAULT_MAX_CHARS, Row, render_prefix, read_rows, turn_index
+from .case import CaseResult, Check, FixtureError, compare_known, differences, integer, line_cases, need, sha256_text
 
 DEFAULT_PROBE = "C01"
 PROBE_EXPERIMENTS = ("e15", "e16", "e17")
@@ -48,151 +46,9 @@ STRESSOR_EXPERIMENTS = ("e08", "e09", "e10", "e12")
 REAL, FILLER = "claude_session", "filler"
 
 
-class FixtureError(ValueError):
-    """A fixture line that cannot be checked (bad JSON, a missing input): names file:line."""
-
-    def __init__(self, path: Path, line: int, reason: str) -> None:
-        self.path, self.line, self.reason = path, line, reason
-        super().__init__(f"{path}:{line}: {reason}")
-
-
-@dataclass(frozen=True)
-class Difference:
-    path: str
-    expected: object
-    actual: object
-
-    def describe(self, max_lines: int = 40) -> str:
-        if isinstance(self.expected, str) and isinstance(self.actual, str):
-            diff = list(difflib.unified_diff(self.expected.splitlines(), self.actual.splitlines(),
-                                             "expected", "actual", n=1, lineterm=""))
-            if not diff:  # differ only in line endings or a final newline
-                diff = [f"expected {self.expected[-60:]!r}", f"actual   {self.actual[-60:]!r}"]
-            shown = "\n".join(diff[:max_lines])
-            more = f"\n    ... {len(diff) - max_lines} more diff lines" if len(diff) > max_lines else ""
-            return f"{self.path}:\n    " + shown.replace("\n", "\n    ") + more
-        return f"{self.path}: expected {_short(self.expected)}, got {_short(self.actual)}"
-
-
-def _short(value: object, limit: int = 300) -> str:
-    text = _canonical(value) if not isinstance(value, _Missing) else "<absent>"
-    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"
-
-
-class _Missing:
-    def __repr__(self) -> str:
-        return "<absent>"
-
-
-ABSENT = _Missing()
-
-
-def _canonical(value: object) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=repr)
-
-
-def differences(expected: object, actual: object, path: str = "",
-                limit: int = 5) -> list[Difference]:
-    """The first ``limit`` places where ``actual`` differs from ``expected`` (exact JSON).
-
-    Every key of an expected object must be in ``actual`` with the same value; keys
-    only ``actual`` has are not differences.
-    """
-    out: list[Difference] = []
-
-    def walk(e: object, a: object, p: str) -> None:
-        if len(out) >= limit:
-            return
-        if isinstance(e, dict) and isinstance(a, dict):
-            for k in e:
-                walk(e[k], a.get(k, ABSENT), f"{p}.{k}" if p else str(k))
-        elif isinstance(e, list) and isinstance(a, list) and len(e) == len(a):
-            for i, (x, y) in enumerate(zip(e, a)):
-                walk(x, y, f"{p}[{i}]")
-        elif isinstance(e, _Missing) or isinstance(a, _Missing) or _canonical(e) != _canonical(a):
-            out.append(Difference(p or "value", e, a))
-
-    walk(expected, actual, path)
-    return out
-
-
-@dataclass
-class CaseResult:
-    family: str
-    case_id: str
-    differences: list[Difference] = field(default_factory=list)
-    error: str | None = None
-
-    @property
-    def passed(self) -> bool:
-        return not self.differences and self.error is None
-
-
-@dataclass
-class FamilyResult:
-    family: str
-    path: Path
-    missing: bool = False
-    cases: list[CaseResult] = field(default_factory=list)
-
-    @property
-    def n_passed(self) -> int:
-        return sum(c.passed for c in self.cases)
-
-    @property
-    def n_failed(self) -> int:
-        return len(self.cases) - self.n_passed
-
-    @property
-    def ok(self) -> bool:
-        return not self.missing and self.n_failed == 0 and bool(self.cases)
-
-
-# ---------------------------------------------------------------- reading fixtures
-
-def read_cases(path: Path) -> Iterator[tuple[int, dict | FixtureError]]:
-    """``(line number, case or FixtureError)`` for each non-blank line.
-
-    Lines are split on ``\n`` only: U+2028, U+0085 and the like are legal inside the
-    JSON strings of a case (S2 responses hold them) and do not end a line.
-    """
-    for no, raw in enumerate(path.read_bytes().split(b"\n"), 1):
-        if not raw.strip():
-            continue
-        try:
-            case = json.loads(raw.decode("utf-8"))
-        except UnicodeDecodeError as exc:
-            yield no, FixtureError(path, no, f"not UTF-8 ({exc.reason} at byte {exc.start})")
-            continue
-        except json.JSONDecodeError as exc:
-            yield no, FixtureError(path, no, f"not valid JSON ({exc.msg}, column {exc.colno})")
-            continue
-        if not isinstance(case, dict):
-            yield no, FixtureError(path, no, f"a case must be a JSON object, got {type(case).__name__}")
-            continue
-        yield no, case
-
-
-def need(case: dict, key: str, path: Path, line: int, kind: type | tuple = object):
-    """``case[key]``, of type ``kind`` (``bool`` is not an ``int``); else a :class:`FixtureError`
-    naming ``path:line``."""
-    try:
-        value = case[key]
-    except (KeyError, TypeError):
-        raise FixtureError(path, line, f"missing {key!r}") from None
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise FixtureError(path, line, f"{key!r} has the wrong type ({type(value).__name__})")
-    return value
-
-
-def case_id(case: dict, path: Path, line: int) -> str:
-    """The case's ``id``, else ``FILE:LINE``."""
-    return str(case.get("id") or f"{path.name}:{line}")
-
-
 # ---------------------------------------------------------------- families
 
-class _Sessions:
+class Sessions:
     """Rows and turn indices of the sessions the prefix cases name, read once each."""
 
     def __init__(self, corpus: Path) -> None:
@@ -209,15 +65,13 @@ class _Sessions:
         return self._cache[relative]
 
 
-def _prefix_outputs(case: dict, path: Path, line: int, sessions: _Sessions) -> tuple[dict, dict]:
+def _prefix_outputs(case: dict, path: Path, line: int, sessions: Sessions) -> tuple[dict, dict]:
     """Recomputed ``outputs`` and checked ``meta`` of one prefix case."""
     inputs = need(case, "inputs", path, line, dict)
     experiment = str(need(case, "experiment", path, line, str))
     session = need(inputs, "session", path, line, str)
     target_turn = need(inputs, "target_turn", path, line, int)
-    max_chars = inputs["max_chars"] if "max_chars" in inputs else DEFAULT_MAX_CHARS
-    if not isinstance(max_chars, int) or isinstance(max_chars, bool):
-        raise FixtureError(path, line, f"'max_chars' must be an integer, got {max_chars!r}")
+    max_chars = integer(inputs.get("max_chars", DEFAULT_MAX_CHARS), "'max_chars'", path, line)
     rows, index = sessions.get(session)
     prefix = render_prefix(rows, index, target_turn, max_chars)
     text = prefix.text
@@ -226,8 +80,8 @@ def _prefix_outputs(case: dict, path: Path, line: int, sessions: _Sessions) -> t
     elif experiment.startswith(STRESSOR_EXPERIMENTS):
         request = stressor_request(text, stressor_text(str(need(inputs, "stressor", path, line, str))))
     else:
-        raise FixtureError(path, line, f"unknown experiment {experiment!r} (known prefixes: "
-                                       f"{', '.join(PROBE_EXPERIMENTS + STRESSOR_EXPERIMENTS)})")
+        raise FixtureError(path, f"unknown experiment {experiment!r} (known prefixes: "
+                                 f"{', '.join(PROBE_EXPERIMENTS + STRESSOR_EXPERIMENTS)})", line)
     filler = filler_for(text)
     outputs = {
         "prefix": text, "prefix_len": len(text), "prefix_sha256": sha256_text(text),
@@ -239,47 +93,12 @@ def _prefix_outputs(case: dict, path: Path, line: int, sessions: _Sessions) -> t
     return outputs, meta
 
 
-def sha256_text(text: str) -> str:
-    """The hex sha256 of ``text``'s UTF-8 bytes (how the fixtures digest a text)."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def compare_known(expected: dict, actual: dict, prefix: str) -> list[Difference]:
-    """:func:`differences` of the fields both hold, plus one difference for each expected
-    field ``actual`` has no rule for (``<no rule for this field>``)."""
-    unknown = [k for k in expected if k not in actual]
-    found = [Difference(f"{prefix}.{k}", expected[k], "<no rule for this field>") for k in unknown]
-    return found + differences({k: v for k, v in expected.items() if k in actual},
-                               {k: actual[k] for k in expected if k in actual}, prefix)
-
-
-CaseCheck = Callable[[dict, Path, int], list[Difference]]
-
-
-def line_cases(family: str, path: Path, check: CaseCheck) -> Iterator[CaseResult]:
-    """Run ``check(case, path, line)`` on every case of a JSONL family; a
-    :class:`FixtureError` (from reading or from the check) fails that case only."""
-    for line, case in read_cases(path):
-        if isinstance(case, FixtureError):
-            yield CaseResult(family, f"{path.name}:{line}", error=str(case))
-            continue
-        name = case_id(case, path, line)
-        try:
-            yield CaseResult(family, name, check(case, path, line))
-        except FixtureError as exc:
-            yield CaseResult(family, name, error=str(exc))
-        except Exception as exc:  # a rule that crashes on this case fails it, not the run
-            yield CaseResult(family, name, error=f"{path}:{line}: {type(exc).__name__}: {exc}")
-
-
-def check_prefix(path: Path, corpus: Path) -> Iterator[CaseResult]:
-    sessions = _Sessions(corpus)
-
-    def check(case: dict, path: Path, line: int) -> list[Difference]:
+def check_prefix(path: Path, sessions: Sessions) -> Iterator[CaseResult]:
+    def check(case: dict, path: Path, line: int) -> list[Check]:
         try:
             actual, meta = _prefix_outputs(case, path, line, sessions)
         except (FileNotFoundError, SessionFormatError, UnknownNameError) as exc:
-            raise FixtureError(path, line, str(exc)) from None
+            raise FixtureError(path, str(exc), line) from None
         diffs = compare_known(need(case, "outputs", path, line, dict), actual, "outputs")
         expected_meta = case.get("meta") if isinstance(case.get("meta"), dict) else {}
         return diffs + differences({k: expected_meta[k] for k in meta if k in expected_meta},
@@ -288,13 +107,13 @@ def check_prefix(path: Path, corpus: Path) -> Iterator[CaseResult]:
     return line_cases("prefix", path, check)
 
 
-def _check_filler(case: dict, path: Path, line: int) -> list[Difference]:
+def _check_filler(case: dict, path: Path, line: int) -> list[Check]:
     n = need(need(case, "inputs", path, line, dict), "target_chars", path, line, int)
     text = make_filler(n)
     actual = {"output": text, "output_len": len(text), "output_sha256": sha256_text(text)}
     expected = {k: case[k] for k in case if k.startswith("output")}
     if not expected:
-        raise FixtureError(path, line, "no expected output field")
+        raise FixtureError(path, "no expected output field", line)
     return compare_known(expected, actual, "case")
 
 
@@ -304,20 +123,20 @@ def _stressor_verdicts(text: str, expected: dict, path: Path, line: int) -> dict
     for key in expected:
         name = key.split("_", 1)[0]
         if name not in REFERENCE_SCORERS:
-            raise FixtureError(path, line, f"no reference scorer for {key!r} "
-                                           f"(known: {', '.join(REFERENCE_SCORERS.names())})")
+            raise FixtureError(path, f"no reference scorer for {key!r} "
+                                     f"(known: {', '.join(REFERENCE_SCORERS.names())})", line)
         out[key] = REFERENCE_SCORERS.get(name)(text)
     return out
 
 
-def _check_s2(case: dict, path: Path, line: int) -> list[Difference]:
+def _check_s2(case: dict, path: Path, line: int) -> list[Check]:
     text = need(case, "input", path, line, str)
     expected = {"expected_is_no_preamble": need(case, "expected_is_no_preamble", path, line)}
     actual = {"expected_is_no_preamble": is_no_preamble(text)}
     others = case.get("other_stressor_scorers")
     if others is not None:
         if not isinstance(others, dict):
-            raise FixtureError(path, line, "'other_stressor_scorers' must be an object")
+            raise FixtureError(path, "'other_stressor_scorers' must be an object", line)
         expected["other_stressor_scorers"] = others
         actual["other_stressor_scorers"] = _stressor_verdicts(text, others, path, line)
     return differences(expected, actual)
@@ -327,7 +146,7 @@ HARNESS_PARSE = "expected_harness_judge__parse_judge"
 B3_PARSE = "variant_e02_b3_parse_judge"
 
 
-def _check_judge(case: dict, path: Path, line: int) -> list[Difference]:
+def _check_judge(case: dict, path: Path, line: int) -> list[Check]:
     raw = need(case, "input", path, line)  # not always text: a null reply is a case too
     expected = {HARNESS_PARSE: need(case, HARNESS_PARSE, path, line, dict)}
     actual = {HARNESS_PARSE: parse_verdict(raw).as_fixture()}
@@ -470,7 +289,7 @@ def check_stats(path: Path) -> Iterator[CaseResult]:
                              differences(expected, actual, "holm_over_targets"))
 
 
-# ---------------------------------------------------------------- the runner
+# ---------------------------------------------------------------- the families
 
 FAMILIES: dict[str, str] = {
     "prefix": "prefix_cases.jsonl",
@@ -481,26 +300,12 @@ FAMILIES: dict[str, str] = {
 }
 
 
-def _checker(family: str, corpus: Path) -> Callable[[Path], Iterator[CaseResult]]:
-    if family == "prefix":
-        return lambda path: check_prefix(path, corpus)
-    if family == "stats":
-        return check_stats
-    check = {"filler": _check_filler, "s2": _check_s2, "judge": _check_judge}[family]
-    return lambda path: line_cases(family, path, check)
-
-
-def run_family(family: str, folder: str | Path, corpus: str | Path) -> FamilyResult:
-    path = Path(folder) / FAMILIES[family]
-    result = FamilyResult(family, path)
-    if not path.is_file():
-        result.missing = True
-        return result
-    result.cases = list(_checker(family, Path(corpus))(path))
-    return result
-
-
-def run_conformance(folder: str | Path, corpus: str | Path,
-                    families: list[str] | None = None) -> list[FamilyResult]:
-    """Every family (or the named ones) of the fixture folder, checked."""
-    return [run_family(f, folder, corpus) for f in (families or list(FAMILIES))]
+Checker = Callable[[Path, Sessions], Iterator[CaseResult]]
+#: family -> the check of its file.
+CHECKERS: dict[str, Checker] = {
+    "prefix": check_prefix,
+    "filler": lambda path, _: line_cases("filler", path, _check_filler),
+    "s2": lambda path, _: line_cases("s2", path, _check_s2),
+    "judge": lambda path, _: line_cases("judge", path, _check_judge),
+    "stats": lambda path, _: check_stats(path),
+}

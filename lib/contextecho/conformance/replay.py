@@ -19,6 +19,7 @@ case's provider and model id under LiteLLM's prefix for that provider
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import tempfile
 from collections import Counter
@@ -32,7 +33,7 @@ from ..echo.reference.providers import (ANTHROPIC, COHERE, GEMINI, MISTRAL, NVID
 from ..engine import llm
 from ..engine.faults import classify
 from ..engine.model_request import ModelRequest
-from .case import CaseError, CaseReport, field_differences, key_identity, key_text, matches
+from .case import CaseResult, FixtureError, field_differences, matches
 
 #: LiteLLM's prefix for each of the harness's providers.
 LITELLM_PREFIX = {ANTHROPIC: "anthropic", OPENAI: "openai", OPENROUTER: "openrouter", GEMINI: "gemini",
@@ -47,6 +48,24 @@ API_BASES = {OPENROUTER: "https://openrouter.ai/api/v1", NVIDIA: "https://integr
 
 
 # ---------------------------------------------------------------- the replay client
+def key_identity(key: Mapping[str, Any]) -> tuple:
+    """A target request key as a cell identity: (target, position, arm, item, replicate)."""
+    return (key.get("target"), key.get("position"), key.get("arm"), key.get("item"), int(key.get("replicate", 0)))
+
+
+def key_text(key: Mapping[str, Any]) -> str:
+    return json.dumps(key, sort_keys=True)
+
+
+def key_fields(case: dict, call: str) -> list[str]:
+    """The key fields of ``call`` requests, as the case's canned replies (else its expected
+    requests) name them; none where neither has such a request."""
+    for entry in [*case.get("canned_replies", []), *case["expected"].get("requests", [])]:
+        if entry.get("call") == call:
+            return list(entry["key"])
+    return []
+
+
 @dataclass
 class Sent:
     seq: int
@@ -201,10 +220,6 @@ def empty_text_reply(spec: Mapping[str, Any] | None, model: str) -> bool:
 
 
 # ---------------------------------------------------------------- the SDK form of our requests
-def _model_id(model: str) -> str:
-    return harness_provider(model)[1]
-
-
 def _text(content: Any) -> str:
     if isinstance(content, str):
         return content
@@ -285,7 +300,7 @@ def sdk_form(model: str, kwargs: Mapping[str, Any], *, with_timeout: bool = Fals
 def litellm_model(provider: str, model_id: str) -> str:
     """The LiteLLM model string of a harness (provider, model id)."""
     if provider not in LITELLM_PREFIX:
-        raise CaseError(f"provider {provider!r} has no LiteLLM prefix here (known: {', '.join(LITELLM_PREFIX)})")
+        raise FixtureError(f"provider {provider!r}", f"no LiteLLM prefix here (known: {', '.join(LITELLM_PREFIX)})")
     return f"{LITELLM_PREFIX[provider]}/{model_id}"
 
 
@@ -354,7 +369,7 @@ def _joined_as_ours(value: Any, blocks: Sequence[str]) -> Any:
     return value
 
 
-def compare_requests(case: dict, replay: Replay, report: CaseReport, declared: Sequence[dict]) -> None:
+def compare_requests(case: dict, replay: Replay, report: CaseResult, declared: Sequence[dict]) -> None:
     """Set, order and every ``params`` field of the requests (SPEC §3). Differences with a
     cause of their own are reported under their own field, so that a declared divergence
     names exactly them: ``set.missing.redone_from_cache`` (a target request the harness sent

@@ -15,10 +15,11 @@ and loaders end to end with canned replies (its ``README.md`` gives the format, 
    request's tag names its cell), never from the request text;
 3. compares the requests (set, order, every ``params`` field) and the stored cells with
    the case's ``expected`` values, and the tables our analysis code computes (the onset
-   curve, :func:`contextecho.experiments.onset.harness_curve`; the panel forest, :func:`contextecho.experiments.panel.harness_table`).
+   curve, :func:`~contextecho.experiments.onset.harness_curve`; the panel forest,
+   :func:`~contextecho.experiments.panel.harness_table`).
 
-The case format and its comparisons are :mod:`.case`; the replay client and the
-SDK form of our requests, :mod:`.replay`. A family whose runners are not probe, onset or S2
+A case is read by :func:`read_case` and compared in the vocabulary of :mod:`.case`; the replay client
+and the SDK form of our requests are :mod:`.replay`. A family whose runners are not probe, onset or S2
 grids has its own module, which :data:`FAMILY_RUNS` dispatches the case to.
 
 Runners after the first resume from what the earlier ones stored (the harness's runners
@@ -34,7 +35,6 @@ missing: nothing is skipped silently. A mismatch the project declares on purpose
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import re
@@ -58,9 +58,14 @@ from ..experiments import onset, panel, spine
 from ..experiments.protocol_record import protocol_record
 from ..experiments.selection import build
 from . import audit, consolidate, cross_judge_b3, session_validation
-from .replay import LITELLM_PREFIX, Replay, compare_requests, litellm_model, replay_environment
-from .case import (CaseError, CaseReport, Check, decode, declared_for, key_identity,
-                          key_text, known_texts, load_declared, matches, read_case, resolve_digests)
+from .case import (DECLARED, NOT_IMPLEMENTED, TOLERANCE, CaseResult, Check, FamilyResult, FixtureError, decode,
+                   declared_for, load_declared, matches, sha256_text)
+from .replay import (LITELLM_PREFIX, Replay, compare_requests, key_fields, key_identity, key_text, litellm_model,
+                     replay_environment)
+
+FORMAT_VERSION = 1
+#: The case families, each run by :func:`drive` (panel, s2, onset) or by its own module (:data:`FAMILY_RUNS`).
+FAMILIES = ("panel", "s2", "onset", "cross_judge_b3", "session_validation", "consolidate")
 
 ARM_NAMES = {"real": "claude_session", "filler": "filler"}
 #: The harness's runners and what of ours runs them (None: not expressible, with why).
@@ -82,7 +87,7 @@ NOT_EXPRESSIBLE = {
 TABLE_DRIVERS = ("plotting/", "analysis/")
 #: A family run by its own module rather than :func:`drive`: ``run(case, corpus, replay,
 #: report, declared, workdir)`` runs our code for the case's runners and adds every check.
-FamilyRun = Callable[[dict, Path, Replay, CaseReport, Sequence[dict], Path], None]
+FamilyRun = Callable[[dict, Path, Replay, CaseResult, Sequence[dict], Path], None]
 FAMILY_RUNS: dict[str, FamilyRun] = {
     "consolidate": consolidate.run,
     "cross_judge_b3": cross_judge_b3.run,
@@ -107,17 +112,6 @@ def _our_item(name: str) -> str:
     if re.fullmatch(r"S2_v\d\d", name):
         return f"S2#{int(name[4:]) + 1:02d}"
     return name
-
-
-def _key_fields(case: dict, call: str) -> list[str]:
-    """The key fields of ``call`` requests, as the case's canned replies name them."""
-    for reply in case.get("canned_replies", []):
-        if reply.get("call") == call:
-            return list(reply["key"])
-    for request in case["expected"].get("requests", []):
-        if request.get("call") == call:
-            return list(request["key"])
-    return []
 
 
 @dataclass
@@ -162,7 +156,7 @@ def _items(case: dict) -> list[str]:
         return list(probes)
     if isinstance(probes, str) and probes.startswith("all"):
         return ["all"]
-    raise CaseError(f"case {case['id']}: cannot read its probes {probes!r}")
+    raise FixtureError(f"case {case['id']}", f"cannot read its probes {probes!r}")
 
 
 def _judge(case: dict, runner: str) -> str | None:
@@ -179,10 +173,10 @@ def _identity(cell, safe: dict[str, str], fields: Sequence[str]) -> dict:
     return {f: values[f] for f in fields if f in values}
 
 
-def drive(case: dict, corpus: Path, replay: Replay, workdir: Path) -> tuple[list[Driven], list[Check]]:
-    """Run each harness runner of the case we can express; the others as not expressible."""
+def drive(case: dict, corpus: Path, replay: Replay, report: CaseResult, workdir: Path) -> list[Driven]:
+    """Run each harness runner of the case we can express; the others are reported not expressible."""
     window = int(case["inputs"].get("max_chars", 30_000))
-    driven, checks = [], []
+    driven = []
     session = None
     stored_by: list[str] = []  # the judges of the earlier runs, whose stored results a later run resumes from
     for number, driver in enumerate(case["harness_driver"]):
@@ -191,17 +185,17 @@ def drive(case: dict, corpus: Path, replay: Replay, workdir: Path) -> tuple[list
             continue
         if runner == audit.AUDIT_RUNNER:  # re-judges the cells the runs before it stored
             frame = audit.rejudge_stored(case, runner, [d.frame for d in driven], replay,
-                                                     _judge(case, runner), _key_fields(case, "cross_judge"))
+                                                     _judge(case, runner), key_fields(case, "cross_judge"))
             driven.append(Driven(runner, frame, {m: s for d in driven for m, s in d.target_safe.items()}))
             continue
         s2_rules = s2_requests.for_runner(runner)
         if runner not in (*PROBE_RUNNERS, ONSET_RUNNER) and not runner.startswith(FIG1_RUNNERS) and not s2_rules:
             why = next((reason for pattern, reason in NOT_EXPRESSIBLE.items() if pattern in runner), None)
-            checks.append(Check("runners", runner, "not_expressible", note=why or "no experiment of ours runs it"))
+            report.not_expressible("runners", runner, why or "no experiment of ours runs it")
             continue
         if session is None:
             if "session" not in case["inputs"]:
-                raise CaseError(f"case {case['id']}: runner {runner} needs inputs.session")
+                raise FixtureError(f"case {case['id']}", f"runner {runner} needs inputs.session")
             session = get_protocol("reference").read_session(corpus / case["inputs"]["session"])
         targets = _targets(case, driver)
         judge = None if s2_rules else _judge(case, runner)
@@ -229,7 +223,7 @@ def drive(case: dict, corpus: Path, replay: Replay, workdir: Path) -> tuple[list
                              stressor_max_tokens=params.stressor_max_tokens, redact=False,
                              s2_requests=params.s2_requests)
         safe = {m: s for m, s, _ in targets}
-        fields = _key_fields(case, "target")
+        fields = key_fields(case, "target")
         for cell in cells:
             replay.identities[cell.request.key] = ("target", _identity(cell, safe, fields))
         if judge:
@@ -241,7 +235,7 @@ def drive(case: dict, corpus: Path, replay: Replay, workdir: Path) -> tuple[list
             if "key" in earlier.frame:
                 earlier.frame = earlier.frame[~earlier.frame["key"].isin(frame["key"])]
         driven.append(Driven(runner, frame, safe, replicates))
-    return driven, checks
+    return driven
 
 
 def _cell_identity(path: str, record: dict) -> tuple | None:
@@ -255,7 +249,7 @@ def _cell_identity(path: str, record: dict) -> tuple | None:
     return None
 
 
-def compare_cells(case: dict, driven: Sequence[Driven], replay: Replay, report: CaseReport,
+def compare_cells(case: dict, driven: Sequence[Driven], replay: Replay, report: CaseResult,
                   declared: Sequence[dict]) -> None:
     ours: dict[tuple, dict] = {}
     for d in driven:
@@ -273,8 +267,8 @@ def compare_cells(case: dict, driven: Sequence[Driven], replay: Replay, report: 
         if ident is None:
             unexpressed = [c.field for c in report.checks if c.section == "runners"]
             if unexpressed:
-                report.checks.append(Check("cells", cell["path"], "not_expressible",
-                                           note=f"not a probe or S2 cell; written by one of {unexpressed}"))
+                report.not_expressible("cells", cell["path"],
+                                       f"not a probe or S2 cell; written by one of {unexpressed}")
             else:
                 report.add("cells", cell["path"], False, "a probe or S2 cell", None, declared,
                            note="unknown cell layout")
@@ -320,7 +314,7 @@ def compare_cells(case: dict, driven: Sequence[Driven], replay: Replay, report: 
                note=f"{len(lost)} lost cells")
 
 
-def _empty_text_verdict(report: CaseReport, ident: tuple, record: Mapping, actual: dict,
+def _empty_text_verdict(report: CaseResult, ident: tuple, record: Mapping, actual: dict,
                         declared: Sequence[dict]) -> dict:
     """A cell whose judge answered Anthropic text blocks, all empty, and that we lost (LiteLLM
     gives that reply as no content: :func:`.replay.empty_text_reply`): where the harness's
@@ -379,7 +373,7 @@ def _primary(driven: Sequence[Driven], replay: Replay) -> pd.DataFrame:
     return frame[(frame["item_kind"] == "probe") & frame["judge_model"].isin(judges)]
 
 
-def compare_tables(case: dict, driven: Sequence[Driven], replay: Replay, report: CaseReport,
+def compare_tables(case: dict, driven: Sequence[Driven], replay: Replay, report: CaseResult,
                    declared: Sequence[dict]) -> None:
     tables = case["expected"].get("tables") or {}
     computed = set()
@@ -399,7 +393,7 @@ def compare_tables(case: dict, driven: Sequence[Driven], replay: Replay, report:
                           "g_hi": float(got["harness_hi"].iloc[0]), "n": int(got["harness_n"].iloc[0])} if len(got) \
                     else {"g_m": math.nan, "g_lo": math.nan, "g_hi": math.nan, "n": 0}
                 for name in ("g_m", "g_lo", "g_hi", "n"):
-                    tol = 0.0 if name == "n" else 1e-9
+                    tol = 0.0 if name == "n" else TOLERANCE
                     report.add("tables", f"onset_rows.{name}", matches(row[name], actual[name], tol),
                                row[name], actual[name], declared, note=f"{target} turn {row['turn']}")
     if "fig2_forest_rows" in tables:
@@ -416,15 +410,14 @@ def compare_tables(case: dict, driven: Sequence[Driven], replay: Replay, report:
                     got = table[table["target"] == row["target"]] if len(table) else table
                     actual[k] = (int if name.startswith("n_") else float)(got[column].iloc[0]) if len(got) else None
                 _explained(report, f"fig2_forest_rows.{name}", row[name], actual["ours"],
-                           actual.get("read", actual["ours"]), declared, 0.0 if name.startswith("n_") else 1e-9,
+                           actual.get("read", actual["ours"]), declared, 0.0 if name.startswith("n_") else TOLERANCE,
                            row["target"], reading=EMPTY_TEXT_READING)
     if "audit_compliance" in tables or "forest_stressors_no_anchor" in tables:
         computed |= _compare_s2_tables(tables, driven, replay, report, declared)
     computed |= audit.compare_audit(case, driven, replay, report, declared)
     for name in tables:
         if name not in computed:
-            report.checks.append(Check("tables", name, "not_expressible",
-                                       note="no analysis of ours computes this table"))
+            report.not_expressible("tables", name, "no analysis of ours computes this table")
 
 
 def _case_models(case: dict) -> list[str]:
@@ -471,7 +464,7 @@ EMPTY_TEXT_READING = ("empty_text_verdict", "empty-text judge replies are read a
                                             "(-1, the cell kept)")
 
 
-def _explained(report: CaseReport, name: str, expected: Any, ours: Any, joined: Any, declared: Sequence[dict],
+def _explained(report: CaseResult, name: str, expected: Any, ours: Any, joined: Any, declared: Sequence[dict],
                tolerance: float = 0.0, note: str = "", reading: tuple[str, str] = MULTI_BLOCK_READING) -> None:
     """A table field: a pass when ours agrees; a declared divergence when it agrees only
     with ``joined``, the field computed with those replies read the harness's way
@@ -483,7 +476,7 @@ def _explained(report: CaseReport, name: str, expected: Any, ours: Any, joined: 
     field_name, how = reading
     why = declared_for(declared, report.family, "cells", field_name)
     if why is not None and matches(expected, joined, tolerance):
-        report.checks.append(Check("tables", name, "declared", expected, ours,
+        report.checks.append(Check(name, expected, ours, DECLARED, "tables",
                                    f"{note}: agrees once {how} ({why['reason'][:120]})".lstrip(": ")))
         return
     report.add("tables", name, False, expected, ours, declared, note=note)
@@ -493,7 +486,7 @@ def _harness_arms(counts: Mapping[str, Any]) -> dict:
     return {S2_ARM_NAMES[arm]: value for arm, value in counts.items()}
 
 
-def _compare_s2_tables(tables: Mapping, driven: Sequence[Driven], replay: Replay, report: CaseReport,
+def _compare_s2_tables(tables: Mapping, driven: Sequence[Driven], replay: Replay, report: CaseResult,
                        declared: Sequence[dict]) -> set[str]:
     """The S2 audit (counts and length ratios) and the stressor forest (points and bounds), computed
     by :func:`~contextecho.stats.harness.compliance_audit` and
@@ -521,7 +514,7 @@ def _compare_s2_tables(tables: Mapping, driven: Sequence[Driven], replay: Replay
             for name in ("raw_ratio", "n_raw", "cond_ratio", "n_cond"):
                 _explained(report, f"audit_compliance.ratios_by_session.{name}", ratios.get(name),
                            got["ours"].get(name), got["joined"].get(name), declared,
-                           0.0 if name.startswith("n_") else 1e-9, session)
+                           0.0 if name.startswith("n_") else TOLERANCE, session)
     if "forest_stressors_no_anchor" in tables:
         done.add("forest_stressors_no_anchor")
         for row in decode(tables["forest_stressors_no_anchor"]):
@@ -533,26 +526,84 @@ def _compare_s2_tables(tables: Mapping, driven: Sequence[Driven], replay: Replay
             for name in ("fi_c", "cl_c", "cl_r"):
                 point, lo, hi = row[name]
                 _explained(report, f"forest_stressors_no_anchor.{name}", point, got["ours"][name],
-                           got["joined"][name], declared, 1e-9, row["target"])
+                           got["joined"][name], declared, TOLERANCE, row["target"])
                 bounds = {k: [g[f"{name}_lo"], g[f"{name}_hi"]] for k, g in got.items()}
                 _explained(report, f"forest_stressors_no_anchor.{name}.bounds", [lo, hi], bounds["ours"],
                            bounds["joined"], declared, 0.0, row["target"])
             for name in ("compliance_drop", "length_inflation"):
                 _explained(report, f"forest_stressors_no_anchor.{name}", row[name], got["ours"][name],
-                           got["joined"][name], declared, 1e-9, row["target"])
+                           got["joined"][name], declared, TOLERANCE, row["target"])
     return done
 
 
-def run_case(path: Path, corpus: Path, declared: Sequence[dict] | None = None) -> CaseReport:
+# ---------------------------------------------------------------- a case
+def read_case(path: Path) -> dict:
+    """A case file (its ``README.md`` gives the format); a :class:`FixtureError` names what is wrong."""
+    try:
+        case = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise FixtureError(path, f"not valid JSON ({exc.msg})", exc.lineno) from None
+    except UnicodeDecodeError as exc:
+        raise FixtureError(path, f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    if not isinstance(case, dict):
+        raise FixtureError(path, "a case is a JSON object")
+    for name in ("id", "family", "inputs", "expected", "harness_driver"):
+        if name not in case:
+            raise FixtureError(path, f"no {name!r}")
+    if case.get("format_version") != FORMAT_VERSION:
+        raise FixtureError(path, f"format_version {case.get('format_version')!r} (this runner reads {FORMAT_VERSION})")
+    if case["family"] not in FAMILIES:
+        raise FixtureError(path, f"unknown family {case['family']!r} (known: {', '.join(FAMILIES)})")
+    return case
+
+
+def known_texts(case: dict) -> dict[str, str]:
+    """Every string of the case's inputs and ``expected.texts`` whose whole text is there, by
+    sha256: a digested canned reply (over 1,000 characters) is one of the injections."""
+    found: dict[str, str] = {}
+
+    def walk(value: Any) -> None:
+        if isinstance(value, str):
+            found.setdefault(sha256_text(value), value)
+        elif isinstance(value, dict):
+            for v in value.values():
+                walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+
+    walk(case.get("inputs", {}))
+    for sha, text in (case["expected"].get("texts") or {}).items():
+        if text.get("len", 0) <= len(text.get("head", "")):
+            found.setdefault(sha, text["head"])
+    return found
+
+
+def resolve_digests(value: Any, texts: Mapping[str, str], where: str) -> Any:
+    """``value`` with every ``{"$digest"}`` replaced by its text (a :class:`FixtureError` when
+    the case does not hold it)."""
+    if isinstance(value, dict) and set(value) == {"$digest"}:
+        sha = value["$digest"]["sha256"]
+        if sha not in texts:
+            raise FixtureError(where, f"the text of digest {sha[:12]} is nowhere in the case")
+        return texts[sha]
+    if isinstance(value, dict):
+        return {k: resolve_digests(v, texts, where) for k, v in value.items()}
+    if isinstance(value, list):
+        return [resolve_digests(v, texts, where) for v in value]
+    return value
+
+
+def run_case(path: Path, corpus: Path, declared: Sequence[dict] | None = None) -> CaseResult:
     """Replay one case through our experiments and compare (module doc)."""
     declared = load_declared() if declared is None else declared
     case = read_case(path)
-    report = CaseReport(case["id"], case["family"])
+    report = CaseResult(case["family"], case["id"])
     try:
         texts = known_texts(case)
         replies = {(r["call"], key_text(r["key"])): resolve_digests(r["reply"], texts, f"{path}: canned reply")
                    for r in case.get("canned_replies", [])}
-    except CaseError as exc:
+    except FixtureError as exc:
         report.error = str(exc)
         return report
     replay = Replay(replies)
@@ -562,12 +613,11 @@ def run_case(path: Path, corpus: Path, declared: Sequence[dict] | None = None) -
             if family_run is not None:
                 family_run(case, corpus, replay, report, declared, Path(tmp))
             else:
-                driven, checks = drive(case, corpus, replay, Path(tmp))
-                report.checks += checks
+                driven = drive(case, corpus, replay, report, Path(tmp))
                 compare_requests(case, replay, report, declared)
                 compare_cells(case, driven, replay, report, declared)
                 compare_tables(case, driven, replay, report, declared)
-    except (CaseError, FileNotFoundError) as exc:
+    except (FixtureError, FileNotFoundError) as exc:
         report.error = str(exc)
     except Exception as exc:  # a case that cannot be run fails, with what stopped it; the next one runs
         report.error = f"{path}: {type(exc).__name__}: {exc}"
@@ -581,7 +631,7 @@ POSITION_LISTS = ("e08_POSITIONS", "e17_ONSET_TURNS")
 UNIMPLEMENTED_PLANS = {"select_cutpoints": "downstream cut points, not probe positions"}
 
 
-def check_positions(path: Path, corpus: Path, declared: Sequence[dict] = ()) -> CaseReport:
+def check_positions(path: Path, corpus: Path, declared: Sequence[dict] = ()) -> CaseResult:
     """One ``positions/*.json``: the session's turn count and compactions as the harness
     derives them, our reference prefix (sha256, length) at every hard-coded turn, and e18's and
     run_crosssession's plans (plan, prefixes, manifest, refusals)."""
@@ -592,8 +642,8 @@ def check_positions(path: Path, corpus: Path, declared: Sequence[dict] = ()) -> 
         data = json.loads(path.read_text(encoding="utf-8"))
         session = data["inputs"]["session"]
     except (json.JSONDecodeError, KeyError, TypeError) as exc:
-        return CaseReport(path.stem, "positions", error=f"{path}: unreadable positions file ({exc})")
-    report = CaseReport(data.get("id", path.stem), "positions")
+        return CaseResult("positions", path.stem, error=f"{path}: unreadable positions file ({exc})")
+    report = CaseResult("positions", data.get("id", path.stem))
     rows = read_rows(corpus / session)
     index = turn_index(rows)
     expected_index = data.get("e08_turn_index") or {}
@@ -610,30 +660,30 @@ def check_positions(path: Path, corpus: Path, declared: Sequence[dict] = ()) -> 
     for name in POSITION_LISTS:
         for entry in (lists.get(name) or {}).get("values", []):
             rendered = render_prefix(rows, index, int(entry["turn"]))
-            ok = len(rendered.text) == entry["prefix_len"] and \
-                hashlib.sha256(rendered.text.encode("utf-8")).hexdigest() == entry["prefix_sha256"]
+            sha = sha256_text(rendered.text)
+            ok = len(rendered.text) == entry["prefix_len"] and sha == entry["prefix_sha256"]
             report.add("positions", f"{name}.prefix", ok, [entry["prefix_len"], entry["prefix_sha256"][:12]],
-                       [len(rendered.text), hashlib.sha256(rendered.text.encode("utf-8")).hexdigest()[:12]],
-                       declared, note=f"{entry['label']} (turn {entry['turn']})")
+                       [len(rendered.text), sha[:12]], declared, note=f"{entry['label']} (turn {entry['turn']})")
     session_validation.check_session_plans(data, corpus / session, report, declared)
     for name, why in UNIMPLEMENTED_PLANS.items():
         if name in data:
-            report.checks.append(Check("positions", name, "not_implemented", note=f"scheme not implemented: {why}"))
+            report.checks.append(Check(name, status=NOT_IMPLEMENTED, section="positions",
+                                       note=f"scheme not implemented: {why}"))
     return report
 
 
-def run_cases(folder: Path, corpus: Path) -> list[CaseReport]:
-    """Every ``cases/*.json`` of a run-fixture folder, then every ``positions/*.json``."""
-    cases = sorted((folder / "cases").glob("*.json"))
-    if not cases:
-        raise CaseError(f"{folder}: no cases/*.json")
+def run_cases(folder: Path, corpus: Path) -> list[FamilyResult]:
+    """Every ``cases/*.json`` of a run-fixture folder, then every ``positions/*.json``
+    (a family each; ``positions`` only where the folder has such files)."""
+    paths = sorted((folder / "cases").glob("*.json"))
+    if not paths:
+        raise FixtureError(folder, "no cases/*.json")
     declared = load_declared()
-    reports = []
-    for path in cases:
+    cases = FamilyResult("cases", folder / "cases")
+    for path in paths:
         try:
-            reports.append(run_case(path, corpus, declared))
-        except CaseError as exc:
-            reports.append(CaseReport(path.stem, "?", error=str(exc)))
-    for path in sorted((folder / "positions").glob("*.json")):
-        reports.append(check_positions(path, corpus, declared))
-    return reports
+            cases.cases.append(run_case(path, corpus, declared))
+        except FixtureError as exc:
+            cases.cases.append(CaseResult("?", path.stem, error=str(exc)))
+    positions = [check_positions(path, corpus, declared) for path in sorted((folder / "positions").glob("*.json"))]
+    return [cases] + ([FamilyResult("positions", folder / "positions", cases=positions)] if positions else [])

@@ -4,31 +4,31 @@ the harness computes from a session.
 **Cases** of family ``session_validation`` (``runs/README.md``): e18 (``experiments/
 e18_session_validation/run.py`` ``main(argv)``) validated one session, then
 ``analysis/analyze_session_validation.py`` summarised its cells. :func:`run` replays a case
-through our own check, :mod:`contextecho.experiments.session_validation`, stage by stage as :func:`~contextecho.experiments.session_validation.
-validate_session` runs it:
+through our own check, :mod:`contextecho.experiments.session_validation`, stage by stage as
+its ``validate_session`` runs it:
 
 1. e18's command line (the driver's ``argv``, ``<ROOT>`` being the case's work folder) becomes
-   our :class:`~contextecho.experiments.session_validation.Parameters` (:func:`e18_parameters`): the target is the
-   ``--provider``'s model, the judge ``--judge`` through Anthropic (as e18's ``Judge`` is),
-   ``--quick`` and ``--positions`` as e18 reads them, the harness's 600 / 400 tokens; the
-   session is placed where e18 read it, and the run's outputs go where the summary read them
-   (the summary driver's ``--root``);
-2. the cells are built (:func:`~contextecho.experiments.session_validation.grid`, unredacted: nothing leaves the
-   process) and each target request's key is its cell's identity in e18's key fields
-   (``target``, ``position``, ``turn_index`` = the row index, ``arm``, ``item``); the judge's
-   requests name their cell; the :class:`~.replay.Replay` is the run's network client;
+   our check's ``Parameters`` (:func:`e18_parameters`): the target is the ``--provider``'s
+   model, the judge ``--judge`` through Anthropic (as e18's ``Judge`` is), ``--quick`` and
+   ``--positions`` as e18 reads them, the harness's 600 / 400 tokens; the session is placed
+   where e18 read it, and the run's outputs go where the summary read them (the summary
+   driver's ``--root``);
+2. the cells are built (the check's ``grid``, unredacted: nothing leaves the process) and
+   each target request's key is its cell's identity in e18's key fields (``target``,
+   ``position``, ``turn_index`` = the row index, ``arm``, ``item``); the judge's requests
+   name their cell; the :class:`~.replay.Replay` is the run's network client;
 3. compared: the requests (:func:`~.replay.compare_requests`); every stored cell
    (``response_text``, ``response_len``, ``score``, ``label``, ``reason``) and which cells
    are stored at all, and e18's ``validation_manifest.json`` (every field but
    ``created_utc``); e18's printout (its exit status, usable rows, each position's row and
    prefix length, the cells it lost, its running count); every field of the summary
-   (:func:`contextecho.stats.session_validation.session_validation_summary`, via
-   :func:`~contextecho.experiments.session_validation.summarise`) and the summary's exit status.
+   (:func:`contextecho.stats.session_validation.session_validation_summary`, via the
+   check's ``summarise``) and the summary's exit status.
 
 **Positions files** (:func:`check_session_plans`, called by :func:`.runs.check_positions`):
 e18's ``--dry-run`` plans (default, ``--quick``, ``--positions 5``: the plan, the prefix at every
-entry, the manifest, or the ``ValueError`` of a short session) through :func:`~contextecho.experiments.session_validation.
-dry_run` and :func:`~contextecho.echo.reference.role_rows.validation_snapshots`, and
+entry, the manifest, or the ``ValueError`` of a short session) through the check's ``dry_run``
+and :func:`~contextecho.echo.reference.role_rows.validation_snapshots`, and
 run_crosssession's plan (its rows, step, positions, prefixes, or its refusal) through
 :mod:`contextecho.echo.reference.role_rows`. run_crosssession exits the process on a short
 session where our plan raises :class:`~contextecho.echo.reference.role_rows.ShortSession`:
@@ -37,7 +37,6 @@ the message is compared, and the kind is a declared divergence.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import re
 import shutil
@@ -53,8 +52,8 @@ from ..echo.reference.role_rows import (QUICK_POSITIONS, VALIDATION_POSITIONS, S
                                         validation_snapshots)
 from ..stats.session_validation import HARNESS_ARMS, session_validation_summary
 from ..experiments import session_validation
-from .replay import Replay, compare_requests, litellm_model, replay_environment
-from .case import CaseError, CaseReport, Check, decode, matches
+from .replay import Replay, compare_requests, key_fields, litellm_model, replay_environment
+from .case import TOLERANCE, CaseResult, FixtureError, decode, matches, sha256_text
 
 E18_RUNNER = "experiments/e18_session_validation/run.py"
 SUMMARY_RUNNER = "analysis/analyze_session_validation.py"
@@ -63,7 +62,6 @@ ROOT = "<ROOT>"
 #: e18 judges through Anthropic whatever the target (``run.py``: ``Judge(provider="anthropic")``).
 E18_JUDGE_PROVIDER = ANTHROPIC
 CELL_FIELDS = ("response_text", "response_len", "score", "label", "reason")
-TOLERANCE = 1e-9
 E18_PLAN, CROSSSESSION_PLAN = "e18_session_validation_plan", "e15_run_crosssession_plan"
 
 
@@ -96,7 +94,7 @@ def e18_arguments(argv: Sequence[str]) -> argparse.Namespace:
     try:
         args = p.parse_args(list(argv))
     except _ArgumentError as exc:
-        raise CaseError(f"e18 argv {list(argv)}: {exc}") from None
+        raise FixtureError(f"e18 argv {list(argv)}", str(exc)) from None
     if args.quick and args.positions == VALIDATION_POSITIONS:
         args.positions = QUICK_POSITIONS
     return args
@@ -154,17 +152,16 @@ def _refused(exc: ShortSession) -> tuple[str, str]:
 
 
 # ---------------------------------------------------------------- a case
-def run(case: dict, corpus: Path, replay: Replay, report: CaseReport, declared: Sequence[dict],
+def run(case: dict, corpus: Path, replay: Replay, report: CaseResult, declared: Sequence[dict],
         workdir: Path) -> None:
     """Replay one ``session_validation`` case through our check and compare (module doc)."""
     drivers = case["harness_driver"]
     e18 = next((d for d in drivers if d.get("runner") == E18_RUNNER), None)
     if e18 is None:
-        raise CaseError(f"case {case['id']}: no {E18_RUNNER} driver")
+        raise FixtureError(f"case {case['id']}", f"no {E18_RUNNER} driver")
     for d in drivers:
         if d.get("runner") not in (E18_RUNNER, SUMMARY_RUNNER):
-            report.checks.append(Check("runners", d.get("runner", "?"), "not_expressible",
-                                       note="not part of the session validation we run"))
+            report.not_expressible("runners", d.get("runner", "?"), "not part of the session validation we run")
     args = e18_arguments(_rooted(e18.get("argv", []), workdir))
     _place(corpus / case["inputs"]["session"], Path(args.session))
     summary = next((d for d in drivers if d.get("runner") == SUMMARY_RUNNER), None)
@@ -176,7 +173,7 @@ def run(case: dict, corpus: Path, replay: Replay, report: CaseReport, declared: 
 
 
 def _replay(case: dict, args: argparse.Namespace, params: session_validation.Parameters, summary_argv: list,
-            replay: Replay, report: CaseReport, declared: Sequence[dict], workdir: Path) -> None:
+            replay: Replay, report: CaseResult, declared: Sequence[dict], workdir: Path) -> None:
     root = params.output_dir
     validation = session_validation.start(params)
     validation.transport = replace(validation.transport, concurrency=1, base_delay_s=0.0, max_delay_s=0.0,
@@ -192,13 +189,13 @@ def _replay(case: dict, args: argparse.Namespace, params: session_validation.Par
                  (("expected_positions", "--positions"), ("probes", "--probes")) if _option(summary_argv, option)}
         _compare_tables(case, session_validation_summary([], root=root, **asked), report, declared, workdir)
         return
-    fields = _key_fields(case)
+    fields = key_fields(case, "target") or ["target", "position", "turn_index", "arm", "item"]
     for cell in cells:
         values = {"target": args.target, "position": cell.position, "turn_index": cell.step, "turn": cell.step,
                   "arm": HARNESS_ARMS[cell.arm], "item": cell.item.id, "replicate": cell.replicate}
         unknown = [f for f in fields if f not in values]
         if unknown:
-            raise CaseError(f"case {case['id']}: unknown request key field(s) {unknown}")
+            raise FixtureError(f"case {case['id']}", f"unknown request key field(s) {unknown}")
         replay.identities[cell.request.key] = ("target", {f: values[f] for f in fields})
     replay.judge_calls[params.judges[0]] = "judge"
     result = session_validation.summarise(validation, cells, session_validation.judged(validation, cells, redact=False))
@@ -208,14 +205,7 @@ def _replay(case: dict, args: argparse.Namespace, params: session_validation.Par
     _compare_tables(case, result.summaries[params.targets[0]], report, declared, workdir)
 
 
-def _key_fields(case: dict) -> list[str]:
-    for entry in [*case.get("canned_replies", []), *case["expected"].get("requests", [])]:
-        if entry.get("call") == "target":
-            return list(entry["key"])
-    return ["target", "position", "turn_index", "arm", "item"]
-
-
-def _compare_return(report: CaseReport, declared: Sequence[dict], name: str, expected: Any,
+def _compare_return(report: CaseResult, declared: Sequence[dict], name: str, expected: Any,
                     ours: tuple[str, Any]) -> None:
     theirs = _outcome(expected)
     report.add("stdout", name, list(theirs) == list(ours), list(theirs), list(ours), declared)
@@ -229,7 +219,7 @@ def _stored(result: session_validation.SessionValidation) -> dict[tuple, dict]:
 
 
 def _compare_cells(case: dict, target: str, result: session_validation.SessionValidation, replay: Replay,
-                   report: CaseReport, declared: Sequence[dict], workdir: Path) -> None:
+                   report: CaseResult, declared: Sequence[dict], workdir: Path) -> None:
     ours = _stored(result)
     expected: dict[tuple, dict] = {}
     for cell in case["expected"].get("cells", []):
@@ -280,7 +270,7 @@ ROWS_LINE = re.compile(r"^\s+usable turns: (\d+)$")
 
 
 def _compare_stdout(stdout: dict, cells: Sequence, result: session_validation.SessionValidation,
-                    report: CaseReport, declared: Sequence[dict]) -> None:
+                    report: CaseResult, declared: Sequence[dict]) -> None:
     """e18's printout: exit status, usable rows, the plan with each prefix's length, the
     cells it lost, and its running count of stored cells per position."""
     _compare_return(report, declared, "stdout.return", stdout.get("return"), ("return", 0 if result.complete else 1))
@@ -304,7 +294,7 @@ def _compare_stdout(stdout: dict, cells: Sequence, result: session_validation.Se
         report.add("stdout", name, theirs == ours, theirs, ours, declared)
 
 
-def _compare_tables(case: dict, summary: dict, report: CaseReport, declared: Sequence[dict], workdir: Path) -> None:
+def _compare_tables(case: dict, summary: dict, report: CaseResult, declared: Sequence[dict], workdir: Path) -> None:
     for name, value in (case["expected"].get("tables") or {}).items():
         expected = decode(_rooted(value, workdir))
         if name == "session_validation_summary":
@@ -320,17 +310,13 @@ def _compare_tables(case: dict, summary: dict, report: CaseReport, declared: Seq
 
 
 # ---------------------------------------------------------------- positions files
-def _digest(text: str) -> list:
-    return [len(text), hashlib.sha256(text.encode("utf-8")).hexdigest()]
-
-
-def _prefix_checks(report: CaseReport, declared: Sequence[dict], name: str, expected: Sequence[dict],
+def _prefix_checks(report: CaseResult, declared: Sequence[dict], name: str, expected: Sequence[dict],
                    ours: Sequence[tuple[int, str]]) -> None:
     """Each expected prefix entry against ours at the same index of the plan."""
     bad = []
     for i, entry in enumerate(expected):
         theirs = [entry.get("end_line"), entry.get("prefix_len"), entry.get("prefix_sha256")]
-        mine = [ours[i][0], *_digest(ours[i][1])] if i < len(ours) else None
+        mine = [ours[i][0], len(ours[i][1]), sha256_text(ours[i][1])] if i < len(ours) else None
         if theirs != mine:
             bad.append((i, theirs, mine))
     first = bad[0] if bad else (None, None, None)
@@ -339,7 +325,7 @@ def _prefix_checks(report: CaseReport, declared: Sequence[dict], name: str, expe
                if bad or len(expected) != len(ours) else f"{len(expected)} prefixes")
 
 
-def _check_e18(plan: dict, session: Path, report: CaseReport, declared: Sequence[dict], workdir: Path) -> None:
+def _check_e18(plan: dict, session: Path, report: CaseResult, declared: Sequence[dict], workdir: Path) -> None:
     for run_name, expected in plan.get("runs", {}).items():
         name = f"{E18_PLAN}.{run_name}"
         manifest = _rooted(expected.get("manifest") or {}, workdir)
@@ -376,7 +362,7 @@ def _check_e18(plan: dict, session: Path, report: CaseReport, declared: Sequence
                    note="label, session path, target and judge are the dry run's inputs" if not differ else "")
 
 
-def _check_crosssession(plan: dict, session: Path, report: CaseReport, declared: Sequence[dict]) -> None:
+def _check_crosssession(plan: dict, session: Path, report: CaseResult, declared: Sequence[dict]) -> None:
     rows = crosssession_rows(session)
     try:
         positions = crosssession_plan(len(rows))
@@ -395,7 +381,7 @@ def _check_crosssession(plan: dict, session: Path, report: CaseReport, declared:
                    [(row, line_prefix(rows, row)) for _, row in positions])
 
 
-def check_session_plans(data: dict, session: Path, report: CaseReport, declared: Sequence[dict] = ()) -> set[str]:
+def check_session_plans(data: dict, session: Path, report: CaseResult, declared: Sequence[dict] = ()) -> set[str]:
     """e18's and run_crosssession's plans of one positions file against ours (module doc);
     the names of the schemes checked."""
     done = set()
@@ -407,7 +393,7 @@ def check_session_plans(data: dict, session: Path, report: CaseReport, declared:
             done.add(name)
             try:
                 check(data[name])
-            except (CaseError, OSError, ValueError) as exc:  # an unreadable session or entry fails the scheme
+            except (FixtureError, OSError, ValueError) as exc:  # an unreadable session or entry fails the scheme
                 report.add("positions", name, False, "the plan", None, declared, note=f"{type(exc).__name__}: {exc}")
     return done
 
