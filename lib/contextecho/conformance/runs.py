@@ -40,7 +40,7 @@ import math
 import re
 import tempfile
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -51,7 +51,6 @@ from ..echo.reference.cells import NamedTurn
 from ..echo.reference.judge import parse_verdict
 from ..echo.runner import SELF_JUDGE
 from ..echo.reference.scorers import REFERENCE_SCORERS
-from ..engine.calls import Transport
 from ..echo.protocols import protocol as get_protocol
 from ..stats import harness as harness_stats
 from ..experiments import onset, panel, spine
@@ -177,7 +176,7 @@ def drive(case: dict, corpus: Path, replay: Replay, report: CaseResult, workdir:
     """Run each harness runner of the case we can express; the others are reported not expressible."""
     window = int(case["inputs"].get("max_chars", 30_000))
     driven = []
-    session = None
+    reference, session = get_protocol("reference"), None
     stored_by: list[str] = []  # the judges of the earlier runs, whose stored results a later run resumes from
     for number, driver in enumerate(case["harness_driver"]):
         runner = driver["runner"]
@@ -185,7 +184,7 @@ def drive(case: dict, corpus: Path, replay: Replay, report: CaseResult, workdir:
             continue
         if runner == audit.AUDIT_RUNNER:  # re-judges the cells the runs before it stored
             frame = audit.rejudge_stored(case, runner, [d.frame for d in driven], replay,
-                                                     _judge(case, runner), key_fields(case, "cross_judge"))
+                                         _judge(case, runner), key_fields(case, "cross_judge"))
             driven.append(Driven(runner, frame, {m: s for d in driven for m, s in d.target_safe.items()}))
             continue
         s2_rules = s2_requests.for_runner(runner)
@@ -196,7 +195,7 @@ def drive(case: dict, corpus: Path, replay: Replay, report: CaseResult, workdir:
         if session is None:
             if "session" not in case["inputs"]:
                 raise FixtureError(f"case {case['id']}", f"runner {runner} needs inputs.session")
-            session = get_protocol("reference").read_session(corpus / case["inputs"]["session"])
+            session = reference.read_session(corpus / case["inputs"]["session"])
         targets = _targets(case, driver)
         judge = None if s2_rules else _judge(case, runner)
         if judge and [m for m, _, _ in targets] == [judge]:
@@ -212,16 +211,13 @@ def drive(case: dict, corpus: Path, replay: Replay, report: CaseResult, workdir:
             output_dir=str(workdir / f"{number:02d}"), n_resamples=10_000, resample_seed=42,
             concurrency=1, resume_judges=tuple(dict.fromkeys(stored_by)) if judge else (),
             s2_requests=s2_rules.name if s2_rules else panel.Parameters.s2_requests)
-        chosen = [session]
-        run = spine.start(experiment, params, models=params.targets + params.judge_models(),
-                          protocol=protocol_record(params), sessions=lambda: chosen)
-        run.transport = Transport(concurrency=1, max_attempts=run.transport.max_attempts, base_delay_s=0.0,
-                                  max_delay_s=0.0, timeout_s=run.transport.timeout_s, client=replay)
+        chosen, models = [session], params.targets + params.judge_models()
+        run = spine.start(experiment, params, models=models, protocol=protocol_record(params), sessions=lambda: chosen,
+                          transport=replace(params.transport(models), base_delay_s=0.0, max_delay_s=0.0, client=replay))
         positions = {session.session_id: _positions(case, driver)}
         cells = build(params, experiment, [session], _items(case), positions="uniform",
-                             reference_positions=positions, replicates=replicates,
-                             stressor_max_tokens=params.stressor_max_tokens, redact=False,
-                             s2_requests=params.s2_requests)
+                      reference_positions=positions, replicates=replicates,
+                      stressor_max_tokens=params.stressor_max_tokens, redact=False, s2_requests=params.s2_requests)
         safe = {m: s for m, s, _ in targets}
         fields = key_fields(case, "target")
         for cell in cells:

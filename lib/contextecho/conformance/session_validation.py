@@ -175,9 +175,9 @@ def run(case: dict, corpus: Path, replay: Replay, report: CaseResult, declared: 
 def _replay(case: dict, args: argparse.Namespace, params: session_validation.Parameters, summary_argv: list,
             replay: Replay, report: CaseResult, declared: Sequence[dict], workdir: Path) -> None:
     root = params.output_dir
-    validation = session_validation.start(params)
-    validation.transport = replace(validation.transport, concurrency=1, base_delay_s=0.0, max_delay_s=0.0,
-                                   client=replay)
+    opened = session_validation.start(params)  # a new run on the replay client; the one opened is not changed
+    validation = replace(opened, transport=replace(opened.transport, concurrency=1, base_delay_s=0.0, max_delay_s=0.0,
+                                                   client=replay))
     stdout = next((s for s in case["expected"].get("stdout", []) if s.get("driver", "").startswith(E18_RUNNER)), {})
     try:
         cells = session_validation.grid(validation, redact=False)

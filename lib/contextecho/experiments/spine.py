@@ -111,12 +111,14 @@ class Run:
 
 
 def start(name: str, params: Any, *, models: Sequence[str], protocol: Mapping[str, Any] | None = None,
-          sessions: Callable[[], Sequence[Session]] | None = None, declared: Declared = Declared()) -> Run:
+          sessions: Callable[[], Sequence[Session]] | None = None, declared: Declared = Declared(),
+          transport: Transport | None = None) -> Run:
     """Open ``paper/_generated/<name>`` (or ``params.output_dir``) afresh, check that every
     one of ``models`` can be called (route, key) before any call, select the ``sessions``
     and label them S1..Sn, and write the run log (status incomplete until :func:`finish`).
     ``declared``: the variables and tables the experiment writes (its ``MANUSCRIPT``), the
-    only ones its outputs take.
+    only ones its outputs take. ``transport``: the run's, where the caller builds it (from
+    ``params.transport``, which checks the routes).
 
     With ``params.plan`` the run is a plan (:mod:`contextecho.engine.plan`): its stages run
     in a scratch folder, nothing is sent, no key is needed, and :func:`finish` writes the
@@ -129,7 +131,7 @@ def start(name: str, params: Any, *, models: Sequence[str], protocol: Mapping[st
     if not planning and (planned := matching_plan(folder / PLAN_FILE, params)) is not None:
         about["plan"] = planned
     log = RunLog(out.manifest, name, params, set(models), about)
-    transport = params.transport(log.models)
+    transport = params.transport(log.models) if transport is None else transport
     if planning:
         planner = current_planner() or Planner(concurrency=transport.concurrency)
         transport = dataclasses.replace(transport, planner=planner)
