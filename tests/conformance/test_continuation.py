@@ -12,7 +12,7 @@ import re
 import pytest
 
 from contextecho.conformance.case import FixtureError
-from contextecho.conformance.continuation import CHECKERS, FAMILIES, Sessions
+from contextecho.conformance.continuation import CHECKERS, FAMILIES, Sessions, harness_lines
 from contextecho.conformance.driver import CONTINUATION, check, kind_of
 from contextecho.engine.paths import shared_dir
 
@@ -229,3 +229,97 @@ def test_the_conformance_command_reads_a_continuation_folder(shared_folder, tmp_
     out = capsys.readouterr().out
     assert re.search(r"^jaccard +FAIL", out, re.M) and re.search(r"^analysis +MISSING", out, re.M)
     assert main(["conformance", str(tmp_path), "--family", "judge"]) == 2
+
+
+# ---------------------------------------------------------------- transcripts read as the harness reads them
+def harness_reading(path):
+    """What ``extract_gpt5_recent3K`` (``run_gpt5_arm.py:78-90``) raises first reading ``path``, as
+    the harness runs it (``GPT5_TRANSCRIPT.open()`` under a UTF-8 locale, ``json.loads`` on each
+    line, ``.get("role")`` on what it decodes): ``{"raises", "message"}``, else None."""
+    try:
+        with path.open(encoding="utf-8") as f:
+            for line in f:
+                d = json.loads(line)
+                d.get("role")
+    except Exception as exc:
+        return {"raises": type(exc).__name__, "message": str(exc)}
+    return None
+
+
+def first_raise(lines):
+    try:
+        for line in lines:
+            json.loads(line).get("role")
+    except Exception as exc:
+        return {"raises": type(exc).__name__, "message": str(exc)}
+    return None
+
+
+#: Transcripts with a malformed line, as a case's ``raw_lines`` stores them (the lines of the file
+#: the harness read, each written with a newline).
+PLANTED_LINES = {
+    "truncated": ['{"role": "user", "content": "ok"}', '{"role": "assistant", "content": "cut'],
+    "u2028_in_a_string": ['{"role": "user", "content": "a\u2028b"}', '{"role": "user", "content": 1,'],
+    "u2028_then_cut": ['{"role": "user", "content": "a\u2028b'],
+    "u0085_in_a_string": ['{"role": "user", "content": "a\x85b"}', '{"role": 1'],
+    "crlf": ['{"role": "user", "content": "ok"}\r', '{"role": "user", "content": 1,'],
+    "cr_inside": ['{"role": "user",\r"content": "x"}'],
+    "form_feed_in_a_string": ['{"role": "user", "content": "a\x0cb"}'],
+    "form_feed_between": ['{"role": "user",\x0c"content": "x"}'],
+    "bom": ['\ufeff{"role": "user", "content": "ok"}'],
+    "leading_spaces": ['   {"role": "user", "content": "x"'],
+    "not_an_object": ['{"role": "user", "content": "ok"}', '[1, 2]'],
+}
+
+
+def test_raw_transcript_lines_raise_the_harness_message(tmp_path):
+    cases, naive, split = [], 0, 0
+    for name, raw in PLANTED_LINES.items():
+        file = tmp_path / f"{name}.jsonl"
+        file.write_bytes("".join(line + "\n" for line in raw).encode("utf-8"))
+        expected = harness_reading(file)
+        assert expected is not None, name
+        cases.append({"id": name, "kind": "verbatim_on_harness_shape_transcript", "inputs": {"raw_lines": raw},
+                      "expected": expected})
+        naive += first_raise(raw) != expected  # each stored line decoded as it is
+        split += first_raise("".join(line + "\n" for line in raw).splitlines()) != expected
+    assert naive and split  # those readings would fail some of these cases
+    write_jsonl(tmp_path / "gpt5_prefix.jsonl", cases)
+    [result] = check(tmp_path, families=["gpt5_prefix"], kind=CONTINUATION)
+    assert [(c.case_id, c.passed) for c in result.cases] == [(name, True) for name in PLANTED_LINES], [
+        (c.case_id, c.error, [d.describe() for d in c.checks]) for c in result.cases if not c.passed]
+
+
+#: Transcript files with a malformed line, as a raw Codex CLI source would hold them.
+PLANTED_FILES = {
+    "crlf_then_cut": b'{"type": "session_meta"}\r\n{"type": "response_item",\r\n',
+    "no_final_newline": b'{"type": "session_meta"}\n{"type": "response_item", "payload": {"x": "cut',
+    "u2028": '{"type": "session_meta", "x": "a\u2028b"}\n{bad\n'.encode("utf-8"),
+    "bom": '\ufeff{"type": "session_meta"}\n'.encode("utf-8"),
+    "form_feed": b'{"type": "session_meta"}\x0c\n{"type": 1,',
+    "cr_only": b'{"type": "session_meta"}\r{"type": [1,\r',
+    "leading_spaces": b'  {"type": "session_meta"}\n  {"type"',
+}
+
+
+def test_raw_transcript_files_are_read_as_the_harness_reads_them(tmp_path):
+    corpus, folder = tmp_path / "corpus", tmp_path / "fixtures"
+    corpus.mkdir()
+    folder.mkdir()
+    cases = []
+    for name, data in PLANTED_FILES.items():
+        file = corpus / f"{name}.jsonl"
+        file.write_bytes(data)
+        with file.open(encoding="utf-8") as f:
+            lines = list(f)
+        assert harness_lines(data) == lines, name
+        expected = harness_reading(file)
+        assert expected is not None, name
+        ref = {"corpus": "elsewhere", "file": file.name, "format": "codex_cli",
+               "sha256": hashlib.sha256(data).hexdigest()}
+        cases.append({"id": name, "kind": "verbatim_on_raw_codex_cli_file",
+                      "inputs": {"session": ref, "file_lines": len(lines)}, "expected": expected})
+    write_jsonl(folder / "gpt5_prefix.jsonl", cases)
+    [result] = check(folder, corpus=corpus, families=["gpt5_prefix"], kind=CONTINUATION)
+    assert [(c.case_id, c.passed) for c in result.cases] == [(name, True) for name in PLANTED_FILES], [
+        (c.case_id, c.error, [d.describe() for d in c.checks]) for c in result.cases if not c.passed]

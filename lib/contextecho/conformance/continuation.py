@@ -26,7 +26,9 @@ in ``prefixes``, a ``filler3K_*``/``gpt5_3K`` block's ``rule`` names the computa
 unknown rule fails), and ``source``/``adapter_variant``/``case_id`` of ``gpt5_3K`` are its
 inputs; ``gpt5_prefix`` adapter cases also the adapted record count and the sha256 of the
 adapted records as JSON lines (``json.dumps(record, ensure_ascii=False)`` + newline), raw
-cases the file's line count.
+cases the file's line count. A transcript the harness reads from a file (a raw Codex CLI file, a
+case's ``raw_lines`` written one per line) is read as its loop reads it (:func:`harness_lines`),
+so a bad line raises the harness's own message, at its line, column and character.
 """
 from __future__ import annotations
 
@@ -140,13 +142,20 @@ class Sessions:
         return self._rows[path]
 
     def lines(self, ref: dict, fixture: Path, line: int) -> list[str]:
-        """The session's text lines as the harness iterates an open file (UTF-8, universal
-        newlines, line ends kept)."""
+        """The session's lines as the harness reads them (:func:`harness_lines`)."""
         path = self.path(ref, fixture, line)
         if path not in self._lines:
-            with io.TextIOWrapper(io.BytesIO(path.read_bytes()), encoding="utf-8") as handle:
-                self._lines[path] = list(handle)
+            self._lines[path] = harness_lines(path.read_bytes())
         return self._lines[path]
+
+
+def harness_lines(data: bytes) -> list[str]:
+    """A transcript file's lines as the harness reads them (``for line in path.open()``): UTF-8,
+    a BOM kept (U+FEFF); universal newlines, a line ending at ``\\n``, ``\\r`` or ``\\r\\n``, read
+    as ``\\n`` and kept (U+2028, U+0085, a form feed and the other ``str.splitlines`` breaks end
+    none); nothing stripped."""
+    with io.TextIOWrapper(io.BytesIO(data), encoding="utf-8") as handle:
+        return list(handle)
 
 
 # ---------------------------------------------------------------- comparing
@@ -359,8 +368,9 @@ def check_gpt5_prefix(path: Path, sessions: Sessions) -> Iterator[CaseResult]:
             return compare_outcome(expected, {"output": flatten_content(need(inputs, "content", path, line))},
                                    ("output",))
         if kind == "verbatim_on_harness_shape_transcript":
-            if "raw_lines" in inputs:
-                records = need(inputs, "raw_lines", path, line, list)
+            if "raw_lines" in inputs:  # the lines of the file the harness read, each written with a newline
+                written = "".join(f"{raw}\n" for raw in need(inputs, "raw_lines", path, line, list))
+                records = harness_lines(written.encode("utf-8"))
             else:
                 records = need(inputs, "records", path, line, list)
             return compare_outcome(expected, _text_outcome(expected, lambda: gpt5_prefix(records)), TEXT_FIELDS)
