@@ -164,8 +164,8 @@ def compare_audit(case: dict, driven: Sequence[Any], replay: Replay, report: Cas
                    summary is not None, declared)
         for name, value in (results or {}).items():
             actual = summary.get(name, "<absent>") if summary else None
-            report.add("tables", f"{RESULTS}.{name}", matches(value, actual, 0.0 if name.startswith("n_") else TOLERANCE),
-                       value, actual, declared)
+            report.compare("tables", f"{RESULTS}.{name}", value, actual, declared,
+                           0.0 if name.startswith("n_") else TOLERANCE)
     if AGREEMENT in tables:
         _compare_agreement(tables[AGREEMENT], list((tables.get(RESULTS) or summary or {})), summary, report, declared)
     return {name for name in tables if writes(name)}

@@ -8,7 +8,7 @@ pass, ``not_expressible``: an input we cannot run, which fails the case, or
 that stopped it; one family is a :class:`FamilyResult`, a fixture file's cases or a run-level
 folder's. A function-level or continuation case records the fields that differ (exact
 canonical JSON, :func:`differences`; an expected field without a rule fails,
-:func:`compare_known`); a run-level case records every field it compares (:meth:`CaseResult.add`,
+:func:`compare_fields`); a run-level case records every field it compares (:meth:`CaseResult.add`,
 equal as SPEC §3 and §5 define it, :func:`matches`), a mismatch the project declares on purpose
 (``data/conformance/declared_divergences.json``) as a declared divergence.
 """
@@ -18,7 +18,7 @@ import difflib
 import hashlib
 import json
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -162,12 +162,17 @@ def differences(expected: object, actual: object, path: str = "", limit: int = 5
     return out
 
 
-def compare_known(expected: dict, actual: dict, prefix: str) -> list[Check]:
-    """:func:`differences` of the fields both hold, plus one difference for each expected
-    field ``actual`` has no rule for (:data:`NO_RULE`)."""
-    found = [Check(f"{prefix}.{k}", expected[k], NO_RULE) for k in expected if k not in actual]
-    return found + differences({k: v for k, v in expected.items() if k in actual},
-                               {k: actual[k] for k in expected if k in actual}, prefix)
+def compare_fields(expected: dict, actual: dict, known: Iterable[str] | None = None,
+                   prefix: str = "expected") -> list[Check]:
+    """:func:`differences` of ``expected`` from ``actual`` over the ``known`` fields (default: those
+    ``actual`` has); an expected field outside them has no rule and fails (:data:`NO_RULE`); a
+    raise where a value was expected (or the reverse) is one difference showing both."""
+    known = set(actual if known is None else known)
+    found = [Check(f"{prefix}.{k}", expected[k], NO_RULE) for k in expected if k not in known]
+    wanted = {k: v for k, v in expected.items() if k in known}
+    if ("raises" in wanted) != ("raises" in actual):
+        return found + [Check(prefix, wanted, actual)]
+    return found + differences(wanted, actual, prefix)
 
 
 def matches(expected: Any, actual: Any, tolerance: float = 0.0) -> bool:
@@ -284,6 +289,11 @@ class CaseResult:
             if d is not None:
                 status, note = DECLARED, d["reason"]
         self.checks.append(Check(name, expected, actual, status, section, note))
+
+    def compare(self, section: str, name: str, expected: Any, actual: Any, declared: Sequence[dict] = (),
+                tolerance: float = 0.0, note: str = "") -> None:
+        """:meth:`add` of a field equal when it :func:`matches` within ``tolerance``."""
+        self.add(section, name, matches(expected, actual, tolerance), expected, actual, declared, note)
 
     def not_expressible(self, section: str, name: str, note: str) -> None:
         """An input we cannot run (it fails the case), with why."""

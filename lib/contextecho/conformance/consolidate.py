@@ -178,10 +178,8 @@ def _compare_json(expected: Any, ours: dict | None, report: CaseResult, declared
         if name not in JSON_FIELDS:
             report.add("tables", f"consolidated_json.{name}", False, expected[name], None, declared,
                        note="unknown expected field")
-    report.add("tables", "consolidated_json.experiment", matches(expected.get("experiment"), ours["experiment"]),
-               expected.get("experiment"), ours["experiment"], declared)
-    report.add("tables", "n_contrasts", matches(expected.get("n_contrasts"), ours["n_contrasts"]),
-               expected.get("n_contrasts"), ours["n_contrasts"], declared)
+    report.compare("tables", "consolidated_json.experiment", expected.get("experiment"), ours["experiment"], declared)
+    report.compare("tables", "n_contrasts", expected.get("n_contrasts"), ours["n_contrasts"], declared)
     theirs = {(r.get("target"), r.get("condition")): r for r in expected.get("rows") or []}
     mine = {(r["target"], r["condition"]): r for r in ours["rows"]}
     order_e = [list(k) for k in theirs]
@@ -251,8 +249,8 @@ def run(case: dict, corpus: Path, replay: Replay, report: CaseResult, declared: 
         e = tables["consolidated_md"]
         e = e.splitlines() if isinstance(e, str) else e
         first = next((i for i, (x, y) in enumerate(zip(e or [], ours.consolidated_md or [])) if x != y), None)
-        report.add("tables", "consolidated_md", matches(e, ours.consolidated_md), e, ours.consolidated_md, declared,
-                   note="" if first is None else f"first difference at line {first + 1}")
+        report.compare("tables", "consolidated_md", e, ours.consolidated_md, declared,
+                       note="" if first is None else f"first difference at line {first + 1}")
     if "stdout" in tables:
         lines = list(tables["stdout"] or [])
         skipped = [m["target"] for m in map(SKIPPED.match, lines) if m]
@@ -260,5 +258,4 @@ def run(case: dict, corpus: Path, replay: Replay, report: CaseResult, declared: 
                    note="targets whose run file is missing")
         report.add("tables", "stdout", lines == ours.stdout, lines, ours.stdout, declared)
     if "return" in tables:
-        report.add("tables", "return", matches(tables["return"], ours.returned), tables["return"], ours.returned,
-                   declared)
+        report.compare("tables", "return", tables["return"], ours.returned, declared)

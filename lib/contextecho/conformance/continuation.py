@@ -38,7 +38,7 @@ import hashlib
 import io
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -46,7 +46,7 @@ import httpx
 import pandas as pd
 
 from ..echo.continuation import ARMS, REFERENCE, Cut, gpt_source
-from .case import (NO_RULE, CaseResult, Check, FixtureError, case_id, compare_known, differences, integer, line_cases,
+from .case import (NO_RULE, CaseResult, Check, FixtureError, case_id, compare_fields, differences, integer, line_cases,
                    need, read_cases, sha256_text)
 from ..echo.reference.continuation import (N_CUTPOINTS, SKIP_INITIAL, TARGET_CHARS, TooFewCutpoints, candidates,
                                            codex_records, context_sections, flatten_content, gpt5_prefix,
@@ -178,18 +178,6 @@ def raised(exc: BaseException) -> dict:
     return {"raises": name, "message": str(exc)}
 
 
-def compare_outcome(expected: dict, actual: dict, known: Iterable[str], prefix: str = "expected") -> list[Check]:
-    """Differences of ``expected`` from ``actual`` over the ``known`` fields; an expected
-    field outside ``known`` has no rule and fails; a raise where a value was expected (or
-    the reverse) is one difference showing both."""
-    known = set(known)
-    found = [Check(f"{prefix}.{k}", expected[k], NO_RULE) for k in expected if k not in known]
-    wanted = {k: v for k, v in expected.items() if k in known}
-    if ("raises" in wanted) != ("raises" in actual):
-        return found + [Check(prefix, wanted, actual)]
-    return found + differences(wanted, actual, prefix)
-
-
 # ---------------------------------------------------------------- cutpoints
 
 CUTPOINT_FIELDS = ("CUTPOINTS_json", "raises", "message")
@@ -206,13 +194,13 @@ def check_cutpoints(path: Path, sessions: Sessions) -> Iterator[CaseResult]:
             actual = {"CUTPOINTS_json": select_cutpoints(rows, n, skip).as_json()}
         except TooFewCutpoints as exc:
             actual = raised(exc)
-        diffs = compare_outcome(need(case, "expected", path, line, dict), actual, CUTPOINT_FIELDS)
+        diffs = compare_fields(need(case, "expected", path, line, dict), actual, CUTPOINT_FIELDS)
         if "candidates" in case:
             listed = need(case, "candidates", path, line, dict)
             found = candidates(rows)
             mine = {"n": len(found), "rows_cut_index_tool_preceding_user_msg_idx":
                     [[c.cut_index, c.tool, c.preceding_user_msg_idx] for c in found]}
-            diffs += compare_outcome({k: v for k, v in listed.items() if k != "how"}, mine, mine, "candidates")
+            diffs += compare_fields({k: v for k, v in listed.items() if k != "how"}, mine, mine, "candidates")
         return diffs
 
     return line_cases("cutpoints", path, check)
@@ -239,7 +227,7 @@ def _rule_block(expected: object, rule: str, make: Callable[[], str], where: str
     if "text" in expected:
         block["text"] = stored_text(expected["text"], text)
     inputs = GPT5_BLOCK_INPUTS if rule == GPT5_RULE else ()
-    return compare_outcome({k: v for k, v in expected.items() if k not in inputs}, block, block, where)
+    return compare_fields({k: v for k, v in expected.items() if k not in inputs}, block, block, where)
 
 
 def check_prefixes(path: Path, sessions: Sessions) -> Iterator[CaseResult]:
@@ -290,7 +278,7 @@ def check_prefixes(path: Path, sessions: Sessions) -> Iterator[CaseResult]:
             if name in expected:
                 diffs += _rule_block(expected[name], rule, make, f"expected.{name}")
         plain = {k: v for k, v in expected.items() if k not in blocks}
-        return diffs + compare_outcome(plain, actual, actual)
+        return diffs + compare_fields(plain, actual, actual)
 
     return line_cases("prefixes", path, check)
 
@@ -325,16 +313,16 @@ def check_prefix_edge_cases(path: Path, sessions: Sessions) -> Iterator[CaseResu
             per_cut = need(expected, "per_cut", path, line, list)
             unknown = {k: v for k, v in expected.items() if k != "per_cut"}
             mine = [{"cut_idx": c, **_edge_outcome(rows, c, target_chars)} for c in cuts]
-            diffs = compare_outcome(unknown, {}, ())
+            diffs = compare_fields(unknown, {}, ())
             if len(per_cut) != len(mine):
                 return diffs + [Check("expected.per_cut", f"{len(per_cut)} cuts", f"{len(mine)} cuts")]
             for i, (want, got) in enumerate(zip(per_cut, mine)):
                 if not isinstance(want, dict):
                     raise FixtureError(path, f"per_cut[{i}] must be an object", line)
-                diffs += compare_outcome(want, got, ("cut_idx", *EDGE_FIELDS), f"expected.per_cut[{i}]")
+                diffs += compare_fields(want, got, ("cut_idx", *EDGE_FIELDS), f"expected.per_cut[{i}]")
             return diffs
         cut = need(inputs, "cut_idx", path, line, int)
-        return compare_outcome(expected, _edge_outcome(rows, cut, target_chars), EDGE_FIELDS)
+        return compare_fields(expected, _edge_outcome(rows, cut, target_chars), EDGE_FIELDS)
 
     return line_cases("prefix_edge_cases", path, check)
 
@@ -365,7 +353,7 @@ def check_gpt5_prefix(path: Path, sessions: Sessions) -> Iterator[CaseResult]:
         inputs = need(case, "inputs", path, line, dict)
         expected = need(case, "expected", path, line, dict)
         if kind == "_flatten_content":
-            return compare_outcome(expected, {"output": flatten_content(need(inputs, "content", path, line))},
+            return compare_fields(expected, {"output": flatten_content(need(inputs, "content", path, line))},
                                    ("output",))
         if kind == "verbatim_on_harness_shape_transcript":
             if "raw_lines" in inputs:  # the lines of the file the harness read, each written with a newline
@@ -373,19 +361,19 @@ def check_gpt5_prefix(path: Path, sessions: Sessions) -> Iterator[CaseResult]:
                 records = harness_lines(written.encode("utf-8"))
             else:
                 records = need(inputs, "records", path, line, list)
-            return compare_outcome(expected, _text_outcome(expected, lambda: gpt5_prefix(records)), TEXT_FIELDS)
+            return compare_fields(expected, _text_outcome(expected, lambda: gpt5_prefix(records)), TEXT_FIELDS)
         ref = need(inputs, "session", path, line, dict)
         if kind == "verbatim_on_raw_codex_cli_file":
             lines = sessions.lines(ref, path, line)
             diffs = differences({k: inputs[k] for k in ("file_lines",) if k in inputs}, {"file_lines": len(lines)},
                                 "inputs")
-            return diffs + compare_outcome(expected, _text_outcome(expected, lambda: gpt5_prefix(lines)), TEXT_FIELDS)
+            return diffs + compare_fields(expected, _text_outcome(expected, lambda: gpt5_prefix(lines)), TEXT_FIELDS)
         if kind == "verbatim_on_adapted_codex_cli_session":
             records = codex_records(sessions.rows(ref, path, line), _adapter(inputs, path, line))
             jsonl = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
             mine = {"adapted_records": len(records), "adapted_jsonl_sha256": sha256_text(jsonl)}
             diffs = differences({k: inputs[k] for k in mine if k in inputs}, mine, "inputs")
-            return diffs + compare_outcome(expected, _text_outcome(expected, lambda: gpt5_prefix(records)),
+            return diffs + compare_fields(expected, _text_outcome(expected, lambda: gpt5_prefix(records)),
                                            TEXT_FIELDS)
         raise FixtureError(path, f"unknown kind {kind!r}", line)
 
@@ -428,7 +416,7 @@ def check_jaccard(path: Path, sessions: Sessions) -> Iterator[CaseResult]:
                       "tokens_b": sorted(argument_tokens(b)), "symmetric": jaccard_args(a, b) == jaccard_args(b, a)}
         except Exception as exc:  # the harness raises on a truthy non-dict
             actual = raised(exc)
-        return compare_outcome(need(case, "expected", path, line, dict), actual, JACCARD_FIELDS)
+        return compare_fields(need(case, "expected", path, line, dict), actual, JACCARD_FIELDS)
 
     return line_cases("jaccard", path, check)
 
@@ -563,7 +551,7 @@ def check_requests(path: Path, sessions: Sessions) -> Iterator[CaseResult]:
         actual = {"runner": runner if runner is not None else NO_RULE,
                   "sdk_call": SDK_CALLS.get(form["endpoint"], form["endpoint"]),
                   "client_base_url": form["client"].get("base_url"), "kwargs": form["params"]}
-        found = compare_outcome(expected, _digested(expected, actual), REQUEST_FIELDS)
+        found = compare_fields(expected, _digested(expected, actual), REQUEST_FIELDS)
         if inputs.get("cut_index") is not None and inputs["cut_index"] != cutpoint.cut_index:
             found.append(Check("inputs.cut_index", inputs["cut_index"], cutpoint.cut_index))
         results[name] = CaseResult("requests", name, found)
@@ -671,7 +659,7 @@ def check_scoring(path: Path, sessions: Sessions) -> Iterator[CaseResult]:
                          "first_tool_call_scored": {"name": o.tool, "input": o.args} if o.tool is not None else None})
         actual["runner_metrics"] = {runner: _runner_metrics({a: outcomes[a] for a in arms}, arms, cut.tool, record)
                                     for runner, arms in runners.items()}
-        found.setdefault(name, []).extend(compare_outcome(want, actual, SCORING_FIELDS, f"expected.{path_name}"))
+        found.setdefault(name, []).extend(compare_fields(want, actual, SCORING_FIELDS, f"expected.{path_name}"))
     for name, diffs in found.items():
         results.setdefault(name, CaseResult("scoring", name, diffs))
     yield from results.values()
@@ -719,11 +707,11 @@ def check_analysis(path: Path, sessions: Sessions) -> Iterator[CaseResult]:
             found = []
             for target, block in need(case, "targets", fixture, line, dict).items():
                 frame = metrics_frame(block.get("inputs_per_cut_metrics") or [], labels, fixture, line)
-                found += compare_known(need(block, "expected", fixture, line, dict), harness_analysis(frame),
-                                       f"targets.{target}.expected")
+                found += compare_fields(need(block, "expected", fixture, line, dict), harness_analysis(frame),
+                                        prefix=f"targets.{target}.expected")
             return found
         frame = metrics_frame(need(inputs, "per_cut_metrics", fixture, line, list), labels, fixture, line)
-        return compare_known(need(case, "expected", fixture, line, dict), harness_analysis(frame), "expected")
+        return compare_fields(need(case, "expected", fixture, line, dict), harness_analysis(frame))
 
     return line_cases("analysis", path, check)
 

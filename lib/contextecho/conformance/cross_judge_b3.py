@@ -193,7 +193,8 @@ def compare_tables(case: dict, docs: Sequence[Document], outputs: Sequence[dict 
     if expected is not None and summary is not None:
         for (d, ours), (tag, entry) in zip(summary, expected.items()):
             for short, long in SUMMARY_FIELDS.items():
-                _field(report, declared, f"{name}.{short}", entry.get(short), ours[long], note=f"{tag}: {d.path}")
+                report.compare("tables", f"{name}.{short}", entry.get(short), ours[long], declared, TOLERANCE,
+                               f"{tag}: {d.path}")
         report.add("tables", f"{name}.entries", len(summary) == len(expected), len(expected), len(summary),
                    declared)
 
@@ -208,13 +209,9 @@ def _compare_output(report: CaseResult, declared: Sequence[dict], name: str, exp
                note="fields this runner does not know" if unknown else "")
     for key in COMPARED[:-1]:
         if key in expected:
-            _field(report, declared, f"{name}.{key}", expected[key], ours[key])
+            report.compare("tables", f"{name}.{key}", expected[key], ours[key], declared, TOLERANCE)
     if "per_probe_details" in expected:
         _compare_details(report, declared, name, expected["per_probe_details"], ours["per_probe_details"])
-
-
-def _field(report: CaseResult, declared: Sequence[dict], name: str, expected: Any, actual: Any, note: str = "") -> None:
-    report.add("tables", name, matches(expected, actual, TOLERANCE), expected, actual, declared, note=note)
 
 
 def _compare_details(report: CaseResult, declared: Sequence[dict], name: str, expected: Mapping,

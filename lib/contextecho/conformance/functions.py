@@ -38,7 +38,7 @@ from ..echo.reference.judge import parse_verdict, parse_verdict_b3
 from ..echo.reference.requests import probe_request, stressor_request, stressor_text
 from ..echo.reference.scorers import REFERENCE_SCORERS, is_no_preamble
 from ..echo.reference.transcript import DEFAULT_MAX_CHARS, Row, render_prefix, read_rows, turn_index
-from .case import CaseResult, Check, FixtureError, compare_known, differences, integer, line_cases, need, sha256_text
+from .case import CaseResult, Check, FixtureError, compare_fields, differences, integer, line_cases, need, sha256_text
 
 DEFAULT_PROBE = "C01"
 PROBE_EXPERIMENTS = ("e15", "e16", "e17")
@@ -99,7 +99,7 @@ def check_prefix(path: Path, sessions: Sessions) -> Iterator[CaseResult]:
             actual, meta = _prefix_outputs(case, path, line, sessions)
         except (FileNotFoundError, SessionFormatError, UnknownNameError) as exc:
             raise FixtureError(path, str(exc), line) from None
-        diffs = compare_known(need(case, "outputs", path, line, dict), actual, "outputs")
+        diffs = compare_fields(need(case, "outputs", path, line, dict), actual, prefix="outputs")
         expected_meta = case.get("meta") if isinstance(case.get("meta"), dict) else {}
         return diffs + differences({k: expected_meta[k] for k in meta if k in expected_meta},
                                    {k: meta[k] for k in meta if k in expected_meta}, "meta")
@@ -114,7 +114,7 @@ def _check_filler(case: dict, path: Path, line: int) -> list[Check]:
     expected = {k: case[k] for k in case if k.startswith("output")}
     if not expected:
         raise FixtureError(path, "no expected output field", line)
-    return compare_known(expected, actual, "case")
+    return compare_fields(expected, actual, prefix="case")
 
 
 def _stressor_verdicts(text: str, expected: dict, path: Path, line: int) -> dict:

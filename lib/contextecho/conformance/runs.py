@@ -390,8 +390,8 @@ def compare_tables(case: dict, driven: Sequence[Driven], replay: Replay, report:
                     else {"g_m": math.nan, "g_lo": math.nan, "g_hi": math.nan, "n": 0}
                 for name in ("g_m", "g_lo", "g_hi", "n"):
                     tol = 0.0 if name == "n" else TOLERANCE
-                    report.add("tables", f"onset_rows.{name}", matches(row[name], actual[name], tol),
-                               row[name], actual[name], declared, note=f"{target} turn {row['turn']}")
+                    report.compare("tables", f"onset_rows.{name}", row[name], actual[name], declared, tol,
+                                   f"{target} turn {row['turn']}")
     if "fig2_forest_rows" in tables:
         computed |= {"fig2_forest_rows", "fig2_loader", "fig2_bootstrap_calls", "fig2_return", "fig2_stdout"}
         read = _empty_text_read(primary, driven, replay)
