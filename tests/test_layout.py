@@ -1,6 +1,7 @@
 """The package's shape (../shared/DESIGN.md, "Layout"): layers import downwards only, the
-three designs never import each other, no import cycle (counting modules named in
-``importlib`` strings), and every library import takes a name from the module that defines it.
+three designs never import each other, no experiment imports another, no import cycle
+(counting modules named in ``importlib`` strings), and every library import takes a name
+from the module that defines it.
 
 Every ``import`` and ``from … import`` counts, at module level or inside a function."""
 from __future__ import annotations
@@ -13,12 +14,15 @@ from pathlib import Path
 
 import pytest
 
+from contextecho.notebooks.build import NOTEBOOKS
+
 LIB = Path(__file__).resolve().parents[1] / "lib"
 PACKAGE = "contextecho"
 
 # What each top-level package may import (besides itself). The engine and the statistics are
 # the bottom; sessions sit on the engine; the designs (echo = ContextEcho, cape, anchor) on
-# those, never on each other; the experiments run the designs; the notebooks run the
+# those, never on each other; the experiments run the designs; conformance runs the
+# experiments on the harness's fixtures (nothing below it imports it); the notebooks run the
 # experiments; the paper side never imports an experiment; the command line sits on top.
 ALLOWED = {
     "engine": set(),
@@ -95,6 +99,33 @@ def test_layers_import_downwards_only_and_designs_never_each_other():
              for name, line in imports(m)
              if top(name) not in ALLOWED[top(m)] | {top(m), ""}]
     assert not wrong, "\n".join(wrong)
+
+
+#: The experiments: the modules of ``experiments/`` that have a notebook; the others are the
+#: helpers they share (the spine, parameters, selection, scores ...).
+EXPERIMENTS = {f"{PACKAGE}.experiments.{name}" for name in NOTEBOOKS}
+#: Modules that still import an experiment, each with why it is allowed for now.
+PENDING = {f"{PACKAGE}.experiments.audit": "audit takes a_anchor's and panel's settings: issue 38 removes that "
+                                           "import on its own branch"}
+
+
+def experiment_imports(module: str) -> list[tuple[str, int]]:
+    return [(name, line) for name, line in imports(module) if name in EXPERIMENTS and name != module]
+
+
+def test_no_experiment_imports_another():
+    """An experiment's module imports helpers only, never another experiment, and no helper
+    imports an experiment: what two experiments share lives in a helper."""
+    assert EXPERIMENTS <= set(modules())
+    wrong = [f"{modules()[m].relative_to(LIB)}:{line}: imports the experiment {name}"
+             for m in modules() if top(m) == "experiments" and m not in PENDING for name, line in experiment_imports(m)]
+    assert not wrong, "\n".join(wrong)
+    assert all(experiment_imports(m) for m in PENDING), "a pending module imports no experiment now: drop it"
+
+
+def test_only_the_command_line_imports_conformance():
+    """Conformance sits above the experiments and runs them; nothing but the command line imports it."""
+    assert [layer for layer, allowed in ALLOWED.items() if "conformance" in allowed] == ["cli"]
 
 
 def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
