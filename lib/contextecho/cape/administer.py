@@ -51,7 +51,7 @@ from ..engine.counts import Counts
 from ..engine.model_request import ModelRequest
 from ..engine.token_distribution import DISCRETE, PREFILL, distribution_request, read_distribution, read_mode
 from .inventory import Item
-from .parsing import ERROR, STATUSES, parse_answer, score
+from .parsing import ERROR, parse_answer, score
 from .prompts import (LETTERS, PAPER_INSTRUCTION, PAPER_OPTIONS, Instruction, Options, option_label,
                       render_question)
 
@@ -106,16 +106,6 @@ class Administration:
     window: int | None
     n_calls: int
     n_cached: int
-
-    @property
-    def invalid_counts(self) -> dict[str, int]:
-        """Rows per non-ok parse status (errors included), for reporting."""
-        counts = self.answers["status"].value_counts()
-        return {s: int(counts.get(s, 0)) for s in STATUSES if s != "ok"}
-
-    @property
-    def n_invalid(self) -> int:
-        return int((self.answers["status"] != "ok").sum())
 
 
 def answer_counts(answers: pd.DataFrame) -> Counts:
