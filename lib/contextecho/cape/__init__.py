@@ -24,11 +24,11 @@ from .ordering import ORDERINGS, order_items
 from .paraphrase import generate_paraphrases, load_paraphrases, paraphrase_path, write_paraphrases
 from .parsing import ParsedAnswer, parse_answer, score
 from .profiles import ocean_matrix, ocean_profiles, trajectory_matrix
-from .prompts import INSTRUCTIONS, ORDERS, WORDINGS, Instruction, Options, render_question
+from .prompts import ORDERS, Instruction, Options, render_question
 
 __all__ = [
     "load_inventory", "Inventory", "Item", "InventoryNotFound", "TRAITS", "order_items", "ORDERINGS",
-    "render_question", "Instruction", "Options", "INSTRUCTIONS", "WORDINGS", "ORDERS",
+    "render_question", "Instruction", "Options", "ORDERS",
     "parse_answer", "ParsedAnswer", "score",
     "RunSpec", "administer", "answer_counts", "Administration", "CONTEXT_FREE", "CONTEXT_DEPENDENT", "DEFAULT_PARAMS",
     "LOCAL_WINDOW", "default_window",
