@@ -522,7 +522,8 @@ async def agenerate(requests: Sequence[ModelRequest], *, cache: CallCache | None
     ``retry_errors``: also call again the requests whose stored error is permanent
     (default: ``CONTEXTECHO_RETRY_ERRORS`` in the environment, else no). ``stored_only``:
     call nothing; a request without a stored answer gets its last stored error, else a
-    ``NotStored`` error record (module doc)."""
+    ``NotStored`` error record (module doc). What the cache cannot answer is planned
+    (:func:`_planned`, plan mode) or called (:func:`_called`)."""
     requests = list(requests)
     retry_errors = retry_errors_default() if retry_errors is None else retry_errors
     own_cache = cache is None
@@ -530,86 +531,45 @@ async def agenerate(requests: Sequence[ModelRequest], *, cache: CallCache | None
     manifest = start_manifest(name=name, started=utc_now(), requests=requests, transport=transport,
                               parameters=parameters or {}, retry_errors=retry_errors)
     try:
-        stored: dict[str, CallRecord] = {}  # answered without a call
-        skipped: set[str] = set()  # a stored permanent error, not retried
-        for request in requests:
-            hit = cache.lookup(request.key)
-            error = cache.last_error(request.key)
-            if hit is None and error is not None and is_permanent(error.error_type) and not retry_errors:
-                hit = error
-                skipped.add(request.key)
-            if hit is None and stored_only:
-                hit = error if error is not None else _not_stored(request)
-            if hit is not None:
-                stored[request.key] = hit
-        planner = transport.planner
-        if planner is not None:  # answered earlier in this plan: the run's cache will hold it
-            stored.update({r.key: hit for r in requests if r.key not in stored
-                           and (hit := planner.answered(r.key)) is not None})
+        stored, skipped = _stored(requests, cache, transport.planner, retry_errors=retry_errors,
+                                  stored_only=stored_only)
         todo = {r.key: r for r in requests if r.key not in stored}  # identical requests once
         if todo:
             check_models(list(todo.values()), transport)
-        if planner is not None:
-            return _planned(requests, stored, skipped, planner, name, cache, manifest)
-        fresh: dict[str, CallRecord] = {}
-        from_others: set[str] = set()  # computed meanwhile by another writer on this cache
-        copies = Counter(r.key for r in requests)
-        bar = progress_bar(total=len(requests), desc=name, disable=not progress, unit="call")
-        bar.update(sum(r.key in stored for r in requests))
-        semaphore = asyncio.Semaphore(max(1, transport.concurrency))
-        errors = [0]
-        sent = [0]  # HTTP requests the calls sent
-
-        def finished(record: CallRecord) -> None:
-            fresh[record.key] = record
-            bar.update(copies[record.key])
-            errors[0] += not record.ok
-            bar.set_postfix(errors=errors[0], refresh=False)
-
-        async def one(request: ModelRequest) -> None:
-            while True:
-                async with semaphore:
-                    claim = cache.try_claim(request.key)
-                    if claim is not None:
-                        with claim:
-                            record = _answered_meanwhile(cache, request.key, retry_errors)
-                            if record is not None:
-                                from_others.add(request.key)
-                                if not record.ok:
-                                    skipped.add(request.key)  # its permanent error, just stored
-                            else:
-                                record, requests_sent = await _call(request, transport)
-                                cache.put(record)  # journaled at once: a crash loses only calls in flight
-                                sent[0] += requests_sent
-                        break
-                # Another writer is computing this key: wait for it, then look again.
-                await cache.claim_released(request.key)
-            finished(record)
-
-        # Batch mode: the requests of models with a batch API go as batch jobs, the others one by one.
-        jobs = {r.key: r for r in batches.batchable(todo.values())} if transport.batch and transport.client is None \
-            else {}
-        await asyncio.gather(*(one(r) for r in _prefix_order(r for r in todo.values() if r.key not in jobs)),
-                             *([_through_jobs(list(jobs.values()), cache, transport, finished, sent, progress)]
-                               if jobs else []))
-        bar.close()
-        records = [stored.get(r.key) or fresh[r.key] for r in requests]
-        cached = [r.key in stored or r.key in from_others for r in requests]
-        result = BatchResult(records, cached, skipped=[r.key in skipped for r in requests],
-                             http_requests=sent[0])
-        # A caller's cache gathers many batches into one shard; each call is journaled already.
-        cache.flush(min_records=SHARD_RECORDS)
-        result.manifest = finish_manifest(
-            manifest, status="complete", **batch_counts(result),
-            skipped_permanent_errors=result.n_skipped,
-            answered_by_other_writers=len(from_others))
-        return result
+        if transport.planner is not None:
+            return _planned(requests, stored, skipped, transport.planner, name, cache, manifest)
+        return await _called(requests, stored, skipped, list(todo.values()), cache, transport, manifest,
+                             name=name, progress=progress, retry_errors=retry_errors)
     except BaseException as exc:
         finish_manifest(manifest, status="failed", failure=f"{type(exc).__name__}: {exc}"[:2000])
         raise
     finally:
         if own_cache:
             cache.close()
+
+
+def _stored(requests: list[ModelRequest], cache: CallCache, planner: Planner | None, *, retry_errors: bool,
+            stored_only: bool) -> tuple[dict[str, CallRecord], set[str]]:
+    """The requests answered without a call, by key, and the keys among them answered by a
+    stored permanent error (skipped, not retried): a stored success; a stored permanent error
+    unless ``retry_errors``; with ``stored_only`` the last stored error, else a ``NotStored``
+    record; in a plan, a placeholder given earlier in it (the run's cache will hold it)."""
+    stored: dict[str, CallRecord] = {}
+    skipped: set[str] = set()
+    for request in requests:
+        hit = cache.lookup(request.key)
+        error = cache.last_error(request.key)
+        if hit is None and error is not None and is_permanent(error.error_type) and not retry_errors:
+            hit = error
+            skipped.add(request.key)
+        if hit is None and stored_only:
+            hit = error if error is not None else _not_stored(request)
+        if hit is not None:
+            stored[request.key] = hit
+    if planner is not None:
+        stored.update({r.key: hit for r in requests if r.key not in stored
+                       and (hit := planner.answered(r.key)) is not None})
+    return stored, skipped
 
 
 def _planned(requests: list[ModelRequest], stored: dict[str, CallRecord], skipped: set[str], planner: Planner,
@@ -626,12 +586,87 @@ def _planned(requests: list[ModelRequest], stored: dict[str, CallRecord], skippe
     return result
 
 
+@dataclass
+class _Answering:
+    """The calls of one batch as they finish: their records, counted on its progress bar."""
+
+    bar: Any
+    copies: Counter  # how many of the batch's requests each key answers
+    fresh: dict[str, CallRecord] = field(default_factory=dict)
+    from_others: set[str] = field(default_factory=set)  # computed meanwhile by another writer on this cache
+    sent: list[int] = field(default_factory=lambda: [0])  # HTTP requests the calls sent
+    errors: int = 0
+
+    def finished(self, record: CallRecord) -> None:
+        self.fresh[record.key] = record
+        self.bar.update(self.copies[record.key])
+        self.errors += not record.ok
+        self.bar.set_postfix(errors=self.errors, refresh=False)
+
+
+async def _called(requests: list[ModelRequest], stored: dict[str, CallRecord], skipped: set[str],
+                  todo: list[ModelRequest], cache: CallCache, transport: Transport, manifest: dict[str, Any], *,
+                  name: str, progress: bool, retry_errors: bool) -> BatchResult:
+    """The batch with ``todo`` called: one by one (:func:`_one_by_one`), or, in batch mode, those
+    of models with a batch API through batch jobs (:func:`_through_jobs`) and the others one by one."""
+    answering = _Answering(progress_bar(total=len(requests), desc=name, disable=not progress, unit="call"),
+                           Counter(r.key for r in requests))
+    answering.bar.update(sum(r.key in stored for r in requests))
+    jobs = batches.batchable(todo) if transport.batch and transport.client is None else []
+    in_jobs = {r.key for r in jobs}
+    await asyncio.gather(
+        _one_by_one([r for r in todo if r.key not in in_jobs], cache, transport, answering, skipped, retry_errors),
+        *([_through_jobs(jobs, cache, transport, answering, progress)] if jobs else []))
+    answering.bar.close()
+    records = [stored.get(r.key) or answering.fresh[r.key] for r in requests]
+    cached = [r.key in stored or r.key in answering.from_others for r in requests]
+    result = BatchResult(records, cached, skipped=[r.key in skipped for r in requests],
+                         http_requests=answering.sent[0])
+    # A caller's cache gathers many batches into one shard; each call is journaled already.
+    cache.flush(min_records=SHARD_RECORDS)
+    result.manifest = finish_manifest(
+        manifest, status="complete", **batch_counts(result),
+        skipped_permanent_errors=result.n_skipped,
+        answered_by_other_writers=len(answering.from_others))
+    return result
+
+
+async def _one_by_one(requests: list[ModelRequest], cache: CallCache, transport: Transport,
+                      answering: _Answering, skipped: set[str], retry_errors: bool) -> None:
+    """Call each request (those sharing a prefix back to back, ``transport.concurrency`` at a
+    time), its key claimed in the cache first: what another writer stored for it meanwhile is
+    taken instead of a call (``skipped`` gains a permanent error taken so)."""
+    semaphore = asyncio.Semaphore(max(1, transport.concurrency))
+
+    async def one(request: ModelRequest) -> None:
+        while True:
+            async with semaphore:
+                claim = cache.try_claim(request.key)
+                if claim is not None:
+                    with claim:
+                        record = _answered_meanwhile(cache, request.key, retry_errors)
+                        if record is not None:
+                            answering.from_others.add(request.key)
+                            if not record.ok:
+                                skipped.add(request.key)  # its permanent error, just stored
+                        else:
+                            record, requests_sent = await _call(request, transport)
+                            cache.put(record)  # journaled at once: a crash loses only calls in flight
+                            answering.sent[0] += requests_sent
+                    break
+            # Another writer is computing this key: wait for it, then look again.
+            await cache.claim_released(request.key)
+        answering.finished(record)
+
+    await asyncio.gather(*(one(r) for r in _prefix_order(requests)))
+
+
 async def _through_jobs(requests: list[ModelRequest], cache: CallCache, transport: Transport,
-                        finished: Callable[[CallRecord], None], sent: list[int], progress: bool) -> None:
+                        answering: _Answering, progress: bool) -> None:
     """Answer ``requests`` through the providers' batch jobs (:mod:`.batches`), each sent as
     :func:`call_kwargs` builds it. Each answer is stored as the interactive path stores it (one
     attempt, no latency of its own, the cost at the batch price), then ``finished``; the HTTP
-    requests the jobs take (uploads, polls, downloads) are counted into ``sent``."""
+    requests the jobs take (uploads, polls, downloads) are counted as ``sent``."""
     by_key = {r.key: r for r in requests}
     calls = {r.key: call_kwargs(r, transport) for r in requests}
 
@@ -644,9 +679,9 @@ async def _through_jobs(requests: list[ModelRequest], cache: CallCache, transpor
             if record.ok:
                 record = dataclasses.replace(record, cost_usd=batches.batch_cost(outcome, request.model))
         cache.put(record)  # journaled at once, before the job is closed
-        finished(record)
+        answering.finished(record)
 
-    token = _REQUESTS_SENT.set(sent)
+    token = _REQUESTS_SENT.set(answering.sent)
     try:
         await batches.answer(calls, journal=batches.Journal(cache.root / batches.JOURNAL), deliver=deliver,
                              poll_s=transport.batch_poll_s, max_wait_s=transport.batch_max_wait_s,
