@@ -39,10 +39,10 @@ def test_a_batch_counts_itself_one_call_per_distinct_request(tmp_path):
     again = generate(requests, cache=CallCache(tmp_path), transport=FAST, progress=False)
     # the stored permanent error answers its cell from the cache, and is still a failure
     assert again.counts(invalid=1) == Counts(calls=3, cached=3, computed=0, failed=1, invalid=1)
-    journal = json.loads(open(again.manifest["path"]).read())
-    assert {k: journal[k] for k in Counts().as_dict()} == Counts(calls=3, cached=3, failed=1).as_dict()
-    assert journal["errors_by_type"] == {"AuthenticationError": 1} and journal["n_requests"] == 5
-    assert (journal["attempts"], journal["http_requests"]) == (0, 0)  # nothing was called again
+    manifest = json.loads(open(again.manifest["path"]).read())
+    assert {k: manifest[k] for k in Counts().as_dict()} == Counts(calls=3, cached=3, failed=1).as_dict()
+    assert manifest["errors_by_type"] == {"AuthenticationError": 1} and manifest["n_requests"] == 5
+    assert (manifest["attempts"], manifest["http_requests"]) == (0, 0)  # nothing was called again
 
 
 def test_a_batch_counts_its_constrained_calls_and_each_record_names_its_format(tmp_path):

@@ -115,7 +115,7 @@ class Transport:
     #: Provider batch mode (:mod:`contextecho.engine.batches`): the uncached requests of a model
     #: whose provider has a batch API (OpenAI, Anthropic) go as batch jobs, polled every
     #: ``batch_poll_s``; a run waits at most ``batch_max_wait_s`` for a job (one still running
-    #: then stays in the journal, and the next run resumes polling it). Other models: one by one.
+    #: then stays open in the ledger, and the next run resumes polling it). Other models: one by one.
     batch: bool = False
     batch_poll_s: float = 60.0
     batch_max_wait_s: float = 26 * 3600.0  # a job's 24-hour window, and some
@@ -683,7 +683,7 @@ async def _through_jobs(requests: list[ModelRequest], cache: CallCache, transpor
 
     token = _REQUESTS_SENT.set(answering.sent)
     try:
-        await batches.answer(calls, journal=batches.Journal(cache.root / batches.JOURNAL), deliver=deliver,
+        await batches.answer(calls, ledger=batches.Ledger(cache.root / batches.LEDGER), deliver=deliver,
                              poll_s=transport.batch_poll_s, max_wait_s=transport.batch_max_wait_s,
                              max_attempts=transport.max_attempts, progress=progress)
     finally:

@@ -2,7 +2,7 @@
 
 Two records, one writer (:func:`write_record`, atomic):
 
-- the journal of one ``generate`` batch, ``runs/<utc>-<name>-<rand>.json``
+- the manifest of one ``generate`` batch, ``runs/<utc>-<name>-<rand>.json``
   (:func:`start_manifest`, :func:`finish_manifest`);
 - the :class:`RunLog` of one run that asks many batches (a notebook run writes it as its
   ``manifest.json``): parameters, models, git, packages, the :class:`~contextecho.engine.counts.Counts`
