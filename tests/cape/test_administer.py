@@ -39,7 +39,7 @@ def test_context_dependent_requests_carry_earlier_answers(synthetic_inventory, l
     assert free["question"].tolist() == a["question"].tolist()
 
 
-def test_window_keeps_the_last_k_pairs_and_runs_batch_per_step(synthetic_inventory, likert, cache):
+def test_window_keeps_the_last_k_pairs_and_runs_a_round_per_step(synthetic_inventory, likert, cache):
     likert.seen.clear()
     runs = [run(synthetic_inventory, "a"), run(synthetic_inventory, "b", replicate=1)]
     result = administer(runs, "cape/hash", setting=CONTEXT_DEPENDENT, window=3, cache=cache)

@@ -96,7 +96,7 @@ def test_an_unsupported_sampling_parameter_is_refused_not_dropped(tmp_path):
         generate([probe("Who are you?", presence_penalty=0.5)], cache=CallCache(tmp_path), progress=False)
 
 
-def test_end_to_end_batch_then_cached_rerun(tmp_path, no_network):
+def test_end_to_end_round_then_cached_rerun(tmp_path, no_network):
     requests = [probe(text) for text in PROBES] + [probe("Who are you?", temperature=0.8, max_tokens=16)]
     first = generate(requests, cache=CallCache(tmp_path), progress=False)
     assert first.n_errors == 0 and first.n_hits == 0

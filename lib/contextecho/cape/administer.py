@@ -5,10 +5,10 @@ instruction, option set, sampling setting and replicate index. ``administer`` as
 every run's items through the one call site, ``contextecho.engine.calls.generate``:
 
 - ``context_free``: each item alone (after the run's ``prefix``, if any); every item
-  of every run goes in one batch.
+  of every run goes in one round.
 - ``context_dependent``: r_t = f(q_t, H_{t−1}); the request for item t holds the
   earlier questions as user turns and the model's own replies as assistant turns.
-  This is sequential, so each step t is one batch over all runs.
+  This is sequential, so each step t is one round over all runs.
 
 ``window`` keeps only the last k question–answer pairs (the paper's few-shot
 ablation, §6.1); ``None`` keeps the whole history. On the embedded model the full
@@ -46,7 +46,7 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 
 from ..engine.cache import CallCache
-from ..engine.calls import BatchResult, Transport, generate
+from ..engine.calls import RoundResult, Transport, generate
 from ..engine.counts import Counts
 from ..engine.model_request import ModelRequest
 from ..engine.token_distribution import DISCRETE, PREFILL, distribution_request, read_distribution, read_mode
@@ -195,7 +195,7 @@ def administer(runs: Sequence[RunSpec], model: str, *, setting: str = CONTEXT_FR
     return Administration(answers, model, setting, window, calls, cached)
 
 
-def _row(run: RunSpec, t: int, request: ModelRequest, result: BatchResult, k: int,
+def _row(run: RunSpec, t: int, request: ModelRequest, result: RoundResult, k: int,
          n_history: int) -> dict:
     record = result.records[k]
     item = run.items[t]

@@ -1,4 +1,4 @@
-"""Provider batch mode: the uncached requests of a batch of calls, sent as batch jobs
+"""Provider batch mode: the uncached requests of a round of calls, sent as batch jobs
 through the provider's batch API instead of one call each (``Transport.batch``).
 
 Supported: **OpenAI** (``openai/...``: a JSONL input file uploaded to ``/v1/files``, a job

@@ -7,7 +7,7 @@ Layout under the cache root::
     claims/<key>                       a key being computed right now (held by ``flock``)
 
 Every finished call is appended to the writer's own journal at once, so a process
-killed mid-batch loses only the calls still in flight. ``flush()`` turns the journal
+killed mid-round loses only the calls still in flight. ``flush()`` turns the journal
 into a shard (temp file + rename, then the journal is removed). A writer holds an
 exclusive ``flock`` on its journal while it lives; a journal nobody holds belongs to
 a dead process and is adopted (turned into a shard) by the next writer that opens.
@@ -299,7 +299,7 @@ class CallCache:
         """Move this process's journal into an immutable shard; returns the shard path.
 
         With ``min_records`` above 1 a small journal is left as it is (it is already
-        durable): many small batches then make one shard, not one shard each.
+        durable): many small rounds then make one shard, not one shard each.
         """
         if self._journal_file is None or len(self._pending) < min_records:
             return None

@@ -15,7 +15,7 @@ kept prefix at a message boundary (a conversation that goes on: a questionnaire 
 item after item with its history) restores that state and evaluates only the messages
 after it. Because every prompt is evaluated in the same segments, the state at a message
 boundary is the same whether it was just computed or restored, and the output never
-depends on batch order or on what ran before.
+depends on the order of a round's requests or on what ran before.
 
 Token probabilities: with ``logprobs`` (and ``top_logprobs`` = k, at most
 :data:`MAX_TOP_LOGPROBS`) every generated token comes with its log-probability and the k
