@@ -1,9 +1,11 @@
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from contextecho.cape.administer import (CONTEXT_DEPENDENT, CONTEXT_FREE, LOCAL_WINDOW, RunSpec, administer,
-                                         default_window)
+                                         answer_frame, default_window)
 from contextecho.cape.analyses import attack_runs, factor_consistency, option_shift, ordering_runs, table1
 from contextecho.cape.factors import FACTORS, MissingParaphrases, factor_runs
 from contextecho.cape.profiles import ocean_profiles
@@ -115,6 +117,26 @@ def test_ordering_profiles(synthetic_inventory, likert, cache):
     answers = administer(runs, "cape/hash", setting=CONTEXT_DEPENDENT, cache=cache).answers
     profiles = ocean_profiles(answers, by=["ordering"])
     assert len(profiles) == 3 and profiles[["n_O", "n_C"]].eq(2).all().all()
+
+
+@pytest.mark.parametrize("setting", [CONTEXT_FREE, CONTEXT_DEPENDENT])
+def test_an_administered_answer_is_a_record_that_cannot_change(synthetic_inventory, likert, cache, setting):
+    result = administer([run(synthetic_inventory, labels={"factor": "f"})], "cape/hash", setting=setting,
+                        cache=cache, constrained=True)
+    answer = result.records[0]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        answer.answer = "A"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        answer.constrained.answer = "A"
+    with pytest.raises(TypeError):
+        answer.labels["factor"] = "g"
+    assert isinstance(result.records, tuple) and len(result.records) == len(result.answers) == 10
+    # The frame is built from the records, each a row: the labels after the model, the
+    # constrained answer in its own columns.
+    pd.testing.assert_frame_equal(result.answers, answer_frame(result.records))
+    assert result.answers.loc[0, ["answer", "factor", "constrained_answer"]].tolist() == \
+        [answer.answer, "f", answer.constrained.answer]
+    assert list(result.answers.columns[:4]) == ["run_id", "setting", "model", "factor"]
 
 
 def test_labels_may_not_overwrite_answer_columns(synthetic_inventory):
