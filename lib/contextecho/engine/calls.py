@@ -137,7 +137,7 @@ class Transport:
         return found
 
 
-@dataclass
+@dataclass(frozen=True)
 class RoundResult:
     records: list[CallRecord]  # one per request, in request order
     cached: list[bool]  # answered without a call (a stored success, or a skipped permanent error)
@@ -583,8 +583,7 @@ def _planned(requests: list[ModelRequest], stored: dict[str, CallRecord], skippe
     records = [stored.get(r.key) or fresh[r.key] for r in requests]
     result = RoundResult(records, [r.key in stored for r in requests],
                          skipped=[r.key in skipped for r in requests])
-    result.manifest = finish_manifest(manifest, status="planned", **round_counts(result))
-    return result
+    return dataclasses.replace(result, manifest=finish_manifest(manifest, status="planned", **round_counts(result)))
 
 
 @dataclass
@@ -625,11 +624,9 @@ async def _called(requests: list[ModelRequest], stored: dict[str, CallRecord], s
                          http_requests=answering.sent[0])
     # A caller's cache gathers many rounds into one shard; each call is journaled already.
     cache.flush(min_records=SHARD_RECORDS)
-    result.manifest = finish_manifest(
-        manifest, status="complete", **round_counts(result),
-        skipped_permanent_errors=result.n_skipped,
-        answered_by_other_writers=len(answering.from_others))
-    return result
+    return dataclasses.replace(result, manifest=finish_manifest(
+        manifest, status="complete", **round_counts(result), skipped_permanent_errors=result.n_skipped,
+        answered_by_other_writers=len(answering.from_others)))
 
 
 async def _one_by_one(requests: list[ModelRequest], cache: CallCache, transport: Transport,
