@@ -60,11 +60,6 @@ def asks(model: str, n: int = 4, fail: int | None = None) -> list[ModelRequest]:
                          {"temperature": 0, "max_tokens": 16}) for i in range(n)]
 
 
-def texts(result) -> list[str | None]:
-    """Each answer's text, None for a failed call."""
-    return [r.response_text if r.ok else None for r in result.records]
-
-
 def batch_price(model: str, prompt_tokens: int, completion_tokens: int) -> float:
     """The batch price by hand from LiteLLM's price map: its batch rates, else half the rates."""
     info = llm.litellm.get_model_info(model)
@@ -88,7 +83,7 @@ def test_answers_land_in_the_cache_under_the_interactive_keys(server, tmp_path, 
 
     assert server.submissions[provider] == 1 and server.interactive[provider] == 0
     assert [r.key for r in result.records] == [r.key for r in requests]
-    assert texts(result) == ["echo: question 0", "echo: question 1", None, "echo: question 3"]
+    assert result.texts() == ["echo: question 0", "echo: question 1", None, "echo: question 3"]
     failed = result.records[2]
     assert (failed.status, failed.error_type) == ("error", "BadRequestError")  # permanent, as interactively
     assert "scripted failure" in failed.error_message
@@ -150,7 +145,7 @@ def test_a_structured_answer_reads_as_it_does_interactively(server, tmp_path, mo
                            transport=transport(server, batch=False), progress=False)
     batched = generate(requests, cache=CallCache(tmp_path / "batch"), transport=transport(server), progress=False)
     assert interactive.n_errors == batched.n_errors == 0
-    assert texts(batched) == texts(interactive)
+    assert batched.texts() == interactive.texts()
     assert [r.constrained for r in batched.records] == [r.constrained for r in interactive.records]
     if model.startswith("anthropic/"):
         sent = {h.get("anthropic-beta") for h in server.headers["POST /v1/messages"]}
@@ -215,7 +210,7 @@ def test_a_killed_run_resumes_polling_and_submits_nothing(server, tmp_path):
 
     server.finish.set()
     result = generate(requests, cache=CallCache(tmp_path), transport=transport(server), progress=False)
-    assert texts(result) == ["echo: question 0", "echo: question 1", "echo: question 2"]
+    assert result.texts() == ["echo: question 0", "echo: question 1", "echo: question 2"]
     assert server.submissions["anthropic"] == 1 and set(server.polls) == {job_id}
     assert ledger(tmp_path)[0] == []
 
@@ -224,7 +219,7 @@ def test_models_without_a_batch_api_are_called_one_by_one(server, tmp_path, monk
     monkeypatch.setattr(batches, "_told", set())
     requests = asks("fake/echo", 2) + asks(MODELS["openai"], 2)
     result = generate(requests, cache=CallCache(tmp_path), transport=transport(server), progress=False)
-    assert result.n_errors == 0 and texts(result)[0].startswith("echo:question 0")
+    assert result.n_errors == 0 and result.texts()[0].startswith("echo:question 0")
     assert server.submissions["openai"] == 1 and len(server.items["openai"]) == 2
     assert "batch mode: fake/echo has no batch API here (only openai, anthropic do); its calls are made " \
            "one by one" in capsys.readouterr().out

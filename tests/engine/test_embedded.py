@@ -103,7 +103,7 @@ def test_end_to_end_round_then_cached_rerun(tmp_path, no_network):
     assert all(r.response_text.strip() and r.prompt_tokens > 50 for r in first.records)
     second = generate(requests, cache=CallCache(tmp_path), progress=False)
     assert second.cached == [True] * len(requests)
-    assert [r.response_text for r in second.records] == [r.response_text for r in first.records]
+    assert second.texts() == first.texts()
 
 
 def test_next_token_probabilities_match_greedy_and_survive_prefix_reuse():

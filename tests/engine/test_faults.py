@@ -50,7 +50,7 @@ def test_each_fault_is_an_error_record_with_its_type_and_attempts(tmp_path, fake
     record, = result.records
     assert (record.status, record.error_type, record.attempts) == ("error", error_type, attempts)
     assert fake.calls[model.split("/", 1)[1]] - before == attempts
-    assert record.response_text is None and [r.response_text if r.ok else None for r in result.records] == [None]
+    assert record.response_text is None and result.texts() == [None]
     assert result.manifest["errors_by_type"] == {error_type: 1} and result.manifest["status"] == "complete"
 
 

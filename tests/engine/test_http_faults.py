@@ -62,7 +62,7 @@ def test_http_requests_received_are_the_attempts_recorded(openai_server, tmp_pat
 def test_a_success_and_a_rerun_count_their_requests(openai_server, tmp_path):
     first = generate([ask("openai/fine"), ask("openai/fine")], cache=CallCache(tmp_path),
                      transport=transport(openai_server), progress=False)
-    assert first.records[0].response_text.startswith("Score: 2") and openai_server.received["fine"] == 1
+    assert first.texts()[0].startswith("Score: 2") and openai_server.received["fine"] == 1
     assert first.counts().traffic() == {"attempts": 1, "http_requests": 1}
     again = generate([ask("openai/fine")], cache=CallCache(tmp_path), transport=transport(openai_server),
                      progress=False)

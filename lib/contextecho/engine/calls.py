@@ -157,6 +157,9 @@ class RoundResult:
     def n_skipped(self) -> int:
         return sum(self.skipped)
 
+    def texts(self) -> list[str | None]:
+        return [r.response_text if r.ok else None for r in self.records]
+
     def counts(self, invalid: int = 0) -> Counts:
         """What this round came to, one call per distinct request (identical requests are
         answered once); ``invalid``: answers the caller could not read."""
