@@ -1,9 +1,9 @@
 """The one call site: every model call of every experiment goes through ``generate``.
 
 ``generate(requests)`` answers one *round*: the requests asked together. It checks the
-whole round before any compute (a model string
-LiteLLM cannot route, a missing API key, a request that overflows the embedded
-model's context), answers cached requests from the cache, and sends the rest through
+whole round before any compute (a model string LiteLLM cannot route, a missing API key, a
+request that overflows the embedded model's context), answers cached requests from the
+cache, and sends the rest through
 ``litellm.acompletion`` with bounded concurrency and retries with backoff on rate
 limits and transient errors. A call that still fails comes back as an error record:
 it is stored, counted and reported, never raised past the round, never a score
