@@ -1,11 +1,12 @@
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from contextecho.cape.administer import (CONTEXT_DEPENDENT, CONTEXT_FREE, LOCAL_WINDOW, RunSpec, administer,
-                                         default_window)
-from contextecho.cape.analyses import (attack_runs, factor_consistency, option_shift, ordering_runs,
-                                       score_differences, table1, window_ablation, window_runs)
+                                         answer_frame, default_window)
+from contextecho.cape.analyses import attack_runs, factor_consistency, option_shift, ordering_runs, table1
 from contextecho.cape.factors import FACTORS, MissingParaphrases, factor_runs
 from contextecho.cape.profiles import ocean_profiles
 
@@ -40,7 +41,7 @@ def test_context_dependent_requests_carry_earlier_answers(synthetic_inventory, l
     assert free["question"].tolist() == a["question"].tolist()
 
 
-def test_window_keeps_the_last_k_pairs_and_runs_batch_per_step(synthetic_inventory, likert, cache):
+def test_window_keeps_the_last_k_pairs_and_runs_a_round_per_step(synthetic_inventory, likert, cache):
     likert.seen.clear()
     runs = [run(synthetic_inventory, "a"), run(synthetic_inventory, "b", replicate=1)]
     result = administer(runs, "cape/hash", setting=CONTEXT_DEPENDENT, window=3, cache=cache)
@@ -60,10 +61,11 @@ def test_rerun_is_served_from_the_cache(synthetic_inventory, likert, cache):
 
 def test_invalid_answers_are_counted_not_scored(synthetic_inventory, likert, cache):
     result = administer([run(synthetic_inventory)], "cape/garbage", cache=cache)
-    assert result.n_invalid == 10 and result.invalid_counts["unrecognised"] == 10
+    statuses = result.answers["status"].value_counts()
+    assert (result.answers["status"] != "ok").sum() == 10 and statuses["unrecognised"] == 10
     assert result.answers["score"].isna().all()
     failed = administer([run(synthetic_inventory)], "fake/garbage", setting=CONTEXT_DEPENDENT, cache=cache)
-    assert failed.invalid_counts["error"] == 10 and failed.answers["n_history"].max() == 0
+    assert failed.answers["status"].value_counts()["error"] == 10 and failed.answers["n_history"].max() == 0
 
 
 def test_adversarial_attack_forces_history_to_c(synthetic_inventory, likert, cache):
@@ -98,9 +100,6 @@ def test_factor_runs_and_table1(synthetic_inventory, likert, cache):
     assert list(table.columns) == [(s, m) for s in ("context_free", "context_dependent")
                                    for m in ("tar", "ed", "tc", "oc")]
     assert table.loc["stability", ("context_free", "tar")] == 100
-    diffs = score_differences(answers)
-    assert list(diffs.columns[-9:]) == list(range(-4, 5))
-    assert diffs[list(range(-4, 5))].sum(axis=1).eq(10).all()
 
 
 def test_paraphrasing_needs_every_paraphrase(synthetic_inventory):
@@ -113,16 +112,31 @@ def test_paraphrasing_needs_every_paraphrase(synthetic_inventory):
                              "instruction", "paraphrasing"]  # CAPE's order: the order of Table 1's rows
 
 
-def test_ordering_profiles_and_window_ablation(synthetic_inventory, likert, cache):
+def test_ordering_profiles(synthetic_inventory, likert, cache):
     runs = ordering_runs(synthetic_inventory, np.random.default_rng(3))
     answers = administer(runs, "cape/hash", setting=CONTEXT_DEPENDENT, cache=cache).answers
     profiles = ocean_profiles(answers, by=["ordering"])
     assert len(profiles) == 3 and profiles[["n_O", "n_C"]].eq(2).all().all()
-    by_window = {k: administer(r, "cape/parrot", setting=CONTEXT_DEPENDENT, window=k, cache=cache).answers
-                 for k, r in window_runs(synthetic_inventory, [None, 0, 2]).items()}
-    table = window_ablation(by_window)
-    assert table["window"].tolist() == ["full", 0, 2]
-    assert table.loc[0, "agreement"] == 1.0 and table.loc[0, "tc"] == 1.0
+
+
+@pytest.mark.parametrize("setting", [CONTEXT_FREE, CONTEXT_DEPENDENT])
+def test_an_administered_answer_is_a_record_that_cannot_change(synthetic_inventory, likert, cache, setting):
+    result = administer([run(synthetic_inventory, labels={"factor": "f"})], "cape/hash", setting=setting,
+                        cache=cache, constrained=True)
+    answer = result.records[0]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        answer.answer = "A"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        answer.constrained.answer = "A"
+    with pytest.raises(TypeError):
+        answer.labels["factor"] = "g"
+    assert isinstance(result.records, tuple) and len(result.records) == len(result.answers) == 10
+    # The frame is built from the records, each a row: the labels after the model, the
+    # constrained answer in its own columns.
+    pd.testing.assert_frame_equal(result.answers, answer_frame(result.records))
+    assert result.answers.loc[0, ["answer", "factor", "constrained_answer"]].tolist() == \
+        [answer.answer, "f", answer.constrained.answer]
+    assert list(result.answers.columns[:4]) == ["run_id", "setting", "model", "factor"]
 
 
 def test_labels_may_not_overwrite_answer_columns(synthetic_inventory):

@@ -18,7 +18,6 @@ def test_history_is_carried_only_when_context_dependent(mpi120, cache):
     dep = administer([spec], LOCAL_MODEL, setting=CONTEXT_DEPENDENT, cache=cache)
     for result in (free, dep):
         assert len(result.answers) == 3 and result.answers["error_type"].isna().all()
-        assert result.n_invalid == int((result.answers["status"] != "ok").sum())  # counted either way
     keys = dep.answers["request_key"].tolist()
     requests = [json.loads(cache.lookup(k).request_json)["messages"] for k in keys]
     free_requests = [json.loads(cache.lookup(k).request_json)["messages"] for k in free.answers["request_key"]]

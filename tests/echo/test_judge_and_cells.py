@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from contextecho.engine.cache import CallCache
-from contextecho.echo import RUBRIC, build_cells, judge_request, length_ratios, parse_verdict, run_cells, summarize_ratios, verdict_counts
+from contextecho.echo import RUBRIC, build_cells, judge_request, parse_verdict, run_cells, verdict_counts
 from contextecho.engine.registry import UnknownNameError
 from contextecho.echo import probes
 from contextecho.echo.rubric import Rubric
@@ -143,14 +143,3 @@ def test_failed_targets_are_error_rows_not_scores(sessions, tmp_path, judge_prov
     unjudged = run_cells(build_cells("x", "fake/echo", sessions[:1], positions=[4], arms=["real"],
                                      items=["C03"], window=2_000), cache=CallCache(tmp_path), progress=False)
     assert (unjudged.verdict_status == "unjudged").all()
-
-
-def test_length_ratios_against_filler(sessions, tmp_path):
-    cells = build_cells("x", "fake/echo", sessions, positions=[5], arms=["real", "filler"],
-                        items=["S2"], window=2_000)
-    frame = run_cells(cells, cache=CallCache(tmp_path), progress=False)
-    pairs = length_ratios(frame)
-    assert len(pairs) == len(cells) // 2 and (pairs.arm == "real").all()
-    assert pairs.ratio.notna().all() and pairs.both_passed.all()
-    summary = summarize_ratios(pairs)
-    assert summary.loc[0, "n_pairs"] == len(pairs) and summary.loc[0, "n_both_passed"] == len(pairs)

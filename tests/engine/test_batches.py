@@ -68,9 +68,9 @@ def batch_price(model: str, prompt_tokens: int, completion_tokens: int) -> float
     return prompt_tokens * rate_in + completion_tokens * rate_out
 
 
-def journal(root: Path) -> tuple[list[dict], list[dict]]:
+def ledger(root: Path) -> tuple[list[dict], list[dict]]:
     """The open and the closed jobs of the cache at ``root``, as written."""
-    folder = root / batches.JOURNAL
+    folder = root / batches.LEDGER
     return ([json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))],
             [json.loads(p.read_text()) for p in sorted((folder / "closed").glob("*.json"))])
 
@@ -93,10 +93,10 @@ def test_answers_land_in_the_cache_under_the_interactive_keys(server, tmp_path, 
     counts = result.counts()
     assert (counts.calls, counts.cached, counts.computed, counts.failed) == (4, 0, 4, 1)
     assert counts.traffic() == {"attempts": 4, "http_requests": server.requests}  # every request it received
-    still_open, closed = journal(tmp_path)
+    still_open, closed = ledger(tmp_path)
     assert still_open == [] and [job["status"] for job in closed] == ["completed"]
     assert sorted(closed[0]["keys"]) == sorted(r.key for r in requests)
-    assert KEY not in (tmp_path / batches.JOURNAL / "closed" / f"{closed[0]['batch_id']}.json").read_text()
+    assert KEY not in (tmp_path / batches.LEDGER / "closed" / f"{closed[0]['batch_id']}.json").read_text()
 
     # An interactive rerun answers everything from the cache: no call, no HTTP request.
     sent = server.requests
@@ -159,7 +159,7 @@ def test_a_run_that_stops_waiting_resumes_the_same_job(server, tmp_path):
     with pytest.raises(batches.BatchError, match=r"batch job batch_\d+ .*still in_progress.*run again"):
         generate(requests, cache=CallCache(tmp_path), transport=transport(server, batch_max_wait_s=0.2),
                  progress=False)
-    still_open, _ = journal(tmp_path)
+    still_open, _ = ledger(tmp_path)
     job_id = still_open[0]["batch_id"]
     assert len(still_open) == 1 and server.submissions["openai"] == 1
     assert CallCache(tmp_path, read_only=True).lookup(requests[0].key) is None
@@ -169,7 +169,7 @@ def test_a_run_that_stops_waiting_resumes_the_same_job(server, tmp_path):
     result = generate(requests, cache=CallCache(tmp_path), transport=transport(server), progress=False)
     assert result.n_errors == 0 and server.submissions["openai"] == 1  # nothing submitted again
     assert server.polls[job_id] > polls and set(server.polls) == {job_id}
-    assert journal(tmp_path)[0] == [] and [job["batch_id"] for job in journal(tmp_path)[1]] == [job_id]
+    assert ledger(tmp_path)[0] == [] and [job["batch_id"] for job in ledger(tmp_path)[1]] == [job_id]
 
 
 RUN_IN_A_CHILD = textwrap.dedent("""
@@ -196,9 +196,9 @@ def test_a_killed_run_resumes_polling_and_submits_nothing(server, tmp_path):
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 120
-        while not journal(tmp_path)[0] and time.monotonic() < deadline and child.poll() is None:
+        while not ledger(tmp_path)[0] and time.monotonic() < deadline and child.poll() is None:
             time.sleep(0.05)
-        assert journal(tmp_path)[0], f"the child wrote no journal entry: {child.stderr.read().decode()[-2000:]}"
+        assert ledger(tmp_path)[0], f"the child wrote no ledger entry: {child.stderr.read().decode()[-2000:]}"
         while not server.polls and time.monotonic() < deadline:  # it is polling
             time.sleep(0.05)
     finally:
@@ -212,7 +212,7 @@ def test_a_killed_run_resumes_polling_and_submits_nothing(server, tmp_path):
     result = generate(requests, cache=CallCache(tmp_path), transport=transport(server), progress=False)
     assert result.texts() == ["echo: question 0", "echo: question 1", "echo: question 2"]
     assert server.submissions["anthropic"] == 1 and set(server.polls) == {job_id}
-    assert journal(tmp_path)[0] == []
+    assert ledger(tmp_path)[0] == []
 
 
 def test_models_without_a_batch_api_are_called_one_by_one(server, tmp_path, monkeypatch, capsys):
@@ -247,7 +247,7 @@ def test_a_refused_submission_is_an_error_record_for_each_request(server, tmp_pa
     result = generate(asks(MODELS["openai"], 2), cache=CallCache(tmp_path), transport=transport(server),
                       progress=False)
     assert [r.error_type for r in result.records] == ["AuthenticationError"] * 2
-    assert server.submissions["openai"] == 0 and journal(tmp_path) == ([], [])
+    assert server.submissions["openai"] == 0 and ledger(tmp_path) == ([], [])
     assert KEY not in result.records[0].error_message
 
 
@@ -256,7 +256,7 @@ def test_a_batch_over_the_providers_limit_is_split_into_jobs(server, tmp_path, m
     result = generate(asks(MODELS["openai"], 5), cache=CallCache(tmp_path), transport=transport(server),
                       progress=False)
     assert result.n_errors == 0 and server.submissions["openai"] == 3
-    assert sorted(len(job["keys"]) for job in journal(tmp_path)[1]) == [1, 2, 2]
+    assert sorted(len(job["keys"]) for job in ledger(tmp_path)[1]) == [1, 2, 2]
 
 
 def test_a_poll_interval_of_zero_is_refused(server, tmp_path):

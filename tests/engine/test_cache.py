@@ -27,22 +27,16 @@ def all_shard_keys(root: Path) -> list[str]:
             for k in pq.read_table(shard, columns=["key"]).column("key").to_pylist()]
 
 
-def test_get_computes_once_then_hits(tmp_path):
+def test_a_stored_success_is_a_hit_then_and_after_reopening(tmp_path):
+    # How ``agenerate`` uses the cache: look up, compute and put on a miss, look up again.
     request = ModelRequest("fake/echo", [{"role": "user", "content": "hi"}])
-    calls = []
-
-    def compute(r):
-        calls.append(r.key)
-        return ok(r.key, "computed")
-
     with CallCache(tmp_path) as cache:
-        first, cached = cache.get(request, compute)
-        assert (first.response_text, cached) == ("computed", False)
-        again, cached = cache.get(request, compute)
-        assert (again.response_text, cached) == ("computed", True)
+        assert cache.lookup(request.key) is None and request.key not in cache
+        first = ok(request.key, "computed")
+        cache.put(first)
+        assert cache.lookup(request.key) == first and request.key in cache
     reopened = CallCache(tmp_path)
-    record, cached = reopened.get(request, compute)
-    assert cached and record == first and calls == [request.key]
+    assert reopened.lookup(request.key) == first and len(reopened) == 1
 
 
 def test_flush_writes_one_immutable_shard_and_removes_the_journal(tmp_path):

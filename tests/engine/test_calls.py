@@ -25,7 +25,7 @@ def fake():
     return llm.ensure_providers() and llm.registered_providers()["fake"]
 
 
-def test_batch_answers_in_order_and_reruns_from_the_cache(tmp_path, fake):
+def test_a_round_answers_in_order_and_reruns_from_the_cache(tmp_path, fake):
     requests = [ask("fake/echo", f"q{i}") for i in range(5)]
     first = generate(requests, cache=CallCache(tmp_path), transport=FAST, progress=False)
     assert [r.response_text.split("|")[0] for r in first.records] == [f"echo:q{i}" for i in range(5)]
@@ -36,7 +36,7 @@ def test_batch_answers_in_order_and_reruns_from_the_cache(tmp_path, fake):
     assert second.records == first.records
 
 
-def test_identical_requests_in_one_batch_are_computed_once(tmp_path, fake):
+def test_identical_requests_in_one_round_are_computed_once(tmp_path, fake):
     before = fake.calls["echo"]
     result = generate([ask("fake/echo", "same")] * 3, cache=CallCache(tmp_path), transport=FAST, progress=False)
     assert fake.calls["echo"] - before == 1 and len(result.records) == 3
@@ -68,9 +68,9 @@ def test_injected_faults_are_recorded_as_errors_and_counted(tmp_path):
     assert again.skipped == [False] * 5 + [True, False] and again.manifest["skipped_permanent_errors"] == 1
 
 
-def test_small_batches_into_a_callers_cache_make_one_shard(tmp_path):
+def test_small_rounds_into_a_callers_cache_make_one_shard(tmp_path):
     cache = CallCache(tmp_path)
-    for i in range(5):  # e.g. a context-dependent questionnaire: one batch per item
+    for i in range(5):  # e.g. a context-dependent questionnaire: one round per item
         generate([ask("fake/echo", f"item {i}")], cache=cache, transport=FAST, progress=False)
     assert not list((tmp_path / "records").glob("*.parquet"))  # journaled, durable, not yet a shard
     assert len(CallCache(tmp_path)) == 5

@@ -22,7 +22,7 @@ from contextecho.engine.fake_model import CALL_LOG_ENV
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
-from batch_runner import CONCURRENCY, requests  # noqa: E402
+from round_runner import CONCURRENCY, requests  # noqa: E402
 
 
 def shard_keys(root: Path) -> list[str]:
@@ -38,7 +38,7 @@ def logged_calls(log: Path) -> list[str]:
 
 
 def runner(root: Path, start: int, stop: int, *extra: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, str(HERE / "batch_runner.py"), str(root), str(start), str(stop), *extra])
+    return subprocess.Popen([sys.executable, str(HERE / "round_runner.py"), str(root), str(start), str(stop), *extra])
 
 
 @pytest.fixture
@@ -75,7 +75,7 @@ def test_a_killed_writer_loses_only_its_calls_in_flight_and_leaves_an_incomplete
         tmp_path, call_log, trial):
     root, n = tmp_path / "cache", 40
     proc = runner(root, 0, n)
-    want = 3 + 2 * trial  # kill at a different point of the batch in each trial
+    want = 3 + 2 * trial  # kill at a different point of the round in each trial
     deadline = time.time() + 120
     while journal_lines(root) < want:
         assert time.time() < deadline and proc.poll() is None, "the runner never got going"
@@ -84,7 +84,7 @@ def test_a_killed_writer_loses_only_its_calls_in_flight_and_leaves_an_incomplete
     assert proc.wait() == -signal.SIGKILL
     made = len(logged_calls(call_log))
     runs = Path(os.environ["CONTEXTECHO_RUNS"])
-    manifest, = [json.loads(p.read_text()) for p in runs.glob("*-batch-runner-*.json")]
+    manifest, = [json.loads(p.read_text()) for p in runs.glob("*-round-runner-*.json")]
     assert manifest["status"] == "incomplete" and manifest["finished"] is None
     assert manifest["n_requests"] == n and manifest["pid"] == proc.pid
 

@@ -10,7 +10,7 @@ import pytest
 from contextecho.engine import llm
 from contextecho.engine.cache import CallCache
 from contextecho.engine.calls import ModelConfigError, generate
-from contextecho.engine.local_model import LocalChatModel, model_path
+from contextecho.engine.local_model import MAX_TOP_LOGPROBS, LocalChatModel, model_path
 from contextecho.engine.model_request import ModelRequest
 
 pytestmark = pytest.mark.embedded
@@ -96,7 +96,7 @@ def test_an_unsupported_sampling_parameter_is_refused_not_dropped(tmp_path):
         generate([probe("Who are you?", presence_penalty=0.5)], cache=CallCache(tmp_path), progress=False)
 
 
-def test_end_to_end_batch_then_cached_rerun(tmp_path, no_network):
+def test_end_to_end_round_then_cached_rerun(tmp_path, no_network):
     requests = [probe(text) for text in PROBES] + [probe("Who are you?", temperature=0.8, max_tokens=16)]
     first = generate(requests, cache=CallCache(tmp_path), progress=False)
     assert first.n_errors == 0 and first.n_hits == 0
@@ -106,28 +106,30 @@ def test_end_to_end_batch_then_cached_rerun(tmp_path, no_network):
     assert second.texts() == first.texts()
 
 
-def test_next_token_probabilities_sum_to_one_match_greedy_and_survive_prefix_reuse():
+def test_next_token_probabilities_match_greedy_and_survive_prefix_reuse():
     import numpy as np
 
     model = LocalChatModel()
     judged = SESSION + [{"role": "user", "content": "Rate it 0-3."}, {"role": "assistant", "content": "Score:"}]
+    first = {"temperature": 0, "max_tokens": 1, "logprobs": True, "top_logprobs": MAX_TOP_LOGPROBS,
+             "continue_final_message": True}
+
+    def top(completion):  # the first token's most probable tokens and their log-probabilities
+        return completion.logprobs[0][2]
+
     model.reuse_prefix = False
-    cold = model.next_token_logprobs(judged, continue_final=True)
+    cold = model.complete(judged, first)
     model.reuse_prefix = True
-    built = model.next_token_logprobs(judged, continue_final=True)  # builds the prefix state
-    restored = model.next_token_logprobs(judged, continue_final=True)  # restores it
+    built = model.complete(judged, first)  # builds the prefix state
+    restored = model.complete(judged, first)  # restores it
     assert model.stats["prefix_hits"] >= 1 and model.stats["prefix_misses"] >= 1
-    assert np.exp(cold).sum() == pytest.approx(1.0, abs=1e-9) and cold.shape == (model._llm.n_vocab(),)
-    np.testing.assert_allclose(built, cold, atol=1e-5)
-    np.testing.assert_allclose(restored, cold, atol=1e-5)
-    # The arg-max is what a greedy decode writes, and its reported top list agrees.
-    greedy = model.complete(judged, {"temperature": 0, "max_tokens": 1, "logprobs": True,
-                                     "top_logprobs": 5, "continue_final_message": True})
-    best = int(np.argmax(cold))
-    assert greedy.logprobs[0][0] == model._token_text(best)
-    assert greedy.logprobs[0][1] == pytest.approx(cold[best], abs=1e-5)
-    top = np.argsort(-cold)[:5]
-    assert [t for t, _ in greedy.logprobs[0][2]] == [model._token_text(int(t)) for t in top]
+    assert len(top(cold)) == MAX_TOP_LOGPROBS and 0 < np.exp([lp for _, lp in top(cold)]).sum() <= 1 + 1e-9
+    for again in (built, restored):
+        assert [t for t, _ in top(again)] == [t for t, _ in top(cold)]
+        np.testing.assert_allclose([lp for _, lp in top(again)], [lp for _, lp in top(cold)], atol=1e-5)
+    # The most probable token is what a greedy decode writes, with its log-probability.
+    assert cold.logprobs[0][0] == top(cold)[0][0] and cold.logprobs[0][1] == pytest.approx(top(cold)[0][1], abs=1e-5)
+    assert [lp for _, lp in top(cold)] == sorted((lp for _, lp in top(cold)), reverse=True)
 
 
 def test_expected_scores_on_the_embedded_judge(tmp_path):

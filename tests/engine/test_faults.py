@@ -58,7 +58,7 @@ def test_a_wrapped_provider_bug_names_the_bug_not_the_wrapper(tmp_path):
     record, = run([ask("fake/value-error")], tmp_path).records
     assert "a bug inside the provider" in record.error_message
     assert "reported it as APIConnectionError" in record.error_message
-    # A batch run while the caller handles an exception is classified the same way
+    # A round run while the caller handles an exception is classified the same way
     # (the provider's exception must not chain to the caller's).
     try:
         raise KeyError("the caller's own")
@@ -156,7 +156,7 @@ def test_an_empty_success_in_an_older_cache_is_not_a_hit(tmp_path, fake):
 
 
 # ---------------------------------------------------------------- the manifest
-def test_manifest_is_written_at_start_and_marked_failed_when_the_batch_cannot_start(tmp_path):
+def test_manifest_is_written_at_start_and_marked_failed_when_the_round_cannot_start(tmp_path):
     runs = Path(__import__("os").environ["CONTEXTECHO_RUNS"])
     with pytest.raises(ModelConfigError):
         run([ask("nonsense-model-xyz")], tmp_path, name="doomed")

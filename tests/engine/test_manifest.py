@@ -1,4 +1,4 @@
-"""The run log: one record per run holding the counts of its batches, written as it goes."""
+"""The run log: one record per run holding the counts of its rounds by name, written as it goes."""
 import json
 from dataclasses import dataclass
 
@@ -12,13 +12,13 @@ class Params:
     endpoints: tuple[str, ...] = ("hosted_vllm/*=http://user:secret@host/v1",)
 
 
-def test_a_run_log_holds_every_batch_and_says_how_the_run_ended(tmp_path):
+def test_a_run_log_holds_every_name_and_says_how_the_run_ended(tmp_path):
     log = RunLog(tmp_path / "manifest.json", "demo", Params(), {"fake/echo"}, {"protocol": {"protocol": "reference"}})
     log.write()
     record = json.loads((tmp_path / "manifest.json").read_text())
     assert record["status"] == "incomplete" and record["finished"] is None and record["batches"] == {}
     log.add("demo:targets", Counts(calls=2, computed=2, attempts=4, http_requests=4))
-    log.add("demo:targets", Counts(calls=1, cached=1, failed=1))  # a batch asked in parts adds up
+    log.add("demo:targets", Counts(calls=1, cached=1, failed=1))  # rounds under one name add up
     log.add("demo:judges", Counts(calls=3, computed=3, invalid=2, attempts=3))
     log.write("complete")
     record = json.loads((tmp_path / "manifest.json").read_text())

@@ -47,7 +47,7 @@ def test_a_stored_answer_is_cached_in_the_plan_and_a_planned_one_is_cached_later
 
 def test_completion_tokens_from_the_cache_median_else_max_tokens():
     planner = Planner(usage={"fake/echo": ModelUsage((4, 6, 100), (0.5, 1.5))})
-    planner.plan_batch("b", [request("x", max_tokens=50), request("y", "fake/other", max_tokens=7)], set())
+    planner.plan_round("b", [request("x", max_tokens=50), request("y", "fake/other", max_tokens=7)], set())
     calls = {c.model: c for c in planner.calls}
     assert (calls["fake/echo"].completion_tokens, calls["fake/echo"].completion_basis) == (6, "cache median")
     assert (calls["fake/other"].completion_tokens, calls["fake/other"].completion_basis) == (7, "max_tokens")
@@ -58,16 +58,16 @@ def test_completion_tokens_from_the_cache_median_else_max_tokens():
 
 def test_wall_time_is_median_latency_times_calls_over_concurrency():
     planner = Planner(usage={"fake/echo": ModelUsage((5,), (1.0, 3.0, 2.0))}, concurrency=2)
-    planner.plan_batch("b", [request(str(i)) for i in range(4)], set())
+    planner.plan_round("b", [request(str(i)) for i in range(4)], set())
     (row,) = planner.plan().rows()
     assert row["wall_s"] == pytest.approx(2.0 * 4 / 2)
 
 
 def test_a_request_built_on_a_planned_answer_is_estimated():
     planner = Planner(usage={})
-    planner.plan_batch("targets", [request("q", max_tokens=40)], set())
+    planner.plan_round("targets", [request("q", max_tokens=40)], set())
     judge = request(f"Rate this answer: {PLANNED_ANSWER}", max_tokens=8)
-    planner.plan_batch("judges", [judge], set())
+    planner.plan_round("judges", [judge], set())
     target, judged = planner.calls
     assert target.tokens_exact is False  # the fake model's count is LiteLLM's default one
     assert judged.tokens_exact is False
@@ -86,7 +86,7 @@ def test_prices_from_litellms_map():
 
 def test_an_unpriced_model_makes_the_total_cost_unknown_and_says_which():
     planner = Planner(usage={})
-    planner.plan_batch("b", [request("x", "hosted_vllm/my/model"), request("y")], set())
+    planner.plan_round("b", [request("x", "hosted_vllm/my/model"), request("y")], set())
     totals = planner.plan().totals
     assert totals["cost_usd"] is None and totals["unpriced"] == ["hosted_vllm/my/model"]
     assert "no price in LiteLLM's map for hosted_vllm/my/model" in planner.plan().text()
@@ -130,7 +130,7 @@ def test_a_request_without_a_budget_is_said_to_be_unbounded():
     planner = Planner(usage={})
     unbounded = ModelRequest("fake/echo", ({"role": "user", "content": "x"},), {})
     budgeted = ModelRequest("fake/other", ({"role": "user", "content": "y"},), {"max_completion_tokens": 9})
-    planner.plan_batch("b", [unbounded, budgeted], set())
+    planner.plan_round("b", [unbounded, budgeted], set())
     calls = {c.model: c for c in planner.calls}
     assert (calls["fake/echo"].completion_tokens, calls["fake/echo"].completion_basis) == (0, "unbounded (no max_tokens)")
     assert (calls["fake/other"].completion_tokens, calls["fake/other"].completion_basis) == (9, "max_tokens")

@@ -152,7 +152,7 @@ def test_a_failing_server_is_retried_on_the_other_and_recorded(openai_server, fa
     assert again.cached == [True] * 8
 
 
-def test_the_router_is_built_once_and_a_failed_server_stays_out_across_batches(openai_server, failing_server,
+def test_the_router_is_built_once_and_a_failed_server_stays_out_across_rounds(openai_server, failing_server,
                                                                                tmp_path):
     transport = two_servers(openai_server.url, failing_server.url, cooldown_s=60)
     key = calls._route_kwargs(MODEL, transport).get("api_key")
@@ -164,7 +164,7 @@ def test_the_router_is_built_once_and_a_failed_server_stays_out_across_batches(o
     sent = failing_server.received
     second = generate(asks(4), cache=CallCache(tmp_path / "b"), transport=transport, progress=False)
     assert first.n_errors == second.n_errors == 0
-    assert failing_server.received == sent  # the second batch sent it nothing: it is still left out
+    assert failing_server.received == sent  # the second round sent it nothing: it is still left out
     assert all(servers(r) == [[openai_server.url, ANSWERED]] for r in second.records)
 
 

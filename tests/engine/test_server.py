@@ -82,9 +82,9 @@ def test_panel_notebook_through_a_real_server(server, tmp_path, corpus_dir):
     counts, judges = manifest["batches"]["panel:targets"], manifest["batches"]["panel:judges"]
     assert counts["calls"] == 4 and counts["computed"] == 4 and counts["failed"] == 0, counts
     assert 1 <= judges["calls"] <= 2 and judges["failed"] == 0, judges  # the two probe cells judged
-    # Every batch went over HTTP to that server, errors counted (none here).
-    batches = [json.loads(p.read_text()) for p in runs_dir().glob("*.json")]
-    served = [b for b in batches if SERVED in b["models"]]
+    # Every round went over HTTP to that server, errors counted (none here).
+    rounds = [json.loads(p.read_text()) for p in runs_dir().glob("*.json")]
+    served = [b for b in rounds if SERVED in b["models"]]
     assert served and all(b["failed"] == 0 and b["errors_by_type"] == {} for b in served)
     assert all(b["transport"]["endpoints"] == [{"model": "hosted_vllm/*", "api_bases": [server.api_base],
                                                 "key_env": None}] for b in served)
@@ -150,7 +150,7 @@ def test_panel_notebook_through_a_real_server(server, tmp_path, corpus_dir):
         if p.response_text != l.response_text:
             print(f"  server:     {p.response_text!r}\n  in-process: {l.response_text!r}")
     # No floor on identical answers: the in-process model evaluates the shared prefix and
-    # the last message as two batches (to reuse the prefix), the server the whole prompt at
+    # the last message as two segments (to reuse the prefix), the server the whole prompt at
     # once, so near-ties between tokens can fall either way. The prompt itself must match.
 
 

@@ -341,12 +341,13 @@ def test_the_tool_list_counts_toward_the_context(tmp_path):
 @pytest.mark.embedded
 @pytest.mark.server
 def test_the_server_answers_tool_calls_through_litellm(tmp_path):
+    from contextecho.engine.local_model import MODEL_NAME
     from contextecho.engine.local_server import TOOL_CHAT_FORMAT, serve_local_model
 
     with serve_local_model(chat_format=TOOL_CHAT_FORMAT, log_dir=tmp_path / "server") as server:
         transport = Transport(endpoints=(Endpoint("hosted_vllm/*", server.api_base),),
                               max_attempts=2, base_delay_s=0.01, max_delay_s=0.02)
-        served = f"hosted_vllm/{server.model_name}"
+        served = f"hosted_vllm/{MODEL_NAME}"  # the name the server answers to
         named = {"type": "function", "function": {"name": "Bash"}}
         requests = [ModelRequest(served, local().messages, {**GREEDY, "tools": EIGHT, "tool_choice": choice})
                     for choice in ("auto", named, "required")]

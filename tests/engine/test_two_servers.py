@@ -82,10 +82,10 @@ def test_a_notebook_on_two_servers_loses_nothing_when_one_is_killed(tmp_path, co
     assert any(retry == [a.api_base, ANSWERED] for _, retry in failures), failures
     print(f"\nattempts per call: {tried}")
 
-    # The batches' journals count every attempt, the failed ones too.
-    batches = [json.loads(p.read_text()) for p in runs_dir().glob("*.json")]
-    served = [batch for batch in batches if SERVED in batch["models"]]
-    assert served and all(batch["status"] == "complete" for batch in served)
-    assert sum(batch["attempts"] for batch in served) == sum(batch["computed"] for batch in served) + len(failures)
-    assert all(batch["transport"]["endpoints"] == [{"model": "hosted_vllm/*", "api_bases": [a.api_base, b.api_base],
-                                                    "key_env": None}] for batch in served)
+    # The rounds' manifests count every attempt, the failed ones too.
+    rounds = [json.loads(p.read_text()) for p in runs_dir().glob("*.json")]
+    served = [one for one in rounds if SERVED in one["models"]]
+    assert served and all(one["status"] == "complete" for one in served)
+    assert sum(one["attempts"] for one in served) == sum(one["computed"] for one in served) + len(failures)
+    assert all(one["transport"]["endpoints"] == [{"model": "hosted_vllm/*", "api_bases": [a.api_base, b.api_base],
+                                                    "key_env": None}] for one in served)

@@ -5,10 +5,13 @@ instruction, option set, sampling setting and replicate index. ``administer`` as
 every run's items through the one call site, ``contextecho.engine.calls.generate``:
 
 - ``context_free``: each item alone (after the run's ``prefix``, if any); every item
-  of every run goes in one batch.
+  of every run goes in one round.
 - ``context_dependent``: r_t = f(q_t, H_{t−1}); the request for item t holds the
   earlier questions as user turns and the model's own replies as assistant turns.
-  This is sequential, so each step t is one batch over all runs.
+  This is sequential, so each step t is one round over all runs.
+
+Each answer is an immutable :class:`Answer` (its constrained answer, where read, added with
+``dataclasses.replace``); the answers frame is built once from them (:func:`answer_frame`).
 
 ``window`` keeps only the last k question–answer pairs (the paper's few-shot
 ablation, §6.1); ``None`` keeps the whole history. On the embedded model the full
@@ -40,18 +43,19 @@ constrained answer to a run at temperature 1 is that of temperature 0.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
+from types import MappingProxyType
 from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
 from ..engine.cache import CallCache
-from ..engine.calls import BatchResult, Transport, generate
+from ..engine.calls import RoundResult, Transport, generate
 from ..engine.counts import Counts
 from ..engine.model_request import ModelRequest
 from ..engine.token_distribution import DISCRETE, PREFILL, distribution_request, read_distribution, read_mode
 from .inventory import Item
-from .parsing import ERROR, STATUSES, parse_answer, score
+from .parsing import ERROR, parse_answer, score
 from .prompts import (LETTERS, PAPER_INSTRUCTION, PAPER_OPTIONS, Instruction, Options, option_label,
                       render_question)
 
@@ -64,12 +68,6 @@ DEFAULT_PARAMS: Mapping[str, Any] = {"temperature": 0.0, "max_tokens": 16}
 LOCAL_WINDOW = 48
 # Which answer the analyses read: the parsed reply (the paper's) or the most probable option letter.
 ANSWERS = ("text", "constrained")
-RESERVED = frozenset({"run_id", "setting", "model", "position", "item", "trait", "key", "question",
-                      "instruction", "options", "temperature", "replicate", "history_letter",
-                      "n_history", "response", "answer", "status", "score", "error_type",
-                      "request_key", "cached", "constrained_answer", "constrained_status",
-                      "constrained_score", "constrained_probs", "constrained_entropy",
-                      "constrained_flat", "agrees"})
 
 
 @dataclass(frozen=True)
@@ -96,26 +94,106 @@ class RunSpec:
         return label[: label.index(letter)]
 
 
+# The answers frame: its columns in order, each with its dtype; the runs' labels (the caller's
+# names, their dtypes inferred) follow ``model``, those only a later run has come last. None:
+# the dtype pandas infers from the values, which depends on them: text a row may lack (``str``
+# where any row has it, ``object`` where none does), a temperature a run may leave out, and
+# ``agrees`` (``bool`` where every row compares, ``object`` where one cannot).
+COLUMNS: Mapping[str, str | None] = {
+    "run_id": "str", "setting": "str", "model": "str", "position": "int64", "item": "int64", "trait": "str",
+    "key": "int64", "question": "str", "instruction": "str", "options": "str", "temperature": None,
+    "replicate": "int64", "history_letter": None, "n_history": "int64", "response": None, "answer": None,
+    "status": "str", "score": "float64", "error_type": None, "request_key": "str", "cached": "bool"}
+# With ``constrained=True``, after those: :class:`ConstrainedAnswer`'s fields, then ``agrees``.
+CONSTRAINED_COLUMNS: Mapping[str, str | None] = {
+    "constrained_answer": None, "constrained_status": "str", "constrained_score": "float64",
+    "constrained_probs": None, "constrained_entropy": "float64", "constrained_flat": "bool", "agrees": None}
+RESERVED = frozenset(COLUMNS) | frozenset(CONSTRAINED_COLUMNS)
+
+
+@dataclass(frozen=True)
+class ConstrainedAnswer:
+    """The most probable option letter of one answer (module doc): ``status`` ok | invalid |
+    error | discrete; ``probs`` the letters' probabilities as JSON."""
+
+    answer: str | None = None
+    status: str = ERROR
+    score: float = float("nan")
+    probs: str | None = None
+    entropy: float = float("nan")
+    flat: bool = False
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One item of one run as administered: a row of :attr:`Administration.answers`, its fields
+    named as the columns of :data:`COLUMNS`. ``constrained``: its constrained answer, added
+    (``dataclasses.replace``) where it was read."""
+
+    run_id: str
+    setting: str
+    model: str
+    labels: Mapping[str, Any]  # the run's, read-only
+    position: int  # 1-based, in asking order
+    item: int
+    trait: str
+    key: int
+    question: str
+    instruction: str
+    options: str
+    temperature: float | None
+    replicate: int
+    history_letter: str | None
+    n_history: int  # question–answer pairs in the request's history
+    response: str | None  # None: the call failed
+    answer: str | None  # the option letter parsed from the response
+    status: str
+    score: float
+    error_type: str | None
+    request_key: str
+    cached: bool
+    constrained: ConstrainedAnswer | None = None
+
+    @property
+    def agrees(self) -> bool | None:
+        """Whether the constrained answer is the text one; None where either is missing."""
+        chosen = self.constrained.answer if self.constrained is not None else None
+        return chosen == self.answer if chosen is not None and self.answer is not None else None
+
+    def row(self) -> dict[str, Any]:
+        """Its value in each column of :data:`COLUMNS` (and of :data:`CONSTRAINED_COLUMNS`
+        where it has a constrained answer)."""
+        row = {name: getattr(self, name) for name in COLUMNS}
+        if self.constrained is not None:
+            row.update({f"constrained_{f.name}": getattr(self.constrained, f.name)
+                        for f in fields(ConstrainedAnswer)}, agrees=self.agrees)
+        return row
+
+
+def answer_frame(answers: Sequence[Answer]) -> pd.DataFrame:
+    """``answers`` as one frame, built once: :data:`COLUMNS` (then :data:`CONSTRAINED_COLUMNS`
+    where the answers have constrained ones) with their dtypes, and the runs' labels."""
+    rows = [a.row() for a in answers]
+    schema = {**COLUMNS, **(CONSTRAINED_COLUMNS if answers and answers[0].constrained is not None else {})}
+    columns = {name: pd.Series([row[name] for row in rows], dtype=dtype) for name, dtype in schema.items()}
+    labels = pd.DataFrame([dict(a.labels) for a in answers], index=pd.RangeIndex(len(rows)))
+    first, leading = ("run_id", "setting", "model"), list(answers[0].labels) if answers else []
+    return pd.DataFrame({**{name: columns[name] for name in first}, **{name: labels[name] for name in leading},
+                         **{name: column for name, column in columns.items() if name not in first},
+                         **{name: labels[name] for name in labels if name not in leading}})
+
+
 @dataclass(frozen=True)
 class Administration:
-    """What ``administer`` produced: one tidy row per (run, item)."""
+    """What ``administer`` produced: one record per (run, item), and the same as one tidy frame."""
 
-    answers: pd.DataFrame
+    records: tuple[Answer, ...]
+    answers: pd.DataFrame  # answer_frame(records)
     model: str
     setting: str
     window: int | None
     n_calls: int
     n_cached: int
-
-    @property
-    def invalid_counts(self) -> dict[str, int]:
-        """Rows per non-ok parse status (errors included), for reporting."""
-        counts = self.answers["status"].value_counts()
-        return {s: int(counts.get(s, 0)) for s in STATUSES if s != "ok"}
-
-    @property
-    def n_invalid(self) -> int:
-        return int((self.answers["status"] != "ok").sum())
 
 
 def answer_counts(answers: pd.DataFrame) -> Counts:
@@ -160,7 +238,7 @@ def administer(runs: Sequence[RunSpec], model: str, *, setting: str = CONTEXT_FR
         raise ValueError("run_id must be unique within an administration")
     window = _resolve_window(window, model) if setting == CONTEXT_DEPENDENT else None
     parameters = {"setting": setting, "window": window, "runs": [r.run_id for r in runs]}
-    rows: list[dict] = []
+    answers: list[Answer] = []
     calls = cached = 0
 
     def request(run: RunSpec, t: int, history: list[tuple[str, str]]) -> ModelRequest:
@@ -169,15 +247,17 @@ def administer(runs: Sequence[RunSpec], model: str, *, setting: str = CONTEXT_FR
         return ModelRequest(model, messages, dict(run.params), run.replicate)
 
     if setting == CONTEXT_FREE:
-        batch = [(run, t) for run in runs for t in range(len(run.items))]
-        requests = [request(run, t, []) for run, t in batch]
+        asked = [(run, t) for run in runs for t in range(len(run.items))]
+        requests = [request(run, t, []) for run, t in asked]
         result = generate(requests, cache=cache, transport=transport, progress=progress,
                           name=f"{name}:context_free", parameters=parameters)
         calls, cached = len(requests), result.n_hits
-        rows = [_row(run, t, req, result, k, 0) for k, ((run, t), req) in enumerate(zip(batch, requests))]
+        answers = [_answer(run, t, req, result, k, 0, setting=setting, model=model)
+                   for k, ((run, t), req) in enumerate(zip(asked, requests))]
         if constrained:
-            calls += _constrain(rows, [run for run, _ in batch], requests, cache=cache, transport=transport,
-                                progress=progress, name=f"{name}:context_free:constrained")
+            answers, n = _constrain(answers, [run for run, _ in asked], requests, cache=cache, transport=transport,
+                                    progress=progress, name=f"{name}:context_free:constrained")
+            calls += n
     else:
         histories: dict[str, list[tuple[str, str]]] = {r.run_id: [] for r in runs}
         for t in range(max(len(r.items) for r in runs)):
@@ -186,75 +266,63 @@ def administer(runs: Sequence[RunSpec], model: str, *, setting: str = CONTEXT_FR
             result = generate(requests, cache=cache, transport=transport, progress=progress,
                               name=f"{name}:step{t + 1}", parameters=parameters)
             calls, cached = calls + len(requests), cached + result.n_hits
-            step_rows = []
-            for k, (run, req) in enumerate(zip(active, requests)):
-                n_hist = len(history_messages(histories[run.run_id], window)) // 2
-                row = _row(run, t, req, result, k, n_hist)
-                rows.append(row)
-                step_rows.append(row)
-                if row["response"] is not None:
+            step = [_answer(run, t, req, result, k, len(history_messages(histories[run.run_id], window)) // 2,
+                            setting=setting, model=model) for k, (run, req) in enumerate(zip(active, requests))]
+            for run, answer in zip(active, step):
+                if answer.response is not None:
                     reply = option_label(run.history_letter, run.options, run.instruction) \
-                        if run.history_letter else row["response"]
-                    histories[run.run_id].append((row["question"], reply))
+                        if run.history_letter else answer.response
+                    histories[run.run_id].append((answer.question, reply))
             if constrained:
-                calls += _constrain(step_rows, active, requests, cache=cache, transport=transport,
-                                    progress=progress, name=f"{name}:step{t + 1}:constrained")
-    answers = pd.DataFrame(rows)
-    answers.insert(1, "setting", setting)
-    answers.insert(2, "model", model)
-    return Administration(answers, model, setting, window, calls, cached)
+                step, n = _constrain(step, active, requests, cache=cache, transport=transport,
+                                     progress=progress, name=f"{name}:step{t + 1}:constrained")
+                calls += n
+            answers += step
+    return Administration(tuple(answers), answer_frame(answers), model, setting, window, calls, cached)
 
 
-def _row(run: RunSpec, t: int, request: ModelRequest, result: BatchResult, k: int,
-         n_history: int) -> dict:
+def _answer(run: RunSpec, t: int, request: ModelRequest, result: RoundResult, k: int, n_history: int, *,
+            setting: str, model: str) -> Answer:
     record = result.records[k]
     item = run.items[t]
     text = record.response_text if record.ok else None
     parsed = parse_answer(text, run.options)
-    return {
-        "run_id": run.run_id, **dict(run.labels),
-        "position": t + 1, "item": item.index, "trait": item.trait, "key": item.key,
-        "question": request.messages[-1]["content"],
-        "instruction": run.instruction.name, "options": run.options.name,
-        "temperature": run.params.get("temperature"), "replicate": run.replicate,
-        "history_letter": run.history_letter, "n_history": n_history,
-        "response": text, "answer": parsed.letter, "status": parsed.status,
-        "score": score(parsed.letter, item.key),
-        "error_type": record.error_type, "request_key": record.key, "cached": result.cached[k],
-    }
+    return Answer(
+        run_id=run.run_id, setting=setting, model=model, labels=MappingProxyType(dict(run.labels)),
+        position=t + 1, item=item.index, trait=item.trait, key=item.key,
+        question=request.messages[-1]["content"], instruction=run.instruction.name, options=run.options.name,
+        temperature=run.params.get("temperature"), replicate=run.replicate, history_letter=run.history_letter,
+        n_history=n_history, response=text, answer=parsed.letter, status=parsed.status,
+        score=score(parsed.letter, item.key), error_type=record.error_type, request_key=record.key,
+        cached=result.cached[k])
 
 
-def _constrain(rows: list[dict], runs: Sequence[RunSpec], requests: Sequence[ModelRequest], *,
-               cache: CallCache | None, transport: Transport, progress: bool, name: str) -> int:
-    """Add the constrained-answer columns to ``rows`` (module doc); the calls made."""
+def _constrain(answers: list[Answer], runs: Sequence[RunSpec], requests: Sequence[ModelRequest], *,
+               cache: CallCache | None, transport: Transport, progress: bool, name: str) -> tuple[list[Answer], int]:
+    """``answers`` with their constrained answers (module doc), and the calls made."""
     mode = read_mode(requests[0].model) if requests else DISCRETE
     readings = [distribution_request(req, mode, run.answer_opening()) for run, req in zip(runs, requests)]
     records = generate([r for r in readings if r is not None], cache=cache, transport=transport,
                        progress=progress, name=name).records if mode != DISCRETE else []
     it = iter(records)
-    for row, run, reading in zip(rows, runs, readings):
-        columns = {"constrained_answer": None, "constrained_status": ERROR, "constrained_score": float("nan"),
-                   "constrained_probs": None, "constrained_entropy": float("nan"),
-                   "constrained_flat": False}
+    out = []
+    for answer, run, reading in zip(answers, runs, readings):
         if reading is None:
-            columns.update(constrained_answer=row["answer"], constrained_score=row["score"],
-                           constrained_status=DISCRETE if row["error_type"] is None else ERROR)
+            chosen = ConstrainedAnswer(answer=answer.answer, score=answer.score,
+                                       status=DISCRETE if answer.error_type is None else ERROR)
         else:
             record = next(it)
+            chosen = ConstrainedAnswer()
             if record.ok:
                 opening = run.answer_opening()
                 d = read_distribution(record.logprobs, list(LETTERS),
                                       label="^" + re.escape(opening) if mode == PREFILL else
                                       r"(?:^|\n)\s*" + re.escape(opening),
                                       prefill=opening if mode == PREFILL else "")
-                columns.update(constrained_status=d.status, constrained_answer=d.argmax,
-                               constrained_score=score(d.argmax, row["key"]),
-                               constrained_probs=d.probs_json(), constrained_entropy=d.entropy,
-                               constrained_flat=d.flat)
-        columns["agrees"] = (columns["constrained_answer"] == row["answer"]) \
-            if columns["constrained_answer"] is not None and row["answer"] is not None else None
-        row.update(columns)
-    return len(records)
+                chosen = ConstrainedAnswer(answer=d.argmax, status=d.status, score=score(d.argmax, answer.key),
+                                           probs=d.probs_json(), entropy=d.entropy, flat=d.flat)
+        out.append(replace(answer, constrained=chosen))
+    return out, len(records)
 
 
 def chosen_answers(answers: pd.DataFrame, answer: str) -> pd.DataFrame:

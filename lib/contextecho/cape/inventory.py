@@ -22,8 +22,6 @@ from ..engine.paths import data_dir, shared_dir
 from ..sessions.corpus import read_manifest
 
 TRAITS = ("O", "C", "E", "A", "N")
-TRAIT_NAMES = {"O": "Openness", "C": "Conscientiousness", "E": "Extraversion",
-               "A": "Agreeableness", "N": "Neuroticism"}
 COLUMNS = ("label_raw", "text", "label_ocean", "key")
 
 

@@ -54,7 +54,6 @@ WORDING_2 = Options("wording_2", ("Completely Aligned", "Partially Aligned", "Un
                                   "Partially Misaligned", "Completely Misaligned"))
 WORDING_3 = Options("wording_3", ("Perfectly Compatible", "Mostly Compatible", "Neutral",
                                   "Mostly Incompatible", "Perfectly Incompatible"))
-WORDINGS = {o.name: o for o in (PAPER_OPTIONS, WORDING_1, WORDING_2, WORDING_3)}
 
 # --- option orders (Appendix D) -------------------------------------------------
 ORDERS = {
@@ -97,7 +96,6 @@ INSTRUCTION_3 = Instruction(
     "disagreement from the options A) to E). Options: {options}. Always answer using only the "
     "option (A, B, C, D, or E) provided.",
     options_inline=True, you_form=False)
-INSTRUCTIONS = {i.name: i for i in (PAPER_INSTRUCTION, INSTRUCTION_1, INSTRUCTION_2, INSTRUCTION_3)}
 
 
 def item_phrase(text: str, you_form: bool) -> str:

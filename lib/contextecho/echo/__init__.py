@@ -15,7 +15,6 @@ from .fingerprint import FEATURES, Projection, fingerprint, fingerprint_frame, f
 from .interventions import INTERVENTIONS, InterventionContext, intervene, opening_goal
 from .items import Item, resolve_items
 from .judge import Verdict, judge_request, parse_verdict
-from .lengths import length_ratios, summarize_ratios
 from .probes import PROBE_FRAMING, PROBES, probe_message
 from .rubric import RUBRIC, Rubric
 from .runner import run_cells, verdict_counts
@@ -30,6 +29,6 @@ __all__ = [
     "PROBES", "PROBE_FRAMING", "probe_message", "STRESSORS", "HARDENED", "Contract",
     "Score", "score", "is_no_preamble", "RUBRIC", "Rubric", "Verdict", "parse_verdict",
     "judge_request", "fingerprint", "fingerprint_frame", "fit_pca", "project", "Projection",
-    "FEATURES", "length_ratios", "summarize_ratios",
+    "FEATURES",
     "INSTRUMENT_SEED",
 ]

@@ -1,4 +1,4 @@
-"""Provider batch mode: the uncached requests of a batch of calls, sent as batch jobs
+"""Provider batch mode: the uncached requests of a round of calls, sent as batch jobs
 through the provider's batch API instead of one call each (``Transport.batch``).
 
 Supported: **OpenAI** (``openai/...``: a JSONL input file uploaded to ``/v1/files``, a job
@@ -23,12 +23,12 @@ the same keys: a batch answer is a cache hit for an interactive rerun, and the o
 An item the job ended without answering (expired, cancelled, a failed job) is a
 :class:`BatchIncomplete` error, retried on the next run.
 
-**The journal.** A job is written to ``<cache>/batches/<batch id>.json`` (provider, model,
+**The ledger.** A job is written to ``<cache>/batches/<batch id>.json`` (provider, model,
 API base, batch id, input file id, the request keys; never a key to the API) as soon as the
 provider has accepted it, before any poll, and moved to ``batches/closed/`` once its answers
 are stored. A run that finds an open job holding keys it needs polls that job instead of
 submitting them again, so a run killed while it waited resumes where it was; a lock on the
-journal makes two processes on one cache share a job rather than submit it twice. A job that
+ledger makes two processes on one cache share a job rather than submit it twice. A job that
 is still running after ``max_wait_s`` (or whose polls keep failing) stops the run with
 :class:`BatchError`; its entry stays open for the next run.
 
@@ -68,7 +68,7 @@ LIMITS = {"openai": (50_000, 200 * 2**20), "anthropic": (100_000, 256 * 2**20)}
 #: Job states after which nothing changes (Anthropic's ``ended`` reads as ``completed``).
 ENDED = frozenset({"completed", "failed", "expired", "cancelled"})
 OPENAI_ENDPOINT = "/v1/chat/completions"
-JOURNAL = "batches"  # the journal's folder under the cache root
+LEDGER = "batches"  # the ledger's folder under the cache root
 
 # What the LiteLLM call that only builds a request body is given as a key: it sends nothing.
 _BODY_ONLY_KEY = "sk-body-only-never-sent"
@@ -85,7 +85,7 @@ class BatchIncomplete(Exception):
 
 
 class BatchError(RuntimeError):
-    """A job that could not be followed to its end in this run; its journal entry stays open."""
+    """A job that could not be followed to its end in this run; its ledger entry stays open."""
 
 
 # ---------------------------------------------------------------- which models
@@ -142,10 +142,10 @@ def provider_request(kwargs: Mapping[str, Any]) -> tuple[dict[str, Any], str | N
     return body, headers.get("anthropic-beta")
 
 
-# ---------------------------------------------------------------- the journal
+# ---------------------------------------------------------------- the ledger
 @dataclass(frozen=True)
 class Job:
-    """One batch job as the journal keeps it."""
+    """One batch job as the ledger keeps it."""
 
     provider: str
     model: str
@@ -162,7 +162,7 @@ class Job:
         return re.sub(r"[^A-Za-z0-9_.-]", "_", self.batch_id) + ".json"
 
 
-class Journal:
+class Ledger:
     """The open jobs of one cache (module doc), one JSON file each."""
 
     def __init__(self, root: str | os.PathLike) -> None:
@@ -388,11 +388,11 @@ def _api(provider: str, model: str, api_base: str | None, api_key: str | None) -
 
 
 # ---------------------------------------------------------------- answering
-async def answer(calls: Mapping[str, Mapping[str, Any]], *, journal: Journal, deliver: Deliver,
+async def answer(calls: Mapping[str, Mapping[str, Any]], *, ledger: Ledger, deliver: Deliver,
                  poll_s: float, max_wait_s: float, max_attempts: int, progress: bool = True) -> None:
     """Answer every call (request key -> its ``litellm.acompletion`` keyword arguments, each
     model's provider in :data:`PROVIDERS`) through batch jobs: ``deliver(key, outcome)`` once
-    per key, as its job ends. Jobs of the journal that hold some of these keys are followed,
+    per key, as its job ends. Jobs of the ledger that hold some of these keys are followed,
     not submitted again. ``poll_s``: the wait between polls (and between tries of a failed
     submission); ``max_wait_s``: the longest this run follows a job; ``max_attempts``: tries of
     an operation that fails transiently (a submission, a poll that keeps failing)."""
@@ -403,13 +403,13 @@ async def answer(calls: Mapping[str, Mapping[str, Any]], *, journal: Journal, de
     by_model: dict[str, dict[str, Mapping[str, Any]]] = {}
     for key, kwargs in calls.items():
         by_model.setdefault(kwargs["model"], {})[key] = kwargs
-    follow = _Follow(journal, deliver, poll_s, max_wait_s, max_attempts, progress)
+    follow = _Follow(ledger, deliver, poll_s, max_wait_s, max_attempts, progress)
     await asyncio.gather(*(follow.model(model, model_calls) for model, model_calls in by_model.items()))
 
 
 @dataclass
 class _Follow:
-    journal: Journal
+    ledger: Ledger
     deliver: Deliver
     poll_s: float
     max_wait_s: float
@@ -425,12 +425,12 @@ class _Follow:
         bodies, betas, unbuilt = await asyncio.to_thread(self._bodies, model, calls)
         for key, exc in unbuilt.items():  # answered at once with what LiteLLM raised
             self.deliver(key, exc)
-        async with self.journal.lock():
-            resumed = [job for job in self.journal.open_jobs()
+        async with self.ledger.lock():
+            resumed = [job for job in self.ledger.open_jobs()
                        if (job.provider, job.model) == (provider, model) and not calls.keys().isdisjoint(job.keys)]
             for job in resumed:
                 say(f"batch job {job.batch_id} resumed ({provider}, {model}, {len(job.keys)} requests, "
-                    f"submitted {job.submitted_at}); journal {self.journal.path(job)}")
+                    f"submitted {job.submitted_at}); ledger {self.ledger.path(job)}")
             held = {key for job in resumed for key in job.keys}
             new = [key for key in calls if key in bodies and key not in held]
             submitted = await self._submit(_api(provider, model, api_base, api_key), model, api_base, new, bodies,
@@ -470,9 +470,9 @@ class _Follow:
                     self.deliver(key, exc)
                 continue
             job = Job(api.name, model, api_base, batch_id, input_file_id, tuple(chunk_keys), utc_now())
-            path = self.journal.write(job)
+            path = self.ledger.write(job)
             say(f"batch job {batch_id} submitted ({api.name}, {model}, {len(chunk_keys)} requests"
-                + (f", input file {input_file_id}" if input_file_id else "") + f"); journal {path}")
+                + (f", input file {input_file_id}" if input_file_id else "") + f"); ledger {path}")
             jobs.append(job)
         return jobs
 
@@ -496,7 +496,7 @@ class _Follow:
                       bodies: Mapping[str, dict]) -> None:
         """Poll ``job`` until it ends, deliver its answers, close it."""
         deadline = time.monotonic() + self.max_wait_s
-        where = f"batch job {job.batch_id} ({job.provider}, {job.model}; journal {self.journal.path(job)})"
+        where = f"batch job {job.batch_id} ({job.provider}, {job.model}; ledger {self.ledger.path(job)})"
         bar = progress_bar(total=len(job.keys), desc=f"batch {job.batch_id}", unit="request", disable=not self.progress)
         try:
             while True:
@@ -532,7 +532,7 @@ class _Follow:
         if unknown:
             say(f"batch job {job.batch_id}: {unknown} answers for requests this run does not hold were "
                 "not stored (an earlier run asked for them)")
-        self.journal.close(job, state.status)
+        self.ledger.close(job, state.status)
 
 
 def _chunks(lines: Sequence[tuple[str, bytes]], max_requests: int, max_bytes: int) -> Iterator[list]:

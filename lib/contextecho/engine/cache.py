@@ -7,7 +7,7 @@ Layout under the cache root::
     claims/<key>                       a key being computed right now (held by ``flock``)
 
 Every finished call is appended to the writer's own journal at once, so a process
-killed mid-batch loses only the calls still in flight. ``flush()`` turns the journal
+killed mid-round loses only the calls still in flight. ``flush()`` turns the journal
 into a shard (temp file + rename, then the journal is removed). A writer holds an
 exclusive ``flock`` on its journal while it lives; a journal nobody holds belongs to
 a dead process and is adopted (turned into a shard) by the next writer that opens.
@@ -44,14 +44,13 @@ import warnings
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Iterable
+from typing import Any, Iterable
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .record import ERROR, OK, SCHEMA, CallRecord, utc_stamp
-from .model_request import ModelRequest
 from .paths import cache_dir
 
 
@@ -80,7 +79,7 @@ LEGACY_RECORDS = "cells"  # where caches written before the rename keep their sh
 
 
 class CallCache:
-    """``get(request, compute) -> (record, cached)`` over a folder of Parquet shards."""
+    """Call records by request key (``lookup``, ``last_error``; ``put``) over a folder of Parquet shards."""
 
     CLAIM_POLL_S = 0.05  # how often a writer waiting for another's claim looks again
 
@@ -300,7 +299,7 @@ class CallCache:
         """Move this process's journal into an immutable shard; returns the shard path.
 
         With ``min_records`` above 1 a small journal is left as it is (it is already
-        durable): many small batches then make one shard, not one shard each.
+        durable): many small rounds then make one shard, not one shard each.
         """
         if self._journal_file is None or len(self._pending) < min_records:
             return None
@@ -367,26 +366,7 @@ class CallCache:
         while self.is_claimed(key):
             await asyncio.sleep(self.CLAIM_POLL_S)
 
-    # ------------------------------------------------------------------ the API
-    def get(self, request: ModelRequest,
-            compute: Callable[[ModelRequest], CallRecord]) -> tuple[CallRecord, bool]:
-        """The cached success for ``request``, else ``compute(request)`` stored and returned."""
-        hit = self.lookup(request.key)
-        if hit is not None:
-            return hit, True
-        record = compute(request)
-        self.put(record)
-        return record, False
-
-    async def aget(self, request: ModelRequest,
-                   compute: Callable[[ModelRequest], Awaitable[CallRecord]]) -> tuple[CallRecord, bool]:
-        hit = self.lookup(request.key)
-        if hit is not None:
-            return hit, True
-        record = await compute(request)
-        self.put(record)
-        return record, False
-
+    # ------------------------------------------------------------------ reading it all
     def usage(self) -> list[dict[str, Any]]:
         """``{model, completion_tokens, latency_s}`` of every stored success, read from the
         shards' own columns (no request or answer text is loaded): what a plan estimates

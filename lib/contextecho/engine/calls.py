@@ -1,16 +1,17 @@
 """The one call site: every model call of every experiment goes through ``generate``.
 
-``generate(requests)`` checks the whole batch before any compute (a model string
-LiteLLM cannot route, a missing API key, a request that overflows the embedded
-model's context), answers cached requests from the cache, and sends the rest through
+``generate(requests)`` answers one *round*: the requests asked together. It checks the
+whole round before any compute (a model string LiteLLM cannot route, a missing API key, a
+request that overflows the embedded model's context), answers cached requests from the
+cache, and sends the rest through
 ``litellm.acompletion`` with bounded concurrency and retries with backoff on rate
 limits and transient errors. A call that still fails comes back as an error record:
-it is stored, counted and reported, never raised past the batch, never a score
+it is stored, counted and reported, never raised past the round, never a score
 (``faults`` says which failures are retried when; an empty answer is one of them).
 
 This retry loop is the only one: LiteLLM's and the provider SDK's own retries are off
 (``num_retries=0``, ``max_retries=0`` on every call to a provider), so each attempt a
-record counts is one HTTP request. A batch's manifest counts both
+record counts is one HTTP request. A round's manifest counts both
 (:class:`~contextecho.engine.counts.Counts` ``attempts``, ``http_requests``); the requests
 are counted where they are sent (every ``httpx.AsyncClient.send`` made while one of this
 module's calls is in flight), so a client that retried on its own, or an attempt that
@@ -31,12 +32,12 @@ bad request, not found): that answers its request until asked otherwise, with
 ``retry_errors=True`` or ``CONTEXTECHO_RETRY_ERRORS=1`` in the environment (what the
 ``--retry-errors`` flags set, so notebook kernels see it too); the manifest counts the
 requests skipped so. Several processes on one cache never pay twice for a call: each
-missing key is claimed in the cache, which is re-read before the call. A batch asked
+missing key is claimed in the cache, which is re-read before the call. A round asked
 ``stored_only`` sends nothing: each request gets what the cache holds for it (its answer,
 else its last stored error, else a ``NotStored`` error record), which is how a resumed run
 reads the results an earlier run stored.
 
-In batch mode (``Transport.batch``) the requests a batch must compute for a model whose
+In batch mode (``Transport.batch``) the requests a round must compute for a model whose
 provider has a batch API (OpenAI, Anthropic) go as batch jobs (:mod:`.batches`): each built as
 :func:`call_kwargs` builds an attempt, each answer stored under its request key as a record of
 one attempt, at the batch price. The other models' requests are called one by one, as always.
@@ -74,7 +75,7 @@ from .record import (ERROR, NO_CONTENT, NOT_STORED, OK, CallRecord, token_logpro
 from .counts import Counts
 from .endpoints import PLACEHOLDER_KEY, Endpoint, EndpointError, endpoint_for
 from .faults import Fault, classify, is_permanent
-from .manifest import MASK, batch_counts, finish_manifest, start_manifest
+from .manifest import MASK, finish_manifest, round_counts, start_manifest
 from .model_request import ModelRequest
 from .plan import Planner, usage_from
 from .progress import progress as progress_bar
@@ -86,7 +87,7 @@ RETRY_ERRORS_ENV = "CONTEXTECHO_RETRY_ERRORS"  # "1": retry stored permanent err
 
 
 class ModelConfigError(ValueError):
-    """The batch cannot start: an unknown model string, a missing key, an oversized request."""
+    """The round cannot start: an unknown model string, a missing key, an oversized request."""
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,7 @@ class Transport:
     #: Provider batch mode (:mod:`contextecho.engine.batches`): the uncached requests of a model
     #: whose provider has a batch API (OpenAI, Anthropic) go as batch jobs, polled every
     #: ``batch_poll_s``; a run waits at most ``batch_max_wait_s`` for a job (one still running
-    #: then stays in the journal, and the next run resumes polling it). Other models: one by one.
+    #: then stays open in the ledger, and the next run resumes polling it). Other models: one by one.
     batch: bool = False
     batch_poll_s: float = 60.0
     batch_max_wait_s: float = 26 * 3600.0  # a job's 24-hour window, and some
@@ -136,13 +137,13 @@ class Transport:
         return found
 
 
-@dataclass
-class BatchResult:
+@dataclass(frozen=True)
+class RoundResult:
     records: list[CallRecord]  # one per request, in request order
     cached: list[bool]  # answered without a call (a stored success, or a skipped permanent error)
     manifest: dict[str, Any] = field(default_factory=dict)
     skipped: list[bool] = field(default_factory=list)  # a stored permanent error, not retried
-    http_requests: int = 0  # sent by this batch's calls (counted as they are sent)
+    http_requests: int = 0  # sent by this round's calls (counted as they are sent)
 
     @property
     def n_hits(self) -> int:
@@ -160,7 +161,7 @@ class BatchResult:
         return [r.response_text if r.ok else None for r in self.records]
 
     def counts(self, invalid: int = 0) -> Counts:
-        """What this batch came to, one call per distinct request (identical requests are
+        """What this round came to, one call per distinct request (identical requests are
         answered once); ``invalid``: answers the caller could not read."""
         first: dict[str, tuple[CallRecord, bool]] = {}
         for record, cached in zip(self.records, self.cached):
@@ -483,9 +484,9 @@ def _record_from_response(request: ModelRequest, response: Any, attempts: int,
 
 
 def _not_stored(request: ModelRequest) -> CallRecord:
-    """What a ``stored_only`` batch answers a request the cache holds nothing for."""
+    """What a ``stored_only`` round answers a request the cache holds nothing for."""
     return CallRecord(key=request.key, model=request.model, request_json=request.to_json(), status=ERROR,
-                      error_type=NOT_STORED, error_message="no stored call (a stored-only batch sends nothing)",
+                      error_type=NOT_STORED, error_message="no stored call (a stored-only round sends nothing)",
                       attempts=0, created_at=utc_now())
 
 
@@ -496,7 +497,7 @@ def _error_record(request: ModelRequest, fault: Fault, attempts: int, latency: f
         latency_s=latency, attempts=attempts, created_at=utc_now())
 
 
-# ---------------------------------------------------------------- the batch
+# ---------------------------------------------------------------- the round
 def _prefix_order(requests: Iterable[ModelRequest]) -> list[ModelRequest]:
     """Requests that share a prefix run back to back, so the backend can reuse it."""
     groups: dict[str, list[ModelRequest]] = defaultdict(list)
@@ -506,7 +507,7 @@ def _prefix_order(requests: Iterable[ModelRequest]) -> list[ModelRequest]:
 
 
 def retry_errors_everywhere() -> None:
-    """Retry stored permanent errors in every batch of this process and of the notebook
+    """Retry stored permanent errors in every round of this process and of the notebook
     kernels it starts (``--retry-errors``): they inherit the environment."""
     os.environ[RETRY_ERRORS_ENV] = "1"
 
@@ -519,13 +520,14 @@ def retry_errors_default() -> bool:
 async def agenerate(requests: Sequence[ModelRequest], *, cache: CallCache | None = None,
                     transport: Transport = Transport(), progress: bool = True,
                     name: str = "generate", parameters: dict[str, Any] | None = None,
-                    retry_errors: bool | None = None, stored_only: bool = False) -> BatchResult:
+                    retry_errors: bool | None = None, stored_only: bool = False) -> RoundResult:
     """Answer every request, from the cache where possible. Never raises for a failed call.
 
     ``retry_errors``: also call again the requests whose stored error is permanent
     (default: ``CONTEXTECHO_RETRY_ERRORS`` in the environment, else no). ``stored_only``:
     call nothing; a request without a stored answer gets its last stored error, else a
-    ``NotStored`` error record (module doc)."""
+    ``NotStored`` error record (module doc). What the cache cannot answer is planned
+    (:func:`_planned`, plan mode) or called (:func:`_called`)."""
     requests = list(requests)
     retry_errors = retry_errors_default() if retry_errors is None else retry_errors
     own_cache = cache is None
@@ -533,80 +535,15 @@ async def agenerate(requests: Sequence[ModelRequest], *, cache: CallCache | None
     manifest = start_manifest(name=name, started=utc_now(), requests=requests, transport=transport,
                               parameters=parameters or {}, retry_errors=retry_errors)
     try:
-        stored: dict[str, CallRecord] = {}  # answered without a call
-        skipped: set[str] = set()  # a stored permanent error, not retried
-        for request in requests:
-            hit = cache.lookup(request.key)
-            error = cache.last_error(request.key)
-            if hit is None and error is not None and is_permanent(error.error_type) and not retry_errors:
-                hit = error
-                skipped.add(request.key)
-            if hit is None and stored_only:
-                hit = error if error is not None else _not_stored(request)
-            if hit is not None:
-                stored[request.key] = hit
-        planner = transport.planner
-        if planner is not None:  # answered earlier in this plan: the run's cache will hold it
-            stored.update({r.key: hit for r in requests if r.key not in stored
-                           and (hit := planner.answered(r.key)) is not None})
+        stored, skipped = _stored(requests, cache, transport.planner, retry_errors=retry_errors,
+                                  stored_only=stored_only)
         todo = {r.key: r for r in requests if r.key not in stored}  # identical requests once
         if todo:
             check_models(list(todo.values()), transport)
-        if planner is not None:
-            return _planned(requests, stored, skipped, planner, name, cache, manifest)
-        fresh: dict[str, CallRecord] = {}
-        from_others: set[str] = set()  # computed meanwhile by another writer on this cache
-        copies = Counter(r.key for r in requests)
-        bar = progress_bar(total=len(requests), desc=name, disable=not progress, unit="call")
-        bar.update(sum(r.key in stored for r in requests))
-        semaphore = asyncio.Semaphore(max(1, transport.concurrency))
-        errors = [0]
-        sent = [0]  # HTTP requests the calls sent
-
-        def finished(record: CallRecord) -> None:
-            fresh[record.key] = record
-            bar.update(copies[record.key])
-            errors[0] += not record.ok
-            bar.set_postfix(errors=errors[0], refresh=False)
-
-        async def one(request: ModelRequest) -> None:
-            while True:
-                async with semaphore:
-                    claim = cache.try_claim(request.key)
-                    if claim is not None:
-                        with claim:
-                            record = _answered_meanwhile(cache, request.key, retry_errors)
-                            if record is not None:
-                                from_others.add(request.key)
-                                if not record.ok:
-                                    skipped.add(request.key)  # its permanent error, just stored
-                            else:
-                                record, requests_sent = await _call(request, transport)
-                                cache.put(record)  # journaled at once: a crash loses only calls in flight
-                                sent[0] += requests_sent
-                        break
-                # Another writer is computing this key: wait for it, then look again.
-                await cache.claim_released(request.key)
-            finished(record)
-
-        # Batch mode: the requests of models with a batch API go as batch jobs, the others one by one.
-        jobs = {r.key: r for r in batches.batchable(todo.values())} if transport.batch and transport.client is None \
-            else {}
-        await asyncio.gather(*(one(r) for r in _prefix_order(r for r in todo.values() if r.key not in jobs)),
-                             *([_through_jobs(list(jobs.values()), cache, transport, finished, sent, progress)]
-                               if jobs else []))
-        bar.close()
-        records = [stored.get(r.key) or fresh[r.key] for r in requests]
-        cached = [r.key in stored or r.key in from_others for r in requests]
-        result = BatchResult(records, cached, skipped=[r.key in skipped for r in requests],
-                             http_requests=sent[0])
-        # A caller's cache gathers many batches into one shard; each call is journaled already.
-        cache.flush(min_records=SHARD_RECORDS)
-        result.manifest = finish_manifest(
-            manifest, status="complete", **batch_counts(result),
-            skipped_permanent_errors=result.n_skipped,
-            answered_by_other_writers=len(from_others))
-        return result
+        if transport.planner is not None:
+            return _planned(requests, stored, skipped, transport.planner, name, cache, manifest)
+        return await _called(requests, stored, skipped, list(todo.values()), cache, transport, manifest,
+                             name=name, progress=progress, retry_errors=retry_errors)
     except BaseException as exc:
         finish_manifest(manifest, status="failed", failure=f"{type(exc).__name__}: {exc}"[:2000])
         raise
@@ -615,26 +552,122 @@ async def agenerate(requests: Sequence[ModelRequest], *, cache: CallCache | None
             cache.close()
 
 
+def _stored(requests: list[ModelRequest], cache: CallCache, planner: Planner | None, *, retry_errors: bool,
+            stored_only: bool) -> tuple[dict[str, CallRecord], set[str]]:
+    """The requests answered without a call, by key, and the keys among them answered by a
+    stored permanent error (skipped, not retried): a stored success; a stored permanent error
+    unless ``retry_errors``; with ``stored_only`` the last stored error, else a ``NotStored``
+    record; in a plan, a placeholder given earlier in it (the run's cache will hold it)."""
+    stored: dict[str, CallRecord] = {}
+    skipped: set[str] = set()
+    for request in requests:
+        hit = cache.lookup(request.key)
+        error = cache.last_error(request.key)
+        if hit is None and error is not None and is_permanent(error.error_type) and not retry_errors:
+            hit = error
+            skipped.add(request.key)
+        if hit is None and stored_only:
+            hit = error if error is not None else _not_stored(request)
+        if hit is not None:
+            stored[request.key] = hit
+    if planner is not None:
+        stored.update({r.key: hit for r in requests if r.key not in stored
+                       and (hit := planner.answered(r.key)) is not None})
+    return stored, skipped
+
+
 def _planned(requests: list[ModelRequest], stored: dict[str, CallRecord], skipped: set[str], planner: Planner,
-             name: str, cache: CallCache, manifest: dict[str, Any]) -> BatchResult:
-    """Plan mode: the batch written down, its uncached requests answered by the planner's
+             name: str, cache: CallCache, manifest: dict[str, Any]) -> RoundResult:
+    """Plan mode: the round written down, its uncached requests answered by the planner's
     placeholders (nothing sent, nothing stored)."""
     if planner.usage is None:
         planner.usage = usage_from(cache.usage())
-    fresh = planner.plan_batch(name, requests, set(stored))
+    fresh = planner.plan_round(name, requests, set(stored))
     records = [stored.get(r.key) or fresh[r.key] for r in requests]
-    result = BatchResult(records, [r.key in stored for r in requests],
+    result = RoundResult(records, [r.key in stored for r in requests],
                          skipped=[r.key in skipped for r in requests])
-    result.manifest = finish_manifest(manifest, status="planned", **batch_counts(result))
-    return result
+    return dataclasses.replace(result, manifest=finish_manifest(manifest, status="planned", **round_counts(result)))
+
+
+@dataclass
+class _Answering:
+    """The calls of one round as they finish: their records, counted on its progress bar."""
+
+    bar: Any
+    copies: Counter  # how many of the round's requests each key answers
+    fresh: dict[str, CallRecord] = field(default_factory=dict)
+    from_others: set[str] = field(default_factory=set)  # computed meanwhile by another writer on this cache
+    sent: list[int] = field(default_factory=lambda: [0])  # HTTP requests the calls sent
+    errors: int = 0
+
+    def finished(self, record: CallRecord) -> None:
+        self.fresh[record.key] = record
+        self.bar.update(self.copies[record.key])
+        self.errors += not record.ok
+        self.bar.set_postfix(errors=self.errors, refresh=False)
+
+
+async def _called(requests: list[ModelRequest], stored: dict[str, CallRecord], skipped: set[str],
+                  todo: list[ModelRequest], cache: CallCache, transport: Transport, manifest: dict[str, Any], *,
+                  name: str, progress: bool, retry_errors: bool) -> RoundResult:
+    """The round with ``todo`` called: one by one (:func:`_one_by_one`), or, in batch mode, those
+    of models with a batch API through batch jobs (:func:`_through_jobs`) and the others one by one."""
+    answering = _Answering(progress_bar(total=len(requests), desc=name, disable=not progress, unit="call"),
+                           Counter(r.key for r in requests))
+    answering.bar.update(sum(r.key in stored for r in requests))
+    jobs = batches.batchable(todo) if transport.batch and transport.client is None else []
+    in_jobs = {r.key for r in jobs}
+    await asyncio.gather(
+        _one_by_one([r for r in todo if r.key not in in_jobs], cache, transport, answering, skipped, retry_errors),
+        *([_through_jobs(jobs, cache, transport, answering, progress)] if jobs else []))
+    answering.bar.close()
+    records = [stored.get(r.key) or answering.fresh[r.key] for r in requests]
+    cached = [r.key in stored or r.key in answering.from_others for r in requests]
+    result = RoundResult(records, cached, skipped=[r.key in skipped for r in requests],
+                         http_requests=answering.sent[0])
+    # A caller's cache gathers many rounds into one shard; each call is journaled already.
+    cache.flush(min_records=SHARD_RECORDS)
+    return dataclasses.replace(result, manifest=finish_manifest(
+        manifest, status="complete", **round_counts(result), skipped_permanent_errors=result.n_skipped,
+        answered_by_other_writers=len(answering.from_others)))
+
+
+async def _one_by_one(requests: list[ModelRequest], cache: CallCache, transport: Transport,
+                      answering: _Answering, skipped: set[str], retry_errors: bool) -> None:
+    """Call each request (those sharing a prefix back to back, ``transport.concurrency`` at a
+    time), its key claimed in the cache first: what another writer stored for it meanwhile is
+    taken instead of a call (``skipped`` gains a permanent error taken so)."""
+    semaphore = asyncio.Semaphore(max(1, transport.concurrency))
+
+    async def one(request: ModelRequest) -> None:
+        while True:
+            async with semaphore:
+                claim = cache.try_claim(request.key)
+                if claim is not None:
+                    with claim:
+                        record = _answered_meanwhile(cache, request.key, retry_errors)
+                        if record is not None:
+                            answering.from_others.add(request.key)
+                            if not record.ok:
+                                skipped.add(request.key)  # its permanent error, just stored
+                        else:
+                            record, requests_sent = await _call(request, transport)
+                            cache.put(record)  # journaled at once: a crash loses only calls in flight
+                            answering.sent[0] += requests_sent
+                    break
+            # Another writer is computing this key: wait for it, then look again.
+            await cache.claim_released(request.key)
+        answering.finished(record)
+
+    await asyncio.gather(*(one(r) for r in _prefix_order(requests)))
 
 
 async def _through_jobs(requests: list[ModelRequest], cache: CallCache, transport: Transport,
-                        finished: Callable[[CallRecord], None], sent: list[int], progress: bool) -> None:
+                        answering: _Answering, progress: bool) -> None:
     """Answer ``requests`` through the providers' batch jobs (:mod:`.batches`), each sent as
     :func:`call_kwargs` builds it. Each answer is stored as the interactive path stores it (one
     attempt, no latency of its own, the cost at the batch price), then ``finished``; the HTTP
-    requests the jobs take (uploads, polls, downloads) are counted into ``sent``."""
+    requests the jobs take (uploads, polls, downloads) are counted as ``sent``."""
     by_key = {r.key: r for r in requests}
     calls = {r.key: call_kwargs(r, transport) for r in requests}
 
@@ -647,11 +680,11 @@ async def _through_jobs(requests: list[ModelRequest], cache: CallCache, transpor
             if record.ok:
                 record = dataclasses.replace(record, cost_usd=batches.batch_cost(outcome, request.model))
         cache.put(record)  # journaled at once, before the job is closed
-        finished(record)
+        answering.finished(record)
 
-    token = _REQUESTS_SENT.set(sent)
+    token = _REQUESTS_SENT.set(answering.sent)
     try:
-        await batches.answer(calls, journal=batches.Journal(cache.root / batches.JOURNAL), deliver=deliver,
+        await batches.answer(calls, ledger=batches.Ledger(cache.root / batches.LEDGER), deliver=deliver,
                              poll_s=transport.batch_poll_s, max_wait_s=transport.batch_max_wait_s,
                              max_attempts=transport.max_attempts, progress=progress)
     finally:
@@ -659,14 +692,14 @@ async def _through_jobs(requests: list[ModelRequest], cache: CallCache, transpor
 
 
 def _answered_meanwhile(cache: CallCache, key: str, retry_errors: bool) -> CallRecord | None:
-    """What another writer stored for ``key`` since this batch looked (its claim is ours now)."""
+    """What another writer stored for ``key`` since this round looked (its claim is ours now)."""
     cache.refresh()
     error = cache.last_error(key)
     return cache.lookup(key) or (error if error is not None and is_permanent(error.error_type)
                                  and not retry_errors else None)
 
 
-def generate(requests: Sequence[ModelRequest], **kwargs: Any) -> BatchResult:
+def generate(requests: Sequence[ModelRequest], **kwargs: Any) -> RoundResult:
     """Synchronous ``agenerate``; works inside Jupyter's running event loop too."""
     try:
         asyncio.get_running_loop()
@@ -675,7 +708,7 @@ def generate(requests: Sequence[ModelRequest], **kwargs: Any) -> BatchResult:
     else:
         in_loop = True
     # ``faults.classify`` reads an exception's chain, and an exception raised while another
-    # is being handled chains to that one (here: a caller's). Such a batch, and one inside
+    # is being handled chains to that one (here: a caller's). Such a round, and one inside
     # a running loop (a notebook), runs in a worker thread with its own loop and no
     # exception in hand; any other runs here, where Ctrl-C stops it at once.
     if not in_loop and sys.exc_info()[1] is None:

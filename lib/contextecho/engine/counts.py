@@ -1,15 +1,15 @@
-"""What one batch of model calls came to, under one set of names everywhere.
+"""What one round of model calls came to, under one set of names everywhere.
 
-Every batch of every run (the targets of a grid, its judges, a questionnaire's answers,
-a recall stage) reports a :class:`Counts`: the engine's :class:`~contextecho.engine.calls.BatchResult`
+Every round of every run (the targets of a grid, its judges, a questionnaire's answers,
+a recall stage) reports a :class:`Counts`: the engine's :class:`~contextecho.engine.calls.RoundResult`
 counts itself (``result.counts()``), a design adds how many answers it could not read, and
-the run log (:mod:`contextecho.engine.manifest`) keeps one per batch. Failures are data:
+the run log (:mod:`contextecho.engine.manifest`) adds them up by name. Failures are data:
 a failed call is counted here, never silently a score and never silently dropped.
 
 Beside what the calls came to, what they cost in transport (:data:`TRAFFIC`):
-``attempts`` made and ``http_requests`` sent by the calls computed in this batch (a
+``attempts`` made and ``http_requests`` sent by the calls computed in this round (a
 retried call is one call and several attempts). These two are not part of a ``Counts``'
-equality nor of :meth:`Counts.as_dict` (:meth:`Counts.traffic` gives them): the same batch
+equality nor of :meth:`Counts.as_dict` (:meth:`Counts.traffic` gives them): the same round
 comes to the same counts however many retries its calls needed.
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field, fields
 
 @dataclass(frozen=True)
 class Counts:
-    """The calls of one batch: ``calls`` = ``cached`` + ``computed``; ``failed`` calls
+    """The calls of one round: ``calls`` = ``cached`` + ``computed``; ``failed`` calls
     returned an error record (a stored permanent error answered from the cache included);
     ``invalid`` answers came back but could not be read (no option letter, no score);
     ``constrained`` calls asked for a structured answer (a JSON verdict:
@@ -58,10 +58,10 @@ class Counts:
         return {"prompt_tokens": int(self.prompt_tokens), "completion_tokens": int(self.completion_tokens),
                 "cost_usd": float(self.cost_usd)}
 
-    def line(self, batch: str) -> str:
-        """``[batch] calls=…, cached=…, computed=…, failed=…, invalid=…, constrained=…,
+    def line(self, name: str) -> str:
+        """``[name] calls=…, cached=…, computed=…, failed=…, invalid=…, constrained=…,
         attempts=…, http_requests=…``."""
-        return f"[{batch}] " + ", ".join(f"{k}={v}" for k, v in {**self.as_dict(), **self.traffic()}.items())
+        return f"[{name}] " + ", ".join(f"{k}={v}" for k, v in {**self.as_dict(), **self.traffic()}.items())
 
 
 #: The transport fields of :class:`Counts`.

@@ -39,7 +39,6 @@ request key: the same request to the same model is the same record wherever it i
 from __future__ import annotations
 
 import fnmatch
-import os
 import re
 from dataclasses import dataclass
 from typing import Iterable, Sequence
@@ -190,8 +189,3 @@ def endpoint_for(endpoints: Sequence[Endpoint], model: str) -> Endpoint | None:
     if exact:
         return exact[0]
     return next((e for e in endpoints if e.is_pattern and e.matches(model)), None)
-
-
-def key_from_environment(endpoint: Endpoint) -> str | None:
-    """The key named by ``endpoint.key_env``; None when it names none (or it is unset)."""
-    return os.environ.get(endpoint.key_env) or None if endpoint.key_env else None

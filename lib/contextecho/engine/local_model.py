@@ -15,7 +15,7 @@ kept prefix at a message boundary (a conversation that goes on: a questionnaire 
 item after item with its history) restores that state and evaluates only the messages
 after it. Because every prompt is evaluated in the same segments, the state at a message
 boundary is the same whether it was just computed or restored, and the output never
-depends on batch order or on what ran before.
+depends on the order of a round's requests or on what ran before.
 
 Token probabilities: with ``logprobs`` (and ``top_logprobs`` = k, at most
 :data:`MAX_TOP_LOGPROBS`) every generated token comes with its log-probability and the k
@@ -24,8 +24,6 @@ the last position (the model's own distribution, before temperature or truncatio
 OpenAI-compatible servers report them. With ``continue_final_message`` the last message
 must be the assistant's and is continued (a prefilled assistant turn, vLLM's parameter
 name): the prompt is the earlier messages with the generation prompt, then that text.
-:meth:`LocalChatModel.next_token_logprobs` gives the whole vocabulary's distribution
-of the next token after such a prompt.
 
 Structured output: ``response_format={"type": "json_object"}`` constrains decoding to one
 JSON object (:mod:`.json_constraint`): at each step the model's preferred token that keeps
@@ -468,15 +466,6 @@ class LocalChatModel:
 
     def _token_text(self, token: int) -> str:
         return self._llm.detokenize([token]).decode("utf-8", errors="replace")
-
-    def next_token_logprobs(self, messages: Sequence[Mapping[str, Any]], *,
-                            continue_final: bool = False) -> np.ndarray:
-        """Log-probabilities over the whole vocabulary of the token that would follow the
-        prompt of ``messages`` (the softmax of llama.cpp's last-position logits)."""
-        with self._lock:
-            prefix, suffix, _ = self._fitting_prompt(messages, 1, continue_final)
-            self._evaluate_prompt(prefix, suffix)
-            return log_softmax(self._last_logits())
 
     def complete(self, messages: Sequence[Mapping[str, Any]], params: Mapping[str, Any]) -> Completion:
         unsupported = set(params) - SUPPORTED_PARAMS

@@ -68,11 +68,6 @@ class LocalServer:
     def api_base(self) -> str:
         return f"http://{HOST}:{self.port}/v1"
 
-    @property
-    def model_name(self) -> str:
-        """The name the server answers to (append it to ``hosted_vllm/`` or ``openai/``)."""
-        return MODEL_NAME
-
 
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on right now."""

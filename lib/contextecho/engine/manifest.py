@@ -2,12 +2,12 @@
 
 Two records, one writer (:func:`write_record`, atomic):
 
-- the journal of one ``generate`` batch, ``runs/<utc>-<name>-<rand>.json``
+- the manifest of one ``generate`` round, ``runs/<utc>-<name>-<rand>.json``
   (:func:`start_manifest`, :func:`finish_manifest`);
-- the :class:`RunLog` of one run that asks many batches (a notebook run writes it as its
-  ``manifest.json``): parameters, models, git, packages, the :class:`~contextecho.engine.counts.Counts`
-  of every batch (``batches``) and its traffic (``traffic``: attempts made, HTTP requests
-  sent), wall time.
+- the :class:`RunLog` of one run that asks many rounds (a notebook run writes it as its
+  ``manifest.json``): parameters, models, git, packages, the
+  :class:`~contextecho.engine.counts.Counts` under each name the run gives its rounds
+  (``batches``) and their traffic (``traffic``: attempts made, HTTP requests sent), wall time.
 
 Each is written when its run starts (status ``incomplete``) and rewritten when it ends
 (``complete``, or ``failed`` with the reason), so a killed run leaves a record that says
@@ -214,8 +214,8 @@ def finish_manifest(manifest: dict[str, Any], *, status: str, **fields: Any) -> 
     return manifest
 
 
-def batch_counts(result) -> dict[str, Any]:
-    """The :class:`Counts` of one finished batch (its traffic too: ``attempts``,
+def round_counts(result) -> dict[str, Any]:
+    """The :class:`Counts` of one finished round (its traffic too: ``attempts``,
     ``http_requests``), its failed calls by error type, and the tokens and cost of the
     calls it made (identical requests are one call)."""
     errors: dict[str, int] = {}
@@ -236,9 +236,9 @@ def batch_counts(result) -> dict[str, Any]:
 
 @dataclass
 class RunLog:
-    """The log of one run that asks many batches (a notebook run; a bank scored): what ran
+    """The log of one run that asks many rounds (a notebook run; a bank scored): what ran
     (``name``, ``parameters``, ``models``, and in ``about`` whatever else names it, such as a
-    protocol record), on what (git, packages), the :class:`Counts` of each batch by name,
+    protocol record), on what (git, packages), the :class:`Counts` under each name it gives its rounds (``batches``),
     and how long it took. :meth:`write` writes it to ``path`` (status ``incomplete`` until
     :meth:`write` is given another)."""
 
@@ -252,10 +252,10 @@ class RunLog:
     git: dict[str, Any] = field(default_factory=git_state)
     clock: float = field(default_factory=time.perf_counter, repr=False)
 
-    def add(self, batch: str, counts: Counts) -> Counts:
-        """Count ``counts`` under ``batch`` (a batch asked in parts adds up); the batch's total."""
-        self.batches[batch] = self.batches.get(batch, Counts()) + counts
-        return self.batches[batch]
+    def add(self, name: str, counts: Counts) -> Counts:
+        """Count ``counts`` under ``name`` (rounds under one name add up); the name's total."""
+        self.batches[name] = self.batches.get(name, Counts()) + counts
+        return self.batches[name]
 
     def record(self, status: str = "incomplete") -> dict[str, Any]:
         params = asdict(self.parameters) if is_dataclass(self.parameters) else dict(self.parameters or {})

@@ -33,5 +33,5 @@ def cache_dir() -> Path:
 
 
 def runs_dir() -> Path:
-    """Run manifests, one JSON file per batch (git-ignored)."""
+    """Run manifests, one JSON file per round (git-ignored)."""
     return _from_env("CONTEXTECHO_RUNS", REPO_ROOT / "runs")

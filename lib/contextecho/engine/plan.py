@@ -2,7 +2,7 @@
 
 A run in plan mode goes through every stage of its experiment as it would for real, with
 one difference at the one call site (:func:`~contextecho.engine.calls.agenerate`): a
-request the cache cannot answer is not sent. A :class:`Planner` writes it down (the batch
+request the cache cannot answer is not sent. A :class:`Planner` writes it down (the round
 that asks it, the model, its prompt tokens) and answers it with a placeholder
 (:data:`PLANNED_ANSWER` and the request's key, so no two planned answers are the same),
 so the stages after it build the requests they would build: the judge of each planned
@@ -10,7 +10,7 @@ answer is planned too (an upper bound: a run whose answers happen to repeat asks
 judge once per distinct answer). A request planned once is answered from
 the planner for the rest of the plan, as the cache would answer it in the run.
 
-What is counted, per batch and model:
+What is counted, per round and model (the plan's ``batch`` column names the round):
 
 - **calls**: distinct requests; **cached**: answered by the cache (or earlier in the plan);
   **to compute**: the rest, the calls the run will send.
@@ -62,9 +62,9 @@ EXACT, TIKTOKEN, ESTIMATE = "model tokenizer", "tiktoken", "estimate"
 
 @dataclass(frozen=True)
 class PlannedCall:
-    """One distinct request of one batch of the plan."""
+    """One distinct request of one round of the plan."""
 
-    batch: str
+    round: str  # its name
     model: str
     key: str
     cached: bool
@@ -155,7 +155,7 @@ class Planner:
     notebooks of ``make paper``), so a request one notebook plans is cached for the next,
     as the cache would answer it."""
 
-    usage: Mapping[str, ModelUsage] | None = None  # None: read from the cache at the first batch
+    usage: Mapping[str, ModelUsage] | None = None  # None: read from the cache at the first round
     concurrency: int = 1
     calls: list[PlannedCall] = field(default_factory=list)
     _answers: dict[str, CallRecord] = field(default_factory=dict, repr=False)
@@ -165,9 +165,9 @@ class Planner:
         """The placeholder this plan gave ``key`` earlier (the run's cache would hold it)."""
         return self._answers.get(key)
 
-    def plan_batch(self, name: str, requests: Sequence[ModelRequest], cached: set[str],
+    def plan_round(self, name: str, requests: Sequence[ModelRequest], cached: set[str],
                    usage: Mapping[str, ModelUsage] | None = None) -> dict[str, CallRecord]:
-        """Write down one batch (``cached``: the keys the cache or this plan answered) and
+        """Write down one round (``cached``: the keys the cache or this plan answered) and
         answer its other requests with placeholders; the placeholders by key."""
         usage = (self.usage or {}) if usage is None else usage
         fresh: dict[str, CallRecord] = {}
@@ -235,7 +235,7 @@ _PLACEHOLDER_TOKENS = max(1, len(PLANNED_ANSWER) // 4)
 
 @dataclass(frozen=True)
 class Plan:
-    """The planned calls of a run (or several), summarised per batch and model."""
+    """The planned calls of a run (or several), summarised per round and model."""
 
     calls: tuple[PlannedCall, ...]
     usage: Mapping[str, Any] = field(default_factory=dict)
@@ -245,19 +245,19 @@ class Plan:
                "tokens_exact", "completion_basis", "cost_usd", "batch_cost_usd", "wall_s")
 
     def rows(self) -> list[dict[str, Any]]:
-        """One row per (batch, model), in the order the batches were asked."""
+        """One row per (round, model), in the order the rounds were asked (``batch``: the round)."""
         groups: dict[tuple[str, str], list[PlannedCall]] = defaultdict(list)
         for call in self.calls:
-            groups[(call.batch, call.model)].append(call)
+            groups[(call.round, call.model)].append(call)
         prices = {model: price(model) for _, model in groups}
         rows = []
-        for (batch, model), calls in groups.items():
+        for (round_name, model), calls in groups.items():
             todo = [c for c in calls if not c.cached]
             p_tokens = sum(c.prompt_tokens for c in todo)
             c_tokens = sum(c.completion_tokens for c in todo)
             latency = ModelUsage(**self.usage[model]).latency_median_s if model in self.usage else None
             rows.append({
-                "batch": batch, "model": model, "calls": len(calls), "cached": len(calls) - len(todo),
+                "batch": round_name, "model": model, "calls": len(calls), "cached": len(calls) - len(todo),
                 "to_compute": len(todo), "prompt_tokens": p_tokens, "completion_tokens": c_tokens,
                 "tokens_exact": all(c.tokens_exact for c in todo),
                 "completion_basis": ", ".join(sorted({c.completion_basis for c in todo})),
@@ -309,7 +309,7 @@ class Plan:
                 "planned_at": utc_now()}
 
     def text(self, title: str = "plan") -> str:
-        """The plan as printed before a run: one line per batch and model, then the totals."""
+        """The plan as printed before a run: one line per round and model, then the totals."""
         rows = self.rows()
         lines = [f"{title}: nothing is sent until the run; tokens of calls to compute"]
         width = max([len(r["batch"]) for r in rows] + [5])

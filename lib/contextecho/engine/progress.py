@@ -1,4 +1,4 @@
-"""Progress bars of batches of calls: widgets where a person watches a notebook, text where a
+"""Progress bars of rounds of calls: widgets where a person watches a notebook, text where a
 console shows the run.
 
 ``tqdm.auto`` draws a widget in a Jupyter kernel (JupyterLab, with ipywidgets installed) and

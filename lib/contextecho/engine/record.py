@@ -9,7 +9,7 @@ A call whose request asked for a structured answer (``response_format`` ``json_o
 or ``json_schema``) is a *constrained* call (:attr:`CallRecord.constrained` names the
 format; the request is stored in ``request_json``): the embedded model meets it by
 grammar-constrained decoding, an OpenAI-compatible server or a hosted provider by its own
-structured output. Each batch counts its constrained calls
+structured output. Each round counts its constrained calls
 (:attr:`contextecho.engine.counts.Counts.constrained`), so the run log says which verdicts
 were constrained.
 
@@ -41,7 +41,7 @@ OK = "ok"
 ERROR = "error"
 EMPTY_RESPONSE = "EmptyResponse"  # the error type of an answer that is empty or whitespace only
 NO_CONTENT = "NoContent"  # the error type of an answer without any content (a null message)
-NOT_STORED = "NotStored"  # the error type of a request a cache-only batch found no record of (never sent)
+NOT_STORED = "NotStored"  # the error type of a request a stored-only round found no record of (never sent)
 
 
 def token_logprobs_json(choice: Any) -> str | None:

@@ -27,8 +27,8 @@ Which server each attempt went to and how it ended is kept in the call record
 of a request key, so a call answered by one server is a cache hit whichever serves next.
 
 One Router per model, set of servers, key and routing settings in a process: built on the
-first call (:func:`servers_for`) and reused by every later call and batch, so what it has
-learned (calls in flight, servers left out) holds across batches.
+first call (:func:`servers_for`) and reused by every later call and round, so what it has
+learned (calls in flight, servers left out) holds across rounds.
 
 Requests sharing a prefix run back to back (:func:`contextecho.engine.calls.agenerate`),
 but on several servers they are spread over all of them, so a server reuses a shared
@@ -99,7 +99,7 @@ class Servers:
 
 
 _BUILT: dict[tuple, Servers] = {}
-_BUILDING = threading.Lock()  # batches of a notebook kernel run in worker threads
+_BUILDING = threading.Lock()  # rounds of a notebook kernel run in worker threads
 
 
 def servers_for(model: str, api_bases: Sequence[str], api_key: str | None, *, routing: str,

@@ -11,5 +11,4 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 OK, INVALID, ERROR = "ok", "invalid", "error"
-VERDICT_STATUSES = (OK, INVALID, ERROR)
 DEFAULT_JUDGE_PARAMS: Mapping[str, Any] = {"temperature": 0, "max_tokens": 64}

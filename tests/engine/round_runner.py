@@ -1,6 +1,6 @@
-"""Run a batch of slow fake calls in its own process (the concurrency and kill tests).
+"""Run a round of slow fake calls in its own process (the concurrency and kill tests).
 
-``python batch_runner.py ROOT START STOP [FIRST_SHARED] [GO_FILE]``: asks ``fake/echo@0.1``
+``python round_runner.py ROOT START STOP [FIRST_SHARED] [GO_FILE]``: asks ``fake/echo@0.1``
 for the probes START..STOP-1 (those from FIRST_SHARED on first, so two runners that share
 keys reach them at the same moment), with 8 calls at a time. With GO_FILE it says it is
 ready (``GO_FILE.<pid>.ready``) and waits for GO_FILE to exist, so two runners start together.
@@ -39,4 +39,4 @@ if __name__ == "__main__":
             time.sleep(0.01)
     with CallCache(root) as cache:
         generate(requests(start, stop, first_shared), cache=cache,
-                 transport=Transport(concurrency=CONCURRENCY), progress=False, name="batch-runner")
+                 transport=Transport(concurrency=CONCURRENCY), progress=False, name="round-runner")
