@@ -6,7 +6,8 @@ import pytest
 
 from contextecho.cape.administer import (CONTEXT_DEPENDENT, CONTEXT_FREE, LOCAL_WINDOW, RunSpec, administer,
                                          answer_frame, default_window)
-from contextecho.cape.analyses import attack_runs, factor_consistency, option_shift, ordering_runs, table1
+from contextecho.cape.analyses import (attack_runs, factor_consistency, option_shift, ordering_runs,
+                                       score_differences, table1, window_ablation, window_runs)
 from contextecho.cape.factors import FACTORS, MissingParaphrases, factor_runs
 from contextecho.cape.profiles import ocean_profiles
 
@@ -100,6 +101,9 @@ def test_factor_runs_and_table1(synthetic_inventory, likert, cache):
     assert list(table.columns) == [(s, m) for s in ("context_free", "context_dependent")
                                    for m in ("tar", "ed", "tc", "oc")]
     assert table.loc["stability", ("context_free", "tar")] == 100
+    diffs = score_differences(answers)
+    assert list(diffs.columns[-9:]) == list(range(-4, 5))
+    assert diffs[list(range(-4, 5))].sum(axis=1).eq(10).all()
 
 
 def test_paraphrasing_needs_every_paraphrase(synthetic_inventory):
@@ -112,11 +116,16 @@ def test_paraphrasing_needs_every_paraphrase(synthetic_inventory):
                              "instruction", "paraphrasing"]  # CAPE's order: the order of Table 1's rows
 
 
-def test_ordering_profiles(synthetic_inventory, likert, cache):
+def test_ordering_profiles_and_window_ablation(synthetic_inventory, likert, cache):
     runs = ordering_runs(synthetic_inventory, np.random.default_rng(3))
     answers = administer(runs, "cape/hash", setting=CONTEXT_DEPENDENT, cache=cache).answers
     profiles = ocean_profiles(answers, by=["ordering"])
     assert len(profiles) == 3 and profiles[["n_O", "n_C"]].eq(2).all().all()
+    by_window = {k: administer(r, "cape/parrot", setting=CONTEXT_DEPENDENT, window=k, cache=cache).answers
+                 for k, r in window_runs(synthetic_inventory, [None, 0, 2]).items()}
+    table = window_ablation(by_window)
+    assert table["window"].tolist() == ["full", 0, 2]
+    assert table.loc[0, "agreement"] == 1.0 and table.loc[0, "tc"] == 1.0
 
 
 @pytest.mark.parametrize("setting", [CONTEXT_FREE, CONTEXT_DEPENDENT])

@@ -14,7 +14,7 @@ from it and what is our reading.
 from .administer import (CONTEXT_DEPENDENT, CONTEXT_FREE, DEFAULT_PARAMS, LOCAL_WINDOW, Administration,
                          RunSpec, administer, answer_counts, default_window)
 from .analyses import (attack_runs, consistency_row, factor_consistency, option_frequencies, option_shift,
-                       ordering_runs, table1)
+                       ordering_runs, score_differences, table1, window_ablation, window_runs)
 from .bridge import PrefixProvider, bridge_runs, bridge_summary, real_prefix
 from .consistency import TrajectoryConsistency, ocean_consistency, ocean_series, trajectory_consistency
 from .factors import FACTORS, MissingParaphrases, Variant, factor_runs
@@ -36,8 +36,8 @@ __all__ = [
     "NoComparableItems", "total_agreement_rate", "euclidean_distance", "pointwise_consistency", "PointwiseConsistency",
     "trajectory_consistency", "ocean_consistency", "ocean_series", "TrajectoryConsistency",
     "trajectory_matrix", "ocean_profiles", "ocean_matrix",
-    "consistency_row", "factor_consistency", "table1", "attack_runs",
-    "option_frequencies", "option_shift", "ordering_runs",
+    "consistency_row", "factor_consistency", "table1", "score_differences", "attack_runs",
+    "option_frequencies", "option_shift", "ordering_runs", "window_runs", "window_ablation",
     "bridge_runs", "bridge_summary", "real_prefix", "PrefixProvider",
     "generate_paraphrases", "load_paraphrases", "write_paraphrases", "paraphrase_path",
 ]

@@ -3,10 +3,13 @@
 - :func:`factor_consistency` / :func:`table1`: TAR, ED, TC, OC per factor and setting
   (Table 1). Per factor, run r's three variant trajectories form one triple (stability:
   its three plain runs); the table shows the mean over runs, TAR/TC/OC ×100.
+- :func:`score_differences`: context-dependent minus context-free score per item,
+  counted in buckets −4 … 4 (§6.2, Fig. 3a).
 - :func:`attack_runs`, :func:`option_frequencies`, :func:`option_shift`: the
   adversarial history attack (§6.3, history replies replaced by option C).
 - :func:`ordering_runs`: the question-ordering study (§6.4); profiles via
   ``ocean_profiles(answers, by=["ordering", "run"])``.
+- :func:`window_runs`, :func:`window_ablation`: the few-shot window ablation (§6.1).
 """
 from __future__ import annotations
 
@@ -79,6 +82,19 @@ def table1(consistency: pd.DataFrame) -> pd.DataFrame:
     return table.loc[order, cols]
 
 
+def score_differences(answers: pd.DataFrame, *, base: str = "context_free",
+                      other: str = "context_dependent", by: Sequence[str] = ("run_id",)) -> pd.DataFrame:
+    """Counts of (other − base) item scores in buckets −4 … 4, per group of ``by``."""
+    keys = list(by) + ["item"]
+    a = answers[answers["setting"] == base].set_index(keys)["score"]
+    b = answers[answers["setting"] == other].set_index(keys)["score"]
+    diff = (b - a).dropna().astype(int).rename("difference").reset_index()
+    counts = diff.groupby(list(by) + ["difference"]).size().unstack("difference", fill_value=0)
+    counts = counts.reindex(columns=range(-4, 5), fill_value=0)
+    counts.columns.name = "difference"
+    return counts.reset_index()
+
+
 def attack_runs(runs: Iterable[RunSpec], letter: str = "C") -> list[RunSpec]:
     """The runs with every history reply replaced by ``letter`` (run ids get a suffix)."""
     return [replace(r, run_id=f"{r.run_id}/attack_{letter}", history_letter=letter,
@@ -114,3 +130,27 @@ def ordering_runs(inventory: Inventory, rng: np.random.Generator,
             runs.append(RunSpec(run_id=f"ordering/{name}/r{r + 1}", items=items, replicate=r,
                                 labels={"ordering": name, "run": r + 1}, **run_kwargs))
     return runs
+
+
+def window_runs(inventory: Inventory, windows: Sequence[int | None], **run_kwargs) -> dict:
+    """One run per window k (administer each with ``window=k``); returns {k: [RunSpec]}."""
+    return {k: [RunSpec(run_id=f"window/{'full' if k is None else k}", items=inventory.items,
+                        labels={"window": "full" if k is None else k}, **run_kwargs)]
+            for k in windows}
+
+
+def window_ablation(answers_by_window: dict, reference=None) -> pd.DataFrame:
+    """Each window's trajectory against the reference (default: full history, ``None``).
+
+    ``answers_by_window`` maps k → answer rows of one run administered with window k.
+    """
+    ref = answers_by_window[reference]
+    rows = []
+    for k, answers in answers_by_window.items():
+        both = pd.concat([ref.assign(run_id="__ref"), answers.assign(run_id="__k")])
+        scores, _ = trajectory_matrix(both, ["__ref", "__k"])
+        point = pointwise_consistency(scores)
+        rows.append({"window": "full" if k is None else k, "agreement": point.tar,
+                     "mean_abs_difference": point.ed,
+                     "tc": trajectory_consistency(scores).value, "n_items": point.n_items})
+    return pd.DataFrame(rows)
