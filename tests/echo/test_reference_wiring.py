@@ -25,7 +25,8 @@ from contextecho.experiments.parameters import RangeError
 from contextecho.engine.paths import REPO_ROOT, shared_dir
 from contextecho.sessions.redaction import redact
 from contextecho.stats import variance_decomposition
-from contextecho.stats.harness import clustered_bootstrap_mean, sign_flip_p
+from contextecho.stats.bootstrap import harness_clustered_bootstrap_mean
+from contextecho.stats.harness import sign_flip_p
 
 REFERENCE_TAG = protocol("reference").key()
 
@@ -226,7 +227,7 @@ def test_harness_table_equals_the_harness_procedures_and_holm():
             a = g[g["arm"] == arm]
             by = {pos: list(a[a["position"] == pos].sort_values("item")["score"])
                   for pos in ("P0_start", "c1_pre", "c1_post")}
-            expected = clustered_bootstrap_mean(by, n_boot=500, seed=42)
+            expected = harness_clustered_bootstrap_mean(by, n_boot=500, seed=42)
             assert (row[f"{arm}_mean"], row[f"{arm}_lo"], row[f"{arm}_hi"]) == \
                 (expected.mean, expected.lo, expected.hi)
         wide = g.pivot_table(index=["step", "item"], columns="arm", values="score").dropna()
@@ -287,9 +288,9 @@ def test_limit_keeps_the_first_positions_of_every_session():
     assert {c.request.params["max_tokens"] for c in cells if c.item.id == "C01"} == {8}
 
 
-def test_onset_harness_curve_equals_onset_gap_cis():
+def test_onset_harness_curve_equals_harness_onset_gap_cis():
     from contextecho.experiments import onset
-    from contextecho.stats.harness import onset_gap_cis
+    from contextecho.stats.bootstrap import harness_onset_gap_cis
 
     frame = _hand_frame()
     frame = frame[frame["target"] == "a/x"]
@@ -297,7 +298,7 @@ def test_onset_harness_curve_equals_onset_gap_cis():
     steps = [100, 300, 400]
     by = {arm: {s: list(frame[(frame["arm"] == arm) & (frame["step"] == s)].sort_values("item")["score"])
                 for s in steps} for arm in ("filler", "real")}
-    expected = onset_gap_cis(by["filler"], by["real"], steps, n_boot=300, seed=42)
+    expected = harness_onset_gap_cis(by["filler"], by["real"], steps, n_boot=300, seed=42)
     assert [tuple(r) for r in curve[["harness_gap", "harness_lo", "harness_hi"]].to_numpy()] == \
         [expected[s] for s in steps]
 

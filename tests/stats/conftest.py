@@ -1,6 +1,8 @@
 """Fixtures for the statistics tests: small tidy cell frames with known structure."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -33,3 +35,15 @@ def cells() -> pd.DataFrame:
 def make_cells_fixture():
     """The frame factory itself (test modules cannot import conftest under importlib)."""
     return make_cells
+
+
+@pytest.fixture(name="percentile")
+def percentile_fixture():
+    """Linear-interpolation percentile, by hand (numpy's default method)."""
+    def percentile(values, q):
+        ordered = sorted(values)
+        at = (len(ordered) - 1) * q / 100
+        low = math.floor(at)
+        high = min(low + 1, len(ordered) - 1)
+        return ordered[low] + (at - low) * (ordered[high] - ordered[low])
+    return percentile

@@ -13,35 +13,8 @@ import pytest
 from scipy import stats
 
 from contextecho.stats import harness
+from contextecho.stats.bootstrap import harness_clustered_bootstrap_mean, harness_clustered_bootstrap_ratio
 from contextecho.stats.multiple import holm
-
-
-def test_clustered_point_is_position_equal_weighted():
-    result = harness.clustered_bootstrap_mean({"A": [0, 3], "B": [1, 1, 1, 1]}, n_boot=200)
-    assert result.mean == pytest.approx(1.25) and result.n == 6
-    assert result.lo <= result.mean <= result.hi
-
-
-def test_clustered_degenerate_and_seeded():
-    flat = harness.clustered_bootstrap_mean({"A": [2, 2], "B": [2]}, n_boot=100)
-    assert (flat.mean, flat.lo, flat.hi) == (2.0, 2.0, 2.0)
-    data = {"A": [0, 1, 3, 2], "B": [3, 3, 2], "C": [1, 0, 0]}
-    one = harness.clustered_bootstrap_mean(data, n_boot=500, seed=7)
-    assert one == harness.clustered_bootstrap_mean(data, n_boot=500, seed=7)
-    assert one != harness.clustered_bootstrap_mean(data, n_boot=500, seed=8)
-    empty = harness.clustered_bootstrap_mean({})
-    assert math.isnan(empty.mean) and empty.n == 0
-
-
-def test_one_position_is_the_percentile_bootstrap():
-    """With a single position the first stage is trivial: the interval is the ordinary
-    percentile bootstrap of the mean (scipy), up to Monte Carlo error."""
-    scores = np.random.default_rng(3).integers(0, 4, 40).astype(float)
-    ours = harness.clustered_bootstrap_mean({"only": scores}, n_boot=4000, seed=1)
-    ref = stats.bootstrap((scores,), np.mean, method="percentile", n_resamples=4000,
-                          random_state=2).confidence_interval
-    assert ours.lo == pytest.approx(ref.low, abs=0.06)
-    assert ours.hi == pytest.approx(ref.high, abs=0.06)
 
 
 def _exact_sign_flip_p(deltas):
@@ -73,28 +46,6 @@ def test_paired_differences_use_common_sorted_keys():
     a = {"p2": 1, "p1": 3, "only_a": 0}
     b = {"p1": 2, "p2": 3, "only_b": 1}
     assert harness.paired_differences(a, b) == [-1, 2]
-
-
-def test_paired_bootstrap_ci():
-    assert harness.paired_bootstrap_ci([0.5] * 7, n_boot=100) == (0.5, 0.5)
-    deltas = list(np.random.default_rng(9).integers(-2, 4, 30))
-    lo, hi = harness.paired_bootstrap_ci(deltas, n_boot=4000, seed=3)
-    ref = stats.bootstrap((np.array(deltas, float),), np.mean, method="percentile",
-                          n_resamples=4000, random_state=4).confidence_interval
-    assert lo == pytest.approx(ref.low, abs=0.1) and hi == pytest.approx(ref.high, abs=0.1)
-
-
-def test_boot_gap_ci_shares_one_generator_in_order():
-    filler = {"T1": [3, 3, 2], "T5": [2, 3, 3, 3]}
-    real = {"T1": [1, 2, 2], "T5": [0, 1, 3]}
-    rng = np.random.default_rng(42)
-    by_hand = {p: harness.boot_gap_ci(filler[p], real[p], rng, n_boot=300) for p in ("T1", "T5")}
-    assert harness.onset_gap_cis(filler, real, ["T1", "T5"], n_boot=300, seed=42) == by_hand
-    assert by_hand["T1"][0] == pytest.approx(8 / 3 - 5 / 3)
-    # An empty arm gives NaNs and draws nothing: the next position sees the same stream.
-    skipped = harness.onset_gap_cis({"X": [], **filler}, {"X": [1], **real}, ["X", "T1", "T5"],
-                                    n_boot=300, seed=42)
-    assert all(math.isnan(v) for v in skipped["X"]) and skipped["T1"] == by_hand["T1"]
 
 
 def test_holm_is_the_harness_step_down():
@@ -180,62 +131,6 @@ def test_consolidate_contrasts_holm_within_and_across_the_panel():
 
 
 # ---------------------------------------------------------------- the stressor forest (fig_forest_stressors.py)
-def _percentile(values, q):
-    """Linear-interpolation percentile, by hand (numpy's default method)."""
-    ordered = sorted(values)
-    at = (len(ordered) - 1) * q / 100
-    low = math.floor(at)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (at - low) * (ordered[high] - ordered[low])
-
-
-def _mean(values):
-    return sum(values) / len(values)
-
-
-def test_clustered_ratio_point_by_hand_and_the_filler_floor_of_one():
-    real = {"B": [4], "A": [10, 30]}
-    filler = {"A": [10], "B": [0, 1], "C": [5]}  # B's filler mean 0.5 counts as 1; C has no real arm
-    point, lo, hi = harness.clustered_bootstrap_ratio(real, filler, n_boot=300, seed=3)
-    assert point == (20 / 10 + 4 / 1) / 2
-    assert lo <= point <= hi
-    flat = harness.clustered_bootstrap_ratio({"A": [6, 6], "B": [9]}, {"A": [2, 2], "B": [3]}, n_boot=200)
-    assert flat == (3.0, 3.0, 3.0)
-    assert all(math.isnan(v) for v in harness.clustered_bootstrap_ratio({"A": [1]}, {"B": [1]}))
-
-
-def test_clustered_ratio_draws_positions_then_real_then_filler_in_sorted_position_order():
-    """Three resamples laid out by hand from the documented draws: positions sorted, each
-    resample draws the positions, then per drawn position the real lengths, then the filler."""
-    real = {"P3": [12, 40, 7], "P0": [30, 2]}
-    filler = {"P0": [10, 20], "P3": [5, 9, 1]}
-    rng = np.random.default_rng(11)
-    common = ["P0", "P3"]
-    boots = []
-    for _ in range(3):
-        ratios = []
-        for j in rng.integers(0, 2, size=2):
-            r, f = real[common[j]], filler[common[j]]
-            r_sample = [r[k] for k in rng.integers(0, len(r), size=len(r))]
-            f_sample = [f[k] for k in rng.integers(0, len(f), size=len(f))]
-            ratios.append(_mean(r_sample) / max(1.0, _mean(f_sample)))
-        boots.append(_mean(ratios))
-    point, lo, hi = harness.clustered_bootstrap_ratio(real, filler, n_boot=3, seed=11)
-    assert point == pytest.approx((16 / 15 + (59 / 3) / 5) / 2, abs=1e-12)
-    assert lo == pytest.approx(_percentile(boots, 2.5), abs=1e-12)
-    assert hi == pytest.approx(_percentile(boots, 97.5), abs=1e-12)
-
-
-def test_clustered_ratio_with_one_position_is_scipys_two_sample_percentile_bootstrap():
-    gen = np.random.default_rng(8)
-    real, filler = gen.integers(20, 400, 40).astype(float), gen.integers(20, 200, 40).astype(float)
-    point, lo, hi = harness.clustered_bootstrap_ratio({"only": real}, {"only": filler}, n_boot=4000, seed=1)
-    ref = stats.bootstrap((real, filler), lambda x, y, axis: np.mean(x, axis=axis) / np.mean(y, axis=axis),
-                          paired=False, method="percentile", n_resamples=4000, random_state=2).confidence_interval
-    assert point == pytest.approx(real.mean() / filler.mean())
-    assert lo == pytest.approx(ref.low, rel=0.03) and hi == pytest.approx(ref.high, rel=0.03)
-
-
 def _cell(position, item, arm, compliant, length, target="t"):
     return harness.StressorCell(target, "s", position, item, arm, compliant, length)
 
@@ -255,10 +150,10 @@ def test_stressor_forest_reads_cells_as_the_stressor_plot_does():
     assert forest["compliance_drop"] == forest["fi_c"] - forest["cl_c"]
     assert forest["cl_r"] == forest["length_inflation"] == pytest.approx((25 / 6.5 + 40 / 8) / 2)
     # compliance: the two-stage bootstrap of 100 per compliant reply, 0 otherwise, items in id order
-    real = harness.clustered_bootstrap_mean({"P0": [100.0, 0.0, 100.0, 0.0], "P3": [100.0, 0.0, 0.0]},
+    real = harness_clustered_bootstrap_mean({"P0": [100.0, 0.0, 100.0, 0.0], "P3": [100.0, 0.0, 0.0]},
                                             n_boot=400, seed=42)
     assert (forest["cl_c"], forest["cl_c_lo"], forest["cl_c_hi"]) == (real.mean, real.lo, real.hi)
-    ratio = harness.clustered_bootstrap_ratio({"P0": [10, 20, 30, 40], "P3": [40, 40, 40]},
+    ratio = harness_clustered_bootstrap_ratio({"P0": [10, 20, 30, 40], "P3": [40, 40, 40]},
                                               {"P0": [5, 6, 7, 8], "P3": [8, 8]}, n_boot=400, seed=42)
     assert (forest["cl_r"], forest["cl_r_lo"], forest["cl_r_hi"]) == ratio
     # the cells' order does not matter: within a position they are read in item order
@@ -267,7 +162,7 @@ def test_stressor_forest_reads_cells_as_the_stressor_plot_does():
     assert none["per_position"] == {} and all(math.isnan(none[k]) for k in ("fi_c", "cl_c_lo", "cl_r_hi"))
 
 
-def test_stressor_compliance_bounds_are_the_plots_rates_by_hand():
+def test_stressor_compliance_bounds_are_the_plots_rates_by_hand(percentile):
     """The plot's own statistic, 100·k/n per resampled position, laid out by hand for a few
     resamples, equals the forest's compliance interval exactly."""
     by_position = {"P0": [True, False, True], "P3": [False, False, True, True, True]}
@@ -286,7 +181,7 @@ def test_stressor_compliance_bounds_are_the_plots_rates_by_hand():
     assert forest["cl_c"] == float(np.mean([100.0 * 2 / 3, 100.0 * 3 / 5]))
     assert (forest["cl_c_lo"], forest["cl_c_hi"]) == (float(np.percentile(boots, 2.5)),
                                                       float(np.percentile(boots, 97.5)))
-    assert forest["cl_c_lo"] == pytest.approx(_percentile(boots, 2.5), abs=1e-12)
+    assert forest["cl_c_lo"] == pytest.approx(percentile(boots, 2.5), abs=1e-12)
 
 
 # ---------------------------------------------------------------- the continuation's paired analysis

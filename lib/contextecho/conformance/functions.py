@@ -32,6 +32,8 @@ import numpy as np
 
 from ..sessions.errors import SessionFormatError
 from ..stats import harness
+from ..stats.bootstrap import harness_clustered_bootstrap_mean, harness_onset_gap_cis, harness_paired_bootstrap_ci
+from ..stats.drift import harness_drift_gap
 from ..engine.registry import UnknownNameError
 from ..echo.reference.filler import filler_for, make_filler
 from ..echo.reference.judge import parse_verdict, parse_verdict_b3
@@ -195,12 +197,12 @@ def _stats_target(cells: list[dict], positions: list[str], expected: dict,
         e = expected["fig2_clustered_bootstrap"]
         n_boot, seed = e.get("n_boot", 10_000), e.get("seed", 42)
         by_arm = {arm: _by_position(cells, target, arm, positions) for arm in (REAL, FILLER)}
-        arms = {arm: harness.clustered_bootstrap_mean(by_arm[arm], n_boot=n_boot, seed=seed)
+        arms = {arm: harness_clustered_bootstrap_mean(by_arm[arm], n_boot=n_boot, seed=seed)
                 for arm in (REAL, FILLER)}
         out["fig2_clustered_bootstrap"] = {
             "inputs_by_position": by_arm,
             **{arm: {"mean": r.mean, "lo": r.lo, "hi": r.hi, "n": r.n} for arm, r in arms.items()},
-            "drift_gap_point": harness.drift_gap(arms[FILLER], arms[REAL]),
+            "drift_gap_point": harness_drift_gap(arms[FILLER], arms[REAL]),
             "n_boot": n_boot, "seed": seed}
     if "consolidate_paired_permutation" in expected:
         e = expected["consolidate_paired_permutation"]
@@ -216,7 +218,7 @@ def _stats_target(cells: list[dict], positions: list[str], expected: dict,
         deltas = harness.paired_differences(_string_keyed(cells, target, REAL),
                                             _string_keyed(cells, target, FILLER))
         delta, p = harness.sign_flip_p(deltas, n_resamples=n, seed=seed, plus_one=True)
-        lo, hi = harness.paired_bootstrap_ci(deltas, n_boot=n, seed=seed)
+        lo, hi = harness_paired_bootstrap_ci(deltas, n_boot=n, seed=seed)
         out["b7_variants"] = {"perm_p_plus_one": {"delta": delta, "p": p},
                               "paired_bootstrap_ci": {"lo": lo, "hi": hi},
                               "pair_key": e.get("pair_key"), "n": n, "seed": seed}
@@ -224,7 +226,7 @@ def _stats_target(cells: list[dict], positions: list[str], expected: dict,
         e = expected["onset_boot_gap_ci_per_position"]
         seed = e.get("seed", 42)
         rng = onset_rngs.setdefault(seed, np.random.default_rng(seed))
-        cis = harness.onset_gap_cis(_by_position(cells, target, FILLER, positions),
+        cis = harness_onset_gap_cis(_by_position(cells, target, FILLER, positions),
                                     _by_position(cells, target, REAL, positions), positions,
                                     rng=rng, n_boot=e.get("n_boot", 10_000))
         out["onset_boot_gap_ci_per_position"] = {

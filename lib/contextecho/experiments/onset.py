@@ -28,7 +28,7 @@ from ..paper.show import Result, SavedFigure
 from ..sessions.positions import Position
 from ..stats.errors import StatsInputError
 from ..stats.drift import drift_gap
-from ..stats.harness import onset_gap_cis
+from ..stats.bootstrap import harness_onset_gap_cis
 from ..stats.units import complete_units
 from . import spine
 from .parameter_sets import JudgedParameters, REFERENCE_JUDGE
@@ -70,7 +70,7 @@ def early_positions(session, steps) -> tuple[Position, ...]:
 
 def harness_curve(primary: pd.DataFrame, *, n_resamples: int, seed: int, failures: str = "out",
                   targets: Sequence[str] = ()) -> pd.DataFrame:
-    """The harness's onset intervals (Fig. 15, :func:`~contextecho.stats.harness.onset_gap_cis`):
+    """The harness's onset intervals (Fig. 15, :func:`~contextecho.stats.bootstrap.harness_onset_gap_cis`):
     per target, unclustered resampling of each step's filler and real scores (pooled over
     sessions and replicates, in session/item/replicate order), one generator across the
     steps in order and across the targets in turn, as the harness's figure shares its one.
@@ -91,7 +91,7 @@ def harness_curve(primary: pd.DataFrame, *, n_resamples: int, seed: int, failure
         steps = sorted(g["step"].unique()) if len(g) else all_steps
         lists = {arm: {s: [float(v) for v in g[(g["arm"] == arm) & (g["step"] == s)][column]] for s in steps}
                  for arm in ("filler", "real")}
-        cis = onset_gap_cis(lists["filler"], lists["real"], steps, n_boot=n_resamples, rng=rng)
+        cis = harness_onset_gap_cis(lists["filler"], lists["real"], steps, n_boot=n_resamples, rng=rng)
         rows += [{"target": target, "step": int(s), "harness_gap": gap, "harness_lo": lo, "harness_hi": hi,
                   "harness_n": min(len(lists["filler"][s]), len(lists["real"][s]))}
                  for s, (gap, lo, hi) in cis.items()]

@@ -44,7 +44,8 @@ from ..stats.spread import score_spread
 from ..stats.units import complete_units, unit_gaps
 from ..stats.variance import variance_decomposition
 from ..engine.counts import Counts
-from ..stats.harness import clustered_bootstrap_mean, sign_flip_p
+from ..stats.bootstrap import harness_clustered_bootstrap_mean
+from ..stats.harness import sign_flip_p
 from . import spine
 from .parameter_sets import JudgedParameters, REFERENCE_JUDGE
 from .distributions import DISTRIBUTIONS, distribution_report
@@ -173,7 +174,7 @@ def harness_table(primary: pd.DataFrame, *, n_resamples: int, seed: int, failure
                 labels = {key: key.split(":", 1)[1] for key in by_position}
                 by_position = {key: by_position[key] for label in positions for key in by_position
                                if labels[key] == label}
-            arms[arm] = clustered_bootstrap_mean(by_position, n_boot=n_resamples, seed=seed)
+            arms[arm] = harness_clustered_bootstrap_mean(by_position, n_boot=n_resamples, seed=seed)
             counts[arm] = len(by_position)
         # The sign-flip test pairs valid verdicts only, as consolidate_12model_perm.py does.
         pairs = g[g["score"].notna()].pivot_table(index=["session", "step", "item", "replicate"], columns="arm",

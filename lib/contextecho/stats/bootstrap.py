@@ -18,10 +18,17 @@ clusters, outer clusters, or cells for the stratified scheme, where the multi-sa
 formula weights each stratum as scipy does). A degenerate bootstrap
 distribution (all replicates equal, e.g. all-equal scores) gives the documented
 point interval ``[estimate, estimate]`` with ``degenerate=True``, never NaN.
+
+The ``harness_`` functions are the authors' harness's own bootstraps (``PROTOCOL.md`` §9),
+call for call: the same generators, the same draws in the same order and the same
+arithmetic, so their intervals equal the paper's exactly, not just in distribution. The
+functions above stay the recommended ones; these let a reader check the paper's protocol.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+import random
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -169,3 +176,122 @@ def bootstrap_mean(values, clusters=None, *, n_resamples: int = DEFAULT_RESAMPLE
         n_clusters=scheme.n_top, cluster=scheme.label, method="mean of observations",
         ci_method=ci_method, confidence=confidence, n_resamples=out.n_resamples,
         seed=recorded, standard_error=out.standard_error, degenerate=out.degenerate)
+
+
+#: The percentiles of the harness's 95% intervals (``np.percentile``, linear).
+HARNESS_LOW, HARNESS_HIGH = 2.5, 97.5
+
+
+@dataclass(frozen=True)
+class HarnessInterval:
+    """A point estimate with the harness's 95% interval; ``n`` counts the scores."""
+
+    mean: float
+    lo: float
+    hi: float
+    n: int
+
+
+def harness_clustered_bootstrap_mean(by_position: Mapping[str, Sequence[float]], *,
+                                     n_boot: int = DEFAULT_RESAMPLES,
+                                     seed: int = DEFAULT_SEED) -> HarnessInterval:
+    """The panel forest's interval (Fig. 3): two-stage bootstrap of the position-equal-weighted
+    mean, positions in the mapping's order.
+
+    ``numpy`` ``default_rng(seed)``; point = unweighted mean of the per-position means; each
+    of ``n_boot`` resamples draws positions with replacement (``integers(0, P, P)``), then for
+    each drawn position its scores with replacement (``integers(0, n, n)``); statistic = mean
+    of the resampled position means; interval = ``np.percentile`` 2.5 / 97.5 (linear). The
+    harness restarts each arm from the seed."""
+    if not by_position:
+        return HarnessInterval(math.nan, math.nan, math.nan, 0)
+    rng = np.random.default_rng(seed)
+    positions = list(by_position)
+    arrays = [np.array(by_position[p], dtype=float) for p in positions]
+    n_pos = len(positions)
+    point = float(np.mean([a.mean() for a in arrays]))
+    boots = np.empty(n_boot, dtype=float)
+    for b in range(n_boot):
+        means = []
+        for j in rng.integers(0, n_pos, size=n_pos):
+            values = arrays[j]
+            means.append(values[rng.integers(0, len(values), size=len(values))].mean())
+        boots[b] = float(np.mean(means))
+    return HarnessInterval(point, float(np.percentile(boots, HARNESS_LOW)),
+                           float(np.percentile(boots, HARNESS_HIGH)), sum(len(a) for a in arrays))
+
+
+def harness_boot_gap_ci(filler: Sequence[float], real: Sequence[float], rng: np.random.Generator,
+                        *, n_boot: int = DEFAULT_RESAMPLES) -> tuple[float, float, float]:
+    """The onset figure's interval (Fig. 15): ``(gap, lo, hi)`` of ``mean(filler) − mean(real)``,
+    unclustered: ``rng.choice`` resamples the filler list then the real list (``n_boot`` rows
+    each), interval = percentiles of the difference of the row means (NaNs and no draws when
+    either list is empty)."""
+    if len(filler) == 0 or len(real) == 0:
+        return math.nan, math.nan, math.nan
+    f = np.array(filler, dtype=float)
+    c = np.array(real, dtype=float)
+    gap = float(f.mean() - c.mean())
+    f_means = rng.choice(f, size=(n_boot, len(f)), replace=True).mean(axis=1)
+    c_means = rng.choice(c, size=(n_boot, len(c)), replace=True).mean(axis=1)
+    lo, hi = np.percentile(f_means - c_means, [HARNESS_LOW, HARNESS_HIGH])
+    return gap, float(lo), float(hi)
+
+
+def harness_onset_gap_cis(filler_by_position: Mapping[str, Sequence[float]],
+                          real_by_position: Mapping[str, Sequence[float]], positions: Sequence[str],
+                          *, n_boot: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+                          rng: np.random.Generator | None = None) -> dict[str, tuple[float, float, float]]:
+    """:func:`harness_boot_gap_ci` per position of one target, one generator across them in order.
+
+    ``rng``: the generator to draw from (the harness's onset figure keeps one
+    ``default_rng(42)`` for every target in turn, ``plotting/fig_app_onset.py:25``);
+    default a new one from ``seed``."""
+    rng = rng if rng is not None else np.random.default_rng(seed)
+    return {p: harness_boot_gap_ci(filler_by_position.get(p, ()), real_by_position.get(p, ()), rng,
+                                   n_boot=n_boot) for p in positions}
+
+
+def harness_paired_bootstrap_ci(deltas: Sequence[float], *, n_boot: int = DEFAULT_RESAMPLES,
+                                seed: int = DEFAULT_SEED) -> tuple[float, float]:
+    """B7's percentile interval of the mean paired difference: ``random.Random(seed).randrange(n)``
+    n times per resample; interval = sorted replicates at ``int(0.025 B)`` and
+    ``int(0.975 B) − 1``."""
+    if len(deltas) == 0:
+        return math.nan, math.nan
+    rng = random.Random(seed)
+    n = len(deltas)
+    boots = sorted(sum(deltas[rng.randrange(n)] for _ in range(n)) / n for _ in range(n_boot))
+    return boots[int(0.025 * n_boot)], boots[int(0.975 * n_boot) - 1]
+
+
+def harness_clustered_bootstrap_ratio(real_by_position: Mapping[str, Sequence[float]],
+                                      filler_by_position: Mapping[str, Sequence[float]], *,
+                                      n_boot: int = DEFAULT_RESAMPLES,
+                                      seed: int = DEFAULT_SEED) -> tuple[float, float, float]:
+    """``(point, lo, hi)`` of the position-clustered ratio of means real / filler
+    (``plotting/fig_forest_stressors.py`` ``cluster_bootstrap_ratio``, ``:177-204``).
+
+    The positions both arms have, in sorted order; point = mean over them of
+    ``mean(real) / max(1, mean(filler))``. Each of ``n_boot`` resamples (``default_rng(seed)``)
+    draws positions with replacement (``integers(0, P, P)``), then for each drawn position
+    the real values with replacement and then the filler values (``integers(0, n, n)`` each);
+    statistic = the mean of the resampled ratios; interval = percentiles 2.5 / 97.5 (linear).
+    NaNs without a common position."""
+    common = sorted(set(real_by_position) & set(filler_by_position))
+    if not common:
+        return math.nan, math.nan, math.nan
+    rng = np.random.default_rng(seed)
+    real = [np.array(real_by_position[p], dtype=float) for p in common]
+    filler = [np.array(filler_by_position[p], dtype=float) for p in common]
+    point = float(np.mean([r.mean() / max(1.0, f.mean()) for r, f in zip(real, filler)]))
+    n_pos = len(common)
+    boots = np.empty(n_boot, dtype=float)
+    for b in range(n_boot):
+        ratios = []
+        for j in rng.integers(0, n_pos, size=n_pos):
+            r, f = real[j], filler[j]
+            r_mean = r[rng.integers(0, len(r), size=len(r))].mean()
+            ratios.append(r_mean / max(1.0, f[rng.integers(0, len(f), size=len(f))].mean()))
+        boots[b] = float(np.mean(ratios))
+    return point, float(np.percentile(boots, HARNESS_LOW)), float(np.percentile(boots, HARNESS_HIGH))

@@ -29,6 +29,9 @@ Intervals (``cluster``):
 
 Invalid verdicts (NaN scores) follow ``invalid``: ``"drop"`` (default, counted in
 ``n_invalid``), ``"zero"`` or ``"raise"``. Arms other than the two named are ignored.
+
+:func:`harness_drift_gap` is the authors' harness's (``PROTOCOL.md`` §9): the difference of
+the two arms' :func:`~contextecho.stats.bootstrap.harness_clustered_bootstrap_mean` points.
 """
 from __future__ import annotations
 
@@ -39,7 +42,7 @@ import pandas as pd
 
 from ._inputs import (DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, as_columns,
                       as_generator, codes, handle_invalid, require_columns)
-from .bootstrap import Statistic, ratio_of_sums, run_bootstrap
+from .bootstrap import HarnessInterval, Statistic, ratio_of_sums, run_bootstrap
 from .resampling import Resampling
 from .errors import EmptyArmError, StatsInputError, TooFewClustersError
 from .records import DriftGap
@@ -169,3 +172,9 @@ def drift_gap_table(cells: pd.DataFrame, by: str | Sequence[str], **options) -> 
             raise type(error)(f"{labels}: {error}") from error
         rows.append({**labels, **record.to_dict()})
     return pd.DataFrame(rows)
+
+
+def harness_drift_gap(filler: HarnessInterval, real: HarnessInterval) -> float:
+    """The panel forest's drift gap (Fig. 3): filler mean minus real-session mean of the two
+    point estimates (positive = drift)."""
+    return filler.mean - real.mean

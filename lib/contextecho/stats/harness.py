@@ -2,35 +2,21 @@
 
 The paper's numbers came from these procedures (``PROTOCOL.md`` §9); they are
 reproduced here with the same random generators, the same draws in the same order and
-the same arithmetic, so intervals and p-values equal the harness's exactly, not just
+the same arithmetic, so p-values equal the harness's exactly, not just
 in distribution. Our own estimators (:mod:`.drift`, :mod:`.permutation`) stay the
 recommended ones; these exist so a reader can check the paper's protocol.
 
-* :func:`clustered_bootstrap_mean` (panel forest, Fig. 3): per arm, ``numpy``
-  ``default_rng(seed)``; point = unweighted mean of the per-position means; each of
-  ``n_boot`` resamples draws positions with replacement (``integers(0, P, P)``), then
-  for each drawn position its scores with replacement (``integers(0, n, n)``);
-  statistic = mean of the resampled position means; interval = ``np.percentile``
-  2.5 / 97.5 (linear). Both arms restart from the seed. The drift gap is
-  ``mean(filler) − mean(real)`` of the two point estimates (:func:`drift_gap`).
-* :func:`boot_gap_ci` (onset, Fig. 15): unclustered; ``rng.choice`` resamples the
-  filler list then the real list (``n_boot`` rows each), interval = percentiles of
-  the difference of the row means. One generator is reused across the positions of a
-  target, in order, and across the targets in turn (:func:`onset_gap_cis` with ``rng``),
-  as the harness's onset figure keeps one module generator.
 * :func:`sign_flip_p` (``consolidate_12model_perm.paired_permutation``): CPython
   ``random.Random(seed)``; each resample flips every difference with
   ``random() < 0.5``; two-sided count of ``|mean| >= |observed|``; ``p = count / n``
   (``plus_one=True``: ``(count + 1) / (n + 1)``, the B7 ``perm_p`` variant).
-* :func:`paired_bootstrap_ci` (B7): ``random.Random(seed).randrange(n)`` n times per
-  resample; interval = sorted replicates at ``int(0.025 B)`` and ``int(0.975 B) − 1``.
 * :func:`paired_differences`: the B7 pairing — keys present in both arms, sorted,
   difference ``b − a``.
 * :func:`compliance_audit` (``analysis/audit_compliance_all_cells.py``) and
   :func:`stressor_forest` (``plotting/fig_forest_stressors.py``): the S2 compliance counts,
   length ratios and per-position rates of the harness's S2 analyses, and the stressor
-  forest's intervals: compliance by :func:`clustered_bootstrap_mean`, the length ratio by
-  :func:`clustered_bootstrap_ratio` (the same two-stage draws, real arm before filler arm
+  forest's intervals: compliance by :func:`~.bootstrap.harness_clustered_bootstrap_mean`, the length
+  ratio by :func:`~.bootstrap.harness_clustered_bootstrap_ratio` (the same two-stage draws, real arm before filler arm
   within each drawn position, positions in sorted order).
 * Holm: :func:`contextecho.stats.multiple.holm` is the same step-down (sorted
   ascending with a stable sort, ``(m − i) p``, running maximum, capped at 1) on finite
@@ -64,75 +50,7 @@ from typing import Any
 import numpy as np
 
 from ._inputs import DEFAULT_RESAMPLES, DEFAULT_SEED
-
-LOW, HIGH = 2.5, 97.5
-
-
-@dataclass(frozen=True)
-class HarnessInterval:
-    """A point estimate with the harness's 95% interval; ``n`` counts the scores."""
-
-    mean: float
-    lo: float
-    hi: float
-    n: int
-
-
-def clustered_bootstrap_mean(by_position: Mapping[str, Sequence[float]], *,
-                             n_boot: int = DEFAULT_RESAMPLES,
-                             seed: int = DEFAULT_SEED) -> HarnessInterval:
-    """Two-stage (positions, then scores within each drawn position) bootstrap of the
-    position-equal-weighted mean; positions in the mapping's order."""
-    if not by_position:
-        return HarnessInterval(math.nan, math.nan, math.nan, 0)
-    rng = np.random.default_rng(seed)
-    positions = list(by_position)
-    arrays = [np.array(by_position[p], dtype=float) for p in positions]
-    n_pos = len(positions)
-    point = float(np.mean([a.mean() for a in arrays]))
-    boots = np.empty(n_boot, dtype=float)
-    for b in range(n_boot):
-        means = []
-        for j in rng.integers(0, n_pos, size=n_pos):
-            values = arrays[j]
-            means.append(values[rng.integers(0, len(values), size=len(values))].mean())
-        boots[b] = float(np.mean(means))
-    return HarnessInterval(point, float(np.percentile(boots, LOW)),
-                           float(np.percentile(boots, HIGH)), sum(len(a) for a in arrays))
-
-
-def drift_gap(filler: HarnessInterval, real: HarnessInterval) -> float:
-    """The forest's drift gap: filler mean minus real-session mean (positive = drift)."""
-    return filler.mean - real.mean
-
-
-def boot_gap_ci(filler: Sequence[float], real: Sequence[float], rng: np.random.Generator,
-                *, n_boot: int = DEFAULT_RESAMPLES) -> tuple[float, float, float]:
-    """``(gap, lo, hi)`` of ``mean(filler) − mean(real)``, unclustered, drawing from ``rng``
-    (NaNs and no draws when either list is empty)."""
-    if len(filler) == 0 or len(real) == 0:
-        return math.nan, math.nan, math.nan
-    f = np.array(filler, dtype=float)
-    c = np.array(real, dtype=float)
-    gap = float(f.mean() - c.mean())
-    f_means = rng.choice(f, size=(n_boot, len(f)), replace=True).mean(axis=1)
-    c_means = rng.choice(c, size=(n_boot, len(c)), replace=True).mean(axis=1)
-    lo, hi = np.percentile(f_means - c_means, [LOW, HIGH])
-    return gap, float(lo), float(hi)
-
-
-def onset_gap_cis(filler_by_position: Mapping[str, Sequence[float]],
-                  real_by_position: Mapping[str, Sequence[float]], positions: Sequence[str],
-                  *, n_boot: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
-                  rng: np.random.Generator | None = None) -> dict[str, tuple[float, float, float]]:
-    """:func:`boot_gap_ci` per position of one target, one generator across them in order.
-
-    ``rng``: the generator to draw from (the harness's onset figure keeps one
-    ``default_rng(42)`` for every target in turn, ``plotting/fig_app_onset.py:25``);
-    default a new one from ``seed``."""
-    rng = rng if rng is not None else np.random.default_rng(seed)
-    return {p: boot_gap_ci(filler_by_position.get(p, ()), real_by_position.get(p, ()), rng,
-                           n_boot=n_boot) for p in positions}
+from .bootstrap import harness_clustered_bootstrap_mean, harness_clustered_bootstrap_ratio
 
 
 def sign_flip_p(deltas: Sequence[float], *, n_resamples: int = DEFAULT_RESAMPLES,
@@ -156,17 +74,6 @@ def sign_flip_p(deltas: Sequence[float], *, n_resamples: int = DEFAULT_RESAMPLES
 def paired_differences(a: Mapping[str, float], b: Mapping[str, float]) -> list[float]:
     """``b[k] − a[k]`` for the keys in both mappings, in sorted key order."""
     return [b[k] - a[k] for k in sorted(set(a) & set(b))]
-
-
-def paired_bootstrap_ci(deltas: Sequence[float], *, n_boot: int = DEFAULT_RESAMPLES,
-                        seed: int = DEFAULT_SEED) -> tuple[float, float]:
-    """B7's percentile interval of the mean paired difference (order statistics)."""
-    if len(deltas) == 0:
-        return math.nan, math.nan
-    rng = random.Random(seed)
-    n = len(deltas)
-    boots = sorted(sum(deltas[rng.randrange(n)] for _ in range(n)) / n for _ in range(n_boot))
-    return boots[int(0.025 * n_boot)], boots[int(0.975 * n_boot) - 1]
 
 
 def holm_adjusted(p_values: Mapping[str, float] | Sequence[tuple[str, float]]) -> dict[str, float]:
@@ -341,38 +248,6 @@ def compliance_audit(cells: Sequence[StressorCell], targets: Sequence[str] = (),
     return out
 
 
-def clustered_bootstrap_ratio(real_by_position: Mapping[str, Sequence[float]],
-                              filler_by_position: Mapping[str, Sequence[float]], *,
-                              n_boot: int = DEFAULT_RESAMPLES,
-                              seed: int = DEFAULT_SEED) -> tuple[float, float, float]:
-    """``(point, lo, hi)`` of the position-clustered ratio of means real / filler
-    (``plotting/fig_forest_stressors.py`` ``cluster_bootstrap_ratio``, ``:177-204``).
-
-    The positions both arms have, in sorted order; point = mean over them of
-    ``mean(real) / max(1, mean(filler))``. Each of ``n_boot`` resamples (``default_rng(seed)``)
-    draws positions with replacement (``integers(0, P, P)``), then for each drawn position
-    the real values with replacement and then the filler values (``integers(0, n, n)`` each);
-    statistic = the mean of the resampled ratios; interval = percentiles 2.5 / 97.5 (linear).
-    NaNs without a common position."""
-    common = sorted(set(real_by_position) & set(filler_by_position))
-    if not common:
-        return math.nan, math.nan, math.nan
-    rng = np.random.default_rng(seed)
-    real = [np.array(real_by_position[p], dtype=float) for p in common]
-    filler = [np.array(filler_by_position[p], dtype=float) for p in common]
-    point = float(np.mean([r.mean() / max(1.0, f.mean()) for r, f in zip(real, filler)]))
-    n_pos = len(common)
-    boots = np.empty(n_boot, dtype=float)
-    for b in range(n_boot):
-        ratios = []
-        for j in rng.integers(0, n_pos, size=n_pos):
-            r, f = real[j], filler[j]
-            r_mean = r[rng.integers(0, len(r), size=len(r))].mean()
-            ratios.append(r_mean / max(1.0, f[rng.integers(0, len(f), size=len(f))].mean()))
-        boots[b] = float(np.mean(ratios))
-    return point, float(np.percentile(boots, LOW)), float(np.percentile(boots, HIGH))
-
-
 def stressor_forest(cells: Sequence[StressorCell], positions: Sequence[str], *,
                     n_boot: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> dict:
     """The no-anchor rows of ``plotting/fig_forest_stressors.py`` for one target's S2 cells
@@ -380,10 +255,10 @@ def stressor_forest(cells: Sequence[StressorCell], positions: Sequence[str], *,
     enters only with cells in both arms; within a position the cells in item order, as the
     harness reads its variant folders sorted by name): per position each arm's compliance
     (%), mean length and count; ``fi_c`` / ``cl_c`` with ``_lo`` / ``_hi`` = the filler /
-    real compliance (%) by :func:`clustered_bootstrap_mean` of 100 per compliant reply and 0
+    real compliance (%) by :func:`~.bootstrap.harness_clustered_bootstrap_mean` of 100 per compliant reply and 0
     otherwise (the harness's ``cluster_bootstrap_compliance``, ``:156-174``: the same draws
     and, with integer-valued scores, the same sums), ``compliance_drop`` = ``fi_c − cl_c``;
-    ``cl_r`` with ``_lo`` / ``_hi`` = :func:`clustered_bootstrap_ratio` of the reply lengths
+    ``cl_r`` with ``_lo`` / ``_hi`` = :func:`~.bootstrap.harness_clustered_bootstrap_ratio` of the reply lengths
     (``length_inflation``). Each bootstrap starts from ``seed``."""
     per_position, compliance, lengths = {}, {a: {} for a in ARMS}, {a: {} for a in ARMS}
     for pos in positions:
@@ -400,9 +275,9 @@ def stressor_forest(cells: Sequence[StressorCell], positions: Sequence[str], *,
             "claude_mean_len": float(np.mean(lengths["real"][pos])),
             "filler_mean_len": float(np.mean(lengths["filler"][pos])),
             "n_claude": len(arm["real"]), "n_filler": len(arm["filler"])}
-    fi = clustered_bootstrap_mean(compliance["filler"], n_boot=n_boot, seed=seed)
-    cl = clustered_bootstrap_mean(compliance["real"], n_boot=n_boot, seed=seed)
-    cl_r, cl_r_lo, cl_r_hi = clustered_bootstrap_ratio(lengths["real"], lengths["filler"], n_boot=n_boot, seed=seed)
+    fi = harness_clustered_bootstrap_mean(compliance["filler"], n_boot=n_boot, seed=seed)
+    cl = harness_clustered_bootstrap_mean(compliance["real"], n_boot=n_boot, seed=seed)
+    cl_r, cl_r_lo, cl_r_hi = harness_clustered_bootstrap_ratio(lengths["real"], lengths["filler"], n_boot=n_boot, seed=seed)
     return {"per_position": per_position, "fi_c": fi.mean, "fi_c_lo": fi.lo, "fi_c_hi": fi.hi,
             "cl_c": cl.mean, "cl_c_lo": cl.lo, "cl_c_hi": cl.hi, "compliance_drop": fi.mean - cl.mean,
             "cl_r": cl_r, "cl_r_lo": cl_r_lo, "cl_r_hi": cl_r_hi, "length_inflation": cl_r}
