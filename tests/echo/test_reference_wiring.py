@@ -26,7 +26,7 @@ from contextecho.engine.paths import REPO_ROOT, shared_dir
 from contextecho.sessions.redaction import redact
 from contextecho.stats import variance_decomposition
 from contextecho.stats.bootstrap import harness_clustered_bootstrap_mean
-from contextecho.stats.harness import sign_flip_p
+from contextecho.stats.permutation import harness_sign_flip_p
 
 REFERENCE_TAG = protocol("reference").key()
 
@@ -233,7 +233,7 @@ def test_harness_table_equals_the_harness_procedures_and_holm():
         wide = g.pivot_table(index=["step", "item"], columns="arm", values="score").dropna()
         deltas = list(wide["filler"] - wide["real"])
         assert row["n_pairs"] == len(deltas)
-        assert row["perm_p"] == sign_flip_p(deltas, n_resamples=500, seed=42)[1]
+        assert row["perm_p"] == harness_sign_flip_p(deltas, n_resamples=500, seed=42)[1]
         assert row["gap"] == pytest.approx(row["filler_mean"] - row["real_mean"])
     assert table["n_pairs"].tolist()[0] == 8
     expected_holm = multipletests(table["perm_p"], method="holm")[1]
@@ -242,13 +242,13 @@ def test_harness_table_equals_the_harness_procedures_and_holm():
 
 def test_sign_flip_on_hand_data():
     # Three equal positive differences: only the two all-same-sign flips reach |mean| = 1,
-    # so p is about 2/8; with the harness's generator it is what sign_flip_p gives.
+    # so p is about 2/8; with the harness's generator it is what harness_sign_flip_p gives.
     table = panel.harness_table(pd.DataFrame([
         {"target": "t", "session": "S1", "step": s, "position": f"p{s}", "item": "C01", "replicate": 0,
          "arm": arm, "score": float(arm == "filler")} for s in (1, 2, 3) for arm in ("real", "filler")]),
         n_resamples=10_000, seed=42)
     assert table["perm_p"].iloc[0] == pytest.approx(0.25, abs=0.02)
-    assert table["perm_p"].iloc[0] == sign_flip_p([1.0, 1.0, 1.0], n_resamples=10_000, seed=42)[1]
+    assert table["perm_p"].iloc[0] == harness_sign_flip_p([1.0, 1.0, 1.0], n_resamples=10_000, seed=42)[1]
 
 
 def test_verbosity_variance_is_the_variance_decomposition_of_the_log_ratios():

@@ -15,7 +15,7 @@ from contextecho.echo.reference.filler import make_filler
 from contextecho.engine.record import EMPTY_RESPONSE, ERROR, OK, CallRecord
 from contextecho.experiments import continuation
 from contextecho.sessions.redaction import Redactor
-from contextecho.stats.harness import sign_flip_p
+from contextecho.stats.permutation import harness_sign_flip_p
 
 EMAIL = "jane.roe@example.org"
 
@@ -171,7 +171,7 @@ def test_contrasts_complete_case_and_itt_by_hand():
     assert (cc["n"], cc["delta"]) == (2, pytest.approx(0.125))  # cuts 0 and 3: 0.25, 0.0
     itt = rows[("recent3K − gpt5_3K", "itt")]
     assert (itt["n"], itt["delta"]) == (4, pytest.approx((0.25 + 1.0 - 0.5 + 0.0) / 4))
-    assert itt["p"] == sign_flip_p([0.25, 1.0, -0.5, 0.0], n_resamples=2000, seed=42)[1]
+    assert itt["p"] == harness_sign_flip_p([0.25, 1.0, -0.5, 0.0], n_resamples=2000, seed=42)[1]
     assert itt["ci_low"] <= itt["delta"] <= itt["ci_high"]
     none = rows[("recent3K − scratch", "complete_case")]
     assert none["n"] == 0 and math.isnan(none["delta"]) and none["note"].startswith("not estimable")

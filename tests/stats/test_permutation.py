@@ -1,4 +1,5 @@
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -6,6 +7,8 @@ from scipy import stats
 
 from contextecho.stats import (DegenerateDataError, EmptyArmError, InvalidScoreError,
                                sign_flip_test, wilcoxon_test)
+from contextecho.stats.permutation import (harness_exact_sign_flip_p, harness_sign_flip_p,
+                                           harness_sign_flip_summary)
 
 
 def scipy_paired(x, y, alternative, n_resamples=np.inf, rng=None):
@@ -99,3 +102,61 @@ def test_wilcoxon_matches_scipy_and_brute_force():
 def test_wilcoxon_all_zero_is_an_error():
     with pytest.raises(DegenerateDataError):
         wilcoxon_test([0.5, 1.0], [0.5, 1.0])
+
+
+# ---------------------------------------------------------------- the harness's sign-flip test
+# Hand-computed cases, exact enumeration and scipy; bit-for-bit equality with the authors' code
+# is checked on their own outputs by the conformance test (tests/conformance/test_functions.py).
+
+def _exact_sign_flip_p(deltas):
+    n = len(deltas)
+    observed = abs(sum(deltas) / n)
+    hits = sum(abs(sum(s * d for s, d in zip(signs, deltas)) / n) >= observed - 1e-12
+               for signs in itertools.product((1, -1), repeat=n))
+    return hits / 2 ** n
+
+
+@pytest.mark.parametrize("deltas", [[1, 2, 0, -1, 1, 2, 1, 0, 1, 3], [1, -1, 2, -2, 0, 1, -1, 1]])
+def test_harness_sign_flip_matches_exact_enumeration(deltas):
+    exact = _exact_sign_flip_p(deltas)
+    observed, p = harness_sign_flip_p(deltas, n_resamples=20_000, seed=5)
+    assert observed == pytest.approx(sum(deltas) / len(deltas))
+    assert p == pytest.approx(exact, abs=4 * math.sqrt(exact * (1 - exact) / 20_000) + 1e-3)
+
+
+def test_harness_sign_flip_plus_one_and_edges():
+    deltas = [1, 1, 0, 2, -1]
+    _, p = harness_sign_flip_p(deltas, n_resamples=999, seed=1)
+    _, p1 = harness_sign_flip_p(deltas, n_resamples=999, seed=1, plus_one=True)
+    assert p1 == pytest.approx((p * 999 + 1) / 1000)
+    assert harness_sign_flip_p([0, 0, 0], n_resamples=50)[1] == 1.0   # every flip ties
+    assert all(math.isnan(v) for v in harness_sign_flip_p([]))
+
+
+def test_harness_exact_sign_flip_p_by_enumeration_by_hand():
+    # six non-zero differences, five positive, the negative one smallest: of the 64 sign
+    # patterns only all-positive, the observed one and their mirror images reach |mean|.
+    deltas = [0.5, 0.4, 0.3, 0.2, 0.6, -0.1]
+    assert harness_exact_sign_flip_p(deltas) == 4 / 64
+    assert harness_exact_sign_flip_p([0.0, 0.0]) == 1.0
+    assert math.isnan(harness_exact_sign_flip_p([]))
+
+
+def test_harness_exact_sign_flip_p_agrees_with_scipy_permutation_test():
+    rng = np.random.default_rng(3)
+    deltas = list(np.round(rng.normal(0.1, 0.3, size=9), 3))
+    ref = stats.permutation_test((np.array(deltas),), np.mean, permutation_type="samples",
+                                 alternative="two-sided", n_resamples=np.inf)
+    assert harness_exact_sign_flip_p(deltas) == pytest.approx(ref.pvalue, abs=1e-12)
+
+
+def test_harness_sign_flip_summary_counts_and_limits():
+    s = harness_sign_flip_summary([0.5, 0.0, -0.25, 0.5], n_resamples=2000, seed=42)
+    assert (s["n"], s["n_nonzero"], s["n_positive"], s["n_negative"]) == (4, 3, 2, 1)
+    assert s["delta_mean"] == pytest.approx(0.1875)
+    assert s["p"] == harness_sign_flip_p([0.5, 0.0, -0.25, 0.5], n_resamples=2000, seed=42)[1]
+    assert s["exact_p"] == harness_exact_sign_flip_p([0.5, 0.0, -0.25, 0.5])
+    many = harness_sign_flip_summary([0.1 * (i + 1) for i in range(12)], n_resamples=2000)
+    assert math.isnan(many["exact_p"])  # 2**12 patterns exceed the 2,000 resamples
+    empty = harness_sign_flip_summary([])
+    assert empty["n"] == 0 and math.isnan(empty["delta_mean"]) and math.isnan(empty["p"])

@@ -34,6 +34,7 @@ from ..sessions.errors import SessionFormatError
 from ..stats import harness
 from ..stats.bootstrap import harness_clustered_bootstrap_mean, harness_onset_gap_cis, harness_paired_bootstrap_ci
 from ..stats.drift import harness_drift_gap
+from ..stats.permutation import harness_sign_flip_p
 from ..engine.registry import UnknownNameError
 from ..echo.reference.filler import filler_for, make_filler
 from ..echo.reference.judge import parse_verdict, parse_verdict_b3
@@ -208,7 +209,7 @@ def _stats_target(cells: list[dict], positions: list[str], expected: dict,
         e = expected["consolidate_paired_permutation"]
         n, seed = e.get("n_resamples", 10_000), e.get("seed", 42)
         deltas = _cell_deltas(cells, target)
-        observed, p = harness.sign_flip_p(deltas, n_resamples=n, seed=seed)
+        observed, p = harness_sign_flip_p(deltas, n_resamples=n, seed=seed)
         out["consolidate_paired_permutation"] = {
             "deltas_filler_minus_claude": deltas, "observed_mean": observed,
             "p_two_sided": p, "n_resamples": n, "seed": seed}
@@ -217,7 +218,7 @@ def _stats_target(cells: list[dict], positions: list[str], expected: dict,
         n, seed = e.get("n", 10_000), e.get("seed", 42)
         deltas = harness.paired_differences(_string_keyed(cells, target, REAL),
                                             _string_keyed(cells, target, FILLER))
-        delta, p = harness.sign_flip_p(deltas, n_resamples=n, seed=seed, plus_one=True)
+        delta, p = harness_sign_flip_p(deltas, n_resamples=n, seed=seed, plus_one=True)
         lo, hi = harness_paired_bootstrap_ci(deltas, n_boot=n, seed=seed)
         out["b7_variants"] = {"perm_p_plus_one": {"delta": delta, "p": p},
                               "paired_bootstrap_ci": {"lo": lo, "hi": hi},

@@ -41,7 +41,8 @@ from ..sessions.redaction import Redactor
 from ..sessions.selection import corpus_rows, session_file
 from ..stats.bootstrap import bootstrap_mean
 from ..stats.errors import StatsInputError
-from ..stats.harness import paired_cuts, sign_flip_p, sign_flip_summary
+from ..stats.harness import paired_cuts
+from ..stats.permutation import harness_sign_flip_p, harness_sign_flip_summary
 from . import spine
 from .parameter_sets import PROTOCOL_NAMES, ServingParameters
 from .protocol_record import PROTOCOL, differences_from, divergence_variables
@@ -342,14 +343,14 @@ def _harness_contrast(g: pd.DataFrame, a: str, b: str, *, n_resamples: int, seed
     out = {}
     for analysis, fill in (("complete_case", None), ("itt_zero_fill", 0.0)):
         cuts, deltas = paired_cuts(_arm_values(g, a, by="cut"), _arm_values(g, b, by="cut"), fill=fill)
-        s = sign_flip_summary(deltas, n_resamples=n_resamples, seed=seed)
+        s = harness_sign_flip_summary(deltas, n_resamples=n_resamples, seed=seed)
         out[analysis] = {"cuts": cuts, "deltas": deltas, "n": s["n"], "delta_mean": _json_number(s["delta_mean"]),
                          f"p_sign_flip_{n_resamples}_seed{seed}": _json_number(s["p"]),
                          "n_nonzero": s["n_nonzero"], "n_positive": s["n_positive"], "n_negative": s["n_negative"],
                          "exact_sign_flip_p_fixture_writer": _json_number(s["exact_p"])}
         if (a, b) == PRIMARY:
             out[analysis][f"p_sign_flip_harness_default_{HARNESS_DEFAULT_RESAMPLES}_seed{seed}"] = _json_number(
-                sign_flip_p(deltas, n_resamples=HARNESS_DEFAULT_RESAMPLES, seed=seed)[1]) if deltas else None
+                harness_sign_flip_p(deltas, n_resamples=HARNESS_DEFAULT_RESAMPLES, seed=seed)[1]) if deltas else None
     return out
 
 
@@ -385,14 +386,14 @@ def contrast_rows(frame: pd.DataFrame, *, n_resamples: int, seed: int, stratum: 
         for a, b in CONTRASTS:
             for analysis, fill in ANALYSES:
                 cuts, deltas = paired_cuts(_arm_values(g, a), _arm_values(g, b), fill=fill)
-                s = sign_flip_summary(deltas, n_resamples=n_resamples, seed=seed)
+                s = harness_sign_flip_summary(deltas, n_resamples=n_resamples, seed=seed)
                 row = {"target": target, "contrast": f"{a} − {b}", "analysis": analysis, "stratum": stratum,
                        "n": s["n"], "delta": s["delta_mean"], "ci_low": math.nan, "ci_high": math.nan,
                        "p": s["p"], "exact_p": s["exact_p"], "positive": s["n_positive"],
                        "negative": s["n_negative"], "note": ""}
                 if (a, b) == PRIMARY:
-                    row["p_harness_default"] = sign_flip_p(deltas, n_resamples=HARNESS_DEFAULT_RESAMPLES,
-                                                           seed=seed)[1] if deltas else math.nan
+                    row["p_harness_default"] = harness_sign_flip_p(deltas, n_resamples=HARNESS_DEFAULT_RESAMPLES,
+                                                                   seed=seed)[1] if deltas else math.nan
                 sessions = [c[0] for c in cuts]
                 try:  # cuts of one session resampled alone; of several, clustered by session
                     est = bootstrap_mean(deltas, clusters=sessions if len(set(sessions)) > 1 else None,

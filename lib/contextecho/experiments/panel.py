@@ -45,7 +45,7 @@ from ..stats.units import complete_units, unit_gaps
 from ..stats.variance import variance_decomposition
 from ..engine.counts import Counts
 from ..stats.bootstrap import harness_clustered_bootstrap_mean
-from ..stats.harness import sign_flip_p
+from ..stats.permutation import harness_sign_flip_p
 from . import spine
 from .parameter_sets import JudgedParameters, REFERENCE_JUDGE
 from .distributions import DISTRIBUTIONS, distribution_report
@@ -180,7 +180,7 @@ def harness_table(primary: pd.DataFrame, *, n_resamples: int, seed: int, failure
         pairs = g[g["score"].notna()].pivot_table(index=["session", "step", "item", "replicate"], columns="arm",
                                                   values="score", aggfunc="first").dropna()
         deltas = list(pairs["filler"] - pairs["real"]) if {"real", "filler"} <= set(pairs.columns) else []
-        _, p = sign_flip_p(deltas, n_resamples=n_resamples, seed=seed)
+        _, p = harness_sign_flip_p(deltas, n_resamples=n_resamples, seed=seed)
         row = {"target": target,
                "real_mean": arms["real"].mean, "real_lo": arms["real"].lo, "real_hi": arms["real"].hi,
                "filler_mean": arms["filler"].mean, "filler_lo": arms["filler"].lo,

@@ -6,10 +6,6 @@ the same arithmetic, so p-values equal the harness's exactly, not just
 in distribution. Our own estimators (:mod:`.drift`, :mod:`.permutation`) stay the
 recommended ones; these exist so a reader can check the paper's protocol.
 
-* :func:`sign_flip_p` (``consolidate_12model_perm.paired_permutation``): CPython
-  ``random.Random(seed)``; each resample flips every difference with
-  ``random() < 0.5``; two-sided count of ``|mean| >= |observed|``; ``p = count / n``
-  (``plus_one=True``: ``(count + 1) / (n + 1)``, the B7 ``perm_p`` variant).
 * :func:`paired_differences`: the B7 pairing — keys present in both arms, sorted,
   difference ``b − a``.
 * :func:`compliance_audit` (``analysis/audit_compliance_all_cells.py``) and
@@ -25,24 +21,17 @@ recommended ones; these exist so a reader can check the paper's protocol.
 * :func:`consolidate_contrasts` (``analysis/consolidate_12model_perm.py``): the e02
   content-position runs of a panel, each condition against ``scratch`` per probe
   (:func:`content_position_contrast`: the run's own paired result where it has one,
-  else :func:`sign_flip_p` of the per-probe differences of valid scores), Holm within
+  else :func:`~.permutation.harness_sign_flip_p` of the per-probe differences of valid scores), Holm within
   each target and across the panel.
-* :func:`paired_cuts` and :func:`sign_flip_summary`: the tool-call continuation's paired
-  analysis (e07; the paper's Δ M2, its ITT recomputation and its strata, whose script is
-  not in the release: composed from the harness's metrics fields around :func:`sign_flip_p`
-  with the appendix's 20,000 resamples and seed 42). A cut is paired when both arms were
+* :func:`paired_cuts`: the tool-call continuation's pairs. A cut is paired when both arms were
   generated there (the harness writes no metrics file for a cut whose runner raised);
   complete case keeps the pairs where both similarities exist (M2 is None without a call or
   with another tool than the ground truth), ITT scores a missing similarity 0. Pairs are
-  taken in ascending cut order, which fixes the random stream. Beside the Monte Carlo p, an
-  exact one (:func:`exact_sign_flip_p`: :func:`sign_flip_p`'s comparison over all ``2**m``
-  sign patterns of the ``m`` non-zero differences) where ``2**m`` is at most the resamples.
+  taken in ascending cut order, which fixes the random stream.
 """
 from __future__ import annotations
 
-import itertools
 import math
-import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -51,24 +40,7 @@ import numpy as np
 
 from ._inputs import DEFAULT_RESAMPLES, DEFAULT_SEED
 from .bootstrap import harness_clustered_bootstrap_mean, harness_clustered_bootstrap_ratio
-
-
-def sign_flip_p(deltas: Sequence[float], *, n_resamples: int = DEFAULT_RESAMPLES,
-                seed: int = DEFAULT_SEED, plus_one: bool = False) -> tuple[float, float]:
-    """``(observed mean, two-sided p)`` of the sign-flip test on paired differences."""
-    if len(deltas) == 0:
-        return math.nan, math.nan
-    rng = random.Random(seed)
-    n = len(deltas)
-    observed = sum(deltas) / n
-    count = 0
-    for _ in range(n_resamples):
-        flipped = sum(d if rng.random() < 0.5 else -d for d in deltas) / n
-        if abs(flipped) >= abs(observed):
-            count += 1
-    if plus_one:
-        return observed, (count + 1) / (n_resamples + 1)
-    return observed, count / n_resamples
+from .permutation import harness_sign_flip_p
 
 
 def paired_differences(a: Mapping[str, float], b: Mapping[str, float]) -> list[float]:
@@ -153,13 +125,13 @@ def content_position_contrast(run: Mapping[str, Any], condition: str, baseline: 
     ``paired_vs_scratch`` entry for the condition when it has one (``mean_diff_vs_scratch``,
     ``p_raw``, ``n_pairs`` defaulting to 25, as stored); else the per-probe differences
     condition − baseline over the probes valid in both (:func:`paired_differences`) and
-    their :func:`sign_flip_p` (NaN, NaN, 0 without pairs)."""
+    their :func:`~.permutation.harness_sign_flip_p` (NaN, NaN, 0 without pairs)."""
     stored = run.get("paired_vs_scratch")
     if stored and condition in stored:
         entry = stored[condition]
         return entry.get("mean_diff_vs_scratch"), entry.get("p_raw"), entry.get("n_pairs", 25)
     deltas = paired_differences(content_position_scores(run, baseline), content_position_scores(run, condition))
-    delta, p = sign_flip_p(deltas, n_resamples=n_resamples, seed=seed)
+    delta, p = harness_sign_flip_p(deltas, n_resamples=n_resamples, seed=seed)
     return delta, p, len(deltas)
 
 
@@ -296,33 +268,3 @@ def paired_cuts(a: Mapping[Any, float | None], b: Mapping[Any, float | None], *,
         cuts.append(cut)
         deltas.append((fill if x is None else x) - (fill if y is None else y))
     return cuts, deltas
-
-
-def exact_sign_flip_p(deltas: Sequence[float]) -> float:
-    """:func:`sign_flip_p` over every sign pattern instead of random ones: the share of the
-    ``2**m`` patterns of the ``m`` non-zero differences whose mean (summed in order, over all
-    ``n`` differences, as the harness sums) is at least the observed mean in absolute value;
-    exact float comparison, as the harness compares. NaN without differences."""
-    if not deltas:
-        return math.nan
-    n = len(deltas)
-    observed = abs(sum(deltas) / n)
-    nonzero = [float(d) for d in deltas if d != 0]
-    hits = sum(abs(sum(s * d for s, d in zip(signs, nonzero)) / n) >= observed
-               for signs in itertools.product((1, -1), repeat=len(nonzero)))
-    return hits / 2 ** len(nonzero)
-
-
-def sign_flip_summary(deltas: Sequence[float], *, n_resamples: int = 20_000, seed: int = DEFAULT_SEED
-                      ) -> dict[str, Any]:
-    """The paired analysis of ``deltas`` (module doc): ``n``, ``delta_mean`` and ``p``
-    (:func:`sign_flip_p` with ``n_resamples`` and ``seed``; NaN without pairs), the counts
-    of non-zero, positive and negative differences, and ``exact_p``: the exact two-sided
-    sign-flip p where ``2**n_nonzero <= n_resamples`` (NaN otherwise, or without pairs)."""
-    deltas = [float(d) for d in deltas]
-    nonzero = [d for d in deltas if d != 0]
-    mean, p = sign_flip_p(deltas, n_resamples=n_resamples, seed=seed)
-    exact = exact_sign_flip_p(deltas) if deltas and 2 ** len(nonzero) <= n_resamples else math.nan
-    return {"n": len(deltas), "delta_mean": mean, "p": p, "n_nonzero": len(nonzero),
-            "n_positive": sum(d > 0 for d in deltas), "n_negative": sum(d < 0 for d in deltas),
-            "exact_p": exact}

@@ -22,8 +22,19 @@ difference; its null distribution is the mean of ``s_i d_i`` over sign patterns
 Wilcoxon signed-rank (:func:`wilcoxon_test`) delegates to ``scipy.stats.wilcoxon``
 (zero differences dropped, ``zero_method="wilcox"``) and raises
 :class:`DegenerateDataError` when every difference is zero.
+
+The ``harness_`` functions are the authors' harness's own sign-flip test (``PROTOCOL.md``
+§9), call for call: the same generator, the same draws in the same order and the same
+arithmetic, so their p-values equal the paper's exactly, not just in distribution.
+:func:`sign_flip_test` stays the recommended one.
 """
 from __future__ import annotations
+
+import itertools
+import math
+import random
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -133,3 +144,60 @@ def wilcoxon_test(x, y=None, *, alternative: str = "two-sided",
     return PermutationTest(statistic=float(res.statistic), p_value=float(res.pvalue), n=len(d),
                            n_nonzero=m, alternative=alternative, method=f"wilcoxon ({method})",
                            n_resamples=None, seed=None)
+
+
+def harness_sign_flip_p(deltas: Sequence[float], *, n_resamples: int = DEFAULT_RESAMPLES,
+                        seed: int = DEFAULT_SEED, plus_one: bool = False) -> tuple[float, float]:
+    """``(observed mean, two-sided p)`` of the harness's sign-flip test on paired differences
+    (``consolidate_12model_perm.paired_permutation``): CPython ``random.Random(seed)``; each
+    resample flips every difference with ``random() < 0.5``; two-sided count of
+    ``|mean| >= |observed|``; ``p = count / n`` (``plus_one=True``: ``(count + 1) / (n + 1)``,
+    the B7 ``perm_p`` variant)."""
+    if len(deltas) == 0:
+        return math.nan, math.nan
+    rng = random.Random(seed)
+    n = len(deltas)
+    observed = sum(deltas) / n
+    count = 0
+    for _ in range(n_resamples):
+        flipped = sum(d if rng.random() < 0.5 else -d for d in deltas) / n
+        if abs(flipped) >= abs(observed):
+            count += 1
+    if plus_one:
+        return observed, (count + 1) / (n_resamples + 1)
+    return observed, count / n_resamples
+
+
+def harness_exact_sign_flip_p(deltas: Sequence[float]) -> float:
+    """:func:`harness_sign_flip_p` over every sign pattern instead of random ones: the share of
+    the ``2**m`` patterns of the ``m`` non-zero differences whose mean (summed in order, over all
+    ``n`` differences, as the harness sums) is at least the observed mean in absolute value;
+    exact float comparison, as the harness compares. NaN without differences."""
+    if not deltas:
+        return math.nan
+    n = len(deltas)
+    observed = abs(sum(deltas) / n)
+    nonzero = [float(d) for d in deltas if d != 0]
+    hits = sum(abs(sum(s * d for s, d in zip(signs, nonzero)) / n) >= observed
+               for signs in itertools.product((1, -1), repeat=len(nonzero)))
+    return hits / 2 ** len(nonzero)
+
+
+def harness_sign_flip_summary(deltas: Sequence[float], *, n_resamples: int = 20_000,
+                              seed: int = DEFAULT_SEED) -> dict[str, Any]:
+    """The tool-call continuation's paired analysis of ``deltas`` (e07; the paper's Δ M2, its ITT
+    recomputation and its strata, whose script is not in the release: composed from the
+    harness's metrics fields around :func:`harness_sign_flip_p` with the appendix's 20,000
+    resamples and seed 42; the pairs from :func:`~contextecho.stats.paired.harness_paired_cuts`).
+
+    ``n``, ``delta_mean`` and ``p`` (:func:`harness_sign_flip_p` with ``n_resamples`` and
+    ``seed``; NaN without pairs), the counts of non-zero, positive and negative differences,
+    and beside the Monte Carlo p an exact one, ``exact_p`` (:func:`harness_exact_sign_flip_p`)
+    where ``2**n_nonzero <= n_resamples`` (NaN otherwise, or without pairs)."""
+    deltas = [float(d) for d in deltas]
+    nonzero = [d for d in deltas if d != 0]
+    mean, p = harness_sign_flip_p(deltas, n_resamples=n_resamples, seed=seed)
+    exact = harness_exact_sign_flip_p(deltas) if deltas and 2 ** len(nonzero) <= n_resamples else math.nan
+    return {"n": len(deltas), "delta_mean": mean, "p": p, "n_nonzero": len(nonzero),
+            "n_positive": sum(d > 0 for d in deltas), "n_negative": sum(d < 0 for d in deltas),
+            "exact_p": exact}
