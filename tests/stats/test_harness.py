@@ -13,7 +13,6 @@ from scipy import stats
 
 from contextecho.stats import harness
 from contextecho.stats.bootstrap import harness_clustered_bootstrap_mean, harness_clustered_bootstrap_ratio
-from contextecho.stats.multiple import holm
 from contextecho.stats.permutation import harness_sign_flip_p
 
 
@@ -21,38 +20,6 @@ def test_paired_differences_use_common_sorted_keys():
     a = {"p2": 1, "p1": 3, "only_a": 0}
     b = {"p1": 2, "p2": 3, "only_b": 1}
     assert harness.paired_differences(a, b) == [-1, 2]
-
-
-def test_holm_is_the_harness_step_down():
-    """(m − i) p sorted ascending with a running maximum, capped at 1; ties keep order."""
-    result = holm({"a": 0.01, "b": 0.04, "c": 0.03, "d": 0.03})
-    assert dict(zip(result.labels, result.p_adjusted)) == pytest.approx(
-        {"a": 0.04, "c": 0.09, "d": 0.09, "b": 0.09})
-    capped = holm({"x": 0.6, "y": 0.5})
-    assert capped.p_adjusted == (1.0, 1.0)
-
-
-@pytest.mark.parametrize("seed", range(4))
-def test_holm_adjusted_is_statsmodels_holm_on_finite_p_values(seed):
-    from statsmodels.stats.multitest import multipletests
-    p = np.random.default_rng(seed).uniform(0, 0.3, size=9)
-    p[2] = p[5]                                   # a tie
-    labels = [f"c{i}" for i in range(len(p))]
-    ours = harness.holm_adjusted(list(zip(labels, p)))
-    _, adjusted, _, _ = multipletests(p, method="holm")
-    assert [ours[k] for k in labels] == pytest.approx(list(adjusted), abs=1e-15)
-    assert harness.holm_adjusted({}) == {}
-
-
-def test_holm_adjusted_takes_a_nan_as_the_harness_does():
-    """NaN compares false, so Python's sort leaves the list as given here; ``max(running,
-    nan)`` keeps the running maximum. By hand: 3 × 0.01, then NaN keeps 0.03, then
-    max(0.03, 1 × 0.04); and a NaN can keep a smaller p after a larger one."""
-    assert harness.holm_adjusted({"a": 0.01, "b": math.nan, "c": 0.04}) == pytest.approx(
-        {"a": 0.03, "b": 0.03, "c": 0.04})
-    assert harness.holm_adjusted({"a": 0.2, "b": math.nan, "c": 0.1}) == pytest.approx(
-        {"a": 0.6, "b": 0.6, "c": 0.6})               # a proper Holm would give c 0.3, a 0.3
-    assert harness.holm_adjusted({"n": math.nan, "a": 0.5}) == {"n": 0.0, "a": 0.5}
 
 
 def _results(scores):

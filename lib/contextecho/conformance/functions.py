@@ -34,6 +34,7 @@ from ..sessions.errors import SessionFormatError
 from ..stats import harness
 from ..stats.bootstrap import harness_clustered_bootstrap_mean, harness_onset_gap_cis, harness_paired_bootstrap_ci
 from ..stats.drift import harness_drift_gap
+from ..stats.multiple import harness_holm
 from ..stats.permutation import harness_sign_flip_p
 from ..engine.registry import UnknownNameError
 from ..echo.reference.filler import filler_for, make_filler
@@ -287,7 +288,7 @@ def check_stats(path: Path) -> Iterator[CaseResult]:
         if "holm_over_targets" in case:
             expected = case["holm_over_targets"]
             # the harness's Holm, which takes a NaN p-value (a target without pairs) as it does
-            actual = {"inputs": [list(tp) for tp in p_values], "adjusted": harness.holm_adjusted(p_values)}
+            actual = {"inputs": [list(tp) for tp in p_values], "adjusted": harness_holm(p_values)}
             yield CaseResult("stats", f"{label}/holm_over_targets",
                              differences(expected, actual, "holm_over_targets"))
 

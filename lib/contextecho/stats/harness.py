@@ -14,10 +14,6 @@ recommended ones; these exist so a reader can check the paper's protocol.
   forest's intervals: compliance by :func:`~.bootstrap.harness_clustered_bootstrap_mean`, the length
   ratio by :func:`~.bootstrap.harness_clustered_bootstrap_ratio` (the same two-stage draws, real arm before filler arm
   within each drawn position, positions in sorted order).
-* Holm: :func:`contextecho.stats.multiple.holm` is the same step-down (sorted
-  ascending with a stable sort, ``(m − i) p``, running maximum, capped at 1) on finite
-  p-values; :func:`holm_adjusted` is the harness's own, which also takes a NaN p-value
-  (a contrast without pairs) the way its code treats one.
 * :func:`consolidate_contrasts` (``analysis/consolidate_12model_perm.py``): the e02
   content-position runs of a panel, each condition against ``scratch`` per probe
   (:func:`content_position_contrast`: the run's own paired result where it has one,
@@ -40,33 +36,13 @@ import numpy as np
 
 from ._inputs import DEFAULT_RESAMPLES, DEFAULT_SEED
 from .bootstrap import harness_clustered_bootstrap_mean, harness_clustered_bootstrap_ratio
+from .multiple import harness_holm
 from .permutation import harness_sign_flip_p
 
 
 def paired_differences(a: Mapping[str, float], b: Mapping[str, float]) -> list[float]:
     """``b[k] − a[k]`` for the keys in both mappings, in sorted key order."""
     return [b[k] - a[k] for k in sorted(set(a) & set(b))]
-
-
-def holm_adjusted(p_values: Mapping[str, float] | Sequence[tuple[str, float]]) -> dict[str, float]:
-    """The harness's Holm step-down (``consolidate_12model_perm.py:59-68``): label -> p
-    (a mapping, or ``(label, p)`` pairs as the harness passes them) sorted by p with
-    Python's sort, ``(m − i) p`` with a running maximum, capped at 1.
-
-    For finite p-values this is :func:`contextecho.stats.multiple.holm`. A NaN p-value
-    (a contrast without pairs) is adjusted as the harness adjusts it: NaN compares false
-    with everything, so the sort leaves it where its insertion stops (and it can keep
-    finite values after it out of order), and ``max(running, nan)`` keeps the running
-    maximum, so the NaN contrast gets the adjusted value of the one before it (0 when
-    first)."""
-    pairs = p_values.items() if isinstance(p_values, Mapping) else p_values
-    ranked = sorted(pairs, key=lambda item: item[1])
-    m = len(ranked)
-    adjusted, running = {}, 0.0
-    for i, (label, p) in enumerate(ranked):
-        running = max(running, (m - i) * p)
-        adjusted[label] = min(running, 1.0)
-    return adjusted
 
 
 #: The consolidation's note on a target listed without a content-position run.
@@ -141,7 +117,7 @@ def consolidate_contrasts(runs: Sequence[tuple[str, Mapping[str, Any] | None]], 
     """The consolidated panel of ``runs`` (target, its content-position run or ``None``
     for a target without one), each of ``conditions`` against ``baseline``
     (:func:`content_position_contrast`); the p-values Holm-adjusted
-    (:func:`holm_adjusted`) within each target and across every contrast of the panel
+    (:func:`~.multiple.harness_holm`) within each target and across every contrast of the panel
     that has one. A target without a run gets one row per condition, ``n = 0`` and
     :data:`NO_RUN_NOTE`."""
     rows: list[dict[str, Any]] = []
@@ -154,10 +130,10 @@ def consolidate_contrasts(runs: Sequence[tuple[str, Mapping[str, Any] | None]], 
         for condition in conditions:
             delta, p, n = content_position_contrast(run, condition, baseline, n_resamples=n_resamples, seed=seed)
             mine.append({"target": target, "condition": condition, "delta": delta, "p_raw": p, "n": n})
-        within = holm_adjusted([(r["condition"], r["p_raw"]) for r in mine if r["p_raw"] is not None])
+        within = harness_holm([(r["condition"], r["p_raw"]) for r in mine if r["p_raw"] is not None])
         rows += [{**r, "p_holm_within": within.get(r["condition"]) if r["p_raw"] is not None else None}
                  for r in mine]
-    panel = holm_adjusted([(f"{r['target']}::{r['condition']}", r["p_raw"]) for r in rows if r["p_raw"] is not None])
+    panel = harness_holm([(f"{r['target']}::{r['condition']}", r["p_raw"]) for r in rows if r["p_raw"] is not None])
     contrasts = tuple(ConsolidatedContrast(**r, p_holm_panel=panel.get(f"{r['target']}::{r['condition']}"))
                       for r in rows)
     return Consolidation(contrasts, sum(r["p_raw"] is not None for r in rows))

@@ -5,6 +5,11 @@ j-th smallest is ``max_{i <= j} min(1, (m − i + 1) p_(i))`` and hypothesis j i
 rejected when its adjusted value is ``<= alpha``. This controls the family-wise error
 rate at ``alpha`` under any dependence (Holm 1979); it equals statsmodels'
 ``multipletests(method="holm")``.
+
+:func:`harness_holm` is the authors' harness's own Holm (``PROTOCOL.md`` §9): on finite
+p-values the same step-down as :func:`holm` (a stable sort ascending, ``(m − i) p``, running
+maximum, capped at 1); it also takes a NaN p-value (a contrast without pairs) the way the
+harness's code treats one.
 """
 from __future__ import annotations
 
@@ -39,3 +44,23 @@ def holm(p_values: Sequence[float] | Mapping[str, float], *, alpha: float = 0.05
     return HolmResult(labels=tuple(labels), p_values=tuple(float(v) for v in p),
                       p_adjusted=tuple(float(v) for v in adjusted),
                       reject=tuple(bool(v <= alpha) for v in adjusted), alpha=alpha)
+
+
+def harness_holm(p_values: Mapping[str, float] | Sequence[tuple[str, float]]) -> dict[str, float]:
+    """The harness's Holm step-down (``consolidate_12model_perm.py:59-68``): label -> p
+    (a mapping, or ``(label, p)`` pairs as the harness passes them) sorted by p with
+    Python's sort, ``(m − i) p`` with a running maximum, capped at 1.
+
+    For finite p-values this is :func:`holm`. A NaN p-value (a contrast without pairs) is
+    adjusted as the harness adjusts it: NaN compares false with everything, so the sort
+    leaves it where its insertion stops (and it can keep finite values after it out of
+    order), and ``max(running, nan)`` keeps the running maximum, so the NaN contrast gets
+    the adjusted value of the one before it (0 when first)."""
+    pairs = p_values.items() if isinstance(p_values, Mapping) else p_values
+    ranked = sorted(pairs, key=lambda item: item[1])
+    m = len(ranked)
+    adjusted, running = {}, 0.0
+    for i, (label, p) in enumerate(ranked):
+        running = max(running, (m - i) * p)
+        adjusted[label] = min(running, 1.0)
+    return adjusted
