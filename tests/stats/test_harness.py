@@ -16,12 +16,6 @@ from contextecho.stats.bootstrap import harness_clustered_bootstrap_mean, harnes
 from contextecho.stats.permutation import harness_sign_flip_p
 
 
-def test_paired_differences_use_common_sorted_keys():
-    a = {"p2": 1, "p1": 3, "only_a": 0}
-    b = {"p1": 2, "p2": 3, "only_b": 1}
-    assert harness.paired_differences(a, b) == [-1, 2]
-
-
 def _results(scores):
     return {"results": [{"probe_id": k, "score": v} for k, v in scores.items()]}
 
@@ -124,13 +118,3 @@ def test_stressor_compliance_bounds_are_the_plots_rates_by_hand(percentile):
     assert (forest["cl_c_lo"], forest["cl_c_hi"]) == (float(np.percentile(boots, 2.5)),
                                                       float(np.percentile(boots, 97.5)))
     assert forest["cl_c_lo"] == pytest.approx(percentile(boots, 2.5), abs=1e-12)
-
-
-# ---------------------------------------------------------------- the continuation's paired analysis
-def test_paired_cuts_complete_case_and_itt_by_hand():
-    a = {0: 0.5, 1: None, 2: 1.0, 4: 0.2}  # cut 3 never generated in a; 4 never in b
-    b = {0: 0.25, 1: 0.4, 2: None, 3: 0.9}
-    assert harness.paired_cuts(a, b) == ([0], [0.25])
-    assert harness.paired_cuts(a, b, fill=0.0) == ([0, 1, 2], [0.25, -0.4, 1.0])
-
-

@@ -31,10 +31,10 @@ from pathlib import Path
 import numpy as np
 
 from ..sessions.errors import SessionFormatError
-from ..stats import harness
 from ..stats.bootstrap import harness_clustered_bootstrap_mean, harness_onset_gap_cis, harness_paired_bootstrap_ci
 from ..stats.drift import harness_drift_gap
 from ..stats.multiple import harness_holm
+from ..stats.paired import harness_paired_differences
 from ..stats.permutation import harness_sign_flip_p
 from ..engine.registry import UnknownNameError
 from ..echo.reference.filler import filler_for, make_filler
@@ -217,7 +217,7 @@ def _stats_target(cells: list[dict], positions: list[str], expected: dict,
     if "b7_variants" in expected:
         e = expected["b7_variants"]
         n, seed = e.get("n", 10_000), e.get("seed", 42)
-        deltas = harness.paired_differences(_string_keyed(cells, target, REAL),
+        deltas = harness_paired_differences(_string_keyed(cells, target, REAL),
                                             _string_keyed(cells, target, FILLER))
         delta, p = harness_sign_flip_p(deltas, n_resamples=n, seed=seed, plus_one=True)
         lo, hi = harness_paired_bootstrap_ci(deltas, n_boot=n, seed=seed)

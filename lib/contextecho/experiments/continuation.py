@@ -41,7 +41,7 @@ from ..sessions.redaction import Redactor
 from ..sessions.selection import corpus_rows, session_file
 from ..stats.bootstrap import bootstrap_mean
 from ..stats.errors import StatsInputError
-from ..stats.harness import paired_cuts
+from ..stats.paired import harness_paired_cuts
 from ..stats.permutation import harness_sign_flip_p, harness_sign_flip_summary
 from . import spine
 from .parameter_sets import PROTOCOL_NAMES, ServingParameters
@@ -342,7 +342,7 @@ def _json_number(value: float) -> float | None:
 def _harness_contrast(g: pd.DataFrame, a: str, b: str, *, n_resamples: int, seed: int) -> dict[str, Any]:
     out = {}
     for analysis, fill in (("complete_case", None), ("itt_zero_fill", 0.0)):
-        cuts, deltas = paired_cuts(_arm_values(g, a, by="cut"), _arm_values(g, b, by="cut"), fill=fill)
+        cuts, deltas = harness_paired_cuts(_arm_values(g, a, by="cut"), _arm_values(g, b, by="cut"), fill=fill)
         s = harness_sign_flip_summary(deltas, n_resamples=n_resamples, seed=seed)
         out[analysis] = {"cuts": cuts, "deltas": deltas, "n": s["n"], "delta_mean": _json_number(s["delta_mean"]),
                          f"p_sign_flip_{n_resamples}_seed{seed}": _json_number(s["p"]),
@@ -385,7 +385,7 @@ def contrast_rows(frame: pd.DataFrame, *, n_resamples: int, seed: int, stratum: 
     for target, g in frame.groupby("target", sort=False):
         for a, b in CONTRASTS:
             for analysis, fill in ANALYSES:
-                cuts, deltas = paired_cuts(_arm_values(g, a), _arm_values(g, b), fill=fill)
+                cuts, deltas = harness_paired_cuts(_arm_values(g, a), _arm_values(g, b), fill=fill)
                 s = harness_sign_flip_summary(deltas, n_resamples=n_resamples, seed=seed)
                 row = {"target": target, "contrast": f"{a} − {b}", "analysis": analysis, "stratum": stratum,
                        "n": s["n"], "delta": s["delta_mean"], "ci_low": math.nan, "ci_high": math.nan,

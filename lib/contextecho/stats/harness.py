@@ -6,8 +6,6 @@ the same arithmetic, so p-values equal the harness's exactly, not just
 in distribution. Our own estimators (:mod:`.drift`, :mod:`.permutation`) stay the
 recommended ones; these exist so a reader can check the paper's protocol.
 
-* :func:`paired_differences`: the B7 pairing — keys present in both arms, sorted,
-  difference ``b − a``.
 * :func:`compliance_audit` (``analysis/audit_compliance_all_cells.py``) and
   :func:`stressor_forest` (``plotting/fig_forest_stressors.py``): the S2 compliance counts,
   length ratios and per-position rates of the harness's S2 analyses, and the stressor
@@ -19,11 +17,6 @@ recommended ones; these exist so a reader can check the paper's protocol.
   (:func:`content_position_contrast`: the run's own paired result where it has one,
   else :func:`~.permutation.harness_sign_flip_p` of the per-probe differences of valid scores), Holm within
   each target and across the panel.
-* :func:`paired_cuts`: the tool-call continuation's pairs. A cut is paired when both arms were
-  generated there (the harness writes no metrics file for a cut whose runner raised);
-  complete case keeps the pairs where both similarities exist (M2 is None without a call or
-  with another tool than the ground truth), ITT scores a missing similarity 0. Pairs are
-  taken in ascending cut order, which fixes the random stream.
 """
 from __future__ import annotations
 
@@ -37,12 +30,8 @@ import numpy as np
 from ._inputs import DEFAULT_RESAMPLES, DEFAULT_SEED
 from .bootstrap import harness_clustered_bootstrap_mean, harness_clustered_bootstrap_ratio
 from .multiple import harness_holm
+from .paired import harness_paired_differences
 from .permutation import harness_sign_flip_p
-
-
-def paired_differences(a: Mapping[str, float], b: Mapping[str, float]) -> list[float]:
-    """``b[k] − a[k]`` for the keys in both mappings, in sorted key order."""
-    return [b[k] - a[k] for k in sorted(set(a) & set(b))]
 
 
 #: The consolidation's note on a target listed without a content-position run.
@@ -100,13 +89,13 @@ def content_position_contrast(run: Mapping[str, Any], condition: str, baseline: 
     """``(delta, p, n)`` of ``condition`` against ``baseline`` in one run: the run's own
     ``paired_vs_scratch`` entry for the condition when it has one (``mean_diff_vs_scratch``,
     ``p_raw``, ``n_pairs`` defaulting to 25, as stored); else the per-probe differences
-    condition − baseline over the probes valid in both (:func:`paired_differences`) and
+    condition − baseline over the probes valid in both (:func:`~.paired.harness_paired_differences`) and
     their :func:`~.permutation.harness_sign_flip_p` (NaN, NaN, 0 without pairs)."""
     stored = run.get("paired_vs_scratch")
     if stored and condition in stored:
         entry = stored[condition]
         return entry.get("mean_diff_vs_scratch"), entry.get("p_raw"), entry.get("n_pairs", 25)
-    deltas = paired_differences(content_position_scores(run, baseline), content_position_scores(run, condition))
+    deltas = harness_paired_differences(content_position_scores(run, baseline), content_position_scores(run, condition))
     delta, p = harness_sign_flip_p(deltas, n_resamples=n_resamples, seed=seed)
     return delta, p, len(deltas)
 
@@ -229,18 +218,3 @@ def stressor_forest(cells: Sequence[StressorCell], positions: Sequence[str], *,
     return {"per_position": per_position, "fi_c": fi.mean, "fi_c_lo": fi.lo, "fi_c_hi": fi.hi,
             "cl_c": cl.mean, "cl_c_lo": cl.lo, "cl_c_hi": cl.hi, "compliance_drop": fi.mean - cl.mean,
             "cl_r": cl_r, "cl_r_lo": cl_r_lo, "cl_r_hi": cl_r_hi, "length_inflation": cl_r}
-
-
-def paired_cuts(a: Mapping[Any, float | None], b: Mapping[Any, float | None], *,
-                fill: float | None = None) -> tuple[list, list[float]]:
-    """``(cuts, deltas)``: ``a[c] − b[c]`` over the cuts both arms were generated at (the keys
-    of both mappings), ascending. ``fill=None``: complete case, only where both values exist;
-    else a missing value (None) counts as ``fill`` (the ITT recomputation: 0)."""
-    cuts, deltas = [], []
-    for cut in sorted(set(a) & set(b)):
-        x, y = a[cut], b[cut]
-        if fill is None and (x is None or y is None):
-            continue
-        cuts.append(cut)
-        deltas.append((fill if x is None else x) - (fill if y is None else y))
-    return cuts, deltas

@@ -6,10 +6,15 @@ over pairs (optionally clustered, see :func:`bootstrap_mean`); test: the sign-fl
 permutation test (default, ``n_permutations`` patterns, seed as given) or Wilcoxon
 signed-rank, both on the unscaled differences and treating pairs as independent —
 aggregate to the independent unit first (e.g. sessions, :func:`arm_pairs`).
+
+The ``harness_`` functions are the authors' harness's own pairings (``PROTOCOL.md`` §9):
+B7's (:func:`harness_paired_differences`) and the tool-call continuation's
+(:func:`harness_paired_cuts`).
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -77,3 +82,26 @@ def arm_pairs(cells: pd.DataFrame, *, arms: tuple[str, str], value: str = "score
     wide.columns.name = None
     wide.attrs["n_invalid"] = n_invalid
     return wide
+
+
+def harness_paired_differences(a: Mapping[str, float], b: Mapping[str, float]) -> list[float]:
+    """The B7 pairing: ``b[k] − a[k]`` for the keys present in both mappings, in sorted key order."""
+    return [b[k] - a[k] for k in sorted(set(a) & set(b))]
+
+
+def harness_paired_cuts(a: Mapping[Any, float | None], b: Mapping[Any, float | None], *,
+                        fill: float | None = None) -> tuple[list, list[float]]:
+    """The tool-call continuation's pairs (e07): ``(cuts, deltas)``, ``a[c] − b[c]`` over the cuts
+    both arms were generated at (the keys of both mappings; the harness writes no metrics file
+    for a cut whose runner raised), ascending, which fixes the random stream of the test after
+    it. ``fill=None``: complete case, only where both values exist (M2 is None without a call or
+    with another tool than the ground truth); else a missing value (None) counts as ``fill``
+    (the ITT recomputation: 0)."""
+    cuts, deltas = [], []
+    for cut in sorted(set(a) & set(b)):
+        x, y = a[cut], b[cut]
+        if fill is None and (x is None or y is None):
+            continue
+        cuts.append(cut)
+        deltas.append((fill if x is None else x) - (fill if y is None else y))
+    return cuts, deltas
