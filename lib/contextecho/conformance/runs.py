@@ -52,7 +52,7 @@ from ..echo.reference.judge import parse_verdict
 from ..echo.runner import SELF_JUDGE
 from ..echo.reference.scorers import REFERENCE_SCORERS
 from ..echo.protocols import protocol as get_protocol
-from ..stats import harness as harness_stats
+from ..stats.judge_free import StressorCell, harness_compliance_audit, harness_stressor_forest
 from ..experiments import onset, panel, spine
 from ..experiments.protocol_record import protocol_record
 from ..experiments.selection import build
@@ -432,7 +432,7 @@ S2_ARM_NAMES = {"real": "claude", "filler": "filler"}
 S2_SESSION = "Session 1"
 
 
-def _stressor_cells(driven: Sequence[Driven], replay: Replay | None = None) -> list[harness_stats.StressorCell]:
+def _stressor_cells(driven: Sequence[Driven], replay: Replay | None = None) -> list[StressorCell]:
     """The stored S2 cells of our runs (a failed target call stored nothing). With
     ``replay``: as they would be had a reply of several text blocks been joined as the
     harness joins them (newlines; the declared ``multi_block_join``), its S2 verdict
@@ -448,8 +448,8 @@ def _stressor_cells(driven: Sequence[Driven], replay: Replay | None = None) -> l
                 if len(blocks) > 1:
                     text = "\n".join(blocks)
                     compliant = bool(REFERENCE_SCORERS.get(row["scorer"])(text))
-            cells.append(harness_stats.StressorCell(ident[0], S2_SESSION, row["position"], ident[3],
-                                                    row["arm"], compliant, len(text)))
+            cells.append(StressorCell(ident[0], S2_SESSION, row["position"], ident[3], row["arm"], compliant,
+                                      len(text)))
     return cells
 
 
@@ -485,8 +485,8 @@ def _harness_arms(counts: Mapping[str, Any]) -> dict:
 def _compare_s2_tables(tables: Mapping, driven: Sequence[Driven], replay: Replay, report: CaseResult,
                        declared: Sequence[dict]) -> set[str]:
     """The S2 audit (counts and length ratios) and the stressor forest (points and bounds), computed
-    by :func:`~contextecho.stats.harness.compliance_audit` and
-    :func:`~contextecho.stats.harness.stressor_forest` from our cells. The targets
+    by :func:`~contextecho.stats.judge_free.harness_compliance_audit` and
+    :func:`~contextecho.stats.judge_free.harness_stressor_forest` from our cells. The targets
     and sessions the harness's audit lists are its inputs (one without cells counts
     zero); the forest's bootstrap bounds are the harness's resampling (seed 42, 10 000),
     compared exactly."""
@@ -495,8 +495,8 @@ def _compare_s2_tables(tables: Mapping, driven: Sequence[Driven], replay: Replay
     if "audit_compliance" in tables:
         done.add("audit_compliance")
         expected = decode(tables["audit_compliance"])
-        audits = {k: harness_stats.compliance_audit(cells, targets=list(expected.get("per_target", {})),
-                                                    sessions=list(expected.get("per_session", {})))
+        audits = {k: harness_compliance_audit(cells, targets=list(expected.get("per_target", {})),
+                                              sessions=list(expected.get("per_session", {})))
                   for k, cells in versions.items()}
         shaped = {k: {"overall": _harness_arms(a["overall"]),
                       "per_target": {t: _harness_arms(v) for t, v in a["per_target"].items()},
@@ -515,9 +515,8 @@ def _compare_s2_tables(tables: Mapping, driven: Sequence[Driven], replay: Replay
         done.add("forest_stressors_no_anchor")
         for row in decode(tables["forest_stressors_no_anchor"]):
             own = {k: [c for c in cells if c.target == row["target"]] for k, cells in versions.items()}
-            got = {"ours": harness_stats.stressor_forest(own["ours"], row.get("positions") or [],
-                                                         n_boot=10_000, seed=42)}
-            got["joined"] = got["ours"] if own["joined"] == own["ours"] else harness_stats.stressor_forest(
+            got = {"ours": harness_stressor_forest(own["ours"], row.get("positions") or [], n_boot=10_000, seed=42)}
+            got["joined"] = got["ours"] if own["joined"] == own["ours"] else harness_stressor_forest(
                 own["joined"], row.get("positions") or [], n_boot=10_000, seed=42)
             for name in ("fi_c", "cl_c", "cl_r"):
                 point, lo, hi = row[name]

@@ -10,17 +10,28 @@
   geometric mean ratio ``exp(mean log ratio)`` (``summary="geometric"``), with a
   bootstrap CI over pairs, clustered by ``cluster`` (pairs in drawn clusters are
   pooled; the median of a replicate is the median of the expanded resample).
+
+The ``harness_`` functions are the authors' harness's own S2 analyses (``PROTOCOL.md`` §9),
+call for call, on :class:`StressorCell` records: :func:`harness_compliance_audit`
+(``analysis/audit_compliance_all_cells.py``: the S2 compliance counts, length ratios and
+per-position rates) and :func:`harness_stressor_forest` (``plotting/fig_forest_stressors.py``:
+compliance by :func:`~.bootstrap.harness_clustered_bootstrap_mean`, the length ratio by
+:func:`~.bootstrap.harness_clustered_bootstrap_ratio`: the same two-stage draws, real arm
+before filler arm within each drawn position, positions in sorted order).
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from ._inputs import (DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, as_columns,
                       as_generator, codes, require_columns)
-from .bootstrap import ratio_of_sums, run_bootstrap
+from .bootstrap import (harness_clustered_bootstrap_mean, harness_clustered_bootstrap_ratio, ratio_of_sums,
+                        run_bootstrap)
 from .resampling import Resampling
 from .drift import drift_gap
 from .errors import DegenerateDataError, EmptyArmError, StatsInputError
@@ -133,3 +144,100 @@ def verbosity_ratio(cells: pd.DataFrame, *, summary: str = "median",
         confidence=confidence, n_resamples=out.n_resamples, seed=recorded,
         standard_error=out.standard_error, degenerate=out.degenerate,
         summary=summary, n_unpaired=int(pairs.attrs["n_unpaired"]))
+
+
+@dataclass(frozen=True)
+class StressorCell:
+    """One stored S2 cell as the harness's S2 analyses read it: which pair it belongs to
+    (target, session, position, item), its arm (the real-session or the filler arm), whether
+    the reply complied and its length in characters."""
+
+    target: str
+    session: str
+    position: str
+    item: str
+    arm: str
+    compliant: bool
+    length: int
+
+
+def _arm_counts(pairs: Sequence[Mapping[str, StressorCell]], arms: Sequence[str]) -> dict[str, list[int]]:
+    return {arm: [sum(p[arm].compliant for p in pairs), len(pairs)] for arm in arms}
+
+
+def harness_compliance_audit(cells: Sequence[StressorCell], targets: Sequence[str] = (),
+                             sessions: Sequence[str] = (), *, filler_arm: str = "filler",
+                             real_arm: str = "real") -> dict:
+    """The harness's S2 audit (``analysis/audit_compliance_all_cells.py``): S2 compliance per
+    arm as ``[n_pass, n_total]`` over the pairs stored in both arms (a cell lost in one arm
+    drops its pair), overall, per target and per session (``targets`` / ``sessions`` listed
+    first, with zero counts where they have no pair); per session the (real, filler) length
+    pairs with both lengths > 0 (``raw``) and of those the pairs compliant in both arms
+    (``cond``), and the ratios ``raw_ratio`` = Σ real / Σ filler and ``cond_ratio`` = mean real
+    / mean filler (NaN without pairs)."""
+    by_pair: dict[tuple, dict[str, StressorCell]] = {}
+    for c in cells:
+        by_pair.setdefault((c.target, c.session, c.position, c.item), {})[c.arm] = c
+    arms = (real_arm, filler_arm)
+    pairs = [p for p in by_pair.values() if set(arms) <= set(p)]
+    target_names = list(dict.fromkeys([*targets, *(p[real_arm].target for p in pairs)]))
+    session_names = list(dict.fromkeys([*sessions, *(p[real_arm].session for p in pairs)]))
+    out = {"overall": _arm_counts(pairs, arms),
+           "per_target": {t: _arm_counts([p for p in pairs if p[real_arm].target == t], arms)
+                          for t in target_names},
+           "per_session": {s: _arm_counts([p for p in pairs if p[real_arm].session == s], arms)
+                           for s in session_names},
+           "raw_pairs_per_session": {}, "cond_pairs_per_session": {}, "ratios_by_session": {}}
+    for s in session_names:
+        raw = [(p[real_arm].length, p[filler_arm].length) for p in pairs
+               if p[real_arm].session == s and p[real_arm].length > 0 and p[filler_arm].length > 0]
+        cond = [(p[real_arm].length, p[filler_arm].length) for p in pairs
+                if p[real_arm].session == s and p[real_arm].length > 0 and p[filler_arm].length > 0
+                and p[real_arm].compliant and p[filler_arm].compliant]
+        out["raw_pairs_per_session"][s] = raw
+        out["cond_pairs_per_session"][s] = cond
+        if raw:
+            out["ratios_by_session"][s] = {
+                "raw_ratio": sum(a for a, _ in raw) / sum(b for _, b in raw), "n_raw": len(raw),
+                "cond_ratio": (float(np.mean([a for a, _ in cond])) / float(np.mean([b for _, b in cond])))
+                if cond else math.nan, "n_cond": len(cond)}
+    return out
+
+
+def harness_stressor_forest(cells: Sequence[StressorCell], positions: Sequence[str], *,
+                            n_boot: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
+                            filler_arm: str = "filler", real_arm: str = "real") -> dict:
+    """The harness's stressor forest: the no-anchor rows of ``plotting/fig_forest_stressors.py``
+    for one target's S2 cells at ``positions`` (every stored cell of an arm, a lost one simply
+    absent; a position enters only with cells in both arms; within a position the cells in item
+    order, as the harness reads its variant folders sorted by name): per position each arm's
+    compliance (%), mean length and count; ``fi_c`` / ``cl_c`` with ``_lo`` / ``_hi`` = the
+    filler / real compliance (%) by :func:`~.bootstrap.harness_clustered_bootstrap_mean` of 100
+    per compliant reply and 0 otherwise (the harness's ``cluster_bootstrap_compliance``,
+    ``:156-174``: the same draws and, with integer-valued scores, the same sums),
+    ``compliance_drop`` = ``fi_c − cl_c``; ``cl_r`` with ``_lo`` / ``_hi`` =
+    :func:`~.bootstrap.harness_clustered_bootstrap_ratio` of the reply lengths
+    (``length_inflation``). Each bootstrap starts from ``seed``."""
+    arms = (real_arm, filler_arm)
+    per_position, compliance, lengths = {}, {a: {} for a in arms}, {a: {} for a in arms}
+    for pos in positions:
+        arm = {a: sorted((c for c in cells if c.position == pos and c.arm == a), key=lambda c: c.item)
+               for a in arms}
+        if not arm[real_arm] or not arm[filler_arm]:
+            continue
+        for a in arms:
+            compliance[a][pos] = [100.0 if c.compliant else 0.0 for c in arm[a]]
+            lengths[a][pos] = [c.length for c in arm[a]]
+        per_position[pos] = {
+            "claude_compliance_pct": float(np.mean(compliance[real_arm][pos])),
+            "filler_compliance_pct": float(np.mean(compliance[filler_arm][pos])),
+            "claude_mean_len": float(np.mean(lengths[real_arm][pos])),
+            "filler_mean_len": float(np.mean(lengths[filler_arm][pos])),
+            "n_claude": len(arm[real_arm]), "n_filler": len(arm[filler_arm])}
+    fi = harness_clustered_bootstrap_mean(compliance[filler_arm], n_boot=n_boot, seed=seed)
+    cl = harness_clustered_bootstrap_mean(compliance[real_arm], n_boot=n_boot, seed=seed)
+    cl_r, cl_r_lo, cl_r_hi = harness_clustered_bootstrap_ratio(lengths[real_arm], lengths[filler_arm],
+                                                               n_boot=n_boot, seed=seed)
+    return {"per_position": per_position, "fi_c": fi.mean, "fi_c_lo": fi.lo, "fi_c_hi": fi.hi,
+            "cl_c": cl.mean, "cl_c_lo": cl.lo, "cl_c_hi": cl.hi, "compliance_drop": fi.mean - cl.mean,
+            "cl_r": cl_r, "cl_r_lo": cl_r_lo, "cl_r_hi": cl_r_hi, "length_inflation": cl_r}
