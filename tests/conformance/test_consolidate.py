@@ -1,5 +1,5 @@
 """Run-level conformance of the ``consolidate`` family: the harness's panel consolidation
-recomputed by :func:`contextecho.stats.harness.consolidate_contrasts`, on the shared case
+recomputed by :func:`contextecho.stats.consolidation.consolidate_contrasts`, on the shared case
 and on copies altered so that each comparison must fail."""
 from __future__ import annotations
 

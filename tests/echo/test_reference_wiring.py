@@ -1,7 +1,7 @@
 """The reference protocol wired into the experiments: cells equal the harness's requests,
 keys carry the protocol, judging/scoring follow the harness, manifests record the
 protocol and what the embedded build shortened, the panel's harness statistics equal
-:mod:`contextecho.stats.harness` and :mod:`contextecho.stats.variance` on hand data."""
+the ``harness_`` functions of :mod:`contextecho.stats` and :mod:`contextecho.stats.variance` on hand data."""
 import json
 import math
 import subprocess

@@ -7,7 +7,7 @@ path under the harness's root) and what ``main`` computed from them (``runs/READ
 harness's list (:data:`~contextecho.echo.reference.consolidation.TARGETS`, or the driver's
 ``TARGETS`` substitution) whose file the case holds, ``None`` for a target listed without a
 run; a listed file the case does not hold is skipped, as ``main`` skips it. The table is
-:func:`contextecho.stats.harness.consolidate_contrasts`, which claims the harness's
+:func:`contextecho.stats.consolidation.consolidate_contrasts`, which claims the harness's
 resampling (CPython ``random.Random(42)``, 10,000 sign flips of the per-probe differences
 in sorted probe order), so p-values are compared exactly, deltas within 1e-9 (SPEC §5).
 
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..echo.reference import consolidation as harness_consolidation
-from ..stats.harness import ConsolidatedContrast, Consolidation, consolidate_contrasts
+from ..stats.consolidation import ConsolidatedContrast, Consolidation, consolidate_contrasts
 from .replay import Replay, compare_requests
 from .case import TOLERANCE, CaseResult, decode, matches
 

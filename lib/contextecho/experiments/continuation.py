@@ -356,8 +356,8 @@ def _harness_contrast(g: pd.DataFrame, a: str, b: str, *, n_resamples: int, seed
 
 def harness_analysis(frame: pd.DataFrame, *, n_resamples: int = 20_000, seed: int = 42) -> dict[str, Any]:
     """One target's cells of one session in the shape of the harness's metrics analysis
-    (the paper's Δ, ITT and strata around its ``paired_permutation``; module doc of
-    :mod:`contextecho.stats.harness`): per arm the counts of answers generated, calls
+    (the paper's Δ, ITT and strata around its ``paired_permutation``,
+    :func:`~contextecho.stats.permutation.harness_sign_flip_summary`): per arm the counts of answers generated, calls
     emitted, calls of the ground-truth tool and similarities defined; per contrast the
     complete-case and ITT pairs with their sign-flip summaries; the primary contrast per
     stratum (where the cells carry one)."""

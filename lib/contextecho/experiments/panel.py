@@ -5,7 +5,7 @@ Drift gap Δ = filler − real per target (ContextEcho Def. 1) with a position-c
 bootstrap CI (the forest plot); per-category and per-position gaps; the fingerprint
 projected on two principal components; S2 compliance gap (pp) and verbosity ratio.
 
-Beside it, the statistics the paper ran (:mod:`contextecho.stats.harness`,
+Beside it, the statistics the paper ran (the ``harness_`` functions of :mod:`contextecho.stats`,
 :func:`harness_table`): per target on the headline battery, the per-arm two-stage
 bootstrap of each arm's mean, the sign-flip permutation p of the paired filler − real
 differences and its Holm adjustment over targets; under the ``reference`` protocol also

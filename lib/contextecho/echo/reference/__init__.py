@@ -6,7 +6,7 @@ prefix rendering and window), :mod:`.filler`, :mod:`.requests` (messages, system
 prompts, max_tokens), :mod:`.judge` (prompt read at run time, parsers), :mod:`.scorers`
 (S1-S4), :mod:`.consolidation` (which e02 runs the panel consolidation reads) and
 :mod:`.conformance` (checks against fixtures produced by the harness). The harness's
-statistics are in :mod:`contextecho.stats.harness`.
+statistics are the ``harness_`` functions of :mod:`contextecho.stats` and its :mod:`~contextecho.stats.consolidation`.
 
     from contextecho.echo.reference import session_prefix, probe_request, filler_for
     prefix = session_prefix("session.jsonl", target_turn=1300).text

@@ -3,7 +3,7 @@
 The harness consolidates the e02 content-position runs of its twelve targets into one
 table of paired-permutation contrasts (each condition against ``scratch`` per probe, Holm
 within each target and across the panel): the statistic is
-:func:`contextecho.stats.harness.consolidate_contrasts`. Which runs it reads is data of the
+:func:`contextecho.stats.consolidation.consolidate_contrasts`. Which runs it reads is data of the
 harness's code, not of any run: each target's display name and the file under
 :data:`DOCS_FOLDER` holding its run (``None``: the target has no content-position run and
 gets a row per condition noting so; a listed file that is absent is skipped with a

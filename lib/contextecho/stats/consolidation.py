@@ -1,16 +1,11 @@
-"""The statistics of the authors' ContextEcho harness, call for call.
+"""The harness's consolidation of a panel's contrasts (``analysis/consolidate_12model_perm.py``).
 
-The paper's numbers came from these procedures (``PROTOCOL.md`` §9); they are
-reproduced here with the same random generators, the same draws in the same order and
-the same arithmetic, so p-values equal the harness's exactly, not just
-in distribution. Our own estimators (:mod:`.drift`, :mod:`.permutation`) stay the
-recommended ones; these exist so a reader can check the paper's protocol.
-
-* :func:`consolidate_contrasts` (``analysis/consolidate_12model_perm.py``): the e02
-  content-position runs of a panel, each condition against ``scratch`` per probe
-  (:func:`content_position_contrast`: the run's own paired result where it has one,
-  else :func:`~.permutation.harness_sign_flip_p` of the per-probe differences of valid scores), Holm within
-  each target and across the panel.
+The paper's content-position table came from this procedure (``PROTOCOL.md`` §9), reproduced
+call for call: :func:`consolidate_contrasts` takes the e02 content-position runs of a panel,
+each condition against ``scratch`` per probe (:func:`content_position_contrast`: the run's own
+paired result where it has one, else :func:`~.permutation.harness_sign_flip_p` of the per-probe
+differences of valid scores), Holm (:func:`~.multiple.harness_holm`) within each target and
+across the panel; the same generator, draws and arithmetic, so its p-values equal the harness's.
 """
 from __future__ import annotations
 
@@ -18,12 +13,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-
 from ._inputs import DEFAULT_RESAMPLES, DEFAULT_SEED
 from .multiple import harness_holm
 from .paired import harness_paired_differences
 from .permutation import harness_sign_flip_p
-
 
 #: The consolidation's note on a target listed without a content-position run.
 NO_RUN_NOTE = "no content-position run"
