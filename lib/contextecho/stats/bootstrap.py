@@ -19,10 +19,9 @@ formula weights each stratum as scipy does). A degenerate bootstrap
 distribution (all replicates equal, e.g. all-equal scores) gives the documented
 point interval ``[estimate, estimate]`` with ``degenerate=True``, never NaN.
 
-The ``harness_`` functions are the authors' harness's own bootstraps (``PROTOCOL.md`` §9),
-call for call: the same generators, the same draws in the same order and the same
-arithmetic, so their intervals equal the paper's exactly, not just in distribution. The
-functions above stay the recommended ones; these let a reader check the paper's protocol.
+The ``harness_`` functions are the authors' harness's own bootstraps (``PROTOCOL.md`` §9), call
+for call (the same generators, draws in the same order and arithmetic: the paper's intervals
+exactly, not just in distribution), so a reader can check the paper's protocol.
 """
 from __future__ import annotations
 

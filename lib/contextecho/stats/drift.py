@@ -30,8 +30,7 @@ Intervals (``cluster``):
 Invalid verdicts (NaN scores) follow ``invalid``: ``"drop"`` (default, counted in
 ``n_invalid``), ``"zero"`` or ``"raise"``. Arms other than the two named are ignored.
 
-:func:`harness_drift_gap` is the authors' harness's (``PROTOCOL.md`` §9): the difference of
-the two arms' :func:`~contextecho.stats.bootstrap.harness_clustered_bootstrap_mean` points.
+:func:`harness_drift_gap` is the authors' harness's (``PROTOCOL.md`` §9), on its bootstrap's points.
 """
 from __future__ import annotations
 

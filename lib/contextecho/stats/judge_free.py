@@ -11,13 +11,8 @@
   bootstrap CI over pairs, clustered by ``cluster`` (pairs in drawn clusters are
   pooled; the median of a replicate is the median of the expanded resample).
 
-The ``harness_`` functions are the authors' harness's own S2 analyses (``PROTOCOL.md`` §9),
-call for call, on :class:`StressorCell` records: :func:`harness_compliance_audit`
-(``analysis/audit_compliance_all_cells.py``: the S2 compliance counts, length ratios and
-per-position rates) and :func:`harness_stressor_forest` (``plotting/fig_forest_stressors.py``:
-compliance by :func:`~.bootstrap.harness_clustered_bootstrap_mean`, the length ratio by
-:func:`~.bootstrap.harness_clustered_bootstrap_ratio`: the same two-stage draws, real arm
-before filler arm within each drawn position, positions in sorted order).
+The ``harness_`` functions are the authors' harness's own S2 analyses (``PROTOCOL.md`` §9), call
+for call, on :class:`StressorCell` records: its compliance audit and its stressor forest.
 """
 from __future__ import annotations
 

@@ -6,10 +6,8 @@ rejected when its adjusted value is ``<= alpha``. This controls the family-wise 
 rate at ``alpha`` under any dependence (Holm 1979); it equals statsmodels'
 ``multipletests(method="holm")``.
 
-:func:`harness_holm` is the authors' harness's own Holm (``PROTOCOL.md`` §9): on finite
-p-values the same step-down as :func:`holm` (a stable sort ascending, ``(m − i) p``, running
-maximum, capped at 1); it also takes a NaN p-value (a contrast without pairs) the way the
-harness's code treats one.
+:func:`harness_holm` is the authors' harness's own (``PROTOCOL.md`` §9): :func:`holm` on finite
+p-values; it also takes a NaN p-value (a contrast without pairs) as the harness's code does.
 """
 from __future__ import annotations
 

@@ -7,9 +7,8 @@ permutation test (default, ``n_permutations`` patterns, seed as given) or Wilcox
 signed-rank, both on the unscaled differences and treating pairs as independent —
 aggregate to the independent unit first (e.g. sessions, :func:`arm_pairs`).
 
-The ``harness_`` functions are the authors' harness's own pairings (``PROTOCOL.md`` §9):
-B7's (:func:`harness_paired_differences`) and the tool-call continuation's
-(:func:`harness_paired_cuts`).
+The ``harness_`` functions are the authors' harness's own pairings (``PROTOCOL.md`` §9): B7's
+and the tool-call continuation's.
 """
 from __future__ import annotations
 

@@ -23,10 +23,8 @@ Wilcoxon signed-rank (:func:`wilcoxon_test`) delegates to ``scipy.stats.wilcoxon
 (zero differences dropped, ``zero_method="wilcox"``) and raises
 :class:`DegenerateDataError` when every difference is zero.
 
-The ``harness_`` functions are the authors' harness's own sign-flip test (``PROTOCOL.md``
-§9), call for call: the same generator, the same draws in the same order and the same
-arithmetic, so their p-values equal the paper's exactly, not just in distribution.
-:func:`sign_flip_test` stays the recommended one.
+The ``harness_`` functions are the authors' harness's own sign-flip test (``PROTOCOL.md`` §9),
+call for call (the same generator, draws and arithmetic: the paper's p-values exactly).
 """
 from __future__ import annotations
 
