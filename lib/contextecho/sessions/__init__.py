@@ -8,7 +8,7 @@
 """
 from .errors import RedactionLeak, SessionError, SessionFormatError, StepOutOfRange
 from .loader import load_session
-from .model import Compaction, Counts, Entry, Microcompaction, ParseReport, Session, Skip
+from .model import Compaction, Entry, Microcompaction, ParseReport, Session, SessionCounts, Skip
 from .positions import SCHEMES, Position, positions
 from .redaction import RedactionReport, Redactor, redact
 from .render import DEFAULT_WINDOW, Prefix, PrefixTurn, redact_prefix, render_prefix
@@ -16,7 +16,7 @@ from .snapshot import Snapshot, snapshot_at
 
 __all__ = [
     "load_session", "snapshot_at", "positions", "render_prefix", "redact", "redact_prefix",
-    "Session", "Entry", "Compaction", "Microcompaction", "Counts", "ParseReport", "Skip", "Snapshot", "Position",
+    "Session", "Entry", "Compaction", "Microcompaction", "SessionCounts", "ParseReport", "Skip", "Snapshot", "Position",
     "Prefix", "PrefixTurn", "Redactor", "RedactionReport", "SCHEMES", "DEFAULT_WINDOW",
     "SessionError", "SessionFormatError", "StepOutOfRange", "RedactionLeak",
 ]

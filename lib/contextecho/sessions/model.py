@@ -148,7 +148,7 @@ class ParseReport:
 
 
 @dataclass(frozen=True)
-class Counts:
+class SessionCounts:
     """The MANIFEST.csv counts (its README's rules) plus the number of agent steps."""
 
     n_user_msgs: int
@@ -169,7 +169,7 @@ class Session:
     session_id: str
     entries: tuple[Entry, ...]
     compactions: tuple[Compaction, ...]
-    counts: Counts
+    counts: SessionCounts
     report: ParseReport
     first_timestamp: str | None = None
     last_timestamp: str | None = None

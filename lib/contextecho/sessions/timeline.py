@@ -6,8 +6,8 @@ from bisect import bisect_left
 from collections import Counter
 from pathlib import Path
 
-from .model import (COMPACTION_SUMMARY, TEXT, TOOL_CALL, Compaction, Counts, Entry,
-                    Microcompaction, ParseReport, Session, Skip)
+from .model import (COMPACTION_SUMMARY, TEXT, TOOL_CALL, Compaction, Entry,
+                    Microcompaction, ParseReport, Session, SessionCounts, Skip)
 from .user_classes import USER_CLASSES, classify_user_text
 
 
@@ -78,8 +78,8 @@ def assemble(*, path: Path, fmt: str, session_id: str, entries: list[Entry],
                          record_types=dict(record_types), skipped=tuple(skipped),
                          n_duplicates=n_duplicates, notes=tuple(notes or ()),
                          glued_lines=tuple(glued_lines), session_ids=dict(session_ids or {}))
-    counts = Counts(n_user_msgs, n_assistant_msgs, n_tool_calls, n_compactions, len(step_index),
-                    n_microcompactions, {c: classes[c] for c in USER_CLASSES if classes[c]})
+    counts = SessionCounts(n_user_msgs, n_assistant_msgs, n_tool_calls, n_compactions, len(step_index),
+                           n_microcompactions, {c: classes[c] for c in USER_CLASSES if classes[c]})
     return Session(path=Path(path), format=fmt, session_id=session_id, entries=final,
                    compactions=tuple(comps), counts=counts, report=report,
                    first_timestamp=first_timestamp, last_timestamp=last_timestamp,
