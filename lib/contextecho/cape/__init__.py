@@ -18,7 +18,7 @@ from .analyses import (attack_runs, consistency_row, factor_consistency, option_
 from .bridge import PrefixProvider, bridge_runs, bridge_summary, real_prefix
 from .consistency import TrajectoryConsistency, ocean_consistency, ocean_series, trajectory_consistency
 from .factors import FACTORS, MissingParaphrases, Variant, factor_runs
-from .inventory import TRAITS, Inventory, InventoryNotFound, Item, load_inventory
+from .inventory import TRAITS, Inventory, InventoryItem, InventoryNotFound, load_inventory
 from .metrics import NoComparableItems, PointwiseConsistency, euclidean_distance, pointwise_consistency, total_agreement_rate
 from .ordering import ORDERINGS, order_items
 from .paraphrase import generate_paraphrases, load_paraphrases, paraphrase_path, write_paraphrases
@@ -27,7 +27,7 @@ from .profiles import ocean_matrix, ocean_profiles, trajectory_matrix
 from .prompts import ORDERS, Instruction, Options, render_question
 
 __all__ = [
-    "load_inventory", "Inventory", "Item", "InventoryNotFound", "TRAITS", "order_items", "ORDERINGS",
+    "load_inventory", "Inventory", "InventoryItem", "InventoryNotFound", "TRAITS", "order_items", "ORDERINGS",
     "render_question", "Instruction", "Options", "ORDERS",
     "parse_answer", "ParsedAnswer", "score",
     "RunSpec", "administer", "answer_counts", "Administration", "CONTEXT_FREE", "CONTEXT_DEPENDENT", "DEFAULT_PARAMS",

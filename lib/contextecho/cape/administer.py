@@ -54,7 +54,7 @@ from ..engine.calls import RoundResult, Transport, generate
 from ..engine.counts import Counts
 from ..engine.model_request import ModelRequest
 from ..engine.token_distribution import DISCRETE, PREFILL, distribution_request, read_distribution, read_mode
-from .inventory import Item
+from .inventory import InventoryItem
 from .parsing import ERROR, parse_answer, score
 from .prompts import (LETTERS, PAPER_INSTRUCTION, PAPER_OPTIONS, Instruction, Options, option_label,
                       render_question)
@@ -73,7 +73,7 @@ ANSWERS = ("text", "constrained")
 @dataclass(frozen=True)
 class RunSpec:
     run_id: str
-    items: tuple[Item, ...]  # in asking order
+    items: tuple[InventoryItem, ...]  # in asking order
     instruction: Instruction = PAPER_INSTRUCTION
     options: Options = PAPER_OPTIONS
     params: Mapping[str, Any] = field(default_factory=lambda: dict(DEFAULT_PARAMS))
@@ -83,7 +83,7 @@ class RunSpec:
     history_letter: str | None = None  # adversarial attack: history replies forced to this
     labels: Mapping[str, Any] = field(default_factory=dict)  # factor, variant, run, ... per row
 
-    def question(self, item: Item) -> str:
+    def question(self, item: InventoryItem) -> str:
         text = self.item_texts[item.index] if self.item_texts is not None else item.text
         return render_question(text, self.instruction, self.options)
 

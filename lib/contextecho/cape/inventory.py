@@ -30,7 +30,7 @@ class InventoryNotFound(FileNotFoundError):
 
 
 @dataclass(frozen=True, slots=True)
-class Item:
+class InventoryItem:
     index: int  # 0-based row in the inventory file (its identity across orderings)
     text: str  # verb phrase, as in the file: "Worry about things"
     trait: str  # one of TRAITS
@@ -41,7 +41,7 @@ class Item:
 @dataclass(frozen=True)
 class Inventory:
     name: str
-    items: tuple[Item, ...]
+    items: tuple[InventoryItem, ...]
     path: Path
     sha256: str  # of the file's bytes: goes into every administration record
     excluded: pd.DataFrame = field(repr=False, compare=False, default_factory=pd.DataFrame)
@@ -49,7 +49,7 @@ class Inventory:
     def __len__(self) -> int:
         return len(self.items)
 
-    def by_trait(self) -> dict[str, tuple[Item, ...]]:
+    def by_trait(self) -> dict[str, tuple[InventoryItem, ...]]:
         return {t: tuple(i for i in self.items if i.trait == t) for t in TRAITS}
 
     def ipip_facets(self) -> dict[int, str]:
@@ -116,7 +116,7 @@ def load_inventory(name_or_path: str | Path = "mpi_120") -> Inventory:
     excluded = frame[bad].assign(reason=[
         "trait" if t else "key" if k else "text"
         for t, k in zip(bad_trait[bad], bad_key[bad])])
-    items = tuple(Item(int(i), str(r.text).strip(), str(r.label_ocean), int(r.key), str(r.label_raw))
+    items = tuple(InventoryItem(int(i), str(r.text).strip(), str(r.label_ocean), int(r.key), str(r.label_raw))
                   for i, r in frame[~bad].iterrows())
     if not items:
         raise ValueError(f"{path}: no scorable items")
