@@ -3,7 +3,7 @@ import json
 import pandas as pd
 
 from contextecho.cape.administer import CONTEXT_FREE, administer
-from contextecho.cape.bridge import bridge_runs, bridge_summary, real_prefix
+from contextecho.cape.bridge import bridge_runs, bridge_summary, session_prefix_provider
 from contextecho.cape.factors import factor_runs
 from contextecho.cape.paraphrase import (generate_paraphrases, load_paraphrases, paraphrase_path,
                                          parse_paraphrases, write_paraphrases)
@@ -39,7 +39,7 @@ def test_bridge_administers_after_each_arm_prefix(tmp_path, synthetic_inventory,
     session = load_session(_claude_session(tmp_path / "s.jsonl"))
     where = positions(session, "uniform", k=2)
     filler = lambda snap: [{"role": "user", "content": "x" * 10}, {"role": "assistant", "content": "ok"}]  # noqa: E731
-    runs = bridge_runs(session, where, {"real": real_prefix(window=None, redact=False), "filler": filler},
+    runs = bridge_runs(session, where, {"real": session_prefix_provider(window=None, redact=False), "filler": filler},
                        synthetic_inventory, n_runs=2)
     assert len(runs) == len(where) * 2 * 2
     likert.seen.clear()

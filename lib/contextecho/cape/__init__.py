@@ -15,7 +15,7 @@ from .administer import (CONTEXT_DEPENDENT, CONTEXT_FREE, DEFAULT_PARAMS, LOCAL_
                          RunSpec, administer, answer_counts, default_window)
 from .analyses import (attack_runs, consistency_row, factor_consistency, option_frequencies, option_shift,
                        ordering_runs, score_differences, table1, window_ablation, window_runs)
-from .bridge import PrefixProvider, bridge_runs, bridge_summary, real_prefix
+from .bridge import PrefixProvider, bridge_runs, bridge_summary, session_prefix_provider
 from .consistency import TrajectoryConsistency, ocean_consistency, ocean_series, trajectory_consistency
 from .factors import FACTORS, MissingParaphrases, Variant, factor_runs
 from .inventory import TRAITS, Inventory, InventoryItem, InventoryNotFound, load_inventory
@@ -38,6 +38,6 @@ __all__ = [
     "trajectory_matrix", "ocean_profiles", "ocean_matrix",
     "consistency_row", "factor_consistency", "table1", "score_differences", "attack_runs",
     "option_frequencies", "option_shift", "ordering_runs", "window_runs", "window_ablation",
-    "bridge_runs", "bridge_summary", "real_prefix", "PrefixProvider",
+    "bridge_runs", "bridge_summary", "session_prefix_provider", "PrefixProvider",
     "generate_paraphrases", "load_paraphrases", "write_paraphrases", "paraphrase_path",
 ]

@@ -7,14 +7,14 @@ accumulate after it). Comparing arms position by position gives the questionnair
 counterpart of the probe surface: the self-reported OCEAN profile, and TC / OC across
 runs, of the model conditioned on the real session versus on a matched filler.
 
-An arm is any callable ``Snapshot -> list of chat messages``. :func:`real_prefix`
+An arm is any callable ``Snapshot -> list of chat messages``. :func:`session_prefix_provider`
 renders the session itself (``sessions.render_prefix``, redacted). The filler arm
 (length/structure-matched filler, ``contextecho.echo``) plugs in the same way,
-``arms={"real": real_prefix(), "filler": filler}``; this module does not import it.
+``arms={"real": session_prefix_provider(), "filler": filler}``; this module does not import it.
 
 Runs of one (position, arm) differ only by replicate, so they differ at all only
 under sampling: pass ``params={"temperature": 1.0, ...}`` for TC / OC across runs.
-On the embedded model (8,192 tokens) keep the prefix short (``real_prefix(window=…)``
+On the embedded model (8,192 tokens) keep the prefix short (``session_prefix_provider(window=…)``
 in characters) and the questionnaire window small; an oversized request fails before
 any compute.
 """
@@ -38,7 +38,7 @@ from .profiles import ocean_matrix, ocean_profiles, trajectory_matrix
 PrefixProvider = Callable[[Snapshot], Sequence[dict]]
 
 
-def real_prefix(window: int | None = 4_000, **render_kwargs: Any) -> PrefixProvider:
+def session_prefix_provider(window: int | None = 4_000, **render_kwargs: Any) -> PrefixProvider:
     """The real session as the prefix: ``render_prefix(snapshot, window=window, ...)``."""
     def provider(snapshot: Snapshot) -> list[dict]:
         return list(render_prefix(snapshot, window=window, **render_kwargs).messages)

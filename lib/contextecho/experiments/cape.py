@@ -22,7 +22,7 @@ from ..cape.factors import FACTORS, factor_runs
 from ..cape.ordering import ORDERINGS
 from ..cape.inventory import TRAITS, load_inventory, Inventory
 from ..cape.analyses import attack_runs, factor_consistency, option_shift, ordering_runs, table1
-from ..cape.bridge import bridge_runs, bridge_summary, real_prefix
+from ..cape.bridge import bridge_runs, bridge_summary, session_prefix_provider
 from ..cape.profiles import ocean_profiles
 from ..cape.prompts import LETTERS
 from ..echo.arms import matched_filler
@@ -246,7 +246,7 @@ def bridge(run: Run) -> pd.DataFrame:
     """The bridge to drift: the questionnaire (context-free) after a real session prefix and
     after its length-matched filler, at snapshot positions; mean OCEAN profile per arm."""
     p = run.params
-    arms = {"real": real_prefix(window=p.bridge_window),
+    arms = {"real": session_prefix_provider(window=p.bridge_window),
             "filler": lambda snapshot: matched_filler(snapshot, render_prefix(snapshot, window=p.bridge_window))}
     runs = []
     for s in run.sessions:
