@@ -12,7 +12,7 @@ import re
 import pytest
 
 from contextecho.conformance.case import FixtureError
-from contextecho.conformance.continuation import CHECKERS, FAMILIES, Sessions, harness_lines
+from contextecho.conformance.continuation import CHECKERS, FAMILIES, ReferencedSessions, harness_lines
 from contextecho.conformance.driver import CONTINUATION, check, kind_of
 from contextecho.engine.paths import shared_dir
 
@@ -204,7 +204,7 @@ def test_sessions_from_an_explicit_corpus(tmp_path):
     [result] = check(folder, families=["cutpoints"])
     assert not any(c.passed for c in result.cases) and "p/s.jsonl" in result.cases[0].error
 
-    sessions = Sessions(corpus)
+    sessions = ReferencedSessions(corpus)
     assert sessions.path(ref, folder / "cutpoints.jsonl", 1) == corpus / "p" / "s.jsonl"
     assert sessions.rows(ref, folder, 1)[1] is None and len(sessions.lines(ref, folder, 1)) == 6
     with pytest.raises(FixtureError, match="needs 'file' and 'sha256'"):

@@ -15,7 +15,7 @@ no rule fails the case. Conventions of the fixtures:
   :class:`~contextecho.echo.reference.continuation.TooFewCutpoints` stands for the
   harness's ``SystemExit``.
 * Sessions are named ``{"corpus", "file", "path_from_steering_root", "format", "sha256"}``;
-  :class:`Sessions` resolves them (first candidate that exists with that sha256: ``corpus /
+  :class:`ReferencedSessions` resolves them (first candidate that exists with that sha256: ``corpus /
   file`` when a corpus folder is given, ``shared_dir().parent / path_from_steering_root``,
   ``shared_dir()/corpus/real/file``), hashes each file once and parses it once.
 
@@ -85,8 +85,8 @@ _ADAPTER_ARG = re.compile(r"tool_result_as='(\w+)'")
 
 # ---------------------------------------------------------------- sessions
 
-class Sessions:
-    """The sessions cases name, resolved, hashed once and parsed once each.
+class ReferencedSessions:
+    """The sessions cases name by reference (file and sha256), resolved, hashed once and parsed once each.
 
     A reference ``{"corpus", "file", "path_from_steering_root", "format", "sha256"}`` is
     looked for at, in order: ``corpus / file`` (only when a corpus folder was given),
@@ -183,7 +183,7 @@ def raised(exc: BaseException) -> dict:
 CUTPOINT_FIELDS = ("CUTPOINTS_json", "raises", "message")
 
 
-def check_cutpoints(path: Path, sessions: Sessions) -> Iterator[CaseResult]:
+def check_cutpoints(path: Path, sessions: ReferencedSessions) -> Iterator[CaseResult]:
     def check(case: dict, path: Path, line: int) -> list[Check]:
         inputs = need(case, "inputs", path, line, dict)
         rows = sessions.rows(need(inputs, "session", path, line, dict), path, line)
@@ -230,7 +230,7 @@ def _rule_block(expected: object, rule: str, make: Callable[[], str], where: str
     return compare_fields({k: v for k, v in expected.items() if k not in inputs}, block, block, where)
 
 
-def check_prefixes(path: Path, sessions: Sessions) -> Iterator[CaseResult]:
+def check_prefixes(path: Path, sessions: ReferencedSessions) -> Iterator[CaseResult]:
     selections: dict[str, object] = {}
     gpt5_texts: dict[tuple[str, str], str] = {}
 
@@ -302,7 +302,7 @@ def _edge_outcome(rows: list, cut: int, target_chars: int) -> dict:
     return out
 
 
-def check_prefix_edge_cases(path: Path, sessions: Sessions) -> Iterator[CaseResult]:
+def check_prefix_edge_cases(path: Path, sessions: ReferencedSessions) -> Iterator[CaseResult]:
     def check(case: dict, path: Path, line: int) -> list[Check]:
         inputs = need(case, "inputs", path, line, dict)
         expected = need(case, "expected", path, line, dict)
@@ -347,7 +347,7 @@ def _adapter(inputs: dict, path: Path, line: int) -> str:
     return match.group(1)
 
 
-def check_gpt5_prefix(path: Path, sessions: Sessions) -> Iterator[CaseResult]:
+def check_gpt5_prefix(path: Path, sessions: ReferencedSessions) -> Iterator[CaseResult]:
     def check(case: dict, path: Path, line: int) -> list[Check]:
         kind = need(case, "kind", path, line, str)
         inputs = need(case, "inputs", path, line, dict)
@@ -407,7 +407,7 @@ def _argument(inputs: dict, name: str, path: Path, line: int) -> object:
         raise FixtureError(path, f"{key} is not a Python literal: {exc}", line) from None
 
 
-def check_jaccard(path: Path, sessions: Sessions) -> Iterator[CaseResult]:
+def check_jaccard(path: Path, sessions: ReferencedSessions) -> Iterator[CaseResult]:
     def check(case: dict, path: Path, line: int) -> list[Check]:
         inputs = need(case, "inputs", path, line, dict)
         a, b = _argument(inputs, "a", path, line), _argument(inputs, "b", path, line)
@@ -504,7 +504,7 @@ def _model_of(target_dir: str, fixture: Path, line: int) -> str:
     return HARNESS_TARGETS[target_dir]
 
 
-def check_requests(path: Path, sessions: Sessions) -> Iterator[CaseResult]:
+def check_requests(path: Path, sessions: ReferencedSessions) -> Iterator[CaseResult]:
     """Each case's request built by the ``reference`` continuation protocol for the case's
     target, cut and arm, sent through the engine's call site, and compared in the
     harness's SDK form (:func:`~contextecho.conformance.replay.sdk_form`, with the harness's
@@ -619,7 +619,7 @@ def _runner_metrics(outcomes: dict, arms: tuple, gt_tool: str, record) -> dict:
             if first.tool is not None else None}
 
 
-def check_scoring(path: Path, sessions: Sessions) -> Iterator[CaseResult]:
+def check_scoring(path: Path, sessions: ReferencedSessions) -> Iterator[CaseResult]:
     """Each case's SDK response, on each path it has, given to the engine's call site as
     LiteLLM gives it (:func:`sdk_response`), read back from the call record and scored by
     the ``reference`` continuation protocol (:meth:`~contextecho.echo.continuation.
@@ -696,7 +696,7 @@ def metrics_frame(per_cut: list, labels: dict, fixture: Path, line: int):
     return frame
 
 
-def check_analysis(path: Path, sessions: Sessions) -> Iterator[CaseResult]:
+def check_analysis(path: Path, sessions: ReferencedSessions) -> Iterator[CaseResult]:
     """Each case's per-cut metrics (per target for the end-to-end cases) as the experiment's
     cell frame (:func:`metrics_frame`), analysed by the experiment's
     :func:`~contextecho.experiments.continuation.harness_analysis`."""
@@ -718,7 +718,7 @@ def check_analysis(path: Path, sessions: Sessions) -> Iterator[CaseResult]:
 
 # ---------------------------------------------------------------- the checkers
 
-Checker = Callable[[Path, Sessions], Iterator[CaseResult]]
+Checker = Callable[[Path, ReferencedSessions], Iterator[CaseResult]]
 
 
 #: family -> checker.

@@ -42,7 +42,7 @@ def check(folder: str | Path, corpus: str | Path | None = None, families: Sequen
 
     ``corpus``: the folder the cases' session paths are relative to (function level and
     run level; default :func:`default_corpus`); for the continuation, a corpus folder tried
-    before each case's own path (:class:`~.continuation.Sessions`). ``kind``: the folder's
+    before each case's own path (:class:`~.continuation.ReferencedSessions`). ``kind``: the folder's
     kind, where it is not to be recognised (:func:`kind_of`; a folder of a few families)."""
     folder = Path(folder)
     kind = kind or kind_of(folder)
@@ -52,9 +52,9 @@ def check(folder: str | Path, corpus: str | Path | None = None, families: Sequen
     if unknown:
         raise ValueError(f"unknown {kind} families {unknown} (known: {', '.join(FAMILIES[kind])})")
     if kind == FUNCTIONS:
-        checks, sessions = functions, functions.Sessions(Path(corpus) if corpus is not None else default_corpus())
+        checks, sessions = functions, functions.CorpusSessions(Path(corpus) if corpus is not None else default_corpus())
     else:
-        checks, sessions = continuation, continuation.Sessions(corpus)
+        checks, sessions = continuation, continuation.ReferencedSessions(corpus)
     results = []
     for family in families or list(checks.FAMILIES):
         path = folder / checks.FAMILIES[family]

@@ -52,8 +52,8 @@ REAL, FILLER = "claude_session", "filler"
 
 # ---------------------------------------------------------------- families
 
-class Sessions:
-    """Rows and turn indices of the sessions the prefix cases name, read once each."""
+class CorpusSessions:
+    """Rows and turn indices of the sessions the prefix cases name by their path in the corpus, read once each."""
 
     def __init__(self, corpus: Path) -> None:
         self.corpus = corpus
@@ -69,7 +69,7 @@ class Sessions:
         return self._cache[relative]
 
 
-def _prefix_outputs(case: dict, path: Path, line: int, sessions: Sessions) -> tuple[dict, dict]:
+def _prefix_outputs(case: dict, path: Path, line: int, sessions: CorpusSessions) -> tuple[dict, dict]:
     """Recomputed ``outputs`` and checked ``meta`` of one prefix case."""
     inputs = need(case, "inputs", path, line, dict)
     experiment = str(need(case, "experiment", path, line, str))
@@ -97,7 +97,7 @@ def _prefix_outputs(case: dict, path: Path, line: int, sessions: Sessions) -> tu
     return outputs, meta
 
 
-def check_prefix(path: Path, sessions: Sessions) -> Iterator[CaseResult]:
+def check_prefix(path: Path, sessions: CorpusSessions) -> Iterator[CaseResult]:
     def check(case: dict, path: Path, line: int) -> list[Check]:
         try:
             actual, meta = _prefix_outputs(case, path, line, sessions)
@@ -304,7 +304,7 @@ FAMILIES: dict[str, str] = {
 }
 
 
-Checker = Callable[[Path, Sessions], Iterator[CaseResult]]
+Checker = Callable[[Path, CorpusSessions], Iterator[CaseResult]]
 #: family -> the check of its file.
 CHECKERS: dict[str, Checker] = {
     "prefix": check_prefix,
