@@ -23,7 +23,7 @@ from ..anchor.axes.rubric import AXES
 from ..anchor.axes.turns import FORK, REAL
 from ..anchor.context.conditions import CONDITIONS
 from ..anchor.recall.families import FAMILIES
-from ..anchor.retention.runs import ARMS, CHECKPOINT, FILLER
+from ..anchor.retention.runs import CHECKPOINT, FILLER, RETENTION_ARMS
 from ..cape.inventory import TRAITS
 from ..anchor.banks.bank import bank_dirs, load_bank
 from ..anchor.banks.scorer import score_bank
@@ -131,7 +131,7 @@ MANUSCRIPT = Declared(
         Variable("retention_answers_agree_pct", PERCENT), Variable("retention_constrained_invalid", COUNT),
         Variable("retention_rows", COUNT), Variable("retention_undefined", COUNT), Variable("retention_no_items", COUNT),
         Variable("checkpoints", COUNT), Variable("retention_window", COUNT),
-        Variable("retention_final_{arm}_{facet}", COEFFICIENT, arm=ARMS, facet=TRAITS),
+        Variable("retention_final_{arm}_{facet}", COEFFICIENT, arm=RETENTION_ARMS, facet=TRAITS),
         Variable("axes_turns", COUNT), Variable("axes_verdicts", COUNT), Variable("axes_invalid", COUNT),
         Variable("axes_invalid_pct", PERCENT), Variable("axes_held_{source}_{axis}", COEFFICIENT, source=(REAL, FORK),
                                                         axis=AXES),
@@ -231,7 +231,7 @@ def retention_summary(run: Run, retention: pd.DataFrame) -> pd.DataFrame:
     summary = retention_by_checkpoint(retention)
     last = summary[(summary["checkpoint"] == p.checkpoints)].set_index(["arm", "facet"])["retention"]
     run.out.set(checkpoints=p.checkpoints, retention_window=p.retention_window)
-    for arm in ARMS:
+    for arm in RETENTION_ARMS:
         for facet in TRAITS:
             run.out.put("retention_final_{arm}_{facet}", last.get((arm, facet)), arm=arm, facet=facet,
                         why=_retention_missing(retention, arm, facet, p.checkpoints))

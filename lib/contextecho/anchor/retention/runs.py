@@ -39,7 +39,7 @@ from ..persona import PersonaCard
 from .measure import DegenerateFacet, facet_retention
 
 GENERIC, INITIAL, CHECKPOINT, FILLER = "generic", "initial", "checkpoint", "filler"
-ARMS = (CHECKPOINT, FILLER)
+RETENTION_ARMS = (CHECKPOINT, FILLER)
 
 FillerPrefix = Callable[[Snapshot, Prefix], Sequence[dict]]
 """The filler messages matching ``real``, the snapshot's rendered prefix (turn skeleton and
@@ -75,13 +75,13 @@ def _prefixes(arms: Sequence[str], session: Session, step: int, window: int,
 
 
 def retention_runs(card: PersonaCard, sessions: Sequence[Session], *, checkpoints: int = 4,
-                   window: int = 4000, arms: Sequence[str] = ARMS, n_runs: int = 1,
+                   window: int = 4000, arms: Sequence[str] = RETENTION_ARMS, n_runs: int = 1,
                    filler: FillerPrefix | None = None) -> list[RetentionRun]:
     """Every run of the retention design: generic, initial, and each session × checkpoint × arm.
     The ``filler`` arm needs ``filler``, the filler prefix matching a rendered prefix."""
-    unknown = set(arms) - set(ARMS)
+    unknown = set(arms) - set(RETENTION_ARMS)
     if unknown:
-        raise ValueError(f"unknown retention arm(s) {sorted(unknown)}; choose from {ARMS}")
+        raise ValueError(f"unknown retention arm(s) {sorted(unknown)}; choose from {RETENTION_ARMS}")
     if FILLER in arms and filler is None:
         raise ValueError("the filler arm needs its prefixes: pass filler=, a FillerPrefix")
     system = ({"role": "system", "content": card.system_prompt()},)
@@ -122,7 +122,7 @@ def retention_table(answers: pd.DataFrame, facets: Mapping[int, str] | None = No
         if missing:
             raise ValueError(f"no facet given for item(s) {missing}")
         traits = pd.Series({i: facets[i] for i in asked.index}, name="facet")
-    later = answers[answers["condition"].isin(ARMS)]
+    later = answers[answers["condition"].isin(RETENTION_ARMS)]
     rows = []
     for (session, c, step, arm), group in later.groupby(["session", "checkpoint", "step", "condition"]):
         now = _item_means(group)
