@@ -34,7 +34,7 @@ import pandas as pd
 from .errors import DegenerateDataError, EmptyArmError, InvalidScoreError, StatsInputError
 from .records import DirectionAgreement, JudgeAgreement, LabelAgreement, ScoreAgreement
 
-RUBRIC = (0, 1, 2, 3)
+RUBRIC_SCORES = (0, 1, 2, 3)
 
 
 def _kappa(confusion: np.ndarray, weights: np.ndarray) -> float:
@@ -59,7 +59,7 @@ def _paired(a, b) -> tuple[np.ndarray, np.ndarray, int]:
     return x[keep], y[keep], int((~keep).sum())
 
 
-def judge_agreement(a, b, *, categories: Sequence[int] = RUBRIC) -> JudgeAgreement:
+def judge_agreement(a, b, *, categories: Sequence[int] = RUBRIC_SCORES) -> JudgeAgreement:
     """Exact, within-one and kappa agreement of paired verdicts ``a`` and ``b``."""
     x, y, n_dropped = _paired(a, b)
     cats = np.asarray(categories, dtype=float)
@@ -84,7 +84,7 @@ def judge_agreement(a, b, *, categories: Sequence[int] = RUBRIC) -> JudgeAgreeme
 TIES = ("average", "ordinal")
 
 
-def label_agreement(labels, verdicts, *, categories: Sequence[int] = RUBRIC, failed: float | None = None,
+def label_agreement(labels, verdicts, *, categories: Sequence[int] = RUBRIC_SCORES, failed: float | None = None,
                     ties: str = "average") -> LabelAgreement:
     """Agreement of ``verdicts`` (NaN: no verdict) with the known ``labels`` (module doc).
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._inputs import DEFAULT_RESAMPLES, DEFAULT_SEED
+from .agreement import RUBRIC_SCORES
 from .multiple import harness_holm
 from .paired import harness_paired_differences
 from .permutation import harness_sign_flip_p
@@ -23,7 +24,6 @@ NO_RUN_NOTE = "no content-position run"
 #: The sections of an e02 content-position run that hold per-condition results, in the
 #: order they are tried.
 RESULT_SECTIONS = ("full_results", "per_condition")
-VALID_SCORES = (0, 1, 2, 3)
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,7 @@ def content_position_scores(run: Mapping[str, Any], condition: str) -> dict[str,
             results = run[section].get(condition)
             if results and "results" in results:
                 return {r["probe_id"]: r["score"] for r in results["results"]
-                        if r.get("score", -1) in VALID_SCORES}
+                        if r.get("score", -1) in RUBRIC_SCORES}
     return {}
 
 
