@@ -30,6 +30,8 @@ PASS, FAIL, DECLARED, NOT_EXPRESSIBLE, NOT_IMPLEMENTED = STATUSES = (
     "pass", "fail", "declared", "not_expressible", "not_implemented")
 #: How far a computed mean, gap or bound of a run-level case may be from the harness's (SPEC §5).
 TOLERANCE = 1e-9
+#: The fixtures' stand-in for the harness's root folder (in printed paths and a driver's ``argv``).
+ROOT = "<ROOT>"
 
 
 class FixtureError(ValueError):

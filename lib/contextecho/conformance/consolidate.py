@@ -27,10 +27,8 @@ from typing import Any, Sequence
 from ..echo.reference import consolidation as harness_consolidation
 from ..stats.consolidation import ConsolidatedContrast, Consolidation, consolidate_contrasts
 from .replay import Replay, compare_requests
-from .case import TOLERANCE, CaseResult, decode, matches
+from .case import ROOT, TOLERANCE, CaseResult, decode, matches
 
-#: The fixtures' stand-in for the harness's repository root in printed paths.
-ROOT = "<ROOT>"
 EXPECTED_PARTS = ("requests", "cells", "stdout", "tables", "texts")
 TABLES = ("consolidated_json", "consolidated_md", "compute_contrast_calls", "return", "stdout")
 JSON_FIELDS = ("experiment", "n_contrasts", "rows")

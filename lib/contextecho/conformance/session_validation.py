@@ -53,12 +53,11 @@ from ..echo.reference.role_rows import (QUICK_POSITIONS, VALIDATION_POSITIONS, S
 from ..stats.session_validation import HARNESS_ARMS, session_validation_summary
 from ..experiments import session_validation
 from .replay import Replay, compare_requests, key_fields, litellm_model, replay_environment
-from .case import TOLERANCE, CaseResult, FixtureError, decode, matches, sha256_text
+from .case import ROOT, TOLERANCE, CaseResult, FixtureError, decode, matches, sha256_text
 
 E18_RUNNER = "experiments/e18_session_validation/run.py"
 SUMMARY_RUNNER = "analysis/analyze_session_validation.py"
 MANIFEST_FILE = "validation_manifest.json"
-ROOT = "<ROOT>"
 #: e18 judges through Anthropic whatever the target (``run.py``: ``Judge(provider="anthropic")``).
 E18_JUDGE_PROVIDER = ANTHROPIC
 CELL_FIELDS = ("response_text", "response_len", "score", "label", "reason")
