@@ -36,6 +36,7 @@ from ..stats.drift import harness_drift_gap
 from ..stats.multiple import harness_holm
 from ..stats.paired import harness_paired_differences
 from ..stats.permutation import harness_sign_flip_p
+from ..stats.session_validation import HARNESS_ARMS
 from ..engine.registry import UnknownNameError
 from ..echo.reference.filler import filler_for, make_filler
 from ..echo.reference.judge import parse_verdict, parse_verdict_b3
@@ -47,7 +48,7 @@ from .case import CaseResult, Check, FixtureError, compare_fields, differences, 
 DEFAULT_PROBE = "C01"
 PROBE_EXPERIMENTS = ("e15", "e16", "e17")
 STRESSOR_EXPERIMENTS = ("e08", "e09", "e10", "e12")
-REAL, FILLER = "claude_session", "filler"
+HARNESS_REAL, HARNESS_FILLER = HARNESS_ARMS["real"], HARNESS_ARMS["filler"]
 
 
 # ---------------------------------------------------------------- families
@@ -178,9 +179,9 @@ def _cell_deltas(cells: list[dict], target: str) -> list:
     """filler − real per (position, probe_id, sample), in the real arm's cell order."""
     def key(c):
         return c["position"], c["probe_id"], c.get("sample", 0)
-    filler = {key(c): c["score"] for c in cells if c["target"] == target and c["arm"] == FILLER}
+    filler = {key(c): c["score"] for c in cells if c["target"] == target and c["arm"] == HARNESS_FILLER}
     return [filler[key(c)] - c["score"] for c in cells
-            if c["target"] == target and c["arm"] == REAL and key(c) in filler]
+            if c["target"] == target and c["arm"] == HARNESS_REAL and key(c) in filler]
 
 
 def _string_keyed(cells: list[dict], target: str, arm: str) -> dict[str, float]:
@@ -198,13 +199,13 @@ def _stats_target(cells: list[dict], positions: list[str], expected: dict,
     if "fig2_clustered_bootstrap" in expected:
         e = expected["fig2_clustered_bootstrap"]
         n_boot, seed = e.get("n_boot", 10_000), e.get("seed", 42)
-        by_arm = {arm: _by_position(cells, target, arm, positions) for arm in (REAL, FILLER)}
+        by_arm = {arm: _by_position(cells, target, arm, positions) for arm in (HARNESS_REAL, HARNESS_FILLER)}
         arms = {arm: harness_clustered_bootstrap_mean(by_arm[arm], n_boot=n_boot, seed=seed)
-                for arm in (REAL, FILLER)}
+                for arm in (HARNESS_REAL, HARNESS_FILLER)}
         out["fig2_clustered_bootstrap"] = {
             "inputs_by_position": by_arm,
             **{arm: {"mean": r.mean, "lo": r.lo, "hi": r.hi, "n": r.n} for arm, r in arms.items()},
-            "drift_gap_point": harness_drift_gap(arms[FILLER], arms[REAL]),
+            "drift_gap_point": harness_drift_gap(arms[HARNESS_FILLER], arms[HARNESS_REAL]),
             "n_boot": n_boot, "seed": seed}
     if "consolidate_paired_permutation" in expected:
         e = expected["consolidate_paired_permutation"]
@@ -217,8 +218,8 @@ def _stats_target(cells: list[dict], positions: list[str], expected: dict,
     if "b7_variants" in expected:
         e = expected["b7_variants"]
         n, seed = e.get("n", 10_000), e.get("seed", 42)
-        deltas = harness_paired_differences(_string_keyed(cells, target, REAL),
-                                            _string_keyed(cells, target, FILLER))
+        deltas = harness_paired_differences(_string_keyed(cells, target, HARNESS_REAL),
+                                            _string_keyed(cells, target, HARNESS_FILLER))
         delta, p = harness_sign_flip_p(deltas, n_resamples=n, seed=seed, plus_one=True)
         lo, hi = harness_paired_bootstrap_ci(deltas, n_boot=n, seed=seed)
         out["b7_variants"] = {"perm_p_plus_one": {"delta": delta, "p": p},
@@ -228,8 +229,8 @@ def _stats_target(cells: list[dict], positions: list[str], expected: dict,
         e = expected["onset_boot_gap_ci_per_position"]
         seed = e.get("seed", 42)
         rng = onset_rngs.setdefault(seed, np.random.default_rng(seed))
-        cis = harness_onset_gap_cis(_by_position(cells, target, FILLER, positions),
-                                    _by_position(cells, target, REAL, positions), positions,
+        cis = harness_onset_gap_cis(_by_position(cells, target, HARNESS_FILLER, positions),
+                                    _by_position(cells, target, HARNESS_REAL, positions), positions,
                                     rng=rng, n_boot=e.get("n_boot", 10_000))
         out["onset_boot_gap_ci_per_position"] = {
             "rng": e.get("rng"),

@@ -53,6 +53,7 @@ from ..echo.runner import SELF_JUDGE
 from ..echo.reference.scorers import REFERENCE_SCORERS
 from ..echo.protocols import protocol as get_protocol
 from ..stats.judge_free import StressorCell, harness_compliance_audit, harness_stressor_forest
+from ..stats.session_validation import HARNESS_ARMS
 from ..experiments import onset, panel, spine
 from ..experiments.protocol_record import protocol_record
 from ..experiments.selection import build
@@ -66,7 +67,6 @@ FORMAT_VERSION = 1
 #: The case families, each run by :func:`drive` (panel, s2, onset) or by its own module (:data:`FAMILY_RUNS`).
 FAMILIES = ("panel", "s2", "onset", "cross_judge_b3", "session_validation", "consolidate")
 
-ARM_NAMES = {"real": "claude_session", "filler": "filler"}
 #: The harness's runners and what of ours runs them (None: not expressible, with why).
 PROBE_RUNNERS = ("experiments/e15_probes_at_crosscompaction/run.py",
                  "experiments/e15_probes_at_crosscompaction/run_fig1_xtarget.py")
@@ -103,7 +103,7 @@ def _item_name(item: str) -> str:
 
 def row_identity(row: Mapping[str, Any], target_safe: Mapping[str, str]) -> tuple:
     """One of our frame's rows as the same cell identity, in the harness's names."""
-    return (target_safe[row["target"]], row["position"], ARM_NAMES[row["arm"]], _item_name(row["item"]),
+    return (target_safe[row["target"]], row["position"], HARNESS_ARMS[row["arm"]], _item_name(row["item"]),
             int(row["replicate"]))
 
 
@@ -168,7 +168,7 @@ def _judge(case: dict, runner: str) -> str | None:
 
 def _identity(cell, safe: dict[str, str], fields: Sequence[str]) -> dict:
     values = {"target": safe[cell.target], "position": cell.position, "turn": cell.step,
-              "arm": ARM_NAMES[cell.arm], "item": _item_name(cell.item.id), "replicate": cell.replicate}
+              "arm": HARNESS_ARMS[cell.arm], "item": _item_name(cell.item.id), "replicate": cell.replicate}
     return {f: values[f] for f in fields if f in values}
 
 
