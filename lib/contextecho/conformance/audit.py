@@ -41,7 +41,7 @@ RESULTS, AGREEMENT = AUDIT_OUT + "RESULTS.json", AUDIT_OUT + "AGREEMENT.md"
 RECORD = re.compile(re.escape(AUDIT_OUT) + r"([^/]+)/([^/]+)/([^/]+)/([^/]+)\.json$")
 CALL = "cross_judge"
 #: The columns of a stored cell that name it, carried into its re-judged row.
-IDENTITY = ("target", "session", "position", "step", "arm", "item", "item_kind", "replicate")
+IDENTITY_COLUMNS = ("target", "session", "position", "step", "arm", "item", "item_kind", "replicate")
 #: A record's fields and the re-judged row's columns that hold them.
 RECORD_FIELDS = {"sonnet_score": "primary_score", "gpt5_score": "reference_score",
                  "gpt5_label": "reference_label", "gpt5_reason": "reference_reason"}
@@ -94,7 +94,7 @@ def rejudge_stored(case: dict, runner: str, frames: Sequence[pd.DataFrame], repl
                      if ident[1] in positions and ident[3] in items),
                     key=lambda pair: (pair[0][0], positions.index(pair[0][1]), pair[0][2], pair[0][3]))
     stored = [StoredResponse(row["key"], row["probe_text"], row["response"], row["reference_score"],
-                             {c: row[c] for c in IDENTITY}) for _, row in chosen]
+                             {c: row[c] for c in IDENTITY_COLUMNS}) for _, row in chosen]
     replay.judge_calls[judge] = CALL
     replay.judge_fields[CALL] = list(fields)
     transport = Transport(concurrency=1, base_delay_s=0.0, max_delay_s=0.0, client=replay)

@@ -30,7 +30,7 @@ from .replay import Replay, compare_requests
 from .case import ROOT, TOLERANCE, CaseResult, decode, matches
 
 EXPECTED_PARTS = ("requests", "cells", "stdout", "tables", "texts")
-TABLES = ("consolidated_json", "consolidated_md", "compute_contrast_calls", "return", "stdout")
+TABLE_NAMES = ("consolidated_json", "consolidated_md", "compute_contrast_calls", "return", "stdout")
 JSON_FIELDS = ("experiment", "n_contrasts", "rows")
 ROW_FIELDS = ("delta", "p_raw", "n", "p_holm_within", "p_holm_panel", "note")
 #: Absolute tolerance per compared number: means within 1e-9, counts and the p-values of
@@ -237,7 +237,7 @@ def run(case: dict, corpus: Path, replay: Replay, report: CaseResult, declared: 
                note="the consolidation's printed lines are tables.stdout; no driver prints apart")
     tables = decode(expected.get("tables") or {})
     for name in tables:
-        if name not in TABLES:
+        if name not in TABLE_NAMES:
             report.add("tables", name, False, tables[name], None, declared, note="unknown expected field")
     if "consolidated_json" in tables:
         _compare_json(tables["consolidated_json"], ours.consolidated_json, report, declared)

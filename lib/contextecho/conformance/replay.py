@@ -40,7 +40,7 @@ LITELLM_PREFIX = {ANTHROPIC: "anthropic", OPENAI: "openai", OPENROUTER: "openrou
                   NVIDIA: "nvidia_nim", TOGETHER: "together_ai", COHERE: "cohere_chat", MISTRAL: "mistral"}
 ENDPOINTS = {ANTHROPIC: "anthropic.messages.create", GEMINI: "google.genai.models.generate_content",
              COHERE: "cohere.v2.chat"}  # LiteLLM's cohere_chat route is Cohere's own chat API
-OPENAI_ENDPOINT = "openai.chat.completions.create"
+OPENAI_SDK_ENDPOINT = "openai.chat.completions.create"
 #: The API base LiteLLM sends each OpenAI-compatible provider's requests to (its defaults).
 API_BASES = {OPENROUTER: "https://openrouter.ai/api/v1", NVIDIA: "https://integrate.api.nvidia.com/v1",
              TOGETHER: "https://api.together.xyz/v1", MISTRAL: "https://api.mistral.ai/v1",
@@ -293,7 +293,7 @@ def sdk_form(model: str, kwargs: Mapping[str, Any], *, with_timeout: bool = Fals
                 "params": {"model": model_id, "contents": contents, "config": config}}
     client = {"base_url": API_BASES[provider]} if provider in API_BASES else {}
     timeout = {"timeout": kwargs["timeout"]} if with_timeout and "timeout" in kwargs else {}
-    return {"endpoint": ENDPOINTS.get(provider, OPENAI_ENDPOINT), "client": client,
+    return {"endpoint": ENDPOINTS.get(provider, OPENAI_SDK_ENDPOINT), "client": client,
             "params": {"model": model_id, "messages": messages, **sampling, **timeout}}
 
 

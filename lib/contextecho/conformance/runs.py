@@ -78,7 +78,7 @@ FIG1_RUNNERS = "experiments/e15_probes_at_crosscompaction/run_fig1_"
 #: Runners met inside a probe, onset or S2 case that no experiment of ours runs, with why
 #: (a runner not listed is reported "no experiment of ours runs it"). consolidate runs only
 #: in its own family (:data:`FAMILY_RUNS`): its inputs are e02 documents, not a session's cells.
-NOT_EXPRESSIBLE = {
+NOT_EXPRESSIBLE_RUNNERS = {
     "consolidate_12model_perm.py": "consolidate runs in its own case family (its inputs are e02 documents), "
                                    "never after a probe, onset or S2 runner",
 }
@@ -189,7 +189,7 @@ def drive(case: dict, corpus: Path, replay: Replay, report: CaseResult, workdir:
             continue
         s2_rules = s2_requests.for_runner(runner)
         if runner not in (*PROBE_RUNNERS, ONSET_RUNNER) and not runner.startswith(FIG1_RUNNERS) and not s2_rules:
-            why = next((reason for pattern, reason in NOT_EXPRESSIBLE.items() if pattern in runner), None)
+            why = next((reason for pattern, reason in NOT_EXPRESSIBLE_RUNNERS.items() if pattern in runner), None)
             report.not_expressible("runners", runner, why or "no experiment of ours runs it")
             continue
         if session is None:
