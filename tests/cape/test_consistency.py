@@ -3,7 +3,7 @@ import itertools
 import numpy as np
 import pytest
 
-from contextecho.cape.consistency import (moving_average, normalise, ocean_consistency, ocean_series,
+from contextecho.cape.consistency import (mean_normalise, moving_average, ocean_consistency, ocean_series,
                                           overlap_ratio, trajectory_consistency)
 
 
@@ -12,10 +12,10 @@ def test_moving_average_is_trailing_and_full_windows_only():
     assert np.allclose(moving_average(np.array([[4, 4, 4, 4, 0.0]]), 4), [[4, 3]])
 
 
-def test_normalise_mean_sd_and_constant():
-    z = normalise(np.array([1.0, 2, 3]))
+def test_mean_normalise_mean_sd_and_constant():
+    z = mean_normalise(np.array([1.0, 2, 3]))
     assert z.mean() == pytest.approx(0) and z.std() == pytest.approx(1)
-    assert normalise(np.array([3.0, 3, 3])).tolist() == [0, 0, 0]
+    assert mean_normalise(np.array([3.0, 3, 3])).tolist() == [0, 0, 0]
 
 
 def test_overlap_ratio_hand_computed():

@@ -12,7 +12,7 @@ from contextecho.engine import llm
 from contextecho.engine.responses import fill_response
 from contextecho.engine import token_distribution as td
 from contextecho.cape.administer import CONTEXT_DEPENDENT, CONTEXT_FREE, RunSpec, administer, constrained_answers
-from contextecho.cape.parsing import score
+from contextecho.cape.parsing import item_score
 from contextecho.cape.prompts import INSTRUCTION_1
 
 
@@ -63,7 +63,7 @@ def test_constrained_answers_beside_the_text_ones(synthetic_inventory, responden
         probs = letters(row["question"])
         assert row["constrained_answer"] == max(probs, key=probs.get)
         assert json.loads(row["constrained_probs"]) == pytest.approx({k: v / sum(probs.values()) for k, v in probs.items()})
-        assert row["constrained_score"] == score(row["constrained_answer"], row["key"])
+        assert row["constrained_score"] == item_score(row["constrained_answer"], row["key"])
         assert not row["constrained_flat"] and row["agrees"] is None  # no valid text answer to compare
     # The prefill is what the prompt writes before a letter: "(" for "(A) ...", nothing for "A) ...".
     assert set(respondent.prefills) == {"(", ""}

@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from contextecho.cape.parsing import CONFLICT, EMPTY, ERROR, UNRECOGNISED, parse_answer, score
+from contextecho.cape.parsing import CONFLICT, EMPTY, ERROR, UNRECOGNISED, item_score, parse_answer
 from contextecho.cape.prompts import PAPER_OPTIONS, WORDING_1, WORDING_2
 
 
@@ -34,8 +34,8 @@ def test_wordings_follow_the_option_set_asked():
 
 
 def test_scoring_and_reverse_keying():
-    assert [score(x, 1) for x in "ABCDE"] == [5, 4, 3, 2, 1]
-    assert [score(x, -1) for x in "ABCDE"] == [1, 2, 3, 4, 5]
-    assert math.isnan(score(None, 1))
+    assert [item_score(x, 1) for x in "ABCDE"] == [5, 4, 3, 2, 1]
+    assert [item_score(x, -1) for x in "ABCDE"] == [1, 2, 3, 4, 5]
+    assert math.isnan(item_score(None, 1))
     with pytest.raises(ValueError):
-        score("A", 0)
+        item_score("A", 0)

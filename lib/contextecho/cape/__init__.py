@@ -22,14 +22,14 @@ from .inventory import TRAITS, Inventory, InventoryItem, InventoryNotFound, load
 from .metrics import NoComparableItems, PointwiseConsistency, euclidean_distance, pointwise_consistency, total_agreement_rate
 from .ordering import ORDERINGS, order_items
 from .paraphrase import generate_paraphrases, load_paraphrases, paraphrase_path, write_paraphrases
-from .parsing import ParsedAnswer, parse_answer, score
+from .parsing import ParsedAnswer, item_score, parse_answer
 from .profiles import ocean_matrix, ocean_profiles, trajectory_matrix
 from .prompts import ORDERS, Instruction, Options, render_question
 
 __all__ = [
     "load_inventory", "Inventory", "InventoryItem", "InventoryNotFound", "TRAITS", "order_items", "ORDERINGS",
     "render_question", "Instruction", "Options", "ORDERS",
-    "parse_answer", "ParsedAnswer", "score",
+    "parse_answer", "ParsedAnswer", "item_score",
     "RunSpec", "administer", "answer_counts", "Administration", "CONTEXT_FREE", "CONTEXT_DEPENDENT", "DEFAULT_PARAMS",
     "LOCAL_WINDOW", "default_window",
     "FACTORS", "Variant", "factor_runs", "MissingParaphrases",

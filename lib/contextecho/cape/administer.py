@@ -55,7 +55,7 @@ from ..engine.counts import Counts
 from ..engine.model_request import ModelRequest
 from ..engine.token_distribution import DISCRETE, PREFILL, distribution_request, read_distribution, read_mode
 from .inventory import InventoryItem
-from .parsing import ERROR, parse_answer, score
+from .parsing import ERROR, item_score, parse_answer
 from .prompts import (LETTERS, PAPER_INSTRUCTION, PAPER_OPTIONS, Instruction, Options, option_label,
                       render_question)
 
@@ -99,7 +99,7 @@ class RunSpec:
 # the dtype pandas infers from the values, which depends on them: text a row may lack (``str``
 # where any row has it, ``object`` where none does), a temperature a run may leave out, and
 # ``agrees`` (``bool`` where every row compares, ``object`` where one cannot).
-COLUMNS: Mapping[str, str | None] = {
+ANSWER_COLUMNS: Mapping[str, str | None] = {
     "run_id": "str", "setting": "str", "model": "str", "position": "int64", "item": "int64", "trait": "str",
     "key": "int64", "question": "str", "instruction": "str", "options": "str", "temperature": None,
     "replicate": "int64", "history_letter": None, "n_history": "int64", "response": None, "answer": None,
@@ -108,7 +108,7 @@ COLUMNS: Mapping[str, str | None] = {
 CONSTRAINED_COLUMNS: Mapping[str, str | None] = {
     "constrained_answer": None, "constrained_status": "str", "constrained_score": "float64",
     "constrained_probs": None, "constrained_entropy": "float64", "constrained_flat": "bool", "agrees": None}
-RESERVED = frozenset(COLUMNS) | frozenset(CONSTRAINED_COLUMNS)
+RESERVED = frozenset(ANSWER_COLUMNS) | frozenset(CONSTRAINED_COLUMNS)
 
 
 @dataclass(frozen=True)
@@ -127,7 +127,7 @@ class ConstrainedAnswer:
 @dataclass(frozen=True)
 class Answer:
     """One item of one run as administered: a row of :attr:`Administration.answers`, its fields
-    named as the columns of :data:`COLUMNS`. ``constrained``: its constrained answer, added
+    named as the columns of :data:`ANSWER_COLUMNS`. ``constrained``: its constrained answer, added
     (``dataclasses.replace``) where it was read."""
 
     run_id: str
@@ -161,9 +161,9 @@ class Answer:
         return chosen == self.answer if chosen is not None and self.answer is not None else None
 
     def row(self) -> dict[str, Any]:
-        """Its value in each column of :data:`COLUMNS` (and of :data:`CONSTRAINED_COLUMNS`
+        """Its value in each column of :data:`ANSWER_COLUMNS` (and of :data:`CONSTRAINED_COLUMNS`
         where it has a constrained answer)."""
-        row = {name: getattr(self, name) for name in COLUMNS}
+        row = {name: getattr(self, name) for name in ANSWER_COLUMNS}
         if self.constrained is not None:
             row.update({f"constrained_{f.name}": getattr(self.constrained, f.name)
                         for f in fields(ConstrainedAnswer)}, agrees=self.agrees)
@@ -171,10 +171,10 @@ class Answer:
 
 
 def answer_frame(answers: Sequence[Answer]) -> pd.DataFrame:
-    """``answers`` as one frame, built once: :data:`COLUMNS` (then :data:`CONSTRAINED_COLUMNS`
+    """``answers`` as one frame, built once: :data:`ANSWER_COLUMNS` (then :data:`CONSTRAINED_COLUMNS`
     where the answers have constrained ones) with their dtypes, and the runs' labels."""
     rows = [a.row() for a in answers]
-    schema = {**COLUMNS, **(CONSTRAINED_COLUMNS if answers and answers[0].constrained is not None else {})}
+    schema = {**ANSWER_COLUMNS, **(CONSTRAINED_COLUMNS if answers and answers[0].constrained is not None else {})}
     columns = {name: pd.Series([row[name] for row in rows], dtype=dtype) for name, dtype in schema.items()}
     labels = pd.DataFrame([dict(a.labels) for a in answers], index=pd.RangeIndex(len(rows)))
     first, leading = ("run_id", "setting", "model"), list(answers[0].labels) if answers else []
@@ -293,7 +293,7 @@ def _answer(run: RunSpec, t: int, request: ModelRequest, result: RoundResult, k:
         question=request.messages[-1]["content"], instruction=run.instruction.name, options=run.options.name,
         temperature=run.params.get("temperature"), replicate=run.replicate, history_letter=run.history_letter,
         n_history=n_history, response=text, answer=parsed.letter, status=parsed.status,
-        score=score(parsed.letter, item.key), error_type=record.error_type, request_key=record.key,
+        score=item_score(parsed.letter, item.key), error_type=record.error_type, request_key=record.key,
         cached=result.cached[k])
 
 
@@ -319,7 +319,7 @@ def _constrain(answers: list[Answer], runs: Sequence[RunSpec], requests: Sequenc
                                       label="^" + re.escape(opening) if mode == PREFILL else
                                       r"(?:^|\n)\s*" + re.escape(opening),
                                       prefill=opening if mode == PREFILL else "")
-                chosen = ConstrainedAnswer(answer=d.argmax, status=d.status, score=score(d.argmax, answer.key),
+                chosen = ConstrainedAnswer(answer=d.argmax, status=d.status, score=item_score(d.argmax, answer.key),
                                            probs=d.probs_json(), entropy=d.entropy, flat=d.flat)
         out.append(replace(answer, constrained=chosen))
     return out, len(records)

@@ -74,7 +74,7 @@ def moving_average(y: np.ndarray, omega: int = OMEGA) -> np.ndarray:
     return (c[..., omega:] - c[..., :-omega]) / omega
 
 
-def normalise(y: np.ndarray) -> np.ndarray:
+def mean_normalise(y: np.ndarray) -> np.ndarray:
     y = np.asarray(y, dtype=float)
     centred = y - y.mean()
     sd = y.std()
@@ -138,7 +138,7 @@ def trajectory_consistency(trajectories, *, omega: int = OMEGA, level: float = 0
     fits: dict[bytes, tuple] = {}  # identical runs fit identically: fit each distinct one once
     for row in smoothed:
         if row.tobytes() not in fits:
-            fits[row.tobytes()] = support_interval(x, normalise(row), level, kernel)
+            fits[row.tobytes()] = support_interval(x, mean_normalise(row), level, kernel)
     bounds = [fits[row.tobytes()] for row in smoothed]
     lower = np.stack([b[0] for b in bounds])
     upper = np.stack([b[1] for b in bounds])

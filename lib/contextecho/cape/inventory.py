@@ -22,7 +22,7 @@ from ..engine.paths import data_dir, shared_dir
 from ..sessions.corpus import read_manifest
 
 TRAITS = ("O", "C", "E", "A", "N")
-COLUMNS = ("label_raw", "text", "label_ocean", "key")
+INVENTORY_COLUMNS = ("label_raw", "text", "label_ocean", "key")
 
 
 class InventoryNotFound(FileNotFoundError):
@@ -104,9 +104,9 @@ def load_inventory(name_or_path: str | Path = "mpi_120") -> Inventory:
         path = inventory_path(str(name_or_path))
     raw = path.read_bytes()
     frame = pd.read_csv(path, dtype={"label_raw": str, "text": str, "label_ocean": str})
-    missing = [c for c in COLUMNS if c not in frame.columns]
+    missing = [c for c in INVENTORY_COLUMNS if c not in frame.columns]
     if missing:
-        raise ValueError(f"{path}: missing columns {missing}; expected {list(COLUMNS)}")
+        raise ValueError(f"{path}: missing columns {missing}; expected {list(INVENTORY_COLUMNS)}")
     frame = frame.reset_index(drop=True)
     frame["key"] = pd.to_numeric(frame["key"], errors="coerce")
     bad_trait = ~frame["label_ocean"].isin(TRAITS)

@@ -96,7 +96,7 @@ def _checked(letter: str, rest: str, options: Options) -> ParsedAnswer:
     return ParsedAnswer(letter, OK)
 
 
-def score(letter: str | None, key: int) -> float:
+def item_score(letter: str | None, key: int) -> float:
     """The item score of an option (NaN for no valid option)."""
     if letter is None:
         return float("nan")
