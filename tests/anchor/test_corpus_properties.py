@@ -7,7 +7,7 @@ from contextecho.anchor.context.conditions import HierarchicalSummary, LongConte
 from contextecho.anchor.recall.asking import ask_requests
 from contextecho.anchor.recall.filters import blind_filter
 from contextecho.anchor.recall.items import LETTERS
-from contextecho.anchor.recall.families import FAMILIES, recall_items
+from contextecho.anchor.recall.families import RECALL_FAMILIES, recall_items
 from contextecho.anchor.context.window import causal_window
 from contextecho.engine.cache import CallCache
 from contextecho.engine.calls import generate
@@ -24,7 +24,7 @@ def corpus_items(corpus_sessions):
 
 def test_the_corpus_yields_items(corpus_items):
     assert sum(len(items) for _, items in corpus_items) >= 50
-    assert {i.family for _, items in corpus_items for i in items} == set(FAMILIES)
+    assert {i.family for _, items in corpus_items for i in items} == set(RECALL_FAMILIES)
 
 
 def test_generation_is_deterministic(corpus_items):

@@ -21,8 +21,8 @@ import pandas as pd
 from ..anchor.axes.report import axis_agreement, axis_rates
 from ..anchor.axes.rubric import AXES
 from ..anchor.axes.turns import FORK, REAL
-from ..anchor.context.conditions import CONDITIONS
-from ..anchor.recall.families import FAMILIES
+from ..anchor.context.conditions import CONTEXT_CONDITIONS
+from ..anchor.recall.families import RECALL_FAMILIES
 from ..anchor.retention.runs import CHECKPOINT, FILLER, RETENTION_ARMS
 from ..cape.inventory import TRAITS
 from ..anchor.banks.bank import bank_dirs, load_bank
@@ -71,7 +71,7 @@ class Parameters(ServingParameters):
     axes_window: int = 3000
     fork_max_tokens: int = 64
     judge_max_tokens: int = 8
-    families: tuple[str, ...] = tuple(FAMILIES)
+    families: tuple[str, ...] = tuple(RECALL_FAMILIES)
     per_family: int = 2
     conditions: tuple[str, ...] = ("long_context", "hierarchical_summary", "retrieval")
     window: int = 3000
@@ -109,8 +109,8 @@ class Parameters(ServingParameters):
               "facets": OneOf(FACETS, "facet scheme"), "retention_window": POSITIVE, "retention_runs": count(),
               "retention_answer": ANSWER_KINDS,
               "questionnaire_max_tokens": POSITIVE, "axes_window": POSITIVE, "fork_max_tokens": POSITIVE,
-              "judge_max_tokens": POSITIVE, "families": (NonEmpty(), OneOf(tuple(FAMILIES), "recall family")),
-              "per_family": count(), "conditions": (NonEmpty(), OneOf(tuple(CONDITIONS), "context condition")),
+              "judge_max_tokens": POSITIVE, "families": (NonEmpty(), OneOf(tuple(RECALL_FAMILIES), "recall family")),
+              "per_family": count(), "conditions": (NonEmpty(), OneOf(tuple(CONTEXT_CONDITIONS), "context condition")),
               "window": POSITIVE, "recent_chars": POSITIVE, "summariser": Models(), "summary_block_steps": count(),
               "summary_turn_chars": POSITIVE, "summary_max_tokens": POSITIVE, "retrieval_k": count(),
               "validators": Models(), "n_evaluators": count(),
@@ -139,7 +139,7 @@ MANUSCRIPT = Declared(
         Variable("recall_main", COUNT), Variable("recall_chance", COEFFICIENT), Variable("recall_window", COUNT),
         Variable("n_evaluators", COUNT), Variable("min_agree", COUNT), Variable("calibration_runs", COUNT),
         Variable("recall_asked", COUNT), Variable("recall_modal_letter", TEXT), Variable("recall_modal_pct", PERCENT),
-        Variable("recall_accuracy_{condition}", COEFFICIENT, condition=tuple(CONDITIONS)),
+        Variable("recall_accuracy_{condition}", COEFFICIENT, condition=tuple(CONTEXT_CONDITIONS)),
         Variable("target", TEXT), Variable("judges", TEXT), Variable("primary_judge", TEXT),
         Variable("n_sessions", COUNT), Variable("n_items", COUNT)),
     tables=(
@@ -162,7 +162,7 @@ MANUSCRIPT = Declared(
             Column("Kept", COUNT, "kept"), Column("Discarded", COUNT, "discarded"))),
         Table("recall_accuracy", "Recall accuracy per family × condition (chance 0.25)", (
             Column("Set", TEXT, "set", widest="blind-kept"), Column("Family", TEXT, "family", widest="compaction_dropped"),
-            *(Column(c.replace("_", " ").capitalize(), COEFFICIENT, c, optional=True) for c in CONDITIONS)), index=2),
+            *(Column(c.replace("_", " ").capitalize(), COEFFICIENT, c, optional=True) for c in CONTEXT_CONDITIONS)), index=2),
         Table("banks", "ANCHOR banks", (
             Column("Bank", TEXT, "bank", widest="anchor_bank_coding_v1"), Column("Items", COUNT, "n_items"),
             Column("Accuracy", COEFFICIENT, "accuracy"))),
@@ -329,7 +329,7 @@ def recall_accuracy(run: Run, recall: pd.DataFrame) -> pd.DataFrame:
     accuracy = accuracy_table(recall)
     run.out.parquet("recall_accuracy", accuracy)
     pooled = recall[recall["context"]].groupby("condition")["correct"].mean() if not recall.empty else {}
-    for condition in CONDITIONS:
+    for condition in CONTEXT_CONDITIONS:
         run.out.put("recall_accuracy_{condition}", pooled.get(condition), condition=condition,
                     why=f"no recall question was answered with the {condition} context")
     wide = accuracy.pivot_table(index=["set", "family"], columns="condition", values="accuracy",

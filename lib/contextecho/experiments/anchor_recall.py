@@ -21,8 +21,8 @@ import pandas as pd
 
 from ..anchor.recall.asking import answers_of, ask_requests, choice_of
 from ..anchor.recall.families import recall_items
-from ..anchor.recall.filters import MAIN, blind_filter, calibrate, filter_counts, validate_with_history
-from ..anchor.context.conditions import CONDITIONS, HierarchicalSummary, LongContext, Retrieval, build_contexts
+from ..anchor.recall.filters import MAIN, blind_filter, calibrate_recall, filter_counts, validate_with_history
+from ..anchor.context.conditions import CONTEXT_CONDITIONS, HierarchicalSummary, LongContext, Retrieval, build_contexts
 from ..engine.cache import CallCache
 from ..engine.calls import Transport, generate
 from ..engine.counts import Counts
@@ -107,9 +107,9 @@ def run_recall(run: Run, cache: CallCache, s: RecallSettings) -> dict[str, pd.Da
     if not 1 <= s.min_agree <= n_evaluators:
         raise ValueError(f"min_agree={s.min_agree} needs between 1 and {n_evaluators} evaluators "
                          "(validators, or n_evaluators sampled replicates)")
-    unknown = sorted(set(s.conditions) - set(CONDITIONS))
+    unknown = sorted(set(s.conditions) - set(CONTEXT_CONDITIONS))
     if unknown:
-        raise KeyError(f"unknown context condition(s) {unknown}; known: {sorted(CONDITIONS)}")
+        raise KeyError(f"unknown context condition(s) {unknown}; known: {sorted(CONTEXT_CONDITIONS)}")
     by_id = {x.session_id: x for x in sessions}
     items = [i for x in sessions for i in recall_items(x, families=s.families, per_family=s.per_family)]
     greedy = {"temperature": 0.0, "max_tokens": s.max_tokens}
@@ -129,8 +129,8 @@ def run_recall(run: Run, cache: CallCache, s: RecallSettings) -> dict[str, pd.Da
     first = 0 if s.validators else s.n_evaluators
     runs = [_ask(counts, cache, transport, "calibration", _group(validation.kept, sessions), by_id, s.target, window=s.window,
                  params=sampled, replicate=first + r) for r in range(s.calibration_runs)]
-    calibration = calibrate(list(validation.kept), [[run[(i.session_id, i.id)] for i in validation.kept]
-                                                    for run in runs]) if validation.kept and runs else []
+    calibration = calibrate_recall(list(validation.kept), [[run[(i.session_id, i.id)] for i in validation.kept]
+                                                           for run in runs]) if validation.kept and runs else []
     main = {(c.item.session_id, c.item.id) for c in calibration if c.verdict == MAIN}  # ids repeat across sessions
 
     rows = []

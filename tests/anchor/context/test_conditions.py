@@ -2,7 +2,7 @@
 as the summariser, through generate and the call cache), retrieval; causality of each."""
 import pytest
 
-from contextecho.anchor.context.conditions import (CONDITIONS, HierarchicalSummary, LongContext, Retrieval,
+from contextecho.anchor.context.conditions import (CONTEXT_CONDITIONS, HierarchicalSummary, LongContext, Retrieval,
                                            build_contexts, condition_for)
 from contextecho.anchor.recall.asking import ask_requests
 from contextecho.anchor.recall.items import RecallItem
@@ -48,7 +48,7 @@ def test_requests_default_to_long_context_and_conditions_are_named(session, item
     assert keys == [r.key for r in ask_requests(items, "fake/echo", session, condition="long_context",
                                                 window=700)]
     assert keys == [r.key for r in ask_requests(items, "fake/echo", session, condition=LongContext(700))]
-    assert list(CONDITIONS) == ["long_context", "hierarchical_summary", "retrieval"]  # the grid's order
+    assert list(CONTEXT_CONDITIONS) == ["long_context", "hierarchical_summary", "retrieval"]  # the grid's order
     with pytest.raises(KeyError, match="unknown context condition"):
         condition_for("self_managed")
     with pytest.raises(ValueError, match="needs its summaries"):

@@ -2,7 +2,7 @@ import pytest
 
 from contextecho.anchor.recall.events import commands, file_edits, failed
 from contextecho.anchor.recall.items import RecallItem, item_rng, prompt_text
-from contextecho.anchor.recall.families import FAMILIES, recall_items
+from contextecho.anchor.recall.families import RECALL_FAMILIES, recall_items
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +28,7 @@ def test_failure_markers(text, expected):
 def test_every_family_yields_items_with_one_correct_option(session, oracle):
     items = recall_items(session)
     # no user requests to supersede and no compaction here: see test_recall_families
-    assert {i.family for i in items} == set(FAMILIES) - {"superseded_request", "compaction_dropped"}
+    assert {i.family for i in items} == set(RECALL_FAMILIES) - {"superseded_request", "compaction_dropped"}
     for item in items:
         assert oracle.correct_options(session, item) == [item.answer], item
         assert oracle.from_session(session, item)
@@ -39,7 +39,7 @@ def test_every_family_yields_items_with_one_correct_option(session, oracle):
 def test_generation_is_deterministic_and_independent_of_family_order(session, synthetic):
     a = recall_items(session)
     b = recall_items(synthetic.build())
-    c = recall_items(session, families=reversed(list(FAMILIES)))
+    c = recall_items(session, families=reversed(list(RECALL_FAMILIES)))
     assert a == b
     assert sorted(a, key=lambda i: i.id) == sorted(c, key=lambda i: i.id)
 
@@ -69,10 +69,10 @@ def test_items_refuse_bad_shapes():
 
 
 def test_families_are_generated_in_their_registered_order(session):
-    assert list(FAMILIES) == ["temporal_order", "last_edit", "failed_command", "superseded_request",
+    assert list(RECALL_FAMILIES) == ["temporal_order", "last_edit", "failed_command", "superseded_request",
                               "compaction_dropped"]
     families = [i.family for i in recall_items(session)]
-    assert families == sorted(families, key=list(FAMILIES).index)
+    assert families == sorted(families, key=list(RECALL_FAMILIES).index)
 
 
 def test_unknown_family_is_named(synthetic):

@@ -1,6 +1,6 @@
 import pytest
 
-from contextecho.anchor.recall.filters import HARD, INVALID, MAIN, calibrate, filter_counts, validate_with_history
+from contextecho.anchor.recall.filters import HARD, INVALID, MAIN, calibrate_recall, filter_counts, validate_with_history
 from contextecho.anchor.recall.filters import blind_filter
 from contextecho.anchor.recall.items import RecallItem
 
@@ -34,22 +34,22 @@ def test_validation_rejects_bad_shapes(answers, min_agree, message):
 
 def test_calibration_verdicts_by_hand():
     runs = [["A", "A", None], ["A", "C", None], ["A", "A", "C"], ["A", "B", None], ["B", "D", None]]
-    out = {c.item.id: c for c in calibrate(ITEMS, runs)}
+    out = {c.item.id: c for c in calibrate_recall(ITEMS, runs)}
     assert out["f/0"].verdict == MAIN and out["f/0"].modal_share == 0.8 and out["f/0"].accuracy == 0.8
     assert out["f/1"].verdict == HARD and out["f/1"].modal_share == 0.4 and out["f/1"].accuracy == 0.2
     assert out["f/2"].verdict == INVALID and out["f/2"].n_readable == 1 and out["f/2"].accuracy == 1 / 5
 
 
 def test_a_stably_wrong_item_is_main_and_the_threshold_is_inclusive():
-    out = calibrate([item(0, 0)], [["B"], ["B"], ["B"], ["B"], ["A"]])
+    out = calibrate_recall([item(0, 0)], [["B"], ["B"], ["B"], ["B"], ["A"]])
     assert out[0].verdict == MAIN and out[0].accuracy == 0.2
-    assert calibrate([item(0, 0)], [["B"], ["B"], ["B"], ["A"], ["A"]])[0].verdict == HARD
+    assert calibrate_recall([item(0, 0)], [["B"], ["B"], ["B"], ["A"], ["A"]])[0].verdict == HARD
 
 
 def test_filter_counts_add_up():
     blind = blind_filter(ITEMS, ["A", "garbled", None])
     validation = validate_with_history(list(blind.kept), {"m": ["B", "A"]}, min_agree=1)
-    calibration = calibrate(list(validation.kept), [["B"]] * 5)
+    calibration = calibrate_recall(list(validation.kept), [["B"]] * 5)
     rows = {r["step"]: r for r in filter_counts(blind, validation, calibration)}
     assert rows["blind filter"]["kept"] == 2 and rows["blind filter"]["discarded"] == 1
     assert rows["with-history validation"]["kept"] == 1

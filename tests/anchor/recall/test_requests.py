@@ -2,7 +2,7 @@
 import pytest
 
 from contextecho.anchor.recall.events import request_text, user_requests
-from contextecho.anchor.recall.families import FAMILIES, recall_items
+from contextecho.anchor.recall.families import RECALL_FAMILIES, recall_items
 from contextecho.anchor.recall.families import mentions
 
 NEW = ["superseded_request", "compaction_dropped"]
@@ -67,7 +67,7 @@ def test_a_mention_is_the_whole_file_name(story, name, expected):
 
 def test_new_families_keep_every_invariant_and_are_deterministic(session, story, oracle):
     items = recall_items(session)
-    assert set(NEW) < {i.family for i in items} <= set(FAMILIES)
+    assert set(NEW) < {i.family for i in items} <= set(RECALL_FAMILIES)
     assert items == recall_items(story.build())
     assert len({i.id for i in items}) == len(items)
     for item in items:

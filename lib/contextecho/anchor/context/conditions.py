@@ -5,7 +5,7 @@ Every condition builds the messages that precede the question from the session's
 at or before the item's decision step (entry ``step_index[t-1]``) and nothing later, and
 records what went in as an :class:`ItemContext`: the entry ranges whose text was used,
 the character count, the sha256 of the canonical JSON of the messages, and provenance.
-The conditions are registered by name in :data:`CONDITIONS`:
+The conditions are registered by name in :data:`CONTEXT_CONDITIONS`:
 
 - ``long_context``: the causal window (:mod:`.window`): the most recent history up to
   ``limit`` characters.
@@ -102,10 +102,10 @@ def with_note(header: str, parts: Sequence[str], recent: CausalWindow,
 
 SUMMARY_NOTE = "Summaries of the earlier part of this session, oldest first:"
 RETRIEVAL_NOTE = "Earlier turns of this session relevant to what follows, in their original order:"
-CONDITIONS: Registry[type[Condition]] = Registry("context condition", keep_order=True)
+CONTEXT_CONDITIONS: Registry[type[Condition]] = Registry("context condition", keep_order=True)
 
 
-@CONDITIONS.register("long_context")
+@CONTEXT_CONDITIONS.register("long_context")
 @dataclass(frozen=True)
 class LongContext:
     limit: int | None = DEFAULT_WINDOW
@@ -117,7 +117,7 @@ class LongContext:
                               limit=self.limit, truncated=w.truncated, n_chars_full=w.n_chars_full)
 
 
-@CONDITIONS.register("hierarchical_summary")
+@CONTEXT_CONDITIONS.register("hierarchical_summary")
 @dataclass(frozen=True)
 class HierarchicalSummary:
     model: str  # the summariser, a LiteLLM model string
@@ -159,7 +159,7 @@ class HierarchicalSummary:
                               summary_keys=tuple(r.key for r in requests), gap=gap, recent_chars=self.recent_chars)
 
 
-@CONDITIONS.register("retrieval")
+@CONTEXT_CONDITIONS.register("retrieval")
 @dataclass(frozen=True)
 class Retrieval:
     k: int = 5
@@ -188,7 +188,7 @@ def condition_for(condition: str | Condition, *, window: int | None = DEFAULT_WI
     if condition == "hierarchical_summary":
         raise ValueError("hierarchical_summary needs its summaries: pass "
                          "HierarchicalSummary(model=...).with_summaries(requests, records)")
-    return CONDITIONS.get(condition)()
+    return CONTEXT_CONDITIONS.get(condition)()
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from contextecho.sessions.redaction import Redactor
 from contextecho.sessions.model import Session
 from contextecho.sessions.render import entry_turns
 
-INSTRUCTION = (
+SUMMARY_INSTRUCTION = (
     "You keep the memory of a coding agent. Summarise this part of its session for the agent "
     "itself: what the user asked and decided, which files were edited, which commands were run "
     "and how they ended, errors met, what is still open. Keep file paths and commands verbatim. "
@@ -72,7 +72,7 @@ def block_request(session: Session, block: Block, model: str, *, params: Mapping
     if redact:
         transcript = _redacted(transcript)
     task = f"Agent steps {block.first_step}-{block.last_step} of the session:\n\n{transcript}"
-    return ModelRequest(model, ({"role": "system", "content": INSTRUCTION},
+    return ModelRequest(model, ({"role": "system", "content": SUMMARY_INSTRUCTION},
                                 {"role": "user", "content": task}), dict(params))
 
 

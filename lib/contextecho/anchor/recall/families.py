@@ -3,7 +3,7 @@
 Each family turns the session's own events (:mod:`.events`) into four-option
 counterfactual items whose distractors also happened in the same session, so every
 option is plausible and only the session's history tells them apart. The families are
-registered in :data:`FAMILIES`, in the order items are generated.
+registered in :data:`RECALL_FAMILIES`, in the order items are generated.
 
 The *decision step* of an item is the first agent step after every record the item's
 options rest on (calls, and results where the outcome matters): the question is asked
@@ -53,7 +53,7 @@ T = TypeVar("T")
 Family = Callable[[Session, int], Iterable[RecallItem]]  # (session, items wanted) -> items
 
 N_DISTRACTORS = N_OPTIONS - 1
-FAMILIES: Registry[Family] = Registry("recall family", keep_order=True)
+RECALL_FAMILIES: Registry[Family] = Registry("recall family", keep_order=True)
 
 
 def distinct_indices(rng, n: int, k: int) -> list[int]:
@@ -66,7 +66,7 @@ def draw(pool: Sequence[T], session_id: str, item_id: str, k: int = N_DISTRACTOR
     return [pool[i] for i in distinct_indices(item_rng(session_id, item_id, "select"), len(pool), k)]
 
 
-@FAMILIES.register("temporal_order")
+@RECALL_FAMILIES.register("temporal_order")
 def temporal_order(session: Session, n_items: int) -> Iterable[RecallItem]:
     firsts: dict[str, Command] = {}
     for c in commands(session):
@@ -89,7 +89,7 @@ def temporal_order(session: Session, n_items: int) -> Iterable[RecallItem]:
                         source_steps=[c.step for c in chosen], decision_step=decision)
 
 
-@FAMILIES.register("last_edit")
+@RECALL_FAMILIES.register("last_edit")
 def last_edit(session: Session, n_items: int) -> Iterable[RecallItem]:
     edits = file_edits(session)
     calls = sorted({e.entry_index for e in edits})
@@ -125,7 +125,7 @@ def last_edit(session: Session, n_items: int) -> Iterable[RecallItem]:
                         source_steps=[latest.step], decision_step=decision)
 
 
-@FAMILIES.register("failed_command")
+@RECALL_FAMILIES.register("failed_command")
 def failed_command(session: Session, n_items: int) -> Iterable[RecallItem]:
     cmds = commands(session)
     failures = [c for c in cmds if c.failed and c.result_index is not None]
@@ -156,7 +156,7 @@ def failed_command(session: Session, n_items: int) -> Iterable[RecallItem]:
                         source_steps=[bad.step], decision_step=decision)
 
 
-@FAMILIES.register("superseded_request")
+@RECALL_FAMILIES.register("superseded_request")
 def superseded_request(session: Session, n_items: int) -> Iterable[RecallItem]:
     requests = user_requests(session)
     episodes = []  # (index of the current request, decision step)
@@ -192,7 +192,7 @@ def mentions(summary: str, name: str) -> bool:
     return re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w-])", summary) is not None
 
 
-@FAMILIES.register("compaction_dropped")
+@RECALL_FAMILIES.register("compaction_dropped")
 def compaction_dropped(session: Session, n_items: int) -> Iterable[RecallItem]:
     edits = file_edits(session)
     eligible = []  # (compaction number, decision, dropped {path: step}, kept {path: step}, steps before)
@@ -223,12 +223,12 @@ def compaction_dropped(session: Session, n_items: int) -> Iterable[RecallItem]:
                         source_steps=[dropped[missing], steps_before], decision_step=decision)
 
 
-def recall_items(session: Session, *, families: Iterable[str] = tuple(FAMILIES),
+def recall_items(session: Session, *, families: Iterable[str] = tuple(RECALL_FAMILIES),
                  per_family: int = 4) -> tuple[RecallItem, ...]:
     """Up to ``per_family`` items of each family, family by family; duplicates dropped."""
     out, seen = [], set()
     for name in families:
-        for item in FAMILIES.get(name)(session, per_family):
+        for item in RECALL_FAMILIES.get(name)(session, per_family):
             key = (item.family, frozenset(item.options), item.decision_step)
             if key not in seen:
                 seen.add(key)

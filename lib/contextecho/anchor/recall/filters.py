@@ -90,7 +90,7 @@ def validate_with_history(items: Sequence[RecallItem], answers: Mapping[str, Seq
 
 
 @dataclass(frozen=True)
-class Calibration:
+class RecallCalibration:
     item: RecallItem
     verdict: str  # main | hard | invalid
     n_runs: int
@@ -99,8 +99,8 @@ class Calibration:
     accuracy: float  # correct runs / all runs
 
 
-def calibrate(items: Sequence[RecallItem], runs: Sequence[Sequence[int | str | None]], *,
-              stable_share: float = 0.8) -> list[Calibration]:
+def calibrate_recall(items: Sequence[RecallItem], runs: Sequence[Sequence[int | str | None]], *,
+                     stable_share: float = 0.8) -> list[RecallCalibration]:
     """``runs[r][k]`` is run ``r``'s answer to ``items[k]``; one verdict per item."""
     if not runs:
         raise ValueError("calibration needs at least one run")
@@ -112,13 +112,13 @@ def calibrate(items: Sequence[RecallItem], runs: Sequence[Sequence[int | str | N
         readable = [c for c in choices if c is not None]
         share = Counter(readable).most_common(1)[0][1] / len(readable) if readable else 0.0
         verdict = INVALID if len(readable) < len(runs) / 2 else MAIN if share >= stable_share else HARD
-        out.append(Calibration(item, verdict, len(runs), len(readable), share,
-                               sum(c == item.answer for c in choices) / len(runs)))
+        out.append(RecallCalibration(item, verdict, len(runs), len(readable), share,
+                                     sum(c == item.answer for c in choices) / len(runs)))
     return out
 
 
 def filter_counts(blind: BlindFilterResult, validation: ValidationResult,
-                  calibration: Sequence[Calibration]) -> list[dict]:
+                  calibration: Sequence[RecallCalibration]) -> list[dict]:
     """Kept and discarded at each step, as rows for a table."""
     verdicts = Counter(c.verdict for c in calibration)
     return [

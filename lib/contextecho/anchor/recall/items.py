@@ -15,7 +15,7 @@ from contextecho.engine.hashing import digest
 
 N_OPTIONS = 4
 LETTERS = "ABCD"
-INSTRUCTION = "Answer with the letter of the correct option (A, B, C or D) only."
+ANSWER_INSTRUCTION = "Answer with the letter of the correct option (A, B, C or D) only."
 
 
 @dataclass(frozen=True)
@@ -70,4 +70,4 @@ def prompt_text(item: RecallItem) -> str:
     """The question as asked: stem, lettered options, answer instruction."""
     lines = [item.question, ""]
     lines += [f"{LETTERS[k]}. {option}" for k, option in enumerate(item.options)]
-    return "\n".join(lines + ["", INSTRUCTION])
+    return "\n".join(lines + ["", ANSWER_INSTRUCTION])
