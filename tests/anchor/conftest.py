@@ -19,7 +19,7 @@ from contextecho.anchor.recall.families import file_name
 from contextecho.sessions import load_session
 from contextecho.sessions.model import COMPACTION_SUMMARY, TEXT, TOOL_CALL, TOOL_RESULT, Entry
 from contextecho.sessions.render import entry_turns
-from contextecho.sessions.timeline import assemble
+from contextecho.sessions.timeline import assemble_session
 
 COMMANDS = ["ls", "git status", "pytest -q", "make build", "cat README.md", "git diff", "npm test"]
 FAILING = {"git diff"}
@@ -49,10 +49,10 @@ def build(session_id: str = "synthetic-1"):
             add("assistant", TEXT, f"Edited {EDITS[k]}; next I check the result.")
             n_calls += 1
     add("assistant", TEXT, "Done: the build passes.")
-    return assemble(path=Path(f"{session_id}.jsonl"), fmt="claude_code", session_id=session_id,
-                    entries=entries, compactions=[], n_user_msgs=1, n_assistant_msgs=line,
-                    n_tool_calls=n_calls, n_compactions=0, n_lines=line, record_types=Counter(),
-                    skipped=[])
+    return assemble_session(path=Path(f"{session_id}.jsonl"), fmt="claude_code", session_id=session_id,
+                            entries=entries, compactions=[], n_user_msgs=1, n_assistant_msgs=line,
+                            n_tool_calls=n_calls, n_compactions=0, n_lines=line, record_types=Counter(),
+                            skipped=[])
 
 
 REQUESTS = ["Please fix the build and tidy the docs.", "Now add a test for the parser module please.",
@@ -103,18 +103,18 @@ def build_story(session_id: str = "story-1"):
     add("user", TEXT, REQUESTS[3])
     act(edit="README.md")
     act(cmd="git diff", say="Done: the README documents --verbose.")
-    return assemble(path=Path(f"{session_id}.jsonl"), fmt="claude_code", session_id=session_id,
-                    entries=entries, compactions=compactions, n_user_msgs=7, n_assistant_msgs=line,
-                    n_tool_calls=0, n_compactions=1, n_lines=line, record_types=Counter(), skipped=[])
+    return assemble_session(path=Path(f"{session_id}.jsonl"), fmt="claude_code", session_id=session_id,
+                            entries=entries, compactions=compactions, n_user_msgs=7, n_assistant_msgs=line,
+                            n_tool_calls=0, n_compactions=1, n_lines=line, record_types=Counter(), skipped=[])
 
 
 def build_chat(turns, session_id: str = "chat-1"):
     """A plain conversation: (role, text) pairs; every assistant text is an agent step."""
     entries = [Entry(role, TEXT, text, k + 1, message_id=f"m{k + 1}") for k, (role, text) in enumerate(turns)]
     n_user = sum(role == "user" for role, _ in turns)
-    return assemble(path=Path(f"{session_id}.jsonl"), fmt="claude_code", session_id=session_id,
-                    entries=entries, compactions=[], n_user_msgs=n_user, n_assistant_msgs=len(turns) - n_user,
-                    n_tool_calls=0, n_compactions=0, n_lines=len(turns), record_types=Counter(), skipped=[])
+    return assemble_session(path=Path(f"{session_id}.jsonl"), fmt="claude_code", session_id=session_id,
+                            entries=entries, compactions=[], n_user_msgs=n_user, n_assistant_msgs=len(turns) - n_user,
+                            n_tool_calls=0, n_compactions=0, n_lines=len(turns), record_types=Counter(), skipped=[])
 
 
 def correct_options(session, item: RecallItem) -> list[int]:

@@ -41,7 +41,7 @@ from .fields import (BadRecord, content_value, dict_item, expect, json_type, opt
 from .jsonl import RawFile
 from .model import (CLAUDE_CODE, COMPACTION_SUMMARY, REASONING, TEXT, TOOL_CALL, TOOL_RESULT,
                     Entry, Session, Skip)
-from .timeline import assemble
+from .timeline import assemble_session
 from .user_classes import HANDOFF, classify_user_text
 
 RECORD_TYPES = frozenset({"user", "assistant", "system", "progress", "summary",
@@ -402,17 +402,17 @@ def parse_claude_code(raw: RawFile, *, subagent_files: tuple[Session, ...] = (),
     agent_id = first_msg.get("agentId") if is_subagent_file else None
     if isinstance(agent_id, str) and agent_id:
         session_id = f"{session_id}:{agent_id}"
-    return assemble(path=path, fmt=CLAUDE_CODE, session_id=session_id or path.stem,
-                    entries=b.entries, compactions=[c[:4] for c in b.compactions],
-                    microcompactions=b.microcompactions,
-                    n_user_msgs=b.n_user, n_assistant_msgs=len(b.msg_ids),
-                    n_tool_calls=len(b.tool_ids), n_compactions=n_comp,
-                    n_microcompactions=b.n_micro, user_classes=user_classes, n_lines=raw.n_lines,
-                    record_types=types, skipped=skipped, n_duplicates=b.n_dup, notes=notes,
-                    glued_lines=raw.glued_lines, session_ids=id_tally,
-                    first_timestamp=min(stamps) if stamps else None,
-                    last_timestamp=max(stamps) if stamps else None, version=version,
-                    subagents=tuple(subagents))
+    return assemble_session(path=path, fmt=CLAUDE_CODE, session_id=session_id or path.stem,
+                            entries=b.entries, compactions=[c[:4] for c in b.compactions],
+                            microcompactions=b.microcompactions,
+                            n_user_msgs=b.n_user, n_assistant_msgs=len(b.msg_ids),
+                            n_tool_calls=len(b.tool_ids), n_compactions=n_comp,
+                            n_microcompactions=b.n_micro, user_classes=user_classes, n_lines=raw.n_lines,
+                            record_types=types, skipped=skipped, n_duplicates=b.n_dup, notes=notes,
+                            glued_lines=raw.glued_lines, session_ids=id_tally,
+                            first_timestamp=min(stamps) if stamps else None,
+                            last_timestamp=max(stamps) if stamps else None, version=version,
+                            subagents=tuple(subagents))
 
 
 def _record(b: _Builder, no: int, t: str, r: dict, types: Counter, embedded: dict) -> None:
@@ -458,12 +458,12 @@ def _embedded_subagent(path: Path, session_id: str | None, agent_id: str,
                 skipped.append(Skip(no, f"embedded {t} record: {bad}"))
                 continue
             types[t] += 1
-    return assemble(path=path, fmt=CLAUDE_CODE, session_id=f"{session_id}:{agent_id}",
-                    entries=sub.entries, compactions=[], n_user_msgs=sub.n_user,
-                    n_assistant_msgs=len(sub.msg_ids), n_tool_calls=len(sub.tool_ids),
-                    n_compactions=0, user_classes=sub.hand_offs(None), n_lines=0,
-                    record_types=types, skipped=skipped,
-                    n_duplicates=sub.n_dup, notes=["embedded in agent_progress records"])
+    return assemble_session(path=path, fmt=CLAUDE_CODE, session_id=f"{session_id}:{agent_id}",
+                            entries=sub.entries, compactions=[], n_user_msgs=sub.n_user,
+                            n_assistant_msgs=len(sub.msg_ids), n_tool_calls=len(sub.tool_ids),
+                            n_compactions=0, user_classes=sub.hand_offs(None), n_lines=0,
+                            record_types=types, skipped=skipped,
+                            n_duplicates=sub.n_dup, notes=["embedded in agent_progress records"])
 
 
 def looks_like_claude_code(record: dict) -> bool:

@@ -30,7 +30,7 @@ from .fields import BadRecord, dict_item, expect, json_type, opt_list, opt_str
 from .jsonl import RawFile
 from .model import (CODEX_CLI, COMPACTION_SUMMARY, REASONING, TEXT, TOOL_CALL, TOOL_RESULT,
                     Entry, Session, Skip)
-from .timeline import assemble
+from .timeline import assemble_session
 from .user_classes import classify_user_text
 
 INJECTED_PREFIXES = ("<environment_context>", "# AGENTS.md", "<user_instructions>",
@@ -203,14 +203,14 @@ def parse_codex_cli(raw: RawFile) -> Session:
     classes = rd.event_classes if rd.event_classes else rd.item_classes
     if not rd.n_compacted and rd.event_compactions:
         entries, compactions = _insert_event_compactions(entries, rd.event_compactions)
-    return assemble(path=path, fmt=CODEX_CLI, session_id=rd.session_id or path.stem, entries=entries,
-                    compactions=compactions, n_user_msgs=sum(classes.values()),
-                    n_assistant_msgs=rd.n_assistant, n_tool_calls=rd.n_calls,
-                    n_compactions=rd.n_compacted or rd.n_event_compacted, user_classes=classes,
-                    n_lines=raw.n_lines, record_types=rd.types,
-                    skipped=sorted(skipped, key=lambda s: s.line), glued_lines=raw.glued_lines,
-                    first_timestamp=min(stamps) if stamps else None,
-                    last_timestamp=max(stamps) if stamps else None, version=rd.version)
+    return assemble_session(path=path, fmt=CODEX_CLI, session_id=rd.session_id or path.stem, entries=entries,
+                            compactions=compactions, n_user_msgs=sum(classes.values()),
+                            n_assistant_msgs=rd.n_assistant, n_tool_calls=rd.n_calls,
+                            n_compactions=rd.n_compacted or rd.n_event_compacted, user_classes=classes,
+                            n_lines=raw.n_lines, record_types=rd.types,
+                            skipped=sorted(skipped, key=lambda s: s.line), glued_lines=raw.glued_lines,
+                            first_timestamp=min(stamps) if stamps else None,
+                            last_timestamp=max(stamps) if stamps else None, version=rd.version)
 
 
 def _insert_event_compactions(entries, events):

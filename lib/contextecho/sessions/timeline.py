@@ -50,16 +50,16 @@ def number_steps(entries: list[Entry]) -> tuple[tuple[Entry, ...], tuple[int, ..
     return tuple(out), tuple(step_index), tuple(last_step_by_msg.values())
 
 
-def assemble(*, path: Path, fmt: str, session_id: str, entries: list[Entry],
-             compactions: list[tuple[int, int, str | None, int | None]],
-             n_user_msgs: int, n_assistant_msgs: int, n_tool_calls: int, n_compactions: int,
-             n_lines: int, record_types: Counter, skipped: list[Skip], n_duplicates: int = 0,
-             notes: list[str] | None = None, first_timestamp: str | None = None,
-             last_timestamp: str | None = None, version: str | None = None,
-             subagents: tuple[Session, ...] = (),
-             microcompactions: list[tuple] = (), n_microcompactions: int = 0,
-             user_classes: Counter | None = None, glued_lines: tuple[int, ...] = (),
-             session_ids: dict[str, int] | None = None) -> Session:
+def assemble_session(*, path: Path, fmt: str, session_id: str, entries: list[Entry],
+                     compactions: list[tuple[int, int, str | None, int | None]],
+                     n_user_msgs: int, n_assistant_msgs: int, n_tool_calls: int, n_compactions: int,
+                     n_lines: int, record_types: Counter, skipped: list[Skip], n_duplicates: int = 0,
+                     notes: list[str] | None = None, first_timestamp: str | None = None,
+                     last_timestamp: str | None = None, version: str | None = None,
+                     subagents: tuple[Session, ...] = (),
+                     microcompactions: list[tuple] = (), n_microcompactions: int = 0,
+                     user_classes: Counter | None = None, glued_lines: tuple[int, ...] = (),
+                     session_ids: dict[str, int] | None = None) -> Session:
     """``compactions`` are (entry_index, line, trigger, pre_tokens) of summary entries;
     ``microcompactions`` (entry_index, line, tool_ids, trigger, pre_tokens, tokens_saved)
     with ``entry_index`` the first entry after the boundary; ``user_classes``, when given,

@@ -13,7 +13,7 @@ from contextecho.engine.cache import CallCache
 from contextecho.engine.calls import generate
 from contextecho.sessions import positions
 from contextecho.sessions.model import REASONING, TEXT, TOOL_CALL, TOOL_RESULT, Entry
-from contextecho.sessions.timeline import assemble
+from contextecho.sessions.timeline import assemble_session
 
 EMAIL = "alice.smith@example.org"
 
@@ -38,10 +38,10 @@ def session(n_rounds: int = 12, session_id: str = "axes-session-7f3a"):
         add("assistant", TEXT, f"Round {r} done.", mid=f"r{r}")
         if r % 4 == 3:
             add("assistant", TEXT, f"An afterthought on round {r}.", mid=f"x{r}")  # follows a text: not judged
-    return assemble(path=Path(f"{session_id}.jsonl"), fmt="claude_code", session_id=session_id,
-                    entries=entries, compactions=[], n_user_msgs=1, n_assistant_msgs=len(entries),
-                    n_tool_calls=n_rounds, n_compactions=0, n_lines=len(entries), record_types=Counter(),
-                    skipped=[])
+    return assemble_session(path=Path(f"{session_id}.jsonl"), fmt="claude_code", session_id=session_id,
+                            entries=entries, compactions=[], n_user_msgs=1, n_assistant_msgs=len(entries),
+                            n_tool_calls=n_rounds, n_compactions=0, n_lines=len(entries), record_types=Counter(),
+                            skipped=[])
 
 
 def markers(text: str) -> set[int]:
@@ -73,10 +73,10 @@ def test_checkpoints_are_the_turns_nearest_uniform_positions():
 
 def test_a_session_without_judgeable_turns_gives_none():
     s = session(0)
-    s = assemble(path=s.path, fmt=s.format, session_id=s.session_id,
-                 entries=[Entry("assistant", TOOL_CALL, "{}", 1, tool_name="Bash")], compactions=[],
-                 n_user_msgs=0, n_assistant_msgs=1, n_tool_calls=1, n_compactions=0, n_lines=1,
-                 record_types=Counter(), skipped=[])
+    s = assemble_session(path=s.path, fmt=s.format, session_id=s.session_id,
+                         entries=[Entry("assistant", TOOL_CALL, "{}", 1, tool_name="Bash")], compactions=[],
+                         n_user_msgs=0, n_assistant_msgs=1, n_tool_calls=1, n_compactions=0, n_lines=1,
+                         record_types=Counter(), skipped=[])
     assert judgeable(s) == [] and checkpoints(s) == [] and real_turns(s) == [] and fork_requests(s, "fake/echo") == []
 
 
