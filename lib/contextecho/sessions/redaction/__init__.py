@@ -65,7 +65,7 @@ from urllib.parse import quote, quote_plus, unquote_plus
 from ..errors import RedactionLeak
 from . import addresses, identities, network, numbers, passwords, secrets
 from .secret_names import key_is_secret, value_is_secret
-from .text import PLACEHOLDER, lower
+from .text import PLACEHOLDER, Span, lower
 
 GENERIC_USERS = frozenset({
     "root", "ubuntu", "user", "users", "runner", "admin", "administrator", "ec2-user", "vscode",
@@ -82,7 +82,6 @@ MIN_GLOBAL = {"SECRET": secrets.MIN_SECRET, "USER": 3}  # shorter values: replac
 SETTLE_ROUNDS = 3  # replace, rescan, replace again ...: at most this many rescans
 
 Finding = tuple[str, str]  # (class, value)
-Span = tuple[int, int, str, str]  # (start, end, class, value)
 _FINDERS: tuple[Callable[[str, str], Iterator[Finding]], ...] = (
     numbers.find, secrets.find, identities.find, network.find, addresses.find)
 _CONTEXT_RULES: tuple[Callable[[str, str], Iterator[Span]], ...] = (passwords.context, identities.context)

@@ -34,9 +34,7 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from .text import PLACEHOLDER, starts_word, walk_back
-
-Span = tuple[int, int, str, str]
+from .text import PLACEHOLDER, Span, starts_word, walk_back
 
 ROLE_EMAILS = frozenset({"noreply@anthropic.com", "git@github.com", "git@gitlab.com",
                          "git@bitbucket.org", "noreply@github.com", "noreply@openai.com"})

@@ -42,9 +42,7 @@ import re
 from typing import Iterator
 
 from .secret_names import CODE_WORDS, KEY_CHARS, key_is_secret, value_is_secret
-from .text import PLACEHOLDER, high_entropy
-
-Span = tuple[int, int, str, str]
+from .text import PLACEHOLDER, Span, high_entropy
 
 # Some rule needs one of these (lowered text); most short strings hold none.
 _TRIGGER = re.compile(r"pass|pwd|secret|token|key|credential|cookie|signature|webhook|://|bearer|sess|sid"

@@ -14,6 +14,7 @@ from collections import Counter
 PLACEHOLDER = re.compile(r"<[A-Z][A-Z0-9_]*_\d+>")
 # Identifiers of harness records (tool calls, messages, requests), not credentials.
 RECORD_ID = re.compile(r"(?:toolu|srvtoolu|msg|req|call|fc|resp|rs|chatcmpl|file|run|thread|asst|ws)[_-]")
+Span = tuple[int, int, str, str]  # (start, end, class, value)
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
