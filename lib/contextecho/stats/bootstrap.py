@@ -177,7 +177,6 @@ def bootstrap_mean(values, clusters=None, *, n_resamples: int = DEFAULT_RESAMPLE
         seed=recorded, standard_error=out.standard_error, degenerate=out.degenerate)
 
 
-#: The percentiles of the harness's 95% intervals (``np.percentile``, linear).
 HARNESS_LOW, HARNESS_HIGH = 2.5, 97.5
 
 

@@ -29,8 +29,6 @@ Intervals (``cluster``):
 
 Invalid verdicts (NaN scores) follow ``invalid``: ``"drop"`` (default, counted in
 ``n_invalid``), ``"zero"`` or ``"raise"``. Arms other than the two named are ignored.
-
-:func:`harness_drift_gap` is the authors' harness's (``PROTOCOL.md`` §9), on its bootstrap's points.
 """
 from __future__ import annotations
 
@@ -174,6 +172,6 @@ def drift_gap_table(cells: pd.DataFrame, by: str | Sequence[str], **options) -> 
 
 
 def harness_drift_gap(filler: HarnessInterval, real: HarnessInterval) -> float:
-    """The panel forest's drift gap (Fig. 3): filler mean minus real-session mean of the two
-    point estimates (positive = drift)."""
+    """The harness's panel-forest drift gap (Fig. 3, ``PROTOCOL.md`` §9): filler mean minus
+    real-session mean of the two point estimates (positive = drift)."""
     return filler.mean - real.mean

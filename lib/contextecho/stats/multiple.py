@@ -5,9 +5,6 @@ j-th smallest is ``max_{i <= j} min(1, (m − i + 1) p_(i))`` and hypothesis j i
 rejected when its adjusted value is ``<= alpha``. This controls the family-wise error
 rate at ``alpha`` under any dependence (Holm 1979); it equals statsmodels'
 ``multipletests(method="holm")``.
-
-:func:`harness_holm` is the authors' harness's own (``PROTOCOL.md`` §9): :func:`holm` on finite
-p-values; it also takes a NaN p-value (a contrast without pairs) as the harness's code does.
 """
 from __future__ import annotations
 
@@ -45,7 +42,7 @@ def holm(p_values: Sequence[float] | Mapping[str, float], *, alpha: float = 0.05
 
 
 def harness_holm(p_values: Mapping[str, float] | Sequence[tuple[str, float]]) -> dict[str, float]:
-    """The harness's Holm step-down (``consolidate_12model_perm.py:59-68``): label -> p
+    """The harness's Holm step-down (``consolidate_12model_perm.py:59-68``, ``PROTOCOL.md`` §9): label -> p
     (a mapping, or ``(label, p)`` pairs as the harness passes them) sorted by p with
     Python's sort, ``(m − i) p`` with a running maximum, capped at 1.
 

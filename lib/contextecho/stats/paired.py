@@ -6,9 +6,6 @@ over pairs (optionally clustered, see :func:`bootstrap_mean`); test: the sign-fl
 permutation test (default, ``n_permutations`` patterns, seed as given) or Wilcoxon
 signed-rank, both on the unscaled differences and treating pairs as independent —
 aggregate to the independent unit first (e.g. sessions, :func:`arm_pairs`).
-
-The ``harness_`` functions are the authors' harness's own pairings (``PROTOCOL.md`` §9): B7's
-and the tool-call continuation's.
 """
 from __future__ import annotations
 
@@ -84,13 +81,13 @@ def arm_pairs(cells: pd.DataFrame, *, arms: tuple[str, str], value: str = "score
 
 
 def harness_paired_differences(a: Mapping[str, float], b: Mapping[str, float]) -> list[float]:
-    """The B7 pairing: ``b[k] − a[k]`` for the keys present in both mappings, in sorted key order."""
+    """The harness's B7 pairing: ``b[k] − a[k]`` for the keys present in both mappings, in sorted key order."""
     return [b[k] - a[k] for k in sorted(set(a) & set(b))]
 
 
 def harness_paired_cuts(a: Mapping[Any, float | None], b: Mapping[Any, float | None], *,
                         fill: float | None = None) -> tuple[list, list[float]]:
-    """The tool-call continuation's pairs (e07): ``(cuts, deltas)``, ``a[c] − b[c]`` over the cuts
+    """The harness's tool-call continuation pairs (e07): ``(cuts, deltas)``, ``a[c] − b[c]`` over the cuts
     both arms were generated at (the keys of both mappings; the harness writes no metrics file
     for a cut whose runner raised), ascending, which fixes the random stream of the test after
     it. ``fill=None``: complete case, only where both values exist (M2 is None without a call or
