@@ -156,10 +156,6 @@ class StressorCell:
     length: int
 
 
-def _arm_counts(pairs: Sequence[Mapping[str, StressorCell]], arms: Sequence[str]) -> dict[str, list[int]]:
-    return {arm: [sum(p[arm].compliant for p in pairs), len(pairs)] for arm in arms}
-
-
 def harness_compliance_audit(cells: Sequence[StressorCell], targets: Sequence[str] = (),
                              sessions: Sequence[str] = (), *, filler_arm: str = "filler",
                              real_arm: str = "real") -> dict:
@@ -175,13 +171,14 @@ def harness_compliance_audit(cells: Sequence[StressorCell], targets: Sequence[st
         by_pair.setdefault((c.target, c.session, c.position, c.item), {})[c.arm] = c
     arms = (real_arm, filler_arm)
     pairs = [p for p in by_pair.values() if set(arms) <= set(p)]
+
+    def counts(chosen: Sequence[Mapping[str, StressorCell]]) -> dict[str, list[int]]:
+        return {arm: [sum(p[arm].compliant for p in chosen), len(chosen)] for arm in arms}
     target_names = list(dict.fromkeys([*targets, *(p[real_arm].target for p in pairs)]))
     session_names = list(dict.fromkeys([*sessions, *(p[real_arm].session for p in pairs)]))
-    out = {"overall": _arm_counts(pairs, arms),
-           "per_target": {t: _arm_counts([p for p in pairs if p[real_arm].target == t], arms)
-                          for t in target_names},
-           "per_session": {s: _arm_counts([p for p in pairs if p[real_arm].session == s], arms)
-                           for s in session_names},
+    out = {"overall": counts(pairs),
+           "per_target": {t: counts([p for p in pairs if p[real_arm].target == t]) for t in target_names},
+           "per_session": {s: counts([p for p in pairs if p[real_arm].session == s]) for s in session_names},
            "raw_pairs_per_session": {}, "cond_pairs_per_session": {}, "ratios_by_session": {}}
     for s in session_names:
         raw = [(p[real_arm].length, p[filler_arm].length) for p in pairs
