@@ -10,6 +10,9 @@ from contextecho.engine.registry import UnknownNameError
 from contextecho.echo import probes
 from contextecho.echo.rubric import Rubric
 from contextecho.echo.versions import instrument_versions
+from contextecho.echo.protocols import protocol
+
+OURS = protocol("contextecho")
 
 
 @pytest.mark.parametrize("text, score", [
@@ -101,7 +104,7 @@ def test_run_cells_scores_judges_and_counts_invalid(sessions, tmp_path, judge_pr
                         interventions=["none", "a_anchor"], items=["C01", "C03", "S2#01", "C6_json"],
                         window=2_000)
     judges = ["cannedjudge/lenient", "cannedjudge/strict"]
-    frame = run_cells(cells, judges, cache=CallCache(tmp_path), progress=False)
+    frame = run_cells(cells, judges, protocol=OURS, cache=CallCache(tmp_path), progress=False)
     probes_rows = frame[frame.item_kind == "probe"]
     scored = frame[frame.item_kind != "probe"]
     n_probe_cells = sum(c.item.kind == "probe" for c in cells)
@@ -129,7 +132,7 @@ def test_run_cells_scores_judges_and_counts_invalid(sessions, tmp_path, judge_pr
         assert messages[1]["content"] == RUBRIC.messages(question, shown.pop())[1]["content"]
     # Re-running hits the cache for targets and judges alike.
     n_calls = len(judge_provider.seen)
-    again = run_cells(cells, judges, cache=CallCache(tmp_path), progress=False)
+    again = run_cells(cells, judges, protocol=OURS, cache=CallCache(tmp_path), progress=False)
     assert again.cached.all() and len(judge_provider.seen) == n_calls
     pd.testing.assert_series_equal(again.score, frame.score)
 
@@ -137,18 +140,18 @@ def test_run_cells_scores_judges_and_counts_invalid(sessions, tmp_path, judge_pr
 def test_failed_targets_are_error_rows_not_scores(sessions, tmp_path, judge_provider):
     cells = build_cells("x", "fake/garbage", sessions[:1], positions=[4], arms=["real"],
                         items=["C03", "S2#01"], window=2_000)
-    frame = run_cells(cells, "cannedjudge/strict", cache=CallCache(tmp_path), progress=False)
+    frame = run_cells(cells, "cannedjudge/strict", protocol=OURS, cache=CallCache(tmp_path), progress=False)
     assert (frame.status == "error").all() and (frame.verdict_status == "error").all()
     assert frame.score.isna().all() and frame.verdict_reason.str.startswith("target call failed").all()
     unjudged = run_cells(build_cells("x", "fake/echo", sessions[:1], positions=[4], arms=["real"],
-                                     items=["C03"], window=2_000), cache=CallCache(tmp_path), progress=False)
+                                     items=["C03"], window=2_000), protocol=OURS, cache=CallCache(tmp_path), progress=False)
     assert (unjudged.verdict_status == "unjudged").all()
 
 
 def test_length_ratios_against_filler(sessions, tmp_path):
     cells = build_cells("x", "fake/echo", sessions, positions=[5], arms=["real", "filler"],
                         items=["S2"], window=2_000)
-    frame = run_cells(cells, cache=CallCache(tmp_path), progress=False)
+    frame = run_cells(cells, protocol=OURS, cache=CallCache(tmp_path), progress=False)
     pairs = length_ratios(frame)
     assert len(pairs) == len(cells) // 2 and (pairs.arm == "real").all()
     assert pairs.ratio.notna().all() and pairs.both_passed.all()

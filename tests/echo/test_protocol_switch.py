@@ -73,5 +73,5 @@ def test_every_registered_protocol_implements_the_interface():
     for name in PROTOCOLS.names():
         proto = protocol(name)
         assert isinstance(proto, Protocol) and proto.name == name
-        assert protocol(proto) is proto  # an object is taken as it is
+        assert protocol(name) is proto  # one object per name: what a run carries
         assert set(proto.key()) == {"protocol", "protocol_version", "protocol_sha256"}

@@ -78,7 +78,7 @@ def test_named_positions_anchor_on_the_sessions_own_compactions():
 # ----------------------------------------------------------------- cells
 def _session(n=1):
     needs_corpus()
-    return selection.select_sessions(n, protocol="reference")
+    return selection.select_sessions(n, protocol=protocol("reference"))
 
 
 @pytest.mark.corpus
@@ -171,14 +171,14 @@ def test_an_unknown_protocol_exits_2_on_the_command_line(tmp_path):
 
 def test_protocol_record_lists_what_the_embedded_build_shortened():
     p = panel.Parameters()
-    record = protocol_record.protocol_record(p, p.stressor_max_tokens)
+    record = protocol_record.protocol_record(protocol(p.protocol), p, p.stressor_max_tokens)
     assert record["protocol"] == "reference" and record["protocol_sha256"] == protocol("reference").sha256
     assert record["shortened"] == ["judge_max_tokens", "probe_max_tokens", "stressor_max_tokens",
                                    "window_chars"]
     assert record["settings"]["temperature"] == "provider default"
     paper = panel.Parameters(**{k: v for k, v in panel.PAPER_SCALE.items() if k not in ("targets", "judges")})
-    assert protocol_record.protocol_record(paper, paper.stressor_max_tokens)["shortened"] == []
-    ours = protocol_record.protocol_record(panel.Parameters(protocol="contextecho"))
+    assert protocol_record.protocol_record(protocol(paper.protocol), paper, paper.stressor_max_tokens)["shortened"] == []
+    ours = protocol_record.protocol_record(protocol("contextecho"), panel.Parameters(protocol="contextecho"))
     assert ours["protocol"] == "contextecho" and ours["shortened"] == []
 
 

@@ -188,13 +188,14 @@ def _grid(tmp_path, session, turns, judges, resume=()):
     params = panel.Parameters(targets=("selfie/a",), judges=judges, resume_judges=resume, window=2000,
                               max_tokens=32, judge_max_tokens=64, protocol="reference",
                               output_dir=str(tmp_path / f"run{len(turns)}"))
-    run = spine.start("panel", params, models=params.targets + params.judge_models(), sessions=lambda: [session])
+    run = spine.start("panel", params, models=params.targets + params.judge_models(), protocol=protocol(params.protocol),
+                      sessions=lambda: [session])
     run.transport = Transport(concurrency=1, max_attempts=1, base_delay_s=0.0)
     positions = {session.session_id: [NamedTurn(f"P{t}", t) for t in turns]}
-    cells = selection.build(params, "panel", [session], ["C01", "C02", "C03"], positions="uniform",
+    cells = selection.build(run.protocol, params, "panel", [session], ["C01", "C02", "C03"], positions="uniform",
                          reference_positions=positions, redact=False)
     return spine.run_grid(run, cells, judges=params.judges, judge_max_tokens=params.judge_max_tokens,
-                          protocol=params.protocol, resume_judges=params.resume_judges)
+                          resume_judges=params.resume_judges)
 
 
 def test_self_judge_is_each_target_and_resume_skips_stored_cells(tmp_path, corpus_dir, runs_dir, selfie):
@@ -251,8 +252,9 @@ def test_e10_cells_send_plain_strings_and_read_stripped_replies(corpus_dir, runs
     positions = {session.session_id: [NamedTurn("P5_pre_C6", 544)]}
     build = {"positions": "uniform", "reference_positions": positions, "redact": False,
              "stressor_max_tokens": 1024}
-    e10 = selection.build(params, "panel", [session], ["S2#01", "C01"], s2_requests="e10", **build)
-    e08 = selection.build(params, "panel", [session], ["S2#01", "C01"], **build)
+    e10 = selection.build(protocol("reference"), params, "panel", [session], ["S2#01", "C01"], s2_requests="e10",
+                          **build)
+    e08 = selection.build(protocol("reference"), params, "panel", [session], ["S2#01", "C01"], **build)
     s2 = next(c for c in e10 if c.item.id == "S2#01")
     assert s2.request.params == {"max_tokens": 1024, "temperature": 0.0} and s2.versions["s2_requests"] == "e10"
     assert s2.request.messages[0]["role"] == "system" and all(isinstance(m["content"], str)

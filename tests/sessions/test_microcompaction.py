@@ -93,6 +93,7 @@ def test_compaction_experiment_event_positions(micro_session):
 
 
 def test_compaction_experiment_runs_microcompaction_events(micro_session, monkeypatch, tmp_path):
+    from contextecho.echo.protocols import protocol
     from contextecho.experiments import compaction
     chosen = {}
 
@@ -107,7 +108,7 @@ def test_compaction_experiment_runs_microcompaction_events(micro_session, monkey
                                    protocol="contextecho",  # the reference anchors on compactions only
                                    output_dir=str(tmp_path / "out"))
     result = compaction.run(params)
-    assert chosen == {"events": ("compaction", "microcompaction"), "protocol": "contextecho"}
+    assert chosen == {"events": ("compaction", "microcompaction"), "protocol": protocol("contextecho")}
     events = result.tables["Compaction events (gap before, after, change)"]
     assert list(events["event_type"]) == ["microcompaction", "microcompaction"]
     assert list(events["event"]) == ["m1", "m2"]

@@ -2,11 +2,12 @@
 interventions, the judge and the fingerprint — registered by name, versioned, hashed.
 
     from contextecho.echo import build_cells, run_cells
+    from contextecho.echo.protocols import protocol
     cells = build_cells("panel", "local/smollm2-135m", sessions, positions="uniform", k=3,
                         arms=["real", "filler"], interventions=["none", "a_anchor"],
                         items=["coding_self", "S2"], window=12_000,
                         params={"temperature": 0, "max_tokens": 64})
-    frame = run_cells(cells, judges=["local/smollm2-135m"])
+    frame = run_cells(cells, judges=["local/smollm2-135m"], protocol=protocol("contextecho"))
 """
 from .arms import ARMS, ArmContext, ArmPrefix, Insertion, make_prefix, INSTRUMENT_SEED
 from .cells import Cell, build_cells

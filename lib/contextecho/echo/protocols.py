@@ -21,6 +21,6 @@ for _protocol in (ContextEchoProtocol(), ReferenceProtocol()):
     PROTOCOLS.add(_protocol.name, _protocol)
 
 
-def protocol(name: "str | Protocol") -> Protocol:
-    """The protocol called ``name`` (a protocol object is returned as it is)."""
-    return name if isinstance(name, Protocol) else PROTOCOLS.get(name)
+def protocol(name: str) -> Protocol:
+    """The protocol called ``name``: looked up once, when a run starts; the run carries the object."""
+    return PROTOCOLS.get(name)

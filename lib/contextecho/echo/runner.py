@@ -22,7 +22,7 @@ dropped, and :func:`verdict_counts` reports them. ``frame.attrs["batches"]`` hol
 ``<name>:judges``, ``<name>:distributions``; an unreadable verdict or distribution is
 ``invalid``).
 
-The protocol (:class:`~.protocol.Protocol`, by name or as the object) decides what a
+The run's protocol (:class:`~.protocol.Protocol`, the object the run carries) decides what a
 reply is, how an item is scored, how a response is judged and how a verdict is read;
 this module never asks which protocol it runs.
 ``protocol="reference"`` (cells from :mod:`.reference.cells`) judges with the harness's
@@ -67,7 +67,6 @@ from .items import JUDGE
 from .judge import SCORES
 from ..sessions.outbound import JudgeInputs, shown_texts
 from .protocol import Protocol
-from .protocols import protocol as get_protocol
 from .rubric import RUBRIC, Rubric
 
 UNJUDGED = "unjudged"
@@ -114,18 +113,16 @@ def _answered(pending: Sequence[tuple[dict[str, Any], Any]], name: str, column: 
     return answered, result.counts()
 
 
-def run_cells(cells: Sequence[Cell], judges: Sequence[str] | str = (), *,
+def run_cells(cells: Sequence[Cell], judges: Sequence[str] | str = (), *, protocol: Protocol,
               cache: CallCache | None = None, transport: Transport = Transport(),
               progress: bool = True, judge_params: Mapping[str, Any] = DEFAULT_JUDGE_PARAMS,
-              rubric: Rubric = RUBRIC, name: str = "cells",
-              protocol: str | Protocol = "contextecho", distributions: bool = False,
+              rubric: Rubric = RUBRIC, name: str = "cells", distributions: bool = False,
               stored_only: bool = False, retry_errors: bool | None = None, redact: bool = True) -> pd.DataFrame:
     """Run ``cells`` (from :func:`build_cells`) and return the tidy frame (module doc).
     ``redact=False`` (run-level conformance only, whose replay never leaves the process, with
     cells built unredacted): a judge that is not in-process is shown the answer as it is."""
     judges = [judges] if isinstance(judges, str) else list(judges)
-    proto = get_protocol(protocol)
-    setup = proto.judging(judges, rubric)
+    setup = protocol.judging(judges, rubric)
     modes: dict[str, str] = {}  # judge model -> how its score distribution is read
     own = cache is None
     cache = cache if cache is not None else CallCache()
@@ -139,12 +136,12 @@ def run_cells(cells: Sequence[Cell], judges: Sequence[str] | str = (), *,
         pending: list[tuple[dict[str, Any], Any]] = []  # (row, judge request)
         readings: list[tuple[dict[str, Any], Any]] = []  # (row, distribution request)
         for cell, record, cached in zip(cells, targets.records, targets.cached):
-            text = proto.reply(record, cell)  # None: the target call failed
+            text = protocol.reply(record, cell)  # None: the target call failed
             base = {**cell.row(), **_target_columns(record, cached, text)}
             if cell.item.scorer != JUDGE:
                 row = {**base, **_empty_verdict()}
                 if text is not None:
-                    row.update(proto.score(cell.item, text))
+                    row.update(protocol.score(cell.item, text))
                 else:
                     row.update(verdict_status=ERROR, verdict_reason=f"target call failed: {record.error_type}")
                 rows.append(row)
@@ -157,7 +154,7 @@ def run_cells(cells: Sequence[Cell], judges: Sequence[str] | str = (), *,
                 row = {**base, **_empty_verdict(), "judge_model": judge,
                        "rubric_version": setup.rubric_version, "rubric_hash": setup.rubric_hash}
                 if distributions and judge not in modes:
-                    modes[judge] = proto.distribution_mode(judge)
+                    modes[judge] = protocol.distribution_mode(judge)
                 if distributions:
                     row.update(no_distribution("not read"), distribution_key=None,
                                distribution_status=None, score_source=None)
@@ -168,7 +165,7 @@ def run_cells(cells: Sequence[Cell], judges: Sequence[str] | str = (), *,
                     rows.append(row)
                     continue
                 answer = shown.text(text, judge, cell.session, shown_texts(cell.request.messages))
-                request = proto.judge_request(setup, judge, cell, answer, judge_params)
+                request = protocol.judge_request(setup, judge, cell, answer, judge_params)
                 if distributions and modes[judge] == VERDICT:
                     request = with_logprobs(request)  # the verdict's own call reads it
                     row["distribution_key"] = request.key
@@ -182,9 +179,9 @@ def run_cells(cells: Sequence[Cell], judges: Sequence[str] | str = (), *,
                         readings.append((row, reading))
         batch = {"cache": cache, "transport": transport, "progress": progress, **calling,
                  "parameters": {"judges": judges, "rubric_version": setup.rubric_version}}
-        verdicts, judged = _answered(pending, f"{name}:judges", "verdict", "judge", batch, proto.judge_reply)
+        verdicts, judged = _answered(pending, f"{name}:judges", "verdict", "judge", batch, protocol.judge_reply)
         for row, record, text in verdicts:
-            row.update(judge_response=text, **proto.read_verdict(text))
+            row.update(judge_response=text, **protocol.read_verdict(text))
             if distributions and modes[row["judge_model"]] == VERDICT:
                 d = read_distribution(record.logprobs, list(SCORES), label=setup.label, values=SCORES)
                 row.update(distribution_columns(d), distribution_status=d.status, score_source="verdict")

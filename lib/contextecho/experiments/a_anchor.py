@@ -32,6 +32,7 @@ from ..stats.drift import drift_gap
 from . import spine
 from .parameter_sets import JudgedParameters, REFERENCE_JUDGE
 from .item_ids import CONTRACT_IDS, PROBE_IDS
+from ..echo.protocols import protocol
 from .protocol_record import PROTOCOL, protocol_record, protocol_variables
 from .scores import SCORES, score_column
 from .selection import select_sessions
@@ -158,9 +159,10 @@ def _a_anchor(table: pd.DataFrame, effect: str, ci: str) -> dict[str, dict[str, 
 def start(params: Parameters) -> Run:
     """Open the outputs, check that every target and judge can be called (before any call),
     and pick the longest openly licensed sessions."""
-    return spine.start("a_anchor", params, models=params.targets + params.judges,
-                       protocol=protocol_record(params, paper_scale=PAPER_SCALE), declared=MANUSCRIPT,
-                       sessions=lambda: select_sessions(params.n_sessions))
+    proto = protocol(params.protocol)
+    return spine.start("a_anchor", params, models=params.targets + params.judges, protocol=proto,
+                       record=protocol_record(proto, params, paper_scale=PAPER_SCALE), declared=MANUSCRIPT,
+                       sessions=lambda: select_sessions(params.n_sessions, protocol=proto))
 
 
 def grid(run: Run) -> pd.DataFrame:
@@ -178,7 +180,7 @@ def grid(run: Run) -> pd.DataFrame:
             cells += build_cells("anchor_decay", list(p.targets), run.sessions, positions=late, arms=["real"],
                                  interventions=["a_anchor"], items=list(p.probes), window=p.window,
                                  params=params, distance=d)
-    return spine.run_grid(run, cells, judges=p.judges, judge_max_tokens=p.judge_max_tokens, protocol=p.protocol)
+    return spine.run_grid(run, cells, judges=p.judges, judge_max_tokens=p.judge_max_tokens)
 
 
 def effects(run: Run, frame: pd.DataFrame) -> pd.DataFrame:

@@ -52,7 +52,8 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from ..echo.protocols import protocol as get_protocol
+from ..echo.protocol import Protocol
+from ..echo.protocols import protocol
 from ..echo.reference.cells import PROTOCOL as REFERENCE_PROTOCOL, NamedTurn, named_positions
 from ..echo.reference.transcript import turn_index
 from ..engine.llm import LOCAL_MODEL, is_in_process
@@ -150,9 +151,9 @@ class Parameters(JudgedParameters):
         """Whether a model of the run is the embedded one (its budgets apply)."""
         return LOCAL_MODEL in self.targets + self.judge_models()
 
-    def resolved(self) -> "Parameters":
-        """These parameters with every budget left at 0 set (module doc)."""
-        own = get_protocol(self.protocol).settings()
+    def resolved(self, protocol: Protocol) -> "Parameters":
+        """These parameters with every budget left at 0 set under the run's ``protocol`` (module doc)."""
+        own = protocol.settings()
         budgets = {name: EMBEDDED[name] if self.embedded else int(own[setting])
                    for name, setting in BUDGETS.items() if getattr(self, name) == 0}
         return dataclasses.replace(self, **budgets)
@@ -161,9 +162,11 @@ class Parameters(JudgedParameters):
 # ------------------------------------------------------------------------------- sessions
 @dataclass(frozen=True)
 class Sessions:
-    """The sessions an audit reads: each file, read the protocol's way (``read``) and ours
-    (``ours``: the A-anchor's cells); the files it cannot audit, each with why."""
+    """The sessions an audit reads under the run's ``protocol`` (looked up here, the run's first
+    stage): each file, read the protocol's way (``read``) and ours (``ours``: the A-anchor's
+    cells); the files it cannot audit, each with why."""
 
+    protocol: Protocol
     files: tuple[Path, ...]
     read: tuple[Any, ...]
     ours: tuple[Session, ...]
@@ -188,7 +191,7 @@ def choose_sessions(params: Parameters) -> Sessions:
     else:
         hint = " (run `python -m contextecho import-sessions`, or give a folder)" if not params.sessions else ""
         raise FileNotFoundError(f"audit: sessions: {source} is neither a file nor a folder{hint}")
-    proto = get_protocol(params.protocol)
+    proto = protocol(params.protocol)
     found, skipped = [], list(problems)
     for path in files:
         rel = path.relative_to(root).as_posix()
@@ -198,7 +201,7 @@ def choose_sessions(params: Parameters) -> Sessions:
             skipped.append((rel, f"not read: {exc}"))
             continue
         if ours.format not in proto.formats:
-            skipped.append((rel, f"a {ours.format} session: the {params.protocol} protocol reads "
+            skipped.append((rel, f"a {ours.format} session: the {proto.name} protocol reads "
                                  f"{', '.join(proto.formats)} only (--protocol contextecho reads both)"))
         elif ours.n_agent_steps == 0:
             skipped.append((rel, "no agent step to snapshot"))
@@ -207,7 +210,7 @@ def choose_sessions(params: Parameters) -> Sessions:
     found.sort(key=lambda f: (-f[1].n_agent_steps, f[0].as_posix()))
     if params.n_sessions > len(found) > 0:
         rule = Interval(1, len(found), zero="every session found", high_text=f"the sessions in {source} "
-                        f"that can be audited under {params.protocol}")
+                        f"that can be audited under {proto.name}")
         raise RangeError(NAME, [f"parameter 'n_sessions': {params.n_sessions} is out of range; "
                                 f"valid: {rule.valid(params.n_sessions, None)}"])
     chosen = found[:params.n_sessions] if params.n_sessions else found
@@ -215,17 +218,18 @@ def choose_sessions(params: Parameters) -> Sessions:
         why = "; ".join(f"{f}: {w}" for f, w in skipped[:5]) or "no .jsonl transcript in it"
         raise ValueError(f"audit: no session to audit in {source} ({why})")
     read = [ours if proto.name != REFERENCE_PROTOCOL else proto.read_session(path) for path, ours in chosen]
-    return Sessions(tuple(p for p, _ in chosen), tuple(read), tuple(o for _, o in chosen), tuple(skipped), root)
+    return Sessions(proto, tuple(p for p, _ in chosen), tuple(read), tuple(o for _, o in chosen), tuple(skipped),
+                    root)
 
 
 # ------------------------------------------------------------------------------ positions
-def candidates(session: Any, ours: Session, protocol: str) -> list[tuple[str, int]]:
+def candidates(session: Any, ours: Session, protocol: Protocol) -> list[tuple[str, int]]:
     """Every position an audit may snapshot, in order along the session: the start, each
     decile, the last step before and the first after each compaction, as ``(label, step)``
     (under ``reference`` the harness's turns and labels, :func:`.named_positions`: its
     start is turn 100; else our agent steps, :mod:`contextecho.sessions.positions`). Two
     at one step keep the first of start, compaction, decile."""
-    if protocol == REFERENCE_PROTOCOL:
+    if protocol.name == REFERENCE_PROTOCOL:
         rows = list(session.rows)
         index = turn_index(rows)
         named = named_positions(rows, index, "panel") + named_positions(rows, index, "deciles")
@@ -273,7 +277,7 @@ def positions(run: Run, chosen: Sessions) -> pd.DataFrame:
     p = run.params
     rows = []
     for session, ours in zip(chosen.read, chosen.ours):
-        listed = candidates(session, ours, p.protocol)
+        listed = candidates(session, ours, run.protocol)
         asked = choose_positions(listed, p.size, p.n_positions)
         for label, step in listed:
             rows.append({"session": run.labels[session.session_id], "session_id": session.session_id,
@@ -287,10 +291,10 @@ def positions(run: Run, chosen: Sessions) -> pd.DataFrame:
     return frame
 
 
-def _asked(positions: pd.DataFrame, protocol: str) -> dict[str, tuple]:
+def _asked(positions: pd.DataFrame, protocol: Protocol) -> dict[str, tuple]:
     """Session id -> the positions asked, as the protocol's cells take them."""
     asked = positions[positions["asked"]]
-    make = (lambda r: NamedTurn(r.position, int(r.step))) if protocol == REFERENCE_PROTOCOL else \
+    make = (lambda r: NamedTurn(r.position, int(r.step))) if protocol.name == REFERENCE_PROTOCOL else \
         (lambda r: Position(int(r.step), r.position, "audit"))
     return {sid: tuple(make(r) for r in g.itertuples()) for sid, g in asked.groupby("session_id", sort=False)}
 
@@ -300,9 +304,9 @@ def start(params: Parameters, chosen: Sessions) -> Run:
     """Open the outputs (``runs/audit/<time>`` from the command line), check that the target
     and the judge can be called before any call, label the sessions S1..Sn and list them
     with the files left out (``results/sessions.parquet``)."""
-    p = params.resolved()
-    run = spine.start(NAME, p, models=p.targets + p.judge_models(),
-                      protocol=protocol_record(p, p.stressor_max_tokens), sessions=lambda: chosen.read,
+    p = params.resolved(chosen.protocol)
+    run = spine.start(NAME, p, models=p.targets + p.judge_models(), protocol=chosen.protocol,
+                      record=protocol_record(chosen.protocol, p, p.stressor_max_tokens), sessions=lambda: chosen.read,
                       declared=MANUSCRIPT)
     rows = [{"session": run.labels[s.session_id], "file": chosen.shown(f), "format": o.format,
              "agent_steps": o.n_agent_steps, "compactions": len(o.compactions), "note": ""}
@@ -324,8 +328,8 @@ def cells(run: Run, positions: pd.DataFrame) -> list:
     """The panel's cells: target × session × position × arm (real, filler) × probe and S2
     wording, under the run's protocol (redacted for a model that is not in-process)."""
     p = run.params
-    asked = _asked(positions, p.protocol)
-    return build(p, NAME, run.sessions, p.items, positions=asked, reference_positions=asked,
+    asked = _asked(positions, run.protocol)
+    return build(run.protocol, p, NAME, run.sessions, p.items, positions=asked, reference_positions=asked,
                  stressor_max_tokens=p.stressor_max_tokens)
 
 
@@ -333,7 +337,7 @@ def grid(run: Run, cells: list) -> pd.DataFrame:
     """Every cell asked through the cache, every probe's answer judged; the counts of its
     batches printed and logged; ``results/cells.parquet``."""
     p = run.params
-    return spine.run_grid(run, cells, judges=p.judges, judge_max_tokens=p.judge_max_tokens, protocol=p.protocol,
+    return spine.run_grid(run, cells, judges=p.judges, judge_max_tokens=p.judge_max_tokens,
                           name=f"{NAME}:panel")
 
 
@@ -394,7 +398,7 @@ def trajectory(run: Run, primary: pd.DataFrame) -> SavedFigure:
     several = len(traj) and traj["target"].nunique() > 1
     return run.figure("trajectory", figures.trajectory(
         traj.assign(line=traj["arm"] if not several else traj["target"] + " · " + traj["arm"]),
-        x="step", y="mean", hue="line", panel="session", xlabel=_STEP[run.params.protocol == REFERENCE_PROTOCOL],
+        x="step", y="mean", hue="line", panel="session", xlabel=_STEP[run.protocol.name == REFERENCE_PROTOCOL],
         ylabel="mean judge score (0–3)", ylim=(-0.1, 3.1), reason="no probe was judged"))
 
 
@@ -448,6 +452,7 @@ def anchor(run: Run, chosen: Sessions) -> Run:
     the audit's probes and contracts, our protocol), the sessions read our way, its outputs
     in ``a_anchor/``; its batches counted in this run's log."""
     p = run.params
+    ours = protocol(a_anchor.Parameters.protocol)  # the A-anchor's run, under our protocol (module doc)
     params = a_anchor.Parameters(
         targets=p.targets, judges=p.judge_models()[:1], window=p.window, max_tokens=p.max_tokens,
         temperature=p.temperature, n_resamples=p.n_resamples, resample_seed=p.resample_seed,
@@ -455,10 +460,11 @@ def anchor(run: Run, chosen: Sessions) -> Run:
         interventions=("none", "a_anchor"), probes=p.probes or SIZE[p.size]["probes"],
         contracts=p.contracts or SIZE[p.size]["contracts"], distances=(0,),
         judge_max_tokens=a_anchor.Parameters.judge_max_tokens if p.embedded else
-        int(get_protocol("contextecho").settings()["judge_max_tokens"]),
+        int(ours.settings()["judge_max_tokens"]),
         output_dir=str(run.out.directory / ANCHOR_FOLDER))
     out = Outputs.open("a_anchor", params.output_dir, a_anchor.MANUSCRIPT)
-    return dataclasses.replace(run, name=f"{NAME}:a_anchor", params=params, out=out, sessions=list(chosen.ours))
+    return dataclasses.replace(run, name=f"{NAME}:a_anchor", params=params, protocol=ours, out=out,
+                               sessions=list(chosen.ours))
 
 
 def anchor_effects(anchor: Run) -> pd.DataFrame:

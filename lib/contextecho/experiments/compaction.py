@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from .parameters import Interval, NonEmpty, OneOf, count
-from ..echo.protocols import protocol as get_protocol
+from ..echo.protocols import protocol
 from ..engine.counts import Counts
 from ..paper import figures
 from ..paper.declared import Declared
@@ -172,11 +172,11 @@ MANUSCRIPT = CALIBRATION + PROTOCOL + DISTRIBUTIONS + Declared(
 def start(params: Parameters) -> Run:
     """Open the outputs, check that every target and judge can be called (before any call),
     and pick the longest openly licensed sessions with at least one event of ``event_types``."""
-    get_protocol(params.protocol).check_events(params.event_types)
-    return spine.start("compaction", params, models=params.targets + params.judges,
-                       protocol=protocol_record(params, paper_scale=PAPER_SCALE), declared=MANUSCRIPT,
-                       sessions=lambda: select_sessions(params.n_sessions, events=params.event_types,
-                                                               protocol=params.protocol))
+    proto = protocol(params.protocol)
+    proto.check_events(params.event_types)
+    return spine.start("compaction", params, models=params.targets + params.judges, protocol=proto,
+                       record=protocol_record(proto, params, paper_scale=PAPER_SCALE), declared=MANUSCRIPT,
+                       sessions=lambda: select_sessions(params.n_sessions, events=params.event_types, protocol=proto))
 
 
 def grid(run: Run) -> pd.DataFrame:
@@ -184,10 +184,10 @@ def grid(run: Run) -> pd.DataFrame:
     the probes, judged; the counts of its batches are printed and logged."""
     p = run.params
     spec = lambda s: event_positions(s, p.max_compactions, p.event_types)  # noqa: E731 (our positions, if asked)
-    cells = build(p, "compaction", run.sessions, p.probes, positions=spec,
+    cells = build(run.protocol, p, "compaction", run.sessions, p.probes, positions=spec,
                          reference_positions="compaction", limit=2 * p.max_compactions,
                          replicates=p.replicates)
-    return spine.run_grid(run, cells, judges=p.judges, judge_max_tokens=p.judge_max_tokens, protocol=p.protocol)
+    return spine.run_grid(run, cells, judges=p.judges, judge_max_tokens=p.judge_max_tokens)
 
 
 def events(run: Run, frame: pd.DataFrame) -> pd.DataFrame:

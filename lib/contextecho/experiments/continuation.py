@@ -203,7 +203,7 @@ def start(params: Parameters) -> Run:
     record = {"protocol": proto.name, "protocol_version": f"e07-{COMMIT[:7]}",
               "protocol_sha256": content_hash([e07.SYSTEM_PROMPT, ACKNOWLEDGEMENT, e07.TOOLS, FILLER_TEMPLATE, proto.name]),
               "differs": differences_from(params, PAPER_SCALE)}
-    return spine.start("continuation", params, models=params.targets, protocol=record,
+    return spine.start("continuation", params, models=params.targets, record=record,
                        sessions=lambda: claude_sessions(params), declared=MANUSCRIPT)
 
 

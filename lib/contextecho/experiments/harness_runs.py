@@ -219,12 +219,13 @@ def drive(case: dict, corpus: Path, replay: Replay, workdir: Path) -> tuple[list
             concurrency=1, resume_judges=tuple(dict.fromkeys(stored_by)) if judge else (),
             s2_requests=s2_rules.name if s2_rules else panel.Parameters.s2_requests)
         chosen = [session]
-        run = spine.start(experiment, params, models=params.targets + params.judge_models(),
-                          protocol=protocol_record(params), sessions=lambda: chosen)
+        proto = get_protocol(params.protocol)
+        run = spine.start(experiment, params, models=params.targets + params.judge_models(), protocol=proto,
+                          record=protocol_record(proto, params), sessions=lambda: chosen)
         run.transport = Transport(concurrency=1, max_attempts=run.transport.max_attempts, base_delay_s=0.0,
                                   max_delay_s=0.0, timeout_s=run.transport.timeout_s, client=replay)
         positions = {session.session_id: _positions(case, driver)}
-        cells = build(params, experiment, [session], _items(case), positions="uniform",
+        cells = build(proto, params, experiment, [session], _items(case), positions="uniform",
                              reference_positions=positions, replicates=replicates,
                              stressor_max_tokens=params.stressor_max_tokens, redact=False,
                              s2_requests=params.s2_requests)
@@ -236,7 +237,7 @@ def drive(case: dict, corpus: Path, replay: Replay, workdir: Path) -> tuple[list
             replay.judge_calls.update({m: "judge" for m in params.judge_models()})
             stored_by += params.judge_models()
         frame = spine.run_grid(run, cells, judges=[judge] if judge else [], judge_max_tokens=params.judge_max_tokens,
-                               protocol=params.protocol, resume_judges=params.resume_judges, redact=False)
+                               resume_judges=params.resume_judges, redact=False)
         for earlier in driven:  # the cells this run wrote replace what was on disk
             if "key" in earlier.frame:
                 earlier.frame = earlier.frame[~earlier.frame["key"].isin(frame["key"])]

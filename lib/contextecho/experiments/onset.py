@@ -33,6 +33,7 @@ from ..stats.units import complete_units
 from . import spine
 from .parameter_sets import JudgedParameters, REFERENCE_JUDGE
 from .item_ids import PROBE_IDS
+from ..echo.protocols import protocol
 from .protocol_record import PROTOCOL, protocol_record, protocol_variables
 from .scores import failure_column, score_column
 from .selection import build, select_sessions
@@ -127,19 +128,20 @@ MANUSCRIPT = CALIBRATION + PROTOCOL + Declared(
 def start(params: Parameters) -> Run:
     """Open the outputs, check that every target and judge can be called (before any call),
     and pick the longest openly licensed sessions."""
-    return spine.start("onset", params, models=params.targets + params.judges,
-                       protocol=protocol_record(params, paper_scale=PAPER_SCALE), declared=MANUSCRIPT,
-                       sessions=lambda: select_sessions(params.n_sessions, protocol=params.protocol))
+    proto = protocol(params.protocol)
+    return spine.start("onset", params, models=params.targets + params.judges, protocol=proto,
+                       record=protocol_record(proto, params, paper_scale=PAPER_SCALE), declared=MANUSCRIPT,
+                       sessions=lambda: select_sessions(params.n_sessions, protocol=proto))
 
 
 def grid(run: Run) -> pd.DataFrame:
     """The grid: each session snapshotted at the early steps, real and filler arms, the
     probes, judged; the counts of its batches are printed and logged."""
     p = run.params
-    cells = build(p, "onset", run.sessions, p.probes, positions=lambda s: early_positions(s, p.steps),
+    cells = build(run.protocol, p, "onset", run.sessions, p.probes, positions=lambda s: early_positions(s, p.steps),
                          reference_positions="onset",
                          turns=p.steps)
-    return spine.run_grid(run, cells, judges=p.judges, judge_max_tokens=p.judge_max_tokens, protocol=p.protocol)
+    return spine.run_grid(run, cells, judges=p.judges, judge_max_tokens=p.judge_max_tokens)
 
 
 def curve(run: Run, frame: pd.DataFrame) -> pd.DataFrame:

@@ -49,6 +49,7 @@ from . import spine
 from .parameter_sets import JudgedParameters, REFERENCE_JUDGE
 from .distributions import DISTRIBUTIONS, distribution_report
 from .item_ids import PROBE_IDS, STRESSOR_IDS
+from ..echo.protocols import protocol
 from .protocol_record import PROTOCOL, protocol_record, protocol_variables
 from .scores import SCORES, failure_column, first_judge_rows, score_column
 from .selection import build, select_sessions
@@ -346,9 +347,10 @@ def _probe_rows(frame: pd.DataFrame) -> pd.DataFrame:
 def start(params: Parameters) -> Run:
     """Open the outputs, check that every target and judge can be called (before any call),
     and pick the longest openly licensed sessions (labelled S1..Sn)."""
-    return spine.start("panel", params, models=params.targets + params.judge_models(),
-                       protocol=protocol_record(params, params.stressor_max_tokens, PAPER_SCALE),
-                       sessions=lambda: select_sessions(params.n_sessions, protocol=params.protocol),
+    proto = protocol(params.protocol)
+    return spine.start("panel", params, models=params.targets + params.judge_models(), protocol=proto,
+                       record=protocol_record(proto, params, params.stressor_max_tokens, PAPER_SCALE),
+                       sessions=lambda: select_sessions(params.n_sessions, protocol=proto),
                        declared=MANUSCRIPT)
 
 
@@ -357,11 +359,11 @@ def grid(run: Run) -> pd.DataFrame:
     S2 wordings, every cell asked through the cache, probes judged (one row per cell and
     judge); the counts of its batches are printed and logged."""
     p = run.params
-    cells = build(p, "panel", run.sessions, list(p.probes) + list(p.stressors),
+    cells = build(run.protocol, p, "panel", run.sessions, list(p.probes) + list(p.stressors),
                          positions=OUR_POSITIONS[p.positions], k=p.n_positions, reference_positions=p.positions,
                          limit=p.n_positions, replicates=p.replicates, stressor_max_tokens=p.stressor_max_tokens,
                          framing=p.framing, s2_requests=p.s2_requests)
-    return spine.run_grid(run, cells, judges=p.judges, judge_max_tokens=p.judge_max_tokens, protocol=p.protocol,
+    return spine.run_grid(run, cells, judges=p.judges, judge_max_tokens=p.judge_max_tokens,
                           resume_judges=p.resume_judges)
 
 

@@ -48,6 +48,8 @@ from ..stats.session_validation import ValidationCell, session_validation_summar
 from . import spine
 from .parameter_sets import JudgedParameters, REFERENCE_JUDGE
 from .item_ids import PROBE_IDS
+from ..echo.protocol import Protocol
+from ..echo.protocols import protocol
 from .protocol_record import protocol_record
 from .selection import build
 from .parameters import count
@@ -113,21 +115,23 @@ def start(params: Parameters) -> spine.Run:
     if not params.session:
         raise ValueError("session validation needs a session file (parameter session)")
     session = load_session(Path(params.session))
-    return spine.start(NAME, params, models=params.targets + params.judges[:1],
-                       protocol=protocol_record(params), sessions=lambda: [session])
+    proto = protocol(params.protocol)
+    return spine.start(NAME, params, models=params.targets + params.judges[:1], protocol=proto,
+                       record=protocol_record(proto, params), sessions=lambda: [session])
 
 
-def build_cells(params: Parameters, sessions: Sequence[Session], redact: bool = True) -> list[Cell]:
+def build_cells(protocol: Protocol, params: Parameters, sessions: Sequence[Session],
+                redact: bool = True) -> list[Cell]:
     """The protocol's cells of the check: every target × position × arm × probe
     (``redact=False``: the prefix as the harness sends it, for a dry run or the run-level
     conformance replay, neither of which leaves the process)."""
-    return build(params, NAME, sessions, params.items, positions="uniform",
+    return build(protocol, params, NAME, sessions, params.items, positions="uniform",
                         reference_positions=VALIDATION, k=params.positions, redact=redact)
 
 
 def grid(run: spine.Run, redact: bool = True) -> list[Cell]:
     """The run's cells (:func:`build_cells`)."""
-    return build_cells(run.params, run.sessions, redact)
+    return build_cells(run.protocol, run.params, run.sessions, redact)
 
 
 def judged(run: spine.Run, cells: Sequence[Cell], redact: bool = True) -> pd.DataFrame:
@@ -136,7 +140,7 @@ def judged(run: spine.Run, cells: Sequence[Cell], redact: bool = True) -> pd.Dat
     answers as they are too)."""
     p: Parameters = run.params
     return spine.run_grid(run, cells, judges=list(p.judges[:1]), judge_max_tokens=p.judge_max_tokens,
-                          protocol=p.protocol, redact=redact)
+                          redact=redact)
 
 
 def stored_cells(frame: pd.DataFrame) -> list[ValidationCell]:
@@ -179,7 +183,8 @@ def manifests(params: Parameters, cells: Sequence[Cell], created: float | None =
 def dry_run(params: Parameters) -> dict[str, dict]:
     """e18's ``--dry-run``: the manifests of the cells the check would ask, no call made
     (a session too short for the positions raises ``ShortSession``, a ``ValueError``)."""
-    return manifests(params, build_cells(params, [load_session(Path(params.session))], redact=False))
+    return manifests(params, build_cells(protocol(params.protocol), params, [load_session(Path(params.session))],
+                                         redact=False))
 
 
 def summarise(run: spine.Run, cells: Sequence[Cell], frame: pd.DataFrame) -> SessionValidation:
