@@ -112,13 +112,14 @@ class JsonJudge(CustomLLM):
 
 def _reference_cells():
     from contextecho.experiments import selection
+    from contextecho.echo.protocol import Positions
     from contextecho.echo.reference.cells import build_reference_cells
     from contextecho.engine.paths import shared_dir
 
     if not (shared_dir() / "corpus" / "real").is_dir():
         pytest.skip("the real corpus is not beside the checkout")
     sessions = selection.select_sessions(1, protocol=protocol("reference"))
-    return build_reference_cells("panel", "fake/echo", sessions, "panel", items=["C01"], window=3000, limit=1,
+    return build_reference_cells("panel", "fake/echo", sessions, Positions("panel", n=1), items=["C01"], window=3000,
                                  tag=protocol("reference").key())
 
 

@@ -80,11 +80,11 @@ def test_candidates_are_the_start_the_deciles_and_the_compactions(tmp_path):
 
     path = claude(tmp_path / "long.jsonl", rounds=60, compaction_at=8)  # turns past the harness's 100 + 100
     ours = load_session(path)
-    listed = audit.candidates(ours, ours, protocol("contextecho"))
+    listed = audit.candidates(ours, protocol("contextecho"))
     kinds = [audit.kind_of(label) for label, _ in listed]
     assert kinds.count("start") == 1 and kinds.count("compaction") == 2 and kinds.count("decile") >= 8
     assert [s for _, s in listed] == sorted({s for _, s in listed})  # one per step, in order
-    harness = audit.candidates(protocol("reference").read_session(path), ours, protocol("reference"))
+    harness = audit.candidates(protocol("reference").read_session(path), protocol("reference"))
     labels = dict(harness)
     assert labels["P0_start"] == 100 and labels["c1_post"] == labels["c1_pre"] + 100
     assert audit.choose_positions(harness, "quick", 0) == sorted(

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from contextecho.engine.calls import ModelConfigError
+from contextecho.echo.protocol import Positions
 from contextecho.echo.protocols import protocol as get
 from contextecho.engine.paths import REPO_ROOT
 from contextecho.experiments import panel, selection
@@ -51,8 +52,7 @@ def _params(protocol: str, n_positions: int) -> panel.Parameters:
 
 def _build(p: panel.Parameters, sessions):
     # the panel's own call (panel.grid)
-    return selection.build(get(p.protocol), p, "panel", sessions, PROBES, positions="uniform", k=p.n_positions,
-                        reference_positions="panel", limit=p.n_positions)
+    return selection.build(get(p.protocol), p, "panel", sessions, PROBES, positions=Positions("panel", n=p.n_positions))
 
 
 def test_more_reference_positions_than_a_session_offers_is_refused(corpus_dir):

@@ -83,7 +83,7 @@ def test_sidechain_microcompaction_is_counted_not_applied(tmp_path, cc, write):
 
 
 def test_compaction_experiment_event_positions(micro_session):
-    from contextecho.experiments.compaction import event_positions
+    from contextecho.sessions.positions import around_events as event_positions
     labels = [p.label for p in event_positions(micro_session, 1, ("compaction", "microcompaction"))]
     assert labels == ["m1_pre", "m1_post"]
     assert [p.label for p in event_positions(micro_session, 0, ("microcompaction",))] == [

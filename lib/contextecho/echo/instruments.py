@@ -15,11 +15,14 @@ from typing import Any, Mapping, Sequence
 from ..engine.model_request import ModelRequest
 from ..engine.paths import REPO_ROOT
 from ..engine.verdicts import OK
-from ..sessions.model import CLAUDE_CODE, CODEX_CLI
+from ..engine.registry import UnknownNameError
+from ..sessions.model import CLAUDE_CODE, CODEX_CLI, Session
+from ..sessions.positions import Position, around_compactions, around_events, deciles, early
+from ..sessions.positions import positions as scheme_positions
 from . import contracts, filler, interventions, probes, rubric, stressors
 from .cells import build_cells
 from .judge import SCORE_LABEL, SCORE_PREFILL, judge_request, parse_verdict
-from .protocol import Grid, JudgeSetup, Protocol, SamplingDefaults
+from .protocol import SCHEMES, Grid, JudgeSetup, Positions, Protocol, SamplingDefaults
 from .scorers import score as run_scorer
 from .versions import instrument_versions
 
@@ -45,10 +48,34 @@ class ContextEchoProtocol(Protocol):
     def texts(self) -> Any:
         return instrument_versions()
 
+    def positions(self, session: Session, asked: Positions) -> tuple[Position, ...]:
+        """Our positions (:mod:`contextecho.sessions.positions`) for what is ``asked``: ``panel``
+        and ``validation`` are ``n`` uniform agent steps, ``onset`` the ``steps`` before the
+        first compaction, ``landmarks`` the first step, the steps around each compaction and
+        the deciles."""
+        if asked.chosen is not None:
+            return tuple(asked.chosen[session.session_id])
+        if asked.scheme in ("panel", "validation"):
+            return scheme_positions(session, "uniform", k=asked.n)
+        if asked.scheme in ("deciles", "late"):
+            return scheme_positions(session, asked.scheme)
+        if asked.scheme == "onset":
+            end = session.compactions[0].steps_before if session.compactions else session.n_agent_steps
+            return early(end, asked.steps)
+        if asked.scheme == "compaction":
+            return around_events(session, asked.n, asked.events)
+        if asked.scheme == "landmarks":
+            return (Position(1, "start", "start"), *around_compactions(session), *deciles(session))
+        raise UnknownNameError("position scheme", asked.scheme, list(SCHEMES))
+
+    def offered(self, session: Session, asked: Positions) -> tuple[int, str] | None:
+        uniform = asked.chosen is None and asked.scheme in ("panel", "validation")
+        return (session.n_agent_steps, "agent steps") if uniform else None  # distinct steps
+
     def build_cells(self, experiment: str, targets: Sequence[str], sessions: Sequence[Any],
                     grid: Grid) -> list:
-        return build_cells(experiment, list(targets), sessions, positions=grid.positions, k=grid.k,
-                           framing=grid.framing,
+        return build_cells(experiment, list(targets), sessions,
+                           positions=lambda session: self.positions(session, grid.positions), framing=grid.framing,
                            arms=["real", "filler"], items=list(grid.items), window=grid.window,
                            replicates=grid.replicates, redact=grid.redact,
                            params={"temperature": grid.temperature, "max_tokens": grid.max_tokens})

@@ -5,7 +5,10 @@ protocol is running (``DESIGN.md``, "Protocols"):
 
 * the session formats it reads (:attr:`Protocol.formats`), and how it reads a session,
   once (:meth:`Protocol.read_session`);
-* the cells and positions it asks for (:meth:`Protocol.build_cells` over a :class:`Grid`);
+* the positions it snapshots a session at for what an experiment asks (:meth:`Protocol.positions`
+  of a :class:`Positions`: one scheme name, each protocol reading it its own way) and the
+  cells it asks there (:meth:`Protocol.build_cells` over a :class:`Grid`); the options of its
+  own a run's parameters set (:attr:`Protocol.options`, :meth:`Protocol.configured`);
 * the target requests those cells hold (model string, messages, token budget after its
   provider rules, sampling);
 * what a target reply is to it (:meth:`Protocol.reply`: an empty answer is an error to
@@ -18,6 +21,9 @@ protocol is running (``DESIGN.md``, "Protocols"):
   protocol's judge or by one of its other judge call sites (:attr:`Protocol.judge_variants`:
   the reference's b3 cross-judge asks and reads in its own way);
 * how a contract or stressor is scored (:meth:`Protocol.score`);
+* what its tables read beside ours: the column of the score its harness stores for a failed
+  verdict (:attr:`Protocol.stored_score`), the column of a second scorer's score
+  (:attr:`Protocol.beside_score`), how a position's step is counted (:attr:`Protocol.step_unit`);
 * which of a run's settings shorten the protocol's own (:meth:`Protocol.shortened`), and
   which parameters it refuses (:meth:`Protocol.check_events`).
 
@@ -29,17 +35,20 @@ and a run manifest record.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, ClassVar, Mapping, Sequence
 
 from ..engine.hashing import content_hash
 from ..engine.model_request import ModelRequest
 from ..engine.record import CallRecord
 from ..sessions.loader import load_session
+from ..sessions.model import Session
+from ..sessions.positions import Position
 from ..engine.registry import UnknownNameError
 from ..engine.token_distribution import read_mode
 from ..engine.verdicts import OK
@@ -56,25 +65,39 @@ class SamplingDefaults:
     window_chars: int | None = None
 
 
+#: The position schemes an experiment can ask for (:class:`Positions`).
+SCHEMES = ("panel", "deciles", "late", "onset", "compaction", "validation", "landmarks")
+
+
+@dataclass(frozen=True)
+class Positions:
+    """Where an experiment snapshots each session, in words every protocol reads its own way
+    (:meth:`Protocol.positions`): a scheme of :data:`SCHEMES` with its count, or the positions
+    ``chosen`` for each session (session id -> positions, in place of a scheme).
+
+    ``panel``: ``n`` positions along the session (ours: ``n`` uniform agent steps; the
+    harness's: its start and the pre/post pair of each compaction, the first ``n``);
+    ``deciles`` and ``late`` (the harness's keep their first ``n``); ``onset``: ``steps``
+    (ours: the agent steps before the first compaction; the harness's turns, each kept);
+    ``compaction``: before and after the first ``n`` events of each of ``events`` (0: every
+    one); ``validation``: ``n`` evenly spaced (ours: uniform agent steps; the harness's: e18's
+    plan over its rows); ``landmarks``: every landmark of a session (its start, each decile,
+    before and after each compaction), as an audit chooses among them."""
+
+    scheme: str = "panel"
+    n: int = 0
+    steps: tuple[int, ...] = ()
+    events: tuple[str, ...] = ("compaction",)
+    chosen: Mapping[str, Sequence[Position]] | None = None
+
+
 @dataclass(frozen=True)
 class Grid:
-    """What an experiment asks a protocol for: the items, the positions and the budgets.
-
-    ``positions`` (with ``k``) is a scheme of this project's positions (``uniform``,
-    ``deciles``, ...) or a mapping session id -> agent steps; ``reference_positions`` is
-    a scheme of the harness's named positions (``panel``, ``onset``, ``compaction``,
-    ``deciles``; ``validation``: e18's ``k`` evenly spaced rows) or a mapping session id ->
-    named turns. Each protocol reads its own;
-    ``limit`` keeps each session's first ``limit`` positions (0: all), ``turns`` are
-    the onset turns (empty: the protocol's)."""
+    """What an experiment asks a protocol for: the items, the positions and the budgets."""
 
     items: tuple[str, ...]
-    positions: Any = "uniform"
-    reference_positions: Any = "panel"
-    k: int = 12
-    limit: int = 0
+    positions: Positions
     replicates: int = 1
-    turns: tuple[int, ...] = ()
     window: int = 30_000
     max_tokens: int = 600
     stressor_max_tokens: int | None = None
@@ -84,9 +107,6 @@ class Grid:
     redact: bool = True
     #: How probes are asked: ``framed`` (the framing line, then the probe) or ``bare``.
     framing: str = "framed"
-    #: Which harness runner's S2 requests the ``reference`` protocol sends (a rule set of
-    #: :data:`contextecho.echo.reference.s2_requests.S2_REQUESTS`); ours ignores it.
-    s2_requests: str = "e08"
 
 
 @dataclass(frozen=True)
@@ -120,6 +140,20 @@ class Protocol(ABC):
     formats: tuple[str, ...]
     #: The protocol's other judge call sites, by name (:meth:`judging`'s ``variant``).
     judge_variants: tuple[str, ...] = ()
+    #: What a position's step counts in the protocol's cells (an axis label says it).
+    step_unit: str = "agent step"
+    #: The column in which the protocol keeps the score its harness stores for a judged cell,
+    #: a failed verdict's −1 included, so a table can average the failures in beside leaving
+    #: them out and counting them (ours); ``None``: it keeps none.
+    stored_score: str | None = None
+    #: The column of a second scorer's score beside the protocol's on a scored item (``None``:
+    #: there is none).
+    beside_score: str | None = None
+    #: The result columns of the protocol's own, beside those every protocol writes.
+    result_columns: tuple[str, ...] = ()
+    #: The run parameters of the protocol's own (its options), set from a run's parameters
+    #: when the run starts (:meth:`configured`).
+    options: ClassVar[tuple[str, ...]] = ()
 
     @abstractmethod
     def texts(self) -> Any:
@@ -138,16 +172,32 @@ class Protocol(ABC):
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, {self.version!r})"
 
+    def configured(self, params: object) -> "Protocol":
+        """This protocol with its :attr:`options` set from a run's parameters (those they name)."""
+        given = {name: getattr(params, name) for name in self.options if hasattr(params, name)}
+        return dataclasses.replace(self, **given) if given else self
+
     # -------------------------------------------------------------- cells
+    @abstractmethod
+    def positions(self, session: Session, asked: Positions) -> tuple[Position, ...]:
+        """The positions of ``session`` for what an experiment ``asked`` (:class:`Positions`)."""
+
+    @abstractmethod
+    def offered(self, session: Session, asked: Positions) -> tuple[int, str] | None:
+        """How many positions ``session`` offers for ``asked`` when its count ``n`` is the
+        most asked for, and what they are (``(12, "agent steps")``); ``None``: the scheme
+        takes no such count."""
+
     @abstractmethod
     def build_cells(self, experiment: str, targets: Sequence[str], sessions: Sequence[Any],
                     grid: Grid) -> list:
         """Every cell of the grid (targets × sessions × positions × arms × items × replicates)."""
 
-    def read_session(self, path: Path) -> Any:
+    def read_session(self, path: Path, parsed: Session | None = None) -> Session:
         """The session at ``path`` as this protocol's cells read it, read once (by default
-        our parser, :func:`contextecho.sessions.loader.load_session`)."""
-        return load_session(path)
+        our parser, :func:`contextecho.sessions.loader.load_session`; ``parsed``: our
+        parser's reading of the same file where the caller holds it)."""
+        return parsed if parsed is not None else load_session(path)
 
     def check_events(self, event_types: Sequence[str]) -> None:
         """Raise ``ValueError`` when the protocol cannot anchor positions on these events."""
@@ -206,6 +256,11 @@ class Protocol(ABC):
     def labelled_examples(self) -> list[dict[str, Any]]:
         """The labelled examples of the protocol's judge prompt, as calibration items
         ``{id, probe_id, probe, response, score}`` (:mod:`.calibration`)."""
+
+    def stored_value(self, row: Mapping[str, Any]) -> int | None:
+        """The score a harness stores for a judged row whose verdict was read (ok or invalid):
+        the verdict, −1 for an invalid one; ``None``: the harness stores no cell."""
+        return int(row["score"]) if row["verdict_status"] == OK else -1
 
     def holds_result(self, row: Mapping[str, Any]) -> bool:
         """Whether a row of a run's frame holds its cell's result (by default: a valid

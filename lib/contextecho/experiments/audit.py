@@ -52,10 +52,8 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from ..echo.protocol import Protocol
+from ..echo.protocol import Positions, Protocol
 from ..echo.protocols import protocol
-from ..echo.reference.cells import PROTOCOL as REFERENCE_PROTOCOL, NamedTurn, named_positions
-from ..echo.reference.transcript import turn_index
 from ..engine.llm import LOCAL_MODEL, is_in_process
 from ..engine.paths import data_dir
 from ..paper import figures
@@ -70,7 +68,7 @@ from ..sessions.corpus import scan
 from ..sessions.errors import SessionError
 from ..sessions.loader import load_session
 from ..sessions.model import Session
-from ..sessions.positions import Position, around_compactions, deciles
+from ..sessions.positions import Position
 from ..sessions.redaction.text import PLACEHOLDER
 from ..stats.errors import StatsInputError
 from ..stats.judge_free import compliance_gap, verbosity_ratio
@@ -217,29 +215,21 @@ def choose_sessions(params: Parameters) -> Sessions:
     if not chosen:
         why = "; ".join(f"{f}: {w}" for f, w in skipped[:5]) or "no .jsonl transcript in it"
         raise ValueError(f"audit: no session to audit in {source} ({why})")
-    read = [ours if proto.name != REFERENCE_PROTOCOL else proto.read_session(path) for path, ours in chosen]
+    read = [proto.read_session(path, ours) for path, ours in chosen]
     return Sessions(proto, tuple(p for p, _ in chosen), tuple(read), tuple(o for _, o in chosen), tuple(skipped),
                     root)
 
 
 # ------------------------------------------------------------------------------ positions
-def candidates(session: Any, ours: Session, protocol: Protocol) -> list[tuple[str, int]]:
+def candidates(session: Session, protocol: Protocol) -> list[tuple[str, int]]:
     """Every position an audit may snapshot, in order along the session: the start, each
-    decile, the last step before and the first after each compaction, as ``(label, step)``
-    (under ``reference`` the harness's turns and labels, :func:`.named_positions`: its
-    start is turn 100; else our agent steps, :mod:`contextecho.sessions.positions`). Two
-    at one step keep the first of start, compaction, decile."""
-    if protocol.name == REFERENCE_PROTOCOL:
-        rows = list(session.rows)
-        index = turn_index(rows)
-        named = named_positions(rows, index, "panel") + named_positions(rows, index, "deciles")
-        listed = [(p.label, p.turn) for p in named]
-    else:
-        listed = ([("start", 1)] + [(p.label, p.step) for p in around_compactions(ours)]
-                  + [(p.label, p.step) for p in deciles(ours)])
+    decile, the last step before and the first after each compaction, as ``(label, step)``,
+    the protocol's landmarks (:class:`~contextecho.echo.protocol.Positions`; under
+    ``reference`` the harness's turns and labels: its start is turn 100). Two at one step
+    keep the first the protocol lists."""
     at: dict[int, str] = {}
-    for label, step in listed:
-        at.setdefault(step, label)
+    for position in protocol.positions(session, Positions("landmarks")):
+        at.setdefault(position.step, position.label)
     return [(label, step) for step, label in sorted(at.items())]
 
 
@@ -276,8 +266,8 @@ def positions(run: Run, chosen: Sessions) -> pd.DataFrame:
     deciles), with the candidates they were chosen from; ``results/positions.parquet``."""
     p = run.params
     rows = []
-    for session, ours in zip(chosen.read, chosen.ours):
-        listed = candidates(session, ours, run.protocol)
+    for session in chosen.read:
+        listed = candidates(session, run.protocol)
         asked = choose_positions(listed, p.size, p.n_positions)
         for label, step in listed:
             rows.append({"session": run.labels[session.session_id], "session_id": session.session_id,
@@ -291,12 +281,11 @@ def positions(run: Run, chosen: Sessions) -> pd.DataFrame:
     return frame
 
 
-def _asked(positions: pd.DataFrame, protocol: Protocol) -> dict[str, tuple]:
-    """Session id -> the positions asked, as the protocol's cells take them."""
+def _asked(positions: pd.DataFrame) -> Positions:
+    """The positions asked of each session."""
     asked = positions[positions["asked"]]
-    make = (lambda r: NamedTurn(r.position, int(r.step))) if protocol.name == REFERENCE_PROTOCOL else \
-        (lambda r: Position(int(r.step), r.position, "audit"))
-    return {sid: tuple(make(r) for r in g.itertuples()) for sid, g in asked.groupby("session_id", sort=False)}
+    return Positions(chosen={sid: tuple(Position(int(r.step), r.position, "audit") for r in g.itertuples())
+                             for sid, g in asked.groupby("session_id", sort=False)})
 
 
 # ---------------------------------------------------------------------------- the stages
@@ -328,8 +317,7 @@ def cells(run: Run, positions: pd.DataFrame) -> list:
     """The panel's cells: target × session × position × arm (real, filler) × probe and S2
     wording, under the run's protocol (redacted for a model that is not in-process)."""
     p = run.params
-    asked = _asked(positions, run.protocol)
-    return build(run.protocol, p, NAME, run.sessions, p.items, positions=asked, reference_positions=asked,
+    return build(run.protocol, p, NAME, run.sessions, p.items, positions=_asked(positions),
                  stressor_max_tokens=p.stressor_max_tokens)
 
 
@@ -398,12 +386,8 @@ def trajectory(run: Run, primary: pd.DataFrame) -> SavedFigure:
     several = len(traj) and traj["target"].nunique() > 1
     return run.figure("trajectory", figures.trajectory(
         traj.assign(line=traj["arm"] if not several else traj["target"] + " · " + traj["arm"]),
-        x="step", y="mean", hue="line", panel="session", xlabel=_STEP[run.protocol.name == REFERENCE_PROTOCOL],
+        x="step", y="mean", hue="line", panel="session", xlabel=f"position ({run.protocol.step_unit})",
         ylabel="mean judge score (0–3)", ylim=(-0.1, 3.1), reason="no probe was judged"))
-
-
-#: What a position's step counts, under our protocol (False) and the reference's (True).
-_STEP = {False: "position (agent step)", True: "position (harness turn)"}
 
 
 def s2(run: Run, frame: pd.DataFrame) -> pd.DataFrame:

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from .parameters import NonEmpty, OneOf, count
-from ..echo.protocol import Protocol
+from ..echo.protocol import Positions, Protocol
 from ..echo.protocols import protocol
 from ..echo.rubric import RUBRIC
 from ..engine.cache import CallCache
@@ -133,8 +133,7 @@ def grid(run: Run) -> pd.DataFrame:
     """The panel's cells (the same requests: every target call answered from the cache when
     the panel ran first), judged by every LLM judge; the counts of its batches are logged."""
     p = run.params
-    cells = build(run.protocol, p, "panel", run.sessions, p.probes, positions="uniform", k=p.n_positions,
-                         reference_positions="panel", limit=p.n_positions)
+    cells = build(run.protocol, p, "panel", run.sessions, p.probes, positions=Positions("panel", n=p.n_positions))
     return spine.run_grid(run, cells, judges=p.judges, judge_max_tokens=p.judge_max_tokens)
 
 
@@ -376,7 +375,7 @@ def _counted(frame: pd.DataFrame, failures: str) -> tuple[pd.Series, pd.Series]:
     """The first and second judge's scores of re-judged rows as ``failures`` counts them
     (NaN: not counted): ``out`` the valid 0–3 verdicts, ``in`` every score stored."""
     first = pd.to_numeric(frame["primary_score"], errors="coerce").astype(float)
-    second = pd.to_numeric(frame[failure_column(frame, failures)], errors="coerce").astype(float)
+    second = pd.to_numeric(frame[failure_column(failures)], errors="coerce").astype(float)
     if failures == "out":
         first = first.where(first.isin(SCORES_0_3))
     return first, second

@@ -47,12 +47,13 @@ from typing import Any, Callable, Mapping, Sequence
 import pandas as pd
 
 from ..echo.reference import s2_requests
-from ..echo.reference.cells import NamedTurn
+from ..echo.protocol import Positions
 from ..echo.reference.judge import parse_verdict
 from ..echo.runner import SELF_JUDGE
 from ..echo.reference.scorers import REFERENCE_SCORERS
 from ..engine.calls import Transport
 from ..echo.protocols import protocol as get_protocol
+from ..sessions.positions import Position
 from ..stats import harness as harness_stats
 from . import onset, panel, spine
 from . import conformance_audit, conformance_consolidate, conformance_cross_judge_b3, conformance_session_validation
@@ -144,13 +145,13 @@ def _targets(case: dict, driver: dict) -> list[tuple[str, str, dict]]:
     return [(litellm_model(t["provider"], t["model"]), t["target_safe"], t) for t in chosen]
 
 
-def _positions(case: dict, driver: dict) -> list[NamedTurn]:
+def _positions(case: dict, driver: dict) -> list[Position]:
     subs = driver.get("substitutions") or {}
     if subs.get("POSITIONS"):
-        return [NamedTurn(label, int(turn)) for turn, label in subs["POSITIONS"]]
+        return [Position(int(turn), label, "case") for turn, label in subs["POSITIONS"]]
     if "onset_turns" in case["inputs"]:
-        return [NamedTurn(f"T{t:04d}", int(t)) for t in case["inputs"]["onset_turns"]]
-    return [NamedTurn(p["label"], int(p["turn"])) for p in case["inputs"].get("positions", [])]
+        return [Position(int(t), f"T{t:04d}", "case") for t in case["inputs"]["onset_turns"]]
+    return [Position(int(p["turn"]), p["label"], "case") for p in case["inputs"].get("positions", [])]
 
 
 def _items(case: dict) -> list[str]:
@@ -219,16 +220,14 @@ def drive(case: dict, corpus: Path, replay: Replay, workdir: Path) -> tuple[list
             concurrency=1, resume_judges=tuple(dict.fromkeys(stored_by)) if judge else (),
             s2_requests=s2_rules.name if s2_rules else panel.Parameters.s2_requests)
         chosen = [session]
-        proto = get_protocol(params.protocol)
+        proto = get_protocol(params.protocol).configured(params)
         run = spine.start(experiment, params, models=params.targets + params.judge_models(), protocol=proto,
                           record=protocol_record(proto, params), sessions=lambda: chosen)
         run.transport = Transport(concurrency=1, max_attempts=run.transport.max_attempts, base_delay_s=0.0,
                                   max_delay_s=0.0, timeout_s=run.transport.timeout_s, client=replay)
-        positions = {session.session_id: _positions(case, driver)}
-        cells = build(proto, params, experiment, [session], _items(case), positions="uniform",
-                             reference_positions=positions, replicates=replicates,
-                             stressor_max_tokens=params.stressor_max_tokens, redact=False,
-                             s2_requests=params.s2_requests)
+        positions = Positions(chosen={session.session_id: _positions(case, driver)})
+        cells = build(proto, params, experiment, [session], _items(case), positions=positions, replicates=replicates,
+                      stressor_max_tokens=params.stressor_max_tokens, redact=False)
         safe = {m: s for m, s, _ in targets}
         fields = _key_fields(case, "target")
         for cell in cells:

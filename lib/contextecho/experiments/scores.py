@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..echo.reference.protocol import ReferenceProtocol
 from ..echo.runner import judge_model
 
 # The judge score an analysis runs on -> its column in run_cells' frame. Both are always
@@ -32,13 +33,12 @@ def first_judge_rows(frame: pd.DataFrame, judge: str) -> pd.DataFrame:
     return frame[judged]
 
 
-def failure_column(frame: pd.DataFrame, failures: str) -> str:
-    """The score column a harness statistic reads: ``score`` (valid verdicts only) or,
-    with ``failures="in"``, ``reference_score`` (the harness's stored value, −1 included)."""
+def failure_column(failures: str) -> str:
+    """The score column a harness statistic reads: ``score`` (valid verdicts only) or, with
+    ``failures="in"``, the score the harness stored, its −1 included (the column the reference
+    protocol names, :attr:`~contextecho.echo.protocol.Protocol.stored_score`)."""
     if failures == "out":
         return "score"
     if failures == "in":
-        if "reference_score" not in frame:
-            raise ValueError("failures='in' needs the reference protocol's reference_score column")
-        return "reference_score"
+        return ReferenceProtocol.stored_score
     raise ValueError(f"failures must be 'out' or 'in', got {failures!r}")

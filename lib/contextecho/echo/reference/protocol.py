@@ -37,6 +37,7 @@ code define it; every piece lives in this package:
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -44,21 +45,27 @@ from ...engine.model_request import ModelRequest
 from ...engine.token_distribution import DISCRETE, PREFILL, VERDICT, read_mode
 from ...engine.record import EMPTY_RESPONSE, NO_CONTENT, CallRecord
 from ...engine.verdicts import INVALID, OK
-from ...sessions.model import CLAUDE_CODE
+from ...sessions.model import CLAUDE_CODE, Session
+from ...sessions.positions import Position
 from ..items import JUDGE
-from ..protocol import Grid, JudgeSetup, Protocol, SamplingDefaults
+from ..protocol import Grid, JudgeSetup, Positions, Protocol, SamplingDefaults
 from ..scorers import score as run_scorer
+from . import cells
 from . import judge as reference_judge
-from .cells import build_reference_cells
 from .providers import judge_params, judges_empty_reply
-from .s2_requests import rules_of
+from .s2_requests import S2_REQUESTS, rules_of
 from .scorers import REFERENCE_SCORERS
 from .texts import PROBE_MAX_TOKENS, STRESSOR_MAX_TOKENS, VERSION, texts
 from .transcript import DEFAULT_MAX_CHARS, HarnessSession, read_session
 
 
+@dataclass(frozen=True, repr=False)
 class ReferenceProtocol(Protocol):
-    """The authors' harness (module doc)."""
+    """The authors' harness (module doc); ``s2_requests``: the rule set of the harness runner
+    whose S2 requests it sends (:data:`.s2_requests.S2_REQUESTS`: e08's or e10's), its one
+    option a run's parameters set."""
+
+    s2_requests: str = "e08"
 
     name = "reference"
     version = VERSION
@@ -69,20 +76,33 @@ class ReferenceProtocol(Protocol):
                                 window_chars=DEFAULT_MAX_CHARS)
     formats = (CLAUDE_CODE,)
     judge_variants = (reference_judge.B3,)
+    step_unit = "harness turn"
+    stored_score = "reference_score"
+    beside_score = "contextecho_score"
+    result_columns = ("reference_score", "reference_label", "reference_reason", "contextecho_score")
+    options = ("s2_requests",)
+
+    def __post_init__(self) -> None:
+        S2_REQUESTS.get(self.s2_requests)  # an unknown rule set raises, listing the valid ones
 
     def texts(self) -> Any:
         return texts()
 
+    def positions(self, session: Session, asked: Positions) -> tuple[Position, ...]:
+        return cells.positions(session, asked)
+
+    def offered(self, session: Session, asked: Positions) -> tuple[int, str] | None:
+        return cells.offered(session, asked)
+
     def build_cells(self, experiment: str, targets: Sequence[str], sessions: Sequence[Any],
                     grid: Grid) -> list:
-        return build_reference_cells(
-            experiment, list(targets), sessions, grid.reference_positions, items=list(grid.items),
-            replicates=grid.replicates, window=grid.window, max_tokens=grid.max_tokens, limit=grid.limit,
+        return cells.build_reference_cells(
+            experiment, list(targets), sessions, grid.positions, items=list(grid.items),
+            replicates=grid.replicates, window=grid.window, max_tokens=grid.max_tokens,
             stressor_max_tokens=grid.stressor_max_tokens or grid.max_tokens, tag=self.key(),
-            redact=grid.redact, framing=grid.framing, n_positions=grid.k, s2_requests=grid.s2_requests,
-            **({"turns": tuple(grid.turns)} if grid.turns else {}))
+            redact=grid.redact, framing=grid.framing, s2_requests=self.s2_requests)
 
-    def read_session(self, path: Path) -> HarnessSession:
+    def read_session(self, path: Path, parsed: Session | None = None) -> HarnessSession:
         return read_session(path)  # the harness's rows, read once; our parser never runs
 
     def check_events(self, event_types: Sequence[str]) -> None:
@@ -99,6 +119,10 @@ class ReferenceProtocol(Protocol):
             return None
         rules = rules_of(cell.versions)  # an S2 cell: as its runner reads a reply (e10 strips it)
         return rules.read(text) if rules else text
+
+    def stored_value(self, row: Mapping[str, Any]) -> int | None:
+        value = row[self.stored_score]  # the harness's own value, its -1 included
+        return None if value is None or isinstance(value, float) and math.isnan(value) else int(value)
 
     def holds_result(self, row: Mapping[str, Any]) -> bool:
         if row.get("scorer") == JUDGE:  # the harness wrote the cell: a score, its -1 included
