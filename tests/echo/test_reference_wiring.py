@@ -150,11 +150,11 @@ def test_reference_items_resolve_batteries_and_s2_and_refuse_others():
     ('{"score": null}', "invalid", math.nan, None),  # the harness raises TypeError here
 ])
 def test_reference_verdicts_keep_failures_as_invalid_rows_with_the_harness_score(text, status, score, ref):
-    row = protocol("reference").read_verdict(text)
-    assert row["verdict_status"] == status and row["reference_score"] == ref
-    assert (math.isnan(row["score"]) and math.isnan(score)) or row["score"] == score
+    verdict = protocol("reference").read_verdict(text)
+    assert verdict.status == status and verdict.reference_score == ref
+    assert (math.isnan(verdict.score) and math.isnan(score)) or verdict.score == score
     if ref is None:
-        assert "TypeError" in row["verdict_reason"]
+        assert "TypeError" in verdict.reason
 
 
 # ----------------------------------------------------------------- parameters, manifest

@@ -15,7 +15,8 @@ from .contracts import HARDENED, Contract
 from .fingerprint import FEATURES, Projection, fingerprint, fingerprint_frame, fit_pca, project
 from .interventions import INTERVENTIONS, InterventionContext, intervene, opening_goal
 from .items import Item, resolve_items
-from .judge import Verdict, judge_request, parse_verdict
+from .judge import judge_request, parse_verdict
+from .protocol import Verdict
 from .lengths import length_ratios, summarize_ratios
 from .probes import PROBE_FRAMING, PROBES, probe_message
 from .rubric import RUBRIC, Rubric

@@ -10,7 +10,7 @@ is an error (``EmptyResponse``): stored, counted, never judged or scored.
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
 from ..engine.model_request import ModelRequest
 from ..engine.paths import REPO_ROOT
@@ -20,9 +20,11 @@ from ..sessions.model import CLAUDE_CODE, CODEX_CLI, Session
 from ..sessions.positions import Position, around_compactions, around_events, deciles, early
 from ..sessions.positions import positions as scheme_positions
 from . import contracts, filler, interventions, probes, rubric, stressors
-from .cells import build_cells
+from .cells import Cell, build_cells
 from .judge import SCORE_LABEL, SCORE_PREFILL, judge_request, parse_verdict
-from .protocol import SCHEMES, Grid, JudgeSetup, Positions, Protocol, SamplingDefaults
+from .items import Item
+from .protocol import SCHEMES, Grid, JudgeSetup, Positions, Protocol, SamplingDefaults, Verdict
+from .rubric import Rubric
 from .scorers import score as run_scorer
 from .versions import instrument_versions
 
@@ -45,7 +47,7 @@ class ContextEchoProtocol(Protocol):
     def version(self) -> str:  # one version string for the whole set: the sets' own, joined
         return "+".join(m.VERSION for m in (probes, rubric, stressors, contracts, interventions, filler))
 
-    def texts(self) -> Any:
+    def texts(self) -> Mapping[str, object]:
         return instrument_versions()
 
     def positions(self, session: Session, asked: Positions) -> tuple[Position, ...]:
@@ -72,33 +74,32 @@ class ContextEchoProtocol(Protocol):
         uniform = asked.chosen is None and asked.scheme in ("panel", "validation")
         return (session.n_agent_steps, "agent steps") if uniform else None  # distinct steps
 
-    def build_cells(self, experiment: str, targets: Sequence[str], sessions: Sequence[Any],
-                    grid: Grid) -> list:
+    def build_cells(self, experiment: str, targets: Sequence[str], sessions: Sequence[Session],
+                    grid: Grid) -> list[Cell]:
         return build_cells(experiment, list(targets), sessions,
                            positions=lambda session: self.positions(session, grid.positions), framing=grid.framing,
                            arms=["real", "filler"], items=list(grid.items), window=grid.window,
                            replicates=grid.replicates, redact=grid.redact,
                            params={"temperature": grid.temperature, "max_tokens": grid.max_tokens})
 
-    def score(self, item: Any, response: str) -> dict[str, Any]:
+    def score(self, item: Item, response: str) -> Verdict:
         s = run_scorer(response, item.contract)
-        return {"passed": s.passed, "score": float(s.passed), "verdict_status": OK, "verdict_reason": s.reason}
+        return Verdict(OK, float(s.passed), s.reason, s.passed)
 
-    def judging(self, judges: Sequence[str], rubric: Any, variant: str = "") -> JudgeSetup:
+    def judging(self, judges: Sequence[str], rubric: Rubric, variant: str = "") -> JudgeSetup:
         self.check_variant(variant)
         return JudgeSetup(rubric.version, rubric.hash, SCORE_PREFILL, SCORE_LABEL, prompt=rubric)
 
-    def judge_params(self, max_tokens: int) -> dict[str, Any]:
+    def judge_params(self, max_tokens: int) -> dict[str, object]:
         # Greedy: the rubric asks for one line, ``Score: <n>``.
         return {"temperature": 0, "max_tokens": max_tokens}
 
-    def judge_request(self, setup: JudgeSetup, judge: str, cell: Any, response: str,
-                      params: Mapping[str, Any]) -> ModelRequest:
-        return judge_request(judge, cell.item.probe_text, response, rubric=setup.prompt, params=params)
+    def judge_request(self, setup: JudgeSetup, judge: str, probe: str, response: str,
+                      params: Mapping[str, object], cell_key: str) -> ModelRequest:
+        return judge_request(judge, probe, response, rubric=setup.prompt, params=params)
 
-    def labelled_examples(self) -> list[dict[str, Any]]:
+    def labelled_examples(self) -> list[dict[str, object]]:
         return [json.loads(line) for line in RUBRIC_EXAMPLES.read_text(encoding="utf-8").splitlines() if line.strip()]
 
-    def read_verdict(self, text: str | None, setup: JudgeSetup | None = None) -> dict[str, Any]:
-        v = parse_verdict(text)
-        return {"verdict_status": v.status, "score": v.score, "verdict_reason": v.reason}
+    def read_verdict(self, text: str | None, setup: JudgeSetup | None = None) -> Verdict:
+        return parse_verdict(text)

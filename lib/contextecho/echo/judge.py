@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ..engine.model_request import ModelRequest
 from ..engine.verdicts import DEFAULT_JUDGE_PARAMS, INVALID, OK
+from .protocol import Verdict
 from .rubric import RUBRIC, Rubric
 
 SCORES: dict[str, float] = {"0": 0.0, "1": 1.0, "2": 2.0, "3": 3.0}  # answer token -> score
@@ -37,17 +37,6 @@ SCORE_LABEL = re.compile(r"\bscore\s*:", re.IGNORECASE)
 LABELLED = re.compile(r"\b(?:score|rating|verdict|grade)\b[^0-9a-z\n\-]{0,12}(-?\d+(?:\.\d+)?)(?:\s*/\s*3)?",
                       re.IGNORECASE)
 BARE = re.compile(r"(?<![\w.\-/])([0-3])(?:\s*/\s*3)?(?!\w|\.\d|/\d)")
-
-
-@dataclass(frozen=True)
-class Verdict:
-    status: str  # ok | invalid | error
-    score: float  # NaN unless status is ok
-    reason: str
-
-    @property
-    def ok(self) -> bool:
-        return self.status == OK
 
 
 def _invalid(reason: str) -> Verdict:

@@ -36,12 +36,11 @@ and a run manifest record.
 from __future__ import annotations
 
 import dataclasses
-import math
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Mapping, Sequence
+from typing import TYPE_CHECKING, ClassVar, Mapping, Sequence
 
 from ..engine.hashing import content_hash
 from ..engine.model_request import ModelRequest
@@ -52,6 +51,37 @@ from ..sessions.positions import Position
 from ..engine.registry import UnknownNameError
 from ..engine.token_distribution import read_mode
 from ..engine.verdicts import OK
+from .cells import Cell
+from .items import Item
+from .rubric import Rubric
+
+if TYPE_CHECKING:
+    from .reference.judge import JudgePrompt
+
+#: A setting's value, as a run's settings and a protocol's own are compared and recorded.
+Setting = int | float | str | None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What a protocol makes of a response: a judge's verdict on a probe's (:meth:`Protocol.read_verdict`)
+    or a scorer's on a stressor's or contract's (:meth:`Protocol.score`). ``status``: ok, invalid
+    (a reply that names no verdict: recorded with its reason, never a score) or error (the call
+    failed); ``score``: NaN unless ok; ``passed``: a scored item's pass (``None`` when judged).
+    A protocol's own verdict adds its result columns as fields (:meth:`columns`)."""
+
+    status: str
+    score: float
+    reason: str
+    passed: bool | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == OK
+
+    def columns(self) -> dict[str, object]:
+        """The protocol's own result columns of this verdict (its fields beyond these four)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)[len(dataclasses.fields(Verdict)):]}
 
 
 @dataclass(frozen=True)
@@ -120,7 +150,7 @@ class JudgeSetup:
     rubric_hash: str
     prefill: str
     label: re.Pattern
-    prompt: Any = field(default=None, compare=False)
+    prompt: "Rubric | JudgePrompt | None" = field(default=None, compare=False)
     #: Which of the protocol's judge call sites this is (:attr:`Protocol.judge_variants`;
     #: ``""``: the protocol's judge).
     variant: str = ""
@@ -156,7 +186,7 @@ class Protocol(ABC):
     options: ClassVar[tuple[str, ...]] = ()
 
     @abstractmethod
-    def texts(self) -> Any:
+    def texts(self) -> Mapping[str, object]:
         """Every committed text of the protocol (what :attr:`sha256` hashes)."""
 
     @property
@@ -189,8 +219,8 @@ class Protocol(ABC):
         takes no such count."""
 
     @abstractmethod
-    def build_cells(self, experiment: str, targets: Sequence[str], sessions: Sequence[Any],
-                    grid: Grid) -> list:
+    def build_cells(self, experiment: str, targets: Sequence[str], sessions: Sequence[Session],
+                    grid: Grid) -> list[Cell]:
         """Every cell of the grid (targets × sessions × positions × arms × items × replicates)."""
 
     def read_session(self, path: Path, parsed: Session | None = None) -> Session:
@@ -203,7 +233,7 @@ class Protocol(ABC):
         """Raise ``ValueError`` when the protocol cannot anchor positions on these events."""
 
     # -------------------------------------------------------------- replies
-    def reply(self, record: CallRecord, cell: Any) -> str | None:
+    def reply(self, record: CallRecord, cell: Cell) -> str | None:
         """The text of ``cell``'s target reply this protocol judges or scores; ``None``: the
         cell failed (an error record: never a score)."""
         return record.response_text if record.ok else None
@@ -215,12 +245,11 @@ class Protocol(ABC):
 
     # -------------------------------------------------------------- scoring and judging
     @abstractmethod
-    def score(self, item: Any, response: str) -> dict[str, Any]:
-        """The row columns of a scored (not judged) item's response: ``passed``,
-        ``score``, ``verdict_status``, ``verdict_reason`` (and any protocol extras)."""
+    def score(self, item: Item, response: str) -> Verdict:
+        """The verdict of a scored (not judged) item's response, ``passed`` set."""
 
     @abstractmethod
-    def judging(self, judges: Sequence[str], rubric: Any, variant: str = "") -> JudgeSetup:
+    def judging(self, judges: Sequence[str], rubric: Rubric, variant: str = "") -> JudgeSetup:
         """The judges' rubric identity and score position for a run (module doc); ``variant``:
         one of :attr:`judge_variants` (``""``: the protocol's judge)."""
 
@@ -230,21 +259,22 @@ class Protocol(ABC):
             raise UnknownNameError(f"{self.name} judge variant", variant, list(self.judge_variants))
 
     @abstractmethod
-    def judge_params(self, max_tokens: int) -> dict[str, Any]:
+    def judge_params(self, max_tokens: int) -> dict[str, object]:
         """A run's judge sampling parameters for a budget of ``max_tokens`` new tokens."""
 
     @abstractmethod
-    def judge_request(self, setup: JudgeSetup, judge: str, cell: Any, response: str,
-                      params: Mapping[str, Any]) -> ModelRequest:
-        """The judge call for one cell's response under the run's judge ``params``
-        (:meth:`judge_params`; the protocol's provider rules may change them per judge)."""
+    def judge_request(self, setup: JudgeSetup, judge: str, probe: str, response: str,
+                      params: Mapping[str, object], cell_key: str) -> ModelRequest:
+        """The judge call for the ``response`` to ``probe`` (its bare text) of the cell keyed
+        ``cell_key`` (or what stands for one: a labelled or stored response) under the run's
+        judge ``params`` (:meth:`judge_params`; the protocol's provider rules may change them
+        per judge)."""
 
     @abstractmethod
-    def read_verdict(self, text: str | None, setup: JudgeSetup | None = None) -> dict[str, Any]:
-        """The row columns of a judge's reply under ``setup`` (default: the protocol's judge):
-        ``verdict_status``, ``score`` (NaN unless ok), ``verdict_reason`` (and any protocol
-        extras). ``text`` None: the judge gave no reply to read (the extras say what the
-        protocol keeps of such a verdict)."""
+    def read_verdict(self, text: str | None, setup: JudgeSetup | None = None) -> Verdict:
+        """The verdict of a judge's reply under ``setup`` (default: the protocol's judge).
+        ``text`` None: the judge gave no reply to read (the protocol's own columns say what it
+        keeps of such a verdict)."""
 
     def distribution_mode(self, judge: str) -> str:
         """How ``judge``'s score distribution is read beside its verdict
@@ -253,35 +283,30 @@ class Protocol(ABC):
         return read_mode(judge)
 
     @abstractmethod
-    def labelled_examples(self) -> list[dict[str, Any]]:
+    def labelled_examples(self) -> list[dict[str, object]]:
         """The labelled examples of the protocol's judge prompt, as calibration items
         ``{id, probe_id, probe, response, score}`` (:mod:`.calibration`)."""
 
-    def stored_value(self, row: Mapping[str, Any]) -> int | None:
+    def stored_value(self, row: Mapping[str, object]) -> int | None:
         """The score a harness stores for a judged row whose verdict was read (ok or invalid):
         the verdict, −1 for an invalid one; ``None``: the harness stores no cell."""
         return int(row["score"]) if row["verdict_status"] == OK else -1
 
-    def holds_result(self, row: Mapping[str, Any]) -> bool:
+    def holds_result(self, row: Mapping[str, object]) -> bool:
         """Whether a row of a run's frame holds its cell's result (by default: a valid
         verdict or score); a run resumed from the stored results neither asks nor judges
         such a cell again (:func:`contextecho.experiments.spine.run_grid`)."""
         return row.get("verdict_status") == OK
 
     # -------------------------------------------------------------- reporting
-    def shortened(self, used: Mapping[str, Any]) -> list[str]:
+    def shortened(self, used: Mapping[str, Setting]) -> list[str]:
         """The settings of ``used`` a run set below the protocol's own (none by default:
         a protocol whose settings are the run's parameters shortens nothing)."""
         return []
 
-    def settings(self) -> dict[str, Any]:
+    def settings(self) -> dict[str, Setting]:
         """The protocol's own window, token budgets and temperature, by setting name."""
         s = self.sampling
         return {"window_chars": s.window_chars, "probe_max_tokens": s.probe_max_tokens,
                 "stressor_max_tokens": s.stressor_max_tokens, "judge_max_tokens": s.judge_max_tokens,
                 "temperature": s.temperature if s.temperature is not None else "provider default"}
-
-
-def nan_verdict(status: str, reason: str, **extra: Any) -> dict[str, Any]:
-    """A verdict row without a score (``status`` invalid or error)."""
-    return {"verdict_status": status, "score": math.nan, "verdict_reason": reason, **extra}

@@ -141,7 +141,9 @@ def run_cells(cells: Sequence[Cell], judges: Sequence[str] | str = (), *, protoc
             if cell.item.scorer != JUDGE:
                 row = {**base, **_empty_verdict()}
                 if text is not None:
-                    row.update(protocol.score(cell.item, text))
+                    v = protocol.score(cell.item, text)
+                    row.update(passed=v.passed, score=v.score, verdict_status=v.status, verdict_reason=v.reason,
+                               **v.columns())
                 else:
                     row.update(verdict_status=ERROR, verdict_reason=f"target call failed: {record.error_type}")
                 rows.append(row)
@@ -165,7 +167,7 @@ def run_cells(cells: Sequence[Cell], judges: Sequence[str] | str = (), *, protoc
                     rows.append(row)
                     continue
                 answer = shown.text(text, judge, cell.session, shown_texts(cell.request.messages))
-                request = protocol.judge_request(setup, judge, cell, answer, judge_params)
+                request = protocol.judge_request(setup, judge, cell.item.probe_text, answer, judge_params, cell.key)
                 if distributions and modes[judge] == VERDICT:
                     request = with_logprobs(request)  # the verdict's own call reads it
                     row["distribution_key"] = request.key
@@ -181,7 +183,9 @@ def run_cells(cells: Sequence[Cell], judges: Sequence[str] | str = (), *, protoc
                  "parameters": {"judges": judges, "rubric_version": setup.rubric_version}}
         verdicts, judged = _answered(pending, f"{name}:judges", "verdict", "judge", batch, protocol.judge_reply)
         for row, record, text in verdicts:
-            row.update(judge_response=text, **protocol.read_verdict(text))
+            v = protocol.read_verdict(text)
+            row.update(judge_response=text, verdict_status=v.status, score=v.score, verdict_reason=v.reason,
+                       **v.columns())
             if distributions and modes[row["judge_model"]] == VERDICT:
                 d = read_distribution(record.logprobs, list(SCORES), label=setup.label, values=SCORES)
                 row.update(distribution_columns(d), distribution_status=d.status, score_source="verdict")

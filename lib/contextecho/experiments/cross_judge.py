@@ -314,10 +314,6 @@ class StoredResponse:
     score: Any
     about: Mapping[str, Any] = field(default_factory=dict)
 
-    @property
-    def item(self) -> "StoredResponse":  # a protocol's judge reads ``cell.item.probe_text``
-        return self
-
 
 def rejudge(stored: Sequence[StoredResponse], judge: str, *, protocol: Protocol,
             variant: str = "", max_tokens: int | None = None, cache: CallCache | None = None,
@@ -341,8 +337,9 @@ def rejudge(stored: Sequence[StoredResponse], judge: str, *, protocol: Protocol,
     setup = protocol.judging([judge], RUBRIC, variant)
     params = protocol.judge_params(max_tokens or protocol.sampling.judge_max_tokens)
     shown = JudgeInputs(redact)  # a judge that is not in-process is shown the response redacted
-    requests = [protocol.judge_request(setup, judge, s, shown.text(s.response, judge, str(s.about.get("session", ""))),
-                                       params) for s in stored]
+    requests = [protocol.judge_request(setup, judge, s.probe_text,
+                                       shown.text(s.response, judge, str(s.about.get("session", ""))), params, s.key)
+                for s in stored]
     own = cache is None
     cache = cache if cache is not None else CallCache()
     batch = {"cache": cache, "progress": progress, "name": f"{name}:{judge}"}
@@ -363,8 +360,10 @@ def rejudge(stored: Sequence[StoredResponse], judge: str, *, protocol: Protocol,
     rows = []
     for s, request, record in zip(stored, requests, records):
         text = protocol.judge_reply(record, judge)
+        v = protocol.read_verdict(text, setup)
         row = {**s.about, "key": s.key, "response": s.response, "primary_score": s.score, "judge_model": judge,
-               "judge_key": request.key, "judge_response": text, **protocol.read_verdict(text, setup)}
+               "judge_key": request.key, "judge_response": text, "verdict_status": v.status, "score": v.score,
+               "verdict_reason": v.reason, **v.columns()}
         if text is None:
             row.update(verdict_status=ERROR, score=math.nan, verdict_reason=f"judge call failed: {record.error_type}")
         rows.append(row)
