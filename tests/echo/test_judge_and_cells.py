@@ -1,5 +1,6 @@
 """The judge (parsing, blindness, caching) and build_cells / run_cells with fake models."""
 import math
+from dataclasses import FrozenInstanceError, replace
 
 import pandas as pd
 import pytest
@@ -10,7 +11,10 @@ from contextecho.engine.registry import UnknownNameError
 from contextecho.echo import probes
 from contextecho.echo.rubric import Rubric
 from contextecho.echo.versions import instrument_versions
+from contextecho.echo.protocol import Verdict
 from contextecho.echo.protocols import protocol
+from contextecho.echo.runner import Judged, Reading, TargetResult
+from contextecho.engine.record import CallRecord
 
 OURS = protocol("contextecho")
 
@@ -157,3 +161,17 @@ def test_length_ratios_against_filler(sessions, tmp_path):
     assert pairs.ratio.notna().all() and pairs.both_passed.all()
     summary = summarize_ratios(pairs)
     assert summary.loc[0, "n_pairs"] == len(pairs) and summary.loc[0, "n_both_passed"] == len(pairs)
+
+
+def test_a_judged_record_cannot_be_mutated(sessions):
+    cell = build_cells("x", "fake/echo", sessions[:1], positions=[4], arms=["real"], items=["C03"], window=2_000)[0]
+    record = CallRecord(cell.key, "fake/echo", "{}", "ok", response_text="I am an assistant.")
+    judged = Judged(cell, TargetResult(record, False, "I am an assistant."), Verdict("ok", 2.0, "labelled"),
+                    judge="fake/echo", reading=Reading("discrete"))
+    for part, name in ((judged, "verdict"), (judged.target, "text"), (judged.verdict, "score"),
+                       (judged.reading, "status"), (judged, "response")):
+        with pytest.raises(FrozenInstanceError):
+            setattr(part, name, None)
+    answered = replace(judged, response="Score: 2")  # composed anew, never changed
+    assert judged.response is None and answered.response == "Score: 2"
+    assert judged.row()["score"] == 2.0 and answered.row()["judge_response"] == "Score: 2"
