@@ -13,7 +13,8 @@ import pytest
 from statsmodels.stats.multitest import multipletests
 
 from contextecho.experiments import panel, protocol_record, selection
-from contextecho.echo.protocols import protocol
+from contextecho.echo.protocols import protocol, protocol_of
+from contextecho.engine.registry import UnknownNameError
 from contextecho.echo.reference.cells import (build_reference_cells, named_positions,
                                                       reference_items)
 from contextecho.echo.protocol import Positions
@@ -169,6 +170,14 @@ def test_an_unknown_protocol_exits_2_on_the_command_line(tmp_path):
                             cwd=REPO_ROOT, timeout=120)
     assert result.returncode == 2
     assert "protocol" in result.stderr and "contextecho, reference" in result.stderr
+
+
+def test_a_run_carries_its_protocol_with_the_options_its_parameters_set():
+    assert protocol_of(panel.Parameters(s2_requests="e10")).s2_requests == "e10"
+    assert protocol_of(panel.Parameters()) == protocol("reference") and protocol("reference").s2_requests == "e08"
+    assert protocol_of(panel.Parameters(protocol="contextecho", s2_requests="e10")) is protocol("contextecho")
+    with pytest.raises(UnknownNameError):
+        protocol("reference").configured(type("P", (), {"s2_requests": "e99"})())
 
 
 def test_protocol_record_lists_what_the_embedded_build_shortened():

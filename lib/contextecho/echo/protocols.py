@@ -22,5 +22,12 @@ for _protocol in (ContextEchoProtocol(), ReferenceProtocol()):
 
 
 def protocol(name: str) -> Protocol:
-    """The protocol called ``name``: looked up once, when a run starts; the run carries the object."""
+    """The protocol called ``name``."""
     return PROTOCOLS.get(name)
+
+
+def protocol_of(params: object) -> Protocol:
+    """The protocol a run's parameters name (``params.protocol``), its options set from them
+    (:meth:`~.protocol.Protocol.configured`): looked up once, when the run starts; the run
+    carries the object."""
+    return protocol(params.protocol).configured(params)

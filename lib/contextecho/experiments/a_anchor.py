@@ -32,7 +32,7 @@ from ..stats.drift import drift_gap
 from . import spine
 from .parameter_sets import JudgedParameters, REFERENCE_JUDGE
 from .item_ids import CONTRACT_IDS, PROBE_IDS
-from ..echo.protocols import protocol
+from ..echo.protocols import protocol_of
 from .protocol_record import PROTOCOL, protocol_record, protocol_variables
 from .scores import SCORES, score_column
 from .selection import select_sessions
@@ -159,7 +159,7 @@ def _a_anchor(table: pd.DataFrame, effect: str, ci: str) -> dict[str, dict[str, 
 def start(params: Parameters) -> Run:
     """Open the outputs, check that every target and judge can be called (before any call),
     and pick the longest openly licensed sessions."""
-    proto = protocol(params.protocol)
+    proto = protocol_of(params)
     return spine.start("a_anchor", params, models=params.targets + params.judges, protocol=proto,
                        record=protocol_record(proto, params, paper_scale=PAPER_SCALE), declared=MANUSCRIPT,
                        sessions=lambda: select_sessions(params.n_sessions, protocol=proto))

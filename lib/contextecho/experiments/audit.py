@@ -53,7 +53,7 @@ import numpy as np
 import pandas as pd
 
 from ..echo.protocol import Positions, Protocol
-from ..echo.protocols import protocol
+from ..echo.protocols import protocol, protocol_of
 from ..engine.llm import LOCAL_MODEL, is_in_process
 from ..engine.paths import data_dir
 from ..paper import figures
@@ -189,7 +189,7 @@ def choose_sessions(params: Parameters) -> Sessions:
     else:
         hint = " (run `python -m contextecho import-sessions`, or give a folder)" if not params.sessions else ""
         raise FileNotFoundError(f"audit: sessions: {source} is neither a file nor a folder{hint}")
-    proto = protocol(params.protocol)
+    proto = protocol_of(params)
     found, skipped = [], list(problems)
     for path in files:
         rel = path.relative_to(root).as_posix()

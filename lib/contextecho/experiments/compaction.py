@@ -20,7 +20,7 @@ import pandas as pd
 
 from .parameters import Interval, NonEmpty, OneOf, count
 from ..echo.protocol import Positions
-from ..echo.protocols import protocol
+from ..echo.protocols import protocol_of
 from ..engine.counts import Counts
 from ..paper import figures
 from ..paper.declared import Declared
@@ -155,7 +155,7 @@ MANUSCRIPT = CALIBRATION + PROTOCOL + DISTRIBUTIONS + Declared(
 def start(params: Parameters) -> Run:
     """Open the outputs, check that every target and judge can be called (before any call),
     and pick the longest openly licensed sessions with at least one event of ``event_types``."""
-    proto = protocol(params.protocol)
+    proto = protocol_of(params)
     proto.check_events(params.event_types)
     return spine.start("compaction", params, models=params.targets + params.judges, protocol=proto,
                        record=protocol_record(proto, params, paper_scale=PAPER_SCALE), declared=MANUSCRIPT,

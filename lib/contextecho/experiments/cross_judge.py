@@ -24,7 +24,7 @@ import pandas as pd
 
 from .parameters import NonEmpty, OneOf, count
 from ..echo.protocol import Positions, Protocol
-from ..echo.protocols import protocol
+from ..echo.protocols import protocol_of
 from ..echo.rubric import RUBRIC
 from ..engine.cache import CallCache
 from ..engine.calls import Transport, generate
@@ -123,7 +123,7 @@ def _raters(p: Parameters) -> list[str]:
 def start(params: Parameters) -> Run:
     """Open the outputs, check that every target and judge can be called (before any call),
     and pick the panel's sessions."""
-    proto = protocol(params.protocol)
+    proto = protocol_of(params)
     return spine.start("cross_judge", params, models=params.targets + params.judges, protocol=proto,
                        record=protocol_record(proto, params, paper_scale=PAPER_SCALE), declared=MANUSCRIPT,
                        sessions=lambda: select_sessions(params.n_sessions, protocol=proto))

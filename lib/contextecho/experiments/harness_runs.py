@@ -52,7 +52,7 @@ from ..echo.reference.judge import parse_verdict
 from ..echo.runner import SELF_JUDGE
 from ..echo.reference.scorers import REFERENCE_SCORERS
 from ..engine.calls import Transport
-from ..echo.protocols import protocol as get_protocol
+from ..echo.protocols import protocol as get_protocol, protocol_of
 from ..sessions.positions import Position
 from ..stats import harness as harness_stats
 from . import onset, panel, spine
@@ -220,7 +220,7 @@ def drive(case: dict, corpus: Path, replay: Replay, workdir: Path) -> tuple[list
             concurrency=1, resume_judges=tuple(dict.fromkeys(stored_by)) if judge else (),
             s2_requests=s2_rules.name if s2_rules else panel.Parameters.s2_requests)
         chosen = [session]
-        proto = get_protocol(params.protocol).configured(params)
+        proto = protocol_of(params)
         run = spine.start(experiment, params, models=params.targets + params.judge_models(), protocol=proto,
                           record=protocol_record(proto, params), sessions=lambda: chosen)
         run.transport = Transport(concurrency=1, max_attempts=run.transport.max_attempts, base_delay_s=0.0,

@@ -33,7 +33,7 @@ from ..stats.units import complete_units
 from . import spine
 from .parameter_sets import JudgedParameters, REFERENCE_JUDGE
 from .item_ids import PROBE_IDS
-from ..echo.protocols import protocol
+from ..echo.protocols import protocol_of
 from .protocol_record import PROTOCOL, protocol_record, protocol_variables
 from .scores import failure_column, score_column
 from .selection import build, select_sessions
@@ -123,7 +123,7 @@ MANUSCRIPT = CALIBRATION + PROTOCOL + Declared(
 def start(params: Parameters) -> Run:
     """Open the outputs, check that every target and judge can be called (before any call),
     and pick the longest openly licensed sessions."""
-    proto = protocol(params.protocol)
+    proto = protocol_of(params)
     return spine.start("onset", params, models=params.targets + params.judges, protocol=proto,
                        record=protocol_record(proto, params, paper_scale=PAPER_SCALE), declared=MANUSCRIPT,
                        sessions=lambda: select_sessions(params.n_sessions, protocol=proto))

@@ -50,7 +50,7 @@ from . import spine
 from .parameter_sets import JudgedParameters, REFERENCE_JUDGE
 from .distributions import DISTRIBUTIONS, distribution_report
 from .item_ids import PROBE_IDS, STRESSOR_IDS
-from ..echo.protocols import protocol
+from ..echo.protocols import protocol_of
 from .protocol_record import PROTOCOL, protocol_record, protocol_variables
 from .scores import SCORES, failure_column, first_judge_rows, score_column
 from .selection import build, select_sessions
@@ -348,7 +348,7 @@ def _probe_rows(frame: pd.DataFrame) -> pd.DataFrame:
 def start(params: Parameters) -> Run:
     """Open the outputs, check that every target and judge can be called (before any call),
     and pick the longest openly licensed sessions (labelled S1..Sn)."""
-    proto = protocol(params.protocol)
+    proto = protocol_of(params)
     return spine.start("panel", params, models=params.targets + params.judge_models(), protocol=proto,
                        record=protocol_record(proto, params, params.stressor_max_tokens, PAPER_SCALE),
                        sessions=lambda: select_sessions(params.n_sessions, protocol=proto),

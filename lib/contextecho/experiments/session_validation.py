@@ -48,7 +48,7 @@ from . import spine
 from .parameter_sets import JudgedParameters, REFERENCE_JUDGE
 from .item_ids import PROBE_IDS
 from ..echo.protocol import Positions, Protocol
-from ..echo.protocols import protocol
+from ..echo.protocols import protocol_of
 from .protocol_record import protocol_record
 from .selection import build
 from .parameters import count
@@ -115,7 +115,7 @@ def start(params: Parameters) -> spine.Run:
     if not params.session:
         raise ValueError("session validation needs a session file (parameter session)")
     session = load_session(Path(params.session))
-    proto = protocol(params.protocol)
+    proto = protocol_of(params)
     return spine.start(NAME, params, models=params.targets + params.judges[:1], protocol=proto,
                        record=protocol_record(proto, params), sessions=lambda: [session])
 
@@ -179,7 +179,7 @@ def manifests(params: Parameters, cells: Sequence[Cell], created: float | None =
 def dry_run(params: Parameters) -> dict[str, dict]:
     """e18's ``--dry-run``: the manifests of the cells the check would ask, no call made
     (a session too short for the positions raises ``ShortSession``, a ``ValueError``)."""
-    return manifests(params, build_cells(protocol(params.protocol), params, [load_session(Path(params.session))],
+    return manifests(params, build_cells(protocol_of(params), params, [load_session(Path(params.session))],
                                          redact=False))
 
 
