@@ -21,6 +21,7 @@ from ..sessions.positions import Position, around_compactions, around_events, de
 from ..sessions.positions import positions as scheme_positions
 from . import contracts, filler, interventions, probes, rubric, stressors
 from .cells import Cell, build_cells
+from .continuation import CONTEXTECHO
 from .judge import SCORE_LABEL, SCORE_PREFILL, judge_request, parse_verdict
 from .items import Item
 from .protocol import SCHEMES, Grid, JudgeSetup, Positions, Protocol, SamplingDefaults, Verdict
@@ -42,6 +43,7 @@ class ContextEchoProtocol(Protocol):
     sampling = SamplingDefaults(probe_max_tokens=300, stressor_max_tokens=300, judge_max_tokens=64,
                                 temperature=0.0, window_chars=30_000)
     formats = (CLAUDE_CODE, CODEX_CLI)
+    continuation = CONTEXTECHO
 
     @property
     def version(self) -> str:  # one version string for the whole set: the sets' own, joined

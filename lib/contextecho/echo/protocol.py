@@ -20,7 +20,8 @@ protocol is running (``DESIGN.md``, "Protocols"):
   and how a judge's score distribution is read (:meth:`Protocol.distribution_mode`), by the
   protocol's judge or by one of its other judge call sites (:attr:`Protocol.judge_variants`:
   the reference's b3 cross-judge asks and reads in its own way);
-* how a contract or stressor is scored (:meth:`Protocol.score`);
+* how a contract or stressor is scored (:meth:`Protocol.score`), and how the tool-call
+  continuation is asked and scored (:attr:`Protocol.continuation`);
 * what its tables read beside ours: the column of the score its harness stores for a failed
   verdict (:attr:`Protocol.stored_score`), the column of a second scorer's score
   (:attr:`Protocol.beside_score`), how a position's step is counted (:attr:`Protocol.step_unit`);
@@ -56,6 +57,7 @@ from .items import Item
 from .rubric import Rubric
 
 if TYPE_CHECKING:
+    from .continuation import ContinuationRules
     from .reference.judge import JudgePrompt
 
 #: A setting's value, as a run's settings and a protocol's own are compared and recorded.
@@ -181,6 +183,8 @@ class Protocol(ABC):
     beside_score: str | None = None
     #: The result columns of the protocol's own, beside those every protocol writes.
     result_columns: tuple[str, ...] = ()
+    #: How the protocol asks the tool-call continuation (:mod:`.continuation`).
+    continuation: "ContinuationRules"
     #: The run parameters of the protocol's own (its options), set from a run's parameters
     #: when the run starts (:meth:`configured`).
     options: ClassVar[tuple[str, ...]] = ()

@@ -48,6 +48,7 @@ from ...engine.verdicts import INVALID, OK
 from ...sessions.model import CLAUDE_CODE, Session
 from ...sessions.positions import Position
 from ..cells import Cell
+from ..continuation import REFERENCE as CONTINUATION
 from ..items import JUDGE, Item
 from ..protocol import Grid, JudgeSetup, Positions, Protocol, SamplingDefaults, Setting, Verdict
 from ..rubric import Rubric
@@ -106,6 +107,7 @@ class ReferenceProtocol(Protocol):
     beside_score = "contextecho_score"
     result_columns = _own(HarnessVerdict) + _own(HarnessScore)
     options = ("s2_requests",)
+    continuation = CONTINUATION
 
     def __post_init__(self) -> None:
         S2_REQUESTS.get(self.s2_requests)  # an unknown rule set raises, listing the valid ones
