@@ -96,6 +96,20 @@ def test_layers_import_downwards_only_and_designs_never_each_other():
     assert not wrong, "\n".join(wrong)
 
 
+#: The experiments, one module per notebook (and the audit's and the session check's): each
+#: imports what they share (the spine, the selection, the scores, ...), never another of them.
+EXPERIMENTS = ("a_anchor", "anchor", "audit", "cape", "compaction", "continuation", "cross_judge", "onset", "panel",
+               "session_validation")
+
+
+def test_no_experiment_imports_another():
+    names = {f"{PACKAGE}.experiments.{name}" for name in EXPERIMENTS}
+    assert names <= set(modules())
+    wrong = [f"{modules()[m].relative_to(LIB)}:{line}: imports {name}"
+             for m in sorted(names) for name, line in imports(m) if name in names]
+    assert not wrong, "\n".join(wrong)
+
+
 def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
     """Tarjan's components of more than one module (or a module importing itself)."""
     index: dict[str, int] = {}

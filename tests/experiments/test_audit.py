@@ -273,12 +273,10 @@ def test_without_sessions_it_imports_your_own_redacted(tmp_path, monkeypatch, sc
 
 
 def test_a_run_that_stops_still_leaves_its_report(folder, tmp_path, scripted, monkeypatch, capsys):
-    from contextecho.experiments import panel
-
     def broken(*args, **kwargs):
         raise RuntimeError("a bug in a stage")
 
-    monkeypatch.setattr(panel, "gap_row", broken)
+    monkeypatch.setattr(audit, "gap_row", broken)
     monkeypatch.setattr(audit, "plan", lambda params: None)  # the run, not its plan, meets the bug
     out = tmp_path / "out"
     assert cli("--session", str(folder / "b" / "short.jsonl"), "--model", "scripted/command", "--yes",

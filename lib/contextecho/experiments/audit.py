@@ -6,9 +6,8 @@ at the last step; the judge's calibration first. Everything runs on the spine th
 run on (the same cells, call cache and run log: a rerun is answered from the cache, an
 interrupted one resumes) and through their building blocks: :func:`.selection.build` (the
 protocol's cells), :func:`.spine.run_grid`, :func:`.spine.calibrate_judges`,
-:func:`.panel.gap_row`, and the A-anchor experiment's own stages
-(:func:`.a_anchor.grid`, :func:`.a_anchor.effects`, :func:`.a_anchor.contract_effects`,
-:func:`.a_anchor.forest`), which write into the run's ``a_anchor/`` folder.
+:func:`.gaps.gap_row`, and the A-anchor experiment's measurement (:mod:`.intervention_effects`:
+its cells, effects and forest), which writes into the run's ``a_anchor/`` folder.
 
 Sizes (``size``):
 
@@ -73,11 +72,13 @@ from ..sessions.redaction.text import PLACEHOLDER
 from ..stats.errors import StatsInputError
 from ..stats.judge_free import compliance_gap, verbosity_ratio
 from ..stats.units import complete_units
-from . import a_anchor, panel, spine
+from . import intervention_effects, spine
+from .gaps import gap_row
+from .intervention_effects import MANUSCRIPT as INTERVENTIONS
 from .parameter_sets import JudgedParameters, ServingParameters
 from .item_ids import CONTRACT_IDS, PROBE_IDS, STRESSOR_IDS
 from .protocol_record import protocol_record
-from .scores import score_column
+from .scores import headline_rows, score_column
 from .selection import build
 from .parameters import Interval, OneOf, RangeError, count
 from .spine import Run, Stage
@@ -87,7 +88,7 @@ TITLE = "Audit: drift of a model on your own sessions"
 SIZES = ("quick", "full")
 #: What each size asks (module doc); ``positions`` 0: every candidate position.
 SIZE = {"quick": {"probes": ("coding_self",), "stressors": ("S2#01",), "contracts": ("S2#01",), "positions": 3},
-        "full": {"probes": ("all",), "stressors": ("S2",), "contracts": a_anchor.Parameters.contracts,
+        "full": {"probes": ("all",), "stressors": ("S2",), "contracts": intervention_effects.Parameters.contracts,
                  "positions": 0}}
 #: The embedded build's budgets (the notebooks' defaults): its 8k context, two cores.
 EMBEDDED = {"window": 3000, "max_tokens": 32, "stressor_max_tokens": 32, "judge_max_tokens": 64}
@@ -331,7 +332,7 @@ def grid(run: Run, cells: list) -> pd.DataFrame:
 
 def headline(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
     """The cells the drift gaps read: the headline battery's probes judged by the judge."""
-    return panel.headline(run, frame)
+    return headline_rows(frame, run.params.judges[0], run.params.headline)
 
 
 def drift_gaps(run: Run, primary: pd.DataFrame) -> pd.DataFrame:
@@ -347,12 +348,12 @@ def drift_gaps(run: Run, primary: pd.DataFrame) -> pd.DataFrame:
         for session, g in by_target.groupby("session", sort=True):
             for (position, step), at in g.groupby(["position", "step"], sort=False):
                 rows.append({"target": target, "session": session, "position": position, "step": step,
-                             "level": "position", **panel.gap_row(at, cluster=None, **boot)})
+                             "level": "position", **gap_row(at, cluster=None, **boot)})
             rows.append({"target": target, "session": session, "position": "all positions", "step": np.nan,
-                         "level": "session", **panel.gap_row(g, cluster="position", **boot)})
+                         "level": "session", **gap_row(g, cluster="position", **boot)})
         several = by_target["session"].nunique() > 1
         rows.append({"target": target, "session": "all sessions", "position": "all positions", "step": np.nan,
-                     "level": "all", **panel.gap_row(by_target, cluster=("session", "position") if several
+                     "level": "all", **gap_row(by_target, cluster=("session", "position") if several
                                                      else "position", **boot)})
     gaps = pd.DataFrame(rows)
     if len(gaps):
@@ -436,17 +437,17 @@ def anchor(run: Run, chosen: Sessions) -> Run:
     the audit's probes and contracts, our protocol), the sessions read our way, its outputs
     in ``a_anchor/``; its batches counted in this run's log."""
     p = run.params
-    ours = protocol(a_anchor.Parameters.protocol)  # the A-anchor's run, under our protocol (module doc)
-    params = a_anchor.Parameters(
+    ours = protocol(intervention_effects.Parameters.protocol)  # the A-anchor's run, under our protocol (module doc)
+    params = intervention_effects.Parameters(
         targets=p.targets, judges=p.judge_models()[:1], window=p.window, max_tokens=p.max_tokens,
         temperature=p.temperature, n_resamples=p.n_resamples, resample_seed=p.resample_seed,
         score=p.score, **{f.name: getattr(p, f.name) for f in dataclasses.fields(ServingParameters)},
         interventions=("none", "a_anchor"), probes=p.probes or SIZE[p.size]["probes"],
         contracts=p.contracts or SIZE[p.size]["contracts"], distances=(0,),
-        judge_max_tokens=a_anchor.Parameters.judge_max_tokens if p.embedded else
+        judge_max_tokens=intervention_effects.Parameters.judge_max_tokens if p.embedded else
         int(ours.settings()["judge_max_tokens"]),
         output_dir=str(run.out.directory / ANCHOR_FOLDER))
-    out = Outputs.open("a_anchor", params.output_dir, a_anchor.MANUSCRIPT)
+    out = Outputs.open("a_anchor", params.output_dir, INTERVENTIONS)
     return dataclasses.replace(run, name=f"{NAME}:a_anchor", params=params, protocol=ours, out=out,
                                sessions=list(chosen.ours))
 
@@ -455,10 +456,10 @@ def anchor_effects(anchor: Run) -> pd.DataFrame:
     """The A-anchor at the last step of each session: its cells asked and judged, its effect
     on the probes (judge points) and on the contracts (pp) against no intervention, with 95%
     intervals, and its forest (:mod:`.a_anchor`'s own stages)."""
-    frame = a_anchor.grid(anchor)
-    effects = a_anchor.effects(anchor, frame)
-    contracts = a_anchor.contract_effects(anchor, frame)
-    a_anchor.forest(anchor, effects, contracts)
+    frame = intervention_effects.grid(anchor)
+    effects = intervention_effects.effects(anchor, frame)
+    contracts = intervention_effects.contract_effects(anchor, frame)
+    intervention_effects.forest(anchor, effects, contracts)
     return effects
 
 
@@ -620,7 +621,7 @@ REPORT = (
             "restating the assistant register) before the same probes and contracts: the effect is the mean with "
             "minus without, with a 95% interval that resamples probes. The A-anchor runs under our protocol (the "
             "reference harness defines no intervention).",
-            tuple(Shown(a_anchor.MANUSCRIPT.table(stem), f"{ANCHOR_FOLDER}/results/{stem}.parquet")
+            tuple(Shown(INTERVENTIONS.table(stem), f"{ANCHOR_FOLDER}/results/{stem}.parquet")
                   for stem in ("effects", "contract_effects")),
             ((f"{ANCHOR_FOLDER}/figures/anchor_forest.png", "The A-anchor's effect with 95% interval on the probes "
               "and on the contracts"),)),

@@ -31,7 +31,8 @@ import pandas as pd
 from ..engine.calls import Transport
 from ..echo.protocols import protocol
 from .cross_judge import StoredResponse, judge_means, rejudge, rejudged_agreement
-from .panel import Parameters as PanelParameters, headline_ids
+from .panel import Parameters as PanelParameters
+from .scores import headline_ids
 from .replay import Replay
 from .run_fixture import CaseError, CaseReport, decode, matches
 

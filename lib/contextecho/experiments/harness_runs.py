@@ -59,6 +59,7 @@ from . import onset, panel, spine
 from . import conformance_audit, conformance_consolidate, conformance_cross_judge_b3, conformance_session_validation
 from .protocol_record import protocol_record
 from .replay import LITELLM_PREFIX, Replay, compare_requests, litellm_model, replay_environment
+from .scores import headline_ids
 from .selection import build
 from .run_fixture import (CaseError, CaseReport, Check, decode, declared_for, key_identity,
                           key_text, known_texts, load_declared, matches, read_case, resolve_digests)
@@ -340,7 +341,7 @@ def _fig2_table(primary: pd.DataFrame) -> pd.DataFrame:
     """The Fig.-2 forest rows from our primary verdicts (the harness's bootstrap, −1 kept)."""
     if not len(primary):
         return pd.DataFrame()
-    forest = primary[primary["item"].isin(panel.headline_ids(panel.Parameters.headline))]  # C01-C05 (:103)
+    forest = primary[primary["item"].isin(headline_ids(panel.Parameters.headline))]  # C01-C05 (:103)
     return panel.harness_table(forest, n_resamples=10_000, seed=42, failures="in", positions=panel.FOREST_POSITIONS)
 
 

@@ -24,7 +24,6 @@ import pandas as pd
 
 from ..echo.fingerprint import fingerprint_frame, fit_pca
 from ..echo.reference.positions import PANEL_POSITIONS
-from ..echo import probes
 from ..echo.probes import FRAMINGS
 from ..echo.protocol import Positions
 from ..echo.reference.s2_requests import S2_REQUESTS
@@ -39,7 +38,6 @@ from ..paper import figures
 from ..paper.show import Result, SavedFigure
 from ..stats.errors import StatsInputError
 from ..stats.judge_free import compliance_gap, log_verbosity_ratios, verbosity_ratio
-from ..stats.drift import drift_gap
 from ..stats.multiple import holm
 from ..stats.spread import score_spread
 from ..stats.units import complete_units, unit_gaps
@@ -52,7 +50,8 @@ from .distributions import DISTRIBUTIONS, distribution_report
 from .item_ids import PROBE_IDS, STRESSOR_IDS
 from ..echo.protocols import protocol_of
 from .protocol_record import PROTOCOL, protocol_record, protocol_variables
-from .scores import SCORES, failure_column, first_judge_rows, score_column
+from .gaps import gap_row
+from .scores import SCORES, failure_column, first_judge_rows, headline_rows, score_column
 from .selection import build, select_sessions
 from .spine import CALIBRATION, Run, Stage
 
@@ -233,24 +232,6 @@ def verbosity_variance(s2: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def gap_row(frame: pd.DataFrame, **options) -> dict:
-    """drift_gap as a dict, or the reason it cannot be estimated."""
-    data, dropped = complete_units(frame, options.get("score", "score"))
-    try:
-        record = drift_gap(data, **options) if options.get("kind") != "compliance" else None
-        return {**record.to_dict(), "units_dropped": dropped, "note": ""}
-    except StatsInputError as exc:
-        return {"estimate": np.nan, "ci_low": np.nan, "ci_high": np.nan, "real_mean": np.nan, "filler_mean": np.nan,
-                "n_clusters": 0, "n_invalid": np.nan, "units_dropped": dropped, "note": f"not estimable: {exc}"}
-
-
-def headline_ids(name: str) -> set[str]:
-    """The probe ids of the headline battery (or the one probe named)."""
-    return {q.id for q in probes.battery(name)} if name in probes.BATTERIES else {name}
-
-
-
-
 # ---------------------------------------------------------------- what the manuscript reads
 def _gap_table(stem: str, title: str) -> Table:
     return Table(stem, title, (
@@ -370,10 +351,7 @@ def grid(run: Run) -> pd.DataFrame:
 def headline(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
     """The cells the headline estimates read: the headline battery's probes, judged by the
     first judge or kept by a resumed run (every judged probe when the battery was not asked)."""
-    p = run.params
-    judged = first_judge_rows(_probe_rows(frame), p.judges[0])
-    chosen = judged[judged["item"].isin(headline_ids(p.headline))]
-    return chosen if len(chosen) else judged
+    return headline_rows(frame, run.params.judges[0], run.params.headline)
 
 
 def drift_gaps(run: Run, primary: pd.DataFrame) -> pd.DataFrame:

@@ -1,9 +1,11 @@
 """Which judge scores an analysis reads: the score kind (discrete verdicts or expected
-scores), the primary judge's rows, and whether the harness's failed verdicts count."""
+scores), the primary judge's rows (and the headline battery's), and whether the harness's
+failed verdicts count."""
 from __future__ import annotations
 
 import pandas as pd
 
+from ..echo import probes
 from ..echo.reference.protocol import ReferenceProtocol
 from ..echo.runner import judge_model
 
@@ -31,6 +33,20 @@ def first_judge_rows(frame: pd.DataFrame, judge: str) -> pd.DataFrame:
     if "resumed" in frame:
         judged |= frame["resumed"].fillna(False).astype(bool)
     return frame[judged]
+
+
+def headline_ids(name: str) -> set[str]:
+    """The probe ids of the headline battery (or the one probe named)."""
+    return {q.id for q in probes.battery(name)} if name in probes.BATTERIES else {name}
+
+
+def headline_rows(frame: pd.DataFrame, judge: str, headline: str) -> pd.DataFrame:
+    """The rows a headline estimate reads: the ``headline`` battery's probes, ``judge``'s
+    verdicts or kept by a resumed run (:func:`first_judge_rows`; every judged probe when the
+    battery was not asked)."""
+    judged = first_judge_rows(frame[frame["item_kind"] == "probe"], judge)
+    chosen = judged[judged["item"].isin(headline_ids(headline))]
+    return chosen if len(chosen) else judged
 
 
 def failure_column(failures: str) -> str:
