@@ -79,7 +79,8 @@ class ContextEchoProtocol(Protocol):
     def build_cells(self, experiment: str, targets: Sequence[str], sessions: Sequence[Session],
                     grid: Grid) -> list[Cell]:
         return build_cells(experiment, list(targets), sessions,
-                           positions=lambda session: self.positions(session, grid.positions), framing=grid.framing,
+                           positions={s.session_id: self.positions(s, grid.positions) for s in sessions},
+                           framing=grid.framing,
                            arms=["real", "filler"], items=list(grid.items), window=grid.window,
                            replicates=grid.replicates, redact=grid.redact,
                            params={"temperature": grid.temperature, "max_tokens": grid.max_tokens})

@@ -1,32 +1,12 @@
 """What a protocol is: the one interface every instrument set of ContextEcho implements.
 
-A protocol fixes how a cell is built and read, and nothing outside it asks which
-protocol is running (``DESIGN.md``, "Protocols"):
-
-* the session formats it reads (:attr:`Protocol.formats`), and how it reads a session,
-  once (:meth:`Protocol.read_session`);
-* the positions it snapshots a session at for what an experiment asks (:meth:`Protocol.positions`
-  of a :class:`Positions`: one scheme name, each protocol reading it its own way) and the
-  cells it asks there (:meth:`Protocol.build_cells` over a :class:`Grid`); the options of its
-  own a run's parameters set (:attr:`Protocol.options`, :meth:`Protocol.configured`);
-* the target requests those cells hold (model string, messages, token budget after its
-  provider rules, sampling);
-* what a target reply is to it (:meth:`Protocol.reply`: an empty answer is an error to
-  ours, an answer to the harness), and a judge's (:meth:`Protocol.judge_reply`);
-* which rows of a run hold their cell's result, so that a resumed run neither asks nor
-  judges that cell again (:meth:`Protocol.holds_result`);
-* how a probe's response is judged (:meth:`Protocol.judging`, :meth:`Protocol.judge_params`,
-  :meth:`Protocol.judge_request`), how a verdict is read (:meth:`Protocol.read_verdict`)
-  and how a judge's score distribution is read (:meth:`Protocol.distribution_mode`), by the
-  protocol's judge or by one of its other judge call sites (:attr:`Protocol.judge_variants`:
-  the reference's b3 cross-judge asks and reads in its own way);
-* how a contract or stressor is scored (:meth:`Protocol.score`), and how the tool-call
-  continuation is asked and scored (:attr:`Protocol.continuation`);
-* what its tables read beside ours: the column of the score its harness stores for a failed
-  verdict (:attr:`Protocol.stored_score`), the column of a second scorer's score
-  (:attr:`Protocol.beside_score`), how a position's step is counted (:attr:`Protocol.step_unit`);
-* which of a run's settings shorten the protocol's own (:meth:`Protocol.shortened`), and
-  which parameters it refuses (:meth:`Protocol.check_events`).
+A protocol fixes how a cell is built and read, and nothing outside it asks which protocol is
+running (``DESIGN.md``, "Protocols"): the sessions it reads, where it snapshots them for what an
+experiment asks (:class:`Positions`) and the cells it asks there (:class:`Grid`), the requests
+those cells and their judges hold, what a target's or a judge's reply is to it, how it scores an
+item and reads a :class:`Verdict` (with its own columns, and the failure treatment its tables
+read beside ours), which stored rows hold a result, how it asks the tool-call continuation,
+and what a run's settings shorten of its own. A run looks it up once and carries the object.
 
 The implementations are :class:`contextecho.echo.instruments.ContextEchoProtocol` (ours)
 and :class:`contextecho.echo.reference.protocol.ReferenceProtocol` (the authors' harness);
@@ -66,11 +46,9 @@ Setting = int | float | str | None
 
 @dataclass(frozen=True)
 class Verdict:
-    """What a protocol makes of a response: a judge's verdict on a probe's (:meth:`Protocol.read_verdict`)
-    or a scorer's on a stressor's or contract's (:meth:`Protocol.score`). ``status``: ok, invalid
-    (a reply that names no verdict: recorded with its reason, never a score) or error (the call
-    failed); ``score``: NaN unless ok; ``passed``: a scored item's pass (``None`` when judged).
-    A protocol's own verdict adds its result columns as fields (:meth:`columns`)."""
+    """A judge's verdict on a probe's response or a scorer's on a stressor's or contract's:
+    ``status`` ok, invalid or error (:mod:`contextecho.engine.verdicts`), ``score`` NaN unless
+    ok, ``passed`` a scored item's; a protocol's own verdict adds its columns as fields."""
 
     status: str
     score: float
@@ -82,8 +60,8 @@ class Verdict:
         return self.status == OK
 
     def columns(self) -> dict[str, object]:
-        """The protocol's own result columns of this verdict (its fields beyond these four)."""
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)[len(dataclasses.fields(Verdict)):]}
+        """The protocol's own columns of this verdict (its fields beyond these four)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)[4:]}
 
 
 @dataclass(frozen=True)
@@ -103,18 +81,10 @@ SCHEMES = ("panel", "deciles", "late", "onset", "compaction", "validation", "lan
 
 @dataclass(frozen=True)
 class Positions:
-    """Where an experiment snapshots each session, in words every protocol reads its own way
-    (:meth:`Protocol.positions`): a scheme of :data:`SCHEMES` with its count, or the positions
-    ``chosen`` for each session (session id -> positions, in place of a scheme).
-
-    ``panel``: ``n`` positions along the session (ours: ``n`` uniform agent steps; the
-    harness's: its start and the pre/post pair of each compaction, the first ``n``);
-    ``deciles`` and ``late`` (the harness's keep their first ``n``); ``onset``: ``steps``
-    (ours: the agent steps before the first compaction; the harness's turns, each kept);
-    ``compaction``: before and after the first ``n`` events of each of ``events`` (0: every
-    one); ``validation``: ``n`` evenly spaced (ours: uniform agent steps; the harness's: e18's
-    plan over its rows); ``landmarks``: every landmark of a session (its start, each decile,
-    before and after each compaction), as an audit chooses among them."""
+    """Where an experiment snapshots each session, in words each protocol reads its own way
+    (:meth:`Protocol.positions`): a scheme of :data:`SCHEMES` with its count ``n`` (of
+    positions; of events for ``compaction``), the onset's ``steps`` and the ``events`` to
+    anchor on, or the positions ``chosen`` for each session (by session id)."""
 
     scheme: str = "panel"
     n: int = 0
@@ -174,19 +144,16 @@ class Protocol(ABC):
     judge_variants: tuple[str, ...] = ()
     #: What a position's step counts in the protocol's cells (an axis label says it).
     step_unit: str = "agent step"
-    #: The column in which the protocol keeps the score its harness stores for a judged cell,
-    #: a failed verdict's −1 included, so a table can average the failures in beside leaving
-    #: them out and counting them (ours); ``None``: it keeps none.
+    #: The column of the score its harness stores for a judged cell, a failed verdict's −1
+    #: included, for a table to average the failures in beside ours (``None``: none kept).
     stored_score: str | None = None
-    #: The column of a second scorer's score beside the protocol's on a scored item (``None``:
-    #: there is none).
+    #: The column of a second scorer's score beside the protocol's on a scored item.
     beside_score: str | None = None
-    #: The result columns of the protocol's own, beside those every protocol writes.
+    #: The result columns of the protocol's own (its verdicts' fields beyond :class:`Verdict`'s).
     result_columns: tuple[str, ...] = ()
     #: How the protocol asks the tool-call continuation (:mod:`.continuation`).
     continuation: "ContinuationRules"
-    #: The run parameters of the protocol's own (its options), set from a run's parameters
-    #: when the run starts (:meth:`configured`).
+    #: The run parameters that are the protocol's own options (:meth:`configured`).
     options: ClassVar[tuple[str, ...]] = ()
 
     @abstractmethod

@@ -23,15 +23,8 @@ dropped, and :func:`verdict_counts` reports them. ``frame.attrs["batches"]`` hol
 ``invalid``).
 
 The run's protocol (:class:`~.protocol.Protocol`, the object the run carries) decides what a
-reply is, how an item is scored, how a response is judged and how a verdict is read;
-this module never asks which protocol it runs.
-``protocol="reference"`` (cells from :mod:`.reference.cells`) judges with the harness's
-prompt (read at run time; its sha256 in ``rubric_hash`` and the judge key) and parser:
-a −1 or an escaping exception is an ``invalid`` row whose ``reference_score`` keeps the
-harness's −1 (``None`` where it would have raised), so both treatments — drop and count,
-or average the −1s in as the panel forest's loader does — can be computed. Stressors are
-scored by the reference scorer (``score``) and by ours (``contextecho_score``), and an
-empty answer is judged and scored as the harness does (``contextecho``: an error).
+reply is, how an item is scored, how a response is judged and how a verdict is read (and
+which columns of its own a verdict adds); this module never asks which protocol it runs.
 
 ``stored_only=True`` sends nothing: every call is answered from the cache (a call it holds
 no record of fails as ``NotStored``), so the frame is what an earlier run stored;
@@ -48,14 +41,10 @@ request asks for the token probabilities): ``expected_score`` (Σ s·p(s) over 0
 failed: never a score) or ``discrete`` (the judge's provider returns no token
 probabilities: ``expected_score`` is then the parsed verdict, ``score_source`` says so).
 
-Each row is a :class:`Judged` record, never mutated: a cell, its :class:`TargetResult`, the
-:class:`~.protocol.Verdict` on it and, for a judge's, the :class:`Reading` of its score
-distribution. :func:`run_cells` reads top to bottom, each step returning new records
-(``dataclasses.replace``): the targets answer, the cells are scored or asked of their judges,
-the judges answer, the distributions are read, the unread ones are settled; the frame is built
-once from the records, its columns those of :meth:`Judged.row` (:data:`TARGET_COLUMNS`,
-:data:`VERDICT_COLUMNS`, :data:`RUBRIC_COLUMNS`, :data:`DISTRIBUTION_COLUMNS`, then the
-protocol's own, after each cell's own), a row holding the groups that apply to it.
+Each row is a :class:`Judged` record, never mutated: :func:`run_cells` reads top to bottom,
+each step returning new records (``dataclasses.replace``), and the frame is built once from
+them (:meth:`Judged.row`: the cell's columns, then the column groups below that apply to it,
+then the protocol's own).
 """
 from __future__ import annotations
 
@@ -101,8 +90,7 @@ def judge_model(judge: str, target: str) -> str:
 
 @dataclass(frozen=True)
 class TargetResult:
-    """A cell's target call: its record, whether the cache answered it, and the text the
-    protocol reads of it (``None``: the call failed, never a score)."""
+    """A cell's target call, whether the cache answered it, the text the protocol reads (``None``: failed)."""
 
     record: CallRecord
     cached: bool
@@ -120,10 +108,9 @@ class TargetResult:
 
 @dataclass(frozen=True)
 class Reading:
-    """A judge's score distribution read beside its verdict: how (``mode``), by which request
-    (``key``; ``request``: one of its own, to send), its status (``None``: not read yet) and
-    where the expected score comes from (``source``); ``expected``: the parsed verdict
-    standing for it (discrete)."""
+    """A judge's score distribution read beside its verdict (module doc): how, by which request
+    (``request``: one of its own), its status (``None``: not read yet) and the expected score's
+    ``source``; ``expected``: the parsed verdict standing for it (discrete)."""
 
     mode: str
     key: str | None = None
@@ -142,9 +129,8 @@ class Reading:
 
 @dataclass(frozen=True)
 class Judged:
-    """One row of a run (module doc): a cell, its target's result and the verdict on it (a
-    scorer's, or a judge's, with the request it was asked, its reply, the rubric and the
-    :class:`Reading` beside it); ``verdict`` is ``None`` only while its judge has not answered."""
+    """One row of a run: a cell, its target's result, the verdict on it (a scorer's, or a judge's
+    with its request, reply, rubric and :class:`Reading`; ``None`` until the judge answers)."""
 
     cell: Cell
     target: TargetResult

@@ -169,12 +169,9 @@ def run_grid(run: Run, cells: Sequence, *, judges: Sequence[str], judge_max_toke
     """Run ``cells`` under the run's protocol through the shared cache and return the tidy
     frame (one row per cell and judge, :func:`~contextecho.echo.run_cells`; sessions
     relabelled S1..Sn), saved as ``results/cells.parquet``; its batches (targets, judges,
-    distributions) are counted.
-
-    Under ``contextecho`` the judge is greedy with at most ``judge_max_tokens`` new tokens
-    (the rubric asks for one line, ``Score: <n>``); under ``reference`` it samples at the
-    provider's default temperature, as the harness does. The judges' score distributions
-    are read too (``expected_score``).
+    distributions) are counted. The judges are asked as the protocol asks them for a budget
+    of ``judge_max_tokens`` (:meth:`~contextecho.echo.protocol.Protocol.judge_params`); their
+    score distributions are read too (``expected_score``).
 
     ``resume_judges`` resumes the grid from what earlier runs stored, as the harness's
     runners skip the cells on disk: read from the call cache alone (nothing is sent), a
@@ -183,19 +180,18 @@ def run_grid(run: Run, cells: Sequence, *, judges: Sequence[str], judge_max_toke
     keeps that row, the first judge's, with ``resumed`` true: it is neither asked nor
     judged again. Every other cell is asked, a stored permanent error included (the
     harness redoes a lost cell), and judged by ``judges``."""
-    proto = run.protocol
     name = name or run.name
     resuming = bool(resume_judges) and bool(cells)
     with CallCache() as cache:
-        calling = {"cache": cache, "transport": run.transport, "protocol": proto, "distributions": True,
+        calling = {"cache": cache, "transport": run.transport, "protocol": run.protocol, "distributions": True,
                    "redact": redact,
-                   "judge_params": proto.judge_params(judge_max_tokens)}
+                   "judge_params": run.protocol.judge_params(judge_max_tokens)}
         todo = list(cells)
         if resuming:
             stored = run_cells(cells, judges=list(resume_judges), name=f"{name}:resumed", stored_only=True,
                                **calling)
             stored.attrs.pop("batches")
-            kept = stored[stored.apply(proto.holds_result, axis=1).astype(bool)].drop_duplicates("key")
+            kept = stored[stored.apply(run.protocol.holds_result, axis=1).astype(bool)].drop_duplicates("key")
             run.batch(f"{name}:resumed", Counts(calls=len(kept), cached=len(kept)))
             todo = [c for c in cells if c.key not in set(kept["key"])]
         frame = run_cells(todo, judges=list(judges), name=name, retry_errors=True if resuming else None,

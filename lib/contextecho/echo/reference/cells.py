@@ -16,11 +16,9 @@ requests, as :class:`~contextecho.echo.cells.Cell` records ``run_cells`` takes.
   named positions on its own session only, and this is the rule we apply to others.
   ``validation`` is e18's session-validation plan (:mod:`.role_rows`): ``n`` evenly
   spaced positions ``P00``... over e18's own ``[role] text`` rows of a Claude Code or Codex
-  CLI session, each cell's step the row index, its prefix e18's rendering. ``landmarks`` are
-  the ``panel`` positions, then the ``deciles``. :func:`positions` reads what an experiment
-  asks (:class:`~contextecho.echo.protocol.Positions`) so: ``panel``, ``deciles`` and ``late``
-  keep their first ``n``, ``compaction`` its first ``n`` pre/post pairs, ``onset`` every one
-  of the ``steps`` asked.
+  CLI session, each cell's step the row index, its prefix e18's rendering. What an experiment
+  asks (:func:`positions`): the first ``n`` of ``panel``, ``deciles``, ``late`` (pairs:
+  ``compaction``); every ``onset`` turn; ``landmarks``, the ``panel`` positions then the ``deciles``.
 * **Prefix** :func:`~.transcript.render_prefix` with the window; the ``filler`` arm is
   :func:`~.filler.filler_for` of the prefix the target sees.
 * **Redaction**: for a target that is not in-process, the rendered prefix is redacted
@@ -53,7 +51,7 @@ from ..probes import FRAMINGS
 from ..arms import ArmPrefix
 from ..cells import Cell
 from ..items import JUDGE, PROBE, STRESSOR, Item
-from ..protocol import SCHEMES as ASKED, Positions
+from ..protocol import Positions
 from ...engine.registry import UnknownNameError
 from .filler import filler_for
 from .providers import provider_messages, target_params
@@ -123,8 +121,6 @@ def positions(session: Session, asked: Positions) -> tuple[Position, ...]:
     rows, index = _turns(session)
     if asked.scheme == "landmarks":
         return named_positions(rows, index, "panel") + named_positions(rows, index, "deciles")
-    if asked.scheme not in ASKED:
-        raise UnknownNameError("position scheme", asked.scheme, list(ASKED))
     named = named_positions(rows, index, asked.scheme, asked.steps or ONSET_TURNS)
     limit = {"onset": 0, "compaction": 2 * asked.n}.get(asked.scheme, asked.n)
     return named[:limit] if limit > 0 else named
@@ -133,10 +129,9 @@ def positions(session: Session, asked: Positions) -> tuple[Position, ...]:
 def offered(session: Session, asked: Positions) -> tuple[int, str] | None:
     """How many of the named positions of ``asked``'s scheme ``session`` offers (``panel``,
     ``deciles``, ``late``: the schemes whose count is ``n``)."""
-    if asked.chosen is not None or asked.scheme not in ("panel", "deciles", "late"):
-        return None
-    rows, index = _turns(session)
-    return len(named_positions(rows, index, asked.scheme)), f"{asked.scheme} positions"
+    if asked.chosen is None and asked.scheme in ("panel", "deciles", "late"):
+        return len(positions(session, Positions(asked.scheme))), f"{asked.scheme} positions"
+    return None
 
 
 #: The e11 instruction-override stressors by our stressor name (S2 is e08's ten paraphrases).
@@ -207,8 +202,7 @@ def _rendered(session: Session, chosen: Sequence[Position], window: int) -> list
 
 
 def build_reference_cells(experiment: str, targets: str | Sequence[str], sessions: Sequence[Session],
-                          asked: Positions = Positions(), *,
-                          arms: Sequence[str] = ARMS, items: Iterable[str] | str = "coding_self",
+                          asked: Positions = Positions(), *, items: Iterable[str] | str = "coding_self",
                           replicates: int = 1, window: int = DEFAULT_MAX_CHARS,
                           max_tokens: int | None = None, stressor_max_tokens: int | None = None,
                           redact: bool = True, framing: str = "framed", s2_requests: str = "e08",
@@ -220,9 +214,6 @@ def build_reference_cells(experiment: str, targets: str | Sequence[str], session
     e10's own), which their ``versions`` name. ``tag``: the protocol's key (name, version,
     sha256), part of every request key."""
     targets = [targets] if isinstance(targets, str) else list(targets)
-    for arm in arms:
-        if arm not in ARMS:
-            raise UnknownNameError("reference arm", arm, list(ARMS))
     if replicates < 1:
         raise ValueError(f"replicates must be >= 1, got {replicates}")
     resolved = reference_items(items, framing)
@@ -235,7 +226,7 @@ def build_reference_cells(experiment: str, targets: str | Sequence[str], session
             for target in targets:
                 redacted = redact and not is_in_process(target) and bool(rendered)
                 real = redact_text(rendered)[0] if redacted else rendered
-                for arm in arms:
+                for arm in ARMS:
                     text = real if arm == "real" else filler_for(real)
                     prefix = ArmPrefix(arm=arm, messages=(), turns=(), n_chars=len(text),
                                        session_id=session.session_id, step=pos.step, window=window,

@@ -64,9 +64,8 @@ from .transcript import DEFAULT_MAX_CHARS, HarnessSession, read_session
 
 @dataclass(frozen=True)
 class HarnessVerdict(Verdict):
-    """A judge's verdict with the fields the harness writes for its cell: its score
-    (``reference_score``: −1 for a failed verdict; ``None`` where its parse raises and the
-    harness loses the cell), label and reason."""
+    """A judge's verdict with the harness's fields for its cell: its score (−1 for a failed
+    verdict; ``None`` where its parse raises and the cell is lost), label and reason."""
 
     reference_score: int | None = None
     reference_label: str | None = None
@@ -75,14 +74,9 @@ class HarnessVerdict(Verdict):
 
 @dataclass(frozen=True)
 class HarnessScore(Verdict):
-    """A scored item's verdict by the harness's scorer, ours beside it (``contextecho_score``:
-    NaN where the item has no contract of ours)."""
+    """A scored item's verdict by the harness's scorer, ours beside it (NaN: no contract of ours)."""
 
     contextecho_score: float = math.nan
-
-
-def _own(record: type[Verdict]) -> tuple[str, ...]:
-    return tuple(f.name for f in fields(record)[len(fields(Verdict)):])
 
 
 @dataclass(frozen=True, repr=False)
@@ -105,7 +99,7 @@ class ReferenceProtocol(Protocol):
     step_unit = "harness turn"
     stored_score = "reference_score"
     beside_score = "contextecho_score"
-    result_columns = _own(HarnessVerdict) + _own(HarnessScore)
+    result_columns = tuple(f.name for f in fields(HarnessVerdict)[4:] + fields(HarnessScore)[4:])
     options = ("s2_requests",)
     continuation = CONTINUATION
 
@@ -148,15 +142,12 @@ class ReferenceProtocol(Protocol):
         return rules.read(text) if rules else text
 
     def stored_value(self, row: Mapping[str, object]) -> int | None:
-        value = row[self.stored_score]  # the harness's own value, its -1 included
+        value = row.get(self.stored_score)  # the harness's own value, its -1 included
         return None if value is None or isinstance(value, float) and math.isnan(value) else int(value)
 
     def holds_result(self, row: Mapping[str, object]) -> bool:
         if row.get("scorer") == JUDGE:  # the harness wrote the cell: a score, its -1 included
-            try:
-                return not math.isnan(float(row.get(self.stored_score)))
-            except (TypeError, ValueError):  # None: the parse raised, or the cell was never judged
-                return False
+            return self.stored_value(row) is not None  # None: the parse raised, or it was never judged
         return row.get("verdict_status") == OK  # a scored item: its target answered
 
     def judge_reply(self, record: CallRecord, model: str) -> str | None:
