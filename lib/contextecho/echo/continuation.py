@@ -61,7 +61,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..engine.llm import is_in_process
 from ..engine.model_request import ModelRequest
 from ..engine.record import EMPTY_RESPONSE, NO_CONTENT, CallRecord
 from ..sessions.redaction import Redactor
@@ -316,7 +315,3 @@ REFERENCE = ContinuationRules(leak_free=False, matched_lengths=False, tool_choic
 CONTEXTECHO = ContinuationRules(leak_free=True, matched_lengths=True, tool_choice="auto", same_request_form=True,
                                 non_object_args_raise=False)
 
-
-def needs_redaction(target: str) -> bool:
-    """Whether texts for ``target`` leave the process (and are redacted first)."""
-    return not is_in_process(target)

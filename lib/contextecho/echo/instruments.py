@@ -53,10 +53,8 @@ class ContextEchoProtocol(Protocol):
         return instrument_versions()
 
     def positions(self, session: Session, asked: Positions) -> tuple[Position, ...]:
-        """Our positions (:mod:`contextecho.sessions.positions`) for what is ``asked``: ``panel``
-        and ``validation`` are ``n`` uniform agent steps, ``onset`` the ``steps`` before the
-        first compaction, ``landmarks`` the first step, the steps around each compaction and
-        the deciles."""
+        """Our positions (:mod:`contextecho.sessions.positions`): ``panel`` and ``validation``
+        ``n`` uniform agent steps, ``onset`` the ``steps`` before the first compaction."""
         if asked.chosen is not None:
             return tuple(asked.chosen[session.session_id])
         if asked.scheme in ("panel", "validation"):

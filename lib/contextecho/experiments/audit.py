@@ -6,37 +6,22 @@ at the last step; the judge's calibration first. Everything runs on the spine th
 run on (the same cells, call cache and run log: a rerun is answered from the cache, an
 interrupted one resumes) and through their building blocks: :func:`.selection.build` (the
 protocol's cells), :func:`.spine.run_grid`, :func:`.spine.calibrate_judges`,
-:func:`.gaps.gap_row`, and the A-anchor experiment's measurement (:mod:`.intervention_effects`:
+:func:`.scores.gap_row`, and the A-anchor experiment's measurement (:mod:`.intervention_effects`:
 its cells, effects and forest), which writes into the run's ``a_anchor/`` folder.
 
-Sizes (``size``):
+Sizes (``size``, :data:`SIZE`; the README's "Your own sessions" says what each asks):
+``quick``, the authors' intake check of a donated session (e18 ``--quick``, our
+:mod:`.session_validation`) at the start and around the first compaction (without one: the
+middle and the last decile), one S2 wording, the A-anchor on the same probes; ``full``, the
+panel grid at every candidate position (:func:`candidates`). ``n_positions`` overrides the
+number (evenly along the candidates, the quick choice first); the budgets default to the
+protocol's own or, where a model of the run is the embedded one, to the embedded build's.
 
-- ``quick``: the authors' intake check of a donated session (e18 ``--quick``, our
-  :mod:`.session_validation`): three positions, the Coding-Self probes C01-C05, both arms,
-  so 30 probe cells per session; here the positions are the start and the first
-  compaction's last turn before and first after it (a session without a compaction: its
-  middle and its last decile), plus one S2 wording at each, and the A-anchor at the last
-  step on the same probes and wording.
-- ``full``: the panel grid: every probe, the S2 stressor's ten wordings, every position
-  (start, each decile, pre/post each compaction); the A-anchor on every probe and on the
-  A-anchor experiment's contracts.
-
-``n_positions`` overrides the number of positions (chosen evenly along the session's
-candidates, the quick choice first). The budgets (``window``, ``max_tokens``,
-``stressor_max_tokens``, ``judge_max_tokens``) default to the protocol's own, or, where a
-model of the run is the embedded one, to the embedded build's (its 8k context and the
-CPU cannot take the protocol's 30,000 characters).
-
-Sessions come from ``sessions`` (a folder of transcripts, or one file; default
-``data/own_sessions``, where ``import-sessions`` writes the user's own, redacted); every
-file that cannot be audited is named with its reason (a Codex CLI session under the
-``reference`` protocol, which reads Claude Code sessions only; a file that does not parse;
-a session without an agent step). Under ``reference`` the A-anchor still runs under our
-protocol: the harness defines no intervention on its prefix (:mod:`.a_anchor`).
-
-What leaves the machine is redacted as in every experiment (``redact``: prefixes sent to a
-model that is not in-process, and answers shown to such a judge); :func:`redaction` counts
-the placeholders, by class, in the transcripts as read and in the prefixes sent.
+A file that cannot be audited is named with its reason (a format the protocol does not read,
+a file that does not parse, a session without an agent step). The A-anchor runs under our
+protocol whatever the run's: the harness defines no intervention on its prefix. What leaves
+the machine is redacted as in every experiment; :func:`redaction` counts the placeholders,
+by class, in the transcripts as read and in the prefixes sent.
 """
 from __future__ import annotations
 
@@ -73,12 +58,11 @@ from ..stats.errors import StatsInputError
 from ..stats.judge_free import compliance_gap, verbosity_ratio
 from ..stats.units import complete_units
 from . import intervention_effects, spine
-from .gaps import gap_row
 from .intervention_effects import MANUSCRIPT as INTERVENTIONS
 from .parameter_sets import JudgedParameters, ServingParameters
 from .item_ids import CONTRACT_IDS, PROBE_IDS, STRESSOR_IDS
 from .protocol_record import protocol_record
-from .scores import headline_rows, score_column
+from .scores import gap_row, headline_rows, score_column
 from .selection import build
 from .parameters import Interval, OneOf, RangeError, count
 from .spine import Run, Stage

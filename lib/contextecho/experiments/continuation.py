@@ -22,7 +22,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..echo.continuation import ARMS, CONTRASTS, RUNNER, Cut, GptSource, gpt_source, needs_redaction
+from ..echo.continuation import ARMS, CONTRASTS, RUNNER, Cut, GptSource, gpt_source
 from ..echo.protocols import protocol_of
 from ..echo.reference import continuation as e07
 from ..echo.reference.texts import ACKNOWLEDGEMENT, COMMIT, FILLER_TEMPLATE
@@ -30,7 +30,7 @@ from ..echo.reference.transcript import HarnessSession, read_rows, read_session
 from ..engine.cache import CallCache
 from ..engine.calls import generate
 from ..engine.hashing import content_hash
-from ..engine.llm import LOCAL_MODEL
+from ..engine.llm import LOCAL_MODEL, is_in_process
 from ..paper import figures
 from ..paper.declared import Declared
 from ..paper.formats import COUNT, FLAG, MODEL, P_VALUE, PERCENT, SIMILARITY, TEXT, estimate, interval, not_estimable
@@ -219,7 +219,7 @@ class Cuts:
     strides: dict[str, tuple[int, int]]  # session id -> (stride, candidates)
 
     def for_target(self, target: str) -> tuple[Cut, ...]:
-        return self.redacted if needs_redaction(target) else self.local
+        return self.local if is_in_process(target) else self.redacted  # what leaves the process is redacted
 
 
 def build_cuts(run: Run) -> Cuts:
@@ -229,7 +229,7 @@ def build_cuts(run: Run) -> Cuts:
     rules = run.protocol.continuation
     source = gpt_file(p)
     gpt = gpt_source(source.stem, read_rows(source))
-    redacting = any(needs_redaction(t) for t in p.targets)
+    redacting = not all(is_in_process(t) for t in p.targets)
     local, redacted, strides = [], [], {}
     for session in run.sessions:
         selection = e07.select_cutpoints(session.rows, p.n_cutpoints, p.skip_initial)

@@ -1,10 +1,6 @@
-"""The interventions' effect, shared by the anchor ablations (:mod:`.a_anchor`, its notebook) and
-the audit (:mod:`.audit`, which runs them at the last step of a deployer's sessions): the
-parameters, the cells (the real prefix at the last step of each session, each intervention before
-the probes and contracts, the A-anchor moved away from the probe for its decay), the effect on
-the probe and the contract surfaces against no intervention with its interval, the forest, and
-the tables and variables they write.
-"""
+"""The interventions' effect (:mod:`.a_anchor`'s module doc), shared by its notebook and the audit:
+the parameters, the cells, the effect on the probe and the contract surfaces against no
+intervention with its interval, the forest, and the tables and variables they write."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -50,8 +50,7 @@ from .distributions import DISTRIBUTIONS, distribution_report
 from .item_ids import PROBE_IDS, STRESSOR_IDS
 from ..echo.protocols import protocol_of
 from .protocol_record import PROTOCOL, protocol_record, protocol_variables
-from .gaps import gap_row
-from .scores import SCORES, failure_column, first_judge_rows, headline_rows, score_column
+from .scores import SCORES, failure_column, first_judge_rows, gap_row, headline_rows, score_column
 from .selection import build, select_sessions
 from .spine import CALIBRATION, Run, Stage
 

@@ -1,13 +1,17 @@
-"""Which judge scores an analysis reads: the score kind (discrete verdicts or expected
-scores), the primary judge's rows (and the headline battery's), and whether the harness's
-failed verdicts count."""
+"""Which judge scores an analysis reads (the score kind: discrete verdicts or expected scores;
+the primary judge's rows and the headline battery's; whether the harness's failed verdicts
+count), and the drift gap on them as a table row (:func:`gap_row`)."""
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from ..echo import probes
 from ..echo.reference.protocol import ReferenceProtocol
 from ..echo.runner import judge_model
+from ..stats.drift import drift_gap
+from ..stats.errors import StatsInputError
+from ..stats.units import complete_units
 
 # The judge score an analysis runs on -> its column in run_cells' frame. Both are always
 # read (distributions where the judge's provider exposes token probabilities), so every
@@ -58,3 +62,13 @@ def failure_column(failures: str) -> str:
     if failures == "in":
         return ReferenceProtocol.stored_score
     raise ValueError(f"failures must be 'out' or 'in', got {failures!r}")
+
+
+def gap_row(frame: pd.DataFrame, **options) -> dict:
+    """drift_gap as a dict, or the reason it cannot be estimated."""
+    data, dropped = complete_units(frame, options.get("score", "score"))
+    try:
+        return {**drift_gap(data, **options).to_dict(), "units_dropped": dropped, "note": ""}
+    except StatsInputError as exc:
+        return {"estimate": np.nan, "ci_low": np.nan, "ci_high": np.nan, "real_mean": np.nan, "filler_mean": np.nan,
+                "n_clusters": 0, "n_invalid": np.nan, "units_dropped": dropped, "note": f"not estimable: {exc}"}

@@ -127,8 +127,7 @@ def positions(session: Session, asked: Positions) -> tuple[Position, ...]:
 
 
 def offered(session: Session, asked: Positions) -> tuple[int, str] | None:
-    """How many of the named positions of ``asked``'s scheme ``session`` offers (``panel``,
-    ``deciles``, ``late``: the schemes whose count is ``n``)."""
+    """How many named positions of ``asked``'s scheme (counted by ``n``) ``session`` offers."""
     if asked.chosen is None and asked.scheme in ("panel", "deciles", "late"):
         return len(positions(session, Positions(asked.scheme))), f"{asked.scheme} positions"
     return None
@@ -188,8 +187,7 @@ def target_request(prefix: str, item: Item) -> TargetRequest:
 
 
 def _rendered(session: Session, chosen: Sequence[Position], window: int) -> list[tuple[str, int | None]]:
-    """The prefix at each position and the turn it resolved to: e18's rendering of its own
-    rows at a ``validation`` position, else e08's of the harness's turns (Claude Code only)."""
+    """The prefix at each position and the turn it resolved to (e18's rendering at ``validation``)."""
     if chosen and all(p.scheme == VALIDATION for p in chosen):
         rows = e18_rows(session.path)
         return [(line_prefix(rows, p.step, window), p.step) for p in chosen]

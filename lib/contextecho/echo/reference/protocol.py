@@ -46,11 +46,10 @@ from ...engine.token_distribution import DISCRETE, PREFILL, VERDICT, read_mode
 from ...engine.record import EMPTY_RESPONSE, NO_CONTENT, CallRecord
 from ...engine.verdicts import INVALID, OK
 from ...sessions.model import CLAUDE_CODE, Session
-from ...sessions.positions import Position
 from ..cells import Cell
 from ..continuation import REFERENCE as CONTINUATION
 from ..items import JUDGE, Item
-from ..protocol import Grid, JudgeSetup, Positions, Protocol, SamplingDefaults, Setting, Verdict
+from ..protocol import Grid, JudgeSetup, Protocol, SamplingDefaults, Setting, Verdict
 from ..rubric import Rubric
 from ..scorers import score as run_scorer
 from . import cells
@@ -109,11 +108,8 @@ class ReferenceProtocol(Protocol):
     def texts(self) -> Mapping[str, object]:
         return texts()
 
-    def positions(self, session: Session, asked: Positions) -> tuple[Position, ...]:
-        return cells.positions(session, asked)
-
-    def offered(self, session: Session, asked: Positions) -> tuple[int, str] | None:
-        return cells.offered(session, asked)
+    positions = staticmethod(cells.positions)  # the harness's named positions (:mod:`.cells`)
+    offered = staticmethod(cells.offered)
 
     def build_cells(self, experiment: str, targets: Sequence[str], sessions: Sequence[Session],
                     grid: Grid) -> list[Cell]:
