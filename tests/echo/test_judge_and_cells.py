@@ -11,10 +11,11 @@ from contextecho.engine.registry import UnknownNameError
 from contextecho.echo import probes
 from contextecho.echo.rubric import Rubric
 from contextecho.echo.versions import instrument_versions
-from contextecho.echo.protocol import Verdict
+from contextecho.echo.protocol import Grid, Positions, Verdict
 from contextecho.echo.protocols import protocol
 from contextecho.echo.runner import Judged, Reading, TargetResult
 from contextecho.engine.record import CallRecord
+from contextecho.sessions.positions import Position
 
 OURS = protocol("contextecho")
 
@@ -175,3 +176,13 @@ def test_a_judged_record_cannot_be_mutated(sessions):
     answered = replace(judged, response="Score: 2")  # composed anew, never changed
     assert judged.response is None and answered.response == "Score: 2"
     assert judged.row()["score"] == 2.0 and answered.row()["judge_response"] == "Score: 2"
+
+
+def test_every_request_of_our_protocol_carries_its_key(sessions):
+    ours = protocol("contextecho")
+    chosen = Positions(chosen={sessions[0].session_id: (Position(4, "t4", "chosen"),)})
+    cells = ours.build_cells("x", ["fake/echo"], sessions[:1], Grid(("C01", "S2#01"), chosen, window=2_000))
+    assert cells and all(c.request.key_payload()["tag"] == ours.key() for c in cells)
+    setup = ours.judging(["fake/echo"], RUBRIC)
+    judge = ours.judge_request(setup, "fake/echo", "Who are you?", "I am.", ours.judge_params(8), cells[0].key)
+    assert judge.key_payload()["tag"] == ours.key()

@@ -81,13 +81,15 @@ def build_cells(experiment: str, targets: str | Sequence[str], sessions: Sequenc
                 replicates: int = 1, params: Mapping[str, Any] | None = None,
                 window: int | None = DEFAULT_WINDOW, framing: str = "framed",
                 distance: int = 0, instrument_seed: int = INSTRUMENT_SEED, preamble: str | None = None,
-                others: Sequence[Session] | None = None, redact: bool = True) -> list[Cell]:
+                others: Sequence[Session] | None = None, redact: bool = True,
+                tag: Mapping[str, str] | None = None) -> list[Cell]:
     """Every cell of the grid, with its request. Unknown names raise listing valid ones.
 
     ``positions``: a scheme name (``"uniform"`` with ``k``, ``"deciles"``, ``"compaction"``,
     ``"early"``), a list of steps / :class:`Position` for every session, or a mapping from
     session id to such a list. ``others``: the pool for ``unrelated_session`` (default: the
-    other given sessions). ``params``: sampling parameters of the target requests.
+    other given sessions). ``params``: sampling parameters of the target requests; ``tag``: the
+    protocol's key, part of every request key (never sent).
     """
     targets = [targets] if isinstance(targets, str) else list(targets)
     resolved = resolve_items(items, framing)
@@ -97,7 +99,7 @@ def build_cells(experiment: str, targets: str | Sequence[str], sessions: Sequenc
         INTERVENTIONS.get(name)
     if replicates < 1:
         raise ValueError(f"replicates must be >= 1, got {replicates}")
-    params = dict(params or {})
+    params, tag = dict(params or {}), dict(tag or {})
     versions = instrument_versions()
     pool = tuple(others) if others is not None else tuple(sessions)
     cells: list[Cell] = []
@@ -119,7 +121,7 @@ def build_cells(experiment: str, targets: str | Sequence[str], sessions: Sequenc
                         messages = list(prefix.messages) + [{"role": "user", "content": item.message}]
                         for target in targets:
                             for rep in range(replicates):
-                                request = ModelRequest(target, messages, params, rep)
+                                request = ModelRequest(target, messages, params, rep, tag=tag)
                                 cells.append(Cell(experiment, target, session.session_id,
                                                   pos.label, pos.step, arm, iv, item, rep,
                                                   request, prefix, distance, versions))

@@ -80,7 +80,7 @@ class ContextEchoProtocol(Protocol):
                            positions={s.session_id: self.positions(s, grid.positions) for s in sessions},
                            framing=grid.framing,
                            arms=["real", "filler"], items=list(grid.items), window=grid.window,
-                           replicates=grid.replicates, redact=grid.redact,
+                           replicates=grid.replicates, redact=grid.redact, tag=self.key(),
                            params={"temperature": grid.temperature, "max_tokens": grid.max_tokens})
 
     def score(self, item: Item, response: str) -> Verdict:
@@ -97,7 +97,7 @@ class ContextEchoProtocol(Protocol):
 
     def judge_request(self, setup: JudgeSetup, judge: str, probe: str, response: str,
                       params: Mapping[str, object], cell_key: str) -> ModelRequest:
-        return judge_request(judge, probe, response, rubric=setup.prompt, params=params)
+        return judge_request(judge, probe, response, rubric=setup.prompt, params=params, tag=self.key())
 
     def labelled_examples(self) -> list[dict[str, object]]:
         return [json.loads(line) for line in RUBRIC_EXAMPLES.read_text(encoding="utf-8").splitlines() if line.strip()]

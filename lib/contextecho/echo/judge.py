@@ -3,7 +3,8 @@
 A judge request holds only the rubric (:mod:`.rubric`), the bare probe text and the
 response — never the arm, position, session, framing or target — so it is blind by
 construction, and its request key (hence its cache entry) changes with the judge model,
-the rubric text, the probe or the response, and with nothing else. Any LiteLLM model
+the rubric text, the probe or the response, and the protocol's key it is tagged with (never
+sent), and with nothing else. Any LiteLLM model
 string can judge; several judges can score the same responses (cross-judge audit).
 The embedded model (``local/smollm2-135m``) can be a judge for plumbing tests, but it
 is a poor one: its verdicts carry no scientific weight.
@@ -63,6 +64,8 @@ def parse_verdict(text: str | None) -> Verdict:
 
 
 def judge_request(judge: str, probe: str, response: str, *, rubric: Rubric = RUBRIC,
-                  params: Mapping[str, Any] = DEFAULT_JUDGE_PARAMS) -> ModelRequest:
-    """The blind judge call for one response (probe = the bare probe text)."""
-    return ModelRequest(judge, rubric.messages(probe, response or ""), dict(params))
+                  params: Mapping[str, Any] = DEFAULT_JUDGE_PARAMS, tag: Mapping[str, str] | None = None
+                  ) -> ModelRequest:
+    """The blind judge call for one response (probe = the bare probe text; ``tag``: the
+    protocol's key, part of the request key)."""
+    return ModelRequest(judge, rubric.messages(probe, response or ""), dict(params), tag=dict(tag or {}))

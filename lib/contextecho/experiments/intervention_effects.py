@@ -138,12 +138,12 @@ def grid(run: Run) -> pd.DataFrame:
     params = {"temperature": p.temperature, "max_tokens": p.max_tokens}
     cells = build_cells("a_anchor", list(p.targets), run.sessions, positions=late, arms=["real"],
                         interventions=list(p.interventions), items=list(p.probes) + list(p.contracts),
-                        window=p.window, params=params)
+                        window=p.window, params=params, tag=run.protocol.key())
     for d in p.distances:
         if d > 0:
             cells += build_cells("anchor_decay", list(p.targets), run.sessions, positions=late, arms=["real"],
                                  interventions=["a_anchor"], items=list(p.probes), window=p.window,
-                                 params=params, distance=d)
+                                 params=params, distance=d, tag=run.protocol.key())
     return spine.run_grid(run, cells, judges=p.judges, judge_max_tokens=p.judge_max_tokens)
 
 
