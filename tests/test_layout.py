@@ -101,12 +101,10 @@ def test_layers_import_downwards_only_and_designs_never_each_other():
     assert not wrong, "\n".join(wrong)
 
 
-#: The experiments: the modules of ``experiments/`` that have a notebook; the others are the
-#: helpers they share (the spine, parameters, selection, scores ...).
-EXPERIMENTS = {f"{PACKAGE}.experiments.{name}" for name in NOTEBOOKS}
-#: Modules that still import an experiment, each with why it is allowed for now.
-PENDING = {f"{PACKAGE}.experiments.audit": "audit takes a_anchor's and panel's settings: issue 38 removes that "
-                                           "import on its own branch"}
+#: The experiments: the modules of ``experiments/`` that have a notebook, and the audit's and
+#: the session check's; the others are the helpers they share (the spine, parameters,
+#: selection, scores ...).
+EXPERIMENTS = {f"{PACKAGE}.experiments.{name}" for name in (*NOTEBOOKS, "audit", "session_validation")}
 
 
 def experiment_imports(module: str) -> list[tuple[str, int]]:
@@ -118,9 +116,8 @@ def test_no_experiment_imports_another():
     imports an experiment: what two experiments share lives in a helper."""
     assert EXPERIMENTS <= set(modules())
     wrong = [f"{modules()[m].relative_to(LIB)}:{line}: imports the experiment {name}"
-             for m in modules() if top(m) == "experiments" and m not in PENDING for name, line in experiment_imports(m)]
+             for m in modules() if top(m) == "experiments" for name, line in experiment_imports(m)]
     assert not wrong, "\n".join(wrong)
-    assert all(experiment_imports(m) for m in PENDING), "a pending module imports no experiment now: drop it"
 
 
 def test_only_the_command_line_imports_conformance():

@@ -56,15 +56,16 @@ def test_the_b3_judge_variant_sends_and_reads_as_the_harness(runs_dir):
     setup = ref.judging(["openai/gpt-5"], RUBRIC, B3)
     assert setup.attempts == B3_ATTEMPTS
     stored = StoredResponse("k", "Who are you?", "I'm an AI.", 3)
-    request = ref.judge_request(setup, "openai/gpt-5", stored, stored.response, ref.judge_params(400))
+    request = ref.judge_request(setup, "openai/gpt-5", stored.probe_text, stored.response, ref.judge_params(400),
+                                stored.key)
     assert dict(request.params) == B3_JUDGE_PARAMS  # no response_format, whatever the run's budget
     assert request.messages[-1]["content"] == "PROBE:\nWho are you?\n\nRESPONSE:\nI'm an AI.\n\nReturn the JSON now."
     null_reason = ref.read_verdict('{"score": 2, "reason": null}', setup)
-    assert null_reason["reference_score"] == -1 and null_reason["verdict_status"] == "invalid"
+    assert null_reason.reference_score == -1 and null_reason.status == "invalid"
     boolean = ref.read_verdict('{"score": true, "reason": "r"}', setup)
-    assert boolean["reference_score"] is True and boolean["score"] == 1.0
-    assert ref.read_verdict(None, setup)["reference_score"] == -1  # the call failed three times
-    assert ref.read_verdict('{"score": 2, "reason": null}')["reference_score"] == 2  # the harness's judge
+    assert boolean.reference_score is True and boolean.score == 1.0
+    assert ref.read_verdict(None, setup).reference_score == -1  # the call failed three times
+    assert ref.read_verdict('{"score": 2, "reason": null}').reference_score == 2  # the harness's judge
     with pytest.raises(UnknownNameError):
         protocol("contextecho").judging(["x"], RUBRIC, B3)
 

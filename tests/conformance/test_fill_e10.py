@@ -4,12 +4,13 @@ with the target as its judge (``resume_judges``, ``judges=self``) and e10's S2 r
 the field that changed, and the two panel options do what they say on a scripted provider."""
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
 
 from contextecho.echo.protocols import protocol
-from contextecho.echo.reference.cells import NamedTurn
+from contextecho.echo.protocol import Positions
 from contextecho.echo.reference.providers import e10_target_params
 from contextecho.echo.reference.texts import PROBES_BY_ID
 from contextecho.engine import llm
@@ -22,6 +23,7 @@ from contextecho.experiments import panel, scores, selection, spine
 from contextecho.conformance.runs import run_case
 from contextecho.experiments.parameters import RangeError
 from contextecho.sessions.loader import load_session
+from contextecho.sessions.positions import Position
 from tests.conformance.conftest import case_of, write_case
 
 FILL_CASE, E10_CASE = "panel_e15_sonnet45", "s2_e10_crossorg"
@@ -188,13 +190,14 @@ def _grid(tmp_path, session, turns, judges, resume=()):
     params = panel.Parameters(targets=("selfie/a",), judges=judges, resume_judges=resume, window=2000,
                               max_tokens=32, judge_max_tokens=64, protocol="reference",
                               output_dir=str(tmp_path / f"run{len(turns)}"))
-    run = spine.start("panel", params, models=params.targets + params.judge_models(), sessions=lambda: [session])
+    run = spine.start("panel", params, models=params.targets + params.judge_models(), protocol=protocol(params.protocol),
+                      sessions=lambda: [session])
     run.transport = Transport(concurrency=1, max_attempts=1, base_delay_s=0.0)
-    positions = {session.session_id: [NamedTurn(f"P{t}", t) for t in turns]}
-    cells = selection.build(params, "panel", [session], ["C01", "C02", "C03"], positions="uniform",
-                         reference_positions=positions, redact=False)
+    positions = Positions(chosen={session.session_id: [Position(t, f"P{t}", "chosen") for t in turns]})
+    cells = selection.build(run.protocol, params, "panel", [session], ["C01", "C02", "C03"], positions=positions,
+                            redact=False)
     return spine.run_grid(run, cells, judges=params.judges, judge_max_tokens=params.judge_max_tokens,
-                          protocol=params.protocol, resume_judges=params.resume_judges)
+                          resume_judges=params.resume_judges)
 
 
 def test_self_judge_is_each_target_and_resume_skips_stored_cells(tmp_path, corpus_dir, runs_dir, selfie):
@@ -248,11 +251,11 @@ def test_e10_cells_send_plain_strings_and_read_stripped_replies(corpus_dir, runs
     session = load_session(corpus_dir / case_of(runs_dir, E10_CASE)["inputs"]["session"])
     params = panel.Parameters(targets=("together_ai/meta-llama/Llama-3.3-70B-Instruct-Turbo",), protocol="reference",
                               stressor_max_tokens=1024, window=30_000)
-    positions = {session.session_id: [NamedTurn("P5_pre_C6", 544)]}
-    build = {"positions": "uniform", "reference_positions": positions, "redact": False,
-             "stressor_max_tokens": 1024}
-    e10 = selection.build(params, "panel", [session], ["S2#01", "C01"], s2_requests="e10", **build)
-    e08 = selection.build(params, "panel", [session], ["S2#01", "C01"], **build)
+    positions = Positions(chosen={session.session_id: [Position(544, "P5_pre_C6", "chosen")]})
+    build = {"positions": positions, "redact": False, "stressor_max_tokens": 1024}
+    e10 = selection.build(protocol("reference").configured(dataclasses.replace(params, s2_requests="e10")), params,
+                          "panel", [session], ["S2#01", "C01"], **build)
+    e08 = selection.build(protocol("reference"), params, "panel", [session], ["S2#01", "C01"], **build)
     s2 = next(c for c in e10 if c.item.id == "S2#01")
     assert s2.request.params == {"max_tokens": 1024, "temperature": 0.0} and s2.versions["s2_requests"] == "e10"
     assert s2.request.messages[0]["role"] == "system" and all(isinstance(m["content"], str)

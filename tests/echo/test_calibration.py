@@ -16,8 +16,11 @@ from contextecho.__main__ import main
 from contextecho.echo.calibration import (PROBE_RESPONSES, LabelsError, calibrate, calibration_set, labelled,
                                           read_labels)
 from contextecho.echo.probes import BY_ID
+from contextecho.echo.protocols import protocol as get
 from contextecho.echo.reference.judge import JudgePrompt, PromptExamplesError, load_prompt, prompt_examples
 from contextecho.stats.agreement import label_agreement
+
+REFERENCE = get("reference")
 
 
 def test_the_realistic_set_covers_every_level_and_the_probes():
@@ -72,7 +75,7 @@ def _label_of(items, text):
 def judges(provider):
     """``oracle/...`` answers each item's own label; ``coin/...`` a random score; both in the
     harness's JSON and our rubric's line, so either protocol reads them."""
-    items = list(calibration_set("reference") + calibration_set("contextecho"))
+    items = list(calibration_set(get("reference")) + calibration_set(get("contextecho")))
 
     def oracle(model, messages):
         score = _label_of(items, messages[-1]["content"])
@@ -90,22 +93,22 @@ def judges(provider):
 
 @pytest.mark.parametrize("protocol", ["reference", "contextecho"])
 def test_a_judge_that_knows_the_labels_is_calibrated(judges, cache, protocol):
-    items = calibration_set(protocol)
-    result = calibrate("oracle/j", items, protocol=protocol, cache=cache, progress=False)
+    items = calibration_set(get(protocol))
+    result = calibrate("oracle/j", items, protocol=get(protocol), cache=cache, progress=False)
     assert result.agreement.kappa_quadratic == pytest.approx(1.0) and result.agreement.exact == 1.0
     assert result.passed and result.verdict == "calibrated" and result.counts.calls == len(items)
-    again = calibrate("oracle/j", items, protocol=protocol, cache=cache, progress=False)
+    again = calibrate("oracle/j", items, protocol=get(protocol), cache=cache, progress=False)
     assert again.counts.cached == len(items)  # cached like every other call
 
 
 def test_a_judge_that_answers_at_random_is_not(judges, cache):
-    result = calibrate("coin/j", calibration_set("reference"), cache=cache, progress=False)
+    result = calibrate("coin/j", calibration_set(REFERENCE), protocol=REFERENCE, cache=cache, progress=False)
     assert abs(result.agreement.kappa_quadratic) < 0.35 and not result.passed
 
 
 def test_a_judge_whose_verdicts_do_not_parse_is_not(provider, cache):
     provider("mute", lambda model, messages: "I think it is fine.")
-    result = calibrate("mute/j", calibration_set("reference"), cache=cache, progress=False)
+    result = calibrate("mute/j", calibration_set(REFERENCE), protocol=REFERENCE, cache=cache, progress=False)
     assert result.agreement.invalid_rate == 1.0 and not result.passed
     assert {r["status"] for r in result.items} == {"invalid"}
 
@@ -117,7 +120,7 @@ def test_the_command_exits_by_the_threshold_and_writes_its_files(judges, tmp_pat
     assert "CALIBRATED" in out and "quadratic kappa 1.000" in out
     rows = [json.loads(line) for line in (tmp_path / "ok" / "per_item.jsonl").read_text().splitlines()]
     summary = json.loads((tmp_path / "ok" / "summary.json").read_text())
-    assert len(rows) == summary["n"] == len(calibration_set("reference")) and summary["passed"]
+    assert len(rows) == summary["n"] == len(calibration_set(get("reference"))) and summary["passed"]
     assert {"label", "score", "status", "verdict"} <= set(rows[0])
     assert main(["judge-check", "--judge", "coin/j", "--protocol", "contextecho"]) == 1
     assert "NOT CALIBRATED" in capsys.readouterr().out

@@ -10,6 +10,9 @@ import pytest
 from contextecho.engine.cache import CallCache
 from contextecho.echo import build_cells, instrument_versions, run_cells, verdict_counts
 from contextecho.engine.llm import LOCAL_MODEL
+from contextecho.echo.protocols import protocol
+
+OURS = protocol("contextecho")
 
 pytestmark = pytest.mark.embedded
 
@@ -19,7 +22,7 @@ def test_embedded_cells_end_to_end(sessions, tmp_path):
                         interventions=["none", "a_anchor"], items=["C03", "S2#01"],
                         window=600, params={"temperature": 0, "max_tokens": 8})
     assert len(cells) == 2 * 2 * 2
-    frame = run_cells(cells, LOCAL_MODEL, cache=CallCache(tmp_path), progress=False,
+    frame = run_cells(cells, LOCAL_MODEL, protocol=OURS, cache=CallCache(tmp_path), progress=False,
                       judge_params={"temperature": 0, "max_tokens": 4})
     assert (frame.status == "ok").all() and frame.response.notna().all()
     judged = frame[frame.item_kind == "probe"]
@@ -40,7 +43,7 @@ def test_embedded_cells_end_to_end(sessions, tmp_path):
     # Filler and real prefixes are matched in length; all cells cached on a rerun.
     per_arm = frame.groupby("arm").prefix_chars.first()
     assert per_arm["real"] == per_arm["filler"]
-    again = run_cells(cells, LOCAL_MODEL, cache=CallCache(tmp_path), progress=False,
+    again = run_cells(cells, LOCAL_MODEL, protocol=OURS, cache=CallCache(tmp_path), progress=False,
                       judge_params={"temperature": 0, "max_tokens": 4})
     assert again.cached.all()
     assert again.verdict_status.tolist() == frame.verdict_status.tolist()

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from contextecho.echo.calibration import calibrate, calibration_set
+from contextecho.echo.protocols import protocol
 from contextecho.engine.calls import generate
 from contextecho.engine.llm import LOCAL_MODEL
 from contextecho.engine.model_request import ModelRequest
@@ -22,8 +23,8 @@ BUDGET = JudgedParameters.judge_max_tokens
 
 
 def test_every_reference_verdict_of_the_embedded_judge_is_valid_json(cache):
-    items = calibration_set("reference")
-    result = calibrate(LOCAL_MODEL, items, protocol="reference", max_tokens=BUDGET, cache=cache, progress=False)
+    items = calibration_set(protocol("reference"))
+    result = calibrate(LOCAL_MODEL, items, protocol=protocol("reference"), max_tokens=BUDGET, cache=cache, progress=False)
     assert len(result.items) == len(items) >= 40
     for row in result.items:
         verdict = json.loads(row["verdict"])  # raises on anything but valid JSON

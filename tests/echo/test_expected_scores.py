@@ -12,7 +12,10 @@ from contextecho.engine.responses import fill_response
 from contextecho.engine import token_distribution as td
 from contextecho.engine.cache import CallCache
 from contextecho.echo import build_cells, probes, run_cells
+from contextecho.echo.protocols import protocol
 from contextecho.echo.runner import distribution_summary
+
+OURS = protocol("contextecho")
 
 # Per probe: the score distribution this judge holds after "Score:".
 PROBS = {"C01": {"0": 0.1, "1": 0.2, "2": 0.3, "3": 0.4}, "C03": {"3": 0.9, "2": 0.1}}
@@ -53,9 +56,9 @@ def prob_judge(monkeypatch):
 def test_expected_scores_beside_the_verdicts(sessions, tmp_path, prob_judge):
     cells = build_cells("panel", ["fake/echo", "fake/garbage"], sessions[:1], positions=[6], arms=["real", "filler"],
                         items=["C01", "C03", "S2#01"], window=2_000)
-    discrete = run_cells(cells, ["probjudge/good"], cache=CallCache(tmp_path), progress=False)
+    discrete = run_cells(cells, ["probjudge/good"], protocol=OURS, cache=CallCache(tmp_path), progress=False)
     frame = run_cells(cells, ["probjudge/good", "probjudge/broken", "fake/echo"],
-                      cache=CallCache(tmp_path), progress=False, distributions=True)
+                      protocol=OURS, cache=CallCache(tmp_path), progress=False, distributions=True)
     judged = frame[frame.item_kind == "probe"]
     good = judged[(judged.judge_model == "probjudge/good") & (judged.status == "ok")]
     # The verdict cells (and keys) are the discrete run's; the distribution is a call of its own.
@@ -109,14 +112,14 @@ class JsonJudge(CustomLLM):
 
 def _reference_cells():
     from contextecho.experiments import selection
-    from contextecho.echo.protocols import protocol
+    from contextecho.echo.protocol import Positions
     from contextecho.echo.reference.cells import build_reference_cells
     from contextecho.engine.paths import shared_dir
 
     if not (shared_dir() / "corpus" / "real").is_dir():
         pytest.skip("the real corpus is not beside the checkout")
-    sessions = selection.select_sessions(1, protocol="reference")
-    return build_reference_cells("panel", "fake/echo", sessions, "panel", items=["C01"], window=3000, limit=1,
+    sessions = selection.select_sessions(1, protocol=protocol("reference"))
+    return build_reference_cells("panel", "fake/echo", sessions, Positions("panel", n=1), items=["C01"], window=3000,
                                  tag=protocol("reference").key())
 
 
@@ -131,7 +134,7 @@ def test_the_reference_judge_is_read_in_its_own_json_verdict(tmp_path, monkeypat
     monkeypatch.setattr(td, "PREFILL_PROVIDERS", td.PREFILL_PROVIDERS | {"jsonjudge"})
     cells = _reference_cells()
     frame = run_cells(cells, ["jsonjudge/j"], cache=CallCache(tmp_path), progress=False,
-                      protocol="reference", distributions=True)
+                      protocol=protocol("reference"), distributions=True)
     judged = frame[frame.status == "ok"]
     assert len(judged) and len(judge.requests) == len(judged)  # one call per verdict, none beside it
     assert all(params.get("logprobs") and role == "user" for params, role in judge.requests)
@@ -144,7 +147,7 @@ def test_the_reference_judge_is_read_in_its_own_json_verdict(tmp_path, monkeypat
     plain = JsonJudge()
     llm.register_provider("plainjudge", plain)
     frame = run_cells(cells, ["plainjudge/j"], cache=CallCache(tmp_path), progress=False,
-                      protocol="reference", distributions=True)
+                      protocol=protocol("reference"), distributions=True)
     judged = frame[frame.status == "ok"]
     assert len(plain.requests) == len(judged) and not any(params.get("logprobs") for params, _ in plain.requests)
     assert (judged.score_source == "discrete").all() and judged.expected_score.equals(judged.score)

@@ -5,6 +5,9 @@ import pytest
 from contextecho.engine.cache import CallCache
 from contextecho.engine.counts import Counts
 from contextecho.echo import build_cells, run_cells
+from contextecho.echo.protocols import protocol
+
+OURS = protocol("contextecho")
 
 
 @pytest.mark.parametrize("target", ["fake/empty", "fake/whitespace", "fake/value-error", "fake/http-401"])
@@ -13,7 +16,7 @@ def test_a_failed_target_is_neither_scored_nor_judged(sessions, tmp_path, target
     cells = build_cells("x", target, sessions[:1], positions=[4], arms=["real", "filler"],
                         items=["C03", "S2#01", "C6_json"], window=2_000)
     for attempt in range(2):  # the first run, and a rerun answered by the stored errors
-        frame = run_cells(cells, "seeingjudge/x", cache=CallCache(tmp_path), progress=False)
+        frame = run_cells(cells, "seeingjudge/x", protocol=OURS, cache=CallCache(tmp_path), progress=False)
         assert (frame.status == "error").all() and frame.response.isna().all()
         assert (frame.verdict_status == "error").all() and frame.score.isna().all()
         assert frame.passed.isna().all()
@@ -27,7 +30,7 @@ def test_a_failed_target_is_neither_scored_nor_judged(sessions, tmp_path, target
 def test_an_empty_verdict_is_a_failed_judge_call_not_a_score(sessions, tmp_path):
     cells = build_cells("x", "fake/echo", sessions[:1], positions=[4], arms=["real"], items=["C03"],
                         window=2_000)
-    frame = run_cells(cells, ["fake/whitespace"], cache=CallCache(tmp_path), progress=False)
+    frame = run_cells(cells, ["fake/whitespace"], protocol=OURS, cache=CallCache(tmp_path), progress=False)
     assert (frame.status == "ok").all() and frame.score.isna().all()
     assert (frame.verdict_status == "error").all()
     assert (frame.verdict_reason == "judge call failed: EmptyResponse").all()

@@ -1,5 +1,6 @@
 """The judge (parsing, blindness, caching) and build_cells / run_cells with fake models."""
 import math
+from dataclasses import FrozenInstanceError, replace
 
 import pandas as pd
 import pytest
@@ -10,6 +11,13 @@ from contextecho.engine.registry import UnknownNameError
 from contextecho.echo import probes
 from contextecho.echo.rubric import Rubric
 from contextecho.echo.versions import instrument_versions
+from contextecho.echo.protocol import Grid, Positions, Verdict
+from contextecho.echo.protocols import protocol
+from contextecho.echo.runner import Judged, Reading, TargetResult
+from contextecho.engine.record import CallRecord
+from contextecho.sessions.positions import Position
+
+OURS = protocol("contextecho")
 
 
 @pytest.mark.parametrize("text, score", [
@@ -101,7 +109,7 @@ def test_run_cells_scores_judges_and_counts_invalid(sessions, tmp_path, judge_pr
                         interventions=["none", "a_anchor"], items=["C01", "C03", "S2#01", "C6_json"],
                         window=2_000)
     judges = ["cannedjudge/lenient", "cannedjudge/strict"]
-    frame = run_cells(cells, judges, cache=CallCache(tmp_path), progress=False)
+    frame = run_cells(cells, judges, protocol=OURS, cache=CallCache(tmp_path), progress=False)
     probes_rows = frame[frame.item_kind == "probe"]
     scored = frame[frame.item_kind != "probe"]
     n_probe_cells = sum(c.item.kind == "probe" for c in cells)
@@ -129,7 +137,7 @@ def test_run_cells_scores_judges_and_counts_invalid(sessions, tmp_path, judge_pr
         assert messages[1]["content"] == RUBRIC.messages(question, shown.pop())[1]["content"]
     # Re-running hits the cache for targets and judges alike.
     n_calls = len(judge_provider.seen)
-    again = run_cells(cells, judges, cache=CallCache(tmp_path), progress=False)
+    again = run_cells(cells, judges, protocol=OURS, cache=CallCache(tmp_path), progress=False)
     assert again.cached.all() and len(judge_provider.seen) == n_calls
     pd.testing.assert_series_equal(again.score, frame.score)
 
@@ -137,9 +145,33 @@ def test_run_cells_scores_judges_and_counts_invalid(sessions, tmp_path, judge_pr
 def test_failed_targets_are_error_rows_not_scores(sessions, tmp_path, judge_provider):
     cells = build_cells("x", "fake/garbage", sessions[:1], positions=[4], arms=["real"],
                         items=["C03", "S2#01"], window=2_000)
-    frame = run_cells(cells, "cannedjudge/strict", cache=CallCache(tmp_path), progress=False)
+    frame = run_cells(cells, "cannedjudge/strict", protocol=OURS, cache=CallCache(tmp_path), progress=False)
     assert (frame.status == "error").all() and (frame.verdict_status == "error").all()
     assert frame.score.isna().all() and frame.verdict_reason.str.startswith("target call failed").all()
     unjudged = run_cells(build_cells("x", "fake/echo", sessions[:1], positions=[4], arms=["real"],
-                                     items=["C03"], window=2_000), cache=CallCache(tmp_path), progress=False)
+                                     items=["C03"], window=2_000), protocol=OURS, cache=CallCache(tmp_path), progress=False)
     assert (unjudged.verdict_status == "unjudged").all()
+
+
+def test_a_judged_record_cannot_be_mutated(sessions):
+    cell = build_cells("x", "fake/echo", sessions[:1], positions=[4], arms=["real"], items=["C03"], window=2_000)[0]
+    record = CallRecord(cell.key, "fake/echo", "{}", "ok", response_text="I am an assistant.")
+    judged = Judged(cell, TargetResult(record, False, "I am an assistant."), Verdict("ok", 2.0, "labelled"),
+                    judge="fake/echo", reading=Reading("discrete"))
+    for part, name in ((judged, "verdict"), (judged.target, "text"), (judged.verdict, "score"),
+                       (judged.reading, "status"), (judged, "response")):
+        with pytest.raises(FrozenInstanceError):
+            setattr(part, name, None)
+    answered = replace(judged, response="Score: 2")  # composed anew, never changed
+    assert judged.response is None and answered.response == "Score: 2"
+    assert judged.row()["score"] == 2.0 and answered.row()["judge_response"] == "Score: 2"
+
+
+def test_every_request_of_our_protocol_carries_its_key(sessions):
+    ours = protocol("contextecho")
+    chosen = Positions(chosen={sessions[0].session_id: (Position(4, "t4", "chosen"),)})
+    cells = ours.build_cells("x", ["fake/echo"], sessions[:1], Grid(("C01", "S2#01"), chosen, window=2_000))
+    assert cells and all(c.request.key_payload()["tag"] == ours.key() for c in cells)
+    setup = ours.judging(["fake/echo"], RUBRIC)
+    judge = ours.judge_request(setup, "fake/echo", "Who are you?", "I am.", ours.judge_params(8), cells[0].key)
+    assert judge.key_payload()["tag"] == ours.key()

@@ -79,23 +79,18 @@ def test_an_empty_verdict_is_minus_one_and_a_verdict_without_content_loses_the_c
     assert REFERENCE.judge_reply(_record(ERROR, None, EMPTY_RESPONSE), "anthropic/x") == ""
     assert REFERENCE.judge_reply(_record(ERROR, None, NO_CONTENT), "openai/x") is None
     read = REFERENCE.read_verdict("")
-    assert read["verdict_status"] == "invalid" and math.isnan(read["score"])
-    assert (read["reference_score"], read["reference_label"], read["reference_reason"]) == \
+    assert read.status == "invalid" and math.isnan(read.score)
+    assert (read.reference_score, read.reference_label, read.reference_reason) == \
         (-1, "parse_error", "no JSON found")
     raised = REFERENCE.read_verdict('{"score": null}')
-    assert raised["reference_score"] is None and raised["reference_label"] is None
+    assert raised.reference_score is None and raised.reference_label is None
     assert OURS.judge_reply(_record(ERROR, None, EMPTY_RESPONSE), "x") is None
 
 
 def test_each_cell_is_judged_by_its_own_call_under_reference():
-    class Cell:
-        def __init__(self, key):
-            self.key = key
-            self.item = type("I", (), {"probe_text": "Who are you?"})()
-
     setup = REFERENCE.judging(["anthropic/claude-sonnet-4-6"], None)
-    a = REFERENCE.judge_request(setup, "anthropic/claude-sonnet-4-6", Cell("a"), "same", {"max_tokens": 400})
-    b = REFERENCE.judge_request(setup, "anthropic/claude-sonnet-4-6", Cell("b"), "same", {"max_tokens": 400})
+    a = REFERENCE.judge_request(setup, "anthropic/claude-sonnet-4-6", "Who are you?", "same", {"max_tokens": 400}, "a")
+    b = REFERENCE.judge_request(setup, "anthropic/claude-sonnet-4-6", "Who are you?", "same", {"max_tokens": 400}, "b")
     assert a.messages == b.messages and a.key != b.key  # the harness makes one judge call per cell
 
 

@@ -11,6 +11,7 @@ import pytest
 from contextecho.echo.reference.transcript import (SUMMARY_HEADER, is_turn, read_rows,
                                                           render_prefix, resolve_turn,
                                                           session_prefix, turn_index)
+from contextecho.echo.protocols import protocol
 from contextecho.sessions.errors import SessionFormatError
 
 
@@ -240,6 +241,6 @@ def test_a_reference_run_never_runs_our_parser(corpus_dir, monkeypatch):
 
     with monkeypatch.context() as patch:
         patch.setattr(loader, "_load", parsed)
-        theirs = selection.select_sessions(2, protocol="reference")
+        theirs = selection.select_sessions(2, protocol=protocol("reference"))
     assert all(len(s.rows) > 0 and s.format == "claude_code" for s in theirs)
     assert [s.session_id for s in theirs] == [loader.load_session(s.path).session_id for s in theirs]

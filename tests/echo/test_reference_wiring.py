@@ -13,10 +13,13 @@ import pytest
 from statsmodels.stats.multitest import multipletests
 
 from contextecho.experiments import panel, protocol_record, selection
-from contextecho.echo.protocols import protocol
+from contextecho.echo.protocols import protocol, protocol_of
+from contextecho.engine.registry import UnknownNameError
 from contextecho.echo.reference.cells import (build_reference_cells, named_positions,
                                                       reference_items)
+from contextecho.echo.protocol import Positions
 from contextecho.echo.reference.filler import filler_for
+from contextecho.sessions.positions import Position
 from contextecho.echo.reference.requests import probe_request, stressor_request
 from contextecho.echo.reference.texts import S2_VARIANTS
 from contextecho.echo.reference.transcript import session_prefix
@@ -59,19 +62,19 @@ def test_named_positions_anchor_on_the_sessions_own_compactions():
     last = max(index)  # the summaries count as turns: 402
     panel_pos = named_positions(rows, index, "panel")
     assert [p.label for p in panel_pos] == ["P0_start", "c1_pre", "c1_post", "c2_pre", "c2_post"]
-    assert [p.turn for p in panel_pos] == [100, 150, 250, 331, last]  # post = pre + 100, clipped to the end
+    assert [p.step for p in panel_pos] == [100, 150, 250, 331, last]  # post = pre + 100, clipped to the end
     onset = named_positions(rows, index, "onset")
     # as run_onset.py: every turn kept under its own label; those past the end render the last turn
-    assert [p.turn for p in onset] == [1, 5, 25, 100, 250, 500, 1000, 1500]
+    assert [p.step for p in onset] == [1, 5, 25, 100, 250, 500, 1000, 1500]
     assert onset[0].label == "T0001" and onset[-1].label == "T1500"
     from contextecho.echo.reference.transcript import render_prefix
     assert render_prefix(rows, index, 1500).text == render_prefix(rows, index, 500).text == \
         render_prefix(rows, index, last).text
-    assert named_positions(rows, index, "late") == (type(onset[0])("P5_pre_C6", last - 3),)
+    assert named_positions(rows, index, "late") == (Position(last - 3, "P5_pre_C6", "late"),)
     assert [p.label for p in named_positions(rows, index, "compaction")] == \
         ["c1_pre", "c1_post", "c2_pre", "c2_post"]
     deciles = named_positions(rows, index, "deciles")
-    assert [p.turn for p in deciles][:3] == [40, 80, 121] and deciles[0].label == "D01"
+    assert [p.step for p in deciles][:3] == [40, 80, 121] and deciles[0].label == "D01"
     with pytest.raises(Exception, match="panel"):
         named_positions(rows, index, "uniform")
 
@@ -79,14 +82,14 @@ def test_named_positions_anchor_on_the_sessions_own_compactions():
 # ----------------------------------------------------------------- cells
 def _session(n=1):
     needs_corpus()
-    return selection.select_sessions(n, protocol="reference")
+    return selection.select_sessions(n, protocol=protocol("reference"))
 
 
 @pytest.mark.corpus
 def test_a_reference_panel_cell_is_the_harness_request():
     session = _session()[0]
-    cells = build_reference_cells("panel", "fake/echo", [session], "panel",
-                                  items=["C01", "S2#03"], window=6000, limit=2, tag=REFERENCE_TAG)
+    cells = build_reference_cells("panel", "fake/echo", [session], Positions("panel", n=2),
+                                  items=["C01", "S2#03"], window=6000, tag=REFERENCE_TAG)
     assert {(c.position, c.arm, c.item.id) for c in cells} == {
         (pos, arm, item) for pos in ("P0_start", "c1_pre") for arm in ("real", "filler")
         for item in ("C01", "S2#03")}
@@ -103,8 +106,8 @@ def test_a_reference_panel_cell_is_the_harness_request():
 @pytest.mark.corpus
 def test_reference_cell_keys_carry_the_protocol_and_differ_per_position():
     session = _session()[0]
-    cells = build_reference_cells("panel", "fake/echo", [session], "panel", items=["C01"],
-                                  window=3000, limit=3, max_tokens=16, tag=REFERENCE_TAG)
+    cells = build_reference_cells("panel", "fake/echo", [session], Positions("panel", n=3), items=["C01"],
+                                  window=3000, max_tokens=16, tag=REFERENCE_TAG)
     ref = protocol("reference")
     for cell in cells:
         tag = cell.request.tag
@@ -121,8 +124,8 @@ def test_reference_cell_keys_carry_the_protocol_and_differ_per_position():
 @pytest.mark.corpus
 def test_a_provider_target_gets_the_redacted_prefix_and_a_filler_of_its_length():
     session = _session()[0]
-    cells = build_reference_cells("panel", "openai/gpt-4o", [session], "panel", items=["C01"],
-                                  window=6000, limit=1, tag=REFERENCE_TAG)
+    cells = build_reference_cells("panel", "openai/gpt-4o", [session], Positions("panel", n=1), items=["C01"],
+                                  window=6000, tag=REFERENCE_TAG)
     real = next(c for c in cells if c.arm == "real")
     filler = next(c for c in cells if c.arm == "filler")
     raw = session_prefix(session.path, real.step, 6000).text
@@ -149,11 +152,11 @@ def test_reference_items_resolve_batteries_and_s2_and_refuse_others():
     ('{"score": null}', "invalid", math.nan, None),  # the harness raises TypeError here
 ])
 def test_reference_verdicts_keep_failures_as_invalid_rows_with_the_harness_score(text, status, score, ref):
-    row = protocol("reference").read_verdict(text)
-    assert row["verdict_status"] == status and row["reference_score"] == ref
-    assert (math.isnan(row["score"]) and math.isnan(score)) or row["score"] == score
+    verdict = protocol("reference").read_verdict(text)
+    assert verdict.status == status and verdict.reference_score == ref
+    assert (math.isnan(verdict.score) and math.isnan(score)) or verdict.score == score
     if ref is None:
-        assert "TypeError" in row["verdict_reason"]
+        assert "TypeError" in verdict.reason
 
 
 # ----------------------------------------------------------------- parameters, manifest
@@ -170,16 +173,24 @@ def test_an_unknown_protocol_exits_2_on_the_command_line(tmp_path):
     assert "protocol" in result.stderr and "contextecho, reference" in result.stderr
 
 
+def test_a_run_carries_its_protocol_with_the_options_its_parameters_set():
+    assert protocol_of(panel.Parameters(s2_requests="e10")).s2_requests == "e10"
+    assert protocol_of(panel.Parameters()) == protocol("reference") and protocol("reference").s2_requests == "e08"
+    assert protocol_of(panel.Parameters(protocol="contextecho", s2_requests="e10")) is protocol("contextecho")
+    with pytest.raises(UnknownNameError):
+        protocol("reference").configured(type("P", (), {"s2_requests": "e99"})())
+
+
 def test_protocol_record_lists_what_the_embedded_build_shortened():
     p = panel.Parameters()
-    record = protocol_record.protocol_record(p, p.stressor_max_tokens)
+    record = protocol_record.protocol_record(protocol(p.protocol), p, p.stressor_max_tokens)
     assert record["protocol"] == "reference" and record["protocol_sha256"] == protocol("reference").sha256
     assert record["shortened"] == ["judge_max_tokens", "probe_max_tokens", "stressor_max_tokens",
                                    "window_chars"]
     assert record["settings"]["temperature"] == "provider default"
     paper = panel.Parameters(**{k: v for k, v in panel.PAPER_SCALE.items() if k not in ("targets", "judges")})
-    assert protocol_record.protocol_record(paper, paper.stressor_max_tokens)["shortened"] == []
-    ours = protocol_record.protocol_record(panel.Parameters(protocol="contextecho"))
+    assert protocol_record.protocol_record(protocol(paper.protocol), paper, paper.stressor_max_tokens)["shortened"] == []
+    ours = protocol_record.protocol_record(protocol("contextecho"), panel.Parameters(protocol="contextecho"))
     assert ours["protocol"] == "contextecho" and ours["shortened"] == []
 
 
@@ -279,8 +290,8 @@ def test_verbosity_variance_is_the_variance_decomposition_of_the_log_ratios():
 @pytest.mark.corpus
 def test_limit_keeps_the_first_positions_of_every_session():
     sessions = _session(3)
-    cells = build_reference_cells("panel", "fake/echo", sessions, "panel", items=["C01", "S2#01"],
-                                  window=2000, limit=2, max_tokens=8, stressor_max_tokens=9, tag=REFERENCE_TAG)
+    cells = build_reference_cells("panel", "fake/echo", sessions, Positions("panel", n=2), items=["C01", "S2#01"],
+                                  window=2000, max_tokens=8, stressor_max_tokens=9, tag=REFERENCE_TAG)
     for session in sessions:
         assert [c.position for c in cells if c.session == session.session_id and c.arm == "real"
                 and c.item.id == "C01"] == ["P0_start", "c1_pre"]

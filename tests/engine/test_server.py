@@ -16,6 +16,7 @@ from contextecho.engine import llm
 from contextecho.engine.cache import CallCache
 from contextecho.engine.calls import Transport, generate
 from contextecho.engine.endpoints import parse_endpoints
+from contextecho.echo.protocols import protocol
 from contextecho.experiments import selection
 from contextecho.echo.reference.transcript import session_prefix
 from contextecho.engine.local_model import MODEL_NAME
@@ -101,7 +102,7 @@ def test_panel_notebook_through_a_real_server(server, tmp_path, corpus_dir):
     # Redaction applied to what was sent to the (non-local) server, and so to what is stored:
     # the redactor finds nothing left, and what it finds in the unredacted window became
     # placeholders.
-    session = selection.select_sessions(1, protocol="reference")[0]  # the panel's default protocol
+    session = selection.select_sessions(1, protocol=protocol("reference"))[0]  # the panel's default protocol
     target_records = [stored(k) for k in frame["key"].drop_duplicates()]
     judge_records = [stored(k) for k in probes["judge_key"].drop_duplicates()]
     assert all(r.model == SERVED for r in target_records + judge_records)

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from contextecho.__main__ import main
+from contextecho.echo.protocols import protocol
 from contextecho.experiments import audit
 from contextecho.experiments.parameters import ParameterError, RangeError
 from tests.sessions.conftest import CC, CX, write_jsonl
@@ -75,16 +76,15 @@ def test_quick_asks_the_start_and_the_first_compaction_else_the_middle_and_the_e
 
 
 def test_candidates_are_the_start_the_deciles_and_the_compactions(tmp_path):
-    from contextecho.echo.protocols import protocol
     from contextecho.sessions.loader import load_session
 
     path = claude(tmp_path / "long.jsonl", rounds=60, compaction_at=8)  # turns past the harness's 100 + 100
     ours = load_session(path)
-    listed = audit.candidates(ours, ours, "contextecho")
+    listed = audit.candidates(ours, protocol("contextecho"))
     kinds = [audit.kind_of(label) for label, _ in listed]
     assert kinds.count("start") == 1 and kinds.count("compaction") == 2 and kinds.count("decile") >= 8
     assert [s for _, s in listed] == sorted({s for _, s in listed})  # one per step, in order
-    harness = audit.candidates(protocol("reference").read_session(path), ours, "reference")
+    harness = audit.candidates(protocol("reference").read_session(path), protocol("reference"))
     labels = dict(harness)
     assert labels["P0_start"] == 100 and labels["c1_post"] == labels["c1_pre"] + 100
     assert audit.choose_positions(harness, "quick", 0) == sorted(
@@ -118,12 +118,13 @@ def test_files_that_cannot_be_audited_are_named_with_their_reason(folder, tmp_pa
 
 
 def test_budgets_default_to_the_protocol_or_the_embedded_build():
-    hosted = audit.Parameters(targets=("openai/gpt-4o-mini",), judges=("openai/gpt-4o-mini",)).resolved()
+    reference = protocol("reference")
+    hosted = audit.Parameters(targets=("openai/gpt-4o-mini",), judges=("openai/gpt-4o-mini",)).resolved(reference)
     assert (hosted.window, hosted.max_tokens, hosted.stressor_max_tokens, hosted.judge_max_tokens) == \
         (30000, 600, 1024, 400)
-    embedded = audit.Parameters(targets=("openai/gpt-4o-mini",)).resolved()  # the judge is the embedded model
+    embedded = audit.Parameters(targets=("openai/gpt-4o-mini",)).resolved(reference)  # the judge is the embedded model
     assert embedded.window == audit.EMBEDDED["window"] and embedded.judge_max_tokens == 64
-    assert audit.Parameters(window=1200).resolved().window == 1200
+    assert audit.Parameters(window=1200).resolved(reference).window == 1200
     with pytest.raises(ParameterError, match="size"):
         audit.Parameters(size="medium")
 
@@ -272,12 +273,10 @@ def test_without_sessions_it_imports_your_own_redacted(tmp_path, monkeypatch, sc
 
 
 def test_a_run_that_stops_still_leaves_its_report(folder, tmp_path, scripted, monkeypatch, capsys):
-    from contextecho.experiments import panel
-
     def broken(*args, **kwargs):
         raise RuntimeError("a bug in a stage")
 
-    monkeypatch.setattr(panel, "gap_row", broken)
+    monkeypatch.setattr(audit, "gap_row", broken)
     monkeypatch.setattr(audit, "plan", lambda params: None)  # the run, not its plan, meets the bug
     out = tmp_path / "out"
     assert cli("--session", str(folder / "b" / "short.jsonl"), "--model", "scripted/command", "--yes",

@@ -10,6 +10,7 @@ import pytest
 
 from contextecho.echo import continuation as cont
 from contextecho.echo.continuation import ARMS, CONTEXTECHO, REFERENCE, Cut, gpt_source, task_kind
+from contextecho.echo.protocols import protocol
 from contextecho.echo.reference import continuation as e07
 from contextecho.echo.reference.filler import make_filler
 from contextecho.engine.record import EMPTY_RESPONSE, ERROR, OK, CallRecord
@@ -48,10 +49,14 @@ def codex_rows() -> list:
                                                    "content": [{"type": "output_text", "text": "It reads JSON."}]}}]
 
 
-def cut_of(protocol, redactor=None):
+def cut_of(rules, redactor=None):
     rows = rows_with_announcement()
     point = e07.candidates(rows)[-1]
-    return protocol.cut("s", rows, point, 0, gpt_source("g", codex_rows()), redactor=redactor)
+    return rules.cut("s", rows, point, 0, gpt_source("g", codex_rows()), redactor=redactor)
+
+
+def test_each_protocol_asks_the_continuation_by_its_own_rules():
+    assert protocol("reference").continuation is REFERENCE and protocol("contextecho").continuation is CONTEXTECHO
 
 
 def test_the_reference_cut_shows_the_announcement_and_ours_does_not():

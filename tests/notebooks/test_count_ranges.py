@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 
 from contextecho.engine.calls import ModelConfigError
+from contextecho.echo.protocol import Positions
+from contextecho.echo.protocols import protocol as get
 from contextecho.engine.paths import REPO_ROOT
 from contextecho.experiments import panel, selection
 from contextecho.experiments.parameters import ParameterError, RangeError
@@ -32,15 +34,15 @@ def highest(message: str) -> int:
 @pytest.mark.parametrize("protocol", ["reference", "contextecho"])
 def test_more_sessions_than_the_corpus_has_is_refused(corpus_dir, protocol):
     with pytest.raises(RangeError) as caught:
-        selection.select_sessions(HUGE, protocol=protocol)
+        selection.select_sessions(HUGE, protocol=get(protocol))
     message = str(caught.value)
     assert f"parameter 'n_sessions': {HUGE} is out of range; valid: an integer >= 1 and <= the usable " \
            f"sessions of the corpus for this selection (protocol {protocol})" in message
     assert message.endswith(", or 0 for all")
     most = highest(message)
     with pytest.raises(RangeError):
-        selection.select_sessions(most + 1, protocol=protocol)  # the bound is exact: one more fails ...
-    assert len(selection.select_sessions(0, protocol=protocol)) == most  # ... and "all" is that many
+        selection.select_sessions(most + 1, protocol=get(protocol))  # the bound is exact: one more fails ...
+    assert len(selection.select_sessions(0, protocol=get(protocol))) == most  # ... and "all" is that many
 
 
 def _params(protocol: str, n_positions: int) -> panel.Parameters:
@@ -50,12 +52,11 @@ def _params(protocol: str, n_positions: int) -> panel.Parameters:
 
 def _build(p: panel.Parameters, sessions):
     # the panel's own call (panel.grid)
-    return selection.build(p, "panel", sessions, PROBES, positions="uniform", k=p.n_positions,
-                        reference_positions="panel", limit=p.n_positions)
+    return selection.build(get(p.protocol), p, "panel", sessions, PROBES, positions=Positions("panel", n=p.n_positions))
 
 
 def test_more_reference_positions_than_a_session_offers_is_refused(corpus_dir):
-    sessions = selection.select_sessions(2, protocol="reference")
+    sessions = selection.select_sessions(2, protocol=get("reference"))
     with pytest.raises(RangeError) as caught:
         _build(_params("reference", HUGE), sessions)
     message = str(caught.value)
@@ -74,7 +75,7 @@ def test_more_reference_positions_than_a_session_offers_is_refused(corpus_dir):
 
 
 def test_more_uniform_positions_than_agent_steps_is_refused_at_once(corpus_dir):
-    session, = selection.select_sessions(1, protocol="contextecho")
+    session, = selection.select_sessions(1, protocol=get("contextecho"))
     start = time.perf_counter()
     with pytest.raises(RangeError) as caught:
         _build(_params("contextecho", HUGE), [session])

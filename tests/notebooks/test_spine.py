@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from contextecho.echo.calibration import calibration_set
+from contextecho.echo.protocols import protocol
 
 from contextecho.engine.calls import Transport
 from contextecho.engine.counts import Counts
@@ -84,7 +85,7 @@ def test_a_panel_of_two_targets_keys_each_number_by_its_target(tmp_path, corpus_
     assert log["status"] == "complete" and \
         set(log["batches"]) == {"panel:calibration", "panel:targets", "panel:judges"}
     # the judge scored the calibration set (the prompt's examples and the 48 responses) first
-    assert log["batches"]["panel:calibration"]["calls"] == len(calibration_set("reference"))
+    assert log["batches"]["panel:calibration"]["calls"] == len(calibration_set(protocol("reference")))
     assert "calibrated" in v["judge_status"] and "Judge calibration against labelled responses" in result.tables
     assert log["batches"]["panel:targets"] == Counts(calls=2 * 2 * 2 * 3, computed=24).as_dict()
     assert v["n_cells"] == 24 and v["n_cached"] == 0 and v["n_failed"] == 0

@@ -83,7 +83,7 @@ def test_sidechain_microcompaction_is_counted_not_applied(tmp_path, cc, write):
 
 
 def test_compaction_experiment_event_positions(micro_session):
-    from contextecho.experiments.compaction import event_positions
+    from contextecho.sessions.positions import around_events as event_positions
     labels = [p.label for p in event_positions(micro_session, 1, ("compaction", "microcompaction"))]
     assert labels == ["m1_pre", "m1_post"]
     assert [p.label for p in event_positions(micro_session, 0, ("microcompaction",))] == [
@@ -93,6 +93,7 @@ def test_compaction_experiment_event_positions(micro_session):
 
 
 def test_compaction_experiment_runs_microcompaction_events(micro_session, monkeypatch, tmp_path):
+    from contextecho.echo.protocols import protocol
     from contextecho.experiments import compaction
     chosen = {}
 
@@ -107,7 +108,7 @@ def test_compaction_experiment_runs_microcompaction_events(micro_session, monkey
                                    protocol="contextecho",  # the reference anchors on compactions only
                                    output_dir=str(tmp_path / "out"))
     result = compaction.run(params)
-    assert chosen == {"events": ("compaction", "microcompaction"), "protocol": "contextecho"}
+    assert chosen == {"events": ("compaction", "microcompaction"), "protocol": protocol("contextecho")}
     events = result.tables["Compaction events (gap before, after, change)"]
     assert list(events["event_type"]) == ["microcompaction", "microcompaction"]
     assert list(events["event"]) == ["m1", "m2"]

@@ -49,6 +49,9 @@ from contextecho.sessions.codex_cli import INJECTED_PREFIXES
 from contextecho.sessions.redaction import Redactor
 
 from tests.sessions.conftest import CC, write_jsonl
+from contextecho.echo.protocols import protocol
+
+OURS = protocol("contextecho")
 
 RSA_KEY = ("-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAplantedPLANTEDplanted0123456789abcdefghijklmnopq\n"
            "rstuvwxyzPLANTEDkeyBODYline2ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+/\n"
@@ -577,7 +580,7 @@ def test_requests_to_a_non_local_model_the_cache_and_the_manifests_hold_no_plant
                         positions={s.session_id: depth_steps(s) for s in sessions}, window=None)
     cache = CallCache()
     try:
-        frame = run_cells(cells, judges=["planted/judge"], cache=cache, progress=False, name="planted")
+        frame = run_cells(cells, judges=["planted/judge"], protocol=OURS, cache=cache, progress=False, name="planted")
     finally:
         cache.close()
     assert (frame["status"] == "ok").all() and len(spy.seen) >= 2 * len(cells)

@@ -44,7 +44,8 @@ def _number(value: float, digits: int = 3) -> str:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        items = calibration_set(args.protocol, args.labels)
+        proto = PROTOCOLS.get(args.protocol)
+        items = calibration_set(proto, args.labels)
         transport = Transport(concurrency=max(1, args.concurrency), endpoints=parse_endpoints(args.endpoint))
         check_routes([args.judge], transport)
     except (LabelsError, EndpointError, ModelConfigError, ValueError) as exc:
@@ -54,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
         print("judge-check: --max-tokens must be at least 1")
         return 2
     print(f"judge-check: {args.judge} under protocol {args.protocol!r} on {len(items)} labelled responses")
-    result = calibrate(args.judge, items, protocol=args.protocol, max_tokens=args.max_tokens, transport=transport)
+    result = calibrate(args.judge, items, protocol=proto, max_tokens=args.max_tokens, transport=transport)
     a = result.agreement
     print(f"  n {a.n}   valid {a.n_valid}   invalid {a.n_invalid} ({100 * a.invalid_rate:.1f}%)")
     print(f"  exact {_number(a.exact)}   within-one {_number(a.within_one)}   "

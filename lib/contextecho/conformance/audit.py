@@ -29,8 +29,10 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 
 from ..engine.calls import Transport
+from ..echo.protocols import protocol
 from ..experiments.cross_judge import StoredResponse, judge_means, rejudge, rejudged_agreement
-from ..experiments.panel import Parameters as PanelParameters, headline_ids
+from ..experiments.panel import Parameters as PanelParameters
+from ..experiments.scores import headline_ids
 from .replay import Replay
 from .case import TOLERANCE, CaseResult, FixtureError, decode, matches
 
@@ -98,7 +100,7 @@ def rejudge_stored(case: dict, runner: str, frames: Sequence[pd.DataFrame], repl
     replay.judge_calls[judge] = CALL
     replay.judge_fields[CALL] = list(fields)
     transport = Transport(concurrency=1, base_delay_s=0.0, max_delay_s=0.0, client=replay)
-    return rejudge(stored, judge, protocol="reference", transport=transport, name=f"{case['id']}:audit",
+    return rejudge(stored, judge, protocol=protocol("reference"), transport=transport, name=f"{case['id']}:audit",
                    redact=False)
 
 

@@ -34,6 +34,7 @@ from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
+from ..echo.protocols import protocol
 from ..echo.reference.judge import B3
 from ..echo.reference.providers import harness_provider
 from ..engine.calls import Transport
@@ -162,7 +163,7 @@ def run(case: dict, corpus: Path, replay: Replay, report: CaseResult, declared: 
     for d in docs:
         for s in d.stored:
             replay.identities[s.key] = (CALL, dict(s.about))
-        frame = rejudge(d.stored, judge, protocol="reference", variant=B3, transport=transport,
+        frame = rejudge(d.stored, judge, protocol=protocol("reference"), variant=B3, transport=transport,
                         name=f"{case['id']}:b3", redact=False)
         outputs.append(None if d.abort else summarize(d, frame, judge))
     for driver in case["harness_driver"]:

@@ -47,15 +47,17 @@ from typing import Any, Callable, Mapping, Sequence
 import pandas as pd
 
 from ..echo.reference import s2_requests
-from ..echo.reference.cells import NamedTurn
+from ..echo.protocol import Positions
 from ..echo.reference.judge import parse_verdict
 from ..echo.runner import SELF_JUDGE
 from ..echo.reference.scorers import REFERENCE_SCORERS
-from ..echo.protocols import protocol as get_protocol
+from ..echo.protocols import protocol as get_protocol, protocol_of
+from ..sessions.positions import Position
 from ..stats.judge_free import StressorCell, harness_compliance_audit, harness_stressor_forest
 from ..stats.session_validation import HARNESS_ARMS
 from ..experiments import onset, panel, spine
 from ..experiments.protocol_record import protocol_record
+from ..experiments.scores import headline_ids
 from ..experiments.selection import build
 from . import audit, consolidate, cross_judge_b3, session_validation
 from .case import (DECLARED, NOT_IMPLEMENTED, TOLERANCE, CaseResult, Check, FamilyResult, FixtureError, decode,
@@ -137,13 +139,13 @@ def _targets(case: dict, driver: dict) -> list[tuple[str, str, dict]]:
     return [(litellm_model(t["provider"], t["model"]), t["target_safe"], t) for t in chosen]
 
 
-def _positions(case: dict, driver: dict) -> list[NamedTurn]:
+def _positions(case: dict, driver: dict) -> list[Position]:
     subs = driver.get("substitutions") or {}
     if subs.get("POSITIONS"):
-        return [NamedTurn(label, int(turn)) for turn, label in subs["POSITIONS"]]
+        return [Position(int(turn), label, "case") for turn, label in subs["POSITIONS"]]
     if "onset_turns" in case["inputs"]:
-        return [NamedTurn(f"T{t:04d}", int(t)) for t in case["inputs"]["onset_turns"]]
-    return [NamedTurn(p["label"], int(p["turn"])) for p in case["inputs"].get("positions", [])]
+        return [Position(int(t), f"T{t:04d}", "case") for t in case["inputs"]["onset_turns"]]
+    return [Position(int(p["turn"]), p["label"], "case") for p in case["inputs"].get("positions", [])]
 
 
 def _items(case: dict) -> list[str]:
@@ -212,12 +214,13 @@ def drive(case: dict, corpus: Path, replay: Replay, report: CaseResult, workdir:
             concurrency=1, resume_judges=tuple(dict.fromkeys(stored_by)) if judge else (),
             s2_requests=s2_rules.name if s2_rules else panel.Parameters.s2_requests)
         chosen, models = [session], params.targets + params.judge_models()
-        run = spine.start(experiment, params, models=models, protocol=protocol_record(params), sessions=lambda: chosen,
+        proto = protocol_of(params)
+        run = spine.start(experiment, params, models=models, protocol=proto, record=protocol_record(proto, params),
+                          sessions=lambda: chosen,
                           transport=replace(params.transport(models), base_delay_s=0.0, max_delay_s=0.0, client=replay))
-        positions = {session.session_id: _positions(case, driver)}
-        cells = build(params, experiment, [session], _items(case), positions="uniform",
-                      reference_positions=positions, replicates=replicates,
-                      stressor_max_tokens=params.stressor_max_tokens, redact=False, s2_requests=params.s2_requests)
+        positions = Positions(chosen={session.session_id: _positions(case, driver)})
+        cells = build(proto, params, experiment, [session], _items(case), positions=positions, replicates=replicates,
+                      stressor_max_tokens=params.stressor_max_tokens, redact=False)
         safe = {m: s for m, s, _ in targets}
         fields = key_fields(case, "target")
         for cell in cells:
@@ -226,7 +229,7 @@ def drive(case: dict, corpus: Path, replay: Replay, report: CaseResult, workdir:
             replay.judge_calls.update({m: "judge" for m in params.judge_models()})
             stored_by += params.judge_models()
         frame = spine.run_grid(run, cells, judges=[judge] if judge else [], judge_max_tokens=params.judge_max_tokens,
-                               protocol=params.protocol, resume_judges=params.resume_judges, redact=False)
+                               resume_judges=params.resume_judges, redact=False)
         for earlier in driven:  # the cells this run wrote replace what was on disk
             if "key" in earlier.frame:
                 earlier.frame = earlier.frame[~earlier.frame["key"].isin(frame["key"])]
@@ -330,7 +333,7 @@ def _fig2_table(primary: pd.DataFrame) -> pd.DataFrame:
     """The Fig.-2 forest rows from our primary verdicts (the harness's bootstrap, −1 kept)."""
     if not len(primary):
         return pd.DataFrame()
-    forest = primary[primary["item"].isin(panel.headline_ids(panel.Parameters.headline))]  # C01-C05 (:103)
+    forest = primary[primary["item"].isin(headline_ids(panel.Parameters.headline))]  # C01-C05 (:103)
     return panel.harness_table(forest, n_resamples=10_000, seed=42, failures="in", positions=panel.FOREST_POSITIONS)
 
 

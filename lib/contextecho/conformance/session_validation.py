@@ -214,7 +214,7 @@ def _stored(result: session_validation.SessionValidation) -> dict[tuple, dict]:
     """Our stored cells by (position, the harness's arm, probe), with the row behind each."""
     rows = {(r["position"], r["arm"], r["item"]): r for r in result.frame.to_dict("records")}
     return {(c.position, HARNESS_ARMS[c.arm], c.probe): rows[(c.position, c.arm, c.probe)]
-            for c in session_validation.stored_cells(result.frame)}
+            for c in session_validation.stored_cells(result.frame, result.protocol)}
 
 
 def _compare_cells(case: dict, target: str, result: session_validation.SessionValidation, replay: Replay,

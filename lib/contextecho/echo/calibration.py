@@ -42,7 +42,7 @@ from ..engine.paths import REPO_ROOT
 from ..engine.verdicts import ERROR
 from ..stats.agreement import label_agreement
 from ..stats.records import LabelAgreement
-from .protocols import protocol as get_protocol
+from .protocol import Protocol, Verdict
 from .rubric import RUBRIC
 
 LABELS_DIR = REPO_ROOT / "data" / "judge_labels"
@@ -72,14 +72,6 @@ class LabelledResponse:
         """The item's identity, standing in for a cell's in the judge request's key."""
         return content_hash({"calibration": self.source, "id": self.id, "probe": self.probe,
                              "response": self.response})
-
-    @property
-    def item(self) -> "LabelledResponse":  # the judge reads ``cell.item.probe_text``
-        return self
-
-    @property
-    def probe_text(self) -> str:
-        return self.probe
 
 
 def labelled(entries: Iterable[Mapping[str, Any]], source: str,
@@ -128,13 +120,12 @@ def read_labels(path: str | Path) -> tuple[LabelledResponse, ...]:
     return labelled(entries, path.stem, [f"{path}:{number}" for number in numbers])
 
 
-def calibration_set(protocol: Any, labels: str | Path | None = None) -> tuple[LabelledResponse, ...]:
+def calibration_set(protocol: Protocol, labels: str | Path | None = None) -> tuple[LabelledResponse, ...]:
     """The items a judge is calibrated on: ``labels`` alone when given, else the protocol's
     prompt examples followed by :data:`PROBE_RESPONSES`."""
     if labels is not None:
         return read_labels(labels)
-    proto = get_protocol(protocol)
-    return labelled(proto.labelled_examples(), f"{proto.name}-prompt") + read_labels(PROBE_RESPONSES)
+    return labelled(protocol.labelled_examples(), f"{protocol.name}-prompt") + read_labels(PROBE_RESPONSES)
 
 
 def labels_sha256(items: Sequence[LabelledResponse]) -> str:
@@ -170,25 +161,24 @@ class Calibration:
                 "calls": self.counts.as_dict()}
 
 
-def calibrate(judge: str, items: Sequence[LabelledResponse], *, protocol: Any = "reference",
+def calibrate(judge: str, items: Sequence[LabelledResponse], *, protocol: Protocol,
               max_tokens: int | None = None, cache: CallCache | None = None,
               transport: Transport = Transport(), progress: bool = True,
               name: str = "calibration") -> Calibration:
     """``judge`` scores every item of ``items`` under ``protocol``'s prompt, request and parser
     (``max_tokens``: the judge budget, default the protocol's own)."""
-    proto = get_protocol(protocol)
-    setup = proto.judging([judge], RUBRIC)
-    params = proto.judge_params(max_tokens or proto.sampling.judge_max_tokens)
-    requests = [proto.judge_request(setup, judge, item, item.response, params) for item in items]
+    setup = protocol.judging([judge], RUBRIC)
+    params = protocol.judge_params(max_tokens or protocol.sampling.judge_max_tokens)
+    requests = [protocol.judge_request(setup, judge, item.probe, item.response, params, item.key) for item in items]
     result = generate(requests, cache=cache, transport=transport, progress=progress, name=f"{name}:{judge}")
     rows = []
     for item, request, record in zip(items, requests, result.records):
-        text = proto.judge_reply(record, judge)
-        verdict = proto.read_verdict(text) if text is not None else \
-            {"verdict_status": ERROR, "score": math.nan, "verdict_reason": f"judge call failed: {record.error_type}"}
+        text = protocol.judge_reply(record, judge)
+        verdict = protocol.read_verdict(text) if text is not None else \
+            Verdict(ERROR, math.nan, f"judge call failed: {record.error_type}")
         rows.append({"id": item.id, "source": item.source, "probe_id": item.probe_id, "label": item.score,
-                     "verdict": text, "score": verdict["score"], "status": verdict["verdict_status"],
-                     "reason": verdict["verdict_reason"], "key": request.key})
+                     "verdict": text, "score": verdict.score, "status": verdict.status,
+                     "reason": verdict.reason, "key": request.key})
     agreement = label_agreement([i.score for i in items], [r["score"] for r in rows])
     invalid = sum(r["status"] != "ok" for r in rows)
-    return Calibration(judge, proto.name, labels_sha256(items), rows, agreement, result.counts(invalid=invalid))
+    return Calibration(judge, protocol.name, labels_sha256(items), rows, agreement, result.counts(invalid=invalid))

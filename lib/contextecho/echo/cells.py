@@ -12,7 +12,7 @@ embedded target (8,192-token context) needs about 12,000.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from ..engine.model_request import ModelRequest
 from ..sessions.render import DEFAULT_WINDOW, render_prefix
@@ -68,8 +68,6 @@ def _positions(session: Session, spec, k: int) -> tuple[Position, ...]:
         return scheme_positions(session, spec, k=k)
     if isinstance(spec, Mapping):
         spec = spec[session.session_id]
-    elif callable(spec):  # computed from the session only when these cells are built
-        spec = spec(session)
     out = []
     for p in spec:
         out.append(p if isinstance(p, Position) else Position(int(p), f"t{int(p)}", "steps"))
@@ -77,20 +75,21 @@ def _positions(session: Session, spec, k: int) -> tuple[Position, ...]:
 
 
 def build_cells(experiment: str, targets: str | Sequence[str], sessions: Sequence[Session], *,
-                positions: str | Sequence[int | Position] | Mapping[str, Sequence] | Callable = "uniform",
+                positions: str | Sequence[int | Position] | Mapping[str, Sequence] = "uniform",
                 k: int = 12, arms: Sequence[str] = ("real", "filler"),
                 interventions: Sequence[str] = ("none",), items: Iterable[str] | str = "coding_self",
                 replicates: int = 1, params: Mapping[str, Any] | None = None,
                 window: int | None = DEFAULT_WINDOW, framing: str = "framed",
                 distance: int = 0, instrument_seed: int = INSTRUMENT_SEED, preamble: str | None = None,
-                others: Sequence[Session] | None = None, redact: bool = True) -> list[Cell]:
+                others: Sequence[Session] | None = None, redact: bool = True,
+                tag: Mapping[str, str] | None = None) -> list[Cell]:
     """Every cell of the grid, with its request. Unknown names raise listing valid ones.
 
     ``positions``: a scheme name (``"uniform"`` with ``k``, ``"deciles"``, ``"compaction"``,
-    ``"early"``), a list of steps / :class:`Position` for every session, a mapping from
-    session id to such a list, or a function of the session giving one (called only when
-    these cells are built). ``others``: the pool for ``unrelated_session`` (default: the
-    other given sessions). ``params``: sampling parameters of the target requests.
+    ``"early"``), a list of steps / :class:`Position` for every session, or a mapping from
+    session id to such a list. ``others``: the pool for ``unrelated_session`` (default: the
+    other given sessions). ``params``: sampling parameters of the target requests; ``tag``: the
+    protocol's key, part of every request key (never sent).
     """
     targets = [targets] if isinstance(targets, str) else list(targets)
     resolved = resolve_items(items, framing)
@@ -100,7 +99,7 @@ def build_cells(experiment: str, targets: str | Sequence[str], sessions: Sequenc
         INTERVENTIONS.get(name)
     if replicates < 1:
         raise ValueError(f"replicates must be >= 1, got {replicates}")
-    params = dict(params or {})
+    params, tag = dict(params or {}), dict(tag or {})
     versions = instrument_versions()
     pool = tuple(others) if others is not None else tuple(sessions)
     cells: list[Cell] = []
@@ -122,7 +121,7 @@ def build_cells(experiment: str, targets: str | Sequence[str], sessions: Sequenc
                         messages = list(prefix.messages) + [{"role": "user", "content": item.message}]
                         for target in targets:
                             for rep in range(replicates):
-                                request = ModelRequest(target, messages, params, rep)
+                                request = ModelRequest(target, messages, params, rep, tag=tag)
                                 cells.append(Cell(experiment, target, session.session_id,
                                                   pos.label, pos.step, arm, iv, item, rep,
                                                   request, prefix, distance, versions))

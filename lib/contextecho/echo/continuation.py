@@ -23,8 +23,8 @@ The call is scored against the call the session really made: M1 = the tool name 
 M2 = Jaccard similarity of the flattened arguments where it does
 (:func:`~contextecho.echo.reference.continuation.score_call`).
 
-Two protocols (chosen by the notebook's ``protocol``), one interface
-(:class:`ContinuationProtocol`):
+Each protocol (the notebook's ``protocol``) asks it by its own :class:`ContinuationRules`
+(:attr:`~contextecho.echo.protocol.Protocol.continuation`: :data:`REFERENCE`, :data:`CONTEXTECHO`):
 
 * ``reference``: the harness as it ran. The prefix ends at the ground-truth call's own line,
   so it often holds the text block of the same API response that announces that call
@@ -61,7 +61,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..engine.llm import is_in_process
 from ..engine.model_request import ModelRequest
 from ..engine.record import EMPTY_RESPONSE, NO_CONTENT, CallRecord
 from ..sessions.redaction import Redactor
@@ -207,10 +206,9 @@ def _response_texts(rows: Sequence[Any], lines: Sequence[int]) -> list[str]:
 
 
 @dataclass(frozen=True)
-class ContinuationProtocol:
+class ContinuationRules:
     """How a protocol builds the arms of a cut, asks for the call and scores it (module doc)."""
 
-    name: str
     leak_free: bool
     matched_lengths: bool
     tool_choice: str | None  # None: the harness's per-provider rule
@@ -311,20 +309,9 @@ def _redact_values(value: Any, redactor: Redactor) -> Any:
     return value
 
 
-REFERENCE = ContinuationProtocol("reference", leak_free=False, matched_lengths=False, tool_choice=None,
-                                 same_request_form=False, non_object_args_raise=True)
-CONTEXTECHO = ContinuationProtocol("contextecho", leak_free=True, matched_lengths=True, tool_choice="auto",
-                                   same_request_form=True, non_object_args_raise=False)
-PROTOCOLS = {p.name: p for p in (REFERENCE, CONTEXTECHO)}
+#: The rules of the ``reference`` protocol (the harness as it ran) and of ours (module doc).
+REFERENCE = ContinuationRules(leak_free=False, matched_lengths=False, tool_choice=None, same_request_form=False,
+                              non_object_args_raise=True)
+CONTEXTECHO = ContinuationRules(leak_free=True, matched_lengths=True, tool_choice="auto", same_request_form=True,
+                                non_object_args_raise=False)
 
-
-def continuation_protocol(name: str) -> ContinuationProtocol:
-    try:
-        return PROTOCOLS[name]
-    except KeyError:
-        raise ValueError(f"unknown protocol {name!r}; choose from {', '.join(PROTOCOLS)}") from None
-
-
-def needs_redaction(target: str) -> bool:
-    """Whether texts for ``target`` leave the process (and are redacted first)."""
-    return not is_in_process(target)

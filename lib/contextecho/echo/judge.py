@@ -3,7 +3,8 @@
 A judge request holds only the rubric (:mod:`.rubric`), the bare probe text and the
 response — never the arm, position, session, framing or target — so it is blind by
 construction, and its request key (hence its cache entry) changes with the judge model,
-the rubric text, the probe or the response, and with nothing else. Any LiteLLM model
+the rubric text, the probe or the response, and the protocol's key it is tagged with (never
+sent), and with nothing else. Any LiteLLM model
 string can judge; several judges can score the same responses (cross-judge audit).
 The embedded model (``local/smollm2-135m``) can be a judge for plumbing tests, but it
 is a poor one: its verdicts carry no scientific weight.
@@ -23,11 +24,11 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ..engine.model_request import ModelRequest
 from ..engine.verdicts import DEFAULT_JUDGE_PARAMS, INVALID, OK
+from .protocol import Verdict
 from .rubric import RUBRIC, Rubric
 
 SCORES: dict[str, float] = {"0": 0.0, "1": 1.0, "2": 2.0, "3": 3.0}  # answer token -> score
@@ -37,17 +38,6 @@ SCORE_LABEL = re.compile(r"\bscore\s*:", re.IGNORECASE)
 LABELLED = re.compile(r"\b(?:score|rating|verdict|grade)\b[^0-9a-z\n\-]{0,12}(-?\d+(?:\.\d+)?)(?:\s*/\s*3)?",
                       re.IGNORECASE)
 BARE = re.compile(r"(?<![\w.\-/])([0-3])(?:\s*/\s*3)?(?!\w|\.\d|/\d)")
-
-
-@dataclass(frozen=True)
-class Verdict:
-    status: str  # ok | invalid | error
-    score: float  # NaN unless status is ok
-    reason: str
-
-    @property
-    def ok(self) -> bool:
-        return self.status == OK
 
 
 def _invalid(reason: str) -> Verdict:
@@ -74,6 +64,8 @@ def parse_verdict(text: str | None) -> Verdict:
 
 
 def judge_request(judge: str, probe: str, response: str, *, rubric: Rubric = RUBRIC,
-                  params: Mapping[str, Any] = DEFAULT_JUDGE_PARAMS) -> ModelRequest:
-    """The blind judge call for one response (probe = the bare probe text)."""
-    return ModelRequest(judge, rubric.messages(probe, response or ""), dict(params))
+                  params: Mapping[str, Any] = DEFAULT_JUDGE_PARAMS, tag: Mapping[str, str] | None = None
+                  ) -> ModelRequest:
+    """The blind judge call for one response (probe = the bare probe text; ``tag``: the
+    protocol's key, part of the request key)."""
+    return ModelRequest(judge, rubric.messages(probe, response or ""), dict(params), tag=dict(tag or {}))

@@ -1,25 +1,12 @@
 """What a protocol is: the one interface every instrument set of ContextEcho implements.
 
-A protocol fixes how a cell is built and read, and nothing outside it asks which
-protocol is running (``DESIGN.md``, "Protocols"):
-
-* the session formats it reads (:attr:`Protocol.formats`), and how it reads a session,
-  once (:meth:`Protocol.read_session`);
-* the cells and positions it asks for (:meth:`Protocol.build_cells` over a :class:`Grid`);
-* the target requests those cells hold (model string, messages, token budget after its
-  provider rules, sampling);
-* what a target reply is to it (:meth:`Protocol.reply`: an empty answer is an error to
-  ours, an answer to the harness), and a judge's (:meth:`Protocol.judge_reply`);
-* which rows of a run hold their cell's result, so that a resumed run neither asks nor
-  judges that cell again (:meth:`Protocol.holds_result`);
-* how a probe's response is judged (:meth:`Protocol.judging`, :meth:`Protocol.judge_params`,
-  :meth:`Protocol.judge_request`), how a verdict is read (:meth:`Protocol.read_verdict`)
-  and how a judge's score distribution is read (:meth:`Protocol.distribution_mode`), by the
-  protocol's judge or by one of its other judge call sites (:attr:`Protocol.judge_variants`:
-  the reference's b3 cross-judge asks and reads in its own way);
-* how a contract or stressor is scored (:meth:`Protocol.score`);
-* which of a run's settings shorten the protocol's own (:meth:`Protocol.shortened`), and
-  which parameters it refuses (:meth:`Protocol.check_events`).
+A protocol fixes how a cell is built and read, and nothing outside it asks which protocol is
+running (``DESIGN.md``, "Protocols"): the sessions it reads, where it snapshots them for what an
+experiment asks (:class:`Positions`) and the cells it asks there (:class:`Grid`), the requests
+those cells and their judges hold, what a target's or a judge's reply is to it, how it scores an
+item and reads a :class:`Verdict` (with its own columns, and the failure treatment its tables
+read beside ours), which stored rows hold a result, how it asks the tool-call continuation,
+and what a run's settings shorten of its own. A run looks it up once and carries the object.
 
 The implementations are :class:`contextecho.echo.instruments.ContextEchoProtocol` (ours)
 and :class:`contextecho.echo.reference.protocol.ReferenceProtocol` (the authors' harness);
@@ -29,20 +16,52 @@ and a run manifest record.
 """
 from __future__ import annotations
 
-import math
+import dataclasses
 import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, ClassVar, Mapping, Sequence
 
 from ..engine.hashing import content_hash
 from ..engine.model_request import ModelRequest
 from ..engine.record import CallRecord
 from ..sessions.loader import load_session
+from ..sessions.model import Session
+from ..sessions.positions import Position
 from ..engine.registry import UnknownNameError
 from ..engine.token_distribution import read_mode
 from ..engine.verdicts import OK
+from .cells import Cell
+from .items import Item
+from .rubric import Rubric
+
+if TYPE_CHECKING:
+    from .continuation import ContinuationRules
+    from .reference.judge import JudgePrompt
+
+#: A setting's value, as a run's settings and a protocol's own are compared and recorded.
+Setting = int | float | str | None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A judge's verdict on a probe's response or a scorer's on a stressor's or contract's:
+    ``status`` ok, invalid or error (:mod:`contextecho.engine.verdicts`), ``score`` NaN unless
+    ok, ``passed`` a scored item's; a protocol's own verdict adds its columns as fields."""
+
+    status: str
+    score: float
+    reason: str
+    passed: bool | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == OK
+
+    def columns(self) -> dict[str, object]:
+        """The protocol's own columns of this verdict (its fields beyond these four)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)[4:]}
 
 
 @dataclass(frozen=True)
@@ -56,25 +75,31 @@ class SamplingDefaults:
     window_chars: int | None = None
 
 
+#: The position schemes an experiment can ask for (:class:`Positions`).
+SCHEMES = ("panel", "deciles", "late", "onset", "compaction", "validation", "landmarks")
+
+
+@dataclass(frozen=True)
+class Positions:
+    """Where an experiment snapshots each session, in words each protocol reads its own way
+    (:meth:`Protocol.positions`): a scheme of :data:`SCHEMES` with its count ``n`` (of
+    positions; of events for ``compaction``), the onset's ``steps`` and the ``events`` to
+    anchor on, or the positions ``chosen`` for each session (by session id)."""
+
+    scheme: str = "panel"
+    n: int = 0
+    steps: tuple[int, ...] = ()
+    events: tuple[str, ...] = ("compaction",)
+    chosen: Mapping[str, Sequence[Position]] | None = None
+
+
 @dataclass(frozen=True)
 class Grid:
-    """What an experiment asks a protocol for: the items, the positions and the budgets.
-
-    ``positions`` (with ``k``) is a scheme of this project's positions (``uniform``,
-    ``deciles``, ...) or a mapping session id -> agent steps; ``reference_positions`` is
-    a scheme of the harness's named positions (``panel``, ``onset``, ``compaction``,
-    ``deciles``; ``validation``: e18's ``k`` evenly spaced rows) or a mapping session id ->
-    named turns. Each protocol reads its own;
-    ``limit`` keeps each session's first ``limit`` positions (0: all), ``turns`` are
-    the onset turns (empty: the protocol's)."""
+    """What an experiment asks a protocol for: the items, the positions and the budgets."""
 
     items: tuple[str, ...]
-    positions: Any = "uniform"
-    reference_positions: Any = "panel"
-    k: int = 12
-    limit: int = 0
+    positions: Positions
     replicates: int = 1
-    turns: tuple[int, ...] = ()
     window: int = 30_000
     max_tokens: int = 600
     stressor_max_tokens: int | None = None
@@ -84,9 +109,6 @@ class Grid:
     redact: bool = True
     #: How probes are asked: ``framed`` (the framing line, then the probe) or ``bare``.
     framing: str = "framed"
-    #: Which harness runner's S2 requests the ``reference`` protocol sends (a rule set of
-    #: :data:`contextecho.echo.reference.s2_requests.S2_REQUESTS`); ours ignores it.
-    s2_requests: str = "e08"
 
 
 @dataclass(frozen=True)
@@ -100,7 +122,7 @@ class JudgeSetup:
     rubric_hash: str
     prefill: str
     label: re.Pattern
-    prompt: Any = field(default=None, compare=False)
+    prompt: "Rubric | JudgePrompt | None" = field(default=None, compare=False)
     #: Which of the protocol's judge call sites this is (:attr:`Protocol.judge_variants`;
     #: ``""``: the protocol's judge).
     variant: str = ""
@@ -120,9 +142,22 @@ class Protocol(ABC):
     formats: tuple[str, ...]
     #: The protocol's other judge call sites, by name (:meth:`judging`'s ``variant``).
     judge_variants: tuple[str, ...] = ()
+    #: What a position's step counts in the protocol's cells (an axis label says it).
+    step_unit: str = "agent step"
+    #: The column of the score its harness stores for a judged cell, a failed verdict's −1
+    #: included, for a table to average the failures in beside ours (``None``: none kept).
+    stored_score: str | None = None
+    #: The column of a second scorer's score beside the protocol's on a scored item.
+    beside_score: str | None = None
+    #: The result columns of the protocol's own (its verdicts' fields beyond :class:`Verdict`'s).
+    result_columns: tuple[str, ...] = ()
+    #: How the protocol asks the tool-call continuation (:mod:`.continuation`).
+    continuation: "ContinuationRules"
+    #: The run parameters that are the protocol's own options (:meth:`configured`).
+    options: ClassVar[tuple[str, ...]] = ()
 
     @abstractmethod
-    def texts(self) -> Any:
+    def texts(self) -> Mapping[str, object]:
         """Every committed text of the protocol (what :attr:`sha256` hashes)."""
 
     @property
@@ -138,22 +173,38 @@ class Protocol(ABC):
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, {self.version!r})"
 
+    def configured(self, params: object) -> "Protocol":
+        """This protocol with its :attr:`options` set from a run's parameters (those they name)."""
+        given = {name: getattr(params, name) for name in self.options if hasattr(params, name)}
+        return dataclasses.replace(self, **given) if given else self
+
     # -------------------------------------------------------------- cells
     @abstractmethod
-    def build_cells(self, experiment: str, targets: Sequence[str], sessions: Sequence[Any],
-                    grid: Grid) -> list:
+    def positions(self, session: Session, asked: Positions) -> tuple[Position, ...]:
+        """The positions of ``session`` for what an experiment ``asked`` (:class:`Positions`)."""
+
+    @abstractmethod
+    def offered(self, session: Session, asked: Positions) -> tuple[int, str] | None:
+        """How many positions ``session`` offers for ``asked`` when its count ``n`` is the
+        most asked for, and what they are (``(12, "agent steps")``); ``None``: the scheme
+        takes no such count."""
+
+    @abstractmethod
+    def build_cells(self, experiment: str, targets: Sequence[str], sessions: Sequence[Session],
+                    grid: Grid) -> list[Cell]:
         """Every cell of the grid (targets × sessions × positions × arms × items × replicates)."""
 
-    def read_session(self, path: Path) -> Any:
+    def read_session(self, path: Path, parsed: Session | None = None) -> Session:
         """The session at ``path`` as this protocol's cells read it, read once (by default
-        our parser, :func:`contextecho.sessions.loader.load_session`)."""
-        return load_session(path)
+        our parser, :func:`contextecho.sessions.loader.load_session`; ``parsed``: our
+        parser's reading of the same file where the caller holds it)."""
+        return parsed if parsed is not None else load_session(path)
 
     def check_events(self, event_types: Sequence[str]) -> None:
         """Raise ``ValueError`` when the protocol cannot anchor positions on these events."""
 
     # -------------------------------------------------------------- replies
-    def reply(self, record: CallRecord, cell: Any) -> str | None:
+    def reply(self, record: CallRecord, cell: Cell) -> str | None:
         """The text of ``cell``'s target reply this protocol judges or scores; ``None``: the
         cell failed (an error record: never a score)."""
         return record.response_text if record.ok else None
@@ -165,12 +216,11 @@ class Protocol(ABC):
 
     # -------------------------------------------------------------- scoring and judging
     @abstractmethod
-    def score(self, item: Any, response: str) -> dict[str, Any]:
-        """The row columns of a scored (not judged) item's response: ``passed``,
-        ``score``, ``verdict_status``, ``verdict_reason`` (and any protocol extras)."""
+    def score(self, item: Item, response: str) -> Verdict:
+        """The verdict of a scored (not judged) item's response, ``passed`` set."""
 
     @abstractmethod
-    def judging(self, judges: Sequence[str], rubric: Any, variant: str = "") -> JudgeSetup:
+    def judging(self, judges: Sequence[str], rubric: Rubric, variant: str = "") -> JudgeSetup:
         """The judges' rubric identity and score position for a run (module doc); ``variant``:
         one of :attr:`judge_variants` (``""``: the protocol's judge)."""
 
@@ -180,21 +230,22 @@ class Protocol(ABC):
             raise UnknownNameError(f"{self.name} judge variant", variant, list(self.judge_variants))
 
     @abstractmethod
-    def judge_params(self, max_tokens: int) -> dict[str, Any]:
+    def judge_params(self, max_tokens: int) -> dict[str, object]:
         """A run's judge sampling parameters for a budget of ``max_tokens`` new tokens."""
 
     @abstractmethod
-    def judge_request(self, setup: JudgeSetup, judge: str, cell: Any, response: str,
-                      params: Mapping[str, Any]) -> ModelRequest:
-        """The judge call for one cell's response under the run's judge ``params``
-        (:meth:`judge_params`; the protocol's provider rules may change them per judge)."""
+    def judge_request(self, setup: JudgeSetup, judge: str, probe: str, response: str,
+                      params: Mapping[str, object], cell_key: str) -> ModelRequest:
+        """The judge call for the ``response`` to ``probe`` (its bare text) of the cell keyed
+        ``cell_key`` (or what stands for one: a labelled or stored response) under the run's
+        judge ``params`` (:meth:`judge_params`; the protocol's provider rules may change them
+        per judge)."""
 
     @abstractmethod
-    def read_verdict(self, text: str | None, setup: JudgeSetup | None = None) -> dict[str, Any]:
-        """The row columns of a judge's reply under ``setup`` (default: the protocol's judge):
-        ``verdict_status``, ``score`` (NaN unless ok), ``verdict_reason`` (and any protocol
-        extras). ``text`` None: the judge gave no reply to read (the extras say what the
-        protocol keeps of such a verdict)."""
+    def read_verdict(self, text: str | None, setup: JudgeSetup | None = None) -> Verdict:
+        """The verdict of a judge's reply under ``setup`` (default: the protocol's judge).
+        ``text`` None: the judge gave no reply to read (the protocol's own columns say what it
+        keeps of such a verdict)."""
 
     def distribution_mode(self, judge: str) -> str:
         """How ``judge``'s score distribution is read beside its verdict
@@ -203,30 +254,30 @@ class Protocol(ABC):
         return read_mode(judge)
 
     @abstractmethod
-    def labelled_examples(self) -> list[dict[str, Any]]:
+    def labelled_examples(self) -> list[dict[str, object]]:
         """The labelled examples of the protocol's judge prompt, as calibration items
         ``{id, probe_id, probe, response, score}`` (:mod:`.calibration`)."""
 
-    def holds_result(self, row: Mapping[str, Any]) -> bool:
+    def stored_value(self, row: Mapping[str, object]) -> int | None:
+        """The score a harness stores for a judged row whose verdict was read (ok or invalid):
+        the verdict, −1 for an invalid one; ``None``: the harness stores no cell."""
+        return int(row["score"]) if row["verdict_status"] == OK else -1
+
+    def holds_result(self, row: Mapping[str, object]) -> bool:
         """Whether a row of a run's frame holds its cell's result (by default: a valid
         verdict or score); a run resumed from the stored results neither asks nor judges
         such a cell again (:func:`contextecho.experiments.spine.run_grid`)."""
         return row.get("verdict_status") == OK
 
     # -------------------------------------------------------------- reporting
-    def shortened(self, used: Mapping[str, Any]) -> list[str]:
+    def shortened(self, used: Mapping[str, Setting]) -> list[str]:
         """The settings of ``used`` a run set below the protocol's own (none by default:
         a protocol whose settings are the run's parameters shortens nothing)."""
         return []
 
-    def settings(self) -> dict[str, Any]:
+    def settings(self) -> dict[str, Setting]:
         """The protocol's own window, token budgets and temperature, by setting name."""
         s = self.sampling
         return {"window_chars": s.window_chars, "probe_max_tokens": s.probe_max_tokens,
                 "stressor_max_tokens": s.stressor_max_tokens, "judge_max_tokens": s.judge_max_tokens,
                 "temperature": s.temperature if s.temperature is not None else "provider default"}
-
-
-def nan_verdict(status: str, reason: str, **extra: Any) -> dict[str, Any]:
-    """A verdict row without a score (``status`` invalid or error)."""
-    return {"verdict_status": status, "score": math.nan, "verdict_reason": reason, **extra}

@@ -1,12 +1,6 @@
-"""The protocols an experiment can run under, by name (the notebook parameter ``protocol``).
-
-* ``contextecho`` — this project's own instruments
-  (:class:`~contextecho.echo.instruments.ContextEchoProtocol`);
-* ``reference`` — the authors' harness as ``shared/reference/contextecho/PROTOCOL.md``
-  and its fixtures define it (:class:`~contextecho.echo.reference.protocol.ReferenceProtocol`).
-
-Both implement :class:`~contextecho.echo.protocol.Protocol`; the name is looked up once,
-here, and shared code asks the object, never the name. An unknown name raises
+"""The protocols an experiment can run under, by name (the notebook parameter ``protocol``):
+``contextecho`` (ours, :mod:`.instruments`) and ``reference`` (the authors' harness,
+:mod:`.reference.protocol`). A run looks its protocol up once, here; an unknown name raises
 :class:`~contextecho.engine.registry.UnknownNameError` listing the valid ones.
 """
 from __future__ import annotations
@@ -21,6 +15,13 @@ for _protocol in (ContextEchoProtocol(), ReferenceProtocol()):
     PROTOCOLS.add(_protocol.name, _protocol)
 
 
-def protocol(name: "str | Protocol") -> Protocol:
-    """The protocol called ``name`` (a protocol object is returned as it is)."""
-    return name if isinstance(name, Protocol) else PROTOCOLS.get(name)
+def protocol(name: str) -> Protocol:
+    """The protocol called ``name``."""
+    return PROTOCOLS.get(name)
+
+
+def protocol_of(params: object) -> Protocol:
+    """The protocol a run's parameters name (``params.protocol``), its options set from them
+    (:meth:`~.protocol.Protocol.configured`): looked up once, when the run starts; the run
+    carries the object."""
+    return protocol(params.protocol).configured(params)

@@ -6,38 +6,22 @@ at the last step; the judge's calibration first. Everything runs on the spine th
 run on (the same cells, call cache and run log: a rerun is answered from the cache, an
 interrupted one resumes) and through their building blocks: :func:`.selection.build` (the
 protocol's cells), :func:`.spine.run_grid`, :func:`.spine.calibrate_judges`,
-:func:`.panel.gap_row`, and the A-anchor experiment's own stages
-(:func:`.a_anchor.grid`, :func:`.a_anchor.effects`, :func:`.a_anchor.contract_effects`,
-:func:`.a_anchor.forest`), which write into the run's ``a_anchor/`` folder.
+:func:`.scores.gap_row`, and the A-anchor experiment's measurement (:mod:`.intervention_effects`:
+its cells, effects and forest), which writes into the run's ``a_anchor/`` folder.
 
-Sizes (``size``):
+Sizes (``size``, :data:`SIZE`; the README's "Your own sessions" says what each asks):
+``quick``, the authors' intake check of a donated session (e18 ``--quick``, our
+:mod:`.session_validation`) at the start and around the first compaction (without one: the
+middle and the last decile), one S2 wording, the A-anchor on the same probes; ``full``, the
+panel grid at every candidate position (:func:`candidates`). ``n_positions`` overrides the
+number (evenly along the candidates, the quick choice first); the budgets default to the
+protocol's own or, where a model of the run is the embedded one, to the embedded build's.
 
-- ``quick``: the authors' intake check of a donated session (e18 ``--quick``, our
-  :mod:`.session_validation`): three positions, the Coding-Self probes C01-C05, both arms,
-  so 30 probe cells per session; here the positions are the start and the first
-  compaction's last turn before and first after it (a session without a compaction: its
-  middle and its last decile), plus one S2 wording at each, and the A-anchor at the last
-  step on the same probes and wording.
-- ``full``: the panel grid: every probe, the S2 stressor's ten wordings, every position
-  (start, each decile, pre/post each compaction); the A-anchor on every probe and on the
-  A-anchor experiment's contracts.
-
-``n_positions`` overrides the number of positions (chosen evenly along the session's
-candidates, the quick choice first). The budgets (``window``, ``max_tokens``,
-``stressor_max_tokens``, ``judge_max_tokens``) default to the protocol's own, or, where a
-model of the run is the embedded one, to the embedded build's (its 8k context and the
-CPU cannot take the protocol's 30,000 characters).
-
-Sessions come from ``sessions`` (a folder of transcripts, or one file; default
-``data/own_sessions``, where ``import-sessions`` writes the user's own, redacted); every
-file that cannot be audited is named with its reason (a Codex CLI session under the
-``reference`` protocol, which reads Claude Code sessions only; a file that does not parse;
-a session without an agent step). Under ``reference`` the A-anchor still runs under our
-protocol: the harness defines no intervention on its prefix (:mod:`.a_anchor`).
-
-What leaves the machine is redacted as in every experiment (``redact``: prefixes sent to a
-model that is not in-process, and answers shown to such a judge); :func:`redaction` counts
-the placeholders, by class, in the transcripts as read and in the prefixes sent.
+A file that cannot be audited is named with its reason (a format the protocol does not read,
+a file that does not parse, a session without an agent step). The A-anchor runs under our
+protocol whatever the run's: the harness defines no intervention on its prefix. What leaves
+the machine is redacted as in every experiment; :func:`redaction` counts the placeholders,
+by class, in the transcripts as read and in the prefixes sent.
 """
 from __future__ import annotations
 
@@ -52,9 +36,8 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from ..echo.protocols import protocol as get_protocol
-from ..echo.reference.cells import PROTOCOL as REFERENCE_PROTOCOL, NamedTurn, named_positions
-from ..echo.reference.transcript import turn_index
+from ..echo.protocol import Positions, Protocol
+from ..echo.protocols import protocol, protocol_of
 from ..engine.llm import LOCAL_MODEL, is_in_process
 from ..engine.paths import data_dir
 from ..paper import figures
@@ -69,16 +52,17 @@ from ..sessions.corpus import scan
 from ..sessions.errors import SessionError
 from ..sessions.loader import load_session
 from ..sessions.model import Session
-from ..sessions.positions import Position, around_compactions, deciles
+from ..sessions.positions import Position
 from ..sessions.redaction.text import PLACEHOLDER
 from ..stats.errors import StatsInputError
 from ..stats.judge_free import compliance_gap, verbosity_ratio
 from ..stats.units import complete_units
-from . import a_anchor, panel, spine
+from . import intervention_effects, spine
+from .intervention_effects import MANUSCRIPT as INTERVENTIONS
 from .parameter_sets import JudgedParameters, ServingParameters
 from .item_ids import CONTRACT_IDS, PROBE_IDS, STRESSOR_IDS
 from .protocol_record import protocol_record
-from .scores import score_column
+from .scores import gap_row, headline_rows, score_column
 from .selection import build
 from .parameters import Interval, OneOf, RangeError, count
 from .spine import Run, Stage
@@ -88,7 +72,7 @@ TITLE = "Audit: drift of a model on your own sessions"
 SIZES = ("quick", "full")
 #: What each size asks (module doc); ``positions`` 0: every candidate position.
 SIZE = {"quick": {"probes": ("coding_self",), "stressors": ("S2#01",), "contracts": ("S2#01",), "positions": 3},
-        "full": {"probes": ("all",), "stressors": ("S2",), "contracts": a_anchor.Parameters.contracts,
+        "full": {"probes": ("all",), "stressors": ("S2",), "contracts": intervention_effects.Parameters.contracts,
                  "positions": 0}}
 #: The embedded build's budgets (the notebooks' defaults): its 8k context, two cores.
 EMBEDDED = {"window": 3000, "max_tokens": 32, "stressor_max_tokens": 32, "judge_max_tokens": 64}
@@ -150,9 +134,9 @@ class Parameters(JudgedParameters):
         """Whether a model of the run is the embedded one (its budgets apply)."""
         return LOCAL_MODEL in self.targets + self.judge_models()
 
-    def resolved(self) -> "Parameters":
-        """These parameters with every budget left at 0 set (module doc)."""
-        own = get_protocol(self.protocol).settings()
+    def resolved(self, protocol: Protocol) -> "Parameters":
+        """These parameters with every budget left at 0 set under the run's ``protocol`` (module doc)."""
+        own = protocol.settings()
         budgets = {name: EMBEDDED[name] if self.embedded else int(own[setting])
                    for name, setting in BUDGETS.items() if getattr(self, name) == 0}
         return dataclasses.replace(self, **budgets)
@@ -161,9 +145,11 @@ class Parameters(JudgedParameters):
 # ------------------------------------------------------------------------------- sessions
 @dataclass(frozen=True)
 class Sessions:
-    """The sessions an audit reads: each file, read the protocol's way (``read``) and ours
-    (``ours``: the A-anchor's cells); the files it cannot audit, each with why."""
+    """The sessions an audit reads under the run's ``protocol`` (looked up here, the run's first
+    stage): each file, read the protocol's way (``read``) and ours (``ours``: the A-anchor's
+    cells); the files it cannot audit, each with why."""
 
+    protocol: Protocol
     files: tuple[Path, ...]
     read: tuple[Any, ...]
     ours: tuple[Session, ...]
@@ -188,7 +174,7 @@ def choose_sessions(params: Parameters) -> Sessions:
     else:
         hint = " (run `python -m contextecho import-sessions`, or give a folder)" if not params.sessions else ""
         raise FileNotFoundError(f"audit: sessions: {source} is neither a file nor a folder{hint}")
-    proto = get_protocol(params.protocol)
+    proto = protocol_of(params)
     found, skipped = [], list(problems)
     for path in files:
         rel = path.relative_to(root).as_posix()
@@ -198,7 +184,7 @@ def choose_sessions(params: Parameters) -> Sessions:
             skipped.append((rel, f"not read: {exc}"))
             continue
         if ours.format not in proto.formats:
-            skipped.append((rel, f"a {ours.format} session: the {params.protocol} protocol reads "
+            skipped.append((rel, f"a {ours.format} session: the {proto.name} protocol reads "
                                  f"{', '.join(proto.formats)} only (--protocol contextecho reads both)"))
         elif ours.n_agent_steps == 0:
             skipped.append((rel, "no agent step to snapshot"))
@@ -207,35 +193,28 @@ def choose_sessions(params: Parameters) -> Sessions:
     found.sort(key=lambda f: (-f[1].n_agent_steps, f[0].as_posix()))
     if params.n_sessions > len(found) > 0:
         rule = Interval(1, len(found), zero="every session found", high_text=f"the sessions in {source} "
-                        f"that can be audited under {params.protocol}")
+                        f"that can be audited under {proto.name}")
         raise RangeError(NAME, [f"parameter 'n_sessions': {params.n_sessions} is out of range; "
                                 f"valid: {rule.valid(params.n_sessions, None)}"])
     chosen = found[:params.n_sessions] if params.n_sessions else found
     if not chosen:
         why = "; ".join(f"{f}: {w}" for f, w in skipped[:5]) or "no .jsonl transcript in it"
         raise ValueError(f"audit: no session to audit in {source} ({why})")
-    read = [ours if proto.name != REFERENCE_PROTOCOL else proto.read_session(path) for path, ours in chosen]
-    return Sessions(tuple(p for p, _ in chosen), tuple(read), tuple(o for _, o in chosen), tuple(skipped), root)
+    read = [proto.read_session(path, ours) for path, ours in chosen]
+    return Sessions(proto, tuple(p for p, _ in chosen), tuple(read), tuple(o for _, o in chosen), tuple(skipped),
+                    root)
 
 
 # ------------------------------------------------------------------------------ positions
-def candidates(session: Any, ours: Session, protocol: str) -> list[tuple[str, int]]:
+def candidates(session: Session, protocol: Protocol) -> list[tuple[str, int]]:
     """Every position an audit may snapshot, in order along the session: the start, each
-    decile, the last step before and the first after each compaction, as ``(label, step)``
-    (under ``reference`` the harness's turns and labels, :func:`.named_positions`: its
-    start is turn 100; else our agent steps, :mod:`contextecho.sessions.positions`). Two
-    at one step keep the first of start, compaction, decile."""
-    if protocol == REFERENCE_PROTOCOL:
-        rows = list(session.rows)
-        index = turn_index(rows)
-        named = named_positions(rows, index, "panel") + named_positions(rows, index, "deciles")
-        listed = [(p.label, p.turn) for p in named]
-    else:
-        listed = ([("start", 1)] + [(p.label, p.step) for p in around_compactions(ours)]
-                  + [(p.label, p.step) for p in deciles(ours)])
+    decile, the last step before and the first after each compaction, as ``(label, step)``,
+    the protocol's landmarks (:class:`~contextecho.echo.protocol.Positions`; under
+    ``reference`` the harness's turns and labels: its start is turn 100). Two at one step
+    keep the first the protocol lists."""
     at: dict[int, str] = {}
-    for label, step in listed:
-        at.setdefault(step, label)
+    for position in protocol.positions(session, Positions("landmarks")):
+        at.setdefault(position.step, position.label)
     return [(label, step) for step, label in sorted(at.items())]
 
 
@@ -272,8 +251,8 @@ def positions(run: Run, chosen: Sessions) -> pd.DataFrame:
     deciles), with the candidates they were chosen from; ``results/positions.parquet``."""
     p = run.params
     rows = []
-    for session, ours in zip(chosen.read, chosen.ours):
-        listed = candidates(session, ours, p.protocol)
+    for session in chosen.read:
+        listed = candidates(session, run.protocol)
         asked = choose_positions(listed, p.size, p.n_positions)
         for label, step in listed:
             rows.append({"session": run.labels[session.session_id], "session_id": session.session_id,
@@ -287,12 +266,11 @@ def positions(run: Run, chosen: Sessions) -> pd.DataFrame:
     return frame
 
 
-def _asked(positions: pd.DataFrame, protocol: str) -> dict[str, tuple]:
-    """Session id -> the positions asked, as the protocol's cells take them."""
+def _asked(positions: pd.DataFrame) -> Positions:
+    """The positions asked of each session."""
     asked = positions[positions["asked"]]
-    make = (lambda r: NamedTurn(r.position, int(r.step))) if protocol == REFERENCE_PROTOCOL else \
-        (lambda r: Position(int(r.step), r.position, "audit"))
-    return {sid: tuple(make(r) for r in g.itertuples()) for sid, g in asked.groupby("session_id", sort=False)}
+    return Positions(chosen={sid: tuple(Position(int(r.step), r.position, "audit") for r in g.itertuples())
+                             for sid, g in asked.groupby("session_id", sort=False)})
 
 
 # ---------------------------------------------------------------------------- the stages
@@ -300,9 +278,9 @@ def start(params: Parameters, chosen: Sessions) -> Run:
     """Open the outputs (``runs/audit/<time>`` from the command line), check that the target
     and the judge can be called before any call, label the sessions S1..Sn and list them
     with the files left out (``results/sessions.parquet``)."""
-    p = params.resolved()
-    run = spine.start(NAME, p, models=p.targets + p.judge_models(),
-                      protocol=protocol_record(p, p.stressor_max_tokens), sessions=lambda: chosen.read,
+    p = params.resolved(chosen.protocol)
+    run = spine.start(NAME, p, models=p.targets + p.judge_models(), protocol=chosen.protocol,
+                      record=protocol_record(chosen.protocol, p, p.stressor_max_tokens), sessions=lambda: chosen.read,
                       declared=MANUSCRIPT)
     rows = [{"session": run.labels[s.session_id], "file": chosen.shown(f), "format": o.format,
              "agent_steps": o.n_agent_steps, "compactions": len(o.compactions), "note": ""}
@@ -324,8 +302,7 @@ def cells(run: Run, positions: pd.DataFrame) -> list:
     """The panel's cells: target × session × position × arm (real, filler) × probe and S2
     wording, under the run's protocol (redacted for a model that is not in-process)."""
     p = run.params
-    asked = _asked(positions, p.protocol)
-    return build(p, NAME, run.sessions, p.items, positions=asked, reference_positions=asked,
+    return build(run.protocol, p, NAME, run.sessions, p.items, positions=_asked(positions),
                  stressor_max_tokens=p.stressor_max_tokens)
 
 
@@ -333,13 +310,13 @@ def grid(run: Run, cells: list) -> pd.DataFrame:
     """Every cell asked through the cache, every probe's answer judged; the counts of its
     batches printed and logged; ``results/cells.parquet``."""
     p = run.params
-    return spine.run_grid(run, cells, judges=p.judges, judge_max_tokens=p.judge_max_tokens, protocol=p.protocol,
+    return spine.run_grid(run, cells, judges=p.judges, judge_max_tokens=p.judge_max_tokens,
                           name=f"{NAME}:panel")
 
 
 def headline(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
     """The cells the drift gaps read: the headline battery's probes judged by the judge."""
-    return panel.headline(run, frame)
+    return headline_rows(frame, run.params.judges[0], run.params.headline)
 
 
 def drift_gaps(run: Run, primary: pd.DataFrame) -> pd.DataFrame:
@@ -355,12 +332,12 @@ def drift_gaps(run: Run, primary: pd.DataFrame) -> pd.DataFrame:
         for session, g in by_target.groupby("session", sort=True):
             for (position, step), at in g.groupby(["position", "step"], sort=False):
                 rows.append({"target": target, "session": session, "position": position, "step": step,
-                             "level": "position", **panel.gap_row(at, cluster=None, **boot)})
+                             "level": "position", **gap_row(at, cluster=None, **boot)})
             rows.append({"target": target, "session": session, "position": "all positions", "step": np.nan,
-                         "level": "session", **panel.gap_row(g, cluster="position", **boot)})
+                         "level": "session", **gap_row(g, cluster="position", **boot)})
         several = by_target["session"].nunique() > 1
         rows.append({"target": target, "session": "all sessions", "position": "all positions", "step": np.nan,
-                     "level": "all", **panel.gap_row(by_target, cluster=("session", "position") if several
+                     "level": "all", **gap_row(by_target, cluster=("session", "position") if several
                                                      else "position", **boot)})
     gaps = pd.DataFrame(rows)
     if len(gaps):
@@ -394,12 +371,8 @@ def trajectory(run: Run, primary: pd.DataFrame) -> SavedFigure:
     several = len(traj) and traj["target"].nunique() > 1
     return run.figure("trajectory", figures.trajectory(
         traj.assign(line=traj["arm"] if not several else traj["target"] + " · " + traj["arm"]),
-        x="step", y="mean", hue="line", panel="session", xlabel=_STEP[run.params.protocol == REFERENCE_PROTOCOL],
+        x="step", y="mean", hue="line", panel="session", xlabel=f"position ({run.protocol.step_unit})",
         ylabel="mean judge score (0–3)", ylim=(-0.1, 3.1), reason="no probe was judged"))
-
-
-#: What a position's step counts, under our protocol (False) and the reference's (True).
-_STEP = {False: "position (agent step)", True: "position (harness turn)"}
 
 
 def s2(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
@@ -448,27 +421,29 @@ def anchor(run: Run, chosen: Sessions) -> Run:
     the audit's probes and contracts, our protocol), the sessions read our way, its outputs
     in ``a_anchor/``; its batches counted in this run's log."""
     p = run.params
-    params = a_anchor.Parameters(
+    ours = protocol(intervention_effects.Parameters.protocol)  # the A-anchor's run, under our protocol (module doc)
+    params = intervention_effects.Parameters(
         targets=p.targets, judges=p.judge_models()[:1], window=p.window, max_tokens=p.max_tokens,
         temperature=p.temperature, n_resamples=p.n_resamples, resample_seed=p.resample_seed,
         score=p.score, **{f.name: getattr(p, f.name) for f in dataclasses.fields(ServingParameters)},
         interventions=("none", "a_anchor"), probes=p.probes or SIZE[p.size]["probes"],
         contracts=p.contracts or SIZE[p.size]["contracts"], distances=(0,),
-        judge_max_tokens=a_anchor.Parameters.judge_max_tokens if p.embedded else
-        int(get_protocol("contextecho").settings()["judge_max_tokens"]),
+        judge_max_tokens=intervention_effects.Parameters.judge_max_tokens if p.embedded else
+        int(ours.settings()["judge_max_tokens"]),
         output_dir=str(run.out.directory / ANCHOR_FOLDER))
-    out = Outputs.open("a_anchor", params.output_dir, a_anchor.MANUSCRIPT)
-    return dataclasses.replace(run, name=f"{NAME}:a_anchor", params=params, out=out, sessions=list(chosen.ours))
+    out = Outputs.open("a_anchor", params.output_dir, INTERVENTIONS)
+    return dataclasses.replace(run, name=f"{NAME}:a_anchor", params=params, protocol=ours, out=out,
+                               sessions=list(chosen.ours))
 
 
 def anchor_effects(anchor: Run) -> pd.DataFrame:
     """The A-anchor at the last step of each session: its cells asked and judged, its effect
     on the probes (judge points) and on the contracts (pp) against no intervention, with 95%
     intervals, and its forest (:mod:`.a_anchor`'s own stages)."""
-    frame = a_anchor.grid(anchor)
-    effects = a_anchor.effects(anchor, frame)
-    contracts = a_anchor.contract_effects(anchor, frame)
-    a_anchor.forest(anchor, effects, contracts)
+    frame = intervention_effects.grid(anchor)
+    effects = intervention_effects.effects(anchor, frame)
+    contracts = intervention_effects.contract_effects(anchor, frame)
+    intervention_effects.forest(anchor, effects, contracts)
     return effects
 
 
@@ -630,7 +605,7 @@ REPORT = (
             "restating the assistant register) before the same probes and contracts: the effect is the mean with "
             "minus without, with a 95% interval that resamples probes. The A-anchor runs under our protocol (the "
             "reference harness defines no intervention).",
-            tuple(Shown(a_anchor.MANUSCRIPT.table(stem), f"{ANCHOR_FOLDER}/results/{stem}.parquet")
+            tuple(Shown(INTERVENTIONS.table(stem), f"{ANCHOR_FOLDER}/results/{stem}.parquet")
                   for stem in ("effects", "contract_effects")),
             ((f"{ANCHOR_FOLDER}/figures/anchor_forest.png", "The A-anchor's effect with 95% interval on the probes "
               "and on the contracts"),)),

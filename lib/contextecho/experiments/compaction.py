@@ -19,7 +19,8 @@ import numpy as np
 import pandas as pd
 
 from .parameters import Interval, NonEmpty, OneOf, count
-from ..echo.protocols import protocol as get_protocol
+from ..echo.protocol import Positions
+from ..echo.protocols import protocol_of
 from ..engine.counts import Counts
 from ..paper import figures
 from ..paper.declared import Declared
@@ -27,7 +28,7 @@ from ..paper.formats import COUNT, FLAG, MODEL, P_VALUE, POINTS, TEXT, interval
 from ..paper.tables import Column, Table
 from ..paper.variables import Variable, by_target, reasons
 from ..paper.show import Result, SavedFigure
-from ..sessions.positions import positions as scheme_positions
+from ..sessions.positions import EVENT_TYPES
 from ..stats.equivalence import COMPACTION_MARGIN, equivalence_bootstrap, tost_paired
 from ..stats.errors import StatsInputError
 from ..stats.units import unit_gaps
@@ -68,24 +69,6 @@ class Parameters(JudgedParameters):
               "max_compactions": count(zero="all"), "probes": (NonEmpty(), PROBE_IDS),
               "replicates": count(), "margin": Interval(0, 3, low_open=True),
               "event_types": (NonEmpty(), OneOf(lambda: EVENT_TYPES, "event type"))}
-
-
-EVENT_TYPES = {"compaction": "c", "microcompaction": "m"}  # event type -> position label letter
-
-
-def event_positions(session, max_compactions: int, event_types=("compaction",)):
-    """Pre/post positions around the first ``max_compactions`` events of each type."""
-    unknown = sorted(set(event_types) - set(EVENT_TYPES))
-    if unknown:
-        raise ValueError(f"unknown event type(s) {', '.join(unknown)}; choose from {', '.join(EVENT_TYPES)}")
-    chosen = ()
-    for kind in event_types:
-        chosen += scheme_positions(session, kind)
-    if max_compactions > 0:
-        keep = {f"{EVENT_TYPES[kind]}{j}_{phase}" for kind in event_types
-                for j in range(1, max_compactions + 1) for phase in ("pre", "post")}
-        chosen = tuple(p for p in chosen if p.label in keep)
-    return tuple(sorted(chosen))
 
 
 def event_changes(primary: pd.DataFrame, column: str) -> pd.DataFrame:
@@ -172,22 +155,20 @@ MANUSCRIPT = CALIBRATION + PROTOCOL + DISTRIBUTIONS + Declared(
 def start(params: Parameters) -> Run:
     """Open the outputs, check that every target and judge can be called (before any call),
     and pick the longest openly licensed sessions with at least one event of ``event_types``."""
-    get_protocol(params.protocol).check_events(params.event_types)
-    return spine.start("compaction", params, models=params.targets + params.judges,
-                       protocol=protocol_record(params, paper_scale=PAPER_SCALE), declared=MANUSCRIPT,
-                       sessions=lambda: select_sessions(params.n_sessions, events=params.event_types,
-                                                               protocol=params.protocol))
+    proto = protocol_of(params)
+    proto.check_events(params.event_types)
+    return spine.start("compaction", params, models=params.targets + params.judges, protocol=proto,
+                       record=protocol_record(proto, params, paper_scale=PAPER_SCALE), declared=MANUSCRIPT,
+                       sessions=lambda: select_sessions(params.n_sessions, events=params.event_types, protocol=proto))
 
 
 def grid(run: Run) -> pd.DataFrame:
     """The grid: a snapshot just before and just after each event, real and filler arms,
     the probes, judged; the counts of its batches are printed and logged."""
     p = run.params
-    spec = lambda s: event_positions(s, p.max_compactions, p.event_types)  # noqa: E731 (our positions, if asked)
-    cells = build(p, "compaction", run.sessions, p.probes, positions=spec,
-                         reference_positions="compaction", limit=2 * p.max_compactions,
-                         replicates=p.replicates)
-    return spine.run_grid(run, cells, judges=p.judges, judge_max_tokens=p.judge_max_tokens, protocol=p.protocol)
+    cells = build(run.protocol, p, "compaction", run.sessions, p.probes,
+                  positions=Positions("compaction", n=p.max_compactions, events=p.event_types), replicates=p.replicates)
+    return spine.run_grid(run, cells, judges=p.judges, judge_max_tokens=p.judge_max_tokens)
 
 
 def events(run: Run, frame: pd.DataFrame) -> pd.DataFrame:

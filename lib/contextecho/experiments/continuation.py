@@ -22,15 +22,15 @@ from typing import Any
 
 import pandas as pd
 
-from ..echo.continuation import (ARMS, CONTRASTS, RUNNER, Cut, GptSource, continuation_protocol, gpt_source,
-                                 needs_redaction)
+from ..echo.continuation import ARMS, CONTRASTS, RUNNER, Cut, GptSource, gpt_source
+from ..echo.protocols import protocol_of
 from ..echo.reference import continuation as e07
 from ..echo.reference.texts import ACKNOWLEDGEMENT, COMMIT, FILLER_TEMPLATE
 from ..echo.reference.transcript import HarnessSession, read_rows, read_session
 from ..engine.cache import CallCache
 from ..engine.calls import generate
 from ..engine.hashing import content_hash
-from ..engine.llm import LOCAL_MODEL
+from ..engine.llm import LOCAL_MODEL, is_in_process
 from ..paper import figures
 from ..paper.declared import Declared
 from ..paper.formats import COUNT, FLAG, MODEL, P_VALUE, PERCENT, SIMILARITY, TEXT, estimate, interval, not_estimable
@@ -200,11 +200,11 @@ def side_by_side(contrasts: pd.DataFrame) -> pd.DataFrame:
 def start(params: Parameters) -> Run:
     """Open the outputs, check that every target can be called (before any call), and pick
     the Claude Code sessions the cutpoints come from."""
-    proto = continuation_protocol(params.protocol)
+    proto = protocol_of(params)
     record = {"protocol": proto.name, "protocol_version": f"e07-{COMMIT[:7]}",
               "protocol_sha256": content_hash([e07.SYSTEM_PROMPT, ACKNOWLEDGEMENT, e07.TOOLS, FILLER_TEMPLATE, proto.name]),
               "differs": differences_from(params, PAPER_SCALE)}
-    return spine.start("continuation", params, models=params.targets, protocol=record,
+    return spine.start("continuation", params, models=params.targets, protocol=proto, record=record,
                        sessions=lambda: claude_sessions(params), declared=MANUSCRIPT)
 
 
@@ -220,26 +220,26 @@ class Cuts:
     strides: dict[str, tuple[int, int]]  # session id -> (stride, candidates)
 
     def for_target(self, target: str) -> tuple[Cut, ...]:
-        return self.redacted if needs_redaction(target) else self.local
+        return self.local if is_in_process(target) else self.redacted  # what leaves the process is redacted
 
 
 def build_cuts(run: Run) -> Cuts:
     """Cutpoints of every session of the run (the harness's stride rule), and their arms
     under the run's protocol (pure: the same every time it is called)."""
     p = run.params
-    proto = continuation_protocol(p.protocol)
+    rules = run.protocol.continuation
     source = gpt_file(p)
     gpt = gpt_source(source.stem, read_rows(source))
-    redacting = any(needs_redaction(t) for t in p.targets)
+    redacting = not all(is_in_process(t) for t in p.targets)
     local, redacted, strides = [], [], {}
     for session in run.sessions:
         selection = e07.select_cutpoints(session.rows, p.n_cutpoints, p.skip_initial)
         strides[session.session_id] = (selection.stride, selection.n_total_candidates)
         redactor, gpt_redactor = Redactor(), Redactor()
         for number, cutpoint in enumerate(selection.cutpoints):
-            local.append(proto.cut(session.session_id, session.rows, cutpoint, number, gpt))
+            local.append(rules.cut(session.session_id, session.rows, cutpoint, number, gpt))
             if redacting:
-                redacted.append(proto.cut(session.session_id, session.rows, cutpoint, number, gpt,
+                redacted.append(rules.cut(session.session_id, session.rows, cutpoint, number, gpt,
                                           redactor=redactor, gpt_redactor=gpt_redactor))
     return Cuts(tuple(local), tuple(redacted), gpt, source, strides)
 
@@ -266,13 +266,13 @@ def grid(run: Run, cutpoints: pd.DataFrame) -> pd.DataFrame:
     scored: the first call's tool and arguments, M1 and M2; an answer without a call is
     attrition, a failed call is counted and never scored."""
     p = run.params
-    proto = continuation_protocol(p.protocol)
+    rules = run.protocol.continuation
     cuts = build_cuts(run)
     jobs = []
     for target in p.targets:
         for cut in cuts.for_target(target):
             for arm in ARMS:
-                jobs.append((target, cut, arm, proto.request(target, cut, arm, max_tokens=p.max_tokens,
+                jobs.append((target, cut, arm, rules.request(target, cut, arm, max_tokens=p.max_tokens,
                                                              temperature=p.temperature)))
     with CallCache() as cache:
         result = generate([j[3] for j in jobs], cache=cache, transport=run.transport, progress=True,
@@ -280,7 +280,7 @@ def grid(run: Run, cutpoints: pd.DataFrame) -> pd.DataFrame:
     run.batch("continuation:targets", result.counts())
     rows = []
     for (target, cut, arm, request), record in zip(jobs, result.records):
-        outcome = proto.outcome(record, cut, target)
+        outcome = rules.outcome(record, cut, target)
         rows.append({"target": target, "session": run.labels[cut.session], "cut": cut.number,
                      "cut_index": cut.index, "arm": arm, "key": request.key, "status": record.status,
                      "error_type": record.error_type, "finish_reason": record.finish_reason,

@@ -23,8 +23,8 @@ import numpy as np
 import pandas as pd
 
 from .parameters import NonEmpty, OneOf, count
-from ..echo.protocol import Protocol
-from ..echo.protocols import protocol as get_protocol
+from ..echo.protocol import Positions, Protocol
+from ..echo.protocols import protocol_of
 from ..echo.rubric import RUBRIC
 from ..engine.cache import CallCache
 from ..engine.calls import Transport, generate
@@ -123,18 +123,18 @@ def _raters(p: Parameters) -> list[str]:
 def start(params: Parameters) -> Run:
     """Open the outputs, check that every target and judge can be called (before any call),
     and pick the panel's sessions."""
-    return spine.start("cross_judge", params, models=params.targets + params.judges,
-                       protocol=protocol_record(params, paper_scale=PAPER_SCALE), declared=MANUSCRIPT,
-                       sessions=lambda: select_sessions(params.n_sessions, protocol=params.protocol))
+    proto = protocol_of(params)
+    return spine.start("cross_judge", params, models=params.targets + params.judges, protocol=proto,
+                       record=protocol_record(proto, params, paper_scale=PAPER_SCALE), declared=MANUSCRIPT,
+                       sessions=lambda: select_sessions(params.n_sessions, protocol=proto))
 
 
 def grid(run: Run) -> pd.DataFrame:
     """The panel's cells (the same requests: every target call answered from the cache when
     the panel ran first), judged by every LLM judge; the counts of its batches are logged."""
     p = run.params
-    cells = build(p, "panel", run.sessions, p.probes, positions="uniform", k=p.n_positions,
-                         reference_positions="panel", limit=p.n_positions)
-    return spine.run_grid(run, cells, judges=p.judges, judge_max_tokens=p.judge_max_tokens, protocol=p.protocol)
+    cells = build(run.protocol, p, "panel", run.sessions, p.probes, positions=Positions("panel", n=p.n_positions))
+    return spine.run_grid(run, cells, judges=p.judges, judge_max_tokens=p.judge_max_tokens)
 
 
 def scores(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
@@ -314,12 +314,8 @@ class StoredResponse:
     score: Any
     about: Mapping[str, Any] = field(default_factory=dict)
 
-    @property
-    def item(self) -> "StoredResponse":  # a protocol's judge reads ``cell.item.probe_text``
-        return self
 
-
-def rejudge(stored: Sequence[StoredResponse], judge: str, *, protocol: str | Protocol = "reference",
+def rejudge(stored: Sequence[StoredResponse], judge: str, *, protocol: Protocol,
             variant: str = "", max_tokens: int | None = None, cache: CallCache | None = None,
             transport: Transport = Transport(), progress: bool = False, name: str = "rejudge",
             redact: bool = True) -> pd.DataFrame:
@@ -338,12 +334,12 @@ def rejudge(stored: Sequence[StoredResponse], judge: str, *, protocol: str | Pro
     transport's retries); otherwise the requests go as one batch. A judge that is not
     in-process is shown each response redacted (:mod:`contextecho.sessions.outbound`; not with
     ``redact=False``: a conformance replay, which never leaves the process)."""
-    proto = get_protocol(protocol)
-    setup = proto.judging([judge], RUBRIC, variant)
-    params = proto.judge_params(max_tokens or proto.sampling.judge_max_tokens)
+    setup = protocol.judging([judge], RUBRIC, variant)
+    params = protocol.judge_params(max_tokens or protocol.sampling.judge_max_tokens)
     shown = JudgeInputs(redact)  # a judge that is not in-process is shown the response redacted
-    requests = [proto.judge_request(setup, judge, s, shown.text(s.response, judge, str(s.about.get("session", ""))),
-                                    params) for s in stored]
+    requests = [protocol.judge_request(setup, judge, s.probe_text,
+                                       shown.text(s.response, judge, str(s.about.get("session", ""))), params, s.key)
+                for s in stored]
     own = cache is None
     cache = cache if cache is not None else CallCache()
     batch = {"cache": cache, "progress": progress, "name": f"{name}:{judge}"}
@@ -355,7 +351,7 @@ def rejudge(stored: Sequence[StoredResponse], judge: str, *, protocol: str | Pro
             for request in requests:
                 for _ in range(setup.attempts):
                     record = generate([request], transport=once, retry_errors=True, **batch).records[0]
-                    if proto.judge_reply(record, judge) is not None:
+                    if protocol.judge_reply(record, judge) is not None:
                         break
                 records.append(record)
     finally:
@@ -363,9 +359,11 @@ def rejudge(stored: Sequence[StoredResponse], judge: str, *, protocol: str | Pro
             cache.close()
     rows = []
     for s, request, record in zip(stored, requests, records):
-        text = proto.judge_reply(record, judge)
+        text = protocol.judge_reply(record, judge)
+        v = protocol.read_verdict(text, setup)
         row = {**s.about, "key": s.key, "response": s.response, "primary_score": s.score, "judge_model": judge,
-               "judge_key": request.key, "judge_response": text, **proto.read_verdict(text, setup)}
+               "judge_key": request.key, "judge_response": text, "verdict_status": v.status, "score": v.score,
+               "verdict_reason": v.reason, **v.columns()}
         if text is None:
             row.update(verdict_status=ERROR, score=math.nan, verdict_reason=f"judge call failed: {record.error_type}")
         rows.append(row)
@@ -376,7 +374,7 @@ def _counted(frame: pd.DataFrame, failures: str) -> tuple[pd.Series, pd.Series]:
     """The first and second judge's scores of re-judged rows as ``failures`` counts them
     (NaN: not counted): ``out`` the valid 0–3 verdicts, ``in`` every score stored."""
     first = pd.to_numeric(frame["primary_score"], errors="coerce").astype(float)
-    second = pd.to_numeric(frame[failure_column(frame, failures)], errors="coerce").astype(float)
+    second = pd.to_numeric(frame[failure_column(failures)], errors="coerce").astype(float)
     if failures == "out":
         first = first.where(first.isin(SCORES_0_3))
     return first, second

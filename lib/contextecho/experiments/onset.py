@@ -25,7 +25,7 @@ from ..paper.formats import COUNT, MODEL, POINTS, TEXT, estimate
 from ..paper.tables import Column, Table
 from ..paper.variables import Variable, reasons
 from ..paper.show import Result, SavedFigure
-from ..sessions.positions import Position
+from ..echo.protocol import Positions
 from ..stats.errors import StatsInputError
 from ..stats.drift import drift_gap
 from ..stats.bootstrap import harness_onset_gap_cis
@@ -33,6 +33,7 @@ from ..stats.units import complete_units
 from . import spine
 from .parameter_sets import JudgedParameters, REFERENCE_JUDGE
 from .item_ids import PROBE_IDS
+from ..echo.protocols import protocol_of
 from .protocol_record import PROTOCOL, protocol_record, protocol_variables
 from .scores import failure_column, score_column
 from .selection import build, select_sessions
@@ -63,11 +64,6 @@ class Parameters(JudgedParameters):
               "steps": (NonEmpty(), count()), "probes": (NonEmpty(), PROBE_IDS)}
 
 
-def early_positions(session, steps) -> tuple[Position, ...]:
-    limit = session.compactions[0].steps_before if session.compactions else session.n_agent_steps
-    return tuple(Position(s, f"s{s}", "early") for s in sorted(set(steps)) if 1 <= s <= limit)
-
-
 def harness_curve(primary: pd.DataFrame, *, n_resamples: int, seed: int, failures: str = "out",
                   targets: Sequence[str] = ()) -> pd.DataFrame:
     """The harness's onset intervals (Fig. 15, :func:`~contextecho.stats.bootstrap.harness_onset_gap_cis`):
@@ -80,7 +76,7 @@ def harness_curve(primary: pd.DataFrame, *, n_resamples: int, seed: int, failure
     whose parse raised lost its cell there, and is left out here). ``targets``: the order
     the targets are drawn in (a listed target without data gives NaN rows and draws
     nothing; default: sorted by model string). ``harness_n`` is the smaller arm's count."""
-    column = failure_column(primary, failures)
+    column = failure_column(failures)
     scored = primary[primary[column].notna()]
     order = list(targets) or sorted(scored["target"].unique())
     all_steps = sorted(primary["step"].unique())
@@ -127,19 +123,18 @@ MANUSCRIPT = CALIBRATION + PROTOCOL + Declared(
 def start(params: Parameters) -> Run:
     """Open the outputs, check that every target and judge can be called (before any call),
     and pick the longest openly licensed sessions."""
-    return spine.start("onset", params, models=params.targets + params.judges,
-                       protocol=protocol_record(params, paper_scale=PAPER_SCALE), declared=MANUSCRIPT,
-                       sessions=lambda: select_sessions(params.n_sessions, protocol=params.protocol))
+    proto = protocol_of(params)
+    return spine.start("onset", params, models=params.targets + params.judges, protocol=proto,
+                       record=protocol_record(proto, params, paper_scale=PAPER_SCALE), declared=MANUSCRIPT,
+                       sessions=lambda: select_sessions(params.n_sessions, protocol=proto))
 
 
 def grid(run: Run) -> pd.DataFrame:
     """The grid: each session snapshotted at the early steps, real and filler arms, the
     probes, judged; the counts of its batches are printed and logged."""
     p = run.params
-    cells = build(p, "onset", run.sessions, p.probes, positions=lambda s: early_positions(s, p.steps),
-                         reference_positions="onset",
-                         turns=p.steps)
-    return spine.run_grid(run, cells, judges=p.judges, judge_max_tokens=p.judge_max_tokens, protocol=p.protocol)
+    cells = build(run.protocol, p, "onset", run.sessions, p.probes, positions=Positions("onset", steps=p.steps))
+    return spine.run_grid(run, cells, judges=p.judges, judge_max_tokens=p.judge_max_tokens)
 
 
 def curve(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
@@ -168,7 +163,7 @@ def curve(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
     if len(table):
         table = table.merge(harness_curve(primary, n_resamples=p.n_resamples, seed=p.resample_seed),
                             on=["target", "step"], how="left")
-        if "reference_score" in primary:  # the harness figure's own treatment: its −1s averaged in
+        if run.protocol.stored_score is not None:  # the harness figure's own treatment: its −1s averaged in
             failures_in = harness_curve(primary, n_resamples=p.n_resamples, seed=p.resample_seed, failures="in")
             table = table.merge(failures_in[["target", "step", "harness_gap"]].rename(
                 columns={"harness_gap": "harness_gap_failures_in"}), on=["target", "step"], how="left")

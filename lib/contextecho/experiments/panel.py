@@ -24,8 +24,8 @@ import pandas as pd
 
 from ..echo.fingerprint import fingerprint_frame, fit_pca
 from ..echo.reference.positions import PANEL_POSITIONS
-from ..echo import probes
 from ..echo.probes import FRAMINGS
+from ..echo.protocol import Positions
 from ..echo.reference.s2_requests import S2_REQUESTS
 from ..echo.runner import SELF_JUDGE
 from .parameters import POSITIVE, Models, NonEmpty, OneOf, count
@@ -38,7 +38,6 @@ from ..paper import figures
 from ..paper.show import Result, SavedFigure
 from ..stats.errors import StatsInputError
 from ..stats.judge_free import compliance_gap, log_verbosity_ratios, verbosity_ratio
-from ..stats.drift import drift_gap
 from ..stats.multiple import holm
 from ..stats.spread import score_spread
 from ..stats.units import complete_units, unit_gaps
@@ -50,8 +49,9 @@ from . import spine
 from .parameter_sets import JudgedParameters, REFERENCE_JUDGE
 from .distributions import DISTRIBUTIONS, distribution_report
 from .item_ids import PROBE_IDS, STRESSOR_IDS
+from ..echo.protocols import protocol_of
 from .protocol_record import PROTOCOL, protocol_record, protocol_variables
-from .scores import SCORES, failure_column, first_judge_rows, score_column
+from .scores import SCORES, failure_column, first_judge_rows, gap_row, headline_rows, score_column
 from .selection import build, select_sessions
 from .spine import CALIBRATION, Run, Stage
 
@@ -67,8 +67,6 @@ PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5", "openai/gpt-4o", "host
 #: session, turns at each decile plus pre/post each compaction, k = 3 samples per cell at
 #: the provider's default temperature, under the reference instruments (``n_positions``
 #: 100 keeps every decile and compaction checkpoint of any session in the corpus).
-#: Our position scheme for each panel scheme (the reference protocol reads the name itself).
-OUR_POSITIONS = {"panel": "uniform", "deciles": "deciles", "late": "late"}
 #: The Fig-2 forest's position order (``plotting/fig2_forest_panelwide.py:34-38``).
 FOREST_POSITIONS = tuple(label for label, _ in PANEL_POSITIONS)
 CORPUS_GRID = {**PAPER_SCALE, "targets": ("anthropic/claude-sonnet-4-5",), "n_sessions": 0,
@@ -147,7 +145,7 @@ class Parameters(JudgedParameters):
 
 
 def harness_table(primary: pd.DataFrame, *, n_resamples: int, seed: int, failures: str = "out",
-                  positions: Sequence[str] | None = None) -> pd.DataFrame:
+                  positions: Sequence[str] | None = None, beside: bool = False) -> pd.DataFrame:
     """Per target: each arm's mean with the harness's two-stage bootstrap interval (positions
     in step order, scores in item/replicate order), the gap, the sign-flip p of the paired
     differences (valid pairs in that order) and Holm over the targets' p-values.
@@ -157,10 +155,11 @@ def harness_table(primary: pd.DataFrame, *, n_resamples: int, seed: int, failure
     (``plotting/fig2_forest_panelwide.py:109-111``; a verdict whose parse raised lost its
     cell there and is left out here); the sign-flip test pairs valid verdicts either way
     (``consolidate_12model_perm.py`` drops failures). ``positions``: the position labels to read, in that
-    order (the forest's ``FOREST_POSITIONS``; default every position, in step order). Under
-    ``reference`` with ``failures="out"`` the gap with the −1s averaged in is given beside
-    (``gap_failures_in``)."""
-    column = failure_column(primary, failures)
+    order (the forest's ``FOREST_POSITIONS``; default every position, in step order).
+    ``beside`` (a protocol that stores its failed verdicts' scores:
+    :attr:`~contextecho.echo.protocol.Protocol.stored_score`) with ``failures="out"``: the gap
+    with the −1s averaged in beside (``gap_failures_in``)."""
+    column = failure_column(failures)
     rows = []
     for target, g in primary.groupby("target", sort=True):
         g = g.sort_values(["session", "step", "item", "replicate"], kind="stable")
@@ -188,9 +187,10 @@ def harness_table(primary: pd.DataFrame, *, n_resamples: int, seed: int, failure
                "n_real": arms["real"].n, "n_filler": arms["filler"].n,
                "n_positions_real": counts["real"], "n_positions_filler": counts["filler"],
                "n_pairs": len(deltas), "perm_p": p}
-        if "reference_score" in g and failures == "out":  # the forest loader's treatment beside
-            scored = g[g["reference_score"].map(lambda v: isinstance(v, (int, float)) and pd.notna(v))]
-            means = scored.groupby("arm")["reference_score"].mean()
+        if beside and failures == "out":  # the forest loader's treatment beside
+            stored = failure_column("in")
+            scored = g[g[stored].map(lambda v: isinstance(v, (int, float)) and pd.notna(v))]
+            means = scored.groupby("arm")[stored].mean()
             row["gap_failures_in"] = float(means.get("filler", np.nan) - means.get("real", np.nan))
             row["n_failed_verdicts"] = int((g["verdict_status"] == "invalid").sum())
         rows.append(row)
@@ -230,24 +230,6 @@ def verbosity_variance(s2: pd.DataFrame) -> pd.DataFrame:
                        between_pct=np.nan, note=f"not estimable: {exc}")
         rows.append(row)
     return pd.DataFrame(rows)
-
-
-def gap_row(frame: pd.DataFrame, **options) -> dict:
-    """drift_gap as a dict, or the reason it cannot be estimated."""
-    data, dropped = complete_units(frame, options.get("score", "score"))
-    try:
-        record = drift_gap(data, **options) if options.get("kind") != "compliance" else None
-        return {**record.to_dict(), "units_dropped": dropped, "note": ""}
-    except StatsInputError as exc:
-        return {"estimate": np.nan, "ci_low": np.nan, "ci_high": np.nan, "real_mean": np.nan, "filler_mean": np.nan,
-                "n_clusters": 0, "n_invalid": np.nan, "units_dropped": dropped, "note": f"not estimable: {exc}"}
-
-
-def headline_ids(name: str) -> set[str]:
-    """The probe ids of the headline battery (or the one probe named)."""
-    return {q.id for q in probes.battery(name)} if name in probes.BATTERIES else {name}
-
-
 
 
 # ---------------------------------------------------------------- what the manuscript reads
@@ -347,9 +329,10 @@ def _probe_rows(frame: pd.DataFrame) -> pd.DataFrame:
 def start(params: Parameters) -> Run:
     """Open the outputs, check that every target and judge can be called (before any call),
     and pick the longest openly licensed sessions (labelled S1..Sn)."""
-    return spine.start("panel", params, models=params.targets + params.judge_models(),
-                       protocol=protocol_record(params, params.stressor_max_tokens, PAPER_SCALE),
-                       sessions=lambda: select_sessions(params.n_sessions, protocol=params.protocol),
+    proto = protocol_of(params)
+    return spine.start("panel", params, models=params.targets + params.judge_models(), protocol=proto,
+                       record=protocol_record(proto, params, params.stressor_max_tokens, PAPER_SCALE),
+                       sessions=lambda: select_sessions(params.n_sessions, protocol=proto),
                        declared=MANUSCRIPT)
 
 
@@ -358,21 +341,17 @@ def grid(run: Run) -> pd.DataFrame:
     S2 wordings, every cell asked through the cache, probes judged (one row per cell and
     judge); the counts of its batches are printed and logged."""
     p = run.params
-    cells = build(p, "panel", run.sessions, list(p.probes) + list(p.stressors),
-                         positions=OUR_POSITIONS[p.positions], k=p.n_positions, reference_positions=p.positions,
-                         limit=p.n_positions, replicates=p.replicates, stressor_max_tokens=p.stressor_max_tokens,
-                         framing=p.framing, s2_requests=p.s2_requests)
-    return spine.run_grid(run, cells, judges=p.judges, judge_max_tokens=p.judge_max_tokens, protocol=p.protocol,
+    cells = build(run.protocol, p, "panel", run.sessions, list(p.probes) + list(p.stressors),
+                  positions=Positions(p.positions, n=p.n_positions), replicates=p.replicates,
+                  stressor_max_tokens=p.stressor_max_tokens, framing=p.framing)
+    return spine.run_grid(run, cells, judges=p.judges, judge_max_tokens=p.judge_max_tokens,
                           resume_judges=p.resume_judges)
 
 
 def headline(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
     """The cells the headline estimates read: the headline battery's probes, judged by the
     first judge or kept by a resumed run (every judged probe when the battery was not asked)."""
-    p = run.params
-    judged = first_judge_rows(_probe_rows(frame), p.judges[0])
-    chosen = judged[judged["item"].isin(headline_ids(p.headline))]
-    return chosen if len(chosen) else judged
+    return headline_rows(frame, run.params.judges[0], run.params.headline)
 
 
 def drift_gaps(run: Run, primary: pd.DataFrame) -> pd.DataFrame:
@@ -419,10 +398,11 @@ def harness(run: Run, primary: pd.DataFrame, gaps: pd.DataFrame) -> pd.DataFrame
     p = run.params
     # Under reference the harness's treatment leads (its −1 verdicts averaged in, as the Fig-2
     # forest reads them), ours beside it (failures left out and counted): both labelled.
-    failures = "in" if "reference_score" in primary else "out"
+    stored = run.protocol.stored_score is not None
+    failures = "in" if stored else "out"
     table = harness_table(primary, failures=failures, **_boot(p))
-    if failures == "in" and len(table):
-        ours = harness_table(primary, **_boot(p)).set_index("target")
+    if stored and len(table):
+        ours = harness_table(primary, beside=True, **_boot(p)).set_index("target")
         table["gap_valid_only"] = table["target"].map(ours["gap"])
         table["n_failed_verdicts"] = table["target"].map(ours["n_failed_verdicts"])
     run.out.parquet("harness", table)
@@ -556,14 +536,15 @@ def s2_compliance(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
                        note=(row["note"] + f" verbosity not estimable: {exc}").strip())
         rows.append(row)
     table = pd.DataFrame(rows)
-    if "contextecho_score" in s2:  # reference: our scorer beside the harness's
+    beside = run.protocol.beside_score
+    if beside is not None:  # reference: our scorer beside the harness's
         both = s2[s2["verdict_status"] == "ok"]
-        ours = both.groupby(["target", "arm"])["contextecho_score"].mean().unstack()
+        ours = both.groupby(["target", "arm"])[beside].mean().unstack()
         table["contextecho_real_rate_pct"] = table["target"].map(100 * ours.get("real", pd.Series(dtype=float)))
         table["contextecho_filler_rate_pct"] = table["target"].map(100 * ours.get("filler", pd.Series(dtype=float)))
-        agree = (both["score"] == both["contextecho_score"]).groupby(both["target"]).mean()
+        agree = (both["score"] == both[beside]).groupby(both["target"]).mean()
         table["scorer_agreement_pct"] = table["target"].map(100 * agree)
-        run.out.put("s2_scorer_agreement_pct", 100 * (both["score"] == both["contextecho_score"]).mean()
+        run.out.put("s2_scorer_agreement_pct", 100 * (both["score"] == both[beside]).mean()
                     if len(both) else None, why="no S2 reply was scored by both scorers")
     columns = {"s2_real_rate_pct_{target}": "real_rate_pct", "s2_filler_rate_pct_{target}": "filler_rate_pct",
                "s2_gap_pp_{target}": "gap_pp", "s2_gap_ci_{target}": ("ci_low", "ci_high"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from ..echo.protocols import protocol as get_protocol
+from ..echo.protocol import Protocol
 from ..paper.declared import Declared
 from ..paper.formats import COUNT, TEXT
 from ..paper.variables import Variable
@@ -17,22 +17,21 @@ PROTOCOL = Declared(variables=(
     Variable("n_protocol_divergences", COUNT)))
 
 
-def protocol_record(p: Any, stressor_max_tokens: int | None = None,
+def protocol_record(protocol: Protocol, p: Any, stressor_max_tokens: int | None = None,
                     paper_scale: Mapping[str, Any] | None = None) -> dict:
-    """What a run manifest says about the protocol of a judged run ``p``: its key, the
+    """What a run manifest says about the ``protocol`` of a judged run ``p``: its key, the
     window and max tokens the run used next to the protocol's own, which of them were
     shortened (the embedded build's context and two cores cannot take the reference's
     30,000 characters and 600/1,024/400 tokens; under ``contextecho`` the window and tokens
     are the run's own parameters: nothing is shortened), and ``differs``: every parameter
     of the experiment's paper-scale set (``paper_scale``; under ``reference`` the harness's
     settings) whose value this run changed, computed from the parameters, never written by hand."""
-    proto = get_protocol(p.protocol)
     used = {"window_chars": p.window, "probe_max_tokens": p.max_tokens,
             "stressor_max_tokens": stressor_max_tokens or p.max_tokens,
             "judge_max_tokens": p.judge_max_tokens,
-            "temperature": p.temperature if proto.sampling.temperature is not None else "provider default"}
-    return {**proto.key(), "settings": used, "protocol_settings": proto.settings(),
-            "shortened": proto.shortened(used), "differs": differences_from(p, paper_scale or {})}
+            "temperature": p.temperature if protocol.sampling.temperature is not None else "provider default"}
+    return {**protocol.key(), "settings": used, "protocol_settings": protocol.settings(),
+            "shortened": protocol.shortened(used), "differs": differences_from(p, paper_scale or {})}
 
 
 def differences_from(p: Any, paper_scale: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -13,63 +13,55 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..echo.protocol import Grid
-from ..echo.protocols import protocol as get_protocol
-from ..echo.reference.cells import PROTOCOL as REFERENCE_PROTOCOL
+from ..echo.protocol import Grid, Positions, Protocol
+from ..sessions.loader import load_session
 from ..sessions.model import Session
-from ..sessions.selection import corpus_rows, session_file
+from ..sessions.selection import FORMATS, corpus_rows, session_file
 from .parameters import Interval, RangeError
 
 
-def select_sessions(n: int, *, min_compactions: int = 0, events: Sequence[str] = (),
-                    corpus: Path | None = None, protocol: str = "contextecho") -> list[Session]:
-    """The ``n`` longest openly licensed sessions (0 = all), of the formats the protocol
+def select_sessions(n: int, *, protocol: Protocol | None = None, min_compactions: int = 0,
+                    events: Sequence[str] = (), corpus: Path | None = None) -> list[Session]:
+    """The ``n`` longest openly licensed sessions (0 = all), of the formats the run's protocol
     reads (``reference``: Claude Code), each read once the protocol's way
-    (:meth:`~contextecho.echo.protocol.Protocol.read_session`; ``events``: see
+    (:meth:`~contextecho.echo.protocol.Protocol.read_session`; a design without a protocol:
+    every format, by our parser; ``events``: see
     :func:`~contextecho.sessions.selection.corpus_rows`)."""
-    rows = corpus_rows(min_compactions=min_compactions, events=events, formats=get_protocol(protocol).formats)
+    rows = corpus_rows(min_compactions=min_compactions, events=events,
+                       formats=protocol.formats if protocol else FORMATS)
     if n > len(rows) > 0:
+        said = [f"protocol {protocol.name}"] if protocol else []
+        said += [f"events {', '.join(events)}"] if events else []
+        said += [f"at least {min_compactions} compaction(s)"] if min_compactions else []
         rule = Interval(1, len(rows), zero="all", high_text="the usable sessions of the corpus for this "
-                        f"selection (protocol {protocol}" + (f", events {', '.join(events)}" if events else "")
-                        + (f", at least {min_compactions} compaction(s)" if min_compactions else "") + ")")
+                        f"selection ({', '.join(said) or 'every format'})")
         raise RangeError("the session selection", [f"parameter 'n_sessions': {n} is out of range; "
                                                     f"valid: {rule.valid(n, None)}"])
     rows = rows if n <= 0 else rows[:n]
     if not rows:
         raise RuntimeError("no usable session in the corpus manifest")
-    proto = get_protocol(protocol)
-    return [proto.read_session(session_file(r["file"], corpus)) for r in rows]
+    read = protocol.read_session if protocol else load_session
+    return [read(session_file(r["file"], corpus)) for r in rows]
 
 
-def build(p: Any, experiment: str, sessions: Sequence[Session], items: Sequence[str], *,
-          positions, reference_positions, k: int = 12, limit: int = 0, replicates: int = 1,
-          turns: Sequence[int] = (), stressor_max_tokens: int | None = None, redact: bool = True,
-          framing: str = "framed", s2_requests: str = "e08") -> list:
-    """The experiment's real/filler cells under ``p.protocol`` (``p``: the run's
+def build(protocol: Protocol, p: Any, experiment: str, sessions: Sequence[Session], items: Sequence[str], *,
+          positions: Positions, replicates: int = 1, stressor_max_tokens: int | None = None,
+          redact: bool = True, framing: str = "framed") -> list:
+    """The experiment's real/filler cells under the run's ``protocol`` (``p``: the run's
     :class:`~contextecho.experiments.parameter_sets.JudgedParameters`; its
     :meth:`~contextecho.echo.protocol.Protocol.build_cells` over one
-    :class:`~contextecho.echo.protocol.Grid`): ``positions`` (with ``k``) are read by
-    ``contextecho`` (see :func:`~contextecho.echo.cells.build_cells`), ``reference_positions``
-    (a scheme of :mod:`contextecho.echo.reference.cells`, or a mapping; ``limit``,
-    ``turns``, ``s2_requests``: the harness runner whose S2 requests it sends) by
-    ``reference``. ``redact=False`` (run-level conformance only, whose replay never leaves
+    :class:`~contextecho.echo.protocol.Grid`) at the ``positions`` asked, which the protocol
+    reads its own way. ``redact=False`` (run-level conformance only, whose replay never leaves
     the process) sends a hosted target the session unredacted, as the harness does."""
-    grid = Grid(tuple(items), positions=positions, reference_positions=reference_positions, k=k,
-                limit=limit, replicates=replicates, turns=tuple(turns), window=p.window,
-                max_tokens=p.max_tokens, stressor_max_tokens=stressor_max_tokens, temperature=p.temperature,
-                redact=redact, framing=framing, s2_requests=s2_requests)
     asked = getattr(p, "n_positions", 0)  # the parameter, when it is what asks the positions
-    ours = p.protocol != REFERENCE_PROTOCOL
-    if ours and asked > 0 and positions == "uniform" and k == asked:
-        # Uniform positions are distinct steps: a session of n agent steps offers n of them.
-        _check_positions(experiment, asked, {s.session_id: s.n_agent_steps for s in sessions}, "agent steps")
-    cells = get_protocol(p.protocol).build_cells(experiment, list(p.targets), sessions, grid)
-    if not ours and asked > 0 and limit == asked and isinstance(reference_positions, str):
-        offered = {s.session_id: 0 for s in sessions}
-        for session, _ in {(c.session, c.position) for c in cells}:
-            offered[session] += 1
-        _check_positions(experiment, asked, offered, f"{reference_positions} positions")
-    return cells
+    if asked > 0 and positions.n == asked:
+        offered = {s.session_id: protocol.offered(s, positions) for s in sessions}
+        if offered and None not in offered.values():
+            what = next(iter(offered.values()))[1]
+            _check_positions(experiment, asked, {sid: n for sid, (n, _) in offered.items()}, what)
+    grid = Grid(tuple(items), positions, replicates=replicates, window=p.window, max_tokens=p.max_tokens,
+                stressor_max_tokens=stressor_max_tokens, temperature=p.temperature, redact=redact, framing=framing)
+    return protocol.build_cells(experiment, list(p.targets), sessions, grid)
 
 
 def _check_positions(experiment: str, asked: int, offered: Mapping[str, int], what: str) -> None:

@@ -26,7 +26,6 @@ the summary each target gets e18's ``validation_manifest.json`` record
 from __future__ import annotations
 
 import json
-import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +47,8 @@ from ..stats.session_validation import ValidationCell, session_validation_summar
 from . import spine
 from .parameter_sets import JudgedParameters, REFERENCE_JUDGE
 from .item_ids import PROBE_IDS
+from ..echo.protocol import Positions, Protocol
+from ..echo.protocols import protocol_of
 from .protocol_record import protocol_record
 from .selection import build
 from .parameters import count
@@ -101,6 +102,7 @@ class SessionValidation:
     frame: pd.DataFrame
     manifests: Mapping[str, dict]
     summaries: Mapping[str, dict]
+    protocol: Protocol
 
     @property
     def complete(self) -> bool:
@@ -113,21 +115,23 @@ def start(params: Parameters) -> spine.Run:
     if not params.session:
         raise ValueError("session validation needs a session file (parameter session)")
     session = load_session(Path(params.session))
-    return spine.start(NAME, params, models=params.targets + params.judges[:1],
-                       protocol=protocol_record(params), sessions=lambda: [session])
+    proto = protocol_of(params)
+    return spine.start(NAME, params, models=params.targets + params.judges[:1], protocol=proto,
+                       record=protocol_record(proto, params), sessions=lambda: [session])
 
 
-def build_cells(params: Parameters, sessions: Sequence[Session], redact: bool = True) -> list[Cell]:
+def build_cells(protocol: Protocol, params: Parameters, sessions: Sequence[Session],
+                redact: bool = True) -> list[Cell]:
     """The protocol's cells of the check: every target × position × arm × probe
     (``redact=False``: the prefix as the harness sends it, for a dry run or the run-level
     conformance replay, neither of which leaves the process)."""
-    return build(params, NAME, sessions, params.items, positions="uniform",
-                        reference_positions=VALIDATION, k=params.positions, redact=redact)
+    return build(protocol, params, NAME, sessions, params.items, positions=Positions(VALIDATION, n=params.positions),
+                 redact=redact)
 
 
 def grid(run: spine.Run, redact: bool = True) -> list[Cell]:
     """The run's cells (:func:`build_cells`)."""
-    return build_cells(run.params, run.sessions, redact)
+    return build_cells(run.protocol, run.params, run.sessions, redact)
 
 
 def judged(run: spine.Run, cells: Sequence[Cell], redact: bool = True) -> pd.DataFrame:
@@ -136,23 +140,19 @@ def judged(run: spine.Run, cells: Sequence[Cell], redact: bool = True) -> pd.Dat
     answers as they are too)."""
     p: Parameters = run.params
     return spine.run_grid(run, cells, judges=list(p.judges[:1]), judge_max_tokens=p.judge_max_tokens,
-                          protocol=p.protocol, redact=redact)
+                          redact=redact)
 
 
-def stored_cells(frame: pd.DataFrame) -> list[ValidationCell]:
-    """The cells the harness would have stored (module doc), with the score it stores."""
+def stored_cells(frame: pd.DataFrame, protocol: Protocol) -> list[ValidationCell]:
+    """The cells the harness would have stored (module doc), with the score it stores
+    (:meth:`~contextecho.echo.protocol.Protocol.stored_value`: none where its parse raised)."""
     out = []
     for row in frame.to_dict("records"):
         if row["verdict_status"] not in (OK, INVALID):
             continue
-        if "reference_score" in row:
-            value = row["reference_score"]
-            if value is None or isinstance(value, float) and math.isnan(value):
-                continue  # the harness's parse raised: no cell
-            score = int(value)
-        else:
-            score = int(row["score"]) if row["verdict_status"] == OK else -1
-        out.append(ValidationCell(row["position"], row["arm"], row["item"], score))
+        score = protocol.stored_value(row)
+        if score is not None:
+            out.append(ValidationCell(row["position"], row["arm"], row["item"], score))
     return out
 
 
@@ -179,7 +179,8 @@ def manifests(params: Parameters, cells: Sequence[Cell], created: float | None =
 def dry_run(params: Parameters) -> dict[str, dict]:
     """e18's ``--dry-run``: the manifests of the cells the check would ask, no call made
     (a session too short for the positions raises ``ShortSession``, a ``ValueError``)."""
-    return manifests(params, build_cells(params, [load_session(Path(params.session))], redact=False))
+    return manifests(params, build_cells(protocol_of(params), params, [load_session(Path(params.session))],
+                                         redact=False))
 
 
 def summarise(run: spine.Run, cells: Sequence[Cell], frame: pd.DataFrame) -> SessionValidation:
@@ -191,12 +192,12 @@ def summarise(run: spine.Run, cells: Sequence[Cell], frame: pd.DataFrame) -> Ses
     for target, manifest in planned.items():
         own = frame[frame["target"] == target] if len(frame) else frame
         summaries[target] = session_validation_summary(
-            stored_cells(own), root=str(run.out.directory), expected_positions=manifest["n_positions"],
+            stored_cells(own, run.protocol), root=str(run.out.directory), expected_positions=manifest["n_positions"],
             probes=manifest["n_probes"])
     results = run.out.directory / "results"
     for stem, value in (("validation_manifest", planned), ("summary", summaries)):
         (results / f"{stem}.json").write_text(json.dumps(value, indent=2, default=str) + "\n")
-    return SessionValidation(frame, planned, summaries)
+    return SessionValidation(frame, planned, summaries, run.protocol)
 
 
 def validate_session(params: Parameters, *, transport: Transport | None = None,

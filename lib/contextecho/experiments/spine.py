@@ -29,7 +29,7 @@ import pandas as pd
 
 from ..echo.runner import run_cells
 from ..echo.calibration import MAX_INVALID_RATE, MIN_KAPPA, LabelsError, calibrate, calibration_set
-from ..echo.protocols import protocol as get_protocol
+from ..echo.protocol import Protocol
 from ..engine.cache import CallCache
 from ..engine.calls import Transport
 from ..engine.counts import Counts
@@ -49,14 +49,16 @@ from .parameters import ParameterError
 @dataclass
 class Run:
     """One run of one experiment, from its first stage to its last: the parameters, the
-    outputs folder, the run log, the transport, the sessions (and their public labels
-    S1..Sn), and the titled tables and figures its stages have shown."""
+    protocol (looked up once, from the parameter, when the run starts; ``None`` for a design
+    without one), the outputs folder, the run log, the transport, the sessions (and their
+    public labels S1..Sn), and the titled tables and figures its stages have shown."""
 
     name: str
     params: Any
     out: Outputs
     log: RunLog
     transport: Transport
+    protocol: Protocol | None = None
     sessions: list[Session] = field(default_factory=list)
     labels: dict[str, str] = field(default_factory=dict)
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
@@ -110,15 +112,17 @@ class Run:
         return SavedFigure(path)
 
 
-def start(name: str, params: Any, *, models: Sequence[str], protocol: Mapping[str, Any] | None = None,
-          sessions: Callable[[], Sequence[Session]] | None = None, declared: Declared = Declared(),
-          transport: Transport | None = None) -> Run:
+def start(name: str, params: Any, *, models: Sequence[str], protocol: Protocol | None = None,
+          record: Mapping[str, Any] | None = None, sessions: Callable[[], Sequence[Session]] | None = None,
+          declared: Declared = Declared(), transport: Transport | None = None) -> Run:
     """Open ``paper/_generated/<name>`` (or ``params.output_dir``) afresh, check that every
     one of ``models`` can be called (route, key) before any call, select the ``sessions``
     and label them S1..Sn, and write the run log (status incomplete until :func:`finish`).
-    ``declared``: the variables and tables the experiment writes (its ``MANUSCRIPT``), the
-    only ones its outputs take. ``transport``: the run's, where the caller builds it (from
-    ``params.transport``, which checks the routes).
+    ``protocol``: the run's protocol, carried by the run; ``record``: what the run log says
+    about it (:func:`~.protocol_record.protocol_record`). ``declared``: the variables and
+    tables the experiment writes (its ``MANUSCRIPT``), the only ones its outputs take.
+    ``transport``: the run's, where the caller builds it (from ``params.transport``, which
+    checks the routes).
 
     With ``params.plan`` the run is a plan (:mod:`contextecho.engine.plan`): its stages run
     in a scratch folder, nothing is sent, no key is needed, and :func:`finish` writes the
@@ -127,7 +131,7 @@ def start(name: str, params: Any, *, models: Sequence[str], protocol: Mapping[st
     folder = Outputs.folder(name, getattr(params, "output_dir", "") or None)
     planning = bool(getattr(params, "plan", False))
     out = Outputs.open(name, tempfile.mkdtemp(prefix=f"contextecho-plan-{name}-") if planning else folder, declared)
-    about = {"protocol": dict(protocol)} if protocol else {}
+    about = {"protocol": dict(record)} if record else {}
     if not planning and (planned := matching_plan(folder / PLAN_FILE, params)) is not None:
         about["plan"] = planned
     log = RunLog(out.manifest, name, params, set(models), about)
@@ -136,7 +140,7 @@ def start(name: str, params: Any, *, models: Sequence[str], protocol: Mapping[st
         planner = current_planner() or Planner(concurrency=transport.concurrency)
         transport = dataclasses.replace(transport, planner=planner)
     chosen = list(sessions()) if sessions else []
-    run = Run(name, params, out, log, transport, chosen, session_labels(chosen), plan_folder=folder)
+    run = Run(name, params, out, log, transport, protocol, chosen, session_labels(chosen), plan_folder=folder)
     log.write()
     return run
 
@@ -163,16 +167,13 @@ def matching_plan(path: Path, params: Any) -> dict[str, Any] | None:
 
 
 def run_grid(run: Run, cells: Sequence, *, judges: Sequence[str], judge_max_tokens: int = 64,
-             protocol: str = "contextecho", name: str | None = None,
-             resume_judges: Sequence[str] = (), redact: bool = True) -> pd.DataFrame:
-    """Run ``cells`` through the shared cache and return the tidy frame (one row per cell and
-    judge, :func:`~contextecho.echo.run_cells`; sessions relabelled S1..Sn), saved as
-    ``results/cells.parquet``; its batches (targets, judges, distributions) are counted.
-
-    Under ``contextecho`` the judge is greedy with at most ``judge_max_tokens`` new tokens
-    (the rubric asks for one line, ``Score: <n>``); under ``reference`` it samples at the
-    provider's default temperature, as the harness does. The judges' score distributions
-    are read too (``expected_score``).
+             name: str | None = None, resume_judges: Sequence[str] = (), redact: bool = True) -> pd.DataFrame:
+    """Run ``cells`` under the run's protocol through the shared cache and return the tidy
+    frame (one row per cell and judge, :func:`~contextecho.echo.run_cells`; sessions
+    relabelled S1..Sn), saved as ``results/cells.parquet``; its batches (targets, judges,
+    distributions) are counted. The judges are asked as the protocol asks them for a budget
+    of ``judge_max_tokens`` (:meth:`~contextecho.echo.protocol.Protocol.judge_params`); their
+    score distributions are read too (``expected_score``).
 
     ``resume_judges`` resumes the grid from what earlier runs stored, as the harness's
     runners skip the cells on disk: read from the call cache alone (nothing is sent), a
@@ -181,19 +182,18 @@ def run_grid(run: Run, cells: Sequence, *, judges: Sequence[str], judge_max_toke
     keeps that row, the first judge's, with ``resumed`` true: it is neither asked nor
     judged again. Every other cell is asked, a stored permanent error included (the
     harness redoes a lost cell), and judged by ``judges``."""
-    proto = get_protocol(protocol)
     name = name or run.name
     resuming = bool(resume_judges) and bool(cells)
     with CallCache() as cache:
-        calling = {"cache": cache, "transport": run.transport, "protocol": protocol, "distributions": True,
+        calling = {"cache": cache, "transport": run.transport, "protocol": run.protocol, "distributions": True,
                    "redact": redact,
-                   "judge_params": proto.judge_params(judge_max_tokens)}
+                   "judge_params": run.protocol.judge_params(judge_max_tokens)}
         todo = list(cells)
         if resuming:
             stored = run_cells(cells, judges=list(resume_judges), name=f"{name}:resumed", stored_only=True,
                                **calling)
             stored.attrs.pop("batches")
-            kept = stored[stored.apply(proto.holds_result, axis=1).astype(bool)].drop_duplicates("key")
+            kept = stored[stored.apply(run.protocol.holds_result, axis=1).astype(bool)].drop_duplicates("key")
             run.batch(f"{name}:resumed", Counts(calls=len(kept), cached=len(kept)))
             todo = [c for c in cells if c.key not in set(kept["key"])]
         frame = run_cells(todo, judges=list(judges), name=name, retry_errors=True if resuming else None,
@@ -205,7 +205,7 @@ def run_grid(run: Run, cells: Sequence, *, judges: Sequence[str], judge_max_toke
         order = {c.key: i for i, c in enumerate(cells)}
         frame = pd.concat([kept.assign(resumed=True), frame.assign(resumed=False)], ignore_index=True)
         frame = frame.iloc[frame["key"].map(order).argsort(kind="stable")].reset_index(drop=True)
-    frame["session"] = frame["session"].map(run.labels)
+    frame = frame.assign(session=frame["session"].map(run.labels))  # a new frame: the records stay as run
     run.out.parquet("cells", frame)
     return frame
 
@@ -220,13 +220,13 @@ def calibrate_judges(run: Run) -> pd.DataFrame:
     labelled set of the user's own in place of the protocol's."""
     p = run.params
     try:
-        items = calibration_set(p.protocol, p.judge_labels or None)
+        items = calibration_set(run.protocol, p.judge_labels or None)
     except LabelsError as exc:
         raise ParameterError(f"parameter 'judge_labels': {exc}") from None
     rows = []
     with CallCache() as cache:
         for judge in p.judge_models():
-            result = calibrate(judge, items, protocol=p.protocol, max_tokens=p.judge_max_tokens, cache=cache,
+            result = calibrate(judge, items, protocol=run.protocol, max_tokens=p.judge_max_tokens, cache=cache,
                                transport=run.transport, name=f"{run.name}:calibration")
             run.batch(f"{run.name}:calibration", result.counts)
             a = result.agreement

@@ -84,6 +84,26 @@ def around_microcompactions(session: Session) -> tuple[Position, ...]:
     return around(session.microcompactions, session.n_agent_steps, "m", "microcompaction")
 
 
+#: The events positions can be anchored on, each with the letter of its labels.
+EVENT_TYPES = {"compaction": "c", "microcompaction": "m"}
+
+
+def around_events(session: Session, n_events: int, event_types: Iterable[str] = ("compaction",)
+                  ) -> tuple[Position, ...]:
+    """Pre/post positions around the first ``n_events`` events of each type (0: every one)."""
+    unknown = sorted(set(event_types) - set(EVENT_TYPES))
+    if unknown:
+        raise ValueError(f"unknown event type(s) {', '.join(unknown)}; choose from {', '.join(EVENT_TYPES)}")
+    chosen: tuple[Position, ...] = ()
+    for kind in event_types:
+        chosen += positions(session, kind)
+    if n_events > 0:
+        keep = {f"{EVENT_TYPES[kind]}{j}_{phase}" for kind in event_types
+                for j in range(1, n_events + 1) for phase in ("pre", "post")}
+        chosen = tuple(p for p in chosen if p.label in keep)
+    return tuple(sorted(chosen))
+
+
 def early(n: int, steps: Iterable[int] = DEFAULT_EARLY) -> tuple[Position, ...]:
     return _dedup(Position(s, f"s{s}", "early") for s in steps if 1 <= s <= n)
 

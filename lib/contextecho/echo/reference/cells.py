@@ -14,9 +14,11 @@ requests, as :class:`~contextecho.echo.cells.Cell` records ``run_cells`` takes.
   pairs; run with ``replicates=3``). In these (not onset) turns past the session's last
   are clipped to it and a turn already listed is not repeated: the harness defines its
   named positions on its own session only, and this is the rule we apply to others.
-  ``validation`` is e18's session-validation plan (:mod:`.role_rows`): ``n_positions``
-  evenly spaced positions ``P00``... over e18's own ``[role] text`` rows of a Claude Code
-  or Codex CLI session, each cell's step the row index, its prefix e18's rendering.
+  ``validation`` is e18's session-validation plan (:mod:`.role_rows`): ``n`` evenly
+  spaced positions ``P00``... over e18's own ``[role] text`` rows of a Claude Code or Codex
+  CLI session, each cell's step the row index, its prefix e18's rendering. What an experiment
+  asks (:func:`positions`): the first ``n`` of ``panel``, ``deciles``, ``late`` (pairs:
+  ``compaction``); every ``onset`` turn; ``landmarks``, the ``panel`` positions then the ``deciles``.
 * **Prefix** :func:`~.transcript.render_prefix` with the window; the ``filler`` arm is
   :func:`~.filler.filler_for` of the prefix the target sees.
 * **Redaction**: for a target that is not in-process, the rendered prefix is redacted
@@ -38,27 +40,27 @@ Only Claude Code sessions have harness turns; other formats are refused (except 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
 from ...engine.llm import is_in_process
 from ...engine.model_request import ModelRequest
-from ...sessions.model import Session
+from ...sessions.model import CLAUDE_CODE, Session
 from ...sessions.redaction import redact as redact_text
 from .. import probes, stressors
 from ..probes import FRAMINGS
 from ..arms import ArmPrefix
 from ..cells import Cell
 from ..items import JUDGE, PROBE, STRESSOR, Item
+from ..protocol import Positions
 from ...engine.registry import UnknownNameError
 from .filler import filler_for
 from .providers import provider_messages, target_params
-from ...sessions.positions import LATE_OFFSET
+from ...sessions.positions import LATE_OFFSET, Position
 from .positions import FRAMING_ABLATION_POSITION, ONSET_TURNS, POST_OFFSET, compaction_turns, onset_label
 from .requests import TargetRequest, probe_request, stressor_request
 from .s2_requests import COLUMN as S2_RULES_COLUMN, S2_REQUESTS
 from .texts import E11_STRESSORS, PROBES_BY_ID, S2_VARIANTS, framed
-from .role_rows import VALIDATION, VALIDATION_POSITIONS, validation_snapshots
+from .role_rows import VALIDATION, VALIDATION_POSITIONS, e18_rows, line_prefix, validation_plan
 from .transcript import DEFAULT_MAX_CHARS, HarnessSession, read_rows, render_prefix, turn_index
 
 PROTOCOL = "reference"
@@ -69,40 +71,66 @@ ARMS = ("real", "filler")
 S2 = "S2"
 
 
-@dataclass(frozen=True)
-class NamedTurn:
-    label: str
-    turn: int
-
-
 def named_positions(rows, index: dict[int, int], scheme: str,
-                    turns: Sequence[int] = ONSET_TURNS) -> tuple[NamedTurn, ...]:
-    """The positions of ``scheme`` (module doc) for one session's rows and turn index."""
+                    turns: Sequence[int] = ONSET_TURNS) -> tuple[Position, ...]:
+    """The positions of ``scheme`` (module doc) for one session's rows and turn index, each
+    step a harness turn."""
     if scheme not in SCHEMES:
         raise UnknownNameError("reference position scheme", scheme, list(SCHEMES))
     last = max(index)
-    pairs: list[NamedTurn] = []
+    pairs: list[Position] = []
     for j, c in enumerate(compaction_turns(rows, index), start=1):
         if c.last_turn_before > 0:
-            pairs += [NamedTurn(f"c{j}_pre", c.last_turn_before),
-                      NamedTurn(f"c{j}_post", c.last_turn_before + POST_OFFSET)]
+            pairs += [Position(c.last_turn_before, f"c{j}_pre", scheme),
+                      Position(c.last_turn_before + POST_OFFSET, f"c{j}_post", scheme)]
     if scheme == "panel":
-        chosen = [NamedTurn("P0_start", START_TURN), *pairs]
+        chosen = [Position(START_TURN, "P0_start", scheme), *pairs]
     elif scheme == "onset":
         # As run_onset.py: every turn asked, each its own cell; one past the end renders the
         # last turn's prefix and keeps its label and number (README "Harness behaviours" 7).
-        return tuple(NamedTurn(onset_label(t), t) for t in sorted(set(turns)) if t >= 1)
+        return tuple(Position(t, onset_label(t), scheme) for t in sorted(set(turns)) if t >= 1)
     elif scheme == "compaction":
         chosen = pairs
     elif scheme == "late":
-        chosen = [NamedTurn(FRAMING_ABLATION_POSITION, last - LATE_OFFSET)]
+        chosen = [Position(last - LATE_OFFSET, FRAMING_ABLATION_POSITION, scheme)]
     else:
-        chosen = [NamedTurn(f"D{d:02d}", max(1, round(last * d / 10))) for d in range(1, 11)] + pairs
-    out: dict[int, NamedTurn] = {}
+        chosen = [Position(max(1, round(last * d / 10)), f"D{d:02d}", scheme) for d in range(1, 11)] + pairs
+    out: dict[int, Position] = {}
     for p in chosen:
-        turn = min(max(p.turn, 1), last) if last > 0 else 0
-        out.setdefault(turn, NamedTurn(p.label, turn))
+        turn = min(max(p.step, 1), last) if last > 0 else 0
+        out.setdefault(turn, Position(turn, p.label, scheme))
     return tuple(out.values())
+
+
+def _turns(session: Session) -> tuple[list, dict[int, int]]:
+    """The session's rows and turn index (Claude Code only: module doc)."""
+    if session.format != CLAUDE_CODE:
+        raise ValueError(f"{session.path}: the reference protocol reads Claude Code sessions "
+                         f"only, this one is {session.format} (the validation positions read both)")
+    rows = list(session.rows) if isinstance(session, HarnessSession) else read_rows(session.path)
+    return rows, turn_index(rows)
+
+
+def positions(session: Session, asked: Positions) -> tuple[Position, ...]:
+    """The harness's positions of ``session`` for what is ``asked`` (module doc)."""
+    if asked.chosen is not None:
+        return tuple(asked.chosen[session.session_id])
+    if asked.scheme == VALIDATION:
+        plan = validation_plan(len(e18_rows(session.path)), asked.n or VALIDATION_POSITIONS)
+        return tuple(Position(row, label, VALIDATION) for label, row in plan)
+    rows, index = _turns(session)
+    if asked.scheme == "landmarks":
+        return named_positions(rows, index, "panel") + named_positions(rows, index, "deciles")
+    named = named_positions(rows, index, asked.scheme, asked.steps or ONSET_TURNS)
+    limit = {"onset": 0, "compaction": 2 * asked.n}.get(asked.scheme, asked.n)
+    return named[:limit] if limit > 0 else named
+
+
+def offered(session: Session, asked: Positions) -> tuple[int, str] | None:
+    """How many named positions of ``asked``'s scheme (counted by ``n``) ``session`` offers."""
+    if asked.chosen is None and asked.scheme in ("panel", "deciles", "late"):
+        return len(positions(session, Positions(asked.scheme))), f"{asked.scheme} positions"
+    return None
 
 
 #: The e11 instruction-override stressors by our stressor name (S2 is e08's ten paraphrases).
@@ -158,55 +186,32 @@ def target_request(prefix: str, item: Item) -> TargetRequest:
         else stressor_request(prefix, item.message)
 
 
-@dataclass(frozen=True)
-class _Rendered:
-    text: str
-    resolved_turn: int | None
-
-
-def _snapshots(session: Session, positions: str | Mapping[str, Sequence[NamedTurn]], turns: Sequence[int],
-               window: int, n_positions: int) -> list[tuple[NamedTurn, _Rendered]]:
-    """The session's positions and the prefix at each: e18's plan over its own rows
-    (``validation``: Claude Code or Codex CLI), else harness turns rendered by e08's rule
-    (Claude Code only)."""
-    if positions == VALIDATION:
-        return [(NamedTurn(s.label, s.row), _Rendered(s.text, s.row))
-                for s in validation_snapshots(session.path, n_positions, window)]
-    if session.format != "claude_code":
-        raise ValueError(f"{session.path}: the reference protocol reads Claude Code sessions "
-                         f"only, this one is {session.format} (the validation positions read both)")
-    rows = list(session.rows) if isinstance(session, HarnessSession) else read_rows(session.path)
-    index = turn_index(rows)
-    chosen = named_positions(rows, index, positions, turns) if isinstance(positions, str) \
-        else tuple(positions[session.session_id])
+def _rendered(session: Session, chosen: Sequence[Position], window: int) -> list[tuple[str, int | None]]:
+    """The prefix at each position and the turn it resolved to (e18's rendering at ``validation``)."""
+    if chosen and all(p.scheme == VALIDATION for p in chosen):
+        rows = e18_rows(session.path)
+        return [(line_prefix(rows, p.step, window), p.step) for p in chosen]
+    rows, index = _turns(session)
     out = []
-    for pos in chosen:
-        rendered = render_prefix(rows, index, pos.turn, window)
-        out.append((pos, _Rendered(rendered.text, rendered.resolved_turn)))
+    for p in chosen:
+        rendered = render_prefix(rows, index, p.step, window)
+        out.append((rendered.text, rendered.resolved_turn))
     return out
 
 
 def build_reference_cells(experiment: str, targets: str | Sequence[str], sessions: Sequence[Session],
-                          positions: str | Mapping[str, Sequence[NamedTurn]] = "panel", *,
-                          arms: Sequence[str] = ARMS, items: Iterable[str] | str = "coding_self",
+                          asked: Positions = Positions(), *, items: Iterable[str] | str = "coding_self",
                           replicates: int = 1, window: int = DEFAULT_MAX_CHARS,
                           max_tokens: int | None = None, stressor_max_tokens: int | None = None,
-                          turns: Sequence[int] = ONSET_TURNS, limit: int = 0,
-                          n_positions: int = VALIDATION_POSITIONS, redact: bool = True,
-                          framing: str = "framed", s2_requests: str = "e08",
+                          redact: bool = True, framing: str = "framed", s2_requests: str = "e08",
                           tag: Mapping[str, str]) -> list[Cell]:
-    """Every reference cell of the grid (module doc). ``positions``: a scheme name, or a
-    mapping session id -> :class:`NamedTurn` list; ``limit`` keeps each session's first
-    ``limit`` positions (0: all); ``n_positions``: the ``validation`` scheme's count.
+    """Every reference cell of the grid (module doc) at the positions ``asked`` (:func:`positions`).
     ``max_tokens`` / ``stressor_max_tokens`` shorten the protocol's 600 / 1024 (the
     embedded build); the provider rules of :func:`.providers.target_params` apply to them;
     S2 cells are asked by the rule set ``s2_requests`` (:mod:`.s2_requests`: e08's, or
     e10's own), which their ``versions`` name. ``tag``: the protocol's key (name, version,
     sha256), part of every request key."""
     targets = [targets] if isinstance(targets, str) else list(targets)
-    for arm in arms:
-        if arm not in ARMS:
-            raise UnknownNameError("reference arm", arm, list(ARMS))
     if replicates < 1:
         raise ValueError(f"replicates must be >= 1, got {replicates}")
     resolved = reference_items(items, framing)
@@ -214,19 +219,18 @@ def build_reference_cells(experiment: str, targets: str | Sequence[str], session
     tag = dict(tag)
     cells: list[Cell] = []
     for session in sessions:
-        chosen = _snapshots(session, positions, turns, window, n_positions)
-        chosen = chosen[:limit] if limit > 0 else chosen
-        for pos, rendered in chosen:
+        chosen = positions(session, asked)
+        for pos, (rendered, resolved_turn) in zip(chosen, _rendered(session, chosen, window)):
             for target in targets:
-                redacted = redact and not is_in_process(target) and bool(rendered.text)
-                real = redact_text(rendered.text)[0] if redacted else rendered.text
-                for arm in arms:
+                redacted = redact and not is_in_process(target) and bool(rendered)
+                real = redact_text(rendered)[0] if redacted else rendered
+                for arm in ARMS:
                     text = real if arm == "real" else filler_for(real)
                     prefix = ArmPrefix(arm=arm, messages=(), turns=(), n_chars=len(text),
-                                       session_id=session.session_id, step=pos.turn, window=window,
-                                       source=f"{session.session_id}@{pos.turn}" if arm == "real"
+                                       session_id=session.session_id, step=pos.step, window=window,
+                                       source=f"{session.session_id}@{pos.step}" if arm == "real"
                                        else "reference_filler", reference_n_chars=len(real),
-                                       truncated=len(rendered.text) >= window)
+                                       truncated=len(rendered) >= window)
                     for item in resolved:
                         request = target_request(text, item)
                         cap = stressor_max_tokens if item.kind == STRESSOR else max_tokens
@@ -234,12 +238,12 @@ def build_reference_cells(experiment: str, targets: str | Sequence[str], session
                         params = (rules.params if rules else target_params)(target, cap or request.max_tokens)
                         messages = (rules.messages if rules else provider_messages)(target, request)
                         versions = {**tag, "prefix_redacted": str(redacted).lower(),
-                                    "resolved_turn": str(rendered.resolved_turn),
+                                    "resolved_turn": str(resolved_turn),
                                     **({S2_RULES_COLUMN: rules.name} if rules else {})}
-                        cell_tag = {**tag, "session": session.session_id, "turn": str(pos.turn), "arm": arm}
+                        cell_tag = {**tag, "session": session.session_id, "turn": str(pos.step), "arm": arm}
                         for rep in range(replicates):
                             cells.append(Cell(experiment, target, session.session_id, pos.label,
-                                              pos.turn, arm, "none", item, rep,
+                                              pos.step, arm, "none", item, rep,
                                               ModelRequest(target, messages, params, rep, tag=cell_tag),
                                               prefix, 0, versions))
     return cells

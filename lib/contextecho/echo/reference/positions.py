@@ -19,8 +19,6 @@ PANEL_POSITIONS: tuple[tuple[str, int], ...] = (
     ("P_post_C2", 2329), ("P_pre_C3", 4694), ("P3_post_C3", 4794), ("P_pre_C4", 6216),
     ("P_post_C4", 6316), ("P_pre_C5", 7724), ("P4_post_C5", 7824), ("P5_pre_C6", 8800),
 )
-#: The original three-position e15 run.
-E15_POSITIONS = ("P1_pre_C1", "P3_post_C3", "P5_pre_C6")
 #: The framing ablation and the cross-judge audits.
 FRAMING_ABLATION_POSITION = "P5_pre_C6"
 #: Onset sweep (Coding-Self only), labelled ``T0001``...

@@ -37,28 +37,54 @@ code define it; every piece lives in this package:
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Mapping, Sequence
 
 from ...engine.model_request import ModelRequest
 from ...engine.token_distribution import DISCRETE, PREFILL, VERDICT, read_mode
 from ...engine.record import EMPTY_RESPONSE, NO_CONTENT, CallRecord
 from ...engine.verdicts import INVALID, OK
-from ...sessions.model import CLAUDE_CODE
-from ..items import JUDGE
-from ..protocol import Grid, JudgeSetup, Protocol, SamplingDefaults
+from ...sessions.model import CLAUDE_CODE, Session
+from ..cells import Cell
+from ..continuation import REFERENCE as CONTINUATION
+from ..items import JUDGE, Item
+from ..protocol import Grid, JudgeSetup, Protocol, SamplingDefaults, Setting, Verdict
+from ..rubric import Rubric
 from ..scorers import score as run_scorer
+from . import cells
 from . import judge as reference_judge
-from .cells import build_reference_cells
 from .providers import judge_params, judges_empty_reply
-from .s2_requests import rules_of
+from .s2_requests import S2_REQUESTS, rules_of
 from .scorers import REFERENCE_SCORERS
 from .texts import PROBE_MAX_TOKENS, STRESSOR_MAX_TOKENS, VERSION, texts
 from .transcript import DEFAULT_MAX_CHARS, HarnessSession, read_session
 
 
+@dataclass(frozen=True)
+class HarnessVerdict(Verdict):
+    """A judge's verdict with the harness's fields for its cell: its score (−1 for a failed
+    verdict; ``None`` where its parse raises and the cell is lost), label and reason."""
+
+    reference_score: int | None = None
+    reference_label: str | None = None
+    reference_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class HarnessScore(Verdict):
+    """A scored item's verdict by the harness's scorer, ours beside it (NaN: no contract of ours)."""
+
+    contextecho_score: float = math.nan
+
+
+@dataclass(frozen=True, repr=False)
 class ReferenceProtocol(Protocol):
-    """The authors' harness (module doc)."""
+    """The authors' harness (module doc); ``s2_requests``: the rule set of the harness runner
+    whose S2 requests it sends (:data:`.s2_requests.S2_REQUESTS`: e08's or e10's), its one
+    option a run's parameters set."""
+
+    s2_requests: str = "e08"
 
     name = "reference"
     version = VERSION
@@ -69,20 +95,31 @@ class ReferenceProtocol(Protocol):
                                 window_chars=DEFAULT_MAX_CHARS)
     formats = (CLAUDE_CODE,)
     judge_variants = (reference_judge.B3,)
+    step_unit = "harness turn"
+    stored_score = "reference_score"
+    beside_score = "contextecho_score"
+    result_columns = tuple(f.name for f in fields(HarnessVerdict)[4:] + fields(HarnessScore)[4:])
+    options = ("s2_requests",)
+    continuation = CONTINUATION
 
-    def texts(self) -> Any:
+    def __post_init__(self) -> None:
+        S2_REQUESTS.get(self.s2_requests)  # an unknown rule set raises, listing the valid ones
+
+    def texts(self) -> Mapping[str, object]:
         return texts()
 
-    def build_cells(self, experiment: str, targets: Sequence[str], sessions: Sequence[Any],
-                    grid: Grid) -> list:
-        return build_reference_cells(
-            experiment, list(targets), sessions, grid.reference_positions, items=list(grid.items),
-            replicates=grid.replicates, window=grid.window, max_tokens=grid.max_tokens, limit=grid.limit,
-            stressor_max_tokens=grid.stressor_max_tokens or grid.max_tokens, tag=self.key(),
-            redact=grid.redact, framing=grid.framing, n_positions=grid.k, s2_requests=grid.s2_requests,
-            **({"turns": tuple(grid.turns)} if grid.turns else {}))
+    positions = staticmethod(cells.positions)  # the harness's named positions (:mod:`.cells`)
+    offered = staticmethod(cells.offered)
 
-    def read_session(self, path: Path) -> HarnessSession:
+    def build_cells(self, experiment: str, targets: Sequence[str], sessions: Sequence[Session],
+                    grid: Grid) -> list[Cell]:
+        return cells.build_reference_cells(
+            experiment, list(targets), sessions, grid.positions, items=list(grid.items),
+            replicates=grid.replicates, window=grid.window, max_tokens=grid.max_tokens,
+            stressor_max_tokens=grid.stressor_max_tokens or grid.max_tokens, tag=self.key(),
+            redact=grid.redact, framing=grid.framing, s2_requests=self.s2_requests)
+
+    def read_session(self, path: Path, parsed: Session | None = None) -> HarnessSession:
         return read_session(path)  # the harness's rows, read once; our parser never runs
 
     def check_events(self, event_types: Sequence[str]) -> None:
@@ -90,7 +127,7 @@ class ReferenceProtocol(Protocol):
             raise ValueError("the reference protocol anchors on compactions only: "
                              "set event_types=compaction or protocol=contextecho")
 
-    def reply(self, record: CallRecord, cell: Any) -> str | None:
+    def reply(self, record: CallRecord, cell: Cell) -> str | None:
         if record.ok:
             text = record.response_text
         elif record.error_type in (EMPTY_RESPONSE, NO_CONTENT) and judges_empty_reply(cell.target):
@@ -100,12 +137,13 @@ class ReferenceProtocol(Protocol):
         rules = rules_of(cell.versions)  # an S2 cell: as its runner reads a reply (e10 strips it)
         return rules.read(text) if rules else text
 
-    def holds_result(self, row: Mapping[str, Any]) -> bool:
+    def stored_value(self, row: Mapping[str, object]) -> int | None:
+        value = row.get(self.stored_score)  # the harness's own value, its -1 included
+        return None if value is None or isinstance(value, float) and math.isnan(value) else int(value)
+
+    def holds_result(self, row: Mapping[str, object]) -> bool:
         if row.get("scorer") == JUDGE:  # the harness wrote the cell: a score, its -1 included
-            try:
-                return not math.isnan(float(row.get("reference_score")))
-            except (TypeError, ValueError):  # None: the parse raised, or the cell was never judged
-                return False
+            return self.stored_value(row) is not None  # None: the parse raised, or it was never judged
         return row.get("verdict_status") == OK  # a scored item: its target answered
 
     def judge_reply(self, record: CallRecord, model: str) -> str | None:
@@ -119,13 +157,12 @@ class ReferenceProtocol(Protocol):
         # read as lost too (the declared divergence empty_text_verdict).
         return None
 
-    def score(self, item: Any, response: str) -> dict[str, Any]:
+    def score(self, item: Item, response: str) -> HarnessScore:
         passed = REFERENCE_SCORERS.get(item.scorer)(response)
         ours = float(run_scorer(response, item.contract).passed) if item.contract is not None else math.nan
-        return {"passed": passed, "score": float(passed), "verdict_status": OK,
-                "verdict_reason": f"reference {item.scorer}", "contextecho_score": ours}
+        return HarnessScore(OK, float(passed), f"reference {item.scorer}", passed, ours)
 
-    def judging(self, judges: Sequence[str], rubric: Any, variant: str = "") -> JudgeSetup:
+    def judging(self, judges: Sequence[str], rubric: Rubric, variant: str = "") -> JudgeSetup:
         self.check_variant(variant)
         if not judges:
             return JudgeSetup(rubric.version, rubric.hash, reference_judge.SCORE_PREFILL,
@@ -135,35 +172,34 @@ class ReferenceProtocol(Protocol):
         return JudgeSetup(self.version, prompt.sha256, reference_judge.SCORE_PREFILL,
                           reference_judge.SCORE_LABEL, prompt=prompt, variant=variant, attempts=attempts)
 
-    def judge_params(self, max_tokens: int) -> dict[str, Any]:
+    def judge_params(self, max_tokens: int) -> dict[str, object]:
         return {"max_tokens": max_tokens}  # no temperature: the provider's default, as the harness
 
-    def judge_request(self, setup: JudgeSetup, judge: str, cell: Any, response: str,
-                      params: Mapping[str, Any]) -> ModelRequest:
+    def judge_request(self, setup: JudgeSetup, judge: str, probe: str, response: str,
+                      params: Mapping[str, object], cell_key: str) -> ModelRequest:
         if setup.variant == reference_judge.B3:  # its own settings, whatever the judge (module doc)
             sent = dict(reference_judge.B3_JUDGE_PARAMS)
         else:
             sent = judge_params(judge, int(params.get("max_tokens", reference_judge.JUDGE_MAX_TOKENS)))
-        return reference_judge.judge_request(judge, cell.item.probe_text, response, prompt=setup.prompt,
-                                             params=sent, tag={**self.key(), "cell": cell.key})
+        return reference_judge.judge_request(judge, probe, response, prompt=setup.prompt,
+                                             params=sent, tag={**self.key(), "cell": cell_key})
 
     def distribution_mode(self, judge: str) -> str:
         return VERDICT if read_mode(judge) == PREFILL else DISCRETE  # module doc
 
-    def labelled_examples(self) -> list[dict[str, Any]]:
+    def labelled_examples(self) -> list[dict[str, object]]:
         return reference_judge.prompt_examples(reference_judge.load_prompt())
 
-    def read_verdict(self, text: str | None, setup: JudgeSetup | None = None) -> dict[str, Any]:
+    def read_verdict(self, text: str | None, setup: JudgeSetup | None = None) -> HarnessVerdict:
         b3 = setup is not None and setup.variant == reference_judge.B3
         v = reference_judge.read_b3(text) if b3 else reference_judge.parse_verdict(text)
-        stored = {"reference_score": v.score, "reference_label": None if v.raised else v.label,
-                  "reference_reason": None if v.raised else v.reason}  # the harness's cell fields
+        stored = (v.score, None if v.raised else v.label, None if v.raised else v.reason)  # the harness's fields
         if v.valid:
-            return {"verdict_status": OK, "score": float(v.score), "verdict_reason": v.label, **stored}
+            return HarnessVerdict(OK, float(v.score), v.label, None, *stored)
         reason = f"raises {v.raised}: {v.reason}" if v.raised else f"{v.label}: {v.reason}"
-        return {"verdict_status": INVALID, "score": math.nan, "verdict_reason": reason, **stored}
+        return HarnessVerdict(INVALID, math.nan, reason, None, *stored)
 
-    def shortened(self, used: Mapping[str, Any]) -> list[str]:
+    def shortened(self, used: Mapping[str, Setting]) -> list[str]:
         own = self.settings()
         return sorted(k for k in used if k != "temperature" and own.get(k) is not None
                       and used[k] < own[k])
