@@ -3,7 +3,7 @@ modules asks which protocol it is running (DESIGN.md, "Protocols").
 
 The protocol modules are ``echo/protocol.py`` (the interface), ``echo/protocols.py`` (the
 registry), ``echo/instruments.py`` (ours) and ``echo/reference/`` (the harness's); beside
-them, the reference protocol's conformance checks (``conformance/``, ``experiments/conformance_*``)
+them, the reference protocol's conformance checks (``conformance/``)
 read the harness's own columns by design. Anywhere else, each of three forms of a switch is a
 violation:
 
@@ -31,7 +31,7 @@ from contextecho.echo.protocols import PROTOCOLS, protocol
 
 LIB = Path(__file__).resolve().parents[2] / "lib" / "contextecho"
 PROTOCOL_MODULES = ("echo/protocol.py", "echo/protocols.py", "echo/instruments.py", "echo/reference/")
-CONFORMANCE_MODULES = ("conformance/", "experiments/conformance_")
+CONFORMANCE_MODULES = ("conformance/",)
 NAMES = set(PROTOCOLS.names())
 COLUMNS = {c for name in PROTOCOLS.names() for c in protocol(name).result_columns}
 

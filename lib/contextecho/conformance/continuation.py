@@ -623,7 +623,7 @@ def check_scoring(path: Path, sessions: ReferencedSessions) -> Iterator[CaseResu
     """Each case's SDK response, on each path it has, given to the engine's call site as
     LiteLLM gives it (:func:`sdk_response`), read back from the call record and scored by
     the ``reference`` continuation protocol (:meth:`~contextecho.echo.continuation.
-    ContinuationProtocol.outcome`) for every arm, then composed into each runner's metrics."""
+    ContinuationRules.outcome`) for every arm, then composed into each runner's metrics."""
     jobs = []
     results: dict[str, CaseResult] = {}
     for line, case in read_cases(path):
