@@ -4,10 +4,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from contextecho.cape.administer import (CONTEXT_DEPENDENT, CONTEXT_FREE, LOCAL_WINDOW, RunSpec, administer,
-                                         answer_frame, default_window)
+from contextecho.cape.administer import (CONTEXT_DEPENDENT, CONTEXT_FREE, LOCAL_HISTORY_PAIRS, RunSpec, administer,
+                                         answer_frame, default_history_pairs)
 from contextecho.cape.analyses import (attack_runs, factor_consistency, option_shift, ordering_runs,
-                                       score_differences, table1, window_ablation, window_runs)
+                                       score_differences, table1, history_ablation, history_runs)
 from contextecho.cape.factors import FACTORS, MissingParaphrases, factor_runs
 from contextecho.cape.profiles import ocean_profiles
 
@@ -42,13 +42,13 @@ def test_context_dependent_requests_carry_earlier_answers(synthetic_inventory, l
     assert free["question"].tolist() == a["question"].tolist()
 
 
-def test_window_keeps_the_last_k_pairs_and_runs_a_round_per_step(synthetic_inventory, likert, cache):
+def test_history_pairs_keeps_the_last_k_pairs_and_runs_a_round_per_step(synthetic_inventory, likert, cache):
     likert.seen.clear()
     runs = [run(synthetic_inventory, "a"), run(synthetic_inventory, "b", replicate=1)]
-    result = administer(runs, "cape/hash", setting=CONTEXT_DEPENDENT, window=3, cache=cache)
-    assert max(len(m) for m in likert.seen) == 7 and result.window == 3
+    result = administer(runs, "cape/hash", setting=CONTEXT_DEPENDENT, history_pairs=3, cache=cache)
+    assert max(len(m) for m in likert.seen) == 7 and result.history_pairs == 3
     assert result.n_calls == 20 and result.answers["n_history"].max() == 3
-    assert default_window("local/smollm2-135m") == LOCAL_WINDOW and default_window("openai/x") is None
+    assert default_history_pairs("local/smollm2-135m") == LOCAL_HISTORY_PAIRS and default_history_pairs("openai/x") is None
 
 
 def test_rerun_is_served_from_the_cache(synthetic_inventory, likert, cache):
@@ -116,15 +116,15 @@ def test_paraphrasing_needs_every_paraphrase(synthetic_inventory):
                              "instruction", "paraphrasing"]  # CAPE's order: the order of Table 1's rows
 
 
-def test_ordering_profiles_and_window_ablation(synthetic_inventory, likert, cache):
+def test_ordering_profiles_and_history_ablation(synthetic_inventory, likert, cache):
     runs = ordering_runs(synthetic_inventory, np.random.default_rng(3))
     answers = administer(runs, "cape/hash", setting=CONTEXT_DEPENDENT, cache=cache).answers
     profiles = ocean_profiles(answers, by=["ordering"])
     assert len(profiles) == 3 and profiles[["n_O", "n_C"]].eq(2).all().all()
-    by_window = {k: administer(r, "cape/parrot", setting=CONTEXT_DEPENDENT, window=k, cache=cache).answers
-                 for k, r in window_runs(synthetic_inventory, [None, 0, 2]).items()}
-    table = window_ablation(by_window)
-    assert table["window"].tolist() == ["full", 0, 2]
+    by_history = {k: administer(r, "cape/parrot", setting=CONTEXT_DEPENDENT, history_pairs=k, cache=cache).answers
+                  for k, r in history_runs(synthetic_inventory, [None, 0, 2]).items()}
+    table = history_ablation(by_history)
+    assert table["history_pairs"].tolist() == ["full", 0, 2]
     assert table.loc[0, "agreement"] == 1.0 and table.loc[0, "tc"] == 1.0
 
 

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from contextecho.cape.administer import CONTEXT_DEPENDENT, CONTEXT_FREE, LOCAL_WINDOW, RunSpec, administer
+from contextecho.cape.administer import CONTEXT_DEPENDENT, CONTEXT_FREE, LOCAL_HISTORY_PAIRS, RunSpec, administer
 from contextecho.cape.prompts import INSTRUCTION_2, WORDING_2, render_question
 from contextecho.engine.llm import LOCAL_MODEL
 
@@ -29,13 +29,13 @@ def test_history_is_carried_only_when_context_dependent(mpi120, cache):
     assert dep.answers.loc[0, "response"] == free.answers.loc[0, "response"]  # same first request
 
 
-def test_default_window_fits_the_embedded_context(mpi120):
-    """The worst case the default window admits: the longest prompt, full-length replies."""
+def test_default_history_pairs_fit_the_embedded_context(mpi120):
+    """The worst case the default history admits: the longest prompt, full-length replies."""
     from contextecho.engine.local_model import shared_model
 
     model = shared_model()
     reply = "(D) Partially Misaligned, because I am"  # about max_tokens=16 tokens
-    items = sorted(mpi120.items, key=lambda i: -len(i.text))[:LOCAL_WINDOW + 1]
+    items = sorted(mpi120.items, key=lambda i: -len(i.text))[:LOCAL_HISTORY_PAIRS + 1]
     messages = [m for i in items[:-1] for m in (
         {"role": "user", "content": render_question(i.text, INSTRUCTION_2, WORDING_2)},
         {"role": "assistant", "content": reply})]

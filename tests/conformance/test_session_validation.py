@@ -214,7 +214,7 @@ def test_e18_rows_of_claude_code_and_codex_records(tmp_path):
         ("assistant", "Done."),
     ]
     assert line_prefix(rows, 1) == f"[user] Fix the build, s'il vous plaît\n\n[assistant] {rows[1].content}"
-    assert line_prefix(rows, 5, max_chars=12) == "[assistant] Done."[-12:]
+    assert line_prefix(rows, 5, window=12) == "[assistant] Done."[-12:]
 
 
 def test_run_crosssession_rows_of_the_same_records(tmp_path):

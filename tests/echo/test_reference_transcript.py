@@ -111,9 +111,9 @@ def test_compaction_boundary_summary_and_window(tmp_path):
     assert prefix.compaction.boundary_line == 2 and prefix.compaction.summary_line == 3
     # Before the boundary: no compaction applies.
     assert render_prefix(rows, index, 2).text == "--- USER ---\nold work\n\n--- ASSISTANT ---\nold reply"
-    # The window keeps the last max_chars characters, cutting into the header.
-    assert render_prefix(rows, index, 5, max_chars=30).text == prefix.text[-30:]
-    assert len(render_prefix(rows, index, 5, max_chars=30).text) == 30
+    # The window keeps the last window characters, cutting into the header.
+    assert render_prefix(rows, index, 5, window=30).text == prefix.text[-30:]
+    assert len(render_prefix(rows, index, 5, window=30).text) == 30
 
 
 def test_summary_rules(tmp_path):

@@ -11,10 +11,10 @@
 Spec: ``shared/seeds/003_3df89b0edf37349e.txt``; each module says what is verbatim
 from it and what is our reading.
 """
-from .administer import (CONTEXT_DEPENDENT, CONTEXT_FREE, DEFAULT_PARAMS, LOCAL_WINDOW, Administration,
-                         RunSpec, administer, answer_counts, default_window)
+from .administer import (CONTEXT_DEPENDENT, CONTEXT_FREE, DEFAULT_PARAMS, LOCAL_HISTORY_PAIRS,
+                         Administration, RunSpec, administer, answer_counts, default_history_pairs)
 from .analyses import (attack_runs, consistency_row, factor_consistency, option_frequencies, option_shift,
-                       ordering_runs, score_differences, table1, window_ablation, window_runs)
+                       ordering_runs, score_differences, table1, history_ablation, history_runs)
 from .bridge import PrefixProvider, bridge_runs, bridge_summary, session_prefix_provider
 from .consistency import TrajectoryConsistency, ocean_consistency, ocean_series, trajectory_consistency
 from .factors import FACTORS, MissingParaphrases, Variant, factor_runs
@@ -31,13 +31,13 @@ __all__ = [
     "render_question", "Instruction", "Options", "ORDERS",
     "parse_answer", "ParsedAnswer", "item_score",
     "RunSpec", "administer", "answer_counts", "Administration", "CONTEXT_FREE", "CONTEXT_DEPENDENT", "DEFAULT_PARAMS",
-    "LOCAL_WINDOW", "default_window",
+    "LOCAL_HISTORY_PAIRS", "default_history_pairs",
     "FACTORS", "Variant", "factor_runs", "MissingParaphrases",
     "NoComparableItems", "total_agreement_rate", "euclidean_distance", "pointwise_consistency", "PointwiseConsistency",
     "trajectory_consistency", "ocean_consistency", "ocean_series", "TrajectoryConsistency",
     "trajectory_matrix", "ocean_profiles", "ocean_matrix",
     "consistency_row", "factor_consistency", "table1", "score_differences", "attack_runs",
-    "option_frequencies", "option_shift", "ordering_runs", "window_runs", "window_ablation",
+    "option_frequencies", "option_shift", "ordering_runs", "history_runs", "history_ablation",
     "bridge_runs", "bridge_summary", "session_prefix_provider", "PrefixProvider",
     "generate_paraphrases", "load_paraphrases", "write_paraphrases", "paraphrase_path",
 ]

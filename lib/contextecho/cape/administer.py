@@ -13,12 +13,12 @@ every run's items through the one call site, ``contextecho.engine.calls.generate
 Each answer is an immutable :class:`Answer` (its constrained answer, where read, added with
 ``dataclasses.replace``); the answers frame is built once from them (:func:`answer_frame`).
 
-``window`` keeps only the last k question–answer pairs (the paper's few-shot
+``history_pairs`` keeps only the last k question–answer pairs (the paper's few-shot
 ablation, §6.1); ``None`` keeps the whole history. On the embedded model the full
 MPI-120 history does not fit: measured with its tokenizer, a question–answer pair
 costs 96 (paper prompt) to 124 (instruction 2) tokens, ~11.5k–14.8k tokens for 120
-items against an 8,192-token context. ``window="auto"`` (the default) therefore
-uses :data:`LOCAL_WINDOW` = 48 pairs (≤ ~6k tokens, room for the question and a
+items against an 8,192-token context. ``history_pairs="auto"`` (the default) therefore
+uses :data:`LOCAL_HISTORY_PAIRS` = 48 pairs (≤ ~6k tokens, room for the question and a
 short session prefix) on ``local/*`` models and the full history elsewhere. A request
 that still overflows fails before any compute (``ModelConfigError``); nothing is
 truncated silently.
@@ -65,7 +65,7 @@ SETTINGS = (CONTEXT_FREE, CONTEXT_DEPENDENT)
 # Temperature 0 unless temperature is the factor (CAPE §3.1). The paper gives no
 # max_tokens; 16 holds "(B) Moderately Accurate" and keeps the history short.
 DEFAULT_PARAMS: Mapping[str, Any] = {"temperature": 0.0, "max_tokens": 16}
-LOCAL_WINDOW = 48
+LOCAL_HISTORY_PAIRS = 48
 # Which answer the analyses read: the parsed reply (the paper's) or the most probable option letter.
 ANSWERS = ("text", "constrained")
 
@@ -191,7 +191,7 @@ class Administration:
     answers: pd.DataFrame  # answer_frame(records)
     model: str
     setting: str
-    window: int | None
+    history_pairs: int | None
     n_calls: int
     n_cached: int
 
@@ -205,26 +205,26 @@ def answer_counts(answers: pd.DataFrame) -> Counts:
                   failed=int(failed.sum()), invalid=int(((answers["status"] != "ok") & ~failed).sum()))
 
 
-def default_window(model: str) -> int | None:
-    return LOCAL_WINDOW if model.startswith("local/") else None
+def default_history_pairs(model: str) -> int | None:
+    return LOCAL_HISTORY_PAIRS if model.startswith("local/") else None
 
 
-def _resolve_window(window, model: str) -> int | None:
-    if window == "auto":
-        return default_window(model)
-    if window is not None and (not isinstance(window, int) or window < 0):
-        raise ValueError(f"window must be 'auto', None or a number of pairs >= 0, got {window!r}")
-    return window
+def _resolve_history_pairs(history_pairs, model: str) -> int | None:
+    if history_pairs == "auto":
+        return default_history_pairs(model)
+    if history_pairs is not None and (not isinstance(history_pairs, int) or history_pairs < 0):
+        raise ValueError(f"history_pairs must be 'auto', None or a number of pairs >= 0, got {history_pairs!r}")
+    return history_pairs
 
 
-def history_messages(history: Sequence[tuple[str, str]], window: int | None) -> list[dict]:
-    pairs = history if window is None else (history[-window:] if window else [])
+def history_messages(history: Sequence[tuple[str, str]], history_pairs: int | None) -> list[dict]:
+    pairs = history if history_pairs is None else (history[-history_pairs:] if history_pairs else [])
     return [m for q, a in pairs for m in ({"role": "user", "content": q},
                                           {"role": "assistant", "content": a})]
 
 
 def administer(runs: Sequence[RunSpec], model: str, *, setting: str = CONTEXT_FREE,
-               window: int | None | str = "auto", cache: CallCache | None = None,
+               history_pairs: int | None | str = "auto", cache: CallCache | None = None,
                transport: Transport = Transport(), progress: bool = False,
                name: str = "cape", constrained: bool = False) -> Administration:
     """Ask every run's items; see the module doc."""
@@ -236,13 +236,13 @@ def administer(runs: Sequence[RunSpec], model: str, *, setting: str = CONTEXT_FR
         raise ValueError(f"run labels {sorted(clash)} would overwrite answer columns")
     if len({r.run_id for r in runs}) != len(runs):
         raise ValueError("run_id must be unique within an administration")
-    window = _resolve_window(window, model) if setting == CONTEXT_DEPENDENT else None
-    parameters = {"setting": setting, "window": window, "runs": [r.run_id for r in runs]}
+    history_pairs = _resolve_history_pairs(history_pairs, model) if setting == CONTEXT_DEPENDENT else None
+    parameters = {"setting": setting, "history_pairs": history_pairs, "runs": [r.run_id for r in runs]}
     answers: list[Answer] = []
     calls = cached = 0
 
     def request(run: RunSpec, t: int, history: list[tuple[str, str]]) -> ModelRequest:
-        messages = list(run.prefix) + history_messages(history, window) + \
+        messages = list(run.prefix) + history_messages(history, history_pairs) + \
             [{"role": "user", "content": run.question(run.items[t])}]
         return ModelRequest(model, messages, dict(run.params), run.replicate)
 
@@ -266,7 +266,7 @@ def administer(runs: Sequence[RunSpec], model: str, *, setting: str = CONTEXT_FR
             result = generate(requests, cache=cache, transport=transport, progress=progress,
                               name=f"{name}:step{t + 1}", parameters=parameters)
             calls, cached = calls + len(requests), cached + result.n_hits
-            step = [_answer(run, t, req, result, k, len(history_messages(histories[run.run_id], window)) // 2,
+            step = [_answer(run, t, req, result, k, len(history_messages(histories[run.run_id], history_pairs)) // 2,
                             setting=setting, model=model) for k, (run, req) in enumerate(zip(active, requests))]
             for run, answer in zip(active, step):
                 if answer.response is not None:
@@ -278,7 +278,7 @@ def administer(runs: Sequence[RunSpec], model: str, *, setting: str = CONTEXT_FR
                                      progress=progress, name=f"{name}:step{t + 1}:constrained")
                 calls += n
             answers += step
-    return Administration(tuple(answers), answer_frame(answers), model, setting, window, calls, cached)
+    return Administration(tuple(answers), answer_frame(answers), model, setting, history_pairs, calls, cached)
 
 
 def _answer(run: RunSpec, t: int, request: ModelRequest, result: RoundResult, k: int, n_history: int, *,

@@ -9,7 +9,7 @@
   adversarial history attack (§6.3, history replies replaced by option C).
 - :func:`ordering_runs`: the question-ordering study (§6.4); profiles via
   ``ocean_profiles(answers, by=["ordering", "run"])``.
-- :func:`window_runs`, :func:`window_ablation`: the few-shot window ablation (§6.1).
+- :func:`history_runs`, :func:`history_ablation`: the few-shot history ablation (§6.1).
 """
 from __future__ import annotations
 
@@ -132,25 +132,25 @@ def ordering_runs(inventory: Inventory, rng: np.random.Generator,
     return runs
 
 
-def window_runs(inventory: Inventory, windows: Sequence[int | None], **run_kwargs) -> dict:
-    """One run per window k (administer each with ``window=k``); returns {k: [RunSpec]}."""
-    return {k: [RunSpec(run_id=f"window/{'full' if k is None else k}", items=inventory.items,
-                        labels={"window": "full" if k is None else k}, **run_kwargs)]
-            for k in windows}
+def history_runs(inventory: Inventory, history_pairs: Sequence[int | None], **run_kwargs) -> dict:
+    """One run per history length k (administer each with ``history_pairs=k``); returns {k: [RunSpec]}."""
+    return {k: [RunSpec(run_id=f"history_pairs/{'full' if k is None else k}", items=inventory.items,
+                        labels={"history_pairs": "full" if k is None else k}, **run_kwargs)]
+            for k in history_pairs}
 
 
-def window_ablation(answers_by_window: dict, reference=None) -> pd.DataFrame:
-    """Each window's trajectory against the reference (default: full history, ``None``).
+def history_ablation(answers_by_history: dict, reference=None) -> pd.DataFrame:
+    """Each history length's trajectory against the reference (default: full history, ``None``).
 
-    ``answers_by_window`` maps k → answer rows of one run administered with window k.
+    ``answers_by_history`` maps k → answer rows of one run administered with ``history_pairs=k``.
     """
-    ref = answers_by_window[reference]
+    ref = answers_by_history[reference]
     rows = []
-    for k, answers in answers_by_window.items():
+    for k, answers in answers_by_history.items():
         both = pd.concat([ref.assign(run_id="__ref"), answers.assign(run_id="__k")])
         scores, _ = trajectory_matrix(both, ["__ref", "__k"])
         point = pointwise_consistency(scores)
-        rows.append({"window": "full" if k is None else k, "agreement": point.tar,
+        rows.append({"history_pairs": "full" if k is None else k, "agreement": point.tar,
                      "mean_abs_difference": point.ed,
                      "tc": trajectory_consistency(scores).value, "n_items": point.n_items})
     return pd.DataFrame(rows)

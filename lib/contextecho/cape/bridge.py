@@ -15,8 +15,8 @@ renders the session itself (``sessions.render_prefix``, redacted). The filler ar
 Runs of one (position, arm) differ only by replicate, so they differ at all only
 under sampling: pass ``params={"temperature": 1.0, ...}`` for TC / OC across runs.
 On the embedded model (8,192 tokens) keep the prefix short (``session_prefix_provider(window=…)``
-in characters) and the questionnaire window small; an oversized request fails before
-any compute.
+in characters) and the questionnaire's history short (``administer(history_pairs=…)``); an
+oversized request fails before any compute.
 """
 from __future__ import annotations
 

@@ -42,7 +42,7 @@ from ..echo.reference.filler import filler_for, make_filler
 from ..echo.reference.judge import parse_verdict, parse_verdict_b3
 from ..echo.reference.requests import probe_request, stressor_request, stressor_text
 from ..echo.reference.scorers import REFERENCE_SCORERS, is_no_preamble
-from ..echo.reference.transcript import DEFAULT_MAX_CHARS, Row, render_prefix, read_rows, turn_index
+from ..echo.reference.transcript import DEFAULT_WINDOW, Row, render_prefix, read_rows, turn_index
 from .case import CaseResult, Check, FixtureError, compare_fields, differences, integer, line_cases, need, sha256_text
 
 DEFAULT_PROBE = "C01"
@@ -76,9 +76,9 @@ def _prefix_outputs(case: dict, path: Path, line: int, sessions: CorpusSessions)
     experiment = str(need(case, "experiment", path, line, str))
     session = need(inputs, "session", path, line, str)
     target_turn = need(inputs, "target_turn", path, line, int)
-    max_chars = integer(inputs.get("max_chars", DEFAULT_MAX_CHARS), "'max_chars'", path, line)
+    window = integer(inputs.get("max_chars", DEFAULT_WINDOW), "'max_chars'", path, line)
     rows, index = sessions.get(session)
-    prefix = render_prefix(rows, index, target_turn, max_chars)
+    prefix = render_prefix(rows, index, target_turn, window)
     text = prefix.text
     if experiment.startswith(PROBE_EXPERIMENTS):
         request = probe_request(text, str(inputs.get("probe", inputs.get("probe_id", DEFAULT_PROBE))))

@@ -51,6 +51,7 @@ from ..echo.protocol import Positions
 from ..echo.reference.judge import parse_verdict
 from ..echo.runner import SELF_JUDGE
 from ..echo.reference.scorers import REFERENCE_SCORERS
+from ..echo.reference.transcript import DEFAULT_WINDOW
 from ..echo.protocols import protocol as get_protocol, protocol_of
 from ..sessions.positions import Position
 from ..stats.judge_free import StressorCell, harness_compliance_audit, harness_stressor_forest
@@ -176,7 +177,7 @@ def _identity(cell, safe: dict[str, str], fields: Sequence[str]) -> dict:
 
 def drive(case: dict, corpus: Path, replay: Replay, report: CaseResult, workdir: Path) -> list[Driven]:
     """Run each harness runner of the case we can express; the others are reported not expressible."""
-    window = int(case["inputs"].get("max_chars", 30_000))
+    window = int(case["inputs"].get("max_chars", DEFAULT_WINDOW))
     driven = []
     reference, session = get_protocol("reference"), None
     stored_by: list[str] = []  # the judges of the earlier runs, whose stored results a later run resumes from

@@ -87,7 +87,7 @@ def e18_arguments(argv: Sequence[str]) -> argparse.Namespace:
     p.add_argument("--positions", type=int, default=VALIDATION_POSITIONS)
     p.add_argument("--probe-ids", default="")
     p.add_argument("--quick", action="store_true")
-    p.add_argument("--max-chars", type=int, default=session_validation.HARNESS["window"])
+    p.add_argument("--max-chars", dest="window", type=int, default=session_validation.HARNESS["window"])
     p.add_argument("--out-root", default="")
     p.add_argument("--dry-run", action="store_true")
     try:
@@ -104,7 +104,7 @@ def e18_parameters(args: argparse.Namespace, output_dir: Path | str = "") -> ses
     h = session_validation.HARNESS
     return session_validation.Parameters(
         session=args.session, label=args.label, targets=(litellm_model(args.provider, args.target),),
-        judges=(litellm_model(E18_JUDGE_PROVIDER, args.judge),), window=args.max_chars, max_tokens=h["max_tokens"],
+        judges=(litellm_model(E18_JUDGE_PROVIDER, args.judge),), window=args.window, max_tokens=h["max_tokens"],
         judge_max_tokens=h["judge_max_tokens"], protocol=h["protocol"], quick=args.quick,
         n_positions=args.positions, probes=tuple(p.strip() for p in args.probe_ids.split(",") if p.strip()),
         output_dir=str(output_dir), concurrency=1)

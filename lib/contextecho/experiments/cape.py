@@ -148,7 +148,7 @@ def _inventory(p: Parameters) -> Inventory:
     return load_inventory(p.inventory).balanced(p.n_items)
 
 
-def _window(p: Parameters):
+def _history_pairs(p: Parameters):
     return p.history_window if p.history_window > 0 else "auto"
 
 
@@ -168,7 +168,7 @@ def factors(run: Run) -> pd.DataFrame:
     runs = [r for f in p.factors for r in factor_runs(f, inventory, n_runs=p.n_runs,
                                                          params={**DEFAULT_PARAMS, "max_tokens": p.max_tokens})]
     with CallCache() as cache:
-        answers = pd.concat([administer(runs, p.target, setting=s, window=_window(p), cache=cache,
+        answers = pd.concat([administer(runs, p.target, setting=s, history_pairs=_history_pairs(p), cache=cache,
                                         transport=run.transport, progress=True, name=f"cape:{s}",
                                         constrained=True).answers
                              for s in (CONTEXT_FREE, CONTEXT_DEPENDENT)], ignore_index=True)
@@ -214,8 +214,8 @@ def attack(run: Run, answers: pd.DataFrame) -> pd.DataFrame:
                                    params={**DEFAULT_PARAMS, "max_tokens": p.max_tokens})]
     with CallCache() as cache:
         attacked = chosen_answers(administer(attack_runs(runs, p.attack_letter), p.target, setting=CONTEXT_DEPENDENT,
-                                             window=_window(p), cache=cache, transport=run.transport, progress=True,
-                                             name="cape:attack", constrained=p.answer == "constrained").answers,
+                                             history_pairs=_history_pairs(p), cache=cache, transport=run.transport,
+                                             progress=True, name="cape:attack", constrained=p.answer == "constrained").answers,
                                   p.answer)
     before = chosen[(chosen["setting"] == CONTEXT_DEPENDENT) & chosen["run_id"].isin([r.run_id for r in runs])]
     shift = option_shift(before, attacked)
@@ -234,8 +234,8 @@ def ordering(run: Run) -> pd.DataFrame:
     runs = ordering_runs(_inventory(p), rng_for(p.shuffle_seed, "cape-ordering"), orderings=p.orderings,
                          params={**DEFAULT_PARAMS, "max_tokens": p.max_tokens})
     with CallCache() as cache:
-        ordered = chosen_answers(administer(runs, p.target, setting=CONTEXT_DEPENDENT, window=_window(p), cache=cache,
-                                            transport=run.transport, progress=True, name="cape:ordering",
+        ordered = chosen_answers(administer(runs, p.target, setting=CONTEXT_DEPENDENT, history_pairs=_history_pairs(p),
+                                            cache=cache, transport=run.transport, progress=True, name="cape:ordering",
                                             constrained=p.answer == "constrained").answers, p.answer)
     run.batch("cape:ordering", answer_counts(ordered))
     run.out.parquet("ordering", ordered)

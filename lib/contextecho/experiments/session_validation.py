@@ -38,7 +38,7 @@ from ..echo.reference.judge import JUDGE_MAX_TOKENS
 from ..echo.reference.providers import harness_provider
 from ..echo.reference.role_rows import QUICK_POSITIONS, VALIDATION, VALIDATION_POSITIONS, e18_rows
 from ..echo.reference.texts import PROBE_MAX_TOKENS
-from ..echo.reference.transcript import DEFAULT_MAX_CHARS
+from ..echo.reference.transcript import DEFAULT_WINDOW
 from ..engine.calls import Transport
 from ..engine.verdicts import INVALID, OK
 from ..sessions.loader import load_session
@@ -59,7 +59,7 @@ ALL_PROBES, QUICK_PROBES = ("all",), ("coding_self",)
 #: The harness's settings for this check (e18's defaults: its target and judge, ``--max-chars``,
 #: ``run_one_probe``'s 600 tokens, the judge's 400).
 HARNESS = {"targets": ("anthropic/claude-sonnet-4-5",), "judges": (REFERENCE_JUDGE,),
-           "window": DEFAULT_MAX_CHARS, "max_tokens": PROBE_MAX_TOKENS, "judge_max_tokens": JUDGE_MAX_TOKENS,
+           "window": DEFAULT_WINDOW, "max_tokens": PROBE_MAX_TOKENS, "judge_max_tokens": JUDGE_MAX_TOKENS,
            "protocol": "reference"}
 
 

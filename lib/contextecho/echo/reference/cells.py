@@ -61,7 +61,7 @@ from .requests import TargetRequest, probe_request, stressor_request
 from .s2_requests import COLUMN as S2_RULES_COLUMN, S2_REQUESTS
 from .texts import E11_STRESSORS, PROBES_BY_ID, S2_VARIANTS, framed
 from .role_rows import VALIDATION, VALIDATION_POSITIONS, e18_rows, line_prefix, validation_plan
-from .transcript import DEFAULT_MAX_CHARS, HarnessSession, read_rows, render_prefix, turn_index
+from .transcript import DEFAULT_WINDOW, HarnessSession, read_rows, render_prefix, turn_index
 
 PROTOCOL = "reference"
 START_TURN = 100
@@ -201,7 +201,7 @@ def _rendered(session: Session, chosen: Sequence[Position], window: int) -> list
 
 def build_reference_cells(experiment: str, targets: str | Sequence[str], sessions: Sequence[Session],
                           asked: Positions = Positions(), *, items: Iterable[str] | str = "coding_self",
-                          replicates: int = 1, window: int = DEFAULT_MAX_CHARS,
+                          replicates: int = 1, window: int = DEFAULT_WINDOW,
                           max_tokens: int | None = None, stressor_max_tokens: int | None = None,
                           redact: bool = True, framing: str = "framed", s2_requests: str = "e08",
                           tag: Mapping[str, str]) -> list[Cell]:

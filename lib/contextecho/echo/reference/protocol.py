@@ -58,7 +58,7 @@ from .providers import judge_params, judges_empty_reply
 from .s2_requests import S2_REQUESTS, rules_of
 from .scorers import REFERENCE_SCORERS
 from .texts import PROBE_MAX_TOKENS, STRESSOR_MAX_TOKENS, VERSION, texts
-from .transcript import DEFAULT_MAX_CHARS, HarnessSession, read_session
+from .transcript import DEFAULT_WINDOW, HarnessSession, read_session
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ class ReferenceProtocol(Protocol):
                    "blob + acknowledgement, template filler, harness judge and parser, e11 scorers")
     sampling = SamplingDefaults(probe_max_tokens=PROBE_MAX_TOKENS, stressor_max_tokens=STRESSOR_MAX_TOKENS,
                                 judge_max_tokens=reference_judge.JUDGE_MAX_TOKENS, temperature=None,
-                                window_chars=DEFAULT_MAX_CHARS)
+                                window_chars=DEFAULT_WINDOW)
     formats = (CLAUDE_CODE,)
     judge_variants = (reference_judge.B3,)
     step_unit = "harness turn"

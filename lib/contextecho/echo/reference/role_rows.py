@@ -31,7 +31,7 @@ computed from the session itself.
   ``min(n−1, i·max(1, n//12))``; a session of fewer than 12 rows is refused with the
   runner's message (the runner exits, ``sys.exit``; here :class:`ShortSession` is raised).
 * **Prefix** (both runners' ``extract_prefix_at_line``, :func:`line_prefix`): rows 0..end
-  as ``[role] content``, joined by a blank line, the last ``max_chars`` characters kept.
+  as ``[role] content``, joined by a blank line, the last ``window`` characters kept.
 
 A decoded line that is not a JSON object fails the harness's readers; here it is a
 :class:`~contextecho.sessions.errors.SessionFormatError` naming the line.
@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Iterator
 
 from ...sessions.errors import SessionFormatError
-from .transcript import BLOCK_JOINER, DEFAULT_MAX_CHARS, BlockStyle, render_content
+from .transcript import BLOCK_JOINER, DEFAULT_WINDOW, BlockStyle, render_content
 
 #: The reference position scheme of e18's plan (:mod:`.cells`).
 VALIDATION = "validation"
@@ -138,10 +138,10 @@ def crosssession_rows(path: str | Path) -> list[RoleRow]:
     return rows
 
 
-def line_prefix(rows: list[RoleRow], end_line: int, max_chars: int = DEFAULT_MAX_CHARS) -> str:
-    """The prefix through row ``end_line`` (inclusive), its last ``max_chars`` characters."""
+def line_prefix(rows: list[RoleRow], end_line: int, window: int = DEFAULT_WINDOW) -> str:
+    """The prefix through row ``end_line`` (inclusive), its last ``window`` characters."""
     full = BLOCK_JOINER.join(row.rendered() for row in rows[:end_line + 1])
-    return full[-max_chars:] if len(full) > max_chars else full
+    return full[-window:] if len(full) > window else full
 
 
 def position_label(i: int) -> str:
@@ -180,9 +180,9 @@ class Snapshot:
 
 
 def validation_snapshots(path: str | Path, n_positions: int = VALIDATION_POSITIONS,
-                         max_chars: int = DEFAULT_MAX_CHARS) -> tuple[Snapshot, ...]:
+                         window: int = DEFAULT_WINDOW) -> tuple[Snapshot, ...]:
     """e18's positions of the session at ``path`` and its prefix at each (``ShortSession``
     when the session has fewer rows than positions)."""
     rows = e18_rows(path)
-    return tuple(Snapshot(label, row, line_prefix(rows, row, max_chars))
+    return tuple(Snapshot(label, row, line_prefix(rows, row, window))
                  for label, row in validation_plan(len(rows), n_positions))

@@ -21,7 +21,7 @@ Rules (``PROTOCOL.md`` §1-2, harness ``experiments/e08_cross_compaction/run.py`
   ``--- USER ---``/``--- ASSISTANT ---`` + newline + text; list content renders text
   blocks, ``[tool_use NAME: JSON]`` and ``[tool_result: X]`` (each payload cut to 200
   characters), joined by newlines; blank renderings are dropped; blocks are joined by
-  a blank line and only the last ``max_chars`` characters are kept.
+  a blank line and only the last ``window`` characters are kept.
 
 A run under the reference protocol reads each session once, in this module's reader
 (:func:`read_session`: the rows, the format and the session's id, :class:`HarnessSession`);
@@ -48,7 +48,7 @@ PART_JOINER = "\n"
 PAYLOAD_CHARS = 200
 SUMMARY_LOOKAHEAD = 4
 #: The window every reference probe and stressor runner uses.
-DEFAULT_MAX_CHARS = 30_000
+DEFAULT_WINDOW = 30_000
 
 Row = dict | None
 
@@ -233,7 +233,7 @@ class ReferencePrefix:
     end_line: int | None
     compaction: Compaction | None
     n_turns: int
-    max_chars: int
+    window: int
 
     @property
     def n_chars(self) -> int:
@@ -241,12 +241,12 @@ class ReferencePrefix:
 
 
 def render_prefix(rows: list[Row], index: dict[int, int], target_turn: int,
-                  max_chars: int = DEFAULT_MAX_CHARS) -> ReferencePrefix:
+                  window: int = DEFAULT_WINDOW) -> ReferencePrefix:
     """The harness's prefix at ``target_turn`` (``extract_prefix_at_turn``)."""
     n_turns = max(index)
     resolved = resolve_turn(index, target_turn)
     if resolved is None:
-        return ReferencePrefix("", target_turn, None, None, None, n_turns, max_chars)
+        return ReferencePrefix("", target_turn, None, None, None, n_turns, window)
     end_line = index[resolved]
     compaction = last_compaction(rows, end_line)
     blocks: list[str] = []
@@ -262,13 +262,13 @@ def render_prefix(rows: list[Row], index: dict[int, int], target_turn: int,
         role = "USER" if row.get("type") == "user" else "ASSISTANT"
         blocks.append(f"--- {role} ---\n{text}")
     full = BLOCK_JOINER.join(blocks)
-    if len(full) > max_chars:
-        full = full[-max_chars:]
-    return ReferencePrefix(full, target_turn, resolved, end_line, compaction, n_turns, max_chars)
+    if len(full) > window:
+        full = full[-window:]
+    return ReferencePrefix(full, target_turn, resolved, end_line, compaction, n_turns, window)
 
 
 def session_prefix(path: str | Path, target_turn: int,
-                   max_chars: int = DEFAULT_MAX_CHARS) -> ReferencePrefix:
+                   window: int = DEFAULT_WINDOW) -> ReferencePrefix:
     """Read ``path`` and render its prefix at ``target_turn``."""
     rows = read_rows(path)
-    return render_prefix(rows, turn_index(rows), target_turn, max_chars)
+    return render_prefix(rows, turn_index(rows), target_turn, window)
