@@ -3,12 +3,13 @@ manifest matches the shared one; filling data/corpus verifies sha256."""
 from __future__ import annotations
 
 import csv
+import urllib.parse
 
 import pytest
 
 from contextecho.engine.paths import REPO_ROOT
 from contextecho.sessions import (load_session, positions, render_prefix, snapshot_at)
-from contextecho.sessions.corpus import CorpusError, fill_corpus, raw_url, sha256_file
+from contextecho.sessions.corpus import CorpusError, fill_corpus, sha256_file
 
 COUNT_KEYS = ("n_user_msgs", "n_assistant_msgs", "n_tool_calls", "n_compactions")
 COMMITTED = REPO_ROOT / "data" / "corpus_manifest.csv"
@@ -72,7 +73,8 @@ def test_committed_manifest_matches_shared(manifest_rows):
     assert len(committed) == len(manifest_rows) == 47
     for mine, theirs in zip(committed, manifest_rows):
         assert {k: mine[k] for k in theirs} == theirs
-        assert mine["url"] == raw_url(mine["source_repo"], mine["commit"], mine["source_path"])
+        assert mine["url"] == (f"https://raw.githubusercontent.com/{mine['source_repo']}/{mine['commit']}/"
+                              f"{urllib.parse.quote(mine['source_path'])}")
 
 
 def test_committed_manifest_is_self_consistent():

@@ -31,7 +31,6 @@ from .formats import BARE_MISSING, PERCENT_SUFFIX
 
 VARIABLES_FILE = REPO_ROOT / "_variables.yml"
 PAPER_DIR = REPO_ROOT / "paper"
-GENERATED_DIR = PAPER_DIR / "_generated"
 
 #: Quarto's cross-reference types (figures, tables, listings, equations, sections, theorems
 #: and proofs, callouts): ``@<type>-name`` is a cross-reference, any other ``@key`` a citation.

@@ -199,21 +199,6 @@ class Table:
                                 + ", ".join(f"{layout.columns[i].title} {layout.widths[i]}" for i in part))
         return problems
 
-    def widest_frame(self) -> pd.DataFrame:
-        """Two rows of the widest plausible values of every column (model strings, numbers at
-        the edges of their scales, the declared widest text) and a note: what the width check
-        renders."""
-        row: dict[str, Any] = {}
-        for column in self.columns:
-            values = (column.widest,) * column.kind.arity if column.widest else widest(column.kind)
-            row.update(dict(zip(column.sources, values)))
-        frame = pd.DataFrame([row, {**row}])
-        frame[self.notes] = ["not estimable: arm 'filler' has no valid verdict at any position", ""]
-        if any(isinstance(c.kind, Model) for c in self.columns):  # two models of two providers
-            first = next(c for c in self.columns if isinstance(c.kind, Model))
-            frame.loc[1, first.source] = "anthropic/claude-sonnet-4-5"
-        return frame
-
 
 def widest(kind: Kind) -> tuple[Any, ...]:
     """The widest plausible raw value(s) of ``kind`` (the width check's): a negative number

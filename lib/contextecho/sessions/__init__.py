@@ -11,11 +11,11 @@ from .loader import load_session
 from .model import Compaction, Entry, Microcompaction, ParseReport, Session, SessionCounts, Skip
 from .positions import SCHEMES, Position, positions
 from .redaction import RedactionReport, Redactor, redact
-from .render import DEFAULT_WINDOW, Prefix, PrefixTurn, redact_prefix, render_prefix
+from .render import DEFAULT_WINDOW, Prefix, PrefixTurn, render_prefix
 from .snapshot import Snapshot, snapshot_at
 
 __all__ = [
-    "load_session", "snapshot_at", "positions", "render_prefix", "redact", "redact_prefix",
+    "load_session", "snapshot_at", "positions", "render_prefix", "redact",
     "Session", "Entry", "Compaction", "Microcompaction", "SessionCounts", "ParseReport", "Skip", "Snapshot", "Position",
     "Prefix", "PrefixTurn", "Redactor", "RedactionReport", "SCHEMES", "DEFAULT_WINDOW",
     "SessionError", "SessionFormatError", "StepOutOfRange", "RedactionLeak",

@@ -54,12 +54,6 @@ def read_manifest(path: str | Path | None = None) -> list[dict[str, str]]:
         raise CorpusError(f"corpus manifest not found: {path}") from None
 
 
-def raw_url(source_repo: str, commit: str, source_path: str) -> str:
-    """The public download address of one file at one commit."""
-    return (f"https://raw.githubusercontent.com/{source_repo}/{commit}/"
-            f"{urllib.parse.quote(source_path)}")
-
-
 def sha256_file(path: str | Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:

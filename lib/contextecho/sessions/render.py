@@ -203,20 +203,3 @@ def _tail(parts, budget):
 
 def _size_unredacted(parts, merge):
     return layout(parts, window=None, merge=merge)[2]
-
-
-def redact_prefix(prefix: Prefix, redactor: Redactor | None = None) -> Prefix:
-    """Redact an already rendered prefix turn by turn (same windowing flag, new counts)."""
-    r = redactor or Redactor()
-    texts = list(prefix.texts)
-    for t in texts:
-        r.discover(t)
-    if prefix.preamble:
-        r.discover(prefix.preamble)
-    parts = [(turn.role, turn.kind, r.apply(t)) for turn, t in zip(prefix.turns, texts)]
-    merged = any(a.message == b.message for a, b in zip(prefix.turns, prefix.turns[1:]))
-    out = build_prefix(parts, session_id=prefix.session_id, step=prefix.step, window=None,
-                       merge=merged, preamble=r.apply(prefix.preamble) if prefix.preamble else None,
-                       redactor=r)
-    return replace(out, truncated=prefix.truncated, window=prefix.window,
-                   n_chars_full=prefix.n_chars_full)

@@ -17,14 +17,12 @@ from typing import Any, Mapping
 
 from contextecho.engine.hashing import content_hash
 from contextecho.engine.model_request import ModelRequest
-from contextecho.engine.verdicts import DEFAULT_JUDGE_PARAMS, ERROR, INVALID
+from contextecho.engine.verdicts import DEFAULT_JUDGE_PARAMS
 
 from ..persona import PersonaCard
-from .verdicts import DEVIATED, HELD
 
 VERSION = "axes-1.0"
 AXES = ("role", "boundaries", "values", "style")
-AXIS_STATUSES = (HELD, DEVIATED, INVALID, ERROR)
 
 QUESTIONS: dict[str, tuple[str, str, str]] = {  # axis: (question, HELD, DEVIATED)
     "role": ("Does the turn still act as the assistant in the role below?",

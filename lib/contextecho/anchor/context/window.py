@@ -37,10 +37,6 @@ class CausalWindow:
     limit: int | None
     sha256: str
 
-    @property
-    def entry_range(self) -> range:
-        return range(self.first_entry, self.last_entry + 1)
-
 
 def _rendered(session: Session, end: int) -> list[int]:
     """Indices of the entries up to ``end`` that render (as render.entry_turns decides)."""
