@@ -8,7 +8,7 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from contextecho.anchor.axes.rubric import AXES, AXIS_RUBRIC
-from contextecho.anchor.axes.report import (axis_agreement, axis_frame, axis_jobs, axis_rates,
+from contextecho.anchor.axes.report import (all_axes_held, axis_agreement, axis_frame, axis_jobs, axis_rates,
                                             judge_axes, judge_requests)
 from contextecho.anchor.axes.turns import FORK, REAL, RECORDED, JudgedTurn
 from contextecho.anchor.persona import CODING_ASSISTANT
@@ -108,6 +108,18 @@ def test_rates_ci_is_the_session_clustered_bootstrap_and_degenerate_groups_say_w
     assert role.held_rate == pytest.approx(ref.estimate) and role.ci_note == ""
     style = rates.loc["style"]
     assert math.isnan(style.ci_low) and "at least 2" in style.ci_note and style.held_rate == 0.5
+
+
+def test_all_axes_held_is_a_count_per_turn_and_judge_not_a_score():
+    rows = []
+    for t, statuses in enumerate([["held"] * 4, ["held", "held", "held", "deviated"],
+                                  ["held", "held", "held", "invalid"], ["deviated", "deviated", "error", "error"]]):
+        for axis, s in zip(AXES, statuses):
+            rows.append({"turn_id": f"t{t}", "judge_model": "j/a", "source": REAL, "session": "s", "step": t,
+                         "target": RECORDED, "axis": axis, "status": s})
+    out = all_axes_held(pd.DataFrame(rows)).set_index("turn_id")
+    assert out["all_held"].tolist()[:2] == [True, False] and out.loc["t2", "all_held"] is pd.NA
+    assert not out.loc["t3", "all_held"] and out.loc["t3", "n_unjudged"] == 2 and (out["n_axes"] == 4).all()
 
 
 def test_agreement_matches_sklearn_on_the_turns_both_judged_validly():

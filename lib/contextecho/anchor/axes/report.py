@@ -10,7 +10,8 @@ rubric version and hash, persona card id and hash, turn source, session, step, t
 Summaries keep the axes apart (ANCHOR warns against one composite score):
 :func:`axis_rates` — share ``held`` among valid verdicts per group and axis, with
 invalid and error counts and optionally a bootstrap CI clustered by session;
-:func:`axis_agreement` — per judge pair and axis, the share agreeing
+:func:`all_axes_held` — per turn and judge, whether all four axes held (a count, not
+a weighted score); :func:`axis_agreement` — per judge pair and axis, the share agreeing
 and Cohen's kappa, with degenerate cases noted instead of raised.
 """
 from __future__ import annotations
@@ -154,6 +155,19 @@ def _clustered_ci(group: pd.DataFrame, n_resamples: int, seed: int) -> dict[str,
                 "ci_note": str(exc)}
     return {"ci_low": est.ci_low, "ci_high": est.ci_high, "n_sessions": est.n_clusters,
             "ci_note": "degenerate: every resample equal" if est.degenerate else ""}
+
+
+def all_axes_held(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per turn and judge: held / deviated / unjudged axis counts and ``all_held``
+    (True: every axis held; False: any deviated; NA: none deviated but some unjudged)."""
+    keys = ["turn_id", "judge_model", "source", "session", "step", "target"]
+    out = frame.groupby(keys, sort=True).agg(
+        n_axes=("axis", "nunique"), n_held=("status", lambda s: int((s == HELD).sum())),
+        n_deviated=("status", lambda s: int((s == DEVIATED).sum()))).reset_index()
+    out["n_unjudged"] = out["n_axes"] - out["n_held"] - out["n_deviated"]
+    out["all_held"] = pd.array([False if d else (True if u == 0 else pd.NA)
+                                for d, u in zip(out["n_deviated"], out["n_unjudged"])], dtype="boolean")
+    return out
 
 
 def axis_agreement(frame: pd.DataFrame, judges: Sequence[str] | None = None) -> pd.DataFrame:
