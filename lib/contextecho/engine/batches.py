@@ -1,16 +1,8 @@
 """Provider batch mode: the uncached requests of a round of calls, sent as batch jobs
 through the provider's batch API instead of one call each (``Transport.batch``).
 
-Supported: **OpenAI** (``openai/...``: a JSONL input file uploaded to ``/v1/files``, a job
-created at ``/v1/batches``, polled, its output and error files read) and **Anthropic**
-(``anthropic/...``: a Message Batch created at ``/v1/messages/batches``, polled, its results
-read), hosted or on a server given as the model's endpoint. LiteLLM 1.110 uploads, creates,
-polls and reads an OpenAI job, and polls and reads an Anthropic one (``litellm.acreate_file``,
-``acreate_batch``, ``aretrieve_batch``, ``afile_content``); it cannot create an Anthropic
-Message Batch, so that one request is made here, to the URL and with the headers LiteLLM's
-``AnthropicBatchesConfig`` gives. Any other model (in-process, ``hosted_vllm``, other
-providers) has no batch API here: its calls are made one by one as without batch mode,
-and a line says so once per model (:func:`batchable`).
+Which providers have a batch API here, and what LiteLLM does for each: README, 'Provider batch
+mode' (:func:`batchable` decides; any other model is called one by one).
 
 Each item of a job is the request the interactive path would send: its LiteLLM keyword
 arguments (``calls.call_kwargs``, the same messages, parameters and prompt-caching marks)

