@@ -1,8 +1,6 @@
 """Resampling schemes for the bootstrap: which leaves one replicate draws.
 
-A replicate is represented by *counts*: how many times each leaf (a cell, a position,
-a (session, position) unit, ...) was drawn, so a statistic is a function of a
-``(b, L)`` count matrix and ``b`` replicates are computed at once.
+A replicate is a ``(b, L)`` count matrix, as in :mod:`~contextecho.stats.bootstrap`.
 
 * ``clusters(L)`` — one level: draw ``L`` leaves with replacement from all ``L``
   (the same ``rng.integers(0, L, (b, L))`` draws as ``scipy.stats.bootstrap``).
