@@ -29,12 +29,11 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 
 from ..engine.calls import Transport
-from ..echo.protocols import protocol
 from ..experiments.cross_judge import StoredResponse, judge_means, rejudge, rejudged_agreement
 from ..experiments.panel import Parameters as PanelParameters
 from ..experiments.scores import headline_ids
 from .replay import Replay
-from .case import TOLERANCE, CaseResult, FixtureError, decode, matches
+from .case import REFERENCE, TOLERANCE, CaseResult, FixtureError, decode, matches
 
 AUDIT_RUNNER = "experiments/e15_probes_at_crosscompaction/run_crossjudge_audit.py"
 #: The audit's folder (``run_crossjudge_audit.py:23``), its tables, and a record's path in it.
@@ -45,7 +44,7 @@ CALL = "cross_judge"
 #: The columns of a stored cell that name it, carried into its re-judged row.
 IDENTITY_COLUMNS = ("target", "session", "position", "step", "arm", "item", "item_kind", "replicate")
 #: A record's fields and the re-judged row's columns that hold them.
-RECORD_FIELDS = {"sonnet_score": "primary_score", "gpt5_score": "reference_score",
+RECORD_FIELDS = {"sonnet_score": "primary_score", "gpt5_score": REFERENCE.stored_score,
                  "gpt5_label": "reference_label", "gpt5_reason": "reference_reason"}
 
 
@@ -67,13 +66,13 @@ def _stored_cells(frames: Sequence[pd.DataFrame], replay: Replay) -> dict[tuple,
     the first run's where several stored it."""
     stored: dict[tuple, dict] = {}
     for frame in frames:
-        if not len(frame) or "reference_score" not in frame:
+        if not len(frame) or REFERENCE.stored_score not in frame:
             continue
         judged = frame[(frame["item_kind"] == "probe") & (frame["replicate"] == 0)
                        & frame["judge_model"].map(lambda m: replay.judge_calls.get(m) == "judge")]
         for row in judged.to_dict("records"):
             found = replay.identities.get(row["key"])
-            if found is None or not isinstance(row["response"], str) or _missing(row["reference_score"]):
+            if found is None or not isinstance(row["response"], str) or _missing(row[REFERENCE.stored_score]):
                 continue
             key = found[1]
             stored.setdefault((key["target"], key["position"], key["arm"], key["item"]), row)
@@ -95,12 +94,12 @@ def rejudge_stored(case: dict, runner: str, frames: Sequence[pd.DataFrame], repl
     chosen = sorted(((ident, row) for ident, row in _stored_cells(frames, replay).items()
                      if ident[1] in positions and ident[3] in items),
                     key=lambda pair: (pair[0][0], positions.index(pair[0][1]), pair[0][2], pair[0][3]))
-    stored = [StoredResponse(row["key"], row["probe_text"], row["response"], row["reference_score"],
+    stored = [StoredResponse(row["key"], row["probe_text"], row["response"], row[REFERENCE.stored_score],
                              {c: row[c] for c in IDENTITY_COLUMNS}) for _, row in chosen]
     replay.judge_calls[judge] = CALL
     replay.judge_fields[CALL] = list(fields)
     transport = Transport(concurrency=1, base_delay_s=0.0, max_delay_s=0.0, client=replay)
-    return rejudge(stored, judge, protocol=protocol("reference"), transport=transport, name=f"{case['id']}:audit",
+    return rejudge(stored, judge, protocol=REFERENCE, transport=transport, name=f"{case['id']}:audit",
                    redact=False)
 
 
@@ -128,7 +127,7 @@ def _records(frame: pd.DataFrame, replay: Replay) -> pd.DataFrame:
     it stores), with the harness's identity of each (``ident``)."""
     if not len(frame):
         return frame.assign(ident=[])
-    kept = frame[~frame["reference_score"].map(_missing)] if "reference_score" in frame else frame.iloc[:0]
+    kept = frame[~frame[REFERENCE.stored_score].map(_missing)] if REFERENCE.stored_score in frame else frame.iloc[:0]
     return kept.assign(ident=[tuple(replay.identities[k][1][f] for f in ("target", "position", "arm", "item"))
                               for k in kept["key"]])
 

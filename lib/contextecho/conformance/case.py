@@ -23,7 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from ..echo.protocols import protocol
 from ..engine.paths import REPO_ROOT
+
+#: The protocol every case checks, looked up by name once; its stored score column
+#: (``REFERENCE.stored_score``) is the harness's own value of a judged cell.
+REFERENCE = protocol("reference")
 
 DECLARED_FILE = REPO_ROOT / "data" / "conformance" / "declared_divergences.json"
 PASS, FAIL, DECLARED, NOT_EXPRESSIBLE, NOT_IMPLEMENTED = STATUSES = (

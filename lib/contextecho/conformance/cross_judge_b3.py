@@ -34,14 +34,13 @@ from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
-from ..echo.protocols import protocol
 from ..echo.reference.judge import B3
 from ..echo.reference.providers import harness_provider
 from ..engine.calls import Transport
 from ..engine.hashing import content_hash
 from ..experiments.cross_judge import SCORES_0_3, StoredResponse, judge_means, rejudge, rejudged_agreement
 from .replay import Replay, compare_requests, litellm_model
-from .case import TOLERANCE, CaseResult, FixtureError, decode, matches
+from .case import REFERENCE, TOLERANCE, CaseResult, FixtureError, decode, matches
 
 #: The call kind of b3's judge requests (``runs/README.md``, "Request keys").
 CALL = "judge"
@@ -140,7 +139,7 @@ def summarize(d: Document, frame: pd.DataFrame, judge: str) -> dict:
         details[condition].append({
             "probe_id": record.get("probe_id"), "probe_text": record["probe_text"],
             "primary_score": record["score"], "primary_reason": record.get("reason", ""),
-            "gpt5_score": row["reference_score"], "gpt5_reason": row["reference_reason"],
+            "gpt5_score": row[REFERENCE.stored_score], "gpt5_reason": row["reference_reason"],
             "response_preview": record.get("response_preview", "")})
     return {"target_label": d.label, "alternative_judge": harness_provider(judge)[1],
             "n_paired": agreement.n_valid if agreement else 0,
@@ -163,7 +162,7 @@ def run(case: dict, corpus: Path, replay: Replay, report: CaseResult, declared: 
     for d in docs:
         for s in d.stored:
             replay.identities[s.key] = (CALL, dict(s.about))
-        frame = rejudge(d.stored, judge, protocol=protocol("reference"), variant=B3, transport=transport,
+        frame = rejudge(d.stored, judge, protocol=REFERENCE, variant=B3, transport=transport,
                         name=f"{case['id']}:b3", redact=False)
         outputs.append(None if d.abort else summarize(d, frame, judge))
     for driver in case["harness_driver"]:

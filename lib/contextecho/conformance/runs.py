@@ -52,7 +52,7 @@ from ..echo.reference.judge import parse_verdict
 from ..echo.runner import SELF_JUDGE
 from ..echo.reference.scorers import REFERENCE_SCORERS
 from ..echo.reference.transcript import DEFAULT_WINDOW
-from ..echo.protocols import protocol as get_protocol, protocol_of
+from ..echo.protocols import protocol_of
 from ..sessions.positions import Position
 from ..stats.judge_free import StressorCell, harness_compliance_audit, harness_stressor_forest
 from ..stats.session_validation import HARNESS_ARMS
@@ -61,7 +61,7 @@ from ..experiments.protocol_record import protocol_record
 from ..experiments.scores import headline_ids
 from ..experiments.selection import build
 from . import audit, consolidate, cross_judge_b3, session_validation
-from .case import (DECLARED, NOT_IMPLEMENTED, TOLERANCE, CaseResult, Check, FamilyResult, FixtureError, decode,
+from .case import (DECLARED, NOT_IMPLEMENTED, REFERENCE, TOLERANCE, CaseResult, Check, FamilyResult, FixtureError, decode,
                    declared_for, load_declared, matches, sha256_text)
 from .replay import (LITELLM_PREFIX, Replay, compare_requests, key_fields, key_identity, key_text, litellm_model,
                      replay_environment)
@@ -179,7 +179,7 @@ def drive(case: dict, corpus: Path, replay: Replay, report: CaseResult, workdir:
     """Run each harness runner of the case we can express; the others are reported not expressible."""
     window = int(case["inputs"].get("max_chars", DEFAULT_WINDOW))
     driven = []
-    reference, session = get_protocol("reference"), None
+    session = None
     stored_by: list[str] = []  # the judges of the earlier runs, whose stored results a later run resumes from
     for number, driver in enumerate(case["harness_driver"]):
         runner = driver["runner"]
@@ -198,7 +198,7 @@ def drive(case: dict, corpus: Path, replay: Replay, report: CaseResult, workdir:
         if session is None:
             if "session" not in case["inputs"]:
                 raise FixtureError(f"case {case['id']}", f"runner {runner} needs inputs.session")
-            session = reference.read_session(corpus / case["inputs"]["session"])
+            session = REFERENCE.read_session(corpus / case["inputs"]["session"])
         targets = _targets(case, driver)
         judge = None if s2_rules else _judge(case, runner)
         if judge and [m for m, _, _ in targets] == [judge]:
@@ -291,7 +291,7 @@ def compare_cells(case: dict, driven: Sequence[Driven], replay: Replay, report: 
                        declared, note=f"{list(ident)}; the harness's text is the blocks joined by newlines: {joined}")
             continue
         if row.get("item_kind") == "probe":
-            score = row.get("reference_score")
+            score = row.get(REFERENCE.stored_score)
             actual.update(score=None if score is None or (isinstance(score, float) and math.isnan(score))
                           else int(score), label=row.get("reference_label"), reason=row.get("reference_reason"))
             if ident in empty_text and actual["score"] is None:
@@ -345,12 +345,12 @@ def _empty_text_read(primary: pd.DataFrame, driven: Sequence[Driven], replay: Re
     cells = replay.empty_text_cells()
     keys = {row["key"] for d in driven for row in d.frame[d.frame["item_kind"] == "probe"].to_dict("records")
             if row_identity(row, d.target_safe) in cells} if cells else set()
-    lost = primary["key"].isin(keys) & primary["reference_score"].isna() if keys and len(primary) else None
+    lost = primary["key"].isin(keys) & primary[REFERENCE.stored_score].isna() if keys and len(primary) else None
     if lost is None or not lost.any():
         return None
     verdict = parse_verdict("")
     read = primary.copy()
-    read.loc[lost, "reference_score"] = float(verdict.score)
+    read.loc[lost, REFERENCE.stored_score] = float(verdict.score)
     read.loc[lost, "reference_label"] = verdict.label
     read.loc[lost, "reference_reason"] = verdict.reason
     return read
@@ -358,7 +358,7 @@ def _empty_text_read(primary: pd.DataFrame, driven: Sequence[Driven], replay: Re
 
 def _contributes(row: dict) -> bool:
     if row.get("item_kind") == "probe":
-        score = row.get("reference_score")
+        score = row.get(REFERENCE.stored_score)
         return score is not None and not (isinstance(score, float) and math.isnan(score))
     return row.get("verdict_status") == "ok"
 

@@ -53,7 +53,7 @@ from ..echo.reference.role_rows import (QUICK_POSITIONS, VALIDATION_POSITIONS, S
 from ..stats.session_validation import HARNESS_ARMS, session_validation_summary
 from ..experiments import session_validation
 from .replay import Replay, compare_requests, key_fields, litellm_model, replay_environment
-from .case import ROOT, TOLERANCE, CaseResult, FixtureError, decode, matches, sha256_text
+from .case import REFERENCE, ROOT, TOLERANCE, CaseResult, FixtureError, decode, matches, sha256_text
 
 E18_RUNNER = "experiments/e18_session_validation/run.py"
 SUMMARY_RUNNER = "analysis/analyze_session_validation.py"
@@ -250,7 +250,7 @@ def _compare_cells(case: dict, target: str, result: session_validation.SessionVa
                        note=f"{list(ident)}; the harness joins a reply's text blocks by newlines")
             continue
         actual = {"response_text": row["response"], "response_len": len(row["response"]),
-                  "score": int(row["reference_score"]), "label": row.get("reference_label"),
+                  "score": int(row[REFERENCE.stored_score]), "label": row.get("reference_label"),
                   "reason": row.get("reference_reason")}
         for name in CELL_FIELDS:
             if name in record and not matches(record[name], actual[name]):
