@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "paper": ("contextecho.cli.paper", "regenerate every result of the manuscript, check and render it"),
     "conformance": ("contextecho.cli.conformance", "check the 'reference' protocol against the authors' fixtures"),
     "audit": ("contextecho.cli.audit", "audit your own sessions against your model: plan, run, one HTML report"),
+    "paraphrases": ("contextecho.cli.paraphrases", "write the CAPE items' candidate paraphrases for review"),
     "judge-check": ("contextecho.cli.judge_check", "calibrate a judge against labelled verdicts (kappa, confusion)"),
 }
 

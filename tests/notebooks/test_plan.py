@@ -81,3 +81,77 @@ def test_a_plan_of_a_hosted_model_needs_no_key_and_prices_it(tmp_path, monkeypat
 
 def _text(values: dict) -> dict:
     return {k: ",".join(v) if isinstance(v, tuple) else str(v) for k, v in values.items()}
+
+
+# ---------------------------------------------------------------- CAPE's paraphrasing factor
+CAPE = {"target": "scripted/x", "n_items": "5", "factors": "stability,paraphrasing", "n_runs": "1",
+        "bridge_positions": "1"}
+
+
+def _rounds(plan) -> dict[str, int]:
+    found: dict[str, int] = {}
+    for call in plan.calls:
+        found[call.round] = found.get(call.round, 0) + 1
+    return found
+
+
+def test_a_cape_plan_without_a_reviewed_paraphrase_file_plans_their_generation_and_says_what_to_do(
+        tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(experiment("cape"), "paraphrase_path", lambda *a: tmp_path / "absent.csv")
+    plan = plan_notebooks(["cape"], {"cape": {"output_dir": str(tmp_path / "cape"), **CAPE}})
+    printed = capsys.readouterr().out
+    assert "python -m contextecho paraphrases --model scripted/x --inventory mpi_120" in printed
+    assert "left out of this plan" in printed
+    assert _rounds(plan)["cape:paraphrase"] == 5  # one generation call per item asked
+
+
+def test_a_cape_plan_with_a_reviewed_paraphrase_file_plans_the_factor(tmp_path, capsys):
+    from contextecho.cape.inventory import load_inventory
+
+    inventory = load_inventory("mpi_120").balanced(5)
+    review = tmp_path / "reviewed.csv"
+    review.write_text("item,paraphrase_1,paraphrase_2,review\n" + "".join(
+        f"{i.index},worry about things {i.index},fret about things {i.index},\n" for i in inventory.items))
+    without = plan_notebooks(["cape"], {"cape": {"output_dir": str(tmp_path / "a"), **CAPE,
+                                                 "factors": "stability"}})
+    capsys.readouterr()
+    plan = plan_notebooks(["cape"], {"cape": {"output_dir": str(tmp_path / "b"), **CAPE, "paraphrases": str(review)}})
+    printed = capsys.readouterr().out
+    assert f"paraphrases: {review}" in printed and "5 items reviewed" in printed
+    assert "cape:paraphrase" not in _rounds(plan)
+    # the two paraphrased wordings x two settings x five items, beyond what stability asks
+    # (the factor's original wording is stability's request)
+    assert plan.totals["calls"] - without.totals["calls"] == 2 * 2 * 5
+
+
+def test_a_cape_run_without_a_reviewed_paraphrase_file_stops_before_any_call_and_says_what_to_do(
+        tmp_path, monkeypatch):
+    from contextecho.cape.factors import MissingParaphrases
+
+    module = experiment("cape")
+    monkeypatch.setattr(module, "paraphrase_path", lambda *a: tmp_path / "absent.csv")
+    params = module.Parameters(target="scripted/x", n_items=5, factors=("paraphrasing",),
+                               output_dir=str(tmp_path / "cape"))
+    with pytest.raises(MissingParaphrases, match="python -m contextecho paraphrases --model scripted/x"):
+        module.run(params)
+
+
+def test_every_named_parameter_set_is_planned_at_the_paper_scale(tmp_path, monkeypatch):
+    """``paper --plan --paper-scale`` plans each notebook's PAPER_SCALE, then each of its
+    NAMED_SETS, and names them; none is refused (the corpus grid asks every offered position)."""
+    import contextecho.notebooks.planning as planning_module
+
+    module = experiment("panel")
+    assert module.NAMED_SETS and module.CORPUS_GRID["n_positions"] == 0
+    seen = []
+
+    def fake_run(params):
+        seen.append(params)
+
+    monkeypatch.setattr(module, "run", fake_run)
+    monkeypatch.setattr(planning_module, "write_record", lambda *a, **k: None)
+    plan_notebooks(["panel"], {"panel": {"output_dir": str(tmp_path / "p")}}, paper_scale=True)
+    assert len(seen) == 1 + len(module.NAMED_SETS)
+    assert seen[0].targets == module.PAPER_SCALE["targets"]
+    assert {p.protocol for p in seen} == {"reference", "contextecho"}
+    assert all(p.plan for p in seen)

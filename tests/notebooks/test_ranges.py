@@ -66,7 +66,7 @@ def test_the_defaults_and_the_paper_scale_are_in_range(name):
     module = experiment(name)
     assert coerce(module.Parameters, {}) == module.Parameters()
     coerce(module.Parameters, getattr(module, "PAPER_SCALE", {}))
-    for values in [getattr(module, "CORPUS_GRID", {}), *getattr(module, "ABLATIONS", {}).values()]:
+    for values in getattr(module, "NAMED_SETS", {}).values():
         coerce(module.Parameters, values)
 
 
@@ -135,7 +135,7 @@ def test_an_out_of_range_value_is_an_error_naming_parameter_value_and_range(name
 
 
 # The issue's list, as they come from a command line (strings), for every notebook that has them.
-ISSUE = [("n_sessions", "-3"), ("n_positions", "0"), ("window", "0"), ("window", "-1"),
+ISSUE = [("n_sessions", "-3"), ("n_positions", "-1"), ("window", "0"), ("window", "-1"),
          ("temperature", "-5"), ("temperature", "nan"), ("temperature", "inf"), ("max_tokens", "-1"),
          ("n_resamples", "0"), ("n_resamples", "99"), ("targets", ""), ("judges", ""),
          ("judges", "nosuchprovider/judge"), ("probes", "C99"), ("resample_seed", "-1"), ("shuffle_seed", "-1"), ("steps", "0,5"),
@@ -150,6 +150,14 @@ ISSUE_CASES = [(n, k, v) for n in NOTEBOOKS for k, v in ISSUE if k in declared(s
 def test_the_issues_out_of_range_values_fail(name, field, value):
     with pytest.raises(ParameterError, match=f"parameter '{field}'"):
         coerce(spec(name), {field: value})
+
+
+def test_n_positions_0_asks_every_offered_position_where_the_notebook_says_so():
+    """The panel's 0 is every position a session offers (the corpus grid asks it, issue 36);
+    a notebook whose positions are a count only still refuses it."""
+    assert coerce(spec("panel"), {"n_positions": "0"}).n_positions == 0
+    with pytest.raises(ParameterError, match="parameter 'n_positions'"):
+        coerce(spec("cross_judge"), {"n_positions": "0"})
 
 
 def test_every_notebook_has_some_of_the_issues_cases():

@@ -54,11 +54,11 @@ class ContextEchoProtocol(Protocol):
 
     def positions(self, session: Session, asked: Positions) -> tuple[Position, ...]:
         """Our positions (:mod:`contextecho.sessions.positions`): ``panel`` and ``validation``
-        ``n`` uniform agent steps, ``onset`` the ``steps`` before the first compaction."""
+        ``n`` uniform agent steps (0: every one), ``onset`` the ``steps`` before the first compaction."""
         if asked.chosen is not None:
             return tuple(asked.chosen[session.session_id])
-        if asked.scheme in ("panel", "validation"):
-            return scheme_positions(session, "uniform", k=asked.n)
+        if asked.scheme in ("panel", "validation"):  # n 0: every agent step
+            return scheme_positions(session, "uniform", k=asked.n or session.n_agent_steps)
         if asked.scheme in ("deciles", "late"):
             return scheme_positions(session, asked.scheme)
         if asked.scheme == "onset":

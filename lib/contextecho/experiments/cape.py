@@ -18,7 +18,8 @@ import pandas as pd
 from ..engine.cache import CallCache
 from ..cape.administer import (CONTEXT_DEPENDENT, CONTEXT_FREE, DEFAULT_PARAMS, ANSWERS, administer, answer_counts,
                                chosen_answers)
-from ..cape.factors import FACTORS, factor_runs
+from ..cape.factors import FACTORS, MissingParaphrases, factor_runs
+from ..cape.paraphrase import generate_paraphrases, load_paraphrases, paraphrase_path
 from ..cape.ordering import ORDERINGS
 from ..cape.inventory import TRAITS, load_inventory, Inventory
 from ..cape.analyses import attack_runs, factor_consistency, option_shift, ordering_runs, table1
@@ -27,7 +28,7 @@ from ..cape.profiles import ocean_profiles
 from ..cape.prompts import LETTERS
 from ..echo.arms import matched_filler
 from ..engine.llm import LOCAL_MODEL
-from .parameters import NON_NEGATIVE, POSITIVE, Models, NonEmpty, OneOf, Temperature, count
+from .parameters import NON_NEGATIVE, POSITIVE, File, Models, NonEmpty, OneOf, Temperature, count, resolve_file
 from ..paper import figures
 from ..paper.declared import Declared
 from ..paper.formats import COUNT, PERCENT, SCORE, TEXT, not_estimable
@@ -35,6 +36,7 @@ from ..paper.tables import Column, Table
 from ..paper.variables import Variable
 from ..paper.show import Result, SavedFigure
 from ..sessions.positions import positions as scheme_positions
+from ..sessions.corpus import sha256_file
 from ..sessions.render import render_prefix
 from ..engine.hashing import rng_for
 from . import spine
@@ -68,6 +70,8 @@ class Parameters(ServingParameters):
     shuffle_seed: int = 20240601
     output_dir: str = ""
     answer: str = "text"
+    paraphrases: str = ""
+    paraphrase_model: str = ""
 
     HELP = {**ServingParameters.HELP, "answer": "text (the reply's parsed option, the paper's) or constrained (the most probable "
                       "option letter from the model's token probabilities); both are read and reported",
@@ -76,7 +80,11 @@ class Parameters(ServingParameters):
             "max_tokens": "4 keeps the option letter (the paper: 16, which lets a reply contradict its letter)",
             "history_window": "question-answer pairs kept in context-dependent history (0 for auto)",
             "attack_letter": "every history reply replaced by this option",
-            "bridge_window": "session prefix characters for the bridge"}
+            "bridge_window": "session prefix characters for the bridge",
+            "paraphrases": "the reviewed paraphrase file the paraphrasing factor asks (CSV written by "
+                           "'python -m contextecho paraphrases'; empty: data/mpi/paraphrases/<inventory>__<model>.csv "
+                           "of paraphrase_model, if it exists)",
+            "paraphrase_model": "the model that wrote the paraphrases (empty: the target)"}
     RANGES = {**ServingParameters.RANGES, "target": Models(), "inventory": INVENTORIES, "n_items": count(zero="all"),
               "factors": (NonEmpty(), OneOf(tuple(FACTORS), "factor")), "n_runs": count(),
               "history_window": count(zero="auto"), "max_tokens": POSITIVE,
@@ -84,7 +92,8 @@ class Parameters(ServingParameters):
               "orderings": (NonEmpty(), OneOf(ORDERINGS, "ordering")), "bridge_sessions": count(),
               "bridge_positions": count(), "bridge_window": POSITIVE, "bridge_runs": count(),
               "bridge_temperature": Temperature(("target",)), "shuffle_seed": NON_NEGATIVE,
-              "answer": ANSWER_KINDS}
+              "answer": ANSWER_KINDS, "paraphrases": File(".csv", "the paraphrase model's default review file"),
+              "paraphrase_model": Models(also=("",))}
 
 
 # ---------------------------------------------------------------- what the manuscript reads
@@ -165,8 +174,10 @@ def factors(run: Run) -> pd.DataFrame:
     Table 1 under both answers, text and constrained, and how often they agree."""
     p = run.params
     inventory = _inventory(p)
-    runs = [r for f in p.factors for r in factor_runs(f, inventory, n_runs=p.n_runs,
-                                                         params={**DEFAULT_PARAMS, "max_tokens": p.max_tokens})]
+    paraphrases = _paraphrases(run, inventory)
+    factors_asked = [f for f in p.factors if f != "paraphrasing" or paraphrases is not None]
+    runs = [r for f in factors_asked for r in factor_runs(f, inventory, n_runs=p.n_runs, paraphrases=paraphrases,
+                                                          params={**DEFAULT_PARAMS, "max_tokens": p.max_tokens})]
     with CallCache() as cache:
         answers = pd.concat([administer(runs, p.target, setting=s, history_pairs=_history_pairs(p), cache=cache,
                                         transport=run.transport, progress=True, name=f"cape:{s}",
@@ -188,6 +199,32 @@ def factors(run: Run) -> pd.DataFrame:
                 n_constrained_flat=int(answers["constrained_flat"].astype(bool).sum()),
                 n_text_invalid=int((answers["status"] != "ok").sum()), answer=p.answer)
     return answers
+
+
+def _paraphrases(run: Run, inventory: Inventory) -> dict[int, tuple[str, str]] | None:
+    """The reviewed paraphrases the paraphrasing factor asks (None when it is not asked). Without
+    a reviewed file a plan plans the paraphrases' generation and leaves the factor out, saying
+    what to do; a run stops before any call with the same instructions."""
+    p = run.params
+    if "paraphrasing" not in p.factors:
+        return None
+    model = p.paraphrase_model or p.target
+    path = resolve_file(p.paraphrases) if p.paraphrases else paraphrase_path(inventory, model)
+    if path.is_file():
+        found = load_paraphrases(path)
+        print(f"[cape] paraphrases: {path} (sha256 {sha256_file(path)[:12]}, {len(found)} items reviewed)", flush=True)
+        return found
+    todo = (f"the paraphrasing factor needs a reviewed paraphrase file ({path} does not exist): run "
+            f"'python -m contextecho paraphrases --model {model} --inventory {p.inventory}', review the file it "
+            f"writes (fix a paraphrase, or write 'rejected' in its review column), then run again "
+            f"(parameter paraphrases=PATH for a file elsewhere)")
+    if run.planner is None:
+        raise MissingParaphrases(todo)
+    with CallCache() as cache:
+        generate_paraphrases(inventory, model, cache=cache, transport=run.transport)
+    print(f"[cape] planned the paraphrases' generation; the paraphrasing factor is left out of this plan: {todo}",
+          flush=True)
+    return None
 
 
 def consistency_table(run: Run, answers: pd.DataFrame) -> pd.DataFrame:

@@ -63,23 +63,26 @@ PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5", "openai/gpt-4o", "host
                "probes": ("all",), "stressors": ("S2",), "window": 30000, "max_tokens": 600,
                "stressor_max_tokens": 1024, "judge_max_tokens": 400, "n_resamples": 10_000, "resample_seed": 42,
                "protocol": "reference", "headline": "coding_self"}
-#: The seed's corpus-scale grid (§3.2; no code for it at the harness commit): every
-#: session, turns at each decile plus pre/post each compaction, k = 3 samples per cell at
-#: the provider's default temperature, under the reference instruments (``n_positions``
-#: 100 keeps every decile and compaction checkpoint of any session in the corpus).
 #: The Fig-2 forest's position order (``plotting/fig2_forest_panelwide.py:34-38``).
 FOREST_POSITIONS = tuple(label for label, _ in PANEL_POSITIONS)
+#: The seed's corpus-scale grid (§3.2; no code for it at the harness commit): every
+#: session, turns at each decile plus pre/post each compaction (``n_positions`` 0: every one
+#: a session offers), k = 3 samples per cell at the provider's default temperature, under
+#: the reference instruments. The harness reads Claude Code transcripts only (its reader,
+#: ``experiments/e08_cross_compaction/run.py:105-134``), so under ``reference`` the grid is the
+#: corpus's Claude Code sessions; its Codex sessions are in the grid's ``contextecho`` set.
 CORPUS_GRID = {**PAPER_SCALE, "targets": ("anthropic/claude-sonnet-4-5",), "n_sessions": 0,
-               "n_positions": 100, "positions": "deciles", "replicates": 3}
-
-
-#: The harness's runnable ablations beyond the panel, as parameter sets of this notebook
-#: (each a run of its own; the notebook lists them): e11's instruction-override stressors
-#: S1-S4 (one wording each, e11's 512 target tokens; ``experiments/e11_instruction_override/
-#: run.py:228``) and e16's probe-framing ablation (Coding-Self probes asked bare, 10 samples
-#: per cell, at the late position; ``experiments/e16_probe_framing_ablation/run.py:47-48``;
-#: its framed arm is the panel itself).
-ABLATIONS = {
+               "n_positions": 0, "positions": "deciles", "replicates": 3}
+#: The paper's parameter sets beyond ``PAPER_SCALE``, each a run of its own (the notebook
+#: lists them; ``paper --plan --paper-scale`` plans each): the corpus-scale grid under both
+#: protocols, e11's instruction-override stressors S1-S4 (one wording each, e11's 512 target
+#: tokens; ``experiments/e11_instruction_override/run.py:228``) and e16's probe-framing
+#: ablation (Coding-Self probes asked bare, 10 samples per cell, at the late position;
+#: ``experiments/e16_probe_framing_ablation/run.py:47-48``; its framed arm is the panel itself).
+NAMED_SETS = {
+    "seed's corpus-scale grid, Claude Code sessions (CORPUS_GRID)": CORPUS_GRID,
+    "seed's corpus-scale grid, Claude Code and Codex sessions under our instruments": {
+        **CORPUS_GRID, "protocol": "contextecho"},
     "e11 instruction-override stressors S1-S4": {
         **PAPER_SCALE, "probes": ("coding_self",), "stressors": ("S1", "S2#01", "S3", "S4"),
         "stressor_max_tokens": 512},
@@ -114,7 +117,7 @@ class Parameters(JudgedParameters):
                            "provider rules) or e10 (run_xtarget_v2.py: plain strings, temperature 0, "
                            "replies stripped)",
             "n_sessions": "longest openly licensed sessions (0 for all)",
-            "n_positions": "snapshot positions per session",
+            "n_positions": "snapshot positions per session (0: every one the session offers)",
             "stressor_max_tokens": "target max tokens of S2 cells (the harness's 1024)",
             "headline": "battery of the per-target headline gap (the paper's: coding_self)",
             "positions": "panel, deciles (the corpus grid) or late (e16's position)",
@@ -124,8 +127,10 @@ class Parameters(JudgedParameters):
             "stressors": "S2, or single wordings S2#01 ..."}
     PROTOCOL_HELP = {
         **JudgedParameters.PROTOCOL_HELP,
-        "n_positions": {"reference": "snapshot positions per session: the first n of the named positions",
-                        "contextecho": "snapshot positions per session (positions panel: n uniform agent steps)"},
+        "n_positions": {"reference": "snapshot positions per session: the first n of the named positions "
+                                     "(0: every one the session offers)",
+                        "contextecho": "snapshot positions per session (positions panel: n uniform agent steps; "
+                                       "0: every agent step)"},
         "positions": {"reference": "panel (harness turns: the start, then pre and post each compaction), deciles "
                                    "(turns at each tenth of the session and the compaction pairs: the corpus grid) "
                                    "or late (three turns before the end, e16's position)",
@@ -137,7 +142,7 @@ class Parameters(JudgedParameters):
     RANGES = {**JudgedParameters.RANGES, "n_sessions": count(zero="all"),
               "judges": (NonEmpty(), Models(also=(SELF_JUDGE,))), "resume_judges": Models(also=(SELF_JUDGE,)),
               "s2_requests": OneOf(S2_REQUESTS.names, "S2 request rule set"),
-              "n_positions": count(), "replicates": count(),
+              "n_positions": count(zero="every position the session offers"), "replicates": count(),
               "positions": OneOf(("panel", "deciles", "late"), "position scheme"),
               "framing": OneOf(FRAMINGS, "framing"),
               "probes": (NonEmpty(), PROBE_IDS), "stressors": STRESSOR_IDS,

@@ -418,12 +418,17 @@ class OneOf:
         return f"is not a known {self.what}" + (f" (did you mean {close[0]!r}?)" if close else "")
 
 
-def _is_file(value: str, suffix: str) -> bool:
-    """Whether ``value`` ends in ``suffix`` and names an existing file, from the working folder
-    or the repository root (where the notebooks run)."""
+def resolve_file(value: str) -> Path:
+    """The file ``value`` names: from the working folder if it is there, else from the
+    repository root (where the notebooks run)."""
     from ..engine.paths import REPO_ROOT
 
-    return value.endswith(suffix) and (Path(value).is_file() or (REPO_ROOT / value).is_file())
+    return Path(value) if Path(value).is_file() else REPO_ROOT / value
+
+
+def _is_file(value: str, suffix: str) -> bool:
+    """Whether ``value`` ends in ``suffix`` and names an existing file (:func:`resolve_file`)."""
+    return value.endswith(suffix) and resolve_file(value).is_file()
 
 
 @dataclass(frozen=True)

@@ -348,13 +348,29 @@ def plan_stages(stages: Sequence[Stage], params: Any) -> Plan:
     return planner.plan(since=offset)
 
 
+def _stage_value(stage: Stage, values: Mapping[str, Any]) -> Any:
+    """What ``stage`` returns. In a plan, a stage that cannot compute its value from the
+    planned answers (placeholders: a questionnaire's option, say, is not known before the
+    call) is reported and left ``None``: the calls it asked before it stopped are planned, and
+    so are the later stages' (a stage given ``None`` is reported in turn)."""
+    run = values.get("run")
+    try:
+        return stage.function(*(values[a] for a in stage.arguments))
+    except Exception as exc:
+        if not isinstance(run, Run) or run.planner is None:
+            raise
+        print(f"[{run.name}:{stage.name}] not computed in a plan ({type(exc).__name__}: {exc}); "
+              "the calls it asked are planned", flush=True)
+        return None
+
+
 def run_stages(stages: Sequence[Stage], params: Any) -> Result:
     """Every stage in order, as the notebook runs them; the run's :class:`Result`. A stage
     that raises leaves the run log marked failed."""
     values: dict[str, Any] = {"params": params}
     try:
         for stage in stages:
-            values[stage.name] = stage.function(*(values[a] for a in stage.arguments))
+            values[stage.name] = _stage_value(stage, values)
     except BaseException:
         if isinstance(values.get("run"), Run):
             values["run"].log.write("failed")

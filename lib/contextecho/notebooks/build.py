@@ -111,10 +111,8 @@ def build(name: str) -> nbformat.NotebookNode:
              "cell shows the values the run uses."
              + (f"\n\nThe paper's scale (provider models; hours of compute):\n\n```\n{paper_scale}\n```"
                 if paper_scale else "")
-             + (f"\n\nThe seed's corpus-scale grid:\n\n```\n{_set_lines(module.CORPUS_GRID)}\n```"
-                if hasattr(module, "CORPUS_GRID") else "")
              + "".join(f"\n\nThe {title} (a run of its own):\n\n```\n{_set_lines(values)}\n```"
-                       for title, values in getattr(module, "ABLATIONS", {}).items()))
+                       for title, values in getattr(module, "NAMED_SETS", {}).items()))
     nb.cells = [
         nbformat.v4.new_markdown_cell(intro),
         nbformat.v4.new_code_cell(f"from contextecho.experiments import {name} as experiment\n"
