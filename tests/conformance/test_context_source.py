@@ -3,7 +3,6 @@ case and on copies altered so that each comparison must fail."""
 from __future__ import annotations
 
 import copy
-import json
 
 import pytest
 
@@ -11,20 +10,19 @@ from contextecho.conformance.case import CaseResult
 from contextecho.conformance.context_source import run
 from contextecho.conformance.replay import Replay
 from contextecho.conformance.runs import run_case
-from tests.conformance.conftest import RUNS
+from tests.conformance.conftest import case_of
 
-CASE = RUNS / "cases" / "context_source_a1.json"
+NAME = "context_source_a1"
 pytestmark = pytest.mark.corpus
 
 
 @pytest.fixture(scope="module")
-def case(missing_shared_data):
-    if not CASE.is_file():
-        missing_shared_data(f"context_source run fixture not found at {CASE}")
-    return json.loads(CASE.read_text(encoding="utf-8"))
+def case(runs_dir):
+    return case_of(runs_dir, NAME)
 
 
 def _report(case, tmp_path):
+    """Our family run alone, on a case held in memory (no declared divergence)."""
     report = CaseResult(case["family"], case["id"])
     run(case, tmp_path, Replay({}), report, [], tmp_path)
     return report
@@ -34,8 +32,8 @@ def _failed(report):
     return {(c.section, c.field) for c in report.checks if c.status in ("fail", "not_expressible")}
 
 
-def test_the_shared_case_passes_through_the_dispatch(case, tmp_path):
-    report = run_case(CASE, tmp_path, declared=[])
+def test_the_shared_case_passes_through_the_dispatch(case, runs_dir, tmp_path):
+    report = run_case(runs_dir / "cases" / f"{NAME}.json", tmp_path, declared=[])
     assert report.error is None and report.passed, _failed(report)
     passed = {(c.section, c.field) for c in report.checks if c.status == "pass"}
     n = len(case["expected"]["tables"]["conditions"])

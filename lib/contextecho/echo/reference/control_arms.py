@@ -13,7 +13,8 @@ are other designs: :mod:`.context_source`). The seed's controls are arms of our 
 * ``unrelated_session``: the prefix of another of the run's sessions at the same relative
   turn (turn / the session's last turn, at least turn 1), windowed to the real prefix's
   length; the other session is chosen by a seeded permutation, and its last turn is tried
-  when the relative one gives less than 90 % of that length (the longest wins), as
+  when the relative one gives less than :data:`~contextecho.echo.arms.MATCH_SHARE` of that length
+  (the longest wins), as
   :func:`contextecho.echo.arms.unrelated_session` does with our rendering.
 * ``scratch``: no context: the item alone (the empty prefix).
 
@@ -27,14 +28,12 @@ from typing import Sequence
 
 from ...engine.hashing import rng_for, seed_for
 from ...engine.registry import UnknownNameError
-from ..arms import INSTRUMENT_SEED
+from ..arms import INSTRUMENT_SEED, candidate_steps, length_matched
 from .transcript import Block, joined, prefix_blocks, render_prefix, turn_index
 
 SHUFFLED_REAL, UNRELATED_SESSION, SCRATCH = "shuffled_real", "unrelated_session", "scratch"
 #: Our control arms this module renders (the real and filler arms are the harness's).
 CONTROL_ARMS = (SHUFFLED_REAL, UNRELATED_SESSION, SCRATCH)
-#: The share of the real prefix's length an unrelated prefix should reach before the last turn is tried.
-MATCH_SHARE = 0.9
 #: Roles whose blocks trade places (a compaction summary keeps its place).
 SHUFFLED_ROLES = ("USER", "ASSISTANT")
 
@@ -91,17 +90,13 @@ def unrelated_session(session: Turns, turn: int, window: int, real_chars: int, o
     key = (session.session_id, turn, window, UNRELATED_SESSION)
     rng = rng_for(instrument_seed, *key)
     relative = turn / max(1, session.last)
-    best: tuple[str, str] | None = None
-    for i in rng.permutation(len(pool)):
-        other = pool[int(i)]
-        for other_turn in dict.fromkeys((min(other.last, max(1, round(relative * other.last))), other.last)):
-            text = render_prefix(list(other.rows), other.index, other_turn, real_chars).text
-            if best is None or len(text) > len(best[0]):
-                best = (text, f"{other.session_id}@{other_turn}")
-            if len(text) >= MATCH_SHARE * real_chars:
-                break
-        if len(best[0]) >= MATCH_SHARE * real_chars:
-            break
+
+    def renderings(other: Turns):
+        for other_turn in candidate_steps(relative, other.last):
+            yield render_prefix(list(other.rows), other.index, other_turn, real_chars).text, f"{other.session_id}@{other_turn}"
+
+    best = length_matched((renderings(pool[int(i)]) for i in rng.permutation(len(pool))), lambda c: len(c[0]),
+                          real_chars)
     return ControlText(best[0], best[1], seed_for(instrument_seed, *key))
 
 

@@ -59,8 +59,10 @@ def _arguments(tool_input: dict) -> str:
     return ", ".join(f"{key}={value!r}" for key, value in tool_input.items())
 
 
-def flatten_a1_content(content) -> str:
-    """e03 A1's ``_flatten_content``: text, ``<tool_use ...>``, ``<tool_result: ...>``."""
+def _flatten(content, tool_use, tool_result, joiner: str) -> str:
+    """What both readers share: a string as it is, a list's ``text`` blocks (non-empty), its
+    ``tool_use`` blocks as ``tool_use(name, input)`` and ``tool_result`` blocks as
+    ``tool_result(content)``, joined by ``joiner``; anything else ``""``."""
     if isinstance(content, str):
         return content
     if not isinstance(content, list):
@@ -75,43 +77,41 @@ def flatten_a1_content(content) -> str:
             if text:
                 parts.append(text)
         elif kind == "tool_use":
-            tool_input = block.get("input", {})
-            arguments = _arguments(tool_input) if isinstance(tool_input, dict) else str(tool_input)
-            parts.append(f"<tool_use {block.get('name', '')}({arguments})>")
+            parts.append(tool_use(block.get("name", ""), block.get("input", {})))
         elif kind == "tool_result":
-            inner = block.get("content", "")
-            if isinstance(inner, list):
-                inner = " ".join(item.get("text", str(item)) if isinstance(item, dict) else str(item)
-                                 for item in inner)
-            parts.append(f"<tool_result: {inner}>")
-    return " ".join(parts)
+            parts.append(tool_result(block.get("content", "")))
+    return joiner.join(parts)
+
+
+def _a1_tool_use(name: str, tool_input) -> str:
+    arguments = _arguments(tool_input) if isinstance(tool_input, dict) else str(tool_input)
+    return f"<tool_use {name}({arguments})>"
+
+
+def _a1_tool_result(inner) -> str:
+    if isinstance(inner, list):
+        inner = " ".join(item.get("text", str(item)) if isinstance(item, dict) else str(item) for item in inner)
+    return f"<tool_result: {inner}>"
+
+
+def _arm_tool_use(name: str, tool_input) -> str:
+    return f"[tool_use {name}: {_arguments(tool_input)}]" if isinstance(tool_input, dict) else f"[tool_use {name}]"
+
+
+def _arm_tool_result(result) -> str:
+    if isinstance(result, list):
+        result = "".join(item.get("text", "") for item in result if isinstance(item, dict))
+    return f"[tool_result: {str(result)[:GPT5_ARM_RESULT_CHARS]}]"
+
+
+def flatten_a1_content(content) -> str:
+    """e03 A1's ``_flatten_content``: text, ``<tool_use ...>``, ``<tool_result: ...>``, space-joined."""
+    return _flatten(content, _a1_tool_use, _a1_tool_result, " ")
 
 
 def flatten_gpt5_arm_content(content) -> str:
-    """e07's ``_flatten_content``: text, ``[tool_use ...]``, ``[tool_result: ...]`` (cut)."""
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    parts = []
-    for block in content:
-        if not isinstance(block, dict):
-            continue
-        kind = block.get("type", "")
-        if kind == "text":
-            text = block.get("text", "")
-            if text:
-                parts.append(text)
-        elif kind == "tool_use":
-            name, tool_input = block.get("name", ""), block.get("input", {})
-            parts.append(f"[tool_use {name}: {_arguments(tool_input)}]" if isinstance(tool_input, dict)
-                         else f"[tool_use {name}]")
-        elif kind == "tool_result":
-            result = block.get("content", "")
-            if isinstance(result, list):
-                result = "".join(item.get("text", "") for item in result if isinstance(item, dict))
-            parts.append(f"[tool_result: {str(result)[:GPT5_ARM_RESULT_CHARS]}]")
-    return "\n".join(parts)
+    """e07's ``_flatten_content``: text, ``[tool_use ...]``, ``[tool_result: ...]`` (cut), newline-joined."""
+    return _flatten(content, _arm_tool_use, _arm_tool_result, "\n")
 
 
 def _kept(records: Iterable[Record], flatten):
