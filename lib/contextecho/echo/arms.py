@@ -21,7 +21,7 @@ An :class:`ArmPrefix` is never mutated: interventions return a new one.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterable, TypeVar
 
 from ..sessions.render import DEFAULT_WINDOW, Prefix, PrefixTurn, render_prefix, JOINER
 from ..sessions.model import Session
@@ -91,6 +91,7 @@ class ArmContext:
 
 
 Arm = Callable[[Snapshot, ArmContext], ArmPrefix]
+T = TypeVar("T")
 ARMS: Registry[Arm] = Registry("arm")
 
 
@@ -150,6 +151,33 @@ def shuffled_real(snapshot: Snapshot, ctx: ArmContext) -> ArmPrefix:
                      reference_n_chars=p.n_chars, truncated=p.truncated)
 
 
+#: The share of the real prefix's length an unrelated prefix should reach (else the longest found is taken).
+MATCH_SHARE = 0.9
+
+
+def candidate_steps(relative: float, n: int) -> tuple[int, ...]:
+    """Where another session of ``n`` steps is tried for a prefix at ``relative`` (step / the
+    session's last): the same relative step (at least 1), then its last step."""
+    return tuple(dict.fromkeys((min(n, max(1, round(relative * n))), n)))
+
+
+def length_matched(sessions: Iterable[Iterable[T]], size: Callable[[T], int], target: int) -> T:
+    """The unrelated prefix chosen: each session's candidates (lazily rendered) in turn, the
+    first reaching :data:`MATCH_SHARE` of ``target`` ends the search; the longest seen is taken."""
+    best = None
+    for candidates in sessions:
+        for candidate in candidates:
+            if best is None or size(candidate) > size(best):
+                best = candidate
+            if size(candidate) >= MATCH_SHARE * target:
+                break
+        if best is not None and size(best) >= MATCH_SHARE * target:
+            break
+    if best is None:
+        raise ValueError("no unrelated session to choose from")
+    return best
+
+
 @ARMS.register("unrelated_session")
 def unrelated_session(snapshot: Snapshot, ctx: ArmContext) -> ArmPrefix:
     target = real_prefix(snapshot, ctx).n_chars
@@ -163,20 +191,13 @@ def unrelated_session(snapshot: Snapshot, ctx: ArmContext) -> ArmPrefix:
     key = _key(snapshot, ctx, "unrelated_session")
     rng = rng_for(ctx.instrument_seed, *key)
     relative = snapshot.step / max(1, snapshot.n_steps_total)
-    best: Prefix | None = None
-    for i in rng.permutation(len(others)):
-        other = others[int(i)]
-        n = other.n_agent_steps
-        for step in dict.fromkeys((min(n, max(1, round(relative * n))), n)):
-            p = render_prefix(snapshot_at(other, step), window=target, preamble=ctx.preamble,
-                              redact=ctx.redact)
-            if best is None or p.n_chars > best.n_chars:
-                best = p
-            if p.n_chars >= 0.9 * target:
-                break
-        if best.n_chars >= 0.9 * target:
-            break
-    assert best is not None
+
+    def renderings(other: Session):
+        for step in candidate_steps(relative, other.n_agent_steps):
+            yield render_prefix(snapshot_at(other, step), window=target, preamble=ctx.preamble, redact=ctx.redact)
+
+    best = length_matched((renderings(others[int(i)]) for i in rng.permutation(len(others))),
+                          lambda p: p.n_chars, target)
     return ArmPrefix(arm="unrelated_session", messages=best.messages, turns=best.turns,
                      n_chars=best.n_chars, session_id=snapshot.session_id, step=snapshot.step,
                      window=ctx.window, preamble=best.preamble,

@@ -20,6 +20,7 @@ from ..sessions.model import CLAUDE_CODE, CODEX_CLI, Session
 from ..sessions.positions import Position, around_compactions, around_events, deciles, early
 from ..sessions.positions import positions as scheme_positions
 from . import contracts, filler, interventions, probes, rubric, stressors
+from .arms import ARMS
 from .cells import Cell, build_cells
 from .continuation import CONTEXTECHO
 from .judge import SCORE_LABEL, SCORE_PREFILL, judge_request, parse_verdict
@@ -44,6 +45,9 @@ class ContextEchoProtocol(Protocol):
                                 temperature=0.0, window_chars=30_000)
     formats = (CLAUDE_CODE, CODEX_CLI)
     continuation = CONTEXTECHO
+    #: Every arm of :mod:`.arms`: real, filler and the seed's controls (shuffled_real,
+    #: unrelated_session, scratch).
+    arms = tuple(ARMS.names())
 
     @property
     def version(self) -> str:  # one version string for the whole set: the sets' own, joined
@@ -79,7 +83,7 @@ class ContextEchoProtocol(Protocol):
         return build_cells(experiment, list(targets), sessions,
                            positions={s.session_id: self.positions(s, grid.positions) for s in sessions},
                            framing=grid.framing,
-                           arms=["real", "filler"], items=list(grid.items), window=grid.window,
+                           arms=list(grid.arms), items=list(grid.items), window=grid.window,
                            replicates=grid.replicates, redact=grid.redact, tag=self.key(),
                            params={"temperature": grid.temperature, "max_tokens": grid.max_tokens})
 

@@ -75,6 +75,9 @@ class SamplingDefaults:
     window_chars: int | None = None
 
 
+#: The arms of every drift gap (filler − real): what a grid asks unless told otherwise.
+PAIRED_ARMS = ("real", "filler")
+
 #: The position schemes an experiment can ask for (:class:`Positions`).
 SCHEMES = ("panel", "deciles", "late", "onset", "compaction", "validation", "landmarks")
 
@@ -109,6 +112,9 @@ class Grid:
     redact: bool = True
     #: How probes are asked: ``framed`` (the framing line, then the probe) or ``bare``.
     framing: str = "framed"
+    #: The arms asked at every position: the paired real and filler by default, and any of
+    #: the protocol's other arms (:attr:`Protocol.arms`).
+    arms: tuple[str, ...] = PAIRED_ARMS
 
 
 @dataclass(frozen=True)
@@ -155,6 +161,8 @@ class Protocol(ABC):
     continuation: "ContinuationRules"
     #: The run parameters that are the protocol's own options (:meth:`configured`).
     options: ClassVar[tuple[str, ...]] = ()
+    #: The arms its cells can be asked in (:attr:`Grid.arms`).
+    arms: ClassVar[tuple[str, ...]] = PAIRED_ARMS
 
     @abstractmethod
     def texts(self) -> Mapping[str, object]:

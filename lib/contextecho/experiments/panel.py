@@ -1,6 +1,11 @@
 """The panel: targets × snapshot positions × arms (real, filler) × probes, judged, plus
 the judge-free surfaces (S2 stressor compliance, verbosity, the fingerprint).
 
+The grid may ask our control arms beside real and filler (``arms``: shuffled_real,
+unrelated_session, scratch, under either protocol; :mod:`contextecho.echo.arms`,
+:mod:`contextecho.echo.reference.control_arms`): their cells are asked, judged and kept in
+the frame and the trajectory; the gaps and the paired statistics read real and filler only.
+
 Drift gap Δ = filler − real per target (ContextEcho Def. 1) with a position-clustered
 bootstrap CI (the forest plot); per-category and per-position gaps; the fingerprint
 projected on two principal components; S2 compliance gap (pp) and verbosity ratio.
@@ -25,10 +30,11 @@ import pandas as pd
 from ..echo.fingerprint import fingerprint_frame, fit_pca
 from ..echo.reference.positions import PANEL_POSITIONS
 from ..echo.probes import FRAMINGS
-from ..echo.protocol import Positions
+from ..echo.arms import ARMS
+from ..echo.protocol import PAIRED_ARMS, Positions
 from ..echo.reference.s2_requests import S2_REQUESTS
 from ..echo.runner import SELF_JUDGE
-from .parameters import POSITIVE, Models, NonEmpty, OneOf, count
+from .parameters import POSITIVE, Includes, Models, NonEmpty, OneOf, count
 from ..paper.declared import Declared
 from ..paper.formats import (COEFFICIENT, COUNT, MODEL, P_VALUE, PERCENT, POINTS, POINTS_PP, TEXT, VARIANCE, WHOLE,
                              estimate, interval, not_estimable)
@@ -105,6 +111,7 @@ class Parameters(JudgedParameters):
     framing: str = "framed"
     resume_judges: tuple[str, ...] = ()
     s2_requests: str = "e08"
+    arms: tuple[str, ...] = PAIRED_ARMS
 
     HELP = {**JudgedParameters.HELP,
             "judges": "first is primary; self: each target judges its own responses (the harness's "
@@ -124,7 +131,11 @@ class Parameters(JudgedParameters):
             "framing": "framed (the framing line, then the probe) or bare (e16's ablation)",
             "replicates": "samples per cell (the corpus grid: 3)",
             "probes": "probe ids or batteries (coding_self, identity, ..., all)",
-            "stressors": "S2, or single wordings S2#01 ..."}
+            "stressors": "S2, or single wordings S2#01 ...",
+            "arms": "real and filler (the drift gap's), and any of our controls beside them: shuffled_real "
+                    "(the real prefix's turns shuffled within each role), unrelated_session (another chosen "
+                    "session's prefix, length-matched; needs n_sessions of 2 or more), scratch (no context); "
+                    "the gaps read real and filler only"}
     PROTOCOL_HELP = {
         **JudgedParameters.PROTOCOL_HELP,
         "n_positions": {"reference": "snapshot positions per session: the first n of the named positions "
@@ -146,7 +157,9 @@ class Parameters(JudgedParameters):
               "positions": OneOf(("panel", "deciles", "late"), "position scheme"),
               "framing": OneOf(FRAMINGS, "framing"),
               "probes": (NonEmpty(), PROBE_IDS), "stressors": STRESSOR_IDS,
-              "stressor_max_tokens": POSITIVE, "headline": PROBE_IDS}
+              "stressor_max_tokens": POSITIVE, "headline": PROBE_IDS,
+              "arms": (Includes("real", "the drift gap's baseline"), Includes("filler", "the drift gap's control"),
+                       OneOf(ARMS.names, "arm"))}
 
 
 def harness_table(primary: pd.DataFrame, *, n_resamples: int, seed: int, failures: str = "out",
@@ -342,13 +355,13 @@ def start(params: Parameters) -> Run:
 
 
 def grid(run: Run) -> pd.DataFrame:
-    """The grid: targets × sessions × snapshot positions × arms (real, filler) × probes and
-    S2 wordings, every cell asked through the cache, probes judged (one row per cell and
+    """The grid: targets × sessions × snapshot positions × arms (real, filler, and the control
+    arms asked) × probes and S2 wordings, every cell asked through the cache, probes judged (one row per cell and
     judge); the counts of its batches are printed and logged."""
     p = run.params
     cells = build(run.protocol, p, "panel", run.sessions, list(p.probes) + list(p.stressors),
                   positions=Positions(p.positions, n=p.n_positions), replicates=p.replicates,
-                  stressor_max_tokens=p.stressor_max_tokens, framing=p.framing)
+                  stressor_max_tokens=p.stressor_max_tokens, framing=p.framing, arms=p.arms)
     return spine.run_grid(run, cells, judges=p.judges, judge_max_tokens=p.judge_max_tokens,
                           resume_judges=p.resume_judges)
 
@@ -445,7 +458,7 @@ def trajectory(run: Run, primary: pd.DataFrame) -> SavedFigure:
             .reset_index())
     run.out.parquet("trajectory", traj)
     return run.figure("trajectory", figures.trajectory(
-        traj, x="position", y="mean", hue="target", style="arm", style_order=("real", "filler"),
+        traj, x="position", y="mean", hue="target", style="arm", style_order=run.params.arms,
         xlabel="snapshot position (agent step / harness turn)", ylabel="mean judge score (0–3)", ylim=(-0.1, 3.1),
         reason="no probe has a valid verdict"))
 

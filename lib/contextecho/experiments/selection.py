@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from ..echo.protocol import Grid, Positions, Protocol
+from ..echo.protocol import PAIRED_ARMS, Grid, Positions, Protocol
 from ..sessions.loader import load_session
 from ..sessions.model import Session
 from ..sessions.selection import FORMATS, corpus_rows, session_file
@@ -46,12 +46,13 @@ def select_sessions(n: int, *, protocol: Protocol | None = None, min_compactions
 
 def build(protocol: Protocol, p: Any, experiment: str, sessions: Sequence[Session], items: Sequence[str], *,
           positions: Positions, replicates: int = 1, stressor_max_tokens: int | None = None,
-          redact: bool = True, framing: str = "framed") -> list:
-    """The experiment's real/filler cells under the run's ``protocol`` (``p``: the run's
+          redact: bool = True, framing: str = "framed", arms: Sequence[str] = PAIRED_ARMS) -> list:
+    """The experiment's cells in ``arms`` (real and filler unless told) under the run's ``protocol`` (``p``: the run's
     :class:`~contextecho.experiments.parameter_sets.JudgedParameters`; its
     :meth:`~contextecho.echo.protocol.Protocol.build_cells` over one
     :class:`~contextecho.echo.protocol.Grid`) at the ``positions`` asked, which the protocol
-    reads its own way. ``redact=False`` (run-level conformance only, whose replay never leaves
+    reads its own way; an arm the protocol cannot build is a :class:`ValueError` naming those it
+    can (:attr:`~contextecho.echo.protocol.Protocol.arms`). ``redact=False`` (run-level conformance only, whose replay never leaves
     the process) sends a hosted target the session unredacted, as the harness does."""
     asked = getattr(p, "n_positions", 0)  # the parameter, when it is what asks the positions
     if asked > 0 and positions.n == asked:
@@ -59,8 +60,13 @@ def build(protocol: Protocol, p: Any, experiment: str, sessions: Sequence[Sessio
         if offered and None not in offered.values():
             what = next(iter(offered.values()))[1]
             _check_positions(experiment, asked, {sid: n for sid, (n, _) in offered.items()}, what)
+    unknown = [arm for arm in arms if arm not in protocol.arms]
+    if unknown:
+        raise ValueError(f"{experiment}: the {protocol.name} protocol has no arm {', '.join(unknown)} "
+                         f"(its arms: {', '.join(protocol.arms)})")
     grid = Grid(tuple(items), positions, replicates=replicates, window=p.window, max_tokens=p.max_tokens,
-                stressor_max_tokens=stressor_max_tokens, temperature=p.temperature, redact=redact, framing=framing)
+                stressor_max_tokens=stressor_max_tokens, temperature=p.temperature, redact=redact, framing=framing,
+                arms=tuple(arms))
     return protocol.build_cells(experiment, list(p.targets), sessions, grid)
 
 

@@ -5,8 +5,14 @@ from __future__ import annotations
 import pandas as pd
 
 
+#: The two arms of the paired design (a frame may hold other arms beside them: they are no part of a unit).
+PAIRED = ("real", "filler")
+
+
 def complete_units(frame: pd.DataFrame, score: str = "score") -> tuple[pd.DataFrame, int]:
-    """Keep (session, position) units with a valid score in both arms; count the rest."""
+    """Keep (session, position) units with a valid score in both arms, those arms' rows
+    only; count the rest."""
+    frame = frame[frame["arm"].isin(PAIRED)]
     valid = frame[frame[score].notna()]
     arms = valid.groupby(["session", "position"])["arm"].nunique()
     keep = arms[arms == 2].index
@@ -27,7 +33,7 @@ def unit_gaps(frame: pd.DataFrame, by=("target", "session", "position", "step"),
     means = means.reindex(all_units)
     counts = counts.reindex(all_units).fillna(0)
     out = pd.DataFrame(index=all_units)
-    for arm in ("real", "filler"):
+    for arm in PAIRED:
         out[f"{arm}_mean"] = means[arm] if arm in means.columns else float("nan")
         out[f"n_{arm}"] = counts[arm].astype(int) if arm in counts.columns else 0
     out["gap"] = out["filler_mean"] - out["real_mean"]

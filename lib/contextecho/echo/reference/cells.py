@@ -53,6 +53,7 @@ from ..cells import Cell
 from ..items import JUDGE, PROBE, STRESSOR, Item
 from ..protocol import Positions
 from ...engine.registry import UnknownNameError
+from .control_arms import CONTROL_ARMS, control_text, turns_of
 from .filler import filler_for
 from .providers import provider_messages, target_params
 from ...sessions.positions import LATE_OFFSET, Position
@@ -204,32 +205,51 @@ def build_reference_cells(experiment: str, targets: str | Sequence[str], session
                           replicates: int = 1, window: int = DEFAULT_WINDOW,
                           max_tokens: int | None = None, stressor_max_tokens: int | None = None,
                           redact: bool = True, framing: str = "framed", s2_requests: str = "e08",
-                          tag: Mapping[str, str]) -> list[Cell]:
+                          arms: Sequence[str] = ARMS, tag: Mapping[str, str]) -> list[Cell]:
     """Every reference cell of the grid (module doc) at the positions ``asked`` (:func:`positions`).
     ``max_tokens`` / ``stressor_max_tokens`` shorten the protocol's 600 / 1024 (the
     embedded build); the provider rules of :func:`.providers.target_params` apply to them;
     S2 cells are asked by the rule set ``s2_requests`` (:mod:`.s2_requests`: e08's, or
-    e10's own), which their ``versions`` name. ``tag``: the protocol's key (name, version,
-    sha256), part of every request key."""
+    e10's own), which their ``versions`` name. ``arms``: the harness's real and filler (the
+    default), and any of our control arms (:mod:`.control_arms`: shuffled_real,
+    unrelated_session, scratch; the pool of unrelated sessions is ``sessions``). ``tag``: the
+    protocol's key (name, version, sha256), part of every request key."""
     targets = [targets] if isinstance(targets, str) else list(targets)
     if replicates < 1:
         raise ValueError(f"replicates must be >= 1, got {replicates}")
+    for arm in arms:
+        if arm not in ARMS + CONTROL_ARMS:
+            raise UnknownNameError("reference arm", arm, list(ARMS + CONTROL_ARMS))
     resolved = reference_items(items, framing)
     s2_rules = S2_REQUESTS.get(s2_requests)
     tag = dict(tag)
+    controls = [arm for arm in arms if arm in CONTROL_ARMS]
+    pool = [turns_of(s.session_id, _turns(s)[0]) for s in sessions] if controls else []
     cells: list[Cell] = []
     for session in sessions:
         chosen = positions(session, asked)
+        if controls and any(p.scheme == VALIDATION for p in chosen):
+            raise ValueError("our control arms are built on the harness's turns, not on e18's rows "
+                             "(the validation positions): ask real and filler only")
+        own = next((t for t in pool if t.session_id == session.session_id), None)
         for pos, (rendered, resolved_turn) in zip(chosen, _rendered(session, chosen, window)):
+            contexts = {arm: control_text(arm, own, pos.step, window, len(rendered), pool) for arm in controls}
             for target in targets:
-                redacted = redact and not is_in_process(target) and bool(rendered)
+                hosted = redact and not is_in_process(target)
+                redacted = hosted and bool(rendered)
                 real = redact_text(rendered)[0] if redacted else rendered
-                for arm in ARMS:
-                    text = real if arm == "real" else filler_for(real)
+                for arm in arms:
+                    if arm in contexts:
+                        context = contexts[arm]
+                        text = redact_text(context.text)[0] if hosted and context.text else context.text
+                        source, seed = context.source, context.seed
+                    else:
+                        text = real if arm == "real" else filler_for(real)
+                        source = f"{session.session_id}@{pos.step}" if arm == "real" else "reference_filler"
+                        seed = None
                     prefix = ArmPrefix(arm=arm, messages=(), turns=(), n_chars=len(text),
                                        session_id=session.session_id, step=pos.step, window=window,
-                                       source=f"{session.session_id}@{pos.step}" if arm == "real"
-                                       else "reference_filler", reference_n_chars=len(real),
+                                       source=source, seed=seed, reference_n_chars=len(real),
                                        truncated=len(rendered) >= window)
                     for item in resolved:
                         request = target_request(text, item)

@@ -53,6 +53,7 @@ from ..protocol import Grid, JudgeSetup, Protocol, SamplingDefaults, Setting, Ve
 from ..rubric import Rubric
 from ..scorers import score as run_scorer
 from . import cells
+from .control_arms import CONTROL_ARMS
 from . import judge as reference_judge
 from .providers import judge_params, judges_empty_reply
 from .s2_requests import S2_REQUESTS, rules_of
@@ -100,6 +101,8 @@ class ReferenceProtocol(Protocol):
     beside_score = "contextecho_score"
     result_columns = tuple(f.name for f in fields(HarnessVerdict)[4:] + fields(HarnessScore)[4:])
     options = ("s2_requests",)
+    #: The harness's real and filler, and our control arms in its rendering (:mod:`.control_arms`).
+    arms = cells.ARMS + CONTROL_ARMS
     continuation = CONTINUATION
 
     def __post_init__(self) -> None:
@@ -117,7 +120,7 @@ class ReferenceProtocol(Protocol):
             experiment, list(targets), sessions, grid.positions, items=list(grid.items),
             replicates=grid.replicates, window=grid.window, max_tokens=grid.max_tokens,
             stressor_max_tokens=grid.stressor_max_tokens or grid.max_tokens, tag=self.key(),
-            redact=grid.redact, framing=grid.framing, s2_requests=self.s2_requests)
+            redact=grid.redact, framing=grid.framing, s2_requests=self.s2_requests, arms=grid.arms)
 
     def read_session(self, path: Path, parsed: Session | None = None) -> HarnessSession:
         return read_session(path)  # the harness's rows, read once; our parser never runs

@@ -35,6 +35,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Sequence
 
 from ...sessions.claude_code import own_session_id
 from ...sessions.detect import detect_format
@@ -249,9 +250,23 @@ def render_prefix(rows: list[Row], index: dict[int, int], target_turn: int,
         return ReferencePrefix("", target_turn, None, None, None, n_turns, window)
     end_line = index[resolved]
     compaction = last_compaction(rows, end_line)
-    blocks: list[str] = []
+    full = joined(_blocks(rows, end_line, compaction), window)
+    return ReferencePrefix(full, target_turn, resolved, end_line, compaction, n_turns, window)
+
+
+@dataclass(frozen=True)
+class Block:
+    """One block of a rendered prefix: whose it is (``USER``, ``ASSISTANT``, or ``SUMMARY`` for
+    the compaction summary) and its text, header included."""
+
+    role: str
+    text: str
+
+
+def _blocks(rows: list[Row], end_line: int, compaction: Compaction | None) -> list[Block]:
+    blocks: list[Block] = []
     if compaction is not None and compaction.summary:
-        blocks.append(f"{SUMMARY_HEADER}\n{compaction.summary}")
+        blocks.append(Block("SUMMARY", f"{SUMMARY_HEADER}\n{compaction.summary}"))
     start = compaction.boundary_line + 2 if compaction is not None else 0
     for row in rows[start:end_line + 1]:
         if not row or row.get("type") not in ("user", "assistant"):
@@ -260,11 +275,24 @@ def render_prefix(rows: list[Row], index: dict[int, int], target_turn: int,
         if not text.strip():
             continue
         role = "USER" if row.get("type") == "user" else "ASSISTANT"
-        blocks.append(f"--- {role} ---\n{text}")
-    full = BLOCK_JOINER.join(blocks)
-    if len(full) > window:
-        full = full[-window:]
-    return ReferencePrefix(full, target_turn, resolved, end_line, compaction, n_turns, window)
+        blocks.append(Block(role, f"--- {role} ---\n{text}"))
+    return blocks
+
+
+def prefix_blocks(rows: list[Row], index: dict[int, int], target_turn: int) -> tuple[Block, ...]:
+    """The blocks :func:`render_prefix` joins at ``target_turn``, in order, before the window
+    (none where the turn resolves to no prefix)."""
+    resolved = resolve_turn(index, target_turn)
+    if resolved is None:
+        return ()
+    end_line = index[resolved]
+    return tuple(_blocks(rows, end_line, last_compaction(rows, end_line)))
+
+
+def joined(blocks: Sequence[Block], window: int) -> str:
+    """``blocks`` joined by a blank line, only the last ``window`` characters kept."""
+    full = BLOCK_JOINER.join(b.text for b in blocks)
+    return full[-window:] if len(full) > window else full
 
 
 def session_prefix(path: str | Path, target_turn: int,
