@@ -40,11 +40,11 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from .continuation import TARGET_CHARS, Cutpoint, CutpointSelection, recent_prefix
+from .continuation import TARGET_CHARS, Cutpoint, CutpointSelection, recent_prefix, tail_prefix
 from .filler import make_filler
 from .scorers import REFERENCE_SCORERS
 from .texts import E11_STRESSORS
-from .transcript import BLOCK_JOINER, PART_JOINER, Row
+from .transcript import PART_JOINER, Row
 
 #: e11's arms, in its loop order, and the cut points its runners ask (indices into the 25).
 E11_ARMS = ("scratch", "filler3K", "gpt5_3K", "recent3K")
@@ -56,10 +56,11 @@ E12_ARMS = ("claude_session", "filler")
 E12_PROBE_LENGTHS = (3000, 30000, 100000, 200000)
 E12_STRESSORS = ("S2_NO_PREAMBLE", "S3_NO_ACTION")
 E12_MAX_TOKENS = 1024
+#: e11's four stressor labels, in its order.
+E11_LABELS = tuple(E11_STRESSORS)
 #: ``extract_session_prefix``: how far back it reads (× the length) and its payload cuts.
 E12_REACH = 1.3
 E12_TOOL_USE_CHARS, E12_TOOL_RESULT_CHARS = 300, 500
-E11_LABELS = tuple(E11_STRESSORS)
 
 
 def probe_cuts(selection: CutpointSelection, indices: Sequence[int]) -> tuple[Cutpoint, ...]:
@@ -99,22 +100,9 @@ def _block_text(content) -> str:
 
 def session_prefix(rows: Sequence[Row], cut_index: int, target_chars: int) -> str:
     """e12's ``claude_session`` context: the session's last ``target_chars`` characters
-    before ``cut_index`` (module doc)."""
-    blocks: list[str] = []
-    collected = 0
-    line = cut_index - 1
-    while line >= 0 and collected < target_chars * E12_REACH:
-        row = rows[line]
-        line -= 1
-        if not row or row.get("type") not in ("user", "assistant"):
-            continue
-        text = _block_text((row.get("message") or {}).get("content"))
-        if not text.strip():
-            continue
-        blocks.append(f"--- {'USER' if row.get('type') == 'user' else 'ASSISTANT'} ---\n{text}")
-        collected += len(text)
-    full = BLOCK_JOINER.join(reversed(blocks))
-    return full[-target_chars:] if len(full) > target_chars else full
+    before ``cut_index`` (module doc; e07's walk, :func:`.continuation.tail_prefix`, with
+    e12's reach and renderer)."""
+    return tail_prefix(rows, cut_index, target_chars, E12_REACH, _block_text)
 
 
 def e12_contexts(rows: Sequence[Row], cut_index: int, length: int) -> dict[str, str]:
