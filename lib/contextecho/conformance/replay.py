@@ -189,11 +189,14 @@ def render_reply(spec: Mapping[str, Any], model: str) -> Any:
     content as none, an Anthropic reply without text (no blocks, or empty ones) as none
     (LiteLLM's adapter gives ``content=merged_text or None``, with nothing else in the
     response that tells one empty text block from no block: :func:`empty_text_reply`),
-    ``raise`` as the provider error."""
+    ``raise`` as the provider error, an OpenAI-compatible content list as LiteLLM gives it
+    (:func:`content_list_text`)."""
     if "raise" in spec:
         raise replay_error(spec["raise"]["type"], spec["raise"].get("message", ""), model)
     if "blocks" in spec:
         text = "".join(spec["blocks"])
+    elif "content_list" in spec:
+        text = content_list_text(spec["content_list"], model)
     elif spec.get("null"):
         text = None
     else:
@@ -204,6 +207,25 @@ def render_reply(spec: Mapping[str, Any], model: str) -> Any:
     return SimpleNamespace(
         choices=[SimpleNamespace(message=SimpleNamespace(content=text), finish_reason="stop")],
         usage=SimpleNamespace(prompt_tokens=usage.get("input_tokens"), completion_tokens=usage.get("output_tokens")))
+
+
+def content_list_text(blocks: list, model: str) -> Any:
+    """An OpenAI-compatible reply whose ``content`` is a list of blocks, as LiteLLM gives it to
+    our call site: from Mistral, LiteLLM's own Mistral adapter
+    (``MistralConfig._handle_content_list_to_str_conversion``: the text block's text, the
+    thinking apart), a thinking block written with its text as a string being given in the
+    API's shape first (a list of text chunks, which is what the adapter reads); from any
+    other provider the list as it came, which LiteLLM's response model refuses and our call
+    site reads as an unusable answer (the cell is lost)."""
+    if harness_provider(model)[0] != MISTRAL:
+        return blocks
+    from litellm.llms.mistral.chat.transformation import MistralConfig
+
+    shaped = [{**b, "thinking": [{"type": "text", "text": b["thinking"]}]}
+              if isinstance(b, dict) and b.get("type") == "thinking" and isinstance(b.get("thinking"), str)
+              else b for b in json.loads(json.dumps(blocks))]
+    converted = MistralConfig._handle_content_list_to_str_conversion({"choices": [{"message": {"content": shaped}}]})
+    return converted["choices"][0]["message"]["content"]
 
 
 def empty_text_reply(spec: Mapping[str, Any] | None, model: str) -> bool:

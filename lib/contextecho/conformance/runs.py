@@ -60,7 +60,7 @@ from ..experiments import onset, panel, spine
 from ..experiments.protocol_record import protocol_record
 from ..experiments.scores import headline_ids
 from ..experiments.selection import build
-from . import audit, consolidate, context_source, cross_judge_b3, session_validation
+from . import audit, consolidate, context_source, cross_judge_b3, instruction_override, session_validation
 from .case import (DECLARED, NOT_IMPLEMENTED, REFERENCE, TOLERANCE, CaseResult, Check, FamilyResult, FixtureError, decode,
                    declared_for, load_declared, matches, sha256_text)
 from .replay import (LITELLM_PREFIX, Replay, compare_requests, key_fields, key_identity, key_text, litellm_model,
@@ -68,7 +68,8 @@ from .replay import (LITELLM_PREFIX, Replay, compare_requests, key_fields, key_i
 
 FORMAT_VERSION = 1
 #: The case families, each run by :func:`drive` (panel, s2, onset) or by its own module (:data:`FAMILY_RUNS`).
-FAMILIES = ("panel", "s2", "onset", "cross_judge_b3", "session_validation", "consolidate", "context_source")
+FAMILIES = ("panel", "s2", "onset", "cross_judge_b3", "session_validation", "consolidate", "context_source",
+            "instruction_override", "length_scaling")
 
 #: The harness's runners and what of ours runs them (None: not expressible, with why).
 PROBE_RUNNERS = ("experiments/e15_probes_at_crosscompaction/run.py",
@@ -95,6 +96,8 @@ FAMILY_RUNS: dict[str, FamilyRun] = {
     "context_source": context_source.run,
     "cross_judge_b3": cross_judge_b3.run,
     "session_validation": session_validation.run,
+    "instruction_override": instruction_override.run,
+    "length_scaling": instruction_override.run,
 }
 
 
@@ -625,10 +628,11 @@ def run_case(path: Path, corpus: Path, declared: Sequence[dict] | None = None) -
 
 
 #: The positions schemes of ``positions/*.json`` we implement: the harness's hard-coded turn
-#: lists resolved on a session (our reference prefix at each turn), and e18's and run_crosssession's
-#: plans over their own row lists (:func:`.session_validation.check_session_plans`).
+#: lists resolved on a session (our reference prefix at each turn), e18's and run_crosssession's
+#: plans over their own row lists (:func:`.session_validation.check_session_plans`), and e07's
+#: cut points (:func:`.instruction_override.check_cutpoint_plan`).
 POSITION_LISTS = ("e08_POSITIONS", "e17_ONSET_TURNS")
-UNIMPLEMENTED_PLANS = {"select_cutpoints": "downstream cut points, not probe positions"}
+UNIMPLEMENTED_PLANS: dict[str, str] = {}
 
 
 def check_positions(path: Path, corpus: Path, declared: Sequence[dict] = ()) -> CaseResult:
@@ -665,6 +669,7 @@ def check_positions(path: Path, corpus: Path, declared: Sequence[dict] = ()) -> 
             report.add("positions", f"{name}.prefix", ok, [entry["prefix_len"], entry["prefix_sha256"][:12]],
                        [len(rendered.text), sha[:12]], declared, note=f"{entry['label']} (turn {entry['turn']})")
     session_validation.check_session_plans(data, corpus / session, report, declared)
+    instruction_override.check_cutpoint_plan(data, corpus / session, report, declared)
     for name, why in UNIMPLEMENTED_PLANS.items():
         if name in data:
             report.checks.append(Check(name, status=NOT_IMPLEMENTED, section="positions",

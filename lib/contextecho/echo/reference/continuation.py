@@ -52,7 +52,7 @@ Positions in the text are Unicode code points (Python ``len``), as in the harnes
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from .transcript import BLOCK_JOINER, PART_JOINER, Row, render_content
@@ -295,15 +295,29 @@ def recent_prefix(rows: Sequence[Row], cut_index: int, target_chars: int = TARGE
     """recent3K: the last ``target_chars`` characters of the rendered records before
     ``cut_index`` (``extract_recent3K``). A cut past the end of ``rows`` + 1 raises
     ``IndexError`` as the harness does."""
+    return tail_prefix(rows, cut_index, target_chars, RECENT_REACH, render_content)
+
+
+#: How far back ``extract_recent3K`` reads, in multiples of the characters it keeps.
+RECENT_REACH = 2
+
+
+def tail_prefix(rows: Sequence[Row], cut_index: int, target_chars: int, reach: float,
+                render: Callable[[object], str]) -> str:
+    """The walk of e07's ``extract_recent3K`` and e12's ``extract_session_prefix``: back from
+    ``cut_index - 1`` while fewer than ``reach * target_chars`` characters of message text
+    were collected, ``user``/``assistant`` records only, each record's content rendered by
+    ``render`` (blank renderings skipped) as a ``--- USER ---`` / ``--- ASSISTANT ---`` block;
+    the blocks joined by a blank line in file order and the last ``target_chars`` kept."""
     blocks: list[str] = []
     collected = 0
     line = cut_index - 1
-    while line >= 0 and collected < 2 * target_chars:
+    while line >= 0 and collected < reach * target_chars:
         row = _row_at(rows, line)
         line -= 1
         if not row or row.get("type") not in ("user", "assistant"):
             continue
-        text = render_content(_message(row).get("content"))
+        text = render(_message(row).get("content"))
         if not text.strip():
             continue
         blocks.append(f"--- {'USER' if row.get('type') == 'user' else 'ASSISTANT'} ---\n{text}")

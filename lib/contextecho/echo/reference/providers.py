@@ -164,3 +164,13 @@ def judge_params(model: str, max_tokens: int) -> dict[str, Any]:
 def judges_empty_reply(model: str) -> bool:
     """Whether the harness judges an empty answer of ``model`` (Gemini's client raises)."""
     return harness_provider(model)[0] != GEMINI
+
+
+#: e11's cross-target call (``run_xtarget.py:54-84``, ``call_no_tools``): temperature 0.
+NO_TOOLS_TEMPERATURE = 0.0
+
+
+def no_tools_params(model: str, max_tokens: int) -> dict[str, Any]:
+    """The sampling parameters of e11's cross-target request (``call_no_tools``): the budget
+    as passed, whatever the provider (no floor or cap of its), at temperature 0."""
+    return {"max_tokens": max_tokens, "temperature": NO_TOOLS_TEMPERATURE}

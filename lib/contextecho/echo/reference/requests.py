@@ -5,7 +5,8 @@ turn, the assistant acknowledgement, then the user's probe or stressor; with an 
 prefix the probe or stressor alone. Every content is a list of one ``text`` block; no
 tools. Probe runners send the framed probe under the probe system prompt with 600
 max tokens; the S2 stressor runner sends the stressor text under the e11 compliance
-system prompt with 1024 max tokens. Provider transport (Anthropic ``system=`` versus a
+system prompt with 1024 max tokens. The instruction-override runners (e11, e12) put the
+e07 immediate context between the two (:func:`override_request`). Provider transport (Anthropic ``system=`` versus a
 leading system message) is the call site's business; :meth:`TargetRequest.chat_messages`
 gives the OpenAI-compatible form.
 """
@@ -16,8 +17,8 @@ from dataclasses import dataclass, field
 
 from ..probes import Probe
 from ...engine.registry import UnknownNameError
-from .texts import (ACKNOWLEDGEMENT, E11_STRESSORS, PROBE_MAX_TOKENS, PROBE_SYSTEM_PROMPT,
-                    S2_VARIANTS, STRESSOR_MAX_TOKENS, STRESSOR_SYSTEM_PROMPT, framed)
+from .texts import (ACKNOWLEDGEMENT, E11_STRESSORS, PRIOR_ACKNOWLEDGEMENT, PRIOR_CONTEXT_HEADER, PROBE_MAX_TOKENS,
+                    PROBE_SYSTEM_PROMPT, S2_VARIANTS, STRESSOR_MAX_TOKENS, STRESSOR_SYSTEM_PROMPT, framed)
 
 
 def _text_turn(role: str, text: str) -> dict:
@@ -56,6 +57,26 @@ def probe_request(prefix: str, probe: Probe | str, message: str | None = None) -
 def stressor_request(prefix: str, stressor: str) -> TargetRequest:
     """The e08 S2 request: stressor text under the e11 compliance system prompt."""
     return TargetRequest(STRESSOR_SYSTEM_PROMPT, assemble(prefix, stressor), STRESSOR_MAX_TOKENS)
+
+
+def override_request(context: str | None, user_prior: str, stressor: str, max_tokens: int) -> TargetRequest:
+    """The e11 / e12 instruction-override request (e11 ``build_messages``, e12 ``run_arm``):
+    the arm's context and the acknowledgement (none for ``context`` None or empty: e11's
+    scratch arm), then the e07 immediate context ``user_prior`` under
+    :data:`~.texts.PRIOR_CONTEXT_HEADER` and :data:`~.texts.PRIOR_ACKNOWLEDGEMENT` (left out
+    when empty, as the harness does; e07's always ends with its cue), then the stressor
+    text, under the e11 compliance system prompt, with the runner's ``max_tokens``.
+
+    e11's Anthropic runner would also send an empty non-scratch context as its own turn;
+    no cut point past the first 100 candidates has an empty context, so the case never arises."""
+    messages = []
+    if context:
+        messages += [_text_turn("user", context), _text_turn("assistant", ACKNOWLEDGEMENT)]
+    if user_prior:
+        messages += [_text_turn("user", f"{PRIOR_CONTEXT_HEADER}\n{user_prior}"),
+                     _text_turn("assistant", PRIOR_ACKNOWLEDGEMENT)]
+    messages.append(_text_turn("user", stressor))
+    return TargetRequest(STRESSOR_SYSTEM_PROMPT, messages, max_tokens)
 
 
 _VARIANT = re.compile(r"S2_VARIANTS\[(\d+)\]")

@@ -4,6 +4,7 @@ Source: github.com/Accenture/ContextEcho at commit ``5f8dba3`` (Apache License 2
 the strings below are instrument data of that repository, reproduced unchanged:
 ``harness/probes.py``, ``experiments/e15_probes_at_crosscompaction/run.py``,
 ``experiments/e08_cross_compaction/run.py``, ``experiments/e11_instruction_override/run.py``,
+``experiments/e12_session_length_scaling/run.py``,
 ``experiments/e07_downstream_pilot/run_clean_control.py``). The judge's system prompt
 is not here: it is read at run time from ``shared/reference/contextecho/judge_prompt.json``
 (:mod:`.judge`).
@@ -81,6 +82,10 @@ E11_STRESSORS: dict[str, str] = {
 }
 #: The exact text S4 asks for.
 S4_JSON = '{"status": "ok"}'
+#: e11's and e12's turn before the stressor (``build_messages``, ``run_arm``): the e07
+#: immediate context under this header, acknowledged with :data:`PRIOR_ACKNOWLEDGEMENT`.
+PRIOR_CONTEXT_HEADER = "[Prior task context]"
+PRIOR_ACKNOWLEDGEMENT = "Understood, continuing."
 
 #: The filler template (446 characters, ending with a space), repeated to length.
 FILLER_TEMPLATE = (
