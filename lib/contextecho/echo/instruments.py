@@ -79,7 +79,7 @@ class ContextEchoProtocol(Protocol):
         return build_cells(experiment, list(targets), sessions,
                            positions={s.session_id: self.positions(s, grid.positions) for s in sessions},
                            framing=grid.framing,
-                           arms=["real", "filler"], items=list(grid.items), window=grid.window,
+                           arms=list(grid.arms), items=list(grid.items), window=grid.window,
                            replicates=grid.replicates, redact=grid.redact, tag=self.key(),
                            params={"temperature": grid.temperature, "max_tokens": grid.max_tokens})
 

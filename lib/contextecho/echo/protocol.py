@@ -109,6 +109,8 @@ class Grid:
     redact: bool = True
     #: How probes are asked: ``framed`` (the framing line, then the probe) or ``bare``.
     framing: str = "framed"
+    #: The arms asked (the real prefix and its filler; e16's framing ablation asks the real one).
+    arms: tuple[str, ...] = ("real", "filler")
 
 
 @dataclass(frozen=True)

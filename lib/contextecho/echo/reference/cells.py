@@ -208,15 +208,18 @@ def build_reference_cells(experiment: str, targets: str | Sequence[str], session
                           asked: Positions = Positions(), *, items: Iterable[str] | str = "coding_self",
                           replicates: int = 1, window: int = DEFAULT_WINDOW,
                           max_tokens: int | None = None, stressor_max_tokens: int | None = None,
-                          redact: bool = True, framing: str = "framed", s2_requests: str = "e08",
-                          tag: Mapping[str, str]) -> list[Cell]:
+                          redact: bool = True, framing: str = "framed", arms: Sequence[str] = ARMS,
+                          s2_requests: str = "e08", tag: Mapping[str, str]) -> list[Cell]:
     """Every reference cell of the grid (module doc) at the positions ``asked`` (:func:`positions`).
     ``max_tokens`` / ``stressor_max_tokens`` shorten the protocol's 600 / 1024 (the
     embedded build); the provider rules of :func:`.providers.target_params` apply to them;
     S2 cells are asked by the rule set ``s2_requests`` (:mod:`.s2_requests`: e08's, or
-    e10's own), which their ``versions`` name. ``tag``: the protocol's key (name, version,
-    sha256), part of every request key."""
+    e10's own), which their ``versions`` name. ``arms``: those asked, of :data:`ARMS`. ``tag``:
+    the protocol's key (name, version, sha256), part of every request key."""
     targets = [targets] if isinstance(targets, str) else list(targets)
+    for arm in arms:
+        if arm not in ARMS:
+            raise UnknownNameError("reference arm", arm, list(ARMS))
     if replicates < 1:
         raise ValueError(f"replicates must be >= 1, got {replicates}")
     resolved = reference_items(items, framing)
@@ -229,7 +232,7 @@ def build_reference_cells(experiment: str, targets: str | Sequence[str], session
             for target in targets:
                 redacted = redact and not is_in_process(target) and bool(rendered)
                 real = redact_text(rendered)[0] if redacted else rendered
-                for arm in ARMS:
+                for arm in arms:
                     text = real if arm == "real" else filler_for(real)
                     prefix = ArmPrefix(arm=arm, messages=(), turns=(), n_chars=len(text),
                                        session_id=session.session_id, step=pos.step, window=window,
