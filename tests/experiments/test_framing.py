@@ -102,3 +102,16 @@ def test_reference_cells_take_the_arms_asked():
     with pytest.raises(UnknownNameError):
         build_reference_cells("panel", "fake/echo", [session], Positions("late", n=1), items=["N01"],
                               arms=("scratch",), tag=REFERENCE.key())
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("name", ["reference", "contextecho"])
+def test_the_ablation_runs_whole_on_the_fake_model(name, tmp_path):
+    if not (shared_dir() / "corpus" / "real").is_dir():
+        pytest.skip("the real corpus (../shared/corpus/real) is not beside the checkout")
+    result = framing.run(framing.Parameters(targets=("fake/echo",), judges=("fake/echo",), probes=("C01",),
+                                            protocol=name, output_dir=str(tmp_path)))
+    table = result.tables["Judge score per framing and probe (overall: pooled over the probes)"]
+    assert set(zip(table["framing"], table["probe"])) == {(f, p) for f in ("framed", "bare")
+                                                          for p in ("C01", framing.OVERALL)}
+    assert "framing_effect" in result.variables

@@ -11,8 +11,9 @@ summarised its cells in ``RESULTS.json``. :func:`run` replays it through our exp
    judge, probes, replicates, window and position our ``Parameters`` and cells
    (:func:`~contextecho.experiments.framing.framing_cells`, unredacted: nothing leaves the
    process), at e16's 600 target and 400 judge tokens (``PAPER_SCALE``);
-2. each target request's key is its cell's identity in e16's key fields (``arm`` = the
-   harness's framing name, ``replicate`` = the rep); the judge's requests name their cell; the
+2. each target request's key is its cell's identity in e16's key fields (``target`` = the
+   model id, e16's ``TARGET_MODEL``; ``arm`` = the harness's framing name, ``replicate`` = the
+   rep); the judge's requests name their cell; the
    :class:`~.replay.Replay` is the run's network client;
 3. compared: the requests (:func:`~.replay.compare_requests`); every stored cell
    (``response_text``, ``response_len``, ``score``, ``label``, ``reason``) and which are stored;
@@ -101,7 +102,7 @@ def run(case: dict, corpus: Path, replay: Replay, report: CaseResult, declared: 
     harness_name = {ours: theirs for theirs, ours in names.items()}
     fields = key_fields(case, "target")
     for cell in cells:
-        values = {"target": target["target_safe"], "position": cell.position, "turn": cell.step,
+        values = {"target": target["model"], "position": cell.position, "turn": cell.step,
                   "arm": harness_name[cell.item.framing], "item": cell.item.id, "replicate": cell.replicate}
         unknown = [f for f in fields if f not in values]
         if unknown:
@@ -109,7 +110,7 @@ def run(case: dict, corpus: Path, replay: Replay, report: CaseResult, declared: 
         replay.identities[cell.request.key] = ("target", {f: values[f] for f in fields})
     replay.judge_calls.update({j: "judge" for j in params.judge_models()})
     frame = spine.run_grid(run_, cells, judges=params.judges, judge_max_tokens=params.judge_max_tokens, redact=False)
-    identity = {row["key"]: (target["target_safe"], row["position"], harness_name[row["framing"]], row["item"],
+    identity = {row["key"]: (target["model"], row["position"], harness_name[row["framing"]], row["item"],
                              int(row["replicate"])) for row in frame.to_dict("records")}
     compare_requests(case, replay, report, declared)
     read = _compare_cells(case, frame, identity, replay, report, declared)
@@ -237,7 +238,7 @@ def _compare_tables(case: dict, run_: spine.Run, frame: pd.DataFrame, read: pd.D
     if "framing_effect" in tables:
         field("framing_effect", decode(tables["framing_effect"]), effect, TOLERANCE)
     meta = summary.get(META) or {}
-    ours_meta = {"target": case["inputs"]["target"]["target_safe"],
+    ours_meta = {"target": case["inputs"]["target"]["model"],
                  "position": ", ".join(p.label for p in _positions(case)), "framing_text": PROBE_FRAMING,
                  "n_reps": run_.params.replicates}
     for name, expected in meta.items():
