@@ -67,7 +67,8 @@ from .replay import (LITELLM_PREFIX, Replay, compare_requests, key_fields, key_i
                      replay_environment)
 
 FORMAT_VERSION = 1
-#: The case families, each run by :func:`drive` (panel, s2, onset, negative_controls) or by its own module (:data:`FAMILY_RUNS`).
+#: The case families, each run by :func:`drive` (panel, s2, onset, negative_controls) or by its own
+#: module (:data:`FAMILY_RUNS`).
 FAMILIES = ("panel", "s2", "onset", "cross_judge_b3", "session_validation", "consolidate", "negative_controls",
             "framing")
 
