@@ -60,20 +60,25 @@ from ..experiments import onset, panel, spine
 from ..experiments.protocol_record import protocol_record
 from ..experiments.scores import headline_ids
 from ..experiments.selection import build
-from . import audit, consolidate, context_source, cross_judge_b3, instruction_override, session_validation
+from . import (audit, consolidate, context_source, cross_judge_b3, framing, instruction_override,
+               session_validation)
 from .case import (DECLARED, NOT_IMPLEMENTED, REFERENCE, TOLERANCE, CaseResult, Check, FamilyResult, FixtureError, decode,
                    declared_for, load_declared, matches, sha256_text)
 from .replay import (LITELLM_PREFIX, Replay, compare_requests, key_fields, key_identity, key_text, litellm_model,
                      replay_environment)
 
 FORMAT_VERSION = 1
-#: The case families, each run by :func:`drive` (panel, s2, onset) or by its own module (:data:`FAMILY_RUNS`).
+#: The case families, each run by :func:`drive` (panel, s2, onset, negative_controls) or by its own
+#: module (:data:`FAMILY_RUNS`).
 FAMILIES = ("panel", "s2", "onset", "cross_judge_b3", "session_validation", "consolidate", "context_source",
-            "instruction_override", "length_scaling")
+            "instruction_override", "length_scaling", "negative_controls", "framing")
 
 #: The harness's runners and what of ours runs them (None: not expressible, with why).
 PROBE_RUNNERS = ("experiments/e15_probes_at_crosscompaction/run.py",
                  "experiments/e15_probes_at_crosscompaction/run_fig1_xtarget.py")
+#: Probe runners of another design than the panel's paper scale, with the parameter set of
+#: ours that is theirs (its target budget; the items and positions are the case's).
+PROBE_DESIGNS = {"experiments/e15_probes_at_crosscompaction/run_negative_controls.py": panel.NEGATIVE_CONTROLS}
 ONSET_RUNNER = "experiments/e17_drift_onset/run_onset.py"
 #: The Fig.-1 runners: run_fig1_xtarget.py and the fill runners (run_fig1_sonnet45.py, _haiku45,
 #: _opus41), which resume from the cells on disk and judge with the target (run_fig1_sonnet45.py:81).
@@ -94,6 +99,7 @@ FamilyRun = Callable[[dict, Path, Replay, CaseResult, Sequence[dict], Path], Non
 FAMILY_RUNS: dict[str, FamilyRun] = {
     "consolidate": consolidate.run,
     "context_source": context_source.run,
+    "framing": framing.run,
     "cross_judge_b3": cross_judge_b3.run,
     "session_validation": session_validation.run,
     "instruction_override": instruction_override.run,
@@ -158,8 +164,8 @@ def _items(case: dict) -> list[str]:
     if "items" in inputs:
         return [_our_item(i) for i in inputs["items"]]
     probes = inputs.get("probes")
-    if isinstance(probes, list):
-        return list(probes)
+    if isinstance(probes, list):  # ids, or (id, text) pairs (the texts are ours: the requests compare them)
+        return [p[0] if isinstance(p, list) else p for p in probes]
     if isinstance(probes, str) and probes.startswith("all"):
         return ["all"]
     raise FixtureError(f"case {case['id']}", f"cannot read its probes {probes!r}")
@@ -195,7 +201,8 @@ def drive(case: dict, corpus: Path, replay: Replay, report: CaseResult, workdir:
             driven.append(Driven(runner, frame, {m: s for d in driven for m, s in d.target_safe.items()}))
             continue
         s2_rules = s2_requests.for_runner(runner)
-        if runner not in (*PROBE_RUNNERS, ONSET_RUNNER) and not runner.startswith(FIG1_RUNNERS) and not s2_rules:
+        if runner not in (*PROBE_RUNNERS, *PROBE_DESIGNS, ONSET_RUNNER) and not runner.startswith(FIG1_RUNNERS) \
+                and not s2_rules:
             why = next((reason for pattern, reason in NOT_EXPRESSIBLE_RUNNERS.items() if pattern in runner), None)
             report.not_expressible("runners", runner, why or "no experiment of ours runs it")
             continue
@@ -212,7 +219,7 @@ def drive(case: dict, corpus: Path, replay: Replay, report: CaseResult, workdir:
         params = panel.Parameters(
             # An S2 runner judges nothing: its parameters name a judge no cell asks.
             targets=tuple(m for m, _, _ in targets), judges=(judge or targets[0][0],),
-            window=window, max_tokens=panel.PAPER_SCALE["max_tokens"],
+            window=window, max_tokens=PROBE_DESIGNS.get(runner, panel.PAPER_SCALE)["max_tokens"],
             stressor_max_tokens=panel.PAPER_SCALE["stressor_max_tokens"],
             judge_max_tokens=panel.PAPER_SCALE["judge_max_tokens"], protocol="reference",
             output_dir=str(workdir / f"{number:02d}"), n_resamples=10_000, resample_seed=42,

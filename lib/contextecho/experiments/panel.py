@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from ..echo.fingerprint import fingerprint_frame, fit_pca
+from ..echo.reference import negative_controls
 from ..echo.reference.positions import PANEL_POSITIONS
 from ..echo.probes import FRAMINGS
 from ..echo.arms import ARMS
@@ -96,6 +97,15 @@ NAMED_SETS = {
         **PAPER_SCALE, "probes": ("coding_self",), "stressors": (), "framing": "bare", "replicates": 10,
         "positions": "late", "n_positions": 1},
 }
+
+#: The harness's negative controls (``run_negative_controls.py``): the five factual questions
+#: N01-N05 (:mod:`contextecho.echo.reference.negative_controls`), asked framed on the real
+#: prefix and its filler at the late position, 400 target tokens, judged on the identity rubric.
+#: No harness analysis reads their cells; their drift gap is this notebook's, which should be
+#: about zero (the headline battery not asked, every judged probe is the headline). A run of
+#: its own, as the ablations are.
+NEGATIVE_CONTROLS = {**PAPER_SCALE, "probes": (negative_controls.ITEM_SET,), "stressors": (),
+                     "max_tokens": negative_controls.MAX_TOKENS, "positions": "late", "n_positions": 1}
 
 
 @dataclass(frozen=True)

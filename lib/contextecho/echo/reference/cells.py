@@ -55,6 +55,7 @@ from ..protocol import Positions
 from ...engine.registry import UnknownNameError
 from .control_arms import CONTROL_ARMS, control_text, turns_of
 from .filler import filler_for
+from . import negative_controls
 from .providers import provider_messages, target_params
 from ...sessions.positions import LATE_OFFSET, Position
 from .positions import FRAMING_ABLATION_POSITION, ONSET_TURNS, POST_OFFSET, compaction_turns, onset_label
@@ -142,8 +143,9 @@ E11_OURS = {"S3": "S3#01"}
 
 
 def reference_items(names: Iterable[str] | str, framing: str = "framed") -> tuple[Item, ...]:
-    """Probe ids/batteries (asked ``framing`` — the harness's framing line, or ``bare`` as
-    e16's ablation asks them — and judged on the unframed text), the S2 stressor (``S2``:
+    """Probe ids/batteries and the negative controls (:mod:`.negative_controls`: the set
+    ``negative_controls`` or ``N01``...; each asked ``framing`` — the harness's framing line,
+    or ``bare`` as e16's ablation asks them — and judged on the unframed text), the S2 stressor (``S2``:
     the ten e08 paraphrases ``S2#01``...; or one of them) and the e11 stressors ``S1``,
     ``S3``, ``S4`` (one wording each, scored by the e11 scorers), in order, unique."""
     if framing not in FRAMINGS:
@@ -153,8 +155,10 @@ def reference_items(names: Iterable[str] | str, framing: str = "framed") -> tupl
     for name in names:
         if name in probes.BATTERIES:
             ids = [p.id for p in probes.battery(name)]
-        elif name in probes.BY_ID:
+        elif name in probes.BY_ID or name in negative_controls.BY_ID:
             ids = [name]
+        elif name == negative_controls.ITEM_SET:
+            ids = list(negative_controls.BY_ID)
         elif name == S2:
             ids = [f"S2#{i:02d}" for i in range(1, len(S2_VARIANTS) + 1)]
         elif name.startswith("S2#") and name[3:].isdigit() and 1 <= int(name[3:]) <= len(S2_VARIANTS):
@@ -162,7 +166,8 @@ def reference_items(names: Iterable[str] | str, framing: str = "framed") -> tupl
         elif name in E11_ITEMS:
             ids = [name]
         else:
-            valid = sorted(probes.BATTERIES) + sorted(probes.BY_ID) + [S2] + sorted(E11_ITEMS) + \
+            valid = sorted(probes.BATTERIES) + sorted(probes.BY_ID) + [negative_controls.ITEM_SET] + \
+                sorted(negative_controls.BY_ID) + [S2] + sorted(E11_ITEMS) + \
                 [f"S2#{i:02d}" for i in range(1, len(S2_VARIANTS) + 1)]
             raise UnknownNameError("reference item", name, valid)
         for item_id in ids:
@@ -175,7 +180,7 @@ def reference_items(names: Iterable[str] | str, framing: str = "framed") -> tupl
                 item = Item(item_id, STRESSOR, item_id, E11_STRESSORS[E11_ITEMS[item_id]], item_id,
                             contract=stressors.contract(ours) if ours else None)
             else:
-                p = PROBES_BY_ID[item_id]
+                p = PROBES_BY_ID.get(item_id) or negative_controls.BY_ID[item_id]
                 message = framed(p) if framing == "framed" else p.text
                 item = Item(p.id, PROBE, p.category, message, JUDGE, p.text, framing)
             out.setdefault(item.id, item)
