@@ -13,6 +13,7 @@ import pytest
 
 from contextecho.conformance.case import load_declared
 from contextecho.conformance.runs import run_case
+from tests.conformance.conftest import status_of
 from contextecho.echo.instruments import UNIFORM_SCHEMES
 from contextecho.echo.protocol import Positions
 from contextecho.echo.protocols import protocol
@@ -160,3 +161,35 @@ def test_e09_sends_e08s_s2_requests():
     assert e09 is S2_REQUESTS.get("e09") and not e09.strip_reply
     for model in ("anthropic/claude-haiku-4-5", "openai/gpt-4o", "gemini/gemini-2.5-pro"):
         assert e09.params(model, 1024) == e08.params(model, 1024)
+
+
+@pytest.mark.corpus
+def test_an_empty_text_judge_reply_is_the_declared_reading(runs_dir, corpus_dir, tmp_path):
+    """A judge reply of one empty Anthropic text block: the harness parses it (−1) and keeps the
+    cell; LiteLLM gives us no content and we lose it. The cell is the declared
+    ``empty_text_verdict``, and the figure's rows agree once that cell is read as the harness
+    reads it."""
+    from contextecho.echo.reference.judge import parse_verdict
+    verdict = parse_verdict("")
+    key = {"session": "session_proeng", "target": "claude-sonnet-4-5", "position": "P01", "turn_index": 23,
+           "arm": "filler", "item": "C02"}
+
+    def change(case):
+        reply = next(r for r in case["canned_replies"] if r["call"] == "judge" and r["key"] == key)
+        reply["reply"] = [{"blocks": [""], "usage": {"input_tokens": 1, "output_tokens": 1}}]
+        cell = next(c for c in case["expected"]["cells"]
+                    if c["path"].endswith("probes_at_crosscompaction_proeng/claude-sonnet-4-5/P01/filler/C02.json"))
+        old = cell["record"]["score"]
+        cell["record"].update(score=verdict.score, label=verdict.label, reason=verdict.reason)
+        panel = case["expected"]["tables"]["crosssession_per_pos"][2]
+        row = next(r for r in panel["rows"] if r[0] == "P01")
+        row[2] += (verdict.score - old) / 2  # two Coding-Self probes per arm at proeng's positions
+        gaps = case["expected"]["tables"]["crosssession_gaps"][2]
+        gaps["gap"] += (verdict.score - old) / 2 / len(panel["rows"])
+    report = _altered(runs_dir, corpus_dir, tmp_path, "cross_session_sonnet45", change)
+    assert status_of(report, "cells", "empty_text_verdict") == "declared"
+    assert status_of(report, "cells", "stored") == "pass"
+    rows = [c.status for c in report.checks if c.field == "crosssession_per_pos.rows"]
+    assert rows == ["pass", "pass", "declared"]
+    assert status_of(report, "tables", "crosssession_gaps.gap") == "declared"
+    assert not _failing(report)

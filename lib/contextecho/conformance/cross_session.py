@@ -39,14 +39,15 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 
 from ..echo.protocol import Positions
+from ..echo.reference.judge import parse_verdict
 from ..echo.reference.role_rows import crosssession_rows, crosssession_step
 from ..echo.reference.transcript import DEFAULT_WINDOW
 from ..experiments import cross_session as xs
 from ..sessions.positions import Position
 from ..stats.session_validation import HARNESS_ARMS
 from .case import REFERENCE, TOLERANCE, CaseResult, FixtureError, decode, matches
-from .replay import Replay, compare_requests, key_identity, litellm_model
-from .tables import Driven, compare_s2_tables, item_name, row_identity
+from .replay import Replay, compare_requests, empty_text_reply, key_identity, litellm_model
+from .tables import EMPTY_TEXT_READING, Driven, compare_s2_tables, explained, item_name, row_identity, target_replies
 
 E15_RUNNER = "experiments/e15_probes_at_crosscompaction/run.py"
 CROSSSESSION_RUNNER = "experiments/e15_probes_at_crosscompaction/run_crosssession.py"
@@ -238,7 +239,8 @@ def _compare_cells(case: dict, groups: Sequence[Group], replay: Replay, report: 
             report.add("cells", cell["path"], False, "a probe or S2 cell", None, declared, note="unknown cell layout")
             continue
         expected[found] = cell["record"]
-    replies = {(s.key.get("session"), key_identity(s.key)): s.reply for s in replay.sent if s.call == "target"}
+    replies = target_replies(replay)
+    empty = _empty_text_cells(replay)
     missing = [k for k in expected if k not in ours or ours[k]["response"] is None]
     diffs: Counter = Counter()
     examples: dict[str, tuple] = {}
@@ -255,6 +257,12 @@ def _compare_cells(case: dict, groups: Sequence[Group], replay: Replay, report: 
         if row.get("item_kind") == "probe":
             actual.update(score=REFERENCE.stored_value(row), label=row.get("reference_label"),
                           reason=row.get("reference_reason"))
+            read = _harness_verdict(parse_verdict(""))
+            if k in empty and actual["score"] is None and all(matches(record.get(n), v) for n, v in read.items()):
+                # the harness parses the empty text block (-1) and keeps the cell; we lose it (declared)
+                report.add("cells", "empty_text_verdict", False, {n: record.get(n) for n in read},
+                           {n: actual[n] for n in read}, declared, note=f"{list(k)}")
+                actual = {n: v for n, v in actual.items() if n not in read}
         for name in CELL_FIELDS:
             if name in record and name in actual and not matches(record[name], actual[name]):
                 diffs[name] += 1
@@ -272,17 +280,40 @@ def _compare_cells(case: dict, groups: Sequence[Group], replay: Replay, report: 
 
 
 # ---------------------------------------------------------------- tables
-def _panel_frame(groups: Sequence[Group], base: str, replay: Replay) -> pd.DataFrame | None:
+def _empty_text_cells(replay: Replay) -> set[tuple]:
+    """The cells (the key's session, cell identity) whose judge answered Anthropic text blocks,
+    all empty (:func:`~.replay.empty_text_reply`)."""
+    return {(s.key.get("session"), key_identity(s.key)) for s in replay.sent
+            if s.call == "judge" and empty_text_reply(s.reply, s.model)}
+
+
+def _harness_verdict(verdict) -> dict:
+    return {"score": verdict.score, "label": verdict.label, "reason": verdict.reason}
+
+
+def _panel_frames(groups: Sequence[Group], base: str, replay: Replay) -> dict[str, pd.DataFrame] | None:
     """Our probe cells of the folder the figure's panel ``base`` read (``.../<folder>/<target>``),
-    the primary judge's; None where no run of ours wrote there."""
+    the primary judge's (``ours``), and as the harness reads them (``read``: a cell whose judge
+    answered empty text blocks, which we lose, kept with the −1 that empty text parses to;
+    the declared ``empty_text_verdict``); None where no run of ours wrote there."""
     folder, target = base.rstrip("/").split("/")[-2:]
     judges = [j for j, kind in replay.judge_calls.items() if kind == "judge"]
-    frames = [g.driven.frame.assign(target=g.driven.frame["target"].map(g.driven.target_safe))
-              for g in groups if g.folder == folder]
+    empty = _empty_text_cells(replay)
+    frames = []
+    for g in (g for g in groups if g.folder == folder):
+        frame = g.driven.frame
+        lost = pd.Series([(g.session, row_identity(r, g.driven.target_safe)) in empty
+                          for r in frame.to_dict("records")], index=frame.index, dtype=bool)
+        lost &= frame[REFERENCE.stored_score].isna()
+        frames.append(frame.assign(target=frame["target"].map(g.driven.target_safe), empty_text=lost))
     if not frames:
         return None
     frame = pd.concat(frames, ignore_index=True)
-    return frame[(frame["target"] == target) & frame["judge_model"].isin(judges)]
+    frame = frame[(frame["target"] == target) & frame["judge_model"].isin(judges)]
+    verdict = _harness_verdict(parse_verdict(""))
+    read = frame.copy()
+    read.loc[read["empty_text"], REFERENCE.stored_score] = float(verdict["score"])
+    return {"ours": frame, "read": read}
 
 
 def _compare_tables(case: dict, groups: Sequence[Group], replay: Replay, report: CaseResult,
@@ -291,23 +322,25 @@ def _compare_tables(case: dict, groups: Sequence[Group], replay: Replay, report:
     done = set(PRINTED) & set(tables)
     if "crosssession_per_pos" in tables:
         done.add("crosssession_per_pos")
-        gaps = []
+        gaps: dict[str, list] = {"ours": [], "read": []}
         for i, panel in enumerate(decode(tables["crosssession_per_pos"])):
-            frame = _panel_frame(groups, panel["base"], replay)
-            trajectory = xs.per_position(frame) if frame is not None else xs.per_position(pd.DataFrame())
-            rows = [[r.position, r.real_mean, r.filler_mean] for r in trajectory.itertuples()]
-            report.compare("tables", "crosssession_per_pos.rows", panel["rows"], rows, declared, TOLERANCE,
-                           panel["base"].split("/", 1)[-1])
-            if rows:
-                title = xs.FIGURE_TITLES[i] if i < len(xs.FIGURE_TITLES) else None
-                gaps.append({"title": title, "gap": xs.gap(trajectory)})
+            frames = _panel_frames(groups, panel["base"], replay) or {"ours": pd.DataFrame(), "read": pd.DataFrame()}
+            rows = {}
+            for k, frame in frames.items():
+                trajectory = xs.per_position(frame)
+                rows[k] = [[r.position, r.real_mean, r.filler_mean] for r in trajectory.itertuples()]
+                if rows[k]:
+                    title = xs.FIGURE_TITLES[i] if i < len(xs.FIGURE_TITLES) else None
+                    gaps[k].append({"title": title, "gap": xs.gap(trajectory)})
+            explained(report, "crosssession_per_pos.rows", panel["rows"], rows["ours"], rows["read"], declared,
+                      TOLERANCE, panel["base"].split("/", 1)[-1], reading=EMPTY_TEXT_READING)
         if "crosssession_gaps" in tables:
             done.add("crosssession_gaps")
             expected = decode(tables["crosssession_gaps"])
-            report.compare("tables", "crosssession_gaps.title", [g.get("title") for g in expected],
-                           [g["title"] for g in gaps], declared)
-            report.compare("tables", "crosssession_gaps.gap", [g.get("gap") for g in expected],
-                           [g["gap"] for g in gaps], declared, TOLERANCE)
+            for name, tolerance in (("title", 0.0), ("gap", TOLERANCE)):
+                explained(report, f"crosssession_gaps.{name}", [g.get(name) for g in expected],
+                          [g[name] for g in gaps["ours"]], [g[name] for g in gaps["read"]], declared, tolerance,
+                          reading=EMPTY_TEXT_READING)
     if "audit_compliance" in tables or "forest_stressors_no_anchor" in tables:
         done |= compare_s2_tables(tables, [g.driven for g in groups], replay, report, declared)
     for name in tables:

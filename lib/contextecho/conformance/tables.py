@@ -15,7 +15,7 @@ from ..echo.reference.scorers import REFERENCE_SCORERS
 from ..stats.judge_free import StressorCell, harness_audit_session, harness_compliance_audit, harness_stressor_forest
 from ..stats.session_validation import HARNESS_ARMS
 from .case import DECLARED, TOLERANCE, CaseResult, Check, decode, declared_for, matches
-from .replay import Replay
+from .replay import Replay, key_identity
 
 
 def item_name(item: str) -> str:
@@ -44,6 +44,12 @@ class Driven:
     session: str | None = None
 
 
+def target_replies(replay: Replay) -> dict[tuple, Mapping]:
+    """The last reply spec sent to each target cell, by (the key's ``session``, where the
+    runner names its sessions; the cell identity of :func:`~.replay.key_identity`)."""
+    return {(s.key.get("session"), key_identity(s.key)): s.reply for s in replay.sent if s.call == "target"}
+
+
 #: Our arms under the harness's names in its S2 tables.
 S2_ARM_NAMES = {"real": "claude", "filler": "filler"}
 
@@ -57,6 +63,7 @@ def stressor_cells(driven: Sequence[Driven], replay: Replay | None = None) -> li
     harness joins them (newlines; the declared ``multi_block_join``), its S2 verdict
     recomputed by the same scorer."""
     cells = []
+    replies = target_replies(replay) if replay is not None else {}
     for d in driven:
         session = harness_audit_session(d.session)
         if session is None:
@@ -66,7 +73,7 @@ def stressor_cells(driven: Sequence[Driven], replay: Replay | None = None) -> li
             ident = row_identity(row, d.target_safe)
             text, compliant = row["response"], bool(row["passed"])
             if replay is not None:
-                blocks = replay.target_replies.get(ident, {}).get("blocks") or []
+                blocks = (replies.get((d.session, ident)) or {}).get("blocks") or []
                 if len(blocks) > 1:
                     text = "\n".join(blocks)
                     compliant = bool(REFERENCE_SCORERS.get(row["scorer"])(text))
