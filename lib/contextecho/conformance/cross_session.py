@@ -98,15 +98,16 @@ def _target(inputs: Sequence[dict], names: Sequence[str], what: str) -> list[dic
     return chosen
 
 
-def _replay_run(case: dict, number: int, runner: str, corpus: Path, replay: Replay, workdir: Path, *, targets: Sequence[dict],
-                sessions: Sequence[tuple[str | None, str]], positions: Mapping[str | None, Any], items: Sequence[str],
-                judge: str | None, fields: Sequence[str]) -> list[Group]:
+def _replay_run(case: dict, number: int, runner: str, corpus: Path, replay: Replay, workdir: Path, *,
+                targets: Sequence[dict], sessions: Sequence[tuple[str | None, str]],
+                positions: Mapping[str | None, Any], items: Sequence[str], judge: str | None,
+                fields: Sequence[str], s2: bool = False) -> list[Group]:
     """One harness runner through our experiment: ``sessions`` as (the runner's name, corpus
     file); ``positions`` per name (a list of (label, turn), or None: run_crosssession's plan);
-    probes judged by ``judge``, S2 items scored."""
+    probes judged by ``judge``, or (``s2``) S2 items scored, no judge."""
     window = int(case["inputs"].get("max_chars", DEFAULT_WINDOW))
     models = {litellm_model(t["provider"], t["model"]): t["target_safe"] for t in targets}
-    s2 = judge is None
+    judge = None if s2 else judge
     params = xs.Parameters(**{**xs.PAPER_SCALE, "targets": tuple(models), "judges": (judge or next(iter(models)),),
                               "window": window, "output_dir": str(workdir / f"{number:02d}"), "concurrency": 1,
                               **({"stressors": tuple(items)} if s2 else {"probes": tuple(items)})})
@@ -153,9 +154,10 @@ def _driver_run(case: dict, number: int, driver: dict, corpus: Path, replay: Rep
             else [(p["label"], p["turn"]) for p in first["positions"]]
         targets = _target(first["targets"], [t[-1] for t in subs["TARGETS"]], runner) if subs.get("TARGETS") \
             else first["targets"]
-        return _replay_run(case, number, runner, corpus, replay, workdir, targets=targets, sessions=[(None, first["session"])],
-                           positions={None: positions}, items=subs.get("ALL_PROBES") or first["probes"],
-                           judge=judge, fields=_key_fields(case, None))
+        return _replay_run(case, number, runner, corpus, replay, workdir, targets=targets,
+                           sessions=[(None, first["session"])], positions={None: positions},
+                           items=subs.get("ALL_PROBES") or first["probes"], judge=judge,
+                           fields=_key_fields(case, None))
     if runner == CROSSSESSION_RUNNER:
         name = env.get("SESSION", "")
         entry = next((s for s in inputs.get("sessions", []) if s.get("SESSION") == name), None)
@@ -163,8 +165,9 @@ def _driver_run(case: dict, number: int, driver: dict, corpus: Path, replay: Rep
             raise FixtureError(f"case {case['id']}", f"no inputs.sessions entry for SESSION={name!r}")
         declared = [inputs["target"]] if inputs.get("target") else inputs.get("targets", [])
         targets = _target(declared, [env.get("TARGET", "")], runner)
-        return _replay_run(case, number, runner, corpus, replay, workdir, targets=targets, sessions=[(name, entry["session"])],
-                           positions={name: None}, items=subs.get("ALL_PROBES") or entry["probes"], judge=judge,
+        return _replay_run(case, number, runner, corpus, replay, workdir, targets=targets,
+                           sessions=[(name, entry["session"])], positions={name: None},
+                           items=subs.get("ALL_PROBES") or entry["probes"], judge=judge,
                            fields=_key_fields(case, {name}))
     # e09: every session of the case with its positions, S2, no judge
     sessions = inputs.get("sessions", [])
@@ -174,7 +177,8 @@ def _driver_run(case: dict, number: int, driver: dict, corpus: Path, replay: Rep
     return _replay_run(case, number, runner, corpus, replay, workdir, targets=targets,
                        sessions=[(s["label"], s["session"]) for s in sessions],
                        positions={s["label"]: [(p["label"], p["turn"]) for p in s["positions"]] for s in sessions},
-                       items=items, judge=None, fields=_key_fields(case, {s["label"] for s in sessions}))
+                       items=items, judge=None, fields=_key_fields(case, {s["label"] for s in sessions}),
+                       s2=True)
 
 
 RUNNERS = (E15_RUNNER, CROSSSESSION_RUNNER, E09_RUNNER)
