@@ -37,10 +37,11 @@ def test_what_we_run_sends_what_the_harness_sends(shared_reports):
     declared divergence: models, messages (prefix digests), token budgets after the provider
     rules, temperatures, response formats."""
     for report in shared_reports.values():
-        # set.extra.redo_of_kept_cell follows from a cell difference, which the cells section reports
+        # set.extra.redo_of_kept_cell follows from a cell difference, which the cells section reports;
+        # not_implemented: a case whose requests the reference does not cover (SPEC §7), said so
         bad = [c for c in report.checks if c.section == "requests"
                and c.field not in ("set.missing", "set.extra.redo_of_kept_cell")
-               and c.status not in ("pass", "declared")]
+               and c.status not in ("pass", "declared", "not_implemented")]
         assert not bad, (report.case_id, [(c.field, c.expected, c.actual, c.note) for c in bad])
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 from ..echo.reference.context_source import A1_CONDITIONS, A1Condition, A1Slices, a1_design
 from .case import NOT_IMPLEMENTED, CaseResult, Check, FixtureError, decode, matches, sha256_text

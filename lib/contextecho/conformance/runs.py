@@ -40,7 +40,7 @@ import math
 import re
 import tempfile
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -50,20 +50,19 @@ from ..echo.reference import s2_requests
 from ..echo.protocol import Positions
 from ..echo.reference.judge import parse_verdict
 from ..echo.runner import SELF_JUDGE
-from ..echo.reference.scorers import REFERENCE_SCORERS
 from ..echo.reference.transcript import DEFAULT_WINDOW
 from ..echo.protocols import protocol_of
 from ..sessions.positions import Position
-from ..stats.judge_free import StressorCell, harness_compliance_audit, harness_stressor_forest
 from ..stats.session_validation import HARNESS_ARMS
 from ..experiments import onset, panel, spine
 from ..experiments.protocol_record import protocol_record
 from ..experiments.scores import headline_ids
 from ..experiments.selection import build
-from . import (audit, consolidate, context_source, cross_judge_b3, framing, instruction_override,
+from . import (audit, consolidate, context_source, cross_judge_b3, cross_session, framing, instruction_override,
                session_validation)
-from .case import (DECLARED, NOT_IMPLEMENTED, REFERENCE, TOLERANCE, CaseResult, Check, FamilyResult, FixtureError, decode,
-                   declared_for, load_declared, matches, sha256_text)
+from .case import (NOT_IMPLEMENTED, REFERENCE, TOLERANCE, CaseResult, Check, FamilyResult, FixtureError, decode,
+                   load_declared, matches, sha256_text)
+from .tables import EMPTY_TEXT_READING, Driven, compare_s2_tables, explained, item_name, row_identity
 from .replay import (LITELLM_PREFIX, Replay, compare_requests, key_fields, key_identity, key_text, litellm_model,
                      replay_environment)
 
@@ -71,7 +70,7 @@ FORMAT_VERSION = 1
 #: The case families, each run by :func:`drive` (panel, s2, onset, negative_controls) or by its own
 #: module (:data:`FAMILY_RUNS`).
 FAMILIES = ("panel", "s2", "onset", "cross_judge_b3", "session_validation", "consolidate", "context_source",
-            "instruction_override", "length_scaling", "negative_controls", "framing")
+            "instruction_override", "length_scaling", "negative_controls", "framing", "cross_session")
 
 #: The harness's runners and what of ours runs them (None: not expressible, with why).
 PROBE_RUNNERS = ("experiments/e15_probes_at_crosscompaction/run.py",
@@ -99,6 +98,7 @@ FamilyRun = Callable[[dict, Path, Replay, CaseResult, Sequence[dict], Path], Non
 FAMILY_RUNS: dict[str, FamilyRun] = {
     "consolidate": consolidate.run,
     "context_source": context_source.run,
+    "cross_session": cross_session.run,
     "framing": framing.run,
     "cross_judge_b3": cross_judge_b3.run,
     "session_validation": session_validation.run,
@@ -107,33 +107,10 @@ FAMILY_RUNS: dict[str, FamilyRun] = {
 }
 
 
-def _item_name(item: str) -> str:
-    """Our item id as the harness's key names it (``S2#01`` -> ``S2_v00``)."""
-    if item.startswith("S2#"):
-        return f"S2_v{int(item[3:]) - 1:02d}"
-    return item
-
-
-def row_identity(row: Mapping[str, Any], target_safe: Mapping[str, str]) -> tuple:
-    """One of our frame's rows as the same cell identity, in the harness's names."""
-    return (target_safe[row["target"]], row["position"], HARNESS_ARMS[row["arm"]], _item_name(row["item"]),
-            int(row["replicate"]))
-
-
 def _our_item(name: str) -> str:
     if re.fullmatch(r"S2_v\d\d", name):
         return f"S2#{int(name[4:]) + 1:02d}"
     return name
-
-
-@dataclass
-class Driven:
-    """One of our runs standing in for one harness runner."""
-
-    runner: str
-    frame: pd.DataFrame
-    target_safe: dict[str, str]  # model string -> the harness's folder name
-    replicates: int = 1
 
 
 def _targets(case: dict, driver: dict) -> list[tuple[str, str, dict]]:
@@ -181,7 +158,7 @@ def _judge(case: dict, runner: str) -> str | None:
 
 def _identity(cell, safe: dict[str, str], fields: Sequence[str]) -> dict:
     values = {"target": safe[cell.target], "position": cell.position, "turn": cell.step,
-              "arm": HARNESS_ARMS[cell.arm], "item": _item_name(cell.item.id), "replicate": cell.replicate}
+              "arm": HARNESS_ARMS[cell.arm], "item": item_name(cell.item.id), "replicate": cell.replicate}
     return {f: values[f] for f in fields if f in values}
 
 
@@ -420,11 +397,11 @@ def compare_tables(case: dict, driven: Sequence[Driven], replay: Replay, report:
                 for k, table in tables_.items():
                     got = table[table["target"] == row["target"]] if len(table) else table
                     actual[k] = (int if name.startswith("n_") else float)(got[column].iloc[0]) if len(got) else None
-                _explained(report, f"fig2_forest_rows.{name}", row[name], actual["ours"],
+                explained(report, f"fig2_forest_rows.{name}", row[name], actual["ours"],
                            actual.get("read", actual["ours"]), declared, 0.0 if name.startswith("n_") else TOLERANCE,
                            row["target"], reading=EMPTY_TEXT_READING)
     if "audit_compliance" in tables or "forest_stressors_no_anchor" in tables:
-        computed |= _compare_s2_tables(tables, driven, replay, report, declared)
+        computed |= compare_s2_tables(tables, driven, replay, report, declared)
     computed |= audit.compare_audit(case, driven, replay, report, declared)
     for name in tables:
         if name not in computed:
@@ -439,111 +416,6 @@ def _case_models(case: dict) -> list[str]:
         [r.get("judge") for r in inputs.get("runs") or [] if isinstance(r, dict)]
     return [litellm_model(m["provider"], m["model"]) for m in named
             if isinstance(m, dict) and m.get("provider") in LITELLM_PREFIX and m.get("model")]
-
-
-#: Our arms under the harness's names in its S2 tables.
-S2_ARM_NAMES = {"real": "claude", "filler": "filler"}
-#: The one session a replayed case runs, as the harness's S2 audit labels its own.
-S2_SESSION = "Session 1"
-
-
-def _stressor_cells(driven: Sequence[Driven], replay: Replay | None = None) -> list[StressorCell]:
-    """The stored S2 cells of our runs (a failed target call stored nothing). With
-    ``replay``: as they would be had a reply of several text blocks been joined as the
-    harness joins them (newlines; the declared ``multi_block_join``), its S2 verdict
-    recomputed by the same scorer."""
-    cells = []
-    for d in driven:
-        rows = d.frame[(d.frame["item_kind"] == "stressor") & d.frame["response"].map(lambda v: isinstance(v, str))]
-        for row in rows.to_dict("records"):
-            ident = row_identity(row, d.target_safe)
-            text, compliant = row["response"], bool(row["passed"])
-            if replay is not None:
-                blocks = replay.target_replies.get(ident, {}).get("blocks") or []
-                if len(blocks) > 1:
-                    text = "\n".join(blocks)
-                    compliant = bool(REFERENCE_SCORERS.get(row["scorer"])(text))
-            cells.append(StressorCell(ident[0], S2_SESSION, row["position"], ident[3], row["arm"], compliant,
-                                      len(text)))
-    return cells
-
-
-#: The replies a table field may be read again with, as the harness reads them: the declared
-#: cell divergence (``cells`` section) and how the harness reads those replies.
-MULTI_BLOCK_READING = ("multi_block_join", "multi-block replies are joined as the harness joins them")
-EMPTY_TEXT_READING = ("empty_text_verdict", "empty-text judge replies are read as the harness reads them "
-                                            "(-1, the cell kept)")
-
-
-def _explained(report: CaseResult, name: str, expected: Any, ours: Any, joined: Any, declared: Sequence[dict],
-               tolerance: float = 0.0, note: str = "", reading: tuple[str, str] = MULTI_BLOCK_READING) -> None:
-    """A table field: a pass when ours agrees; a declared divergence when it agrees only
-    with ``joined``, the field computed with those replies read the harness's way
-    (``reading``: multi-block replies joined by default; the cell divergence declared);
-    else a failure."""
-    if matches(expected, ours, tolerance):
-        report.add("tables", name, True, expected, ours, declared, note=note)
-        return
-    field_name, how = reading
-    why = declared_for(declared, report.family, "cells", field_name)
-    if why is not None and matches(expected, joined, tolerance):
-        report.checks.append(Check(name, expected, ours, DECLARED, "tables",
-                                   f"{note}: agrees once {how} ({why['reason'][:120]})".lstrip(": ")))
-        return
-    report.add("tables", name, False, expected, ours, declared, note=note)
-
-
-def _harness_arms(counts: Mapping[str, Any]) -> dict:
-    return {S2_ARM_NAMES[arm]: value for arm, value in counts.items()}
-
-
-def _compare_s2_tables(tables: Mapping, driven: Sequence[Driven], replay: Replay, report: CaseResult,
-                       declared: Sequence[dict]) -> set[str]:
-    """The S2 audit (counts and length ratios) and the stressor forest (points and bounds), computed
-    by :func:`~contextecho.stats.judge_free.harness_compliance_audit` and
-    :func:`~contextecho.stats.judge_free.harness_stressor_forest` from our cells. The targets
-    and sessions the harness's audit lists are its inputs (one without cells counts
-    zero); the forest's bootstrap bounds are the harness's resampling (seed 42, 10 000),
-    compared exactly."""
-    versions = {"ours": _stressor_cells(driven), "joined": _stressor_cells(driven, replay)}
-    done = set()
-    if "audit_compliance" in tables:
-        done.add("audit_compliance")
-        expected = decode(tables["audit_compliance"])
-        audits = {k: harness_compliance_audit(cells, targets=list(expected.get("per_target", {})),
-                                              sessions=list(expected.get("per_session", {})))
-                  for k, cells in versions.items()}
-        shaped = {k: {"overall": _harness_arms(a["overall"]),
-                      "per_target": {t: _harness_arms(v) for t, v in a["per_target"].items()},
-                      "per_session": {s_: _harness_arms(v) for s_, v in a["per_session"].items()}}
-                  for k, a in audits.items()}
-        for name in ("overall", "per_target", "per_session"):
-            _explained(report, f"audit_compliance.{name}", expected.get(name), shaped["ours"][name],
-                       shaped["joined"][name], declared)
-        for session, ratios in (expected.get("ratios_by_session") or {}).items():
-            got = {k: a["ratios_by_session"].get(session, {}) for k, a in audits.items()}
-            for name in ("raw_ratio", "n_raw", "cond_ratio", "n_cond"):
-                _explained(report, f"audit_compliance.ratios_by_session.{name}", ratios.get(name),
-                           got["ours"].get(name), got["joined"].get(name), declared,
-                           0.0 if name.startswith("n_") else TOLERANCE, session)
-    if "forest_stressors_no_anchor" in tables:
-        done.add("forest_stressors_no_anchor")
-        for row in decode(tables["forest_stressors_no_anchor"]):
-            own = {k: [c for c in cells if c.target == row["target"]] for k, cells in versions.items()}
-            got = {"ours": harness_stressor_forest(own["ours"], row.get("positions") or [], n_boot=10_000, seed=42)}
-            got["joined"] = got["ours"] if own["joined"] == own["ours"] else harness_stressor_forest(
-                own["joined"], row.get("positions") or [], n_boot=10_000, seed=42)
-            for name in ("fi_c", "cl_c", "cl_r"):
-                point, lo, hi = row[name]
-                _explained(report, f"forest_stressors_no_anchor.{name}", point, got["ours"][name],
-                           got["joined"][name], declared, TOLERANCE, row["target"])
-                bounds = {k: [g[f"{name}_lo"], g[f"{name}_hi"]] for k, g in got.items()}
-                _explained(report, f"forest_stressors_no_anchor.{name}.bounds", [lo, hi], bounds["ours"],
-                           bounds["joined"], declared, 0.0, row["target"])
-            for name in ("compliance_drop", "length_inflation"):
-                _explained(report, f"forest_stressors_no_anchor.{name}", row[name], got["ours"][name],
-                           got["joined"][name], declared, TOLERANCE, row["target"])
-    return done
 
 
 # ---------------------------------------------------------------- a case

@@ -31,6 +31,8 @@ from .scorers import score as run_scorer
 from .versions import instrument_versions
 
 
+#: The schemes that ask ``n`` evenly spaced positions (our uniform agent steps).
+UNIFORM_SCHEMES = ("panel", "validation", "crosssession")
 #: Our rubric's labelled examples (versioned data; their sha256 is in every calibration).
 RUBRIC_EXAMPLES = REPO_ROOT / "data" / "judge_labels" / "contextecho_rubric.jsonl"
 
@@ -57,11 +59,12 @@ class ContextEchoProtocol(Protocol):
         return instrument_versions()
 
     def positions(self, session: Session, asked: Positions) -> tuple[Position, ...]:
-        """Our positions (:mod:`contextecho.sessions.positions`): ``panel`` and ``validation``
-        ``n`` uniform agent steps (0: every one), ``onset`` the ``steps`` before the first compaction."""
+        """Our positions (:mod:`contextecho.sessions.positions`): ``panel``, ``validation`` and
+        ``crosssession`` ``n`` uniform agent steps (0: every one), ``onset`` the ``steps`` before the
+        first compaction."""
         if asked.chosen is not None:
             return tuple(asked.chosen[session.session_id])
-        if asked.scheme in ("panel", "validation"):  # n 0: every agent step
+        if asked.scheme in UNIFORM_SCHEMES:  # n 0: every agent step
             return scheme_positions(session, "uniform", k=asked.n or session.n_agent_steps)
         if asked.scheme in ("deciles", "late"):
             return scheme_positions(session, asked.scheme)
@@ -75,7 +78,7 @@ class ContextEchoProtocol(Protocol):
         raise UnknownNameError("position scheme", asked.scheme, list(SCHEMES))
 
     def offered(self, session: Session, asked: Positions) -> tuple[int, str] | None:
-        uniform = asked.chosen is None and asked.scheme in ("panel", "validation")
+        uniform = asked.chosen is None and asked.scheme in UNIFORM_SCHEMES
         return (session.n_agent_steps, "agent steps") if uniform else None  # distinct steps
 
     def build_cells(self, experiment: str, targets: Sequence[str], sessions: Sequence[Session],

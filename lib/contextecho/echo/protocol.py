@@ -79,7 +79,7 @@ class SamplingDefaults:
 PAIRED_ARMS = ("real", "filler")
 
 #: The position schemes an experiment can ask for (:class:`Positions`).
-SCHEMES = ("panel", "deciles", "late", "onset", "compaction", "validation", "landmarks")
+SCHEMES = ("panel", "deciles", "late", "onset", "compaction", "validation", "crosssession", "landmarks")
 
 
 @dataclass(frozen=True)

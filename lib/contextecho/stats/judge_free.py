@@ -12,7 +12,8 @@
   pooled; the median of a replicate is the median of the expanded resample).
 
 The ``harness_`` functions are the authors' harness's own S2 analyses (``PROTOCOL.md`` §9), call
-for call, on :class:`StressorCell` records: its compliance audit and its stressor forest.
+for call, on :class:`StressorCell` records: its compliance audit (over the sessions it labels
+its own way, :func:`harness_audit_session`) and its stressor forest.
 """
 from __future__ import annotations
 
@@ -154,6 +155,20 @@ class StressorCell:
     arm: str
     compliant: bool
     length: int
+
+
+#: The sessions of the harness's S2 audit (``analysis/audit_compliance_all_cells.py`` ``ROOTS``,
+#: ``:26-30``), by the runner's name for the session whose cells it reads there: the
+#: cross-compaction runners' one session (e08 and e10 name none: ``None``) is "Session 1", e09's
+#: ``chainassemble`` and ``proeng`` are "Session 2" and "Session 3". The audit reads no other.
+HARNESS_AUDIT_SESSIONS: Mapping[str | None, str] = {None: "Session 1", "chainassemble": "Session 2",
+                                                    "proeng": "Session 3"}
+
+
+def harness_audit_session(session: str | None = None) -> str | None:
+    """The harness's S2 audit's label for the cells of the runner's session ``session``
+    (:data:`HARNESS_AUDIT_SESSIONS`); None where the audit does not read them."""
+    return HARNESS_AUDIT_SESSIONS.get(session)
 
 
 def harness_compliance_audit(cells: Sequence[StressorCell], targets: Sequence[str] = (),

@@ -16,7 +16,9 @@ requests, as :class:`~contextecho.echo.cells.Cell` records ``run_cells`` takes.
   named positions on its own session only, and this is the rule we apply to others.
   ``validation`` is e18's session-validation plan (:mod:`.role_rows`): ``n`` evenly
   spaced positions ``P00``... over e18's own ``[role] text`` rows of a Claude Code or Codex
-  CLI session, each cell's step the row index, its prefix e18's rendering. What an experiment
+  CLI session, each cell's step the row index, its prefix e18's rendering; ``crosssession`` is
+  run_crosssession's plan the same way (its 12 positions over its own rows of a Claude Code
+  session, its renderer). What an experiment
   asks (:func:`positions`): the first ``n`` of ``panel``, ``deciles``, ``late`` (pairs:
   ``compaction``); every ``onset`` turn; ``landmarks``, the ``panel`` positions then the ``deciles``.
 * **Prefix** :func:`~.transcript.render_prefix` with the window; the ``filler`` arm is
@@ -36,7 +38,8 @@ requests, as :class:`~contextecho.echo.cells.Cell` records ``run_cells`` takes.
   the session, turn and arm: the harness makes one call per (position, arm, item), so
   two positions whose filler is the same text (equal lengths) are still two samples.
 
-Only Claude Code sessions have harness turns; other formats are refused (except by ``validation``).
+Only Claude Code sessions have harness turns; other formats are refused (except by ``validation``;
+``crosssession`` finds no row in them and refuses the session as too short).
 """
 from __future__ import annotations
 
@@ -62,7 +65,7 @@ from .positions import FRAMING_ABLATION_POSITION, ONSET_TURNS, POST_OFFSET, comp
 from .requests import TargetRequest, probe_request, stressor_request
 from .s2_requests import COLUMN as S2_RULES_COLUMN, S2_REQUESTS
 from .texts import E11_STRESSORS, PROBES_BY_ID, S2_VARIANTS, framed
-from .role_rows import VALIDATION, VALIDATION_POSITIONS, e18_rows, line_prefix, validation_plan
+from .role_rows import ROW_SCHEMES, line_prefix, scheme_plan, scheme_rows
 from .transcript import DEFAULT_WINDOW, HarnessSession, read_rows, render_prefix, turn_index
 
 PROTOCOL = "reference"
@@ -117,9 +120,10 @@ def positions(session: Session, asked: Positions) -> tuple[Position, ...]:
     """The harness's positions of ``session`` for what is ``asked`` (module doc)."""
     if asked.chosen is not None:
         return tuple(asked.chosen[session.session_id])
-    if asked.scheme == VALIDATION:
-        plan = validation_plan(len(e18_rows(session.path)), asked.n or VALIDATION_POSITIONS)
-        return tuple(Position(row, label, VALIDATION) for label, row in plan)
+    rows = scheme_rows(asked.scheme, session.path)
+    if rows is not None:  # a ``[role] text`` scheme: e18's or run_crosssession's plan over its own rows
+        plan = scheme_plan(asked.scheme, len(rows), asked.n)
+        return tuple(Position(row, label, asked.scheme) for label, row in plan)
     rows, index = _turns(session)
     if asked.scheme == "landmarks":
         return named_positions(rows, index, "panel") + named_positions(rows, index, "deciles")
@@ -193,9 +197,11 @@ def target_request(prefix: str, item: Item) -> TargetRequest:
 
 
 def _rendered(session: Session, chosen: Sequence[Position], window: int) -> list[tuple[str, int | None]]:
-    """The prefix at each position and the turn it resolved to (e18's rendering at ``validation``)."""
-    if chosen and all(p.scheme == VALIDATION for p in chosen):
-        rows = e18_rows(session.path)
+    """The prefix at each position and the turn it resolved to (at ``validation`` e18's
+    rendering of its rows, at ``crosssession`` run_crosssession's)."""
+    schemes = {p.scheme for p in chosen}
+    rows = scheme_rows(schemes.pop(), session.path) if len(schemes) == 1 else None
+    if rows is not None:
         return [(line_prefix(rows, p.step, window), p.step) for p in chosen]
     rows, index = _turns(session)
     out = []
@@ -233,9 +239,9 @@ def build_reference_cells(experiment: str, targets: str | Sequence[str], session
     cells: list[Cell] = []
     for session in sessions:
         chosen = positions(session, asked)
-        if controls and any(p.scheme == VALIDATION for p in chosen):
-            raise ValueError("our control arms are built on the harness's turns, not on e18's rows "
-                             "(the validation positions): ask real and filler only")
+        if controls and any(p.scheme in ROW_SCHEMES for p in chosen):
+            raise ValueError("our control arms are built on the harness's turns, not on the rows of e18's or "
+                             "run_crosssession's plan: ask real and filler only")
         own = next((t for t in pool if t.session_id == session.session_id), None)
         for pos, (rendered, resolved_turn) in zip(chosen, _rendered(session, chosen, window)):
             contexts = {arm: control_text(arm, own, pos.step, window, len(rendered), pool) for arm in controls}

@@ -51,6 +51,8 @@ VALIDATION = "validation"
 #: e18's default number of positions, and ``--quick``'s.
 VALIDATION_POSITIONS = 12
 QUICK_POSITIONS = 3
+#: The reference position scheme of run_crosssession's plan (:mod:`.cells`).
+CROSSSESSION = "crosssession"
 #: run_crosssession's fixed number of positions.
 CROSSSESSION_POSITIONS = 12
 ROLES = ("user", "assistant")
@@ -177,6 +179,25 @@ class Snapshot:
     label: str
     row: int
     text: str
+
+
+#: The ``[role] text`` schemes: each plans over its own rows and renders them its own way.
+ROW_SCHEMES = (VALIDATION, CROSSSESSION)
+
+
+def scheme_rows(scheme: str, path: str | Path) -> list[RoleRow] | None:
+    """The rows the ``[role] text`` scheme ``scheme`` plans over and renders (e18's for
+    ``validation``, run_crosssession's for ``crosssession``); None for any other scheme."""
+    reader = dict(zip(ROW_SCHEMES, (e18_rows, crosssession_rows))).get(scheme)
+    return reader(path) if reader else None
+
+
+def scheme_plan(scheme: str, n_rows: int, n_positions: int = 0) -> tuple[tuple[str, int], ...]:
+    """The ``(label, row)`` positions of ``scheme`` over ``n_rows`` rows (``n_positions``:
+    e18's count, 0 for its default; run_crosssession's is fixed)."""
+    if scheme == CROSSSESSION:
+        return crosssession_plan(n_rows)
+    return validation_plan(n_rows, n_positions or VALIDATION_POSITIONS)
 
 
 def validation_snapshots(path: str | Path, n_positions: int = VALIDATION_POSITIONS,

@@ -1,6 +1,6 @@
 """How a harness runner sends its stressor requests: the named rule sets of the ``reference`` protocol.
 
-The harness has two S2 runners, and for the same cell (session, turn, arm, paraphrase) they
+The harness has three S2 runners, and for the same cell (session, turn, arm, paraphrase) they
 send different requests and read the reply differently:
 
 * ``e08`` (``experiments/e08_cross_compaction/run.py:239-273``; the panel's S2 cells too) asks
@@ -8,6 +8,9 @@ send different requests and read the reply differently:
   (:func:`.providers.provider_messages`), the runner's 1,024 tokens after the provider token
   rules (:func:`.providers.target_params`), no temperature but Gemini's 0; the reply as it
   came. Its client retries transient errors (``harness/retry.py``).
+* ``e09`` (``experiments/e09_cross_session/run.py:106-139``, the S2 design on two other
+  sessions) sends e08's requests: the same ``TargetClient.step``, message structure, e11
+  system prompt and 1,024 tokens; only the runner (and so its cells' folders) differs.
 * ``e10`` (``experiments/e10_cross_org/run_xtarget_v2.py:66-145``) asks through its own
   OpenAI-compatible call and ``call_gemini``: plain strings with the system prompt first for
   every provider (:func:`.providers.plain_messages`), ``max_tokens`` as asked at temperature
@@ -91,6 +94,8 @@ E12_RUNNERS = ("experiments/e12_session_length_scaling/run.py",
                "experiments/e12_session_length_scaling/run_anthropic_family.py")
 S2_REQUESTS: Registry[S2Requests] = Registry("S2 request rule set", keep_order=True)
 S2_REQUESTS.add("e08", S2Requests("e08", ("experiments/e08_cross_compaction/run.py",), target_params,
+                                        provider_messages))
+S2_REQUESTS.add("e09", S2Requests("e09", ("experiments/e09_cross_session/run.py",), target_params,
                                         provider_messages))
 S2_REQUESTS.add("e10", S2Requests("e10", ("experiments/e10_cross_org/run_xtarget_v2.py",), e10_target_params,
                                         plain_messages, strip_reply=True))
