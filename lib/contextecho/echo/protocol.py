@@ -109,6 +109,9 @@ class Grid:
     redact: bool = True
     #: How probes are asked: ``framed`` (the framing line, then the probe) or ``bare``.
     framing: str = "framed"
+    #: ``none`` asks the real and filler arms; each other intervention (the A-anchor
+    #: ``a_anchor``) is asked on the real arm beside them, as the protocol builds it.
+    interventions: tuple[str, ...] = ("none",)
 
 
 @dataclass(frozen=True)

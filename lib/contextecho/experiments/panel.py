@@ -23,6 +23,8 @@ import numpy as np
 import pandas as pd
 
 from ..echo.fingerprint import fingerprint_frame, fit_pca
+from ..echo.interventions import INTERVENTIONS
+from ..echo.reference.anchors import A_PROBE_REQUESTS
 from ..echo.reference.forest_targets import ForestTarget
 from ..echo.reference.positions import PANEL_POSITIONS
 from ..echo.probes import FRAMINGS
@@ -103,6 +105,8 @@ class Parameters(JudgedParameters):
     framing: str = "framed"
     resume_judges: tuple[str, ...] = ()
     s2_requests: str = "e08"
+    interventions: tuple[str, ...] = ("none",)
+    anchor_requests: str = "e15"
 
     HELP = {**JudgedParameters.HELP,
             "judges": "first is primary; self: each target judges its own responses (the harness's "
@@ -114,6 +118,12 @@ class Parameters(JudgedParameters):
             "s2_requests": "the harness runner whose S2 requests are sent, e08 (its TargetClient and "
                            "provider rules) or e10 (run_xtarget_v2.py: plain strings, temperature 0, "
                            "replies stripped)",
+            "interventions": "none (the two arms) and those asked on the real arm beside them: a_anchor, "
+                             "the Fig.-5 mitigation arm (harness_mitigation); the headline stages read "
+                             "the cells without one",
+            "anchor_requests": "the harness runner whose A-anchor probe requests are sent, e15 "
+                               "(run_12pos_with_a.py: e15's system prompt) or e04 (run_a_probes_xtarget.py: "
+                               "e11's)",
             "n_sessions": "longest openly licensed sessions (0 for all)",
             "n_positions": "snapshot positions per session",
             "stressor_max_tokens": "target max tokens of S2 cells (the harness's 1024)",
@@ -134,10 +144,13 @@ class Parameters(JudgedParameters):
                                      "the corpus grid) or late (three steps before the last, e16's position)"}}
     IGNORED = {**JudgedParameters.IGNORED,
                "stressor_max_tokens": {"contextecho": "S2 cells take max_tokens, as every cell"},
-               "s2_requests": {"contextecho": "S2 cells are asked as every other cell"}}
+               "s2_requests": {"contextecho": "S2 cells are asked as every other cell"},
+               "anchor_requests": {"contextecho": "an intervention's cells are asked as every other cell"}}
     RANGES = {**JudgedParameters.RANGES, "n_sessions": count(zero="all"),
               "judges": (NonEmpty(), Models(also=(SELF_JUDGE,))), "resume_judges": Models(also=(SELF_JUDGE,)),
               "s2_requests": OneOf(S2_REQUESTS.names, "S2 request rule set"),
+              "interventions": (NonEmpty(), OneOf(INTERVENTIONS.names, "intervention")),
+              "anchor_requests": OneOf(A_PROBE_REQUESTS.names, "A-anchor probe request rule set"),
               "n_positions": count(), "replicates": count(),
               "positions": OneOf(("panel", "deciles", "late"), "position scheme"),
               "framing": OneOf(FRAMINGS, "framing"),
@@ -388,15 +401,17 @@ def grid(run: Run) -> pd.DataFrame:
     p = run.params
     cells = build(run.protocol, p, "panel", run.sessions, list(p.probes) + list(p.stressors),
                   positions=Positions(p.positions, n=p.n_positions), replicates=p.replicates,
-                  stressor_max_tokens=p.stressor_max_tokens, framing=p.framing)
+                  stressor_max_tokens=p.stressor_max_tokens, framing=p.framing, interventions=p.interventions)
     return spine.run_grid(run, cells, judges=p.judges, judge_max_tokens=p.judge_max_tokens,
                           resume_judges=p.resume_judges)
 
 
 def headline(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
     """The cells the headline estimates read: the headline battery's probes, judged by the
-    first judge or kept by a resumed run (every judged probe when the battery was not asked)."""
-    return headline_rows(frame, run.params.judges[0], run.params.headline)
+    first judge or kept by a resumed run (every judged probe when the battery was not asked),
+    of the cells without an intervention (:func:`harness_mitigation` reads the others)."""
+    plain = frame[frame["intervention"] == "none"] if "intervention" in frame else frame
+    return headline_rows(plain, run.params.judges[0], run.params.headline)
 
 
 def drift_gaps(run: Run, primary: pd.DataFrame) -> pd.DataFrame:

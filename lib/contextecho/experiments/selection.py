@@ -13,6 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+import pandas as pd
+
 from ..echo.protocol import Grid, Positions, Protocol
 from ..sessions.loader import load_session
 from ..sessions.model import Session
@@ -46,13 +48,15 @@ def select_sessions(n: int, *, protocol: Protocol | None = None, min_compactions
 
 def build(protocol: Protocol, p: Any, experiment: str, sessions: Sequence[Session], items: Sequence[str], *,
           positions: Positions, replicates: int = 1, stressor_max_tokens: int | None = None,
-          redact: bool = True, framing: str = "framed") -> list:
+          redact: bool = True, framing: str = "framed", interventions: Sequence[str] = ("none",)) -> list:
     """The experiment's real/filler cells under the run's ``protocol`` (``p``: the run's
     :class:`~contextecho.experiments.parameter_sets.JudgedParameters`; its
     :meth:`~contextecho.echo.protocol.Protocol.build_cells` over one
     :class:`~contextecho.echo.protocol.Grid`) at the ``positions`` asked, which the protocol
     reads its own way. ``redact=False`` (run-level conformance only, whose replay never leaves
-    the process) sends a hosted target the session unredacted, as the harness does."""
+    the process) sends a hosted target the session unredacted, as the harness does.
+    ``interventions``: ``none`` (the two arms) and those asked on the real arm beside them
+    (:attr:`~contextecho.echo.protocol.Grid.interventions`)."""
     asked = getattr(p, "n_positions", 0)  # the parameter, when it is what asks the positions
     if asked > 0 and positions.n == asked:
         offered = {s.session_id: protocol.offered(s, positions) for s in sessions}
@@ -60,7 +64,8 @@ def build(protocol: Protocol, p: Any, experiment: str, sessions: Sequence[Sessio
             what = next(iter(offered.values()))[1]
             _check_positions(experiment, asked, {sid: n for sid, (n, _) in offered.items()}, what)
     grid = Grid(tuple(items), positions, replicates=replicates, window=p.window, max_tokens=p.max_tokens,
-                stressor_max_tokens=stressor_max_tokens, temperature=p.temperature, redact=redact, framing=framing)
+                stressor_max_tokens=stressor_max_tokens, temperature=p.temperature, redact=redact, framing=framing,
+                interventions=tuple(interventions))
     return protocol.build_cells(experiment, list(p.targets), sessions, grid)
 
 
@@ -74,3 +79,24 @@ def _check_positions(experiment: str, asked: int, offered: Mapping[str, int], wh
     rule = Interval(1, most, high_text=f"the most {what} a chosen session offers ({each})")
     raise RangeError(experiment, [f"parameter 'n_positions': {asked} is out of range; "
                                   f"valid: {rule.valid(asked, None)}"])
+
+
+def cell_identity(cell) -> tuple:
+    """A cell as a results folder names it: target, session, position, arm, intervention, item
+    and replicate, whatever request asks it (two runners may ask one cell differently: the
+    harness's A-anchor probes under two system prompts, ``runs/README.md`` behaviour 11)."""
+    return (cell.target, cell.session, cell.position, cell.arm, cell.intervention, cell.item.id, cell.replicate)
+
+
+def stored_identities(protocol: Protocol, cells: Sequence, frame: pd.DataFrame) -> set[tuple]:
+    """The identities (:func:`cell_identity`) of ``cells`` whose row in an earlier run's ``frame``
+    holds a result (:meth:`~contextecho.echo.protocol.Protocol.holds_result`)."""
+    held = set(frame[frame.apply(protocol.holds_result, axis=1).astype(bool)]["key"]) if len(frame) else set()
+    return {cell_identity(c) for c in cells if c.key in held}
+
+
+def unstored(cells: Sequence, stored: set[tuple]) -> list:
+    """``cells`` but those an earlier run stored under the same identity (``stored``, from
+    :func:`stored_identities`): a resumed run skips a cell on disk whatever request wrote it, and
+    asks again a cell lost earlier, with its own request."""
+    return [c for c in cells if cell_identity(c) not in stored]
