@@ -109,6 +109,12 @@ class Grid:
     redact: bool = True
     #: How probes are asked: ``framed`` (the framing line, then the probe) or ``bare``.
     framing: str = "framed"
+    #: The prefix arms asked (``real``, ``filler``).
+    arms: tuple[str, ...] = ("real", "filler")
+    #: What is inserted between the prefix and every item, in the protocol's own names
+    #: (``contextecho``: :data:`~contextecho.echo.interventions.INTERVENTIONS`; ``reference``:
+    #: the harness's anchors, :mod:`~contextecho.echo.reference.anchors`); ``none``: nothing.
+    intervention: str = "none"
 
 
 @dataclass(frozen=True)

@@ -46,13 +46,16 @@ def select_sessions(n: int, *, protocol: Protocol | None = None, min_compactions
 
 def build(protocol: Protocol, p: Any, experiment: str, sessions: Sequence[Session], items: Sequence[str], *,
           positions: Positions, replicates: int = 1, stressor_max_tokens: int | None = None,
-          redact: bool = True, framing: str = "framed") -> list:
+          redact: bool = True, framing: str = "framed", arms: Sequence[str] = ("real", "filler"),
+          intervention: str = "none") -> list:
     """The experiment's real/filler cells under the run's ``protocol`` (``p``: the run's
     :class:`~contextecho.experiments.parameter_sets.JudgedParameters`; its
     :meth:`~contextecho.echo.protocol.Protocol.build_cells` over one
     :class:`~contextecho.echo.protocol.Grid`) at the ``positions`` asked, which the protocol
     reads its own way. ``redact=False`` (run-level conformance only, whose replay never leaves
-    the process) sends a hosted target the session unredacted, as the harness does."""
+    the process) sends a hosted target the session unredacted, as the harness does.
+    ``arms``: the prefix arms asked; ``intervention``: what goes between the prefix and every
+    item, in the protocol's names (:attr:`~contextecho.echo.protocol.Grid.intervention`)."""
     asked = getattr(p, "n_positions", 0)  # the parameter, when it is what asks the positions
     if asked > 0 and positions.n == asked:
         offered = {s.session_id: protocol.offered(s, positions) for s in sessions}
@@ -60,7 +63,8 @@ def build(protocol: Protocol, p: Any, experiment: str, sessions: Sequence[Sessio
             what = next(iter(offered.values()))[1]
             _check_positions(experiment, asked, {sid: n for sid, (n, _) in offered.items()}, what)
     grid = Grid(tuple(items), positions, replicates=replicates, window=p.window, max_tokens=p.max_tokens,
-                stressor_max_tokens=stressor_max_tokens, temperature=p.temperature, redact=redact, framing=framing)
+                stressor_max_tokens=stressor_max_tokens, temperature=p.temperature, redact=redact, framing=framing,
+                arms=tuple(arms), intervention=intervention)
     return protocol.build_cells(experiment, list(p.targets), sessions, grid)
 
 
