@@ -26,10 +26,12 @@ from ..echo.protocols import protocol_of
 from ..echo.reference.transcript import DEFAULT_WINDOW
 from ..echo.reference.anchor_runners import S2_ITEMS, AnchorRunner, anchor_runner, harness_arm
 from ..experiments import panel, spine
-from ..experiments.anchor_designs import anchored_cells
+from ..echo.reference import anchors, plot_inputs
+from ..experiments.anchor_designs import (anchored_cells, decay_curve, size_means, stressor_forest_rows,
+                                          trajectory_results, variant_results)
 from ..experiments.protocol_record import protocol_record
 from ..sessions.positions import Position
-from .case import REFERENCE, CaseResult, FixtureError, matches
+from .case import REFERENCE, TOLERANCE, CaseResult, FixtureError, decode, matches
 from .replay import Replay, compare_requests, key_fields, litellm_model, replay_environment
 
 FamilyRun = Callable[[dict, Path, Replay, CaseResult, Sequence[dict], Path], None]
@@ -267,11 +269,126 @@ def _drive(case: dict, drivers: Sequence[dict], corpus: Path, replay: Replay, re
     return driven, anchored
 
 
+def tidy_cells(driven: Sequence, anchored: Sequence[Anchored]) -> pd.DataFrame:
+    """Every stored-or-lost cell of the case's runs as the anchor tables read them
+    (:mod:`contextecho.experiments.anchor_designs`): the harness's target folder names, the
+    anchor as ``intervention``, one row per cell (its judge's, where judged)."""
+    frames = [d.frame.assign(target=d.frame["target"].map(d.target_safe)) for d in driven]
+    frames += [a.frame.assign(target=a.target_safe) for a in anchored]
+    frames = [f[(f["item_kind"] != "probe") | f["judge_model"].notna()] for f in frames if len(f)]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
+        columns=["target", "position", "arm", "intervention", "item", "response", "passed", REFERENCE.stored_score])
+
+
+#: The tables each analysis gives, by the first table name of its group in a case.
 def compare_tables(case: dict, driven: Sequence, anchored: Sequence[Anchored], report: CaseResult,
                    declared: Sequence[dict]) -> None:
     """The tables of the case computed by our analyses (:mod:`contextecho.experiments.anchor_designs`)."""
     tables = case["expected"].get("tables") or {}
+    cells = tidy_cells(driven, anchored)
+    score = REFERENCE.stored_score
     computed: set[str] = set()
+
+    def compare(name: str, actual: Any, tolerance: float = TOLERANCE, note: str = "") -> None:
+        if name in tables:
+            computed.add(name)
+            report.compare("tables", name, decode(tables[name]), actual, declared, tolerance, note)
+
+    if "anchor_structures" in tables:
+        computed.add("anchor_structures")
+        for name, expected, actual in structure_checks(decode(tables["anchor_structures"])):
+            report.compare("tables", f"anchor_structures.{name}", expected, actual, declared)
+    if "anchor_variants_results" in tables:
+        got = variant_results(cells)
+        compare("anchor_variants_results", got["results"])
+        compare("anchor_variants_loader", {"variant_lens": got["variant_lens"], "no_anchor_lens": got["no_anchor_lens"]})
+        compare("anchor_variants_return", 0)
+    if "v2_full_trajectory_results" in tables:
+        compare("v2_full_trajectory_results", trajectory_results(cells))
+        compare("v2_full_trajectory_return", 0)
+    if "fig6_forest_rows" in tables:
+        rows, _ = stressor_forest_rows(cells)
+        fields = [k for k in FIG6_FIELDS]
+        expected_rows = decode(tables["fig6_forest_rows"])
+        computed.add("fig6_forest_rows")
+        report.compare("tables", "fig6_forest_rows.targets", [r["target"] for r in expected_rows],
+                       [r["target"] for r in rows], declared)
+        for e, a in zip(expected_rows, rows):
+            for f in fields:
+                report.compare("tables", f"fig6_forest_rows.{f}", e.get(f), a.get(f), declared,
+                               0.0 if f.startswith("n_") or f.endswith(("_lo", "_hi")) else TOLERANCE, e["target"])
+        compare("fig6_return", 0 if rows else 1)
+    if "anchor_size_means" in tables:
+        compare("anchor_size_targets", list(plot_inputs.SIZE_PLOT_TARGETS))
+        means, read = size_means(cells, score)
+        compare("anchor_size_means", means)
+        compare("anchor_size_loader", read)
+        compare("anchor_size_return", 0)
+    if "anchor_decay" in tables:
+        computed.add("anchor_decay")
+        curve = decay_curve(cells, score)
+        expected = decode(tables["anchor_decay"])
+        for name in ("offsets", "means"):
+            report.compare("tables", f"anchor_decay.{name}", expected[name], curve[name], declared, TOLERANCE)
+        report.compare("tables", "anchor_decay.individual", sorted(map(tuple, expected["individual"])),
+                       sorted(map(tuple, curve["individual"])), declared, note="as a multiset")
+        compare("anchor_decay_return", 0 if curve["offsets"] else 1)
     for name in tables:
         if name not in computed:
             report.not_expressible("tables", name, "no analysis of ours computes this table yet")
+
+
+#: The fields of a Fig.-6 row compared (SPEC §5), in order.
+FIG6_FIELDS = ("n_pos_cl", "n_pos_fi", "n_pos_a", "fi_c", "fi_c_lo", "fi_c_hi", "cl_c", "cl_c_lo", "cl_c_hi",
+               "a_c", "a_c_lo", "a_c_hi", "cl_r", "cl_r_lo", "cl_r_hi", "a_r", "a_r_lo", "a_r_hi",
+               "compliance_drop", "compliance_recovery", "length_inflation", "length_after_anchor")
+
+
+def structure_checks(expected: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
+    """(name, expected, ours) for every anchor builder of ``anchor_structures``: our
+    :mod:`~contextecho.echo.reference.anchors` records called on its placeholder inputs and
+    with an empty prefix, their system prompts and the constants by the harness's names."""
+    prefix, request = expected["inputs"]["prefix"], expected["inputs"]["request"]
+    out = []
+
+    def constants(group: str, values: Mapping[str, Any]) -> None:
+        for name, value in values.items():
+            out.append((f"{group}.constants.{name}", value, getattr(anchors, name, None)))
+
+    def builds(name: str, anchor: anchors.Anchor, entry: Mapping[str, Any]) -> None:
+        for key, given in (("with_prefix", prefix), ("empty_prefix", "")):
+            if key in entry:
+                out.append((f"{name}.{key}", entry[key], anchor.messages(given, request)))
+
+    if "dual_surface_candidates" in expected:
+        group = expected["dual_surface_candidates"]
+        constants("dual_surface_candidates", group.get("constants", {}))
+        for name, entry in group["builders"].items():
+            builds(f"dual_surface_candidates.{name}", anchors.CANDIDATES.get(name), entry)
+    if "anchor_variants" in expected:
+        group = expected["anchor_variants"]
+        constants("anchor_variants", group.get("constants", {}))
+        for entry in group["variants"]:
+            variant = anchors.anchor(entry["name"])
+            out.append((f"anchor_variants.{entry['name']}.system_prompt", entry["system_prompt"],
+                        variant.system_prompt(anchors.VARIANTS_SYSTEM_PROMPT)))
+            builds(f"anchor_variants.{entry['name']}", variant, entry)
+    if "placement_ablation" in expected:
+        group = expected["placement_ablation"]
+        out.append(("placement_ablation.SYSTEM_PROMPT_V3", group["SYSTEM_PROMPT_V3"], anchors.SYSTEM_PROMPT_V3))
+        builds("placement_ablation", anchors.PLACEMENT, group)
+    if "anchor_size_sweep" in expected:
+        group = expected["anchor_size_sweep"]
+        constants("anchor_size_sweep", group.get("constants", {}))
+        for size, entry in group["builders"].items():
+            builds(f"anchor_size_sweep.{size}", anchors.size_anchor(size), entry)
+    if "anchor_decay" in expected:
+        group = expected["anchor_decay"]
+        for name in ("GENERIC_USER_TURNS", "GENERIC_ASSISTANT_TURNS"):
+            out.append((f"anchor_decay.{name}", group[name], list(getattr(anchors, name))))
+        for n, messages in group["builds"].items():
+            out.append((f"anchor_decay.N{n}", messages, anchors.decay_anchor(int(n)).messages(prefix, request)))
+        if "empty_prefix_n1" in group:
+            out.append(("anchor_decay.empty_prefix_n1", group["empty_prefix_n1"],
+                        anchors.decay_anchor(1).messages("", request)))
+    return out

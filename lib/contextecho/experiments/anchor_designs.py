@@ -17,9 +17,17 @@ V0-V3 on S2, the placement ablation, the anchor's size and its decay
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Sequence
 
+import numpy as np
+import pandas as pd
+
 from ..echo.protocol import Positions, Protocol
+from ..echo.reference import plot_inputs
+from ..echo.reference.anchor_runners import decay_offset
+from ..echo.reference.anchors import A_COMBINED, DECAY_PREFIX, size_name
+from ..stats.judge_free import StressorCell, harness_stressor_forest
 from ..sessions.model import Session
 from ..sessions.positions import Position
 from .selection import build
@@ -37,3 +45,148 @@ def anchored_cells(protocol: Protocol, p: Any, experiment: str, session: Session
                                                                                           list(positions)}),
                  stressor_max_tokens=getattr(p, "stressor_max_tokens", None), redact=redact, arms=ANCHORED_ARMS,
                  intervention=anchor)
+
+
+# ---------------------------------------------------------------- the harness's tables
+#: The columns the tables read from a frame of stored cells (one row per cell): ``target`` (the
+#: harness's folder name), ``position``, ``arm`` (``real``/``filler``), ``intervention`` (the
+#: anchor; ``none``), ``item``, ``response`` (None: the cell was lost), ``passed`` (an S2 cell's
+#: compliance) and the protocol's stored score (a probe's, −1 included; NaN: lost).
+REAL, FILLER, NONE = "real", "filler", "none"
+
+
+def _stored(cells: pd.DataFrame) -> pd.DataFrame:
+    return cells[cells["response"].map(lambda r: isinstance(r, str))]
+
+
+def _lengths(cells: pd.DataFrame, target: str, position: str, arm: str, intervention: str,
+             positive: bool = True) -> list[int]:
+    """The reply lengths of the stored cells of one folder, in item order (the harness lists
+    its ``vNN`` folders sorted); ``positive``: only lengths > 0, as the variant analyses read."""
+    own = cells[(cells["target"] == target) & (cells["position"] == position) & (cells["arm"] == arm)
+                & (cells["intervention"] == intervention)].sort_values("item", kind="stable")
+    lengths = [len(r) for r in own["response"]]
+    return [n for n in lengths if n > 0] if positive else lengths
+
+
+def _attenuation(ratio_no: float, ratio_with: float) -> float:
+    return float((ratio_no - ratio_with) / max(ratio_no - 1, 1e-9) * 100)
+
+
+def variant_results(cells: pd.DataFrame, *, variants: Sequence[str] = plot_inputs.VARIANT_NAMES,
+                    targets: Sequence[tuple[str, str]] = plot_inputs.VARIANT_TARGETS,
+                    positions: Sequence[str] = plot_inputs.VARIANT_POSITIONS, min_lengths: int = 3) -> dict:
+    """``analyze_anchor_variants.py``: per variant, for each (target, position) with no-anchor
+    lengths in both arms and at least ``min_lengths`` of the variant's, the verbosity ratios
+    mean(real) / mean(filler) without and with the anchor and the attenuation
+    (ratio_no − ratio_with) / max(ratio_no − 1, 1e-9) in %; lengths > 0 only. Also the
+    lengths read (``variant_lens``, ``no_anchor_lens``)."""
+    cells = _stored(cells)
+    results: dict[str, list] = {v: [] for v in variants}
+    variant_lens, no_anchor_lens = [], []
+    for target, label in targets:
+        for pos in positions:
+            real, filler = (_lengths(cells, target, pos, arm, NONE) for arm in (REAL, FILLER))
+            if not (real and filler):
+                continue
+            no_anchor_lens += [{"target": target, "position": pos, "arm": "claude", "lens": real},
+                               {"target": target, "position": pos, "arm": "filler", "lens": filler}]
+            ratio_no = np.mean(real) / max(np.mean(filler), 1e-9)
+            for variant in variants:
+                lens = _lengths(cells, target, pos, REAL, variant)
+                variant_lens.append({"variant": variant, "target": target, "position": pos, "lens": lens})
+                if len(lens) < min_lengths:
+                    continue
+                ratio_a = np.mean(lens) / max(np.mean(filler), 1e-9)
+                results[variant].append({"target": label, "position": pos, "ratio_no_anchor": float(ratio_no),
+                                         "ratio_with_anchor": float(ratio_a),
+                                         "attenuation_pct": _attenuation(ratio_no, ratio_a)})
+    return {"results": results, "variant_lens": variant_lens, "no_anchor_lens": no_anchor_lens}
+
+
+def trajectory_results(cells: pd.DataFrame, *, variant: str = plot_inputs.TRAJECTORY_VARIANT,
+                       targets: Sequence[tuple[str, str]] = plot_inputs.VARIANT_TARGETS,
+                       positions: Sequence[str] = plot_inputs.TRAJECTORY_POSITIONS,
+                       min_lengths: int = 3) -> list[dict]:
+    """``analyze_v2_full_trajectory.py``: :func:`variant_results`'s ratios for one variant at
+    every position of the trajectory (``ratio_v2``)."""
+    cells = _stored(cells)
+    rows = []
+    for target, label in targets:
+        for pos in positions:
+            real, filler, lens = (_lengths(cells, target, pos, arm, iv)
+                                  for arm, iv in ((REAL, NONE), (FILLER, NONE), (REAL, variant)))
+            if not (real and filler and len(lens) >= min_lengths):
+                continue
+            ratio_no = np.mean(real) / max(np.mean(filler), 1e-9)
+            ratio_v = np.mean(lens) / max(np.mean(filler), 1e-9)
+            rows.append({"target": label, "position": pos, "ratio_no_anchor": float(ratio_no),
+                         "ratio_v2": float(ratio_v), "attenuation_pct": _attenuation(ratio_no, ratio_v)})
+    return rows
+
+
+def _stressor_cells(cells: pd.DataFrame) -> list[StressorCell]:
+    return [StressorCell(r["target"], "", r["position"], r["item"], r["arm"], bool(r["passed"]), len(r["response"]))
+            for r in _stored(cells).to_dict("records")]
+
+
+def stressor_forest_rows(cells: pd.DataFrame, *, anchor: str = A_COMBINED.name,
+                         targets: Sequence[tuple[str, str, str, bool]] = plot_inputs.STRESSOR_PLOT_TARGETS,
+                         positions: Sequence[str] = plot_inputs.STRESSOR_PLOT_POSITIONS,
+                         n_boot: int = 10_000, seed: int = 42) -> tuple[list[dict], list[str]]:
+    """``fig_forest_stressors.py`` ``main()``: per target with S2 cells in both no-anchor arms
+    and with ``anchor`` at ``positions``, its row (:func:`~contextecho.stats.judge_free.harness_stressor_forest`
+    with the anchored cells), sorted reasoning models first, then by compliance drop
+    (descending); and the targets skipped (their labels)."""
+    plain_all = _stressor_cells(cells[cells["intervention"] == NONE])
+    anchored_all = _stressor_cells(cells[(cells["intervention"] == anchor) & (cells["arm"] == REAL)])
+    rows, skipped = [], []
+    for target, label, org, reasoning in targets:
+        plain = [c for c in plain_all if c.target == target and c.position in positions]
+        anchored = [c for c in anchored_all if c.target == target and c.position in positions]
+        both = {c.position for c in plain if c.arm == REAL} & {c.position for c in plain if c.arm == FILLER}
+        if not both or not anchored:
+            skipped.append(label)
+            continue
+        forest = harness_stressor_forest(plain, positions, anchored=anchored, n_boot=n_boot, seed=seed)
+        rows.append({"target": target, "label": label, "org": org, "reasoning": reasoning,
+                     **{k: v for k, v in forest.items() if k != "per_position"}, "fi_r": 1.0, "fi_r_lo": 1.0,
+                     "fi_r_hi": 1.0})
+    rows.sort(key=lambda r: (-int(r["reasoning"]), -r["compliance_drop"]))
+    return rows, skipped
+
+
+def _scores(cells: pd.DataFrame, score: str) -> list[int]:
+    """The stored scores (−1 included) of ``cells`` in item order (the harness lists its files sorted)."""
+    own = cells[cells[score].notna()].sort_values("item", kind="stable")
+    return [int(v) for v in own[score]]
+
+
+def size_means(cells: pd.DataFrame, score: str, *, sizes: Sequence[str] = plot_inputs.SIZE_PLOT_SIZES,
+               targets: Sequence[str] = plot_inputs.SIZE_PLOT_TARGETS) -> tuple[dict[str, list[float]], list[dict]]:
+    """``fig_app_anchor_size.py``: per size the mean stored judge score (every int score, −1
+    included) of each target, NaN without one; and the scores read (size, target, scores)."""
+    means, read = {}, []
+    for size in sizes:
+        own = cells[cells["intervention"] == size_name(size)]
+        means[size] = []
+        for target in targets:
+            scores = _scores(own[own["target"] == target], score)
+            if len(own[own["target"] == target]):
+                read.append({"size": size, "target": target, "scores": scores})
+            means[size].append(float(np.mean(scores)) if scores else math.nan)
+    return means, read
+
+
+def decay_curve(cells: pd.DataFrame, score: str, *, target: str = plot_inputs.DECAY_PLOT_TARGET) -> dict:
+    """``fig_app_anchor_decay.py``: for ``target``, each decay offset with a stored score, in
+    increasing order: the mean score (−1 included) and the (offset, score) points."""
+    own = cells[cells["target"] == target]
+    offsets, means, individual = [], [], []
+    for n in sorted({o for o in own["intervention"].map(decay_offset) if o is not None}):
+        scores = _scores(own[own["intervention"] == f"{DECAY_PREFIX}{n}"], score)
+        if scores:
+            offsets.append(n)
+            means.append(float(np.mean(scores)))
+            individual += [[n, s] for s in scores]
+    return {"offsets": offsets, "means": means, "individual": individual}
