@@ -27,11 +27,12 @@ from ..echo.reference.transcript import DEFAULT_WINDOW
 from ..echo.reference.anchor_runners import S2_ITEMS, AnchorRunner, anchor_runner, harness_arm
 from ..experiments import panel, spine
 from ..echo.reference import anchors, plot_inputs
-from ..experiments.anchor_designs import (anchored_cells, decay_curve, size_means, stressor_forest_rows,
-                                          trajectory_results, variant_results)
+from ..experiments.anchor_designs import (anchored_cells, decay_curve, decay_printout, saved_lines, size_means,
+                                          stressor_forest_printout, stressor_forest_rows, trajectory_report,
+                                          variant_results)
 from ..experiments.protocol_record import protocol_record
 from ..sessions.positions import Position
-from .case import REFERENCE, TOLERANCE, CaseResult, FixtureError, decode, matches
+from .case import REFERENCE, ROOT, TOLERANCE, CaseResult, FixtureError, decode, matches
 from .replay import Replay, compare_requests, key_fields, litellm_model, replay_environment
 
 FamilyRun = Callable[[dict, Path, Replay, CaseResult, Sequence[dict], Path], None]
@@ -302,12 +303,19 @@ def compare_tables(case: dict, driven: Sequence, anchored: Sequence[Anchored], r
         got = variant_results(cells)
         compare("anchor_variants_results", got["results"])
         compare("anchor_variants_loader", {"variant_lens": got["variant_lens"], "no_anchor_lens": got["no_anchor_lens"]})
+        compare("anchor_variants_stdout", got["printout"] + [""] + saved_lines("anchor_variants", ROOT))
         compare("anchor_variants_return", 0)
     if "v2_full_trajectory_results" in tables:
-        compare("v2_full_trajectory_results", trajectory_results(cells))
+        got = trajectory_report(cells)
+        compare("v2_full_trajectory_results", got["rows"])
+        compare("v2_full_trajectory_stdout", got["printout"] + [""] + saved_lines("v2_full_trajectory", ROOT))
         compare("v2_full_trajectory_return", 0)
     if "fig6_forest_rows" in tables:
-        rows, _ = stressor_forest_rows(cells)
+        forest = stressor_forest_rows(cells)
+        rows = forest["rows"]
+        compare("fig6_loader", forest["loader"])
+        compare("fig6_bootstrap_calls", forest["bootstrap_calls"], 0.0)
+        compare("fig6_stdout", stressor_forest_printout(forest, saved_lines("fig6", ROOT)[0][len("Saved "):]))
         fields = [k for k in FIG6_FIELDS]
         expected_rows = decode(tables["fig6_forest_rows"])
         computed.add("fig6_forest_rows")
@@ -323,6 +331,7 @@ def compare_tables(case: dict, driven: Sequence, anchored: Sequence[Anchored], r
         means, read = size_means(cells, score)
         compare("anchor_size_means", means)
         compare("anchor_size_loader", read)
+        compare("anchor_size_stdout", saved_lines("anchor_size", ROOT))
         compare("anchor_size_return", 0)
     if "anchor_decay" in tables:
         computed.add("anchor_decay")
@@ -332,7 +341,8 @@ def compare_tables(case: dict, driven: Sequence, anchored: Sequence[Anchored], r
             report.compare("tables", f"anchor_decay.{name}", expected[name], curve[name], declared, TOLERANCE)
         report.compare("tables", "anchor_decay.individual", sorted(map(tuple, expected["individual"])),
                        sorted(map(tuple, curve["individual"])), declared, note="as a multiset")
-        compare("anchor_decay_return", 0 if curve["offsets"] else 1)
+        compare("anchor_decay_stdout", decay_printout(curve, ROOT))
+        compare("anchor_decay_return", 0)
     for name in tables:
         if name not in computed:
             report.not_expressible("tables", name, "no analysis of ours computes this table yet")

@@ -214,7 +214,8 @@ def harness_stressor_forest(cells: Sequence[StressorCell], positions: Sequence[s
 
     ``anchored``: the target's S2 cells with the A-anchor (the harness's
     ``CAND_A_COMBINED/stressors`` folder), read at every one of ``positions`` that has any:
-    adds the position counts ``n_pos_cl`` / ``n_pos_fi`` / ``n_pos_a``, ``a_c`` (+``_lo``/``_hi``,
+    adds the position counts ``n_pos_cl`` / ``n_pos_fi`` / ``n_pos_a`` (``a_positions``: those
+    positions), ``a_c`` (+``_lo``/``_hi``,
     ``cluster_bootstrap_compliance`` of those positions, drawn after the filler and real arms'),
     ``a_r`` (+``_lo``/``_hi``: ``cluster_bootstrap_anchor_ratio``, the same resampling as
     ``cl_r`` with the anchored lengths), ``compliance_recovery`` = ``a_c − cl_c`` and
@@ -253,6 +254,6 @@ def harness_stressor_forest(cells: Sequence[StressorCell], positions: Sequence[s
     a = harness_clustered_bootstrap_mean(a_compliance, n_boot=n_boot, seed=seed)
     a_r, a_r_lo, a_r_hi = harness_clustered_bootstrap_ratio(a_lengths, lengths[filler_arm], n_boot=n_boot, seed=seed)
     return {**out, "n_pos_cl": len(compliance[real_arm]), "n_pos_fi": len(compliance[filler_arm]),
-            "n_pos_a": len(a_compliance), "a_c": a.mean, "a_c_lo": a.lo, "a_c_hi": a.hi,
+            "n_pos_a": len(a_compliance), "a_positions": list(a_compliance), "a_c": a.mean, "a_c_lo": a.lo, "a_c_hi": a.hi,
             "a_r": a_r, "a_r_lo": a_r_lo, "a_r_hi": a_r_hi, "compliance_recovery": a.mean - cl.mean,
             "length_after_anchor": a_r}

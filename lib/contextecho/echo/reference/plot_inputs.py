@@ -58,3 +58,12 @@ SIZE_PLOT_TARGETS: tuple[str, ...] = ("claude-sonnet-4-6", "claude-sonnet-4-5", 
                                       "claude-haiku-4-5", "deepseek-v3", "gemini-2-5-pro")
 #: fig_app_anchor_decay.py: the one target folder it reads.
 DECAY_PLOT_TARGET = "claude-sonnet-4-5"
+
+#: Where each script says it saved its output, relative to the harness's root (its printout).
+OUTPUTS = {
+    "anchor_variants": ("results/anchor_variants/ANCHOR_VARIANTS_RESULTS.json",),
+    "v2_full_trajectory": ("results/anchor_variants/V2_FULL_TRAJECTORY_RESULTS.json",),
+    "fig6": ("paper/figures/fig6_forest_stressors.png",),
+    "anchor_size": ("paper/figures/fig_app_anchor_size.pdf", "paper/figures/fig_app_anchor_size.png"),
+    "anchor_decay": ("paper/figures/fig_app_anchor_decay.pdf", "paper/figures/fig_app_anchor_decay.png"),
+}
