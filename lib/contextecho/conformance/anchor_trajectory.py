@@ -11,16 +11,18 @@ the ``reference`` protocol (:mod:`contextecho.experiments.panel`, built by
 :func:`~contextecho.experiments.selection.build`, asked by :func:`~contextecho.experiments.spine.run_grid`):
 
 1. the runner's targets, positions, probes, judge and window from the case's ``inputs`` and
-   ``harness_driver`` entry; its arms as our ``interventions`` (``none``: the real and filler
-   arms; ``a_anchor``: the real arm with the harness's ``A_COMBINED``) and its A-anchor request
-   rule set (``anchor_requests``: :func:`~contextecho.echo.reference.anchors.a_probe_requests_for_runner`);
+   ``harness_driver`` entry; its arms: the real and filler cells (:data:`PLAIN_RUNNERS`) and the
+   anchored ones (:func:`~contextecho.echo.reference.anchor_runners.anchor_runner`: the real arm with
+   ``A_COMBINED`` under e11's prompt, or ``A_COMBINED_E15`` under e15's;
+   :func:`~contextecho.experiments.anchor_designs.anchored_cells`);
 2. a run after the first resumes as the harness's runners do, which share their cell files: a
-   cell an earlier run stored under the same identity is not asked, whatever request wrote it
-   (:func:`~contextecho.experiments.selection.unstored`), so an A-anchor cell one runner lost is
-   asked again by the other with its own system prompt; a lost cell with the same request is
-   asked again through the earlier judges' resume (``resume_judges``);
+   cell an earlier run stored under the same identity (the anchor by the folder it is filed
+   under, :func:`~contextecho.echo.reference.anchor_runners.harness_arm`) is not asked, whatever
+   request wrote it (:func:`~contextecho.experiments.selection.unstored`), so an A-anchor cell one
+   runner lost is asked again by the other with its own system prompt; a lost cell with the same
+   request is asked again through the earlier judges' resume (``resume_judges``);
 3. each target request is keyed by its cell's identity in the case's key fields (the anchor
-   arm is the harness's ``A_COMBINED``); the judges' requests name their cell;
+   arm by its folder, ``A_COMBINED``); the judges' requests name their cell;
 4. compared: the requests (:func:`~.replay.compare_requests`); every stored cell
    (``response_text``, ``response_len``, ``score``, ``label``, ``reason``), which cells are stored,
    and that a lost cell gives nothing to a table; ``fig5_forest_rows`` in order
@@ -40,8 +42,9 @@ import pandas as pd
 
 from ..echo.protocol import Positions
 from ..echo.protocols import protocol_of
-from ..echo.reference.anchors import a_probe_requests_for_runner
-from ..echo.reference.cells import INTERVENTIONS, NO_INTERVENTION
+from ..echo.reference.anchor_runners import anchor_runner, harness_arm as anchor_folder
+from ..echo.reference.anchors import A_COMBINED
+from ..echo.reference.cells import NO_ANCHOR
 from ..echo.reference.forest_targets import MITIGATION_TARGETS
 from ..echo.reference.transcript import DEFAULT_WINDOW
 from ..sessions.positions import Position
@@ -49,6 +52,7 @@ from ..stats.session_validation import HARNESS_ARMS
 from ..experiments import panel, spine
 from ..experiments.protocol_record import protocol_record
 from ..experiments.scores import headline_ids
+from ..experiments.anchor_designs import anchored_cells
 from ..experiments.selection import build, cell_identity, stored_identities, unstored
 from .case import REFERENCE, TOLERANCE, CaseResult, FixtureError, decode, matches
 from .replay import Replay, compare_requests, key_fields, key_identity, litellm_model
@@ -58,12 +62,10 @@ NO_ANCHOR_RUNNERS = ("experiments/e15_probes_at_crosscompaction/run.py",
 A_PROBES_RUNNER = "experiments/e04_path_y/run_a_probes_xtarget.py"
 TRAJECTORY_RUNNER = "experiments/e15_probes_at_crosscompaction/run_12pos_with_a.py"
 FOREST_DRIVER = "plotting/fig_forest_mitigation.py"
-ANCHOR = "a_anchor"
-#: Each runner's arms, as our interventions (``none``: the real and filler arms).
-RUNNER_INTERVENTIONS = {**{r: (NO_INTERVENTION,) for r in NO_ANCHOR_RUNNERS}, A_PROBES_RUNNER: (ANCHOR,),
-                        TRAJECTORY_RUNNER: (NO_INTERVENTION, ANCHOR)}
+#: The runners that ask the real and filler arms (run_12pos_with_a.py beside its anchor arm).
+PLAIN_RUNNERS = (*NO_ANCHOR_RUNNERS, TRAJECTORY_RUNNER)
 #: The harness runners and loaders a case of this module may hold.
-RUNNERS = (*RUNNER_INTERVENTIONS, FOREST_DRIVER)
+RUNNERS = (*NO_ANCHOR_RUNNERS, A_PROBES_RUNNER, TRAJECTORY_RUNNER, FOREST_DRIVER)
 CELL_FIELDS = ("response_text", "response_len", "score", "label", "reason")
 #: The forest's fields (SPEC §5) and our columns of :func:`~contextecho.experiments.panel.harness_mitigation`.
 FOREST_FIELDS = {"n_cl": "n_real", "n_fi": "n_filler", "n_a": "n_anchor", "n_pos_cl": "n_positions_real",
@@ -87,8 +89,13 @@ class Asked:
 
 
 def harness_arm(arm: str, intervention: str) -> str:
-    """Our arm and intervention under the harness's arm name (the anchor arm: ``A_COMBINED``)."""
-    return HARNESS_ARMS[arm] if intervention == NO_INTERVENTION else INTERVENTIONS[intervention].name
+    """Our arm and intervention under the harness's arm name (an anchor: its folder, ``A_COMBINED``)."""
+    return HARNESS_ARMS[arm] if intervention == NO_ANCHOR else filed(intervention)
+
+
+def filed(intervention: str) -> str:
+    """The folder an intervention's cells are filed under (:func:`harness_arm`)."""
+    return intervention if intervention == NO_ANCHOR else anchor_folder(intervention)
 
 
 def _runner_targets(case: dict, driver: dict) -> dict[str, str]:
@@ -119,24 +126,25 @@ def _ask(case: dict, number: int, driver: dict, session, replay: Replay, workdir
     """One harness runner as one run of our panel (module doc, steps 1-3)."""
     runner = driver["runner"]
     folders = _runner_targets(case, driver)
-    rules = a_probe_requests_for_runner(runner)
+    spec = anchor_runner(runner)
     params = panel.Parameters(
         targets=tuple(folders), judges=(judge,), window=int(case["inputs"].get("max_chars", DEFAULT_WINDOW)),
         max_tokens=panel.PAPER_SCALE["max_tokens"], stressor_max_tokens=panel.PAPER_SCALE["stressor_max_tokens"],
         judge_max_tokens=panel.PAPER_SCALE["judge_max_tokens"], protocol="reference",
         output_dir=str(workdir / f"{number:02d}"), n_resamples=10_000, resample_seed=42, concurrency=1,
-        resume_judges=(judge,) if earlier else (), interventions=RUNNER_INTERVENTIONS[runner],
-        anchor_requests=rules.name if rules else panel.Parameters.anchor_requests)
+        resume_judges=(judge,) if earlier else ())
     models = params.targets + params.judge_models()
     proto = protocol_of(params)
     run = spine.start("panel", params, models=models, protocol=proto, record=protocol_record(proto, params),
                       sessions=lambda: [session],
                       transport=replace(params.transport(models), base_delay_s=0.0, max_delay_s=0.0, client=replay))
-    cells = build(proto, params, "panel", [session], list(case["inputs"]["probes"]),
-                  positions=Positions(chosen={session.session_id: _runner_positions(case, driver)}),
-                  stressor_max_tokens=params.stressor_max_tokens, redact=False, interventions=params.interventions)
-    stored = set().union(*(stored_identities(proto, a.cells, a.frame) for a in earlier))
-    cells = unstored(cells, stored)
+    items, positions = list(case["inputs"]["probes"]), _runner_positions(case, driver)
+    cells = build(proto, params, "panel", [session], items, positions=Positions(chosen={session.session_id: positions}),
+                  stressor_max_tokens=params.stressor_max_tokens, redact=False) if runner in PLAIN_RUNNERS else []
+    for anchor in spec.anchors(driver.get("env") or {}) if spec else ():
+        cells += anchored_cells(proto, params, "panel", session, positions, items, anchor, redact=False)
+    stored = set().union(*(stored_identities(proto, a.cells, a.frame, filed) for a in earlier))
+    cells = unstored(cells, stored, filed)
     fields = key_fields(case, "target")
     for cell in cells:
         values = {"target": folders[cell.target], "position": cell.position, "turn": cell.step,
@@ -160,7 +168,7 @@ def _primary(asked: Sequence[Asked], judge: str) -> pd.DataFrame:
     each cell identity's latest run only (a later run that asked a cell again replaces what was on disk)."""
     frames, seen = [], set()
     for a in reversed(asked):
-        identity = {c.key: (a.folders[c.target],) + cell_identity(c)[1:] for c in a.cells}
+        identity = {c.key: (a.folders[c.target],) + cell_identity(c, filed)[1:] for c in a.cells}
         rows = a.frame[(a.frame["item_kind"] == "probe")
                        & (a.frame["judge_model"].isna() | (a.frame["judge_model"] == judge))]
         ids = rows["key"].map(identity)
@@ -181,7 +189,7 @@ def _expected_identity(path: str) -> tuple | None:
     if m := _NO_ANCHOR_CELL.search(path):
         return m.group(1), m.group(2), m.group(3), m.group(4)
     if m := _ANCHOR_CELL.search(path):
-        return m.group(1), m.group(2), INTERVENTIONS[ANCHOR].name, m.group(3)
+        return m.group(1), m.group(2), A_COMBINED.name, m.group(3)
     return None
 
 
@@ -233,7 +241,8 @@ def compare_forest(case: dict, primary: pd.DataFrame, report: CaseResult, declar
     if "fig5_forest_rows" not in tables:
         return set()
     coding = primary[primary["item"].isin(headline_ids(panel.Parameters.headline))] if len(primary) else primary
-    ours = panel.harness_mitigation(coding, anchor=ANCHOR, n_resamples=10_000, seed=42,
+    anchors = [iv for iv in coding["intervention"].unique() if filed(iv) == A_COMBINED.name] if len(coding) else []
+    ours = panel.harness_mitigation(coding, anchor=anchors, n_resamples=10_000, seed=42,
                                     targets=MITIGATION_TARGETS) if len(coding) else pd.DataFrame()
     rows = decode(tables["fig5_forest_rows"])
     order = list(ours["target"]) if len(ours) else []
@@ -259,7 +268,7 @@ def run(case: dict, corpus: Path, replay: Replay, report: CaseResult, declared: 
         runner = driver["runner"]
         if runner == FOREST_DRIVER:
             continue
-        if runner not in RUNNER_INTERVENTIONS:
+        if runner not in RUNNERS:
             report.not_expressible("runners", runner, "not an A-anchor trajectory runner")
             continue
         asked.append(_ask(case, number, driver, session, replay, workdir, judge, asked))

@@ -60,7 +60,7 @@ from ..experiments import onset, panel, spine
 from ..experiments.protocol_record import protocol_record
 from ..experiments.scores import headline_ids
 from ..experiments.selection import build
-from . import anchor_trajectory, audit, consolidate, cross_judge_b3, session_validation
+from . import a_anchor, anchor_trajectory, audit, consolidate, cross_judge_b3, session_validation
 from .case import (DECLARED, NOT_IMPLEMENTED, REFERENCE, TOLERANCE, CaseResult, Check, FamilyResult, FixtureError, decode,
                    declared_for, load_declared, matches, sha256_text)
 from .replay import (LITELLM_PREFIX, Replay, compare_requests, key_fields, key_identity, key_text, litellm_model,
@@ -68,8 +68,8 @@ from .replay import (LITELLM_PREFIX, Replay, compare_requests, key_fields, key_i
 
 FORMAT_VERSION = 1
 #: The case families, each run by :func:`drive` (panel, s2, onset) or by its own module (:data:`FAMILY_RUNS`).
-FAMILIES = ("panel", "s2", "onset", "cross_judge_b3", "session_validation", "consolidate", "anchor_trajectory",
-            "a_anchor")
+FAMILIES = ("panel", "s2", "onset", "cross_judge_b3", "session_validation", "consolidate", "a_anchor",
+            "anchor_trajectory")
 
 #: The harness's runners and what of ours runs them (None: not expressible, with why).
 PROBE_RUNNERS = ("experiments/e15_probes_at_crosscompaction/run.py",
@@ -92,6 +92,7 @@ TABLE_DRIVERS = ("plotting/", "analysis/")
 #: report, declared, workdir)`` runs our code for the case's runners and adds every check.
 FamilyRun = Callable[[dict, Path, Replay, CaseResult, Sequence[dict], Path], None]
 FAMILY_RUNS: dict[str, FamilyRun] = {
+    "a_anchor": a_anchor.run,
     "anchor_trajectory": anchor_trajectory.run,
     "consolidate": consolidate.run,
     "cross_judge_b3": cross_judge_b3.run,

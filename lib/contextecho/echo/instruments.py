@@ -76,15 +76,12 @@ class ContextEchoProtocol(Protocol):
 
     def build_cells(self, experiment: str, targets: Sequence[str], sessions: Sequence[Session],
                     grid: Grid) -> list[Cell]:
-        chosen = {s.session_id: self.positions(s, grid.positions) for s in sessions}
-        common = dict(framing=grid.framing, items=list(grid.items), window=grid.window, replicates=grid.replicates,
-                      redact=grid.redact, tag=self.key(),
-                      params={"temperature": grid.temperature, "max_tokens": grid.max_tokens})
-        anchored = [iv for iv in grid.interventions if iv != "none"]  # on the real arm (Grid doc)
-        plain = build_cells(experiment, list(targets), sessions, positions=chosen, arms=["real", "filler"],
-                            **common) if "none" in grid.interventions else []
-        return plain + (build_cells(experiment, list(targets), sessions, positions=chosen, arms=["real"],
-                                    interventions=anchored, **common) if anchored else [])
+        return build_cells(experiment, list(targets), sessions,
+                           positions={s.session_id: self.positions(s, grid.positions) for s in sessions},
+                           framing=grid.framing, interventions=[grid.intervention],
+                           arms=list(grid.arms), items=list(grid.items), window=grid.window,
+                           replicates=grid.replicates, redact=grid.redact, tag=self.key(),
+                           params={"temperature": grid.temperature, "max_tokens": grid.max_tokens})
 
     def score(self, item: Item, response: str) -> Verdict:
         s = run_scorer(response, item.contract)

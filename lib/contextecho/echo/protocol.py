@@ -109,9 +109,12 @@ class Grid:
     redact: bool = True
     #: How probes are asked: ``framed`` (the framing line, then the probe) or ``bare``.
     framing: str = "framed"
-    #: ``none`` asks the real and filler arms; each other intervention (the A-anchor
-    #: ``a_anchor``) is asked on the real arm beside them, as the protocol builds it.
-    interventions: tuple[str, ...] = ("none",)
+    #: The prefix arms asked (``real``, ``filler``).
+    arms: tuple[str, ...] = ("real", "filler")
+    #: What is inserted between the prefix and every item, in the protocol's own names
+    #: (``contextecho``: :data:`~contextecho.echo.interventions.INTERVENTIONS`; ``reference``:
+    #: the harness's anchors, :mod:`~contextecho.echo.reference.anchors`); ``none``: nothing.
+    intervention: str = "none"
 
 
 @dataclass(frozen=True)

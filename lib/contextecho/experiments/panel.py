@@ -23,8 +23,6 @@ import numpy as np
 import pandas as pd
 
 from ..echo.fingerprint import fingerprint_frame, fit_pca
-from ..echo.interventions import INTERVENTIONS
-from ..echo.reference.anchors import A_PROBE_REQUESTS
 from ..echo.reference.forest_targets import ForestTarget
 from ..echo.reference.positions import PANEL_POSITIONS
 from ..echo.probes import FRAMINGS
@@ -105,8 +103,6 @@ class Parameters(JudgedParameters):
     framing: str = "framed"
     resume_judges: tuple[str, ...] = ()
     s2_requests: str = "e08"
-    interventions: tuple[str, ...] = ("none",)
-    anchor_requests: str = "e15"
 
     HELP = {**JudgedParameters.HELP,
             "judges": "first is primary; self: each target judges its own responses (the harness's "
@@ -118,12 +114,6 @@ class Parameters(JudgedParameters):
             "s2_requests": "the harness runner whose S2 requests are sent, e08 (its TargetClient and "
                            "provider rules) or e10 (run_xtarget_v2.py: plain strings, temperature 0, "
                            "replies stripped)",
-            "interventions": "none (the two arms) and those asked on the real arm beside them: a_anchor, "
-                             "the Fig.-5 mitigation arm (harness_mitigation); the headline stages read "
-                             "the cells without one",
-            "anchor_requests": "the harness runner whose A-anchor probe requests are sent, e15 "
-                               "(run_12pos_with_a.py: e15's system prompt) or e04 (run_a_probes_xtarget.py: "
-                               "e11's)",
             "n_sessions": "longest openly licensed sessions (0 for all)",
             "n_positions": "snapshot positions per session",
             "stressor_max_tokens": "target max tokens of S2 cells (the harness's 1024)",
@@ -144,13 +134,10 @@ class Parameters(JudgedParameters):
                                      "the corpus grid) or late (three steps before the last, e16's position)"}}
     IGNORED = {**JudgedParameters.IGNORED,
                "stressor_max_tokens": {"contextecho": "S2 cells take max_tokens, as every cell"},
-               "s2_requests": {"contextecho": "S2 cells are asked as every other cell"},
-               "anchor_requests": {"contextecho": "an intervention's cells are asked as every other cell"}}
+               "s2_requests": {"contextecho": "S2 cells are asked as every other cell"}}
     RANGES = {**JudgedParameters.RANGES, "n_sessions": count(zero="all"),
               "judges": (NonEmpty(), Models(also=(SELF_JUDGE,))), "resume_judges": Models(also=(SELF_JUDGE,)),
               "s2_requests": OneOf(S2_REQUESTS.names, "S2 request rule set"),
-              "interventions": (NonEmpty(), OneOf(INTERVENTIONS.names, "intervention")),
-              "anchor_requests": OneOf(A_PROBE_REQUESTS.names, "A-anchor probe request rule set"),
               "n_positions": count(), "replicates": count(),
               "positions": OneOf(("panel", "deciles", "late"), "position scheme"),
               "framing": OneOf(FRAMINGS, "framing"),
@@ -160,7 +147,7 @@ class Parameters(JudgedParameters):
 
 def harness_table(primary: pd.DataFrame, *, n_resamples: int, seed: int, failures: str = "out",
                   positions: Sequence[str] | None = None, beside: bool = False,
-                  anchor: str | None = None) -> pd.DataFrame:
+                  anchor: str | Sequence[str] | None = None) -> pd.DataFrame:
     """Per target: each arm's mean with the harness's two-stage bootstrap interval (positions
     in step order, scores in item/replicate order), the gap, the sign-flip p of the paired
     differences (valid pairs in that order) and Holm over the targets' p-values.
@@ -175,9 +162,9 @@ def harness_table(primary: pd.DataFrame, *, n_resamples: int, seed: int, failure
     :attr:`~contextecho.echo.protocol.Protocol.stored_score`) with ``failures="out"``: the gap
     with the −1s averaged in beside (``gap_failures_in``).
 
-    ``anchor``: an intervention whose real-arm cells are a third series beside the two arms
-    (the Fig.-5 mitigation forest's ``claude arm + A anchor``, ``plotting/fig_forest_mitigation.py:
-    148-176``): its mean and interval by the same bootstrap (``anchor_mean/lo/hi``, ``n_anchor``,
+    ``anchor``: the intervention (or interventions) whose real-arm cells are a third series beside
+    the two arms (the Fig.-5 mitigation forest's ``claude arm + A anchor``, ``plotting/
+    fig_forest_mitigation.py:148-176``, whose folder two runners fill with two designs): its mean and interval by the same bootstrap (``anchor_mean/lo/hi``, ``n_anchor``,
     ``n_positions_anchor``) and ``recovered_gap`` = anchor − real. The two arms, their gap and
     the paired test then read the cells without an intervention only."""
     column = failure_column(failures)
@@ -188,7 +175,8 @@ def harness_table(primary: pd.DataFrame, *, n_resamples: int, seed: int, failure
         valid = g[g[column].notna()]
         series = {arm: valid[plain[valid.index] & (valid["arm"] == arm)] for arm in ("real", "filler")}
         if anchor is not None:
-            series["anchor"] = valid[(valid["intervention"] == anchor) & (valid["arm"] == "real")] \
+            anchors = [anchor] if isinstance(anchor, str) else list(anchor)
+            series["anchor"] = valid[valid["intervention"].isin(anchors) & (valid["arm"] == "real")] \
                 if "intervention" in valid else valid.iloc[:0]
         g = g[plain]
         arms, counts = {}, {}
@@ -233,7 +221,7 @@ def harness_table(primary: pd.DataFrame, *, n_resamples: int, seed: int, failure
     return table
 
 
-def harness_mitigation(primary: pd.DataFrame, *, anchor: str, n_resamples: int, seed: int,
+def harness_mitigation(primary: pd.DataFrame, *, anchor: str | Sequence[str], n_resamples: int, seed: int,
                        positions: Sequence[str] | None = FOREST_POSITIONS,
                        targets: Sequence[ForestTarget] | None = None) -> pd.DataFrame:
     """The Fig.-5 mitigation forest (``plotting/fig_forest_mitigation.py:148-178``): per target the
@@ -401,17 +389,15 @@ def grid(run: Run) -> pd.DataFrame:
     p = run.params
     cells = build(run.protocol, p, "panel", run.sessions, list(p.probes) + list(p.stressors),
                   positions=Positions(p.positions, n=p.n_positions), replicates=p.replicates,
-                  stressor_max_tokens=p.stressor_max_tokens, framing=p.framing, interventions=p.interventions)
+                  stressor_max_tokens=p.stressor_max_tokens, framing=p.framing)
     return spine.run_grid(run, cells, judges=p.judges, judge_max_tokens=p.judge_max_tokens,
                           resume_judges=p.resume_judges)
 
 
 def headline(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
     """The cells the headline estimates read: the headline battery's probes, judged by the
-    first judge or kept by a resumed run (every judged probe when the battery was not asked),
-    of the cells without an intervention (:func:`harness_mitigation` reads the others)."""
-    plain = frame[frame["intervention"] == "none"] if "intervention" in frame else frame
-    return headline_rows(plain, run.params.judges[0], run.params.headline)
+    first judge or kept by a resumed run (every judged probe when the battery was not asked)."""
+    return headline_rows(frame, run.params.judges[0], run.params.headline)
 
 
 def drift_gaps(run: Run, primary: pd.DataFrame) -> pd.DataFrame:

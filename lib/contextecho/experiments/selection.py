@@ -11,7 +11,7 @@ come first). A session with fewer positions than asked gives all it has.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import pandas as pd
 
@@ -48,15 +48,16 @@ def select_sessions(n: int, *, protocol: Protocol | None = None, min_compactions
 
 def build(protocol: Protocol, p: Any, experiment: str, sessions: Sequence[Session], items: Sequence[str], *,
           positions: Positions, replicates: int = 1, stressor_max_tokens: int | None = None,
-          redact: bool = True, framing: str = "framed", interventions: Sequence[str] = ("none",)) -> list:
+          redact: bool = True, framing: str = "framed", arms: Sequence[str] = ("real", "filler"),
+          intervention: str = "none") -> list:
     """The experiment's real/filler cells under the run's ``protocol`` (``p``: the run's
     :class:`~contextecho.experiments.parameter_sets.JudgedParameters`; its
     :meth:`~contextecho.echo.protocol.Protocol.build_cells` over one
     :class:`~contextecho.echo.protocol.Grid`) at the ``positions`` asked, which the protocol
     reads its own way. ``redact=False`` (run-level conformance only, whose replay never leaves
     the process) sends a hosted target the session unredacted, as the harness does.
-    ``interventions``: ``none`` (the two arms) and those asked on the real arm beside them
-    (:attr:`~contextecho.echo.protocol.Grid.interventions`)."""
+    ``arms``: the prefix arms asked; ``intervention``: what goes between the prefix and every
+    item, in the protocol's names (:attr:`~contextecho.echo.protocol.Grid.intervention`)."""
     asked = getattr(p, "n_positions", 0)  # the parameter, when it is what asks the positions
     if asked > 0 and positions.n == asked:
         offered = {s.session_id: protocol.offered(s, positions) for s in sessions}
@@ -65,7 +66,7 @@ def build(protocol: Protocol, p: Any, experiment: str, sessions: Sequence[Sessio
             _check_positions(experiment, asked, {sid: n for sid, (n, _) in offered.items()}, what)
     grid = Grid(tuple(items), positions, replicates=replicates, window=p.window, max_tokens=p.max_tokens,
                 stressor_max_tokens=stressor_max_tokens, temperature=p.temperature, redact=redact, framing=framing,
-                interventions=tuple(interventions))
+                arms=tuple(arms), intervention=intervention)
     return protocol.build_cells(experiment, list(p.targets), sessions, grid)
 
 
@@ -81,22 +82,26 @@ def _check_positions(experiment: str, asked: int, offered: Mapping[str, int], wh
                                   f"valid: {rule.valid(asked, None)}"])
 
 
-def cell_identity(cell) -> tuple:
-    """A cell as a results folder names it: target, session, position, arm, intervention, item
-    and replicate, whatever request asks it (two runners may ask one cell differently: the
-    harness's A-anchor probes under two system prompts, ``runs/README.md`` behaviour 11)."""
-    return (cell.target, cell.session, cell.position, cell.arm, cell.intervention, cell.item.id, cell.replicate)
+
+def cell_identity(cell, filed: Callable[[str], str] | None = None) -> tuple:
+    """A cell as a results folder names it: target, session, position, arm, intervention (as
+    ``filed`` names its folder: two designs may share one, as the harness's two ``A_COMBINED``
+    runners do, ``runs/README.md`` behaviour 11), item and replicate, whatever request asks it."""
+    intervention = filed(cell.intervention) if filed else cell.intervention
+    return (cell.target, cell.session, cell.position, cell.arm, intervention, cell.item.id, cell.replicate)
 
 
-def stored_identities(protocol: Protocol, cells: Sequence, frame: pd.DataFrame) -> set[tuple]:
+def stored_identities(protocol: Protocol, cells: Sequence, frame: pd.DataFrame,
+                      filed: Callable[[str], str] | None = None) -> set[tuple]:
     """The identities (:func:`cell_identity`) of ``cells`` whose row in an earlier run's ``frame``
     holds a result (:meth:`~contextecho.echo.protocol.Protocol.holds_result`)."""
     held = set(frame[frame.apply(protocol.holds_result, axis=1).astype(bool)]["key"]) if len(frame) else set()
-    return {cell_identity(c) for c in cells if c.key in held}
+    return {cell_identity(c, filed) for c in cells if c.key in held}
 
 
-def unstored(cells: Sequence, stored: set[tuple]) -> list:
+def unstored(cells: Sequence, stored: set[tuple], filed: Callable[[str], str] | None = None) -> list:
     """``cells`` but those an earlier run stored under the same identity (``stored``, from
     :func:`stored_identities`): a resumed run skips a cell on disk whatever request wrote it, and
-    asks again a cell lost earlier, with its own request."""
-    return [c for c in cells if cell_identity(c) not in stored]
+    asks a cell lost earlier again, with its own request (the harness's runners skip the files on
+    disk: an A-anchor cell one runner lost, the other redoes under its own system prompt)."""
+    return [c for c in cells if cell_identity(c, filed) not in stored]

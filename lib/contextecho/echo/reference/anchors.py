@@ -30,7 +30,7 @@ they differ in the anchor and in the system prompt and token budget it is sent w
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ...engine.registry import Registry, UnknownNameError
 from ..probes import Probe
@@ -97,14 +97,16 @@ GENERIC_ASSISTANT_TURNS: tuple[str, ...] = ("OK.",) + ("Done.",) * 19
 
 @dataclass(frozen=True)
 class Anchor:
-    """One anchor design: ``exchanges`` (user, assistant) go between the acknowledgement and
-    the request; ``system_text`` (if any) is appended to the runner's system prompt after
-    ``system_joiner``."""
+    """One anchor design as a runner sends it: ``exchanges`` (user, assistant) go between the
+    acknowledgement and the request; ``system_text`` (if any) is appended to the runner's
+    system prompt after ``system_joiner``; ``probe_system_prompt`` is the prompt the runner
+    asks a probe under (every anchored runner asks the S2 paraphrases under the e11 prompt)."""
 
     name: str
     exchanges: tuple[tuple[str, str], ...] = ()
     system_text: str = ""
     system_joiner: str = ""
+    probe_system_prompt: str = STRESSOR_SYSTEM_PROMPT
 
     def messages(self, prefix: str, request: str) -> list[dict]:
         """The message list: prefix and acknowledgement (when the prefix is non-empty), the
@@ -118,6 +120,10 @@ class Anchor:
     def request(self, prefix: str, request: str, system_prompt: str, max_tokens: int) -> TargetRequest:
         """The target request of a runner with system prompt ``system_prompt``."""
         return TargetRequest(self.system_prompt(system_prompt), self.messages(prefix, request), max_tokens)
+
+    @property
+    def n_exchanges(self) -> int:
+        return len(self.exchanges)
 
 
 A_COMBINED = Anchor("A_COMBINED", ((ANCHOR_A_USER, UNDERSTOOD), (ANCHOR_A_DEMO_USER, ANCHOR_A_DEMO_ASSISTANT)))
@@ -153,14 +159,41 @@ SIZES: dict[str, Anchor] = {
                                                      (ANCHOR_LARGE_DEMO3_USER, ANCHOR_LARGE_DEMO3_ASSISTANT))),
 }
 
+#: run_12pos_with_a.py's A arm: candidate A, probes under e15's probe prompt.
+A_COMBINED_E15 = replace(A_COMBINED, name="A_COMBINED_E15", probe_system_prompt=PROBE_SYSTEM_PROMPT)
+#: The placement ablation under the name of the anchor design it sends.
+PLACEMENT = replace(PLACEMENT_V3, name="PLACEMENT_V3", probe_system_prompt=PLACEMENT_SYSTEM_PROMPT)
+#: run_anchor_decay.py's default ``N_OFFSETS``.
+DECAY_OFFSETS: tuple[int, ...] = (0, 1, 5, 10, 20)
+#: The name of decay's anchor with ``n`` generic exchanges after candidate A (:func:`decay_anchor`).
+DECAY_PREFIX = "A_COMBINED+"
+#: The size sweep's anchors by name (the runner's docstring calls them A_SMALL, A_MEDIUM, A_LARGE).
+SIZE_PREFIX = "A_"
+
 ANCHORS: Registry[Anchor] = Registry("reference anchor", keep_order=True)
-for _anchor in (A_COMBINED, B_ABSTRACT, C_TWOSHOT, *VARIANTS):
+for _anchor in (A_COMBINED, A_COMBINED_E15, B_ABSTRACT, C_TWOSHOT, *VARIANTS, PLACEMENT):
     ANCHORS.add(_anchor.name, _anchor)
+for _size, _anchor in SIZES.items():
+    ANCHORS.add(SIZE_PREFIX + _size.upper(), replace(_anchor, name=SIZE_PREFIX + _size.upper()))
 
 
 def anchor(name: str) -> Anchor:
-    """A named anchor: ``A_COMBINED``, ``B_ABSTRACT``, ``C_TWOSHOT`` or a variant ``V0_BASELINE`` ..."""
-    return ANCHORS.get(name)
+    """A named anchor: ``A_COMBINED`` (``A_COMBINED_E15``: under e15's probe prompt),
+    ``B_ABSTRACT``, ``C_TWOSHOT``, a variant ``V0_BASELINE`` ... ``V3_SYSTEM_INJECT``, the
+    placement ablation's ``PLACEMENT_V3``, a size ``A_SMALL`` / ``A_MEDIUM`` / ``A_LARGE``,
+    or decay's ``A_COMBINED+<n>``."""
+    if name.startswith(DECAY_PREFIX) and name[len(DECAY_PREFIX):].isdigit():
+        return decay_anchor(int(name[len(DECAY_PREFIX):]))
+    try:
+        return ANCHORS.get(name)
+    except UnknownNameError:
+        raise UnknownNameError("reference anchor", name, ANCHORS.names() + [DECAY_PREFIX + "<n>"]) from None
+
+
+def size_name(size: str) -> str:
+    """The anchor name of the size sweep's ``SIZE`` (``small`` -> ``A_SMALL``)."""
+    size_anchor(size)
+    return SIZE_PREFIX + size.upper()
 
 
 def size_anchor(size: str) -> Anchor:
@@ -178,7 +211,7 @@ def decay_anchor(n_offset: int) -> Anchor:
         raise ValueError(f"decay offset must be >= 0, got {n_offset}")
     generic = tuple((GENERIC_USER_TURNS[i % len(GENERIC_USER_TURNS)],
                      GENERIC_ASSISTANT_TURNS[i % len(GENERIC_ASSISTANT_TURNS)]) for i in range(n_offset))
-    return Anchor(f"A_COMBINED+{n_offset}", A_COMBINED.exchanges + generic)
+    return Anchor(f"{DECAY_PREFIX}{n_offset}", A_COMBINED.exchanges + generic)
 
 
 def a_combined_request(prefix: str, request: str, system_prompt: str = STRESSOR_SYSTEM_PROMPT,

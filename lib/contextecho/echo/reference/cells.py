@@ -25,13 +25,6 @@ requests, as :class:`~contextecho.echo.cells.Cell` records ``run_cells`` takes.
   (:func:`contextecho.sessions.redaction.redact`) before the filler is matched to it;
   the cell records ``prefix_redacted``. Conformance (:mod:`.conformance`) checks the
   unredacted rendering.
-* **Interventions** (:data:`INTERVENTIONS`): ``none`` asks the real and filler arms; the
-  A-anchor ``a_anchor`` is the harness's ``A_COMBINED`` (:mod:`.anchors`), asked on the real
-  arm only (its runners anchor the session prefix, never the filler): the anchor's exchanges
-  between the acknowledgement and the item, a probe under the system prompt of the rule set
-  ``anchor_requests`` names (:data:`.anchors.A_PROBE_REQUESTS`: e15's ``run_12pos_with_a.py``
-  or e04's ``run_a_probes_xtarget.py``), which the cell's ``versions`` record; a stressor under
-  its own request's prompt.
 * **Requests**: :func:`~.requests.probe_request` / :func:`~.requests.stressor_request`
   in their OpenAI-compatible form; sampling parameters are the token budget after the
   harness's provider rules (:func:`~.providers.target_params`: floors, caps, Gemini's
@@ -55,20 +48,20 @@ from ...sessions.model import CLAUDE_CODE, Session
 from ...sessions.redaction import redact as redact_text
 from .. import probes, stressors
 from ..probes import FRAMINGS
+from ..arms import ArmPrefix
 from ..cells import Cell
 from ..items import JUDGE, PROBE, STRESSOR, Item
 from ..protocol import Positions
 from ...engine.registry import UnknownNameError
-from .anchors import A_COMBINED, A_PROBE_REQUESTS, A_PROBE_REQUESTS_COLUMN, Anchor
 from .filler import filler_for
-from ..arms import ArmPrefix, Insertion
-from ..tokens import approx_tokens
 from .providers import provider_messages, target_params
 from ...sessions.positions import LATE_OFFSET, Position
 from .positions import FRAMING_ABLATION_POSITION, ONSET_TURNS, POST_OFFSET, compaction_turns, onset_label
+from .anchors import Anchor, anchor as anchor_named
 from .requests import TargetRequest, probe_request, stressor_request
 from .s2_requests import COLUMN as S2_RULES_COLUMN, S2_REQUESTS
-from .texts import E11_STRESSORS, PROBES_BY_ID, S2_VARIANTS, framed
+from .texts import (E11_STRESSORS, PROBE_MAX_TOKENS, PROBES_BY_ID, S2_VARIANTS, STRESSOR_MAX_TOKENS,
+                    STRESSOR_SYSTEM_PROMPT, framed)
 from .role_rows import VALIDATION, VALIDATION_POSITIONS, e18_rows, line_prefix, validation_plan
 from .transcript import DEFAULT_WINDOW, HarnessSession, read_rows, render_prefix, turn_index
 
@@ -76,9 +69,8 @@ PROTOCOL = "reference"
 START_TURN = 100
 SCHEMES = ("panel", "onset", "compaction", "deciles", "late")
 ARMS = ("real", "filler")
-#: The interventions the reference protocol asks beside ``none``: our name -> the harness's anchor.
-INTERVENTIONS = {"a_anchor": A_COMBINED}
-NO_INTERVENTION = "none"
+#: The cells' intervention when no anchor is asked.
+NO_ANCHOR = "none"
 #: The S2 stressor's scorer name in :data:`.scorers.REFERENCE_SCORERS`.
 S2 = "S2"
 
@@ -193,26 +185,15 @@ def reference_items(names: Iterable[str] | str, framing: str = "framed") -> tupl
     return tuple(out.values())
 
 
-def target_request(prefix: str, item: Item) -> TargetRequest:
+def target_request(prefix: str, item: Item, anchor: Anchor | None = None) -> TargetRequest:
+    """The request of ``item`` after ``prefix``; with an ``anchor``, as the harness's anchored
+    runners send it (:mod:`.anchors`: its exchanges, its system prompt, the runner's budget)."""
+    if anchor is not None:
+        base, budget = (anchor.probe_system_prompt, PROBE_MAX_TOKENS) if item.kind == PROBE \
+            else (STRESSOR_SYSTEM_PROMPT, STRESSOR_MAX_TOKENS)
+        return anchor.request(prefix, item.message, base, budget)
     return probe_request(prefix, item.id, item.message) if item.kind == PROBE \
         else stressor_request(prefix, item.message)
-
-
-def anchored_request(prefix: str, item: Item, anchor: Anchor, probe_system_prompt: str) -> TargetRequest:
-    """``item`` asked after ``prefix`` and ``anchor``: a probe under ``probe_system_prompt`` (its
-    runner's), a stressor under its own request's prompt; the item's own budget."""
-    plain = target_request(prefix, item)
-    system = probe_system_prompt if item.kind == PROBE else plain.system_prompt
-    return anchor.request(prefix, item.message, system, plain.max_tokens)
-
-
-def _intervention(name: str) -> Anchor | None:
-    if name == NO_INTERVENTION:
-        return None
-    try:
-        return INTERVENTIONS[name]
-    except KeyError:
-        raise UnknownNameError("reference intervention", name, [NO_INTERVENTION, *INTERVENTIONS]) from None
 
 
 def _rendered(session: Session, chosen: Sequence[Position], window: int) -> list[tuple[str, int | None]]:
@@ -233,25 +214,25 @@ def build_reference_cells(experiment: str, targets: str | Sequence[str], session
                           replicates: int = 1, window: int = DEFAULT_WINDOW,
                           max_tokens: int | None = None, stressor_max_tokens: int | None = None,
                           redact: bool = True, framing: str = "framed", s2_requests: str = "e08",
-                          interventions: Sequence[str] = (NO_INTERVENTION,), anchor_requests: str = "e15",
+                          arms: Sequence[str] = ARMS, anchor: str = NO_ANCHOR,
                           tag: Mapping[str, str]) -> list[Cell]:
     """Every reference cell of the grid (module doc) at the positions ``asked`` (:func:`positions`).
     ``max_tokens`` / ``stressor_max_tokens`` shorten the protocol's 600 / 1024 (the
     embedded build); the provider rules of :func:`.providers.target_params` apply to them;
     S2 cells are asked by the rule set ``s2_requests`` (:mod:`.s2_requests`: e08's, or
-    e10's own), which their ``versions`` name; ``interventions`` (``none``: the real and filler
-    arms; ``a_anchor``: the real arm with the A-anchor, its probes under the ``anchor_requests``
-    rule set's prompt; module doc). ``tag``: the protocol's key (name, version, sha256), part of
-    every request key."""
+    e10's own), which their ``versions`` name. ``arms``: the prefix arms asked; ``anchor``:
+    the harness anchor (:func:`.anchors.anchor`) put between the prefix and every item, the
+    cells' ``intervention`` and part of their request keys (``none``: no anchor). ``tag``: the
+    protocol's key (name, version, sha256), part of every request key."""
     targets = [targets] if isinstance(targets, str) else list(targets)
     if replicates < 1:
         raise ValueError(f"replicates must be >= 1, got {replicates}")
     resolved = reference_items(items, framing)
     s2_rules = S2_REQUESTS.get(s2_requests)
-    anchors = {iv: _intervention(iv) for iv in dict.fromkeys(interventions)}
-    anchor_rules = A_PROBE_REQUESTS.get(anchor_requests)
-    arm_interventions = [(arm, NO_INTERVENTION) for arm in ARMS if NO_INTERVENTION in anchors] + \
-        [("real", iv) for iv, a in anchors.items() if a is not None]
+    for arm in arms:
+        if arm not in ARMS:
+            raise UnknownNameError("reference arm", arm, list(ARMS))
+    anchored = None if anchor == NO_ANCHOR else anchor_named(anchor)
     tag = dict(tag)
     cells: list[Cell] = []
     for session in sessions:
@@ -260,36 +241,27 @@ def build_reference_cells(experiment: str, targets: str | Sequence[str], session
             for target in targets:
                 redacted = redact and not is_in_process(target) and bool(rendered)
                 real = redact_text(rendered)[0] if redacted else rendered
-                for arm, iv in arm_interventions:
+                for arm in arms:
                     text = real if arm == "real" else filler_for(real)
-                    anchor = anchors[iv]
-                    inserted = () if anchor is None else (Insertion(
-                        iv, 2 if text else 0, tuple({"role": r, "content": t} for pair in anchor.exchanges
-                                                    for r, t in zip(("user", "assistant"), pair)),
-                        sum(approx_tokens(t) for pair in anchor.exchanges for t in pair),
-                        sum(len(t) for pair in anchor.exchanges for t in pair)),)
                     prefix = ArmPrefix(arm=arm, messages=(), turns=(), n_chars=len(text),
                                        session_id=session.session_id, step=pos.step, window=window,
                                        source=f"{session.session_id}@{pos.step}" if arm == "real"
                                        else "reference_filler", reference_n_chars=len(real),
-                                       truncated=len(rendered) >= window, intervention=iv, inserted=inserted)
+                                       truncated=len(rendered) >= window)
                     for item in resolved:
-                        request = target_request(text, item) if anchor is None \
-                            else anchored_request(text, item, anchor, anchor_rules.system_prompt)
+                        request = target_request(text, item, anchored)
                         cap = stressor_max_tokens if item.kind == STRESSOR else max_tokens
                         rules = s2_rules if item.scorer == S2 else None
                         params = (rules.params if rules else target_params)(target, cap or request.max_tokens)
                         messages = (rules.messages if rules else provider_messages)(target, request)
                         versions = {**tag, "prefix_redacted": str(redacted).lower(),
                                     "resolved_turn": str(resolved_turn),
-                                    **({S2_RULES_COLUMN: rules.name} if rules else {}),
-                                    **({A_PROBE_REQUESTS_COLUMN: anchor_rules.name}
-                                       if anchor is not None and item.kind == PROBE else {})}
+                                    **({S2_RULES_COLUMN: rules.name} if rules else {})}
                         cell_tag = {**tag, "session": session.session_id, "turn": str(pos.step), "arm": arm,
-                                    **({"intervention": iv} if anchor is not None else {})}
+                                    **({"anchor": anchor} if anchored else {})}
                         for rep in range(replicates):
                             cells.append(Cell(experiment, target, session.session_id, pos.label,
-                                              pos.step, arm, iv, item, rep,
+                                              pos.step, arm, anchor, item, rep,
                                               ModelRequest(target, messages, params, rep, tag=cell_tag),
                                               prefix, 0, versions))
     return cells

@@ -54,7 +54,6 @@ from ..rubric import Rubric
 from ..scorers import score as run_scorer
 from . import cells
 from . import judge as reference_judge
-from .anchors import A_PROBE_REQUESTS
 from .providers import judge_params, judges_empty_reply
 from .s2_requests import S2_REQUESTS, rules_of
 from .scorers import REFERENCE_SCORERS
@@ -82,13 +81,10 @@ class HarnessScore(Verdict):
 @dataclass(frozen=True, repr=False)
 class ReferenceProtocol(Protocol):
     """The authors' harness (module doc); ``s2_requests``: the rule set of the harness runner
-    whose S2 requests it sends (:data:`.s2_requests.S2_REQUESTS`: e08's or e10's), and
-    ``anchor_requests``: the rule set of the runner whose A-anchor probe requests it sends
-    (:data:`.anchors.A_PROBE_REQUESTS`: e15's or e04's system prompt); the options a run's
-    parameters set."""
+    whose S2 requests it sends (:data:`.s2_requests.S2_REQUESTS`: e08's or e10's), its one
+    option a run's parameters set."""
 
     s2_requests: str = "e08"
-    anchor_requests: str = "e15"
 
     name = "reference"
     version = VERSION
@@ -103,12 +99,11 @@ class ReferenceProtocol(Protocol):
     stored_score = "reference_score"
     beside_score = "contextecho_score"
     result_columns = tuple(f.name for f in fields(HarnessVerdict)[4:] + fields(HarnessScore)[4:])
-    options = ("s2_requests", "anchor_requests")
+    options = ("s2_requests",)
     continuation = CONTINUATION
 
     def __post_init__(self) -> None:
         S2_REQUESTS.get(self.s2_requests)  # an unknown rule set raises, listing the valid ones
-        A_PROBE_REQUESTS.get(self.anchor_requests)
 
     def texts(self) -> Mapping[str, object]:
         return texts()
@@ -122,8 +117,8 @@ class ReferenceProtocol(Protocol):
             experiment, list(targets), sessions, grid.positions, items=list(grid.items),
             replicates=grid.replicates, window=grid.window, max_tokens=grid.max_tokens,
             stressor_max_tokens=grid.stressor_max_tokens or grid.max_tokens, tag=self.key(),
-            redact=grid.redact, framing=grid.framing, s2_requests=self.s2_requests,
-            interventions=grid.interventions, anchor_requests=self.anchor_requests)
+            redact=grid.redact, framing=grid.framing, s2_requests=self.s2_requests, arms=grid.arms,
+            anchor=grid.intervention)
 
     def read_session(self, path: Path, parsed: Session | None = None) -> HarnessSession:
         return read_session(path)  # the harness's rows, read once; our parser never runs
