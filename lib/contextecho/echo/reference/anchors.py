@@ -227,31 +227,3 @@ def a_combined_probe_request(prefix: str, probe: Probe | str,
     ``run_a_probes_xtarget.py`` sends it under the e11 prompt (the default),
     ``run_12pos_with_a.py`` under e15's (:data:`~.texts.PROBE_SYSTEM_PROMPT`)."""
     return A_COMBINED.request(prefix, framed(probe), system_prompt, PROBE_MAX_TOKENS)
-
-
-# -- The A_COMBINED probe runners' request rule sets (added with the anchor trajectory, Fig. 5)
-#: The cell column (one of its ``versions``) naming the rule set an A_COMBINED probe request followed.
-A_PROBE_REQUESTS_COLUMN = "anchor_requests"
-
-
-@dataclass(frozen=True)
-class AnchorProbeRequests:
-    """How one harness runner asks its ``A_COMBINED`` probe cells: the framed probe after the
-    anchor, 600 tokens, under ``system_prompt`` (:func:`a_combined_probe_request`). Both runners
-    write the same cell files and skip each other's (``runs/README.md``, harness behaviour 11)."""
-
-    name: str
-    runner: str
-    system_prompt: str
-
-
-A_PROBE_REQUESTS: Registry[AnchorProbeRequests] = Registry("A-anchor probe request rule set", keep_order=True)
-A_PROBE_REQUESTS.add("e15", AnchorProbeRequests(
-    "e15", "experiments/e15_probes_at_crosscompaction/run_12pos_with_a.py", PROBE_SYSTEM_PROMPT))
-A_PROBE_REQUESTS.add("e04", AnchorProbeRequests(
-    "e04", "experiments/e04_path_y/run_a_probes_xtarget.py", STRESSOR_SYSTEM_PROMPT))
-
-
-def a_probe_requests_for_runner(runner: str) -> AnchorProbeRequests | None:
-    """The A_COMBINED probe rule set of the harness runner ``runner`` (its path), if it has one."""
-    return next((A_PROBE_REQUESTS.get(n) for n in A_PROBE_REQUESTS if A_PROBE_REQUESTS.get(n).runner == runner), None)
