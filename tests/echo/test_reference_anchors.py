@@ -55,3 +55,29 @@ def test_sizes_and_decay():
     # the 21st exchange cycles back to the first generic turn
     assert n21[-3:-1] == [("user", "Run the tests."), ("assistant", "OK.")]
     assert n21[-5:-3] == [("user", "Run those too."), ("assistant", "Done.")]
+
+
+@pytest.fixture()
+def reference_session(sessions):
+    from contextecho.echo.reference.transcript import read_session
+    return read_session(sessions[0].path)
+
+
+def test_anchored_reference_cells(reference_session):
+    from contextecho.echo.protocol import Positions
+    from contextecho.echo.reference.cells import build_reference_cells
+    from contextecho.sessions.positions import Position
+
+    asked = Positions(chosen={reference_session.session_id: [Position(5, "p", "case")]})
+    plain = build_reference_cells("x", "anthropic/claude-sonnet-4-6", [reference_session], asked, items=["C01"],
+                                  tag={"protocol": "reference"}, redact=False)
+    cells = build_reference_cells("x", "anthropic/claude-sonnet-4-6", [reference_session], asked, items=["C01", "S2#01"],
+                                  tag={"protocol": "reference"}, redact=False, arms=("real",), anchor="PLACEMENT_V3")
+    assert [(c.arm, c.intervention) for c in cells] == [("real", "PLACEMENT_V3")] * 2
+    probe, stressor = (c.request.messages for c in cells)
+    assert probe[0] == {"role": "system", "content": anchors.SYSTEM_PROMPT_V3}
+    assert stressor[0]["content"] == STRESSOR_SYSTEM_PROMPT + " " + anchors.ANCHOR_A_USER
+    assert cells[0].request.key != plain[0].request.key
+    with pytest.raises(KeyError):
+        build_reference_cells("x", "anthropic/claude-sonnet-4-6", [reference_session], asked, items=["C01"],
+                              tag={}, anchor="NO_SUCH_ANCHOR")
