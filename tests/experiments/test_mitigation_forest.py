@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 
-from contextecho.echo.reference.forest_targets import MITIGATION_TARGETS, ForestTarget
+from contextecho.echo.reference.plot_inputs import MITIGATION_PLOT_TARGETS
 from contextecho.experiments import panel
 from contextecho.experiments.selection import cell_identity, unstored
 from contextecho.stats.bootstrap import harness_clustered_bootstrap_mean
@@ -56,13 +56,13 @@ def test_rows_need_all_three_series_and_follow_the_figures_order():
     frame = _frame(**{"gpt-4o": full, "gpt-5": ({"P0_start": [2]}, {"P0_start": [3]}, {"A": {"P0_start": [2]}}),
                       "claude-sonnet-4-5": full, "unlisted": full,
                       "claude-haiku-4-5": ({"P0_start": [1]}, {"P0_start": [3]}, {})})
-    table = panel.harness_mitigation(frame, anchor="A", n_resamples=50, seed=42, targets=MITIGATION_TARGETS)
+    table = panel.harness_mitigation(frame, anchor="A", n_resamples=50, seed=42, targets=MITIGATION_PLOT_TARGETS)
     # reasoning tier first, then drift gap largest first, ties in the figure's list order;
     # no anchor scores (haiku) or not in the figure's list: no row
     assert list(table["target"]) == ["claude-sonnet-4-5", "gpt-5", "gpt-4o"]
     assert list(table["reasoning"]) == [True, True, False]
     assert list(table["label"]) == ["Sonnet 4.5", "GPT-5", "GPT-4o"]
-    tiers = [ForestTarget("gpt-4o", "x", "y", True), ForestTarget("claude-sonnet-4-5", "x", "y", True)]
+    tiers = [("gpt-4o", "x", "y", True), ("claude-sonnet-4-5", "x", "y", True)]
     tied = panel.harness_mitigation(frame, anchor="A", n_resamples=50, seed=42, targets=tiers)
     assert list(tied["target"]) == ["gpt-4o", "claude-sonnet-4-5"]
 

@@ -27,7 +27,7 @@ the ``reference`` protocol (:mod:`contextecho.experiments.panel`, built by
    (``response_text``, ``response_len``, ``score``, ``label``, ``reason``), which cells are stored,
    and that a lost cell gives nothing to a table; ``fig5_forest_rows`` in order
    (:func:`~contextecho.experiments.panel.harness_mitigation` over the figure's targets
-   :data:`~contextecho.echo.reference.forest_targets.MITIGATION_TARGETS`: every field SPEC §5
+   :data:`~contextecho.echo.reference.plot_inputs.MITIGATION_PLOT_TARGETS`: every field SPEC §5
    names, the bootstrap bounds exactly).
 """
 from __future__ import annotations
@@ -45,7 +45,7 @@ from ..echo.protocols import protocol_of
 from ..echo.reference.anchor_runners import anchor_runner, harness_arm as anchor_folder
 from ..echo.reference.anchors import A_COMBINED
 from ..echo.reference.cells import NO_ANCHOR
-from ..echo.reference.forest_targets import MITIGATION_TARGETS
+from ..echo.reference.plot_inputs import MITIGATION_PLOT_TARGETS
 from ..echo.reference.transcript import DEFAULT_WINDOW
 from ..sessions.positions import Position
 from ..stats.session_validation import HARNESS_ARMS
@@ -243,7 +243,7 @@ def compare_forest(case: dict, primary: pd.DataFrame, report: CaseResult, declar
     coding = primary[primary["item"].isin(headline_ids(panel.Parameters.headline))] if len(primary) else primary
     anchors = [iv for iv in coding["intervention"].unique() if filed(iv) == A_COMBINED.name] if len(coding) else []
     ours = panel.harness_mitigation(coding, anchor=anchors, n_resamples=10_000, seed=42,
-                                    targets=MITIGATION_TARGETS) if len(coding) else pd.DataFrame()
+                                    targets=MITIGATION_PLOT_TARGETS) if len(coding) else pd.DataFrame()
     rows = decode(tables["fig5_forest_rows"])
     order = list(ours["target"]) if len(ours) else []
     report.add("tables", "fig5_forest_rows.order", [r["target"] for r in rows] == order,

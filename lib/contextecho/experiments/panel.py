@@ -23,7 +23,6 @@ import numpy as np
 import pandas as pd
 
 from ..echo.fingerprint import fingerprint_frame, fit_pca
-from ..echo.reference.forest_targets import ForestTarget
 from ..echo.reference.positions import PANEL_POSITIONS
 from ..echo.probes import FRAMINGS
 from ..echo.protocol import Positions
@@ -223,28 +222,28 @@ def harness_table(primary: pd.DataFrame, *, n_resamples: int, seed: int, failure
 
 def harness_mitigation(primary: pd.DataFrame, *, anchor: str | Sequence[str], n_resamples: int, seed: int,
                        positions: Sequence[str] | None = FOREST_POSITIONS,
-                       targets: Sequence[ForestTarget] | None = None) -> pd.DataFrame:
+                       targets: Sequence[tuple[str, str, str, bool]] | None = None) -> pd.DataFrame:
     """The Fig.-5 mitigation forest (``plotting/fig_forest_mitigation.py:148-178``): per target the
     real arm, the filler arm and the real arm with the ``anchor`` intervention, each with the
     harness's two-stage interval (:func:`harness_table`, every stored score, −1 included, as its
     ``read_score`` keeps any int), ``gap`` (the drift gap, filler − real) and ``recovered_gap``
     (anchor − real). A target has a row only where all three series have a score.
-    ``targets``: the figure's list (:data:`~contextecho.echo.reference.forest_targets.MITIGATION_TARGETS`,
-    by the frame's target names): only those targets, with their ``label``, ``org`` and
-    ``reasoning`` tier, reasoning tier first, then by drift gap, largest first, ties in the
+    ``targets``: the figure's list of (folder, label, org, reasoning)
+    (:data:`~contextecho.echo.reference.plot_inputs.MITIGATION_PLOT_TARGETS`, folders as the frame's
+    target names): only those targets, with their ``label``, ``org`` and ``reasoning`` tier, reasoning tier first, then by drift gap, largest first, ties in the
     list's order; default every target, by drift gap."""
     table = harness_table(primary, n_resamples=n_resamples, seed=seed, failures="in", positions=positions,
                           anchor=anchor)
     if not len(table):
         return table
     table = table[(table[["n_real", "n_filler", "n_anchor"]] > 0).all(axis=1)]
-    listed = {t.folder: t for t in targets} if targets is not None else None
+    listed = {folder: (label, org, reasoning) for folder, label, org, reasoning in targets} \
+        if targets is not None else None
     rows = table.to_dict("records")
     if listed is not None:
         order = list(listed)
-        rows = sorted((dict(r, label=listed[r["target"]].label, org=listed[r["target"]].org,
-                            reasoning=listed[r["target"]].reasoning) for r in rows if r["target"] in listed),
-                      key=lambda r: order.index(r["target"]))
+        rows = sorted((dict(r, **dict(zip(("label", "org", "reasoning"), listed[r["target"]])))
+                       for r in rows if r["target"] in listed), key=lambda r: order.index(r["target"]))
     rows.sort(key=lambda r: (-int(r.get("reasoning", False)), -r["gap"]))
     return pd.DataFrame(rows, columns=list(table.columns) + (["label", "org", "reasoning"] if listed else []))
 

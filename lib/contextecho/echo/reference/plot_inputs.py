@@ -5,7 +5,8 @@ lists below are data of that repository, reproduced unchanged:
 ``analysis/analyze_anchor_variants.py`` (``TARGETS``, ``POSITIONS``),
 ``analysis/analyze_v2_full_trajectory.py`` (``POSITIONS``), ``plotting/fig_forest_stressors.py``
 (``POSITIONS``, ``TARGETS``), ``plotting/fig_app_anchor_size.py`` (``TARGETS``) and
-``plotting/fig_app_anchor_decay.py`` (its one target folder, ``:17``)). Each script reads only
+``plotting/fig_app_anchor_decay.py`` (its one target folder, ``:17``), ``plotting/fig_forest_mitigation.py``
+(``POSITIONS``, ``TARGETS``)). Each script reads only
 these targets and positions, whatever was run: a cell elsewhere is in no table.
 """
 from __future__ import annotations
@@ -51,6 +52,10 @@ STRESSOR_PLOT_TARGETS: tuple[tuple[str, str, str, bool], ...] = (
     ("nvidia-nemotron-3-nano-30b-a3b", "Nemotron Nano 30B", "NVIDIA", True),
     ("nvidia-nemotron-super-49b-v1-5", "Nemotron Super 49B", "NVIDIA", True),
     ("nvidia-nemotron-3-super-120b-a12b", "Nemotron Super 120B", "NVIDIA", True))
+
+#: fig_forest_mitigation.py (Fig. 5): its ``TARGETS`` (``:46-70``) are fig_forest_stressors.py's, row for
+#: row; its rows are sorted reasoning tier first, then by drift gap, largest first (``:178``).
+MITIGATION_PLOT_TARGETS: tuple[tuple[str, str, str, bool], ...] = STRESSOR_PLOT_TARGETS
 
 #: fig_app_anchor_size.py: its sizes and target folders, in bar order.
 SIZE_PLOT_SIZES: tuple[str, ...] = ("small", "medium", "large")
