@@ -58,8 +58,8 @@ from ..experiments import onset, panel, spine
 from ..experiments.protocol_record import protocol_record
 from ..experiments.scores import headline_ids
 from ..experiments.selection import build
-from . import (audit, consolidate, context_source, cross_judge_b3, cross_session, framing, instruction_override,
-               session_validation)
+from . import (a_anchor, anchor_trajectory, audit, consolidate, context_source, cross_judge_b3, cross_session,
+               framing, instruction_override, session_validation)
 from .case import (NOT_IMPLEMENTED, REFERENCE, TOLERANCE, CaseResult, Check, FamilyResult, FixtureError, decode,
                    load_declared, matches, sha256_text)
 from .tables import EMPTY_TEXT_READING, Driven, compare_s2_tables, explained, item_name, row_identity
@@ -70,7 +70,8 @@ FORMAT_VERSION = 1
 #: The case families, each run by :func:`drive` (panel, s2, onset, negative_controls) or by its own
 #: module (:data:`FAMILY_RUNS`).
 FAMILIES = ("panel", "s2", "onset", "cross_judge_b3", "session_validation", "consolidate", "context_source",
-            "instruction_override", "length_scaling", "negative_controls", "framing", "cross_session")
+            "instruction_override", "length_scaling", "negative_controls", "framing", "cross_session",
+            "a_anchor", "anchor_trajectory")
 
 #: The harness's runners and what of ours runs them (None: not expressible, with why).
 PROBE_RUNNERS = ("experiments/e15_probes_at_crosscompaction/run.py",
@@ -96,6 +97,8 @@ TABLE_DRIVERS = ("plotting/", "analysis/")
 #: report, declared, workdir)`` runs our code for the case's runners and adds every check.
 FamilyRun = Callable[[dict, Path, Replay, CaseResult, Sequence[dict], Path], None]
 FAMILY_RUNS: dict[str, FamilyRun] = {
+    "a_anchor": a_anchor.run,
+    "anchor_trajectory": anchor_trajectory.run,
     "consolidate": consolidate.run,
     "context_source": context_source.run,
     "cross_session": cross_session.run,

@@ -85,7 +85,7 @@ class ContextEchoProtocol(Protocol):
                     grid: Grid) -> list[Cell]:
         return build_cells(experiment, list(targets), sessions,
                            positions={s.session_id: self.positions(s, grid.positions) for s in sessions},
-                           framing=grid.framing,
+                           framing=grid.framing, interventions=[grid.intervention],
                            arms=list(grid.arms), items=list(grid.items), window=grid.window,
                            replicates=grid.replicates, redact=grid.redact, tag=self.key(),
                            params={"temperature": grid.temperature, "max_tokens": grid.max_tokens})

@@ -115,6 +115,10 @@ class Grid:
     #: The arms asked at every position: the paired real and filler by default, and any of
     #: the protocol's other arms (:attr:`Protocol.arms`).
     arms: tuple[str, ...] = PAIRED_ARMS
+    #: What is inserted between the prefix and every item, in the protocol's own names
+    #: (``contextecho``: :data:`~contextecho.echo.interventions.INTERVENTIONS`; ``reference``:
+    #: the harness's anchors, :mod:`~contextecho.echo.reference.anchors`); ``none``: nothing.
+    intervention: str = "none"
 
 
 @dataclass(frozen=True)

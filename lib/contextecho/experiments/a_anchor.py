@@ -8,6 +8,13 @@ bootstrap CI that resamples probes (the anchor forest); a pair without a valid v
 under either condition is left out and counted. The same interventions are scored on the contract
 surface (S2 wordings and the hardened contracts: compliance, judge-free). Decay: the
 A-anchor inserted ``distance`` session messages before the probe.
+
+These interventions edit our chat-turn prefixes, so this notebook runs under our protocol.
+The reference harness has an anchor family of its own (its e04 runners: candidate A
+``A_COMBINED`` before the S2 paraphrases and the coding probes, the variants V0-V3, the
+placement ablation, the size sweep and decay, inserted after its one-blob prefix); it is
+reproduced under the ``reference`` protocol by :mod:`.anchor_designs` (cells and tables) with
+the instruments of :mod:`contextecho.echo.reference.anchors`.
 """
 from __future__ import annotations
 

@@ -36,8 +36,8 @@ class Parameters(JudgedParameters):
     probes: tuple[str, ...] = ("C01", "C03")
     contracts: tuple[str, ...] = ("S2#01", "C1_csv")
     distances: tuple[int, ...] = (0, 8)
-    # The interventions edit our chat-turn prefixes; the reference harness defines none on
-    # its one-blob prefix, so this experiment runs under our protocol only.
+    # The interventions edit our chat-turn prefixes, so this experiment runs under our protocol
+    # only; the reference harness's own anchors (after its one-blob prefix) are .anchor_designs.
     protocol: str = "contextecho"
     # Our rubric asks for one line, "Score: <n>": a short greedy budget.
     judge_max_tokens: int = 8

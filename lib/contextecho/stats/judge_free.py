@@ -213,7 +213,8 @@ def harness_compliance_audit(cells: Sequence[StressorCell], targets: Sequence[st
 
 def harness_stressor_forest(cells: Sequence[StressorCell], positions: Sequence[str], *,
                             n_boot: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
-                            filler_arm: str = "filler", real_arm: str = "real") -> dict:
+                            filler_arm: str = "filler", real_arm: str = "real",
+                            anchored: Sequence[StressorCell] | None = None) -> dict:
     """The harness's stressor forest: the no-anchor rows of ``plotting/fig_forest_stressors.py``
     for one target's S2 cells at ``positions`` (every stored cell of an arm, a lost one simply
     absent; a position enters only with cells in both arms; within a position the cells in item
@@ -224,7 +225,16 @@ def harness_stressor_forest(cells: Sequence[StressorCell], positions: Sequence[s
     ``:156-174``: the same draws and, with integer-valued scores, the same sums),
     ``compliance_drop`` = ``fi_c − cl_c``; ``cl_r`` with ``_lo`` / ``_hi`` =
     :func:`~.bootstrap.harness_clustered_bootstrap_ratio` of the reply lengths
-    (``length_inflation``). Each bootstrap starts from ``seed``."""
+    (``length_inflation``). Each bootstrap starts from ``seed``.
+
+    ``anchored``: the target's S2 cells with the A-anchor (the harness's
+    ``CAND_A_COMBINED/stressors`` folder), read at every one of ``positions`` that has any:
+    adds the position counts ``n_pos_cl`` / ``n_pos_fi`` / ``n_pos_a`` (``a_positions``: those
+    positions), ``a_c`` (+``_lo``/``_hi``,
+    ``cluster_bootstrap_compliance`` of those positions, drawn after the filler and real arms'),
+    ``a_r`` (+``_lo``/``_hi``: ``cluster_bootstrap_anchor_ratio``, the same resampling as
+    ``cl_r`` with the anchored lengths), ``compliance_recovery`` = ``a_c − cl_c`` and
+    ``length_after_anchor`` = ``a_r``."""
     arms = (real_arm, filler_arm)
     per_position, compliance, lengths = {}, {a: {} for a in arms}, {a: {} for a in arms}
     for pos in positions:
@@ -245,6 +255,20 @@ def harness_stressor_forest(cells: Sequence[StressorCell], positions: Sequence[s
     cl = harness_clustered_bootstrap_mean(compliance[real_arm], n_boot=n_boot, seed=seed)
     cl_r, cl_r_lo, cl_r_hi = harness_clustered_bootstrap_ratio(lengths[real_arm], lengths[filler_arm],
                                                                n_boot=n_boot, seed=seed)
-    return {"per_position": per_position, "fi_c": fi.mean, "fi_c_lo": fi.lo, "fi_c_hi": fi.hi,
-            "cl_c": cl.mean, "cl_c_lo": cl.lo, "cl_c_hi": cl.hi, "compliance_drop": fi.mean - cl.mean,
-            "cl_r": cl_r, "cl_r_lo": cl_r_lo, "cl_r_hi": cl_r_hi, "length_inflation": cl_r}
+    out = {"per_position": per_position, "fi_c": fi.mean, "fi_c_lo": fi.lo, "fi_c_hi": fi.hi,
+           "cl_c": cl.mean, "cl_c_lo": cl.lo, "cl_c_hi": cl.hi, "compliance_drop": fi.mean - cl.mean,
+           "cl_r": cl_r, "cl_r_lo": cl_r_lo, "cl_r_hi": cl_r_hi, "length_inflation": cl_r}
+    if anchored is None:
+        return out
+    a_compliance, a_lengths = {}, {}
+    for pos in positions:
+        own = sorted((c for c in anchored if c.position == pos), key=lambda c: c.item)
+        if own:
+            a_compliance[pos] = [100.0 if c.compliant else 0.0 for c in own]
+            a_lengths[pos] = [c.length for c in own]
+    a = harness_clustered_bootstrap_mean(a_compliance, n_boot=n_boot, seed=seed)
+    a_r, a_r_lo, a_r_hi = harness_clustered_bootstrap_ratio(a_lengths, lengths[filler_arm], n_boot=n_boot, seed=seed)
+    return {**out, "n_pos_cl": len(compliance[real_arm]), "n_pos_fi": len(compliance[filler_arm]),
+            "n_pos_a": len(a_compliance), "a_positions": list(a_compliance), "a_c": a.mean, "a_c_lo": a.lo, "a_c_hi": a.hi,
+            "a_r": a_r, "a_r_lo": a_r_lo, "a_r_hi": a_r_hi, "compliance_recovery": a.mean - cl.mean,
+            "length_after_anchor": a_r}

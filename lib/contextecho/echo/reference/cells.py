@@ -62,9 +62,11 @@ from . import negative_controls
 from .providers import provider_messages, target_params
 from ...sessions.positions import LATE_OFFSET, Position
 from .positions import FRAMING_ABLATION_POSITION, ONSET_TURNS, POST_OFFSET, compaction_turns, onset_label
+from .anchors import Anchor, anchor as anchor_named
 from .requests import TargetRequest, probe_request, stressor_request
 from .s2_requests import COLUMN as S2_RULES_COLUMN, S2_REQUESTS
-from .texts import E11_STRESSORS, PROBES_BY_ID, S2_VARIANTS, framed
+from .texts import (E11_STRESSORS, PROBE_MAX_TOKENS, PROBES_BY_ID, S2_VARIANTS, STRESSOR_MAX_TOKENS,
+                    STRESSOR_SYSTEM_PROMPT, framed)
 from .role_rows import ROW_SCHEMES, line_prefix, scheme_plan, scheme_rows
 from .transcript import DEFAULT_WINDOW, HarnessSession, read_rows, render_prefix, turn_index
 
@@ -72,6 +74,8 @@ PROTOCOL = "reference"
 START_TURN = 100
 SCHEMES = ("panel", "onset", "compaction", "deciles", "late")
 ARMS = ("real", "filler")
+#: The cells' intervention when no anchor is asked.
+NO_ANCHOR = "none"
 #: The S2 stressor's scorer name in :data:`.scorers.REFERENCE_SCORERS`.
 S2 = "S2"
 
@@ -191,7 +195,13 @@ def reference_items(names: Iterable[str] | str, framing: str = "framed") -> tupl
     return tuple(out.values())
 
 
-def target_request(prefix: str, item: Item) -> TargetRequest:
+def target_request(prefix: str, item: Item, anchor: Anchor | None = None) -> TargetRequest:
+    """The request of ``item`` after ``prefix``; with an ``anchor``, as the harness's anchored
+    runners send it (:mod:`.anchors`: its exchanges, its system prompt, the runner's budget)."""
+    if anchor is not None:
+        base, budget = (anchor.probe_system_prompt, PROBE_MAX_TOKENS) if item.kind == PROBE \
+            else (STRESSOR_SYSTEM_PROMPT, STRESSOR_MAX_TOKENS)
+        return anchor.request(prefix, item.message, base, budget)
     return probe_request(prefix, item.id, item.message) if item.kind == PROBE \
         else stressor_request(prefix, item.message)
 
@@ -216,14 +226,17 @@ def build_reference_cells(experiment: str, targets: str | Sequence[str], session
                           replicates: int = 1, window: int = DEFAULT_WINDOW,
                           max_tokens: int | None = None, stressor_max_tokens: int | None = None,
                           redact: bool = True, framing: str = "framed", s2_requests: str = "e08",
-                          arms: Sequence[str] = ARMS, tag: Mapping[str, str]) -> list[Cell]:
+                          arms: Sequence[str] = ARMS, anchor: str = NO_ANCHOR,
+                          tag: Mapping[str, str]) -> list[Cell]:
     """Every reference cell of the grid (module doc) at the positions ``asked`` (:func:`positions`).
     ``max_tokens`` / ``stressor_max_tokens`` shorten the protocol's 600 / 1024 (the
     embedded build); the provider rules of :func:`.providers.target_params` apply to them;
     S2 cells are asked by the rule set ``s2_requests`` (:mod:`.s2_requests`: e08's, or
     e10's own), which their ``versions`` name. ``arms``: the harness's real and filler (the
     default), and any of our control arms (:mod:`.control_arms`: shuffled_real,
-    unrelated_session, scratch; the pool of unrelated sessions is ``sessions``). ``tag``: the
+    unrelated_session, scratch; the pool of unrelated sessions is ``sessions``); ``anchor``:
+    the harness anchor (:func:`.anchors.anchor`) put between the prefix and every item, the
+    cells' ``intervention`` and part of their request keys (``none``: no anchor). ``tag``: the
     protocol's key (name, version, sha256), part of every request key."""
     targets = [targets] if isinstance(targets, str) else list(targets)
     if replicates < 1:
@@ -233,6 +246,7 @@ def build_reference_cells(experiment: str, targets: str | Sequence[str], session
             raise UnknownNameError("reference arm", arm, list(ARMS + CONTROL_ARMS))
     resolved = reference_items(items, framing)
     s2_rules = S2_REQUESTS.get(s2_requests)
+    anchored = None if anchor == NO_ANCHOR else anchor_named(anchor)
     tag = dict(tag)
     controls = [arm for arm in arms if arm in CONTROL_ARMS]
     pool = [turns_of(s.session_id, _turns(s)[0]) for s in sessions] if controls else []
@@ -263,7 +277,7 @@ def build_reference_cells(experiment: str, targets: str | Sequence[str], session
                                        source=source, seed=seed, reference_n_chars=len(real),
                                        truncated=len(rendered) >= window)
                     for item in resolved:
-                        request = target_request(text, item)
+                        request = target_request(text, item, anchored)
                         cap = stressor_max_tokens if item.kind == STRESSOR else max_tokens
                         rules = s2_rules if item.scorer == S2 else None
                         params = (rules.params if rules else target_params)(target, cap or request.max_tokens)
@@ -271,10 +285,11 @@ def build_reference_cells(experiment: str, targets: str | Sequence[str], session
                         versions = {**tag, "prefix_redacted": str(redacted).lower(),
                                     "resolved_turn": str(resolved_turn),
                                     **({S2_RULES_COLUMN: rules.name} if rules else {})}
-                        cell_tag = {**tag, "session": session.session_id, "turn": str(pos.step), "arm": arm}
+                        cell_tag = {**tag, "session": session.session_id, "turn": str(pos.step), "arm": arm,
+                                    **({"anchor": anchor} if anchored else {})}
                         for rep in range(replicates):
                             cells.append(Cell(experiment, target, session.session_id, pos.label,
-                                              pos.step, arm, "none", item, rep,
+                                              pos.step, arm, anchor, item, rep,
                                               ModelRequest(target, messages, params, rep, tag=cell_tag),
                                               prefix, 0, versions))
     return cells

@@ -120,7 +120,8 @@ class ReferenceProtocol(Protocol):
             experiment, list(targets), sessions, grid.positions, items=list(grid.items),
             replicates=grid.replicates, window=grid.window, max_tokens=grid.max_tokens,
             stressor_max_tokens=grid.stressor_max_tokens or grid.max_tokens, tag=self.key(),
-            redact=grid.redact, framing=grid.framing, s2_requests=self.s2_requests, arms=grid.arms)
+            redact=grid.redact, framing=grid.framing, s2_requests=self.s2_requests, arms=grid.arms,
+            anchor=grid.intervention)
 
     def read_session(self, path: Path, parsed: Session | None = None) -> HarnessSession:
         return read_session(path)  # the harness's rows, read once; our parser never runs

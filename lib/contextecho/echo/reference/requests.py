@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Sequence
 
 from ..probes import Probe
 from ...engine.registry import UnknownNameError
@@ -25,12 +26,17 @@ def _text_turn(role: str, text: str) -> dict:
     return {"role": role, "content": [{"type": "text", "text": text}]}
 
 
-def assemble(prefix: str, user_text: str) -> list[dict]:
-    """The message list for ``user_text`` asked after ``prefix``."""
+def assemble(prefix: str, user_text: str, exchanges: Sequence[tuple[str, str]] = ()) -> list[dict]:
+    """The message list for ``user_text`` asked after ``prefix``; ``exchanges`` (user,
+    assistant) text pairs go between the acknowledgement and ``user_text`` (an anchor,
+    :mod:`.anchors`)."""
     messages = []
     if prefix:
         messages.append(_text_turn("user", prefix))
         messages.append(_text_turn("assistant", ACKNOWLEDGEMENT))
+    for user, assistant in exchanges:
+        messages.append(_text_turn("user", user))
+        messages.append(_text_turn("assistant", assistant))
     messages.append(_text_turn("user", user_text))
     return messages
 
