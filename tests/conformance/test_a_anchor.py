@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from contextecho.conformance import a_anchor
-from contextecho.conformance.case import FAIL, NOT_EXPRESSIBLE, PASS
+from contextecho.conformance.case import FAIL, NOT_EXPRESSIBLE
 from contextecho.conformance.runs import FAMILIES, FAMILY_RUNS, run_case
 from tests.conformance.conftest import case_of, status_of, write_case
 
@@ -61,5 +61,6 @@ def test_cell_identity_reads_each_anchored_layout():
         == ("t", "P", "V3_SYSTEM_INJECT", "C01")
     assert ident("x/C02.json", {"probe_id": "C02", "target": "t", "size": "large"}) == ("t", None, "large", "C02")
     assert ident("x/C03.json", {"probe_id": "C03", "target": "t", "n_offset": 5}) == ("t", None, "N05", "C03")
-    assert ident("results/cross_compaction/t/P0_start/v00/claude.json", {}) is None
-    assert PASS != FAIL
+    assert ident("results/cross_compaction/t/P0_start/v00/claude.json", {}) == ("t", "P0_start", "claude_session",
+                                                                                 "S2_v00")
+    assert ident("results/other/t/x.json", {"score": 1}) is None

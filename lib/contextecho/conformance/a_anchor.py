@@ -1,14 +1,14 @@
 """Run-level conformance of the ``a_anchor`` family: the harness's e04 A-anchor runners
 replayed through our anchored cells (:mod:`contextecho.experiments.anchor_designs`).
 
-A case lists its harness runners in order (``harness_driver``). The e08 S2 runner is the
-panel's own grid (:func:`.runs.drive`); an anchored runner
-(:data:`~contextecho.echo.reference.anchor_runners.ANCHOR_RUNNERS`) is one grid per
-(anchor, target) in the runner's loop order, the real prefix at its positions with the
-anchor as the grid's intervention, judged by the case's judge where the runner judges.
-Requests are compared as everywhere (:func:`.replay.compare_requests`); the e08 cells by
-:func:`.runs.compare_cells`, the anchored ones here (their files carry the anchor's folder
-name: :func:`cell_identity`); the tables by :func:`compare_tables`.
+A case lists its harness runners in order (``harness_driver``). Each one
+(:data:`~contextecho.echo.reference.anchor_runners.ANCHOR_RUNNERS`: the anchored e04 runners
+and their no-anchor S2 baseline, e08) is one grid per (anchor, target) in the runner's loop
+order, the runner's arms at its positions with the anchor as the grid's intervention, judged
+by the case's judge where the runner judges. Requests are compared as everywhere
+(:func:`.replay.compare_requests`); the cells here (their files carry the anchor's folder
+name: :func:`cell_identity`); the tables by :func:`compare_tables`. A runner outside that
+table is reported not expressible.
 
 A case whose runners (outside plotting and analysis) are all another family module's
 (:data:`DELEGATES`: ``anchor_trajectory``'s ``RUNNERS``) is run by that module whole.
@@ -24,7 +24,8 @@ import pandas as pd
 
 from ..echo.protocols import protocol_of
 from ..echo.reference.transcript import DEFAULT_WINDOW
-from ..echo.reference.anchor_runners import S2_ITEMS, AnchorRunner, anchor_runner, harness_arm
+from ..echo.reference.anchor_runners import NO_ANCHOR, S2_ITEMS, AnchorRunner, anchor_runner, harness_arm
+from ..stats.session_validation import HARNESS_ARMS
 from ..experiments import panel, spine
 from ..echo.reference import anchors, plot_inputs
 from ..experiments.anchor_designs import (anchored_cells, decay_curve, decay_printout, saved_lines, size_means,
@@ -51,7 +52,6 @@ class Delegate:
 #: ``DELEGATES.append(Delegate(anchor_trajectory.RUNNERS, anchor_trajectory.run))``.
 DELEGATES: list[Delegate] = [Delegate(anchor_trajectory.RUNNERS, anchor_trajectory.run)]
 
-E08_RUNNER = "experiments/e08_cross_compaction/run.py"
 TABLE_DRIVERS = ("plotting/", "analysis/")
 
 
@@ -118,11 +118,10 @@ def _parameters(targets: Sequence[str], judge: str | None, case: dict, workdir: 
 
 
 def drive_anchored(case: dict, driver: dict, session, replay: Replay, workdir: Path) -> list[Anchored]:
-    """One anchored harness runner: a grid per (anchor, target) in its loop order."""
-    from .runs import _judge
+    """One harness runner of the family: a grid per (anchor, target) in its loop order."""
     runner = driver["runner"]
     spec = anchor_runner(runner)
-    judge = _judge(case, runner) if spec.items != S2_ITEMS else None
+    judge = case_judge(case, runner) if spec.items != S2_ITEMS else None
     out = []
     fields = key_fields(case, "target")
     for anchor in spec.anchors(driver.get("env") or {}):
@@ -135,10 +134,10 @@ def drive_anchored(case: dict, driver: dict, session, replay: Replay, workdir: P
                               transport=replace(params.transport(models), base_delay_s=0.0, max_delay_s=0.0,
                                                 client=replay))
             cells = anchored_cells(proto, params, "a_anchor", session, _positions(case, driver, spec),
-                                   _items(case, spec), anchor, redact=False)
+                                   _items(case, spec), anchor, redact=False, arms=spec.arms)
             for cell in cells:
-                values = {"target": safe, "position": cell.position, "turn": cell.step, "arm": harness_arm(anchor),
-                          "item": _item_name(cell.item.id), "replicate": cell.replicate}
+                values = {"target": safe, "position": cell.position, "turn": cell.step,
+                          "arm": _arm(anchor, cell.arm), "item": _item_name(cell.item.id), "replicate": cell.replicate}
                 replay.identities[cell.request.key] = ("target", {f: values[f] for f in fields if f in values})
             if judge:
                 replay.judge_calls.update({m: "judge" for m in params.judge_models()})
@@ -148,16 +147,32 @@ def drive_anchored(case: dict, driver: dict, session, replay: Replay, workdir: P
     return out
 
 
+def _arm(anchor: str, arm: str) -> str:
+    """The harness's name of a cell's folder: the anchor's, or without one the arm's."""
+    return HARNESS_ARMS[arm] if anchor == NO_ANCHOR else harness_arm(anchor)
+
+
+def case_judge(case: dict, runner: str) -> str | None:
+    """The judge (LiteLLM model string) the case names for ``runner``, else the case's judge."""
+    named = [r["judge"] for r in case["inputs"].get("runs", []) if r.get("runner") == runner and r.get("judge")]
+    judge = named[0] if named else case["inputs"].get("judge")
+    return litellm_model(judge["provider"], judge["model"]) if judge else None
+
+
 def _item_name(item: str) -> str:
     return f"S2_v{int(item[3:]) - 1:02d}" if item.startswith("S2#") else item
 
 
 # ---------------------------------------------------------------- cells
+_BASELINE_CELL = re.compile(r"/(?P<target>[^/]+)/(?P<position>[^/]+)/v(?P<v>\d\d)/(?P<arm>claude|filler)\.json$")
 _STRESSOR_CELL = re.compile(r"/(?P<target>[^/]+)/(?P<position>[^/]+)/v(?P<v>\d\d)/cell\.json$")
 
 
 def cell_identity(path: str, record: Mapping[str, Any]) -> tuple | None:
     """An anchored cell file as (target, position or None, harness arm, item); None for another file."""
+    m = _BASELINE_CELL.search(path)
+    if m:
+        return (m["target"], m["position"], "claude_session" if m["arm"] == "claude" else "filler", f"S2_v{m['v']}")
     m = _STRESSOR_CELL.search(path)
     if m and "/anchor_variants/" in path:
         return (m["target"], m["position"], record.get("variant") or path.split("/anchor_variants/")[1].split("/")[0],
@@ -180,7 +195,7 @@ def _ours(anchored: Sequence[Anchored]) -> dict[tuple, dict]:
     for a in anchored:
         frame = a.frame[a.frame["judge_model"].notna()] if a.frame["judge_model"].notna().any() else a.frame
         for row in frame.to_dict("records"):
-            ident = (a.target_safe, row["position"], harness_arm(a.anchor), _item_name(row["item"]))
+            ident = (a.target_safe, row["position"], _arm(a.anchor, row["arm"]), _item_name(row["item"]))
             row["response"] = row["response"] if isinstance(row["response"], str) else None
             rows[ident] = row
             rows[(ident[0], None, ident[2], ident[3])] = row
@@ -188,16 +203,17 @@ def _ours(anchored: Sequence[Anchored]) -> dict[tuple, dict]:
 
 
 def compare_anchored_cells(case: dict, anchored: Sequence[Anchored], report: CaseResult,
-                           declared: Sequence[dict]) -> list[dict]:
-    """The anchored cells: stored (and only those), their texts, lengths and verdicts; the
-    expected cells this module does not read are returned (for the e08 comparison)."""
+                           declared: Sequence[dict]) -> None:
+    """The cells: stored (and only those), their texts, lengths and verdicts; an expected
+    cell of a layout this module does not read fails."""
     ours = _ours(anchored)
-    rest, missing, diffs, first = [], [], {}, {}
+    missing, diffs, first = [], {}, {}
     n = 0
     for cell in case["expected"].get("cells", []):
         ident = cell_identity(cell["path"], cell["record"])
         if ident is None:
-            rest.append(cell)
+            report.add("cells", cell["path"], False, "a cell of the family's runners", None, declared,
+                       note="unknown cell layout")
             continue
         n += 1
         row = ours.get(ident)
@@ -223,7 +239,6 @@ def compare_anchored_cells(case: dict, anchored: Sequence[Anchored], report: Cas
     lost = [k for a in anchored for k, row in _ours([a]).items() if k[1] is not None
             and k not in expected and (k[0], None, k[2], k[3]) not in expected and _contributes(row)]
     report.add("cells", "anchored.lost_cells_contribute_nothing", not lost, [], lost[:10], declared)
-    return rest
 
 
 def _contributes(row: Mapping[str, Any]) -> bool:
@@ -236,58 +251,42 @@ def _contributes(row: Mapping[str, Any]) -> bool:
 # ---------------------------------------------------------------- a case
 def run(case: dict, corpus: Path, replay: Replay, report: CaseResult, declared: Sequence[dict], workdir: Path) -> None:
     """Run the case's harness runners through our code, in order, and compare (module doc)."""
-    from . import runs
     delegate = delegate_of(case)
     if delegate is not None:
         delegate.run(case, corpus, replay, report, declared, workdir)
         return
     drivers = [d for d in case["harness_driver"] if not d["runner"].startswith(TABLE_DRIVERS)]
-    models = [m for d in drivers if (spec := anchor_runner(d["runner"])) for m, _ in _targets(case, d, spec)]
-    with replay_environment(models):  # the anchored runners' targets named only in their environment
-        driven, anchored = _drive(case, drivers, corpus, replay, report, workdir)
+    ours = [d for d in drivers if anchor_runner(d["runner"]) is not None]
+    for d in drivers:
+        if anchor_runner(d["runner"]) is None:
+            report.not_expressible("runners", d["runner"], "not a runner of the anchor family")
+    models = [m for d in ours for m, _ in _targets(case, d, anchor_runner(d["runner"]))]
+    anchored: list[Anchored] = []
+    with replay_environment(models):  # the runners' targets named only in their environment
+        session = REFERENCE.read_session(corpus / case["inputs"]["session"]) if ours else None
+        for number, driver in enumerate(ours):
+            anchored += drive_anchored(case, driver, session, replay, workdir / f"run{number:02d}")
     compare_requests(case, replay, report, declared)
-    rest = compare_anchored_cells(case, anchored, report, declared)
-    runs.compare_cells({**case, "expected": {**case["expected"], "cells": rest}}, driven, replay, report, declared)
-    compare_tables(case, driven, anchored, report, declared)
+    compare_anchored_cells(case, anchored, report, declared)
+    compare_tables(case, anchored, report, declared)
 
 
-def _drive(case: dict, drivers: Sequence[dict], corpus: Path, replay: Replay, report: CaseResult,
-           workdir: Path) -> tuple[list, list[Anchored]]:
-    from . import runs
-    driven, anchored, plain, session = [], [], [], None
-    for number, driver in enumerate(drivers + [None]):
-        if driver is not None and anchor_runner(driver["runner"]) is None:
-            plain.append(driver)
-            continue
-        if plain:  # the runs before this anchored one that the panel's grid runs
-            driven += runs.drive({**case, "harness_driver": plain}, corpus, replay, report,
-                                 workdir / f"plain{number:02d}")
-            plain = []
-        if driver is None:
-            break
-        if session is None:
-            session = REFERENCE.read_session(corpus / case["inputs"]["session"])
-        anchored += drive_anchored(case, driver, session, replay, workdir / f"anchored{number:02d}")
-    return driven, anchored
-
-
-def tidy_cells(driven: Sequence, anchored: Sequence[Anchored]) -> pd.DataFrame:
+def tidy_cells(anchored: Sequence[Anchored]) -> pd.DataFrame:
     """Every stored-or-lost cell of the case's runs as the anchor tables read them
     (:mod:`contextecho.experiments.anchor_designs`): the harness's target folder names, the
     anchor as ``intervention``, one row per cell (its judge's, where judged)."""
-    frames = [d.frame.assign(target=d.frame["target"].map(d.target_safe)) for d in driven]
-    frames += [a.frame.assign(target=a.target_safe) for a in anchored]
+    frames = [a.frame.assign(target=a.target_safe) for a in anchored]
     frames = [f[(f["item_kind"] != "probe") | f["judge_model"].notna()] for f in frames if len(f)]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
         columns=["target", "position", "arm", "intervention", "item", "response", "passed", REFERENCE.stored_score])
 
 
 #: The tables each analysis gives, by the first table name of its group in a case.
-def compare_tables(case: dict, driven: Sequence, anchored: Sequence[Anchored], report: CaseResult,
+def compare_tables(case: dict, anchored: Sequence[Anchored], report: CaseResult,
                    declared: Sequence[dict]) -> None:
     """The tables of the case computed by our analyses (:mod:`contextecho.experiments.anchor_designs`)."""
     tables = case["expected"].get("tables") or {}
-    cells = tidy_cells(driven, anchored)
+    cells = tidy_cells(anchored)
     score = REFERENCE.stored_score
     computed: set[str] = set()
 

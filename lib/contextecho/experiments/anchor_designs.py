@@ -37,13 +37,15 @@ ANCHORED_ARMS = ("real",)
 
 
 def anchored_cells(protocol: Protocol, p: Any, experiment: str, session: Session, positions: Sequence[Position],
-                   items: Sequence[str], anchor: str, *, redact: bool = True) -> list:
+                   items: Sequence[str], anchor: str, *, redact: bool = True,
+                   arms: Sequence[str] = ANCHORED_ARMS) -> list:
     """The cells of one anchored run (``p``: the run's judged parameters): ``items`` at
-    ``positions`` of ``session``, the real prefix, ``anchor`` (in the protocol's names)
-    between the prefix and every item."""
+    ``positions`` of ``session``, the real prefix (``arms``: the family's no-anchor baseline
+    asks the filler too), ``anchor`` (in the protocol's names; ``none``) between the prefix
+    and every item."""
     return build(protocol, p, experiment, [session], items, positions=Positions(chosen={session.session_id:
                                                                                           list(positions)}),
-                 stressor_max_tokens=getattr(p, "stressor_max_tokens", None), redact=redact, arms=ANCHORED_ARMS,
+                 stressor_max_tokens=getattr(p, "stressor_max_tokens", None), redact=redact, arms=arms,
                  intervention=anchor)
 
 

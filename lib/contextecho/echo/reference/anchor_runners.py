@@ -13,6 +13,7 @@ runner                                    items   provider      anchors (from th
 ``e04 run_anchor_size_sweep.py``          probes  ``PROVIDER``  A_<SIZE>, at P5_pre_C6 only
 ``e04 run_anchor_decay.py``               probes  anthropic     A_COMBINED+n per ``N_OFFSETS``, at P5_pre_C6
 ``e15 run_12pos_with_a.py`` (its A arm)   probes  anthropic     A_COMBINED_E15
+``e08 run.py`` (the no-anchor baseline)   S2      anthropic     none, real and filler arms
 ========================================  ======  ============  ==========================================
 
 The harness files a cell under the anchor's own name for the variants, ``A_COMBINED`` for
@@ -34,6 +35,8 @@ LATE = "P5_pre_C6"
 S2_ITEMS = "S2"
 PROBE_ITEMS = "probes"
 E04 = "experiments/e04_path_y/"
+#: The family's baseline runner asks no anchor.
+NO_ANCHOR = "none"
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,7 @@ class AnchorRunner:
     provider: str | None = None
     model_env: str | None = "MODEL_ID"
     position: str | None = None
+    arms: tuple[str, ...] = ("real",)
 
 
 def decay_offsets(env: Mapping[str, str | None]) -> tuple[int, ...]:
@@ -70,7 +74,9 @@ for _r in (
         AnchorRunner(E04 + "run_anchor_decay.py", PROBE_ITEMS,
                      lambda env: tuple(f"{DECAY_PREFIX}{n}" for n in decay_offsets(env)), ANTHROPIC, "TARGET", LATE),
         AnchorRunner("experiments/e15_probes_at_crosscompaction/run_12pos_with_a.py", PROBE_ITEMS,
-                     lambda env: (A_COMBINED_E15.name,), ANTHROPIC, None)):
+                     lambda env: (A_COMBINED_E15.name,), ANTHROPIC, None),
+        AnchorRunner("experiments/e08_cross_compaction/run.py", S2_ITEMS, lambda env: (NO_ANCHOR,), ANTHROPIC, None,
+                     arms=("real", "filler"))):
     ANCHOR_RUNNERS.add(_r.runner, _r)
 
 
