@@ -27,7 +27,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ..echo.fingerprint import fingerprint_frame, fit_pca
+from ..echo.fingerprint import fit_pca
 from ..echo.reference import negative_controls
 from ..echo.reference.positions import PANEL_POSITIONS
 from ..echo.probes import FRAMINGS
@@ -329,7 +329,7 @@ MANUSCRIPT = CALIBRATION + PROTOCOL + DISTRIBUTIONS + Declared(
         Variable("gap_{score}_{target}", POINTS, score=SCORES), Variable("gap_{score}_ci_{target}", interval(POINTS),
                                                                           score=SCORES),
         Variable("unit_gap_sd_{score}_{target}", POINTS, score=SCORES), Variable("n_invalid_{score}", COUNT, score=SCORES),
-        Variable("fingerprint_centroid_distance", COEFFICIENT), Variable("fingerprint_pc1_pct", PERCENT),
+        Variable("fingerprint", TEXT), Variable("fingerprint_centroid_distance", COEFFICIENT), Variable("fingerprint_pc1_pct", PERCENT),
         Variable("s2_scorer_agreement_pct", PERCENT),
         Variable("s2_real_rate_pct_{target}", PERCENT), Variable("s2_filler_rate_pct_{target}", PERCENT),
         Variable("s2_contextecho_real_rate_pct_{target}", PERCENT),
@@ -557,15 +557,21 @@ def judge_distributions(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def fingerprint(run: Run, frame: pd.DataFrame) -> SavedFigure:
-    """The fingerprint persona space: six judge-free features of every answered probe,
-    projected on two principal components, by arm (the loadings are a table)."""
+    """The fingerprint persona space: the protocol's six judge-free features
+    (:attr:`~contextecho.echo.protocol.Protocol.fingerprint`: ours, or the harness's Fig.-1
+    features under ``reference``) of every answered probe it reads features from, projected on
+    two principal components, by arm (the loadings are a table)."""
+    chosen = run.protocol.fingerprint
     ok = frame[(frame["status"] == "ok") & (frame["item_kind"] == "probe")].drop_duplicates("key")
-    features = fingerprint_frame(ok["response"])
+    features = chosen.frame(ok["response"])
     features.index = ok.index
+    features = features.dropna()  # a reply the set reads no features from (the harness's empty reply)
+    ok = ok.loc[features.index]
+    run.out.set(fingerprint=f"{chosen.name} ({chosen.version})")
     if len(ok) < 3:
         return run.figure("fingerprint", figures.fingerprint(
             pd.DataFrame(), None, reason=f"{len(ok)} answered probe(s); two principal components need three"))
-    pca = fit_pca(features)
+    pca = fit_pca(features, features=chosen.features)
     coords = pca.transform(features)
     fp = pd.concat([ok[["target", "session", "position", "arm", "item"]], features], axis=1)
     fp["PC1"], fp["PC2"] = coords[:, 0], coords[:, 1]
