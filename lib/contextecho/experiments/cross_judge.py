@@ -76,7 +76,7 @@ class Parameters(JudgedParameters):
     HELP = {**JudgedParameters.HELP,
             "judges": "LLM judges (LiteLLM model strings)",
             "positions": "panel (the panel's positions) or late (the late position alone: the audits' P5)",
-            "replicates": "samples per cell (the seed's n = 25 re-audits: 25 at the late position)",
+            "replicates": "samples per cell (the seed's re-audits of n 25: 25 at the late position)",
             "raters": "offline raters (tfidf)",
             "n_sessions": "keep equal to the panel's so its cells are reused from the cache",
             "n_positions": "snapshot positions per session (keep equal to the panel's)"}
