@@ -3,6 +3,9 @@ probe/judge experiments (fast), the embedded model for CAPE (the fake model cann
 a questionnaire)."""
 import numbers
 
+import numpy as np
+import pandas as pd
+
 import pytest
 import yaml
 
@@ -67,3 +70,32 @@ def test_cape_runs_on_the_embedded_model(tmp_path):
     assert (result.output_dir / "tables" / "table1_constrained.md").read_text().count("stability") == 2
     assert variables["table1_rows_constrained"] == 1 and variables["n_constrained_ok"] > 0
     assert variables["answers_compared"] >= 0 and variables["answer"] == "text"
+
+
+def test_cross_judge_asks_the_late_position_with_replicates_and_onset_replicates(tmp_path):
+    cj = experiment("cross_judge")
+    params = cj.Parameters(**FAKE, **{**CASES["cross_judge"], "n_positions": 1}, positions="late", replicates=2,
+                           output_dir=str(tmp_path / "cj"))
+    result = cj.run(params)
+    assert result.variables["n_cells"] == 1 * 2 * 2 * 2  # one position × two arms × two probes × two samples
+    assert result.variables["rank_n_targets"] == 0 and "not estimable" in result.variables["rank_tau"]
+    onset = experiment("onset")
+    params = onset.Parameters(**FAKE, **CASES["onset"], replicates=2, output_dir=str(tmp_path / "onset"))
+    assert onset.run(params).variables["n_cells"] == 2 * 2 * 1 * 2  # two steps × two arms × one probe × two
+
+
+def test_the_judges_consensus_per_cell_hand_computed(tmp_path):
+    cj = experiment("cross_judge")
+    params = cj.Parameters(**{**FAKE, "judges": ("fake/echo", "fake/other")}, **CASES["cross_judge"],
+                           output_dir=str(tmp_path / "cj"))
+    run = cj.start(params)
+    scores = pd.DataFrame({"target": "fake/echo", "session": "S1", "position": ["p1", "p1", "p2", "p2"],
+                           "arm": ["real", "filler", "real", "filler"], "item": "C01", "replicate": 1,
+                           "response": "r", "fake/echo": [1.0, 3.0, 0.0, 2.0], "fake/other": [1.0, 2.0, 2.0, np.nan]})
+    table = cj.consensus(run, scores).set_index("target")
+    # cells judged by both: three; unanimous: the first; spreads 0, 1, 2
+    assert table.loc["fake/echo", "n_cells"] == 3
+    assert table.loc["fake/echo", "unanimous_pct"] == pytest.approx(100 / 3)
+    assert table.loc["fake/echo", "mean_spread"] == pytest.approx(1.0)
+    # consensus scores: p1 real 1, filler 2.5; p2 real 1, filler 2 (one judge): gap = mean(1.5, 1.0)
+    assert table.loc["fake/echo", "gap"] == pytest.approx(1.25)

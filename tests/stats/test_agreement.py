@@ -125,3 +125,20 @@ def test_failed_scores_kept_in_the_pairs_count_as_observed_agreement_never_as_ch
         cohen_kappa_score([0, 1], [0, 2], labels=[0, 1, 2, 3], weights="quadratic"))
     with pytest.raises(InvalidScoreError):
         label_agreement([-1, 0], [0, 0])
+
+
+# ---------------------------------------------------------------- rank_agreement
+def test_rank_agreement_is_kendalls_tau_over_the_targets_both_judges_estimated():
+    from contextecho.stats.agreement import rank_agreement
+    # hand-computed: ranks (1, 2, 3) against (1, 3, 2): two concordant pairs, one discordant: tau = 1/3
+    r = rank_agreement({"a": 0.1, "b": 0.5, "c": 0.9, "d": 0.2}, {"a": 0.0, "b": 0.8, "c": 0.4, "d": float("nan")})
+    assert r.n_targets == 3 and r.tau == pytest.approx(1 / 3)
+    assert r.p_value == pytest.approx(1.0)  # exact two-sided p for n = 3, tau = 1/3 (scipy's)
+
+
+def test_rank_agreement_says_why_it_is_not_estimable():
+    from contextecho.stats.agreement import rank_agreement
+    with pytest.raises(StatsInputError, match="needs two"):
+        rank_agreement({"a": 0.3}, {"a": 0.1})
+    with pytest.raises(StatsInputError, match="same drift gap"):
+        rank_agreement({"a": 0.3, "b": 0.3}, {"a": 0.1, "b": 0.2})

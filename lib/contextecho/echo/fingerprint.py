@@ -15,13 +15,17 @@ Matching is case-insensitive and on word boundaries.
 4. ``em_dash_count``       — the number of U+2014 characters (en dashes and ``--`` not).
 5. ``paragraph_breaks``    — the number of runs of blank lines inside the stripped text.
 6. ``log_length``          — ln(1 + number of characters of the raw response).
+
+A protocol names its fingerprint (:attr:`contextecho.echo.protocol.Protocol.fingerprint`, a
+:class:`FingerprintSet`): :data:`CONTEXTECHO` is these six; the ``reference`` protocol's is the
+harness's (:mod:`contextecho.echo.reference.fingerprint`).
 """
 from __future__ import annotations
 
 import math
 import re
 from dataclasses import asdict, dataclass
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -89,6 +93,28 @@ def fingerprint(response: str | None) -> Fingerprint:
 def fingerprint_frame(responses: Iterable[str | None]) -> pd.DataFrame:
     """One row per response, one column per feature (in :data:`FEATURES` order)."""
     return pd.DataFrame([asdict(fingerprint(r)) for r in responses], columns=list(FEATURES))
+
+
+@dataclass(frozen=True)
+class FingerprintSet:
+    """A protocol's fingerprint: its ``name``, ``version``, the six ``features`` in order and
+    ``extract`` (one response to its feature values, or ``None`` where the set reads no
+    features from it: the harness drops an empty reply)."""
+
+    name: str
+    version: str
+    features: tuple[str, ...]
+    extract: Callable[[str | None], Mapping[str, float] | None]
+
+    def frame(self, responses: Iterable[str | None]) -> pd.DataFrame:
+        """One row per response, one column per feature (in :attr:`features` order); a
+        response the set reads no features from is a row of NaN."""
+        rows = [self.extract(r) or {} for r in responses]
+        return pd.DataFrame(rows, columns=list(self.features), dtype=float)
+
+
+#: This project's fingerprint (module doc).
+CONTEXTECHO = FingerprintSet("contextecho", VERSION, FEATURES, lambda r: asdict(fingerprint(r)))
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from . import contracts, filler, interventions, probes, rubric, stressors
 from .arms import ARMS
 from .cells import Cell, build_cells
 from .continuation import CONTEXTECHO
+from .fingerprint import CONTEXTECHO as FINGERPRINT
 from .judge import SCORE_LABEL, SCORE_PREFILL, judge_request, parse_verdict
 from .items import Item
 from .protocol import SCHEMES, Grid, JudgeSetup, Positions, Protocol, SamplingDefaults, Verdict
@@ -47,6 +48,7 @@ class ContextEchoProtocol(Protocol):
                                 temperature=0.0, window_chars=30_000)
     formats = (CLAUDE_CODE, CODEX_CLI)
     continuation = CONTEXTECHO
+    fingerprint = FINGERPRINT
     #: Every arm of :mod:`.arms`: real, filler and the seed's controls (shuffled_real,
     #: unrelated_session, scratch).
     arms = tuple(ARMS.names())

@@ -38,6 +38,7 @@ from .rubric import Rubric
 
 if TYPE_CHECKING:
     from .continuation import ContinuationRules
+    from .fingerprint import FingerprintSet
     from .reference.judge import JudgePrompt
 
 #: A setting's value, as a run's settings and a protocol's own are compared and recorded.
@@ -163,6 +164,8 @@ class Protocol(ABC):
     result_columns: tuple[str, ...] = ()
     #: How the protocol asks the tool-call continuation (:mod:`.continuation`).
     continuation: "ContinuationRules"
+    #: The judge-free fingerprint its responses are read with (:mod:`.fingerprint`).
+    fingerprint: "FingerprintSet"
     #: The run parameters that are the protocol's own options (:meth:`configured`).
     options: ClassVar[tuple[str, ...]] = ()
     #: The arms its cells can be asked in (:attr:`Grid.arms`).

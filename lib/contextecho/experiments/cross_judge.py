@@ -5,7 +5,14 @@ from the cache). Raters: each LLM judge in ``judges`` (the same rubric, cached p
 and each offline rater in ``raters`` (``tfidf``: nearest rubric anchor by TF-IDF cosine;
 see :mod:`.raters`). For every pair of raters: exact and within-one agreement and Cohen's
 kappa (unweighted, linear, quadratic) on the cells both scored; per target, the drift gap
-under each rater and whether their signs agree.
+under each rater and whether their signs agree; how stable the raters' ranking of the targets
+is (Kendall's tau between their gaps, :func:`~contextecho.stats.agreement.rank_agreement`); and
+the LLM judges' consensus per cell (their mean score and whether they all agree), with the
+drift gap of the consensus score per target.
+
+``positions`` ``late`` asks the harness's late position alone (``P5_pre_C6`` under
+``reference``, the cross-judge audits' position) and ``replicates`` samples each cell more than
+once (the seed's n = 25 re-audits: the five Coding-Self probes × 25 at P5).
 
 Re-judging stored responses (:func:`rejudge`): responses an earlier run stored with its
 first judge's score, judged again by a second judge under a protocol's judge or one of its
@@ -31,13 +38,14 @@ from ..engine.calls import Transport, generate
 from ..engine.verdicts import ERROR
 from ..paper import figures
 from ..paper.declared import Declared
-from ..paper.formats import COEFFICIENT, COUNT, MODEL, PERCENT, POINTS, TEXT, estimate
+from ..paper.formats import COEFFICIENT, COUNT, MODEL, P_VALUE, PERCENT, POINTS, TEXT, estimate
 from ..paper.tables import Column, Table
 from ..paper.variables import Variable, by_target, reasons
 from ..paper.show import Result, SavedFigure
 from ..sessions.outbound import JudgeInputs
 from ..stats.errors import StatsInputError
-from ..stats.agreement import direction_agreement, judge_agreement, label_agreement, score_agreement
+from ..stats.agreement import (direction_agreement, judge_agreement, label_agreement, rank_agreement,
+                               score_agreement)
 from ..stats.records import LabelAgreement
 from ..stats.drift import drift_gap
 from . import spine
@@ -62,9 +70,13 @@ class Parameters(JudgedParameters):
     n_sessions: int = 2
     n_positions: int = 3
     probes: tuple[str, ...] = ("coding_self",)
+    positions: str = "panel"
+    replicates: int = 1
 
     HELP = {**JudgedParameters.HELP,
             "judges": "LLM judges (LiteLLM model strings)",
+            "positions": "panel (the panel's positions) or late (the late position alone: the audits' P5)",
+            "replicates": "samples per cell (the seed's re-audits of n 25: 25 at the late position)",
             "raters": "offline raters (tfidf)",
             "n_sessions": "keep equal to the panel's so its cells are reused from the cache",
             "n_positions": "snapshot positions per session (keep equal to the panel's)"}
@@ -72,9 +84,14 @@ class Parameters(JudgedParameters):
                      "n_positions": {"reference": "snapshot positions per session: the first n of the panel's "
                                                   "named positions (keep equal to the panel's)",
                                      "contextecho": "uniform snapshot positions per session (keep equal to the "
-                                                    "panel's)"}}
+                                                    "panel's)"},
+                     "positions": {"reference": "panel (the panel's named positions) or late (P5_pre_C6 alone, the "
+                                                "harness's cross-judge audits' position)",
+                                   "contextecho": "panel (uniform agent steps) or late (three steps before the "
+                                                  "last)"}}
     RANGES = {**JudgedParameters.RANGES, "raters": OneOf(RATERS, "offline rater"),
-              "n_sessions": count(zero="all"), "n_positions": count(), "probes": (NonEmpty(), PROBE_IDS)}
+              "n_sessions": count(zero="all"), "n_positions": count(), "probes": (NonEmpty(), PROBE_IDS),
+              "positions": OneOf(("panel", "late"), "position scheme"), "replicates": count()}
 
 
 
@@ -90,7 +107,10 @@ MANUSCRIPT = CALIBRATION + PROTOCOL + Declared(
         Variable("direction_{target}", TEXT), Variable("target", TEXT), Variable("targets", TEXT),
         Variable("n_cells", COUNT), Variable("n_raters", COUNT), Variable("primary_judge", TEXT),
         Variable("second_rater", TEXT), Variable("n_cached", COUNT), Variable("n_failed", COUNT),
-        Variable("score", TEXT)),
+        Variable("score", TEXT), Variable("rank_tau", COEFFICIENT), Variable("rank_tau_p", P_VALUE),
+        Variable("rank_n_targets", COUNT), Variable("consensus_gap_{target}", POINTS),
+        Variable("consensus_unanimous_pct_{target}", PERCENT), Variable("consensus_unanimous_pct", PERCENT),
+        Variable("positions", TEXT), Variable("replicates", COUNT)),
     tables=(
         Table("raters", "The raters", (
             Column("Rater", MODEL, "rater"),
@@ -112,6 +132,14 @@ MANUSCRIPT = CALIBRATION + PROTOCOL + Declared(
             Column("Rater A", MODEL, "rater_a"), Column("Rater B", MODEL, "rater_b"), Column("Target", MODEL, "target"),
             Column("Gap, A", POINTS, "gap_a"), Column("Gap, B", POINTS, "gap_b"),
             Column("Direction", TEXT, "direction", widest="opposite")), index=3),
+        Table("rank_stability", "Rank stability of the targets between raters (Kendall's τ)", (
+            Column("Rater A", MODEL, "rater_a"), Column("Rater B", MODEL, "rater_b"),
+            Column("Targets", COUNT, "n_targets"), Column("Kendall τ", COEFFICIENT, "tau"),
+            Column("p", P_VALUE, "p_value")), index=2),
+        Table("consensus", "The judges' consensus per cell, by target", (
+            Column("Target", MODEL, "target"), Column("Cells", COUNT, "n_cells"),
+            Column("Unanimous", PERCENT, "unanimous_pct"), Column("Mean spread", POINTS, "mean_spread"),
+            Column("Consensus gap Δ [95% CI]", estimate(POINTS), ("gap", "ci_low", "ci_high"))), index=1),
     ))
 
 
@@ -133,7 +161,8 @@ def grid(run: Run) -> pd.DataFrame:
     """The panel's cells (the same requests: every target call answered from the cache when
     the panel ran first), judged by every LLM judge; the counts of its batches are logged."""
     p = run.params
-    cells = build(run.protocol, p, "panel", run.sessions, p.probes, positions=Positions("panel", n=p.n_positions))
+    cells = build(run.protocol, p, "panel", run.sessions, p.probes, positions=Positions(p.positions, n=p.n_positions),
+                  replicates=p.replicates)
     return spine.run_grid(run, cells, judges=p.judges, judge_max_tokens=p.judge_max_tokens)
 
 
@@ -144,7 +173,7 @@ def scores(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
     wide = frame.pivot_table(index="key", columns="judge_model", values=score_column(p.score),
                              aggfunc="first", dropna=False)
     cellinfo = frame.drop_duplicates("key").set_index("key")
-    table = cellinfo[["target", "session", "position", "arm", "item", "response"]].copy()
+    table = cellinfo[["target", "session", "position", "arm", "item", "replicate", "response"]].copy()
     for judge in p.judges:
         table[judge] = wide[judge] if judge in wide.columns else np.nan
     ok = cellinfo["status"] == "ok"
@@ -238,6 +267,68 @@ def directions(run: Run, gaps: pd.DataFrame) -> pd.DataFrame:
     return run.table("directions", table)
 
 
+def rank_stability(run: Run, gaps: pd.DataFrame) -> pd.DataFrame:
+    """For every pair of raters: Kendall's tau between their rankings of the targets by drift
+    gap (:func:`~contextecho.stats.agreement.rank_agreement`, two targets at least; the first
+    pair's is the manuscript's)."""
+    p = run.params
+    rows = []
+    for a, b in combinations(_raters(p), 2):
+        row = {"rater_a": a, "rater_b": b}
+        ga, gb = (gaps[gaps["rater"] == r].set_index("target")["gap"] for r in (a, b))
+        try:
+            r = rank_agreement(ga, gb)
+            row.update(n_targets=r.n_targets, tau=r.tau, p_value=r.p_value, note="")
+        except StatsInputError as exc:
+            row.update(n_targets=int((ga.notna() & gb.reindex(ga.index).notna()).sum()), tau=np.nan,
+                       p_value=np.nan, note=f"not estimable: {exc}")
+        rows.append(row)
+    table = pd.DataFrame(rows, columns=["rater_a", "rater_b", "n_targets", "tau", "p_value", "note"])
+    run.out.parquet("rank_stability", table)
+    if len(table):
+        first = table.iloc[0]
+        why = first["note"].removeprefix("not estimable: ") or None
+        run.out.put("rank_tau", first["tau"], why=why)
+        run.out.put("rank_tau_p", first["p_value"], why=why)
+        run.out.set(rank_n_targets=int(first["n_targets"]))
+    else:
+        run.out.set(rank_n_targets=0)
+    return run.table("rank_stability", table)
+
+
+def consensus(run: Run, scores: pd.DataFrame) -> pd.DataFrame:
+    """The LLM judges' consensus per cell: ``consensus`` their mean valid score, ``spread``
+    the largest minus the smallest, ``unanimous`` every judge scored it and all the same; per
+    target the share unanimous, the mean spread and the drift gap of the consensus score
+    (position-clustered, as each rater's)."""
+    p = run.params
+    judged = scores[list(p.judges)]
+    cells = scores.assign(consensus=judged.mean(axis=1), spread=judged.max(axis=1) - judged.min(axis=1),
+                          n_judged=judged.notna().sum(axis=1))
+    cells["unanimous"] = (cells["n_judged"] == len(p.judges)) & (cells["spread"] == 0)
+    run.out.parquet("consensus_cells", cells.drop(columns=["response"]))
+    rows = []
+    for target, g in cells.groupby("target"):
+        scored = g[g["n_judged"] == len(p.judges)]
+        row = {"target": target, "n_cells": len(scored),
+               "unanimous_pct": 100 * scored["unanimous"].mean() if len(scored) else np.nan,
+               "mean_spread": scored["spread"].mean() if len(scored) else np.nan}
+        try:
+            r = drift_gap(g, score="consensus", cluster="position", n_resamples=p.n_resamples, seed=p.resample_seed)
+            row.update(gap=r.estimate, ci_low=r.ci_low, ci_high=r.ci_high, note="")
+        except StatsInputError as exc:
+            row.update(gap=np.nan, ci_low=np.nan, ci_high=np.nan, note=f"not estimable: {exc}")
+        rows.append(row)
+    table = pd.DataFrame(rows, columns=["target", "n_cells", "unanimous_pct", "mean_spread", "gap", "ci_low",
+                                        "ci_high", "note"])
+    run.out.parquet("consensus", table)
+    run.out.per_target(("consensus_gap_{target}", "consensus_unanimous_pct_{target}"),
+                       by_target(table, {"consensus_gap_{target}": "gap",
+                                         "consensus_unanimous_pct_{target}": "unanimous_pct"}),
+                       p.targets, reasons(table))
+    return run.table("consensus", table)
+
+
 def agreement_figure(run: Run, scores: pd.DataFrame, gaps: pd.DataFrame) -> SavedFigure:
     """Left: the confusion of the first two raters' scores; right: the drift gap under each rater."""
     p = run.params
@@ -266,10 +357,12 @@ def variables(run: Run, scores: pd.DataFrame) -> pd.DataFrame:
                 n_raters=len(raters), primary_judge=p.judges[0],
                 second_rater=raters[1] if len(raters) > 1 else "none",
                 n_cached=targets.cached if targets else 0, n_failed=targets.failed if targets else 0,
-                score=p.score, **protocol_variables(run.log.about["protocol"]))
+                score=p.score, positions=p.positions, replicates=p.replicates,
+                **protocol_variables(run.log.about["protocol"]))
     if p.score != "expected":
         run.out.default(f"correlations are computed on expected scores; this run scored {p.score} verdicts "
                         "(-p score expected)", "pearson", "mean_abs_diff")
+    run.out.default("only one rater: no ranking to compare", "rank_tau", "rank_tau_p")
     run.out.default("no cell has a valid score from two raters", "pearson", "mean_abs_diff", "n_both",
                     "exact_pct", "within_one_pct", "kappa", "kappa_linear")
     return spine.finish(run)
@@ -282,7 +375,8 @@ def calibration(run: Run) -> pd.DataFrame:
 
 
 STAGES = (Stage("run", start), Stage("calibration", calibration), Stage("frame", grid), Stage("scores", scores), Stage("agreement", agreement),
-          Stage("gaps", rater_gaps), Stage("directions", directions), Stage("figure", agreement_figure),
+          Stage("gaps", rater_gaps), Stage("directions", directions), Stage("ranks", rank_stability),
+          Stage("consensus", consensus), Stage("figure", agreement_figure),
           Stage("variables", variables))
 
 

@@ -7,7 +7,9 @@ pooled over sessions (bootstrap over sessions; a session whose snapshot lacks a 
 verdict in one arm is left out and counted). Under the ``reference`` protocol the
 snapshots are the harness's turns (1, 5, 25, 100, 250, 500, 1000, 1500 at the paper's
 scale), clipped to the session. Beside our interval, the harness's own onset interval
-(unclustered, :func:`harness_curve`).
+(unclustered, :func:`harness_curve`). ``replicates`` samples each cell more than once (the
+harness's e17 ``N_REPLICATES``, default 1: the seed's n = 25 re-run of a step is the five
+Coding-Self probes × 5).
 """
 from __future__ import annotations
 
@@ -52,16 +54,18 @@ class Parameters(JudgedParameters):
     n_sessions: int = 2
     steps: tuple[int, ...] = (1, 5, 25, 125)
     probes: tuple[str, ...] = ("coding_self",)
+    replicates: int = 1
 
     HELP = {**JudgedParameters.HELP,
             "steps": "snapshot positions",
+            "replicates": "samples per cell (the harness's e17 N_REPLICATES, default 1)",
             "n_sessions": "longest openly licensed sessions (0 for all)"}
     PROTOCOL_HELP = {**JudgedParameters.PROTOCOL_HELP,
                      "steps": {"reference": "harness turns, each asked (one past the session's end renders its "
                                             "last turn under its own number)",
                                "contextecho": "agent steps, kept when before the session's first compaction"}}
     RANGES = {**JudgedParameters.RANGES, "n_sessions": count(zero="all"),
-              "steps": (NonEmpty(), count()), "probes": (NonEmpty(), PROBE_IDS)}
+              "steps": (NonEmpty(), count()), "probes": (NonEmpty(), PROBE_IDS), "replicates": count()}
 
 
 def harness_curve(primary: pd.DataFrame, *, n_resamples: int, seed: int, failures: str = "out",
@@ -133,7 +137,8 @@ def grid(run: Run) -> pd.DataFrame:
     """The grid: each session snapshotted at the early steps, real and filler arms, the
     probes, judged; the counts of its batches are printed and logged."""
     p = run.params
-    cells = build(run.protocol, p, "onset", run.sessions, p.probes, positions=Positions("onset", steps=p.steps))
+    cells = build(run.protocol, p, "onset", run.sessions, p.probes, positions=Positions("onset", steps=p.steps),
+                  replicates=p.replicates)
     return spine.run_grid(run, cells, judges=p.judges, judge_max_tokens=p.judge_max_tokens)
 
 

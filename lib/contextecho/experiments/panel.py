@@ -27,7 +27,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ..echo.fingerprint import fingerprint_frame, fit_pca
+from ..echo.fingerprint import fit_pca
 from ..echo.reference import negative_controls
 from ..echo.reference.positions import PANEL_POSITIONS
 from ..echo.probes import FRAMINGS
@@ -44,7 +44,8 @@ from ..paper.variables import Variable, by_target, reasons
 from ..paper import figures
 from ..paper.show import Result, SavedFigure
 from ..stats.errors import StatsInputError
-from ..stats.judge_free import compliance_gap, log_verbosity_ratios, verbosity_ratio
+from ..stats.judge_free import (StressorCell, compliance_gap, harness_compliance_audit, log_verbosity_ratios,
+                                verbosity_ratio)
 from ..stats.multiple import holm
 from ..stats.spread import score_spread
 from ..stats.units import complete_units, unit_gaps
@@ -305,6 +306,56 @@ def verbosity_variance(s2: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def stressor_compliance(s2: pd.DataFrame, *, n_resamples: int, seed: int) -> pd.DataFrame:
+    """Compliance per target × stressor (``item_group``: S1 … S4, each stressor's wordings
+    together, never two stressors pooled) × arm, and the compliance gap filler − real (pp) with
+    its position-clustered interval (:func:`~contextecho.stats.judge_free.compliance_gap`)."""
+    rows = []
+    for (target, stressor), g in s2.groupby(["target", "item_group"], sort=True):
+        g = g.assign(compliant=g["score"])
+        row = {"target": target, "stressor": stressor,
+               "real_rate_pct": 100 * g.loc[g.arm == "real", "compliant"].mean(),
+               "filler_rate_pct": 100 * g.loc[g.arm == "filler", "compliant"].mean(),
+               "n_real": int(g.loc[g.arm == "real", "compliant"].notna().sum()),
+               "n_filler": int(g.loc[g.arm == "filler", "compliant"].notna().sum())}
+        data, _ = complete_units(g, "compliant")
+        try:
+            rec = compliance_gap(data, cluster="position", n_resamples=n_resamples, seed=seed)
+            row.update(gap_pp=rec.estimate, ci_low=rec.ci_low, ci_high=rec.ci_high, note="")
+        except StatsInputError as exc:
+            row.update(gap_pp=np.nan, ci_low=np.nan, ci_high=np.nan, note=f"not estimable: {exc}")
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["target", "stressor", "real_rate_pct", "filler_rate_pct", "n_real",
+                                       "n_filler", "gap_pp", "ci_low", "ci_high", "note"])
+
+
+def session_verbosity(s2: pd.DataFrame) -> pd.DataFrame:
+    """The seed's Tables 1–2 verbosity by session: per target × session × stressor, the
+    harness's S2 audit (:func:`~contextecho.stats.judge_free.harness_compliance_audit`) of the
+    pairs stored in both arms: ``raw_ratio`` = Σ real / Σ filler lengths over the pairs with
+    both lengths > 0 (``n_raw``), ``cond_ratio`` = mean real / mean filler over those where
+    both arms comply (``n_cond``; NaN without one)."""
+    scored = s2[s2["score"].notna()]
+    rows = []
+    for (target, stressor), g in scored.groupby(["target", "item_group"], sort=True):
+        cells = [StressorCell(target, c.session, c.position, f"{c.item}/{c.replicate}", c.arm, bool(c.score),
+                              int(c.response_chars) if pd.notna(c.response_chars) else 0)
+                 for c in g.itertuples()]
+        sessions = sorted(g["session"].unique())
+        audit = harness_compliance_audit(cells, sessions=sessions)
+        for session in sessions:
+            ratios = audit["ratios_by_session"].get(session)
+            row = {"target": target, "session": session, "stressor": stressor,
+                   "raw_ratio": np.nan, "n_raw": 0, "cond_ratio": np.nan, "n_cond": 0,
+                   "note": "not estimable: no pair with a reply in both arms"}
+            if ratios is not None:
+                row.update(ratios, note="" if ratios["n_cond"] else "cond_ratio not estimable: "
+                                                                       "no pair complies in both arms")
+            rows.append(row)
+    return pd.DataFrame(rows, columns=["target", "session", "stressor", "raw_ratio", "n_raw", "cond_ratio",
+                                       "n_cond", "note"])
+
+
 # ---------------------------------------------------------------- what the manuscript reads
 def _gap_table(stem: str, title: str) -> Table:
     return Table(stem, title, (
@@ -317,8 +368,17 @@ def _gap_table(stem: str, title: str) -> Table:
 S2_KEYS = ("s2_real_rate_pct_{target}", "s2_filler_rate_pct_{target}", "s2_contextecho_real_rate_pct_{target}",
            "s2_contextecho_filler_rate_pct_{target}", "s2_gap_pp_{target}", "s2_gap_ci_{target}",
            "verbosity_ratio_{target}", "verbosity_ci_{target}")
+#: The stressors of the per-stressor S2 keys (their ids, lower-case, in a key).
+STRESSOR_KEYS = ("s1", "s2", "s3", "s4")
+#: Per target and stressor: compliance per arm and the compliance gap.
+STRESSOR_TEMPLATES = ("s2_{stressor}_real_rate_pct_{target}", "s2_{stressor}_filler_rate_pct_{target}",
+                      "s2_{stressor}_gap_pp_{target}", "s2_{stressor}_gap_ci_{target}")
 MANUSCRIPT = CALIBRATION + PROTOCOL + DISTRIBUTIONS + Declared(
     variables=(
+        Variable("s2_{stressor}_real_rate_pct_{target}", PERCENT, stressor=STRESSOR_KEYS),
+        Variable("s2_{stressor}_filler_rate_pct_{target}", PERCENT, stressor=STRESSOR_KEYS),
+        Variable("s2_{stressor}_gap_pp_{target}", POINTS_PP, stressor=STRESSOR_KEYS),
+        Variable("s2_{stressor}_gap_ci_{target}", interval(POINTS_PP), stressor=STRESSOR_KEYS),
         Variable("gap_{target}", POINTS), Variable("gap_ci_{target}", interval(POINTS)),
         Variable("real_mean_{target}", POINTS), Variable("filler_mean_{target}", POINTS),
         Variable("gap_clusters_{target}", COUNT),
@@ -329,7 +389,7 @@ MANUSCRIPT = CALIBRATION + PROTOCOL + DISTRIBUTIONS + Declared(
         Variable("gap_{score}_{target}", POINTS, score=SCORES), Variable("gap_{score}_ci_{target}", interval(POINTS),
                                                                           score=SCORES),
         Variable("unit_gap_sd_{score}_{target}", POINTS, score=SCORES), Variable("n_invalid_{score}", COUNT, score=SCORES),
-        Variable("fingerprint_centroid_distance", COEFFICIENT), Variable("fingerprint_pc1_pct", PERCENT),
+        Variable("fingerprint", TEXT), Variable("fingerprint_centroid_distance", COEFFICIENT), Variable("fingerprint_pc1_pct", PERCENT),
         Variable("s2_scorer_agreement_pct", PERCENT),
         Variable("s2_real_rate_pct_{target}", PERCENT), Variable("s2_filler_rate_pct_{target}", PERCENT),
         Variable("s2_contextecho_real_rate_pct_{target}", PERCENT),
@@ -381,6 +441,16 @@ MANUSCRIPT = CALIBRATION + PROTOCOL + DISTRIBUTIONS + Declared(
             Column("Ours, real", PERCENT, "contextecho_real_rate_pct", optional=True),
             Column("Ours, filler", PERCENT, "contextecho_filler_rate_pct", optional=True),
             Column("Agree", PERCENT, "scorer_agreement_pct", optional=True))),
+        Table("s2_by_stressor", "Stressor compliance per stressor and arm (never pooled across stressors)", (
+            Column("Target", MODEL, "target"), Column("Stressor", TEXT, "stressor", widest="S2"),
+            Column("Real", PERCENT, "real_rate_pct"), Column("Filler", PERCENT, "filler_rate_pct"),
+            Column("Gap [95% CI]", estimate(POINTS_PP), ("gap_pp", "ci_low", "ci_high")),
+            Column("n real", COUNT, "n_real"), Column("n filler", COUNT, "n_filler")), index=2),
+        Table("session_verbosity", "Verbosity ratio real/filler per session (all pairs and compliant pairs)", (
+            Column("Target", MODEL, "target"), Column("Session", TEXT, "session", widest="S10"),
+            Column("Stressor", TEXT, "stressor", widest="S2"), Column("Ratio", COEFFICIENT, "raw_ratio"),
+            Column("Pairs", COUNT, "n_raw"), Column("Ratio, both comply", COEFFICIENT, "cond_ratio"),
+            Column("Compliant pairs", COUNT, "n_cond")), index=3),
         Table("verbosity_variance", "Variance decomposition of the log verbosity ratio (Table 2)", (
             Column("Target", MODEL, "target"), Column("Pairs", COUNT, "n"), Column("Sessions", COUNT, "sessions"),
             Column("σ² between", VARIANCE, "sigma2_between"), Column("σ² within", VARIANCE, "sigma2_within"),
@@ -557,15 +627,21 @@ def judge_distributions(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def fingerprint(run: Run, frame: pd.DataFrame) -> SavedFigure:
-    """The fingerprint persona space: six judge-free features of every answered probe,
-    projected on two principal components, by arm (the loadings are a table)."""
+    """The fingerprint persona space: the protocol's six judge-free features
+    (:attr:`~contextecho.echo.protocol.Protocol.fingerprint`: ours, or the harness's Fig.-1
+    features under ``reference``) of every answered probe it reads features from, projected on
+    two principal components, by arm (the loadings are a table)."""
+    chosen = run.protocol.fingerprint
     ok = frame[(frame["status"] == "ok") & (frame["item_kind"] == "probe")].drop_duplicates("key")
-    features = fingerprint_frame(ok["response"])
+    features = chosen.frame(ok["response"])
     features.index = ok.index
+    features = features.dropna()  # a reply the set reads no features from (the harness's empty reply)
+    ok = ok.loc[features.index]
+    run.out.set(fingerprint=f"{chosen.name} ({chosen.version})")
     if len(ok) < 3:
         return run.figure("fingerprint", figures.fingerprint(
             pd.DataFrame(), None, reason=f"{len(ok)} answered probe(s); two principal components need three"))
-    pca = fit_pca(features)
+    pca = fit_pca(features, features=chosen.features)
     coords = pca.transform(features)
     fp = pd.concat([ok[["target", "session", "position", "arm", "item"]], features], axis=1)
     fp["PC1"], fp["PC2"] = coords[:, 0], coords[:, 1]
@@ -631,6 +707,31 @@ def s2_compliance(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
     return run.table("s2", table)
 
 
+def s2_stressors(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
+    """Compliance per stressor and arm per target, each stressor the run asked on its own
+    (:func:`stressor_compliance`; the S2 table by stressor, never pooled across stressors)."""
+    p = run.params
+    table = stressor_compliance(frame[frame["item_kind"] == "stressor"], **_boot(p))
+    columns = {"s2_{stressor}_real_rate_pct_{target}": "real_rate_pct",
+               "s2_{stressor}_filler_rate_pct_{target}": "filler_rate_pct",
+               "s2_{stressor}_gap_pp_{target}": "gap_pp", "s2_{stressor}_gap_ci_{target}": ("ci_low", "ci_high")}
+    for key in STRESSOR_KEYS:
+        own = table[table["stressor"].str.lower() == key]
+        run.out.per_target(STRESSOR_TEMPLATES, by_target(own, columns), p.targets,
+                           reasons(own) if len(own) else f"the run asked no {key.upper()} stressor", stressor=key)
+    run.out.parquet("s2_by_stressor", table)
+    return run.table("s2_by_stressor", table)
+
+
+def verbosity_by_session(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
+    """The verbosity ratio real/filler per session × target (the seed's Tables 1–2), over
+    all pairs and over the pairs where both arms comply (:func:`session_verbosity`, the
+    harness's S2 audit)."""
+    table = session_verbosity(frame[frame["item_kind"] == "stressor"])
+    run.out.parquet("session_verbosity", table)
+    return run.table("session_verbosity", table)
+
+
 def verbosity(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
     """The seed's Table 2: between- vs within-session variance of the per-pair log verbosity
     ratio of the S2 cells, per target and pooled (:func:`verbosity_variance`)."""
@@ -687,7 +788,8 @@ STAGES = (Stage("run", start), Stage("calibration", calibration), Stage("frame",
           Stage("forest", forest), Stage("gaps_all", drift_gaps_all), Stage("harness", harness),
           Stage("categories", category_gaps), Stage("trajectory", trajectory), Stage("by_score", gaps_by_score),
           Stage("distributions", judge_distributions), Stage("fingerprint", fingerprint),
-          Stage("s2", s2_compliance), Stage("variance", verbosity), Stage("variables", variables))
+          Stage("s2", s2_compliance), Stage("s2_stressors", s2_stressors),
+          Stage("session_verbosity", verbosity_by_session), Stage("variance", verbosity), Stage("variables", variables))
 
 
 def run(params: Parameters) -> Result:

@@ -23,6 +23,10 @@ ranked in the order they come (``ordinal``) instead of by their average rank.
 
 :func:`direction_agreement` — per target, compare the signs of the two judges' drift
 gaps (paper Table 7): ``"agree"``, ``"flip"`` or ``"null vs small"``.
+
+:func:`rank_agreement` — how stable the judges' ranking of the targets is: Kendall's tau-b
+between the two judges' drift gaps over the targets both estimated (scipy.stats.kendalltau);
+it needs two targets, and a ranking that is not all ties under either judge.
 """
 from __future__ import annotations
 
@@ -30,9 +34,10 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+from scipy.stats import kendalltau
 
 from .errors import DegenerateDataError, EmptyArmError, InvalidScoreError, StatsInputError
-from .records import DirectionAgreement, JudgeAgreement, LabelAgreement, ScoreAgreement
+from .records import DirectionAgreement, JudgeAgreement, LabelAgreement, RankAgreement, ScoreAgreement
 
 RUBRIC_SCORES = (0, 1, 2, 3)
 
@@ -194,3 +199,21 @@ def direction_agreement(gaps_a: Mapping[str, float] | pd.Series,
         gap_b=tuple(float(v) for v in b), labels=tuple(labels), n=len(labels),
         n_agree=labels.count("agree"), n_flip=labels.count("flip"),
         n_null_vs_small=labels.count("null vs small"), null_tol=null_tol)
+
+
+def rank_agreement(gaps_a: Mapping[str, float] | pd.Series,
+                   gaps_b: Mapping[str, float] | pd.Series) -> RankAgreement:
+    """Kendall's tau-b between two judges' target rankings by drift gap, over the targets
+    with a gap under both (module doc); too few targets or a ranking of ties only raise
+    :class:`StatsInputError` saying so."""
+    a, b = pd.Series(gaps_a, dtype=float), pd.Series(gaps_b, dtype=float)
+    both = a.index.intersection(b.index)
+    a, b = a.loc[both], b.loc[both]
+    keep = a.notna() & b.notna()
+    a, b = a[keep], b[keep]
+    if len(a) < 2:
+        raise EmptyArmError(f"{len(a)} target(s) with a drift gap under both judges; a ranking needs two")
+    if a.nunique() < 2 or b.nunique() < 2:
+        raise DegenerateDataError("every target has the same drift gap under one judge: no ranking to compare")
+    result = kendalltau(a.to_numpy(), b.to_numpy())
+    return RankAgreement(n_targets=len(a), tau=float(result.statistic), p_value=float(result.pvalue))

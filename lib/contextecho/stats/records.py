@@ -237,6 +237,16 @@ class ScoreAgreement(Record):
 
 
 @dataclass(frozen=True, kw_only=True)
+class RankAgreement(Record):
+    """Kendall's tau-b between two judges' rankings of the same targets by their drift gap,
+    with its two-sided p (scipy.stats.kendalltau)."""
+
+    n_targets: int
+    tau: float
+    p_value: float
+
+
+@dataclass(frozen=True, kw_only=True)
 class DirectionAgreement(Record):
     """Per-target agreement in the sign of the drift gap between two judges.
 

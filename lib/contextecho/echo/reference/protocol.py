@@ -54,6 +54,7 @@ from ..rubric import Rubric
 from ..scorers import score as run_scorer
 from . import cells
 from .control_arms import CONTROL_ARMS
+from .fingerprint import REFERENCE as REFERENCE_FINGERPRINT
 from . import judge as reference_judge
 from .providers import judge_params, judges_empty_reply
 from .s2_requests import S2_REQUESTS, rules_of
@@ -104,6 +105,8 @@ class ReferenceProtocol(Protocol):
     #: The harness's real and filler, and our control arms in its rendering (:mod:`.control_arms`).
     arms = cells.ARMS + CONTROL_ARMS
     continuation = CONTINUATION
+    #: The harness's Fig.-1 features (:mod:`.fingerprint`).
+    fingerprint = REFERENCE_FINGERPRINT
 
     def __post_init__(self) -> None:
         S2_REQUESTS.get(self.s2_requests)  # an unknown rule set raises, listing the valid ones
