@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from contextecho.echo.reference.continuation import SCRATCH_CUE, Cutpoint, CutpointSelection
+from contextecho.echo.reference.continuation import Cutpoint, CutpointSelection
 from contextecho.echo.reference.filler import make_filler
 from contextecho.echo.reference.override import (E11_ARMS, compliance, e11_contexts, e12_contexts, probe_cuts,
                                                  session_prefix)

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pandas as pd
-import pytest
 
 from contextecho.echo.reference.anchor_runners import anchor_runner, decay_offsets, harness_arm
 from contextecho.experiments import anchor_designs as ad
