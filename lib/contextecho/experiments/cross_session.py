@@ -428,20 +428,18 @@ MANUSCRIPT = PROTOCOL + Declared(
             Column("Real", POINTS, "real_mean"), Column("Filler", POINTS, "filler_mean")), index=3),
         Table("session_gaps", "Per-session drift gap (filler − real) and its sign against the pooled gap", (
             Column("Target", MODEL, "target"), Column("Session", TEXT, "session", widest="S12"),
-            Column("Positions", COUNT, "n_positions"), Column("Real", POINTS, "real_mean"),
-            Column("Filler", POINTS, "filler_mean"), Column("Gap", POINTS, "gap"),
+            Column("Positions", COUNT, "n_positions"), Column("Gap", POINTS, "gap"),
             Column("95% CI", interval(POINTS), ("ci_low", "ci_high")),
-            Column("Same sign as pooled", FLAG, "same_sign")), index=2),
-        Table("s2_audit", "e09's S2 audit per session: compliance per arm and verbosity ratios (real / filler)", (
+            Column("Pooled sign", FLAG, "same_sign")), index=2),
+        Table("s2_audit", "e09's S2 audit per session: compliance per arm (%), raw and conditional length ratios real / filler", (
             Column("Target", MODEL, "target"), Column("Session", TEXT, "session", widest="S12"),
-            Column("Pairs", COUNT, "n_pairs"), Column("Real compliant", PERCENT, "real_pct"),
-            Column("Filler compliant", PERCENT, "filler_pct"), Column("Raw ratio", COEFFICIENT, "raw_ratio"),
-            Column("n raw", COUNT, "n_raw"), Column("Conditional ratio", COEFFICIENT, "cond_ratio"),
+            Column("Pairs", COUNT, "n_pairs"), Column("Real", PERCENT, "real_pct"),
+            Column("Filler", PERCENT, "filler_pct"), Column("Raw", COEFFICIENT, "raw_ratio"),
+            Column("n", COUNT, "n_raw"), Column("Cond.", COEFFICIENT, "cond_ratio"),
             Column("n cond.", COUNT, "n_cond")), index=2),
         Table("format_gaps", "Claude Code vs Codex CLI: drift gap per session format (our instruments)", (
             Column("Target", MODEL, "target"), Column("Format", TEXT, "format", widest="claude_code"),
             Column("Sessions", COUNT, "n_sessions"), Column("Positions", COUNT, "n_positions"),
-            Column("Real", POINTS, "real_mean"), Column("Filler", POINTS, "filler_mean"),
             Column("Gap", POINTS, "gap"), Column("95% CI", interval(POINTS), ("ci_low", "ci_high"))), index=2)))
 
 
