@@ -22,6 +22,8 @@ TINY = {
     "a_anchor": {**JUDGED, "n_sessions": 1, "interventions": ("none", "a_anchor", "placebo_anchor"),
                          "probes": ("C01", "C03"), "contracts": ("S2#01", "C1_csv"), "distances": (0, 4)},
     "cross_judge": {**JUDGED, "n_sessions": 2, "n_positions": 2, "probes": ("C01", "C02")},
+    "cross_session": {"targets": ("scripted/varied", "scripted/chatty"), "judges": ("scripted/judge",),
+                      "n_resamples": 200, "n_positions": 2, "format_positions": 2},
     "continuation": {"targets": ("fake/tool-call", "scripted/chatty"), "n_cutpoints": 4, "n_resamples": 200},
     "cape": {"target": "scripted/letters", "n_items": 5, "factors": ("stability", "option_order"),
              "history_window": 2, "orderings": ("cyclic",), "bridge_positions": 1, "bridge_runs": 1},
@@ -44,6 +46,7 @@ def test_every_key_include_and_figure_of_the_manuscript_is_produced(tmp_path, co
     paper = tmp_path / "paper"
     paper.mkdir()
     shutil.copy(REPO_ROOT / "paper" / "index.qmd", paper / "index.qmd")
+    shutil.copytree(REPO_ROOT / "paper" / "sections", paper / "sections")
     for name in NOTEBOOKS:
         module = experiment(name)
         module.run(module.Parameters(**TINY[name], output_dir=str(paper / "_generated" / name)))
