@@ -87,7 +87,8 @@ def parameters(case: dict, driver: dict, design: str, gpt5: str, output_dir: Pat
     if indices is None:
         raise FixtureError(f"case {case['id']}", f"no PROBE_CUT_INDICES for {driver['runner']}")
     models = tuple(litellm_model(t["provider"], t["model"]) for t in _driver_targets(case, driver))
-    common = {"output_dir": str(output_dir), "concurrency": 1}
+    # the harness's design, not the embedded defaults: every arm, each runner's own token budget
+    common = {"output_dir": str(output_dir), "concurrency": 1, "arms": io.E11_ARMS, "max_tokens": 0}
     if design == io.E11:
         return io.Parameters(targets=models, length_targets=(), cut_indices=tuple(indices), gpt5_transcript=gpt5,
                              **common)
