@@ -91,6 +91,7 @@ EMPTY_ANSWERS = (EMPTY_RESPONSE, NO_CONTENT)
 
 @dataclass(frozen=True)
 class Parameters(ServingParameters):
+    designs: tuple[str, ...] = (E11, E12)
     targets: tuple[str, ...] = (LOCAL_MODEL,)
     length_targets: tuple[str, ...] = (LOCAL_MODEL,)
     session: str = ""
@@ -104,8 +105,9 @@ class Parameters(ServingParameters):
     output_dir: str = ""
 
     HELP = {**ServingParameters.HELP,
-            "targets": "LiteLLM model strings asked the four context arms (e11); empty: none",
-            "length_targets": "LiteLLM model strings asked the prefix lengths (e12); empty: none",
+            "designs": "which designs run: e11 (the context arms) and e12 (the prefix lengths)",
+            "targets": "LiteLLM model strings asked the context arms (e11)",
+            "length_targets": "LiteLLM model strings asked the prefix lengths (e12)",
             "session": "the Claude Code session of the cut points (corpus file; default: the longest openly "
                        "licensed one with 125 candidate turns)",
             "gpt5_transcript": "a transcript in the harness's GPT-5 record shape for the gpt5_3K arm (default: "
@@ -119,7 +121,8 @@ class Parameters(ServingParameters):
             "max_tokens": "the target's answer budget (0: each runner's own, e11 512 and e12 1024)",
             "protocol": "reference (the harness's designs; these exist under it alone)",
             "output_dir": "default paper/_generated/instruction_override"}
-    RANGES = {**ServingParameters.RANGES, "targets": (Models(),), "length_targets": (Models(),),
+    RANGES = {**ServingParameters.RANGES, "designs": (NonEmpty(), OneOf((E11, E12), "design")),
+              "targets": (NonEmpty(), Models()), "length_targets": (NonEmpty(), Models()),
               "arms": (NonEmpty(), OneOf(E11_ARMS, "e11 arm")),
               "cut_indices": (NonEmpty(), NON_NEGATIVE), "length_cut_indices": (NonEmpty(), NON_NEGATIVE),
               "lengths": (NonEmpty(), POSITIVE), "max_tokens": NON_NEGATIVE, "protocol": OneOf(("reference",), "protocol")}
@@ -302,7 +305,9 @@ class Cuts:
 def start(params: Parameters) -> Run:
     """Open the outputs and check that every target can be called (before any call)."""
     proto = protocol_of(params)
-    return spine.start(NAME, params, models=tuple(dict.fromkeys(params.targets + params.length_targets)),
+    models = (params.targets if E11 in params.designs else ()) + \
+        (params.length_targets if E12 in params.designs else ())
+    return spine.start(NAME, params, models=tuple(dict.fromkeys(models)),
                        protocol=proto, record={**proto.key(), "differs": differences_from(params, PAPER_SCALE)},
                        declared=MANUSCRIPT)
 
@@ -319,11 +324,15 @@ def build(run: Run, cuts: Cuts) -> list[OverrideCell]:
     ``length_targets``, each target asked by its harness runner's rule set."""
     p: Parameters = run.params
     tag = run.protocol.key()
-    source = gpt5_context(p) if p.targets and GPT5_ARM in p.arms else ""
-    cells = e11_cells(cuts.rows, cuts.selection, p.cut_indices, p.targets, source, tag=tag, arms=p.arms,
-                      max_tokens=p.max_tokens)
-    return cells + e12_cells(cuts.rows, cuts.selection, p.length_cut_indices, p.lengths, p.length_targets, tag=tag,
-                             max_tokens=p.max_tokens)
+    cells = []
+    if E11 in p.designs:
+        source = gpt5_context(p) if GPT5_ARM in p.arms else ""
+        cells += e11_cells(cuts.rows, cuts.selection, p.cut_indices, p.targets, source, tag=tag, arms=p.arms,
+                           max_tokens=p.max_tokens)
+    if E12 in p.designs:
+        cells += e12_cells(cuts.rows, cuts.selection, p.length_cut_indices, p.lengths, p.length_targets, tag=tag,
+                           max_tokens=p.max_tokens)
+    return cells
 
 
 def grid(run: Run, cuts: Cuts) -> pd.DataFrame:
@@ -371,7 +380,9 @@ def variables(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
     p: Parameters = run.params
     budget = f"{p.max_tokens} (both designs)" if p.max_tokens else \
         f"the runners' own ({S2_REQUESTS.get(E11).max_tokens} e11, {S2_REQUESTS.get(E12).max_tokens} e12)"
-    run.out.set(targets=", ".join(p.targets), length_targets=", ".join(p.length_targets), arms=", ".join(p.arms),
+    run.out.set(targets=", ".join(p.targets) if E11 in p.designs else "none (e11 not run)",
+                length_targets=", ".join(p.length_targets) if E12 in p.designs else "none (e12 not run)",
+                arms=", ".join(p.arms),
                 lengths=" / ".join(f"{n:,}" for n in p.lengths), max_tokens=budget, n_cuts=len(p.cut_indices),
                 n_length_cuts=len(p.length_cut_indices), n_cells=len(frame),
                 n_lost=int((~frame["stored"]).sum()) if len(frame) else 0)
