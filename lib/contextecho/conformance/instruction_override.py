@@ -87,12 +87,13 @@ def parameters(case: dict, driver: dict, design: str, gpt5: str, output_dir: Pat
     if indices is None:
         raise FixtureError(f"case {case['id']}", f"no PROBE_CUT_INDICES for {driver['runner']}")
     models = tuple(litellm_model(t["provider"], t["model"]) for t in _driver_targets(case, driver))
-    common = {"output_dir": str(output_dir), "concurrency": 1}
+    # the harness's design, not the embedded defaults: every arm, each runner's own token budget
+    common = {"output_dir": str(output_dir), "concurrency": 1, "arms": io.E11_ARMS, "max_tokens": 0}
     if design == io.E11:
-        return io.Parameters(targets=models, length_targets=(), cut_indices=tuple(indices), gpt5_transcript=gpt5,
+        return io.Parameters(designs=(io.E11,), targets=models, cut_indices=tuple(indices), gpt5_transcript=gpt5,
                              **common)
     lengths = subs.get("PROBE_LENGTHS") or inputs.get("PROBE_LENGTHS")
-    return io.Parameters(targets=(), length_targets=models, length_cut_indices=tuple(indices),
+    return io.Parameters(designs=(io.E12,), length_targets=models, length_cut_indices=tuple(indices),
                          lengths=tuple(lengths), **common)
 
 

@@ -28,7 +28,8 @@ from ..echo.protocol import Positions, Protocol
 from ..echo.protocols import protocol_of
 from ..paper.declared import Declared
 from ..paper.formats import COUNT, MODEL, POINTS, TEXT
-from ..paper.show import Result
+from ..paper import figures
+from ..paper.show import Result, SavedFigure
 from ..paper.tables import Column, Table
 from ..paper.variables import Variable, by_target
 from ..sessions.model import Session
@@ -173,6 +174,16 @@ def results(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
     return run.table("framing_results", table)
 
 
+def figure(run: Run, table: pd.DataFrame) -> SavedFigure:
+    """The judge's mean score per probe under each framing (the pooled ``overall`` last)."""
+    shown = table.assign(probe_target=table["probe"] if len(run.params.targets) == 1 else
+                         table["probe"] + " · " + table["target"]) if len(table) else \
+        pd.DataFrame(columns=["probe_target", "mean", "framing"])
+    return run.figure("framing", figures.bars(
+        shown, x="probe_target", y="mean", hue="framing", hue_order=run.params.framings, xlabel="probe",
+        ylabel="mean judge score (0–3)", reason="no probe has a score", ylim=(-1.1, 3.1)))
+
+
 def effect(run: Run, table: pd.DataFrame) -> pd.DataFrame:
     """The framing effect per target: pooled mean framed − bare (:func:`framing_effect`)."""
     effects = framing_effect(table)
@@ -195,7 +206,8 @@ def variables(run: Run) -> pd.DataFrame:
     return spine.finish(run)
 
 
-STAGES = (Stage("run", start), Stage("frame", grid), Stage("table", results), Stage("effects", effect),
+STAGES = (Stage("run", start), Stage("frame", grid), Stage("table", results), Stage("figure", figure),
+          Stage("effects", effect),
           Stage("variables", variables))
 
 

@@ -24,10 +24,16 @@ or not.
     from contextecho.experiments import instruction_override as io
     result = io.run(io.Parameters(targets=("anthropic/claude-sonnet-4-6",)))
 
-The harness's GPT-5 transcript is not released: ``gpt5_transcript`` names a file in its
-record shape (:mod:`contextecho.echo.reference.gpt5_source`); without one, the longest openly
-licensed Codex CLI session is read in that shape (:func:`~contextecho.echo.reference.
-continuation.codex_records`, our documented extension).
+The harness's GPT-5 transcript is not released, so the ``gpt5_3K`` arm is left out of the
+default ``arms``; asked for, it reads ``gpt5_transcript`` (a file in the harness's record
+shape, :mod:`contextecho.echo.reference.gpt5_source`) or, without one, the longest openly
+licensed Codex CLI session in that shape (:func:`~contextecho.echo.reference.
+continuation.codex_records`, our documented extension, not the harness's source).
+
+The defaults are sized for the embedded model (one cut point per design, the three
+arms with a source, lengths of 1,000 and 3,000 characters, 48 answer tokens); ``PAPER_SCALE``
+is the harness's design (its ten cut points, four arms, four lengths and its runners' budgets,
+``max_tokens`` 0).
 """
 from __future__ import annotations
 
@@ -54,7 +60,8 @@ from ..engine.model_request import ModelRequest
 from ..engine.record import EMPTY_RESPONSE, NO_CONTENT, CallRecord
 from ..paper.declared import Declared
 from ..paper.formats import COUNT, MODEL, PERCENT, TEXT, WHOLE
-from ..paper.show import Result
+from ..paper import figures
+from ..paper.show import Result, SavedFigure
 from ..paper.tables import Column, Table
 from ..paper.variables import Variable
 from ..sessions.selection import corpus_rows, session_file
@@ -67,42 +74,58 @@ from .spine import Run, Stage
 NAME = "instruction_override"
 TITLE = "Instruction override: compliance with a direct format instruction under four contexts and five lengths"
 E11, E12 = "e11", "e12"
+#: The e11 arm whose source (the harness's GPT-5 transcript) the release does not hold.
+GPT5_ARM = "gpt5_3K"
+#: The e11 arms asked by default: those whose context the release (or the corpus) gives.
+SOURCED_ARMS = tuple(a for a in E11_ARMS if a != GPT5_ARM)
 #: The harness's own settings (its targets; its cut indices and lengths are the defaults).
 PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-6", "mistral/mistral-small-latest",
                            "together_ai/moonshotai/Kimi-K2.6"),
                "length_targets": ("anthropic/claude-sonnet-4-6", "anthropic/claude-sonnet-4-5",
-                                  "anthropic/claude-opus-4-1", "anthropic/claude-haiku-4-5")}
+                                  "anthropic/claude-opus-4-1", "anthropic/claude-haiku-4-5"),
+               "arms": E11_ARMS, "cut_indices": E11_PROBE_CUT_INDICES, "length_cut_indices": E11_PROBE_CUT_INDICES,
+               "lengths": E12_PROBE_LENGTHS, "max_tokens": 0}
 #: Answers without text that the harness's client may give as the reply ``""``.
 EMPTY_ANSWERS = (EMPTY_RESPONSE, NO_CONTENT)
 
 
 @dataclass(frozen=True)
 class Parameters(ServingParameters):
+    designs: tuple[str, ...] = (E11, E12)
     targets: tuple[str, ...] = (LOCAL_MODEL,)
     length_targets: tuple[str, ...] = (LOCAL_MODEL,)
     session: str = ""
     gpt5_transcript: str = ""
-    cut_indices: tuple[int, ...] = E11_PROBE_CUT_INDICES
-    length_cut_indices: tuple[int, ...] = E11_PROBE_CUT_INDICES
-    lengths: tuple[int, ...] = E12_PROBE_LENGTHS
+    arms: tuple[str, ...] = SOURCED_ARMS
+    cut_indices: tuple[int, ...] = (0,)
+    length_cut_indices: tuple[int, ...] = (0,)
+    lengths: tuple[int, ...] = (1000, 3000)
+    max_tokens: int = 48
     protocol: str = "reference"
     output_dir: str = ""
 
     HELP = {**ServingParameters.HELP,
-            "targets": "LiteLLM model strings asked the four context arms (e11); empty: none",
-            "length_targets": "LiteLLM model strings asked the prefix lengths (e12); empty: none",
+            "designs": "which designs run: e11 (the context arms) and e12 (the prefix lengths)",
+            "targets": "LiteLLM model strings asked the context arms (e11)",
+            "length_targets": "LiteLLM model strings asked the prefix lengths (e12)",
             "session": "the Claude Code session of the cut points (corpus file; default: the longest openly "
                        "licensed one with 125 candidate turns)",
             "gpt5_transcript": "a transcript in the harness's GPT-5 record shape for the gpt5_3K arm (default: "
                                "the longest openly licensed Codex CLI session in that shape)",
-            "cut_indices": "which of the 25 cut points the arms are asked at (the harness's 10)",
+            "arms": "the e11 context arms: scratch, filler3K, gpt5_3K (its GPT-5 source is not released: "
+                    "see gpt5_transcript), recent3K",
+            "cut_indices": "which of the 25 cut points the arms are asked at (the harness's 10: "
+                           "0,3,6,9,12,15,18,21,24,2)",
             "length_cut_indices": "which of the 25 cut points the lengths are asked at (the harness's 10)",
-            "lengths": "prefix lengths in characters (the harness's 3K, 30K, 100K, 200K)",
+            "lengths": "prefix lengths in characters (the harness's 3000, 30000, 100000, 200000)",
+            "max_tokens": "the target's answer budget (0: each runner's own, e11 512 and e12 1024)",
             "protocol": "reference (the harness's designs; these exist under it alone)",
             "output_dir": "default paper/_generated/instruction_override"}
-    RANGES = {**ServingParameters.RANGES, "targets": (Models(),), "length_targets": (Models(),),
+    RANGES = {**ServingParameters.RANGES, "designs": (NonEmpty(), OneOf((E11, E12), "design")),
+              "targets": (NonEmpty(), Models()), "length_targets": (NonEmpty(), Models()),
+              "arms": (NonEmpty(), OneOf(E11_ARMS, "e11 arm")),
               "cut_indices": (NonEmpty(), NON_NEGATIVE), "length_cut_indices": (NonEmpty(), NON_NEGATIVE),
-              "lengths": (NonEmpty(), POSITIVE), "protocol": OneOf(("reference",), "protocol")}
+              "lengths": (NonEmpty(), POSITIVE), "max_tokens": NON_NEGATIVE, "protocol": OneOf(("reference",), "protocol")}
 
 
 # ---------------------------------------------------------------- the cells
@@ -125,8 +148,9 @@ class OverrideCell:
 
 
 def _cell(design: str, target: str, rules: S2Requests, number: int, cut_index: int, arm: str, length: int | None,
-          stressor: str, context: str | None, user_prior: str, tag: dict[str, str]) -> OverrideCell:
-    target_request = override_request(context, user_prior, stressor_text(stressor), rules.max_tokens)
+          stressor: str, context: str | None, user_prior: str, tag: dict[str, str],
+          max_tokens: int | None = None) -> OverrideCell:
+    target_request = override_request(context, user_prior, stressor_text(stressor), max_tokens or rules.max_tokens)
     cell_tag = {**tag, "design": design, "cut_index": str(cut_index), "arm": arm,
                 **({"length": str(length)} if length is not None else {})}
     request = ModelRequest(target, rules.messages(target, target_request),
@@ -137,9 +161,11 @@ def _cell(design: str, target: str, rules: S2Requests, number: int, cut_index: i
 
 def e11_cells(rows: Sequence[Row], selection: CutpointSelection, indices: Sequence[int], targets: Sequence[str],
               gpt5_context: str, *, tag: dict[str, str], rules: Callable[[str], S2Requests] = override_rules,
-              arms: Sequence[str] = E11_ARMS, stressors: Sequence[str] = E11_LABELS) -> list[OverrideCell]:
+              arms: Sequence[str] = E11_ARMS, stressors: Sequence[str] = E11_LABELS,
+              max_tokens: int | None = None) -> list[OverrideCell]:
     """e11's cells, in its runners' order: target, cut, arm, stressor (``rules``: each
-    target's rule set; the harness's runner for it by default)."""
+    target's rule set; the harness's runner for it by default; ``max_tokens``: the answer
+    budget, the rule set's own when None or 0)."""
     cuts = probe_cuts(selection, indices)
     out = []
     for target in targets:
@@ -148,14 +174,15 @@ def e11_cells(rows: Sequence[Row], selection: CutpointSelection, indices: Sequen
             contexts = e11_contexts(rows, cut.cut_index, gpt5_context)
             user_prior = immediate_context(rows, cut.cut_index)
             out += [_cell(E11, target, own, cut_number, cut.cut_index, arm, None, stressor, contexts[arm],
-                          user_prior, tag) for arm in arms for stressor in stressors]
+                          user_prior, tag, max_tokens) for arm in arms for stressor in stressors]
     return out
 
 
 def e12_cells(rows: Sequence[Row], selection: CutpointSelection, indices: Sequence[int], lengths: Sequence[int],
               targets: Sequence[str], *, tag: dict[str, str], rules: S2Requests = S2_REQUESTS.get(E12),
-              stressors: Sequence[str] = E12_STRESSORS) -> list[OverrideCell]:
-    """e12's cells, in its runners' order: target, cut, length, stressor, arm."""
+              stressors: Sequence[str] = E12_STRESSORS, max_tokens: int | None = None) -> list[OverrideCell]:
+    """e12's cells, in its runners' order: target, cut, length, stressor, arm (``max_tokens``:
+    as for :func:`e11_cells`)."""
     cuts = probe_cuts(selection, indices)
     out = []
     for target in targets:
@@ -164,7 +191,7 @@ def e12_cells(rows: Sequence[Row], selection: CutpointSelection, indices: Sequen
             for length in lengths:
                 contexts = e12_contexts(rows, cut.cut_index, length)
                 out += [_cell(E12, target, rules, cut_number, cut.cut_index, arm, length, stressor, contexts[arm],
-                              user_prior, tag) for stressor in stressors for arm in E12_ARMS]
+                              user_prior, tag, max_tokens) for stressor in stressors for arm in E12_ARMS]
     return out
 
 
@@ -229,7 +256,8 @@ _RATE_COLUMNS = (Column("Stressor", TEXT, "stressor", widest="S4_STRICT_JSON"), 
                  Column("Stored", COUNT, "stored"), Column("Compliant", COUNT, "compliant"),
                  Column("Compliance", PERCENT, "compliance_pct"), Column("Mean length", WHOLE, "mean_len"))
 MANUSCRIPT = Declared(
-    variables=(Variable("targets", TEXT), Variable("length_targets", TEXT), Variable("n_cuts", COUNT),
+    variables=(Variable("targets", TEXT), Variable("length_targets", TEXT), Variable("arms", TEXT),
+               Variable("lengths", TEXT), Variable("max_tokens", TEXT), Variable("n_cuts", COUNT),
                Variable("n_length_cuts", COUNT), Variable("n_cells", COUNT), Variable("n_lost", COUNT)),
     tables=(
         Table("override_compliance", "Compliance per context arm and stressor (e11)", (
@@ -277,7 +305,9 @@ class Cuts:
 def start(params: Parameters) -> Run:
     """Open the outputs and check that every target can be called (before any call)."""
     proto = protocol_of(params)
-    return spine.start(NAME, params, models=tuple(dict.fromkeys(params.targets + params.length_targets)),
+    models = (params.targets if E11 in params.designs else ()) + \
+        (params.length_targets if E12 in params.designs else ())
+    return spine.start(NAME, params, models=tuple(dict.fromkeys(models)),
                        protocol=proto, record={**proto.key(), "differs": differences_from(params, PAPER_SCALE)},
                        declared=MANUSCRIPT)
 
@@ -294,9 +324,15 @@ def build(run: Run, cuts: Cuts) -> list[OverrideCell]:
     ``length_targets``, each target asked by its harness runner's rule set."""
     p: Parameters = run.params
     tag = run.protocol.key()
-    cells = e11_cells(cuts.rows, cuts.selection, p.cut_indices, p.targets, gpt5_context(p) if p.targets else "",
-                      tag=tag)
-    return cells + e12_cells(cuts.rows, cuts.selection, p.length_cut_indices, p.lengths, p.length_targets, tag=tag)
+    cells = []
+    if E11 in p.designs:
+        source = gpt5_context(p) if GPT5_ARM in p.arms else ""
+        cells += e11_cells(cuts.rows, cuts.selection, p.cut_indices, p.targets, source, tag=tag, arms=p.arms,
+                           max_tokens=p.max_tokens)
+    if E12 in p.designs:
+        cells += e12_cells(cuts.rows, cuts.selection, p.length_cut_indices, p.lengths, p.length_targets, tag=tag,
+                           max_tokens=p.max_tokens)
+    return cells
 
 
 def grid(run: Run, cuts: Cuts) -> pd.DataFrame:
@@ -312,22 +348,50 @@ def compliance(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
     return run.table("override_compliance", arm_compliance(frame))
 
 
+def compliance_figure(run: Run, compliance: pd.DataFrame) -> SavedFigure:
+    """e11: compliance (%) per stressor under each context arm (one panel per target when
+    several), each stressor on its own."""
+    shown = compliance.assign(stressor_target=compliance["stressor"] if len(run.params.targets) < 2 else
+                              compliance["stressor"] + " · " + compliance["target"]) if len(compliance) else \
+        pd.DataFrame(columns=["stressor_target", "compliance_pct", "arm"])
+    return run.figure("override_compliance", figures.bars(
+        shown, x="stressor_target", y="compliance_pct", hue="arm", hue_order=run.params.arms, xlabel="stressor",
+        ylabel="compliance (%)", ylim=(0, 105), reason="no e11 cell was asked or stored"))
+
+
 def length_compliance(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
     """e12: compliance (%) per target, prefix length, arm and stressor."""
     return run.table("length_compliance", length_rates(frame))
 
 
+def length_figure(run: Run, length_compliance: pd.DataFrame) -> SavedFigure:
+    """e12: compliance (%) against the prefix length, one line per stressor, solid for the
+    session's own prefix and dashed for the filler (one panel per target)."""
+    rates = length_compliance if len(length_compliance) else \
+        pd.DataFrame(columns=["target", "length", "arm", "stressor", "compliance_pct"])
+    return run.figure("length_compliance", figures.trajectory(
+        rates, x="length", y="compliance_pct", hue="stressor", style="arm", style_order=E12_ARMS, panel="target",
+        xlabel="prefix length (characters)", ylabel="compliance (%)", ylim=(-5, 105), logx=True,
+        reason="no e12 cell was asked or stored"))
+
+
 def variables(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
     """The run's counts, written with the run log."""
     p: Parameters = run.params
-    run.out.set(targets=", ".join(p.targets), length_targets=", ".join(p.length_targets), n_cuts=len(p.cut_indices),
+    budget = f"{p.max_tokens} (both designs)" if p.max_tokens else \
+        f"the runners' own ({S2_REQUESTS.get(E11).max_tokens} e11, {S2_REQUESTS.get(E12).max_tokens} e12)"
+    run.out.set(targets=", ".join(p.targets) if E11 in p.designs else "none (e11 not run)",
+                length_targets=", ".join(p.length_targets) if E12 in p.designs else "none (e12 not run)",
+                arms=", ".join(p.arms),
+                lengths=" / ".join(f"{n:,}" for n in p.lengths), max_tokens=budget, n_cuts=len(p.cut_indices),
                 n_length_cuts=len(p.length_cut_indices), n_cells=len(frame),
                 n_lost=int((~frame["stored"]).sum()) if len(frame) else 0)
     return spine.finish(run)
 
 
 STAGES = (Stage("run", start), Stage("cuts", cutpoints), Stage("frame", grid), Stage("compliance", compliance),
-          Stage("length_compliance", length_compliance), Stage("variables", variables))
+          Stage("compliance_figure", compliance_figure), Stage("length_compliance", length_compliance),
+          Stage("length_figure", length_figure), Stage("variables", variables))
 
 
 def run(params: Parameters) -> Result:
