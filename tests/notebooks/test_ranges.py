@@ -252,7 +252,9 @@ def no_kernel(monkeypatch):
 
 BAD_ONE = {"panel": ("n_sessions", "-3"), "compaction": ("window", "0"), "onset": ("steps", "0"),
            "a_anchor": ("interventions", "a_anchor"), "cross_judge": ("n_resamples", "0"),
-           "continuation": ("n_cutpoints", "0"), "cape": ("bridge_temperature", "-5"), "anchor": ("judges", "")}
+           "continuation": ("n_cutpoints", "0"), "cape": ("bridge_temperature", "-5"), "anchor": ("judges", ""),
+           "cross_session": ("n_positions", "-1"), "controls": ("items", ""), "framing": ("replicates", "0"),
+           "instruction_override": ("lengths", "0"), "anchor_family": ("n_sessions", "-3")}
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
@@ -336,7 +338,8 @@ def executed_until_error(name, parameters):
 def test_the_notebooks_bind_cell_fails_before_the_run_cell(name, no_kernel):
     field, value = BAD_ONE[name]
     typed = {"n_sessions": -3, "window": 0, "steps": [0], "n_resamples": 0, "bridge_temperature": -5.0,
-             "judges": [], "interventions": ["a_anchor"], "n_cutpoints": 0}[field]
+             "judges": [], "interventions": ["a_anchor"], "n_cutpoints": 0, "n_positions": -1, "items": [],
+             "replicates": 0, "lengths": [0]}[field]
     index, cells, exc = executed_until_error(name, {field: typed})
     assert isinstance(exc, ParameterError) and f"parameter '{field}'" in str(exc)
     assert cells[index].source.startswith("params = bind(")

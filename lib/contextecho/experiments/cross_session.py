@@ -115,7 +115,7 @@ FIGURE_TITLES = ("Session 1 (agentic coding, 9,643 agent steps)",
 class Parameters(JudgedParameters):
     sessions: tuple[str, ...] = ()
     n_sessions: int = 2
-    n_positions: int = 3
+    n_positions: int = 2
     probes: tuple[str, ...] = ("C01",)
     stressors: tuple[str, ...] = ("S2#01",)
     stressor_max_tokens: int = 32
@@ -124,7 +124,7 @@ class Parameters(JudgedParameters):
     s2_positions: str = "panel"
     s2_n_positions: int = 1
     n_format_sessions: int = 1
-    format_positions: int = 2
+    format_positions: int = 1
 
     HELP = {**JudgedParameters.HELP,
             "sessions": "the session files (Claude Code JSONL under reference; empty: the n_sessions longest)",

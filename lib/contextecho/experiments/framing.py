@@ -63,7 +63,7 @@ class Parameters(JudgedParameters):
     positions: str = "late"
     probes: tuple[str, ...] = ("coding_self",)
     framings: tuple[str, ...] = FRAMINGS
-    replicates: int = 2
+    replicates: int = 1
 
     HELP = {**JudgedParameters.HELP,
             "n_sessions": "longest openly licensed sessions (0 for all)",
@@ -177,7 +177,7 @@ def results(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
 def figure(run: Run, table: pd.DataFrame) -> SavedFigure:
     """The judge's mean score per probe under each framing (the pooled ``overall`` last)."""
     shown = table.assign(probe_target=table["probe"] if len(run.params.targets) == 1 else
-                         table["probe"] + " · " + table["target"]) if len(table) else \
+                         table["probe"] + " · " + table["target"].map(figures.shown)) if len(table) else \
         pd.DataFrame(columns=["probe_target", "mean", "framing"])
     return run.figure("framing", figures.bars(
         shown, x="probe_target", y="mean", hue="framing", hue_order=run.params.framings, xlabel="probe",
