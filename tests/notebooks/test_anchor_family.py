@@ -138,3 +138,8 @@ def test_the_embedded_defaults_stay_within_the_notebook_budget(tmp_path, corpus)
     targets = [b for b in batches if b["batch"].endswith(":targets")]
     assert sum(b["calls"] for b in targets) == 18 + 12 + 8  # S2, probes, late
     assert sum(b["to_compute"] for b in targets) == 22 <= 25
+
+
+def test_no_stage_overwrites_a_parameter_in_the_notebook():
+    from dataclasses import fields
+    assert not {s.name for s in af.STAGES} & {f.name for f in fields(af.Parameters)}

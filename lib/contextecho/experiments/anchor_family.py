@@ -399,11 +399,11 @@ def late_grid(run: Run) -> pd.DataFrame:
                           results="late_cells")
 
 
-def variants(run: Run, s2: pd.DataFrame) -> pd.DataFrame:
+def variants(run: Run, s2_frame: pd.DataFrame) -> pd.DataFrame:
     """The S2 verbosity ratio without and with each anchor and its attenuation, per target and
     position (:func:`variant_table`), and the summary per anchor."""
     p = run.params
-    cells = harness_cells(s2, p.judges[0])
+    cells = harness_cells(s2_frame, p.judges[0])
     table = variant_table(cells, p.s2_anchors, p.targets)
     summary = variant_summary(table, p.s2_anchors)
     run.out.parquet("variants", table)
@@ -419,11 +419,11 @@ def variants(run: Run, s2: pd.DataFrame) -> pd.DataFrame:
     return run.table("variants", table)
 
 
-def s2_forest(run: Run, s2: pd.DataFrame) -> pd.DataFrame:
+def s2_forest(run: Run, s2_frame: pd.DataFrame) -> pd.DataFrame:
     """S2 compliance and length ratio per target without an anchor and with candidate A
     (:func:`stressor_forest`), where A_COMBINED was asked on S2."""
     p = run.params
-    cells = harness_cells(s2, p.judges[0])
+    cells = harness_cells(s2_frame, p.judges[0])
     table = stressor_forest(cells, p.targets, n_resamples=p.n_resamples, seed=p.resample_seed)
     columns = {"s2_compliance_drop_{target}": "compliance_drop", "s2_compliance_recovery_{target}":
                "compliance_recovery", "length_inflation_{target}": "cl_r", "length_after_anchor_{target}": "a_r"}
@@ -434,12 +434,13 @@ def s2_forest(run: Run, s2: pd.DataFrame) -> pd.DataFrame:
     return run.table("stressor_forest", table)
 
 
-def trajectory(run: Run, probes: pd.DataFrame) -> pd.DataFrame:
+def trajectory(run: Run, probe_frame: pd.DataFrame) -> pd.DataFrame:
     """The anchor along the trajectory (Fig. 5): per target the real, filler and anchored means
     with the harness's intervals (−1 averaged in), the drift gap and the recovered gap, with both
     gaps on the valid verdicts beside (:func:`mitigation`)."""
     p = run.params
-    primary = first_judge_rows(probes[probes["item_kind"] == "probe"], p.judges[0]) if len(probes) else probes
+    probes = probe_frame[probe_frame["item_kind"] == "probe"]
+    primary = first_judge_rows(probes, p.judges[0]) if len(probes) else probes
     table = mitigation(primary, p.probe_anchor, p.targets, n_resamples=p.n_resamples, seed=p.resample_seed)
     columns = {"real_mean_{target}": "real_mean", "filler_mean_{target}": "filler_mean",
                "anchor_mean_{target}": "anchor_mean", "anchor_ci_{target}": ("anchor_lo", "anchor_hi"),
@@ -464,10 +465,10 @@ def trajectory_figure(run: Run, trajectory: pd.DataFrame) -> SavedFigure:
         reason="no target has a score in every series"))
 
 
-def sizes(run: Run, late: pd.DataFrame) -> pd.DataFrame:
+def sizes(run: Run, late_frame: pd.DataFrame) -> pd.DataFrame:
     """The mean judge score per anchor size at the late position (:func:`size_table`)."""
     p = run.params
-    table = size_table(harness_cells(late, p.judges[0]), p.sizes, p.targets)
+    table = size_table(harness_cells(late_frame, p.judges[0]), p.sizes, p.targets)
     for size in _SIZES:
         own = table[table["size"] == size]
         why = "the size was not asked in this run" if size not in p.sizes else "no stored score with this size"
@@ -477,17 +478,17 @@ def sizes(run: Run, late: pd.DataFrame) -> pd.DataFrame:
     return run.table("sizes", table)
 
 
-def sizes_figure(run: Run, sizes: pd.DataFrame) -> SavedFigure:
+def sizes_figure(run: Run, size_scores: pd.DataFrame) -> SavedFigure:
     """Bars of the mean judge score per target and anchor size (−1 averaged in, as the harness's plot)."""
     return run.figure("sizes", figures.bars(
-        sizes, x="target", y="mean", hue="size", ylabel="mean judge score (−1 averaged in)",
+        size_scores, x="target", y="mean", hue="size", ylabel="mean judge score (−1 averaged in)",
         reason="no size was asked or scored", ylim=(-1.1, 3.1)))
 
 
-def decay(run: Run, late: pd.DataFrame) -> pd.DataFrame:
+def decay(run: Run, late_frame: pd.DataFrame) -> pd.DataFrame:
     """The mean judge score per decay offset at the late position (:func:`decay_table`)."""
     p = run.params
-    table = decay_table(harness_cells(late, p.judges[0]), p.targets)
+    table = decay_table(harness_cells(late_frame, p.judges[0]), p.targets)
     scored = table[table["mean"].notna()] if len(table) else table
     firsts = scored.groupby("target").first() if len(scored) else scored
     lasts = scored.groupby("target").last() if len(scored) else scored
@@ -501,28 +502,30 @@ def decay(run: Run, late: pd.DataFrame) -> pd.DataFrame:
     return run.table("decay", table)
 
 
-def decay_figure(run: Run, decay: pd.DataFrame) -> SavedFigure:
+def decay_figure(run: Run, decay_scores: pd.DataFrame) -> SavedFigure:
     """The mean judge score against the number of generic exchanges after candidate A."""
     return run.figure("decay", figures.trajectory(
-        decay, x="offset", y="mean", hue="target", xlabel="generic coding exchanges after the anchor",
+        decay_scores, x="offset", y="mean", hue="target", xlabel="generic coding exchanges after the anchor",
         ylabel="mean judge score (−1 averaged in)", ylim=(-1.1, 3.1), reason="no decay offset was asked or scored"))
 
 
-def variables(run: Run, s2: pd.DataFrame, probes: pd.DataFrame, late: pd.DataFrame) -> pd.DataFrame:
+def variables(run: Run, s2_frame: pd.DataFrame, probe_frame: pd.DataFrame, late_frame: pd.DataFrame) -> pd.DataFrame:
     """The manuscript's numbers (per-target ones keyed ``<key>_<target>``, the first target's
     also unsuffixed), written with the run log."""
     p = run.params
     targets = sum((run.log.batches.get(f"{NAME}:{g}:targets", Counts()) for g in ("s2", "probes", "late")), Counts())
-    judged = pd.concat([f for f in (probes, late) if len(f)]) if len(probes) or len(late) else probes
-    positions = probes if len(probes) else s2
+    judged = pd.concat([f for f in (probe_frame, late_frame) if len(f)]) if len(probe_frame) or len(late_frame) \
+        else probe_frame
+    positions = probe_frame if len(probe_frame) else s2_frame
     steps = positions.drop_duplicates(["session", "step"]).sort_values(["session", "step"]) if len(positions) \
         else positions
-    late_steps = late.drop_duplicates(["session", "step"]).sort_values(["session", "step"]) if len(late) else late
+    late_steps = late_frame.drop_duplicates(["session", "step"]).sort_values(["session", "step"]) \
+        if len(late_frame) else late_frame
     run.out.set(target=p.targets[0], targets=", ".join(p.targets), judge=p.judges[0], n_sessions=len(run.sessions),
                 positions=", ".join(f"{r.session} {r.position} (turn {r.step})" for r in steps.itertuples()) or "none",
                 late_position=", ".join(f"{r.session} {r.position} (turn {r.step})" for r in late_steps.itertuples())
                 or "not asked (no size and no decay offset)",
-                n_probes=len(p.probes), n_s2_wordings=int(s2["item"].nunique()) if len(s2) else 0,
+                n_probes=len(p.probes), n_s2_wordings=int(s2_frame["item"].nunique()) if len(s2_frame) else 0,
                 s2_anchors=", ".join(p.s2_anchors) or "none", probe_anchor=p.probe_anchor,
                 sizes=", ".join(p.sizes) or "none", decay_offsets=", ".join(map(str, p.decay_offsets)) or "none",
                 n_cells=targets.calls, n_failed=targets.failed, n_cached=targets.cached,
@@ -532,11 +535,13 @@ def variables(run: Run, s2: pd.DataFrame, probes: pd.DataFrame, late: pd.DataFra
     return spine.finish(run)
 
 
-STAGES = (Stage("run", start), Stage("calibration", calibration), Stage("s2", s2_grid), Stage("probes", probe_grid),
-          Stage("late", late_grid), Stage("variant_table", variants), Stage("forest", s2_forest),
-          Stage("trajectory", trajectory), Stage("trajectory_plot", trajectory_figure), Stage("sizes", sizes),
-          Stage("sizes_plot", sizes_figure), Stage("decay", decay), Stage("decay_plot", decay_figure),
-          Stage("variables", variables))
+# Stage names are the notebook's variables: none is a parameter's name (probes, sizes ...), which a
+# re-run of the parameters cell would need.
+STAGES = (Stage("run", start), Stage("calibration", calibration), Stage("s2_frame", s2_grid),
+          Stage("probe_frame", probe_grid), Stage("late_frame", late_grid), Stage("variant_table", variants),
+          Stage("s2_forest", s2_forest), Stage("trajectory", trajectory), Stage("trajectory_plot", trajectory_figure),
+          Stage("size_scores", sizes), Stage("sizes_plot", sizes_figure), Stage("decay_scores", decay),
+          Stage("decay_plot", decay_figure), Stage("variables", variables))
 
 
 def run(params: Parameters) -> Result:
