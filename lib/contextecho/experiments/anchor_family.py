@@ -284,6 +284,15 @@ def decay_table(cells: pd.DataFrame, targets: Sequence[str]) -> pd.DataFrame:
 
 # ---------------------------------------------------------------- what the manuscript reads
 _SIZES = tuple(SIZES)
+
+
+def _late_table(stem: str, title: str, condition: Column) -> Table:
+    """A table of :func:`size_table` or :func:`decay_table`: per target and ``condition``."""
+    return Table(stem, title, (
+        Column("Target", MODEL, "target"), condition, Column("Mean, −1 in", POINTS, "mean"),
+        Column("Mean, valid only", POINTS, "mean_valid"), Column("Cells", COUNT, "cells"),
+        Column("Failed verdicts", COUNT, "failed")), index=2)
+
 MANUSCRIPT = CALIBRATION + PROTOCOL + Declared(
     variables=(
         Variable("attenuation_{anchor}_pct", PERCENT, anchor=tuple(map(anchor_slug, S2_ANCHORS))),
@@ -331,14 +340,10 @@ MANUSCRIPT = CALIBRATION + PROTOCOL + Declared(
             Column("Drift gap", POINTS, "gap"), Column("Recovered gap", POINTS, "recovered_gap"),
             Column("Drift gap, valid only", POINTS, "gap_valid_only"),
             Column("Recovered, valid only", POINTS, "recovered_valid_only"))),
-        Table("sizes", "Mean judge score per anchor size at the late position", (
-            Column("Target", MODEL, "target"), Column("Size", TEXT, "size", widest="medium"),
-            Column("Mean, −1 in", POINTS, "mean"), Column("Mean, valid only", POINTS, "mean_valid"),
-            Column("Cells", COUNT, "cells"), Column("Failed verdicts", COUNT, "failed")), index=2),
-        Table("decay", "Mean judge score per decay offset at the late position", (
-            Column("Target", MODEL, "target"), Column("Offset (exchanges)", COUNT, "offset"),
-            Column("Mean, −1 in", POINTS, "mean"), Column("Mean, valid only", POINTS, "mean_valid"),
-            Column("Cells", COUNT, "cells"), Column("Failed verdicts", COUNT, "failed")), index=2),
+        _late_table("sizes", "Mean judge score per anchor size at the late position",
+                    Column("Size", TEXT, "size", widest="medium")),
+        _late_table("decay", "Mean judge score per decay offset at the late position",
+                    Column("Offset (exchanges)", COUNT, "offset")),
     ))
 
 
