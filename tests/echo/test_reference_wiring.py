@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from statsmodels.stats.multitest import multipletests
 
-from contextecho.experiments import panel, protocol_record, selection
+from contextecho.experiments import harness_forests, panel, protocol_record, selection
 from contextecho.echo.protocols import protocol, protocol_of
 from contextecho.engine.registry import UnknownNameError
 from contextecho.echo.reference.cells import (build_reference_cells, named_positions,
@@ -231,7 +231,7 @@ def _hand_frame() -> pd.DataFrame:
 def test_harness_table_equals_the_harness_procedures_and_holm():
     frame = _hand_frame()
     frame.loc[3, "score"] = np.nan  # an invalid verdict: its pair leaves the permutation
-    table = panel.harness_table(frame.sample(frac=1, random_state=1), n_resamples=500, seed=42)
+    table = harness_forests.harness_table(frame.sample(frac=1, random_state=1), n_resamples=500, seed=42)
     for _, row in table.iterrows():
         g = frame[(frame["target"] == row["target"]) & frame["score"].notna()]
         for arm in ("real", "filler"):
@@ -254,7 +254,7 @@ def test_harness_table_equals_the_harness_procedures_and_holm():
 def test_sign_flip_on_hand_data():
     # Three equal positive differences: only the two all-same-sign flips reach |mean| = 1,
     # so p is about 2/8; with the harness's generator it is what harness_sign_flip_p gives.
-    table = panel.harness_table(pd.DataFrame([
+    table = harness_forests.harness_table(pd.DataFrame([
         {"target": "t", "session": "S1", "step": s, "position": f"p{s}", "item": "C01", "replicate": 0,
          "arm": arm, "score": float(arm == "filler")} for s in (1, 2, 3) for arm in ("real", "filler")]),
         n_resamples=10_000, seed=42)

@@ -44,6 +44,8 @@ def test_size_means_keep_minus_one_and_decay_sorts_offsets():
     curve = ad.decay_curve(pd.DataFrame(rows), "reference_score", target=T)
     assert curve == {"offsets": [0, 2, 10], "means": [2.0, 3.0, 1.0], "individual": [[0, 2], [2, 3], [10, 1]]}
     assert ad.decay_printout(curve, "R")[-1] == "Mean per offset: {0: 2.0, 2: 3.0, 10: 1.0}"
+    beside = rows + [row("P5_pre_C6", "real", "A_SMALL", "C01", "a", score=0)]  # another anchor's cell in the frame
+    assert ad.decay_curve(pd.DataFrame(beside), "reference_score", target=T) == curve
 
 
 def test_the_forests_anchor_arm_is_the_harness_resampling():

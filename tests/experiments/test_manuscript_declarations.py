@@ -9,12 +9,13 @@ import pytest
 
 from contextecho.experiments import spine
 from contextecho.notebooks.build import NOTEBOOKS, experiment
+from contextecho.paper import manuscript
 from contextecho.paper.declared import Declared, undeclared_keys
 from contextecho.paper.tables import COLUMNS, WIDTH, Model, widest
 
 ROOT = Path(__file__).resolve().parents[2]
 EXPERIMENTS = ROOT / "lib" / "contextecho" / "experiments"
-SOURCES = sorted((ROOT / "paper").glob("*.qmd"))
+SOURCES = manuscript.sources(ROOT / "paper")  # the article and its sections
 #: What the writer's methods take as keys: keyword names (set), a template (put), templates (per_target).
 WRITES = {"set", "put", "per_target", "default"}
 

@@ -1,4 +1,4 @@
-"""The Fig.-5 mitigation forest (:func:`contextecho.experiments.panel.harness_mitigation`) and the
+"""The Fig.-5 mitigation forest (:func:`contextecho.experiments.harness_forests.harness_mitigation`) and the
 identity resume of :mod:`contextecho.experiments.selection`, on hand-computed cases."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from contextecho.echo.reference.plot_inputs import MITIGATION_PLOT_TARGETS
-from contextecho.experiments import panel
+from contextecho.experiments import harness_forests
 from contextecho.experiments.selection import cell_identity, unstored
 from contextecho.stats.bootstrap import harness_clustered_bootstrap_mean
 
@@ -38,7 +38,7 @@ def test_three_series_their_means_and_the_two_gaps_by_hand():
     frame = _frame(t=({"P0_start": [3, 1], "P5_pre_C6": [0, -1, None]},  # -1 averaged in, a lost cell not
                       {"P0_start": [3, 3], "P5_pre_C6": [2, 2, 2]},
                       {"A": {"P0_start": [3, 2]}, "A_E15": {"P5_pre_C6": [3, 3, 0]}}))
-    table = panel.harness_mitigation(frame, anchor=("A", "A_E15"), n_resamples=200, seed=42)
+    table = harness_forests.harness_mitigation(frame, anchor=("A", "A_E15"), n_resamples=200, seed=42)
     row = table.iloc[0]
     assert row["real_mean"] == pytest.approx((2 + (-0.5)) / 2)
     assert row["filler_mean"] == pytest.approx((3 + 2) / 2)
@@ -56,21 +56,21 @@ def test_rows_need_all_three_series_and_follow_the_figures_order():
     frame = _frame(**{"gpt-4o": full, "gpt-5": ({"P0_start": [2]}, {"P0_start": [3]}, {"A": {"P0_start": [2]}}),
                       "claude-sonnet-4-5": full, "unlisted": full,
                       "claude-haiku-4-5": ({"P0_start": [1]}, {"P0_start": [3]}, {})})
-    table = panel.harness_mitigation(frame, anchor="A", n_resamples=50, seed=42, targets=MITIGATION_PLOT_TARGETS)
+    table = harness_forests.harness_mitigation(frame, anchor="A", n_resamples=50, seed=42, targets=MITIGATION_PLOT_TARGETS)
     # reasoning tier first, then drift gap largest first, ties in the figure's list order;
     # no anchor scores (haiku) or not in the figure's list: no row
     assert list(table["target"]) == ["claude-sonnet-4-5", "gpt-5", "gpt-4o"]
     assert list(table["reasoning"]) == [True, True, False]
     assert list(table["label"]) == ["Sonnet 4.5", "GPT-5", "GPT-4o"]
     tiers = [("gpt-4o", "x", "y", True), ("claude-sonnet-4-5", "x", "y", True)]
-    tied = panel.harness_mitigation(frame, anchor="A", n_resamples=50, seed=42, targets=tiers)
+    tied = harness_forests.harness_mitigation(frame, anchor="A", n_resamples=50, seed=42, targets=tiers)
     assert list(tied["target"]) == ["gpt-4o", "claude-sonnet-4-5"]
 
 
 def test_the_two_arms_read_the_cells_without_an_intervention():
     frame = _frame(t=({"P0_start": [1, 1]}, {"P0_start": [3, 3]}, {"A": {"P0_start": [3, 3]}}))
-    plain = panel.harness_table(frame[frame["intervention"] == "none"], n_resamples=50, seed=42)
-    mixed = panel.harness_table(frame, n_resamples=50, seed=42, anchor="A")
+    plain = harness_forests.harness_table(frame[frame["intervention"] == "none"], n_resamples=50, seed=42)
+    mixed = harness_forests.harness_table(frame, n_resamples=50, seed=42, anchor="A")
     for column in plain.columns:
         assert plain[column].iloc[0] == mixed[column].iloc[0] or \
             (pd.isna(plain[column].iloc[0]) and pd.isna(mixed[column].iloc[0]))

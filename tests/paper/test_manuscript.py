@@ -173,3 +173,21 @@ def test_the_real_manuscript_has_unique_identifiers_and_resolving_references():
     structural = ("identifier", "cross-reference", "footnote", "link reference", "include cycle")
     problems = manuscript.check_sources()
     assert [p for p in problems if any(word in p for word in structural)] == []
+
+
+def test_a_section_file_is_checked_where_the_article_includes_it(tmp_path):
+    """paper/sections/x.qmd, pulled in by the article, is read as part of it: its paths relative
+    to the article's folder, its cross-references to the article's identifiers; a section no
+    document includes is a document of its own."""
+    paper = tmp_path / "paper"
+    write(paper / "index.qmd", "## Intro {#sec-intro}\n\n{{< include sections/x.qmd >}}\n")
+    write(paper / "sections" / "x.qmd", "### X {#sec-x}\n\nSee @sec-intro; {{< var a.b >}}.\n\n"
+                                        "{{< include _generated/t.md >}}\n")
+    write(paper / "_generated" / "t.md", "| x |\n")
+    variables = write(tmp_path / "_variables.yml", yaml.safe_dump({"a": {"b": 1}}))
+    assert manuscript.articles(paper) == [paper / "index.qmd"]
+    assert manuscript.sources(paper) == [paper / "index.qmd", paper / "sections" / "x.qmd"]
+    assert manuscript.check_sources(paper, variables) == []
+    write(paper / "sections" / "y.qmd", "See @sec-intro.\n")
+    assert manuscript.check_sources(paper, variables) == [
+        "paper/sections/y.qmd:1: cross-reference @sec-intro has no {#sec-intro} identifier in the document"]

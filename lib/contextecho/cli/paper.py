@@ -65,7 +65,7 @@ def merge_and_check() -> list[str]:
     manuscript.write_variables(merged, merge=False)
     print(f"      merged {len(files)} variables file(s) into {manuscript.VARIABLES_FILE.name}")
     declared = {name: experiment(name).MANUSCRIPT for name in NOTEBOOKS}
-    return (manuscript.check_sources() + undeclared_keys(sorted(manuscript.PAPER_DIR.glob("*.qmd")), declared)
+    return (manuscript.check_sources() + undeclared_keys(manuscript.sources(manuscript.PAPER_DIR), declared)
             + quarto.check_project())
 
 

@@ -26,7 +26,7 @@ the ``reference`` protocol (:mod:`contextecho.experiments.panel`, built by
 4. compared: the requests (:func:`~.replay.compare_requests`); every stored cell
    (``response_text``, ``response_len``, ``score``, ``label``, ``reason``), which cells are stored,
    and that a lost cell gives nothing to a table; ``fig5_forest_rows`` in order
-   (:func:`~contextecho.experiments.panel.harness_mitigation` over the figure's targets
+   (:func:`~contextecho.experiments.harness_forests.harness_mitigation` over the figure's targets
    :data:`~contextecho.echo.reference.plot_inputs.MITIGATION_PLOT_TARGETS`: every field SPEC §5
    names, the bootstrap bounds exactly).
 """
@@ -50,6 +50,7 @@ from ..echo.reference.transcript import DEFAULT_WINDOW
 from ..sessions.positions import Position
 from ..stats.session_validation import HARNESS_ARMS
 from ..experiments import panel, spine
+from ..experiments.harness_forests import harness_mitigation
 from ..experiments.protocol_record import protocol_record
 from ..experiments.scores import headline_ids
 from ..experiments.anchor_designs import anchored_cells
@@ -67,7 +68,7 @@ PLAIN_RUNNERS = (*NO_ANCHOR_RUNNERS, TRAJECTORY_RUNNER)
 #: The harness runners and loaders a case of this module may hold.
 RUNNERS = (*NO_ANCHOR_RUNNERS, A_PROBES_RUNNER, TRAJECTORY_RUNNER, FOREST_DRIVER)
 CELL_FIELDS = ("response_text", "response_len", "score", "label", "reason")
-#: The forest's fields (SPEC §5) and our columns of :func:`~contextecho.experiments.panel.harness_mitigation`.
+#: The forest's fields (SPEC §5) and our columns of :func:`~contextecho.experiments.harness_forests.harness_mitigation`.
 FOREST_FIELDS = {"n_cl": "n_real", "n_fi": "n_filler", "n_a": "n_anchor", "n_pos_cl": "n_positions_real",
                  "n_pos_fi": "n_positions_filler", "n_pos_a": "n_positions_anchor", "cl_m": "real_mean",
                  "cl_lo": "real_lo", "cl_hi": "real_hi", "fi_m": "filler_mean", "fi_lo": "filler_lo",
@@ -242,8 +243,8 @@ def compare_forest(case: dict, primary: pd.DataFrame, report: CaseResult, declar
         return set()
     coding = primary[primary["item"].isin(headline_ids(panel.Parameters.headline))] if len(primary) else primary
     anchors = [iv for iv in coding["intervention"].unique() if filed(iv) == A_COMBINED.name] if len(coding) else []
-    ours = panel.harness_mitigation(coding, anchor=anchors, n_resamples=10_000, seed=42,
-                                    targets=MITIGATION_PLOT_TARGETS) if len(coding) else pd.DataFrame()
+    ours = harness_mitigation(coding, anchor=anchors, n_resamples=10_000, seed=42,
+                              targets=MITIGATION_PLOT_TARGETS) if len(coding) else pd.DataFrame()
     rows = decode(tables["fig5_forest_rows"])
     order = list(ours["target"]) if len(ours) else []
     report.add("tables", "fig5_forest_rows.order", [r["target"] for r in rows] == order,

@@ -16,7 +16,7 @@ and loaders end to end with canned replies (its ``README.md`` gives the format, 
 3. compares the requests (set, order, every ``params`` field) and the stored cells with
    the case's ``expected`` values, and the tables our analysis code computes (the onset
    curve, :func:`~contextecho.experiments.onset.harness_curve`; the panel forest,
-   :func:`~contextecho.experiments.panel.harness_table`).
+   :func:`~contextecho.experiments.harness_forests.harness_table`).
 
 A case is read by :func:`read_case` and compared in the vocabulary of :mod:`.case`; the replay client
 and the SDK form of our requests are :mod:`.replay`. A family whose runners are not probe, onset or S2
@@ -55,6 +55,7 @@ from ..echo.protocols import protocol_of
 from ..sessions.positions import Position
 from ..stats.session_validation import HARNESS_ARMS
 from ..experiments import onset, panel, spine
+from ..experiments.harness_forests import FOREST_POSITIONS, harness_table
 from ..experiments.protocol_record import protocol_record
 from ..experiments.scores import headline_ids
 from ..experiments.selection import build
@@ -326,7 +327,7 @@ def _fig2_table(primary: pd.DataFrame) -> pd.DataFrame:
     if not len(primary):
         return pd.DataFrame()
     forest = primary[primary["item"].isin(headline_ids(panel.Parameters.headline))]  # C01-C05 (:103)
-    return panel.harness_table(forest, n_resamples=10_000, seed=42, failures="in", positions=panel.FOREST_POSITIONS)
+    return harness_table(forest, n_resamples=10_000, seed=42, failures="in", positions=FOREST_POSITIONS)
 
 
 def _empty_text_read(primary: pd.DataFrame, driven: Sequence[Driven], replay: Replay) -> pd.DataFrame | None:

@@ -253,7 +253,8 @@ def decay_curve(cells: pd.DataFrame, score: str, *, target: str = plot_inputs.DE
     increasing order: the mean score (−1 included) and the (offset, score) points."""
     own = cells[cells["target"] == target]
     offsets, means, individual = [], [], []
-    for n in sorted({o for o in own["intervention"].map(decay_offset) if o is not None}):
+    # map() over the column would make the offsets floats (NaN for another anchor): a plain loop keeps them ints
+    for n in sorted({o for o in map(decay_offset, own["intervention"]) if o is not None}):
         scores = _scores(own[own["intervention"] == f"{DECAY_PREFIX}{n}"], score)
         if scores:
             offsets.append(n)

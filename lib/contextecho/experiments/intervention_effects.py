@@ -37,13 +37,14 @@ class Parameters(JudgedParameters):
     contracts: tuple[str, ...] = ("S2#01", "C1_csv")
     distances: tuple[int, ...] = (0, 8)
     # The interventions edit our chat-turn prefixes, so this experiment runs under our protocol
-    # only; the reference harness's own anchors (after its one-blob prefix) are .anchor_designs.
+    # only; the reference harness's own anchors (after its one-blob prefix) are the anchor_family notebook's.
     protocol: str = "contextecho"
     # Our rubric asks for one line, "Score: <n>": a short greedy budget.
     judge_max_tokens: int = 8
 
     HELP = {**JudgedParameters.HELP,
-            "protocol": "contextecho only: the reference harness has no intervention on its prefix",
+            "protocol": "contextecho only: our anchor designs on our chat-turn prefixes (the harness's own anchors, "
+                        "under reference, are the anchor_family notebook's)",
             "interventions": "none is the control and must be listed",
             "contracts": "S2, S2#01, hardened, C1_csv ... (scored, no judge)",
             "distances": "session messages between the A-anchor and the probe (decay)"}

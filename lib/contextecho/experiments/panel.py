@@ -11,7 +11,7 @@ bootstrap CI (the forest plot); per-category and per-position gaps; the fingerpr
 projected on two principal components; S2 compliance gap (pp) and verbosity ratio.
 
 Beside it, the statistics the paper ran (the ``harness_`` functions of :mod:`contextecho.stats`,
-:func:`harness_table`): per target on the headline battery, the per-arm two-stage
+:func:`~.harness_forests.harness_table`): per target on the headline battery, the per-arm two-stage
 bootstrap of each arm's mean, the sign-flip permutation p of the paired filler − real
 differences and its Holm adjustment over targets; under the ``reference`` protocol also
 the gap with the judge's −1 failures averaged in (the forest loader's treatment).
@@ -22,14 +22,12 @@ Under ``reference`` S2 compliance is reported under both scorers with their agre
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
 from ..echo.fingerprint import fit_pca
 from ..echo.reference import negative_controls
-from ..echo.reference.positions import PANEL_POSITIONS
 from ..echo.probes import FRAMINGS
 from ..echo.arms import ARMS
 from ..echo.protocol import PAIRED_ARMS, Positions
@@ -46,20 +44,18 @@ from ..paper.show import Result, SavedFigure
 from ..stats.errors import StatsInputError
 from ..stats.judge_free import (StressorCell, compliance_gap, harness_compliance_audit, log_verbosity_ratios,
                                 verbosity_ratio)
-from ..stats.multiple import holm
 from ..stats.spread import score_spread
 from ..stats.units import complete_units, unit_gaps
 from ..stats.variance import variance_decomposition
 from ..engine.counts import Counts
-from ..stats.bootstrap import harness_clustered_bootstrap_mean
-from ..stats.permutation import harness_sign_flip_p
 from . import spine
 from .parameter_sets import JudgedParameters, REFERENCE_JUDGE
 from .distributions import DISTRIBUTIONS, distribution_report
+from .harness_forests import harness_table
 from .item_ids import PROBE_IDS, STRESSOR_IDS
 from ..echo.protocols import protocol_of
 from .protocol_record import PROTOCOL, protocol_record, protocol_variables
-from .scores import SCORES, failure_column, first_judge_rows, gap_row, headline_rows, score_column
+from .scores import SCORES, first_judge_rows, gap_row, headline_rows, score_column
 from .selection import build, select_sessions
 from .spine import CALIBRATION, Run, Stage
 
@@ -71,8 +67,6 @@ PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5", "openai/gpt-4o", "host
                "probes": ("all",), "stressors": ("S2",), "window": 30000, "max_tokens": 600,
                "stressor_max_tokens": 1024, "judge_max_tokens": 400, "n_resamples": 10_000, "resample_seed": 42,
                "protocol": "reference", "headline": "coding_self"}
-#: The Fig-2 forest's position order (``plotting/fig2_forest_panelwide.py:34-38``).
-FOREST_POSITIONS = tuple(label for label, _ in PANEL_POSITIONS)
 #: The seed's corpus-scale grid (§3.2; no code for it at the harness commit): every
 #: session, turns at each decile plus pre/post each compaction (``n_positions`` 0: every one
 #: a session offers), k = 3 samples per cell at the provider's default temperature, under
@@ -171,110 +165,6 @@ class Parameters(JudgedParameters):
               "stressor_max_tokens": POSITIVE, "headline": PROBE_IDS,
               "arms": (Includes("real", "the drift gap's baseline"), Includes("filler", "the drift gap's control"),
                        OneOf(ARMS.names, "arm"))}
-
-
-def harness_table(primary: pd.DataFrame, *, n_resamples: int, seed: int, failures: str = "out",
-                  positions: Sequence[str] | None = None, beside: bool = False,
-                  anchor: str | Sequence[str] | None = None) -> pd.DataFrame:
-    """Per target: each arm's mean with the harness's two-stage bootstrap interval (positions
-    in step order, scores in item/replicate order), the gap, the sign-flip p of the paired
-    differences (valid pairs in that order) and Holm over the targets' p-values.
-
-    ``failures``: ``out`` bootstraps the valid verdicts only (ours); ``in`` every score the
-    harness stored, its −1s included, as the Fig-2 forest's loader reads them
-    (``plotting/fig2_forest_panelwide.py:109-111``; a verdict whose parse raised lost its
-    cell there and is left out here); the sign-flip test pairs valid verdicts either way
-    (``consolidate_12model_perm.py`` drops failures). ``positions``: the position labels to read, in that
-    order (the forest's ``FOREST_POSITIONS``; default every position, in step order).
-    ``beside`` (a protocol that stores its failed verdicts' scores:
-    :attr:`~contextecho.echo.protocol.Protocol.stored_score`) with ``failures="out"``: the gap
-    with the −1s averaged in beside (``gap_failures_in``).
-
-    ``anchor``: the intervention (or interventions) whose real-arm cells are a third series beside
-    the two arms (the Fig.-5 mitigation forest's ``claude arm + A anchor``, ``plotting/
-    fig_forest_mitigation.py:148-176``, whose folder two runners fill with two designs): its mean and interval by the same bootstrap (``anchor_mean/lo/hi``, ``n_anchor``,
-    ``n_positions_anchor``) and ``recovered_gap`` = anchor − real. The two arms, their gap and
-    the paired test then read the cells without an intervention only."""
-    column = failure_column(failures)
-    rows = []
-    for target, g in primary.groupby("target", sort=True):
-        g = g.sort_values(["session", "step", "item", "replicate"], kind="stable")
-        plain = g["intervention"] == "none" if "intervention" in g else pd.Series(True, index=g.index)
-        valid = g[g[column].notna()]
-        series = {arm: valid[plain[valid.index] & (valid["arm"] == arm)] for arm in ("real", "filler")}
-        if anchor is not None:
-            anchors = [anchor] if isinstance(anchor, str) else list(anchor)
-            series["anchor"] = valid[valid["intervention"].isin(anchors) & (valid["arm"] == "real")] \
-                if "intervention" in valid else valid.iloc[:0]
-        g = g[plain]
-        arms, counts = {}, {}
-        for arm, a in series.items():
-            by_position = {f"{s}:{pos}": [float(v) for v in v_[column]] for (s, _, pos), v_
-                           in a.groupby(["session", "step", "position"], sort=True)}
-            if positions is not None:
-                labels = {key: key.split(":", 1)[1] for key in by_position}
-                by_position = {key: by_position[key] for label in positions for key in by_position
-                               if labels[key] == label}
-            arms[arm] = harness_clustered_bootstrap_mean(by_position, n_boot=n_resamples, seed=seed)
-            counts[arm] = len(by_position)
-        # The sign-flip test pairs valid verdicts only, as consolidate_12model_perm.py does.
-        pairs = g[g["score"].notna()].pivot_table(index=["session", "step", "item", "replicate"], columns="arm",
-                                                  values="score", aggfunc="first").dropna()
-        deltas = list(pairs["filler"] - pairs["real"]) if {"real", "filler"} <= set(pairs.columns) else []
-        _, p = harness_sign_flip_p(deltas, n_resamples=n_resamples, seed=seed)
-        row = {"target": target,
-               "real_mean": arms["real"].mean, "real_lo": arms["real"].lo, "real_hi": arms["real"].hi,
-               "filler_mean": arms["filler"].mean, "filler_lo": arms["filler"].lo,
-               "filler_hi": arms["filler"].hi, "gap": arms["filler"].mean - arms["real"].mean,
-               "n_real": arms["real"].n, "n_filler": arms["filler"].n,
-               "n_positions_real": counts["real"], "n_positions_filler": counts["filler"],
-               "n_pairs": len(deltas), "perm_p": p}
-        if anchor is not None:
-            row.update(anchor_mean=arms["anchor"].mean, anchor_lo=arms["anchor"].lo, anchor_hi=arms["anchor"].hi,
-                       n_anchor=arms["anchor"].n, n_positions_anchor=counts["anchor"],
-                       recovered_gap=arms["anchor"].mean - arms["real"].mean)
-        if beside and failures == "out":  # the forest loader's treatment beside
-            stored = failure_column("in")
-            scored = g[g[stored].map(lambda v: isinstance(v, (int, float)) and pd.notna(v))]
-            means = scored.groupby("arm")[stored].mean()
-            row["gap_failures_in"] = float(means.get("filler", np.nan) - means.get("real", np.nan))
-            row["n_failed_verdicts"] = int((g["verdict_status"] == "invalid").sum())
-        rows.append(row)
-    table = pd.DataFrame(rows)
-    if len(table):
-        ok = table["perm_p"].notna()
-        table["holm_p"] = np.nan
-        if ok.any():
-            table.loc[ok, "holm_p"] = holm(list(table.loc[ok, "perm_p"])).p_adjusted
-    return table
-
-
-def harness_mitigation(primary: pd.DataFrame, *, anchor: str | Sequence[str], n_resamples: int, seed: int,
-                       positions: Sequence[str] | None = FOREST_POSITIONS,
-                       targets: Sequence[tuple[str, str, str, bool]] | None = None) -> pd.DataFrame:
-    """The Fig.-5 mitigation forest (``plotting/fig_forest_mitigation.py:148-178``): per target the
-    real arm, the filler arm and the real arm with the ``anchor`` intervention, each with the
-    harness's two-stage interval (:func:`harness_table`, every stored score, −1 included, as its
-    ``read_score`` keeps any int), ``gap`` (the drift gap, filler − real) and ``recovered_gap``
-    (anchor − real). A target has a row only where all three series have a score.
-    ``targets``: the figure's list of (folder, label, org, reasoning)
-    (:data:`~contextecho.echo.reference.plot_inputs.MITIGATION_PLOT_TARGETS`, folders as the frame's
-    target names): only those targets, with their ``label``, ``org`` and ``reasoning`` tier, reasoning tier first, then by drift gap, largest first, ties in the
-    list's order; default every target, by drift gap."""
-    table = harness_table(primary, n_resamples=n_resamples, seed=seed, failures="in", positions=positions,
-                          anchor=anchor)
-    if not len(table):
-        return table
-    table = table[(table[["n_real", "n_filler", "n_anchor"]] > 0).all(axis=1)]
-    listed = {folder: (label, org, reasoning) for folder, label, org, reasoning in targets} \
-        if targets is not None else None
-    rows = table.to_dict("records")
-    if listed is not None:
-        order = list(listed)
-        rows = sorted((dict(r, **dict(zip(("label", "org", "reasoning"), listed[r["target"]])))
-                       for r in rows if r["target"] in listed), key=lambda r: order.index(r["target"]))
-    rows.sort(key=lambda r: (-int(r.get("reasoning", False)), -r["gap"]))
-    return pd.DataFrame(rows, columns=list(table.columns) + (["label", "org", "reasoning"] if listed else []))
 
 
 def verbosity_variance(s2: pd.DataFrame) -> pd.DataFrame:
@@ -533,7 +423,7 @@ def drift_gaps_all(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def harness(run: Run, primary: pd.DataFrame, gaps: pd.DataFrame) -> pd.DataFrame:
-    """The paper's own statistics (:func:`harness_table`): per-arm two-stage bootstrap
+    """The paper's own statistics (:func:`~.harness_forests.harness_table`): per-arm two-stage bootstrap
     means (under ``reference`` with the judge's −1 failures averaged in, as the harness's
     forest reads them; the gap on valid verdicts only beside it, ``gap_valid_only``), the
     sign-flip permutation p of the paired differences and its Holm adjustment over

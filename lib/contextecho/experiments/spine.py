@@ -167,11 +167,12 @@ def matching_plan(path: Path, params: Any) -> dict[str, Any] | None:
 
 
 def run_grid(run: Run, cells: Sequence, *, judges: Sequence[str], judge_max_tokens: int = 64,
-             name: str | None = None, resume_judges: Sequence[str] = (), redact: bool = True) -> pd.DataFrame:
+             name: str | None = None, resume_judges: Sequence[str] = (), redact: bool = True,
+             results: str = "cells") -> pd.DataFrame:
     """Run ``cells`` under the run's protocol through the shared cache and return the tidy
     frame (one row per cell and judge, :func:`~contextecho.echo.run_cells`; sessions
-    relabelled S1..Sn), saved as ``results/cells.parquet``; its batches (targets, judges,
-    distributions) are counted. The judges are asked as the protocol asks them for a budget
+    relabelled S1..Sn), saved as ``results/<results>.parquet`` (a run of several grids names
+    each); its batches (targets, judges, distributions) are counted under ``name``. The judges are asked as the protocol asks them for a budget
     of ``judge_max_tokens`` (:meth:`~contextecho.echo.protocol.Protocol.judge_params`); their
     score distributions are read too (``expected_score``).
 
@@ -206,7 +207,7 @@ def run_grid(run: Run, cells: Sequence, *, judges: Sequence[str], judge_max_toke
         frame = pd.concat([kept.assign(resumed=True), frame.assign(resumed=False)], ignore_index=True)
         frame = frame.iloc[frame["key"].map(order).argsort(kind="stable")].reset_index(drop=True)
     frame = frame.assign(session=frame["session"].map(run.labels))  # a new frame: the records stay as run
-    run.out.parquet("cells", frame)
+    run.out.parquet(results, frame)
     return frame
 
 

@@ -282,17 +282,36 @@ def _document_problems(article: Path, root: Path, variables: Mapping[str, Any], 
     return problems
 
 
+def sources(paper_dir: Path = PAPER_DIR) -> list[Path]:
+    """Every manuscript source under ``paper_dir``: its .qmd files outside ``_generated``
+    (the article and the sections it includes)."""
+    return sorted(p for p in paper_dir.rglob("*.qmd") if "_generated" not in p.relative_to(paper_dir).parts)
+
+
+def articles(paper_dir: Path = PAPER_DIR) -> list[Path]:
+    """The documents of :func:`sources`: each one no other source includes. An included file
+    (a section, ``{{< include sections/x.qmd >}}``) is read where Quarto pastes it, as part of
+    the document that includes it, its paths relative to that document's folder."""
+    found = sources(paper_dir)
+    included: set[Path] = set()
+    for source in found:
+        try:
+            included |= {line.file.resolve() for line in source_lines(source, paper_dir.parent)} - {source.resolve()}
+        except ManuscriptError:
+            continue  # an include cycle: the document's own check names it
+    return [source for source in found if source.resolve() not in included]
+
+
 def check_sources(paper_dir: Path = PAPER_DIR, variables_file: Path = VARIABLES_FILE) -> list[str]:
-    """Problems in the .qmd documents under ``paper_dir`` (file:line each), every include
-    expanded: unknown variable keys, missing includes and figure files, figures without alt
+    """Problems in the documents under ``paper_dir`` (:func:`articles`; file:line each), every
+    include expanded: unknown variable keys, missing includes and figure files, figures without alt
     text (``fig-alt``), executable code cells, duplicate identifiers, cross-references to
     identifiers the document does not define, footnotes and link references defined twice,
     footnotes used but never defined or defined but never used."""
     variables = yaml.safe_load(variables_file.read_text()) if variables_file.exists() else {}
     problems: list[str] = []
-    for article in sorted(paper_dir.rglob("*.qmd")):
-        if "_generated" not in article.relative_to(paper_dir).parts:
-            problems += _document_problems(article, paper_dir.parent, variables or {}, variables_file.name)
+    for article in articles(paper_dir):
+        problems += _document_problems(article, paper_dir.parent, variables or {}, variables_file.name)
     return problems
 
 
