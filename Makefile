@@ -28,8 +28,8 @@ export LITELLM_OFFLINE_MODE := true
 #   make panel TARGETS=hosted_vllm/Qwen/Qwen2.5-7B-Instruct ENDPOINTS='hosted_vllm/*=http://gpu1:8000/v1|http://gpu2:8000/v1' CONCURRENCY=16
 # BATCH=1: the uncached calls of OpenAI and Anthropic models go as the provider's batch jobs
 # (its batch price; minutes to hours; a killed run resumes polling them), the others one by one.
-NOTEBOOKS := panel compaction onset a_anchor cross_judge cross_session controls framing instruction_override \
-             continuation cape anchor
+NOTEBOOKS := panel compaction onset a_anchor anchor_family cross_judge cross_session controls framing \
+             instruction_override continuation cape anchor
 SERVING = $(if $(ENDPOINTS),$(1) endpoints$(2)'$(ENDPOINTS)') $(if $(CONCURRENCY),$(1) concurrency$(2)'$(CONCURRENCY)') \
           $(if $(BATCH),$(1) batch$(2)'true')
 NB_ARGS = $(if $(TARGETS),-p targets '$(TARGETS)') $(if $(JUDGE),-p judges '$(JUDGE)') \

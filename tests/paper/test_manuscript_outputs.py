@@ -22,6 +22,7 @@ TINY = {
     "a_anchor": {**JUDGED, "n_sessions": 1, "interventions": ("none", "a_anchor", "placebo_anchor"),
                          "probes": ("C01", "C03"), "contracts": ("S2#01", "C1_csv"), "distances": (0, 4)},
     "cross_judge": {**JUDGED, "n_sessions": 2, "n_positions": 2, "probes": ("C01", "C02")},
+    "anchor_family": {**JUDGED, "n_sessions": 1},
     "cross_session": {"targets": ("scripted/varied", "scripted/chatty"), "judges": ("scripted/judge",),
                       "n_resamples": 200, "n_positions": 2, "format_positions": 2},
     "controls": {**JUDGED, "n_sessions": 2, "items": ("N01", "N02"),
