@@ -34,7 +34,8 @@ from ..experiments.anchor_designs import (anchored_cells, decay_curve, decay_pri
 from ..experiments.protocol_record import protocol_record
 from ..sessions.positions import Position
 from . import anchor_trajectory
-from .case import REFERENCE, ROOT, TOLERANCE, CaseResult, FixtureError, decode, matches
+from .cells import compare_cell_fields
+from .case import REFERENCE, ROOT, TOLERANCE, CaseResult, FixtureError, decode
 from .replay import Replay, compare_requests, key_fields, litellm_model, replay_environment
 
 FamilyRun = Callable[[dict, Path, Replay, CaseResult, Sequence[dict], Path], None]
@@ -207,7 +208,7 @@ def compare_anchored_cells(case: dict, anchored: Sequence[Anchored], report: Cas
     """The cells: stored (and only those), their texts, lengths and verdicts; an expected
     cell of a layout this module does not read fails."""
     ours = _ours(anchored)
-    missing, diffs, first = [], {}, {}
+    missing, compared = [], []
     n = 0
     for cell in case["expected"].get("cells", []):
         ident = cell_identity(cell["path"], cell["record"])
@@ -225,16 +226,11 @@ def compare_anchored_cells(case: dict, anchored: Sequence[Anchored], report: Cas
             score = row.get(REFERENCE.stored_score)
             actual.update(score=None if score is None or score != score else int(score),
                           label=row.get("reference_label"), reason=row.get("reference_reason"))
-        for name, value in actual.items():
-            if name in cell["record"] and not matches(cell["record"][name], value):
-                diffs[name] = diffs.get(name, 0) + 1
-                first.setdefault(name, (ident, cell["record"][name], value))
+        compared.append((ident, cell["record"], actual))
     report.add("cells", "anchored.stored", not missing, n, n - len(missing), declared,
                note=f"missing or failed: {missing[:10]}" if missing else f"{n} cells")
-    for name in ("response_text", "response_len", "score", "label", "reason"):
-        ident, e, a = first.get(name, (None, None, None))
-        report.add("cells", f"anchored.{name}", not diffs.get(name), e, a, declared,
-                   note=f"{diffs[name]} cells differ; first {list(ident)}" if diffs.get(name) else "")
+    compare_cell_fields(report, compared, ("response_text", "response_len", "score", "label", "reason"), declared,
+                        prefix="anchored.")
     expected = {cell_identity(c["path"], c["record"]) for c in case["expected"].get("cells", [])} - {None}
     lost = [k for a in anchored for k, row in _ours([a]).items() if k[1] is not None
             and k not in expected and (k[0], None, k[2], k[3]) not in expected and _contributes(row)]

@@ -55,7 +55,8 @@ from ..experiments.protocol_record import protocol_record
 from ..experiments.scores import headline_ids
 from ..experiments.anchor_designs import anchored_cells
 from ..experiments.selection import build, cell_identity, stored_identities, unstored
-from .case import REFERENCE, TOLERANCE, CaseResult, FixtureError, decode, matches
+from .case import REFERENCE, TOLERANCE, CaseResult, FixtureError, decode
+from .cells import compare_cell_fields
 from .replay import Replay, compare_requests, key_fields, key_identity, litellm_model
 
 NO_ANCHOR_RUNNERS = ("experiments/e15_probes_at_crosscompaction/run.py",
@@ -214,20 +215,11 @@ def compare_cells(case: dict, primary: pd.DataFrame, replay: Replay, report: Cas
     missing = [list(i) for i in expected if i not in stored]
     report.add("cells", "stored", not missing, len(expected), len(expected) - len(missing), declared,
                note=f"missing or failed: {missing[:10]}" if missing else f"{len(expected)} cells")
-    for name in CELL_FIELDS:
-        differ = []
-        for ident, record in expected.items():
-            if ident not in stored or name not in record:
-                continue
-            row = ours[ident]
-            actual = {"response_text": row["response"], "response_len": len(row["response"]),
-                      "score": _score(row.get(REFERENCE.stored_score)), "label": row.get("reference_label"),
-                      "reason": row.get("reference_reason")}[name]
-            if not matches(record[name], actual):
-                differ.append((ident, record[name], actual))
-        first = differ[0] if differ else (None, None, None)
-        report.add("cells", name, not differ, first[1], first[2], declared,
-                   note=f"{len(differ)} cells differ; first {list(first[0])}" if differ else "")
+    compared = [(ident, record, {"response_text": row["response"], "response_len": len(row["response"]),
+                                 "score": _score(row.get(REFERENCE.stored_score)),
+                                 "label": row.get("reference_label"), "reason": row.get("reference_reason")})
+                for ident, record in expected.items() if ident in stored for row in [ours[ident]]]
+    compare_cell_fields(report, compared, CELL_FIELDS, declared)
     requested = {key_identity(s.key)[:4] for s in replay.sent if s.call == "target"}
     lost = [i for i in requested if i not in expected and i in ours]
     scored = [list(i) for i in lost if _score(ours[i].get(REFERENCE.stored_score)) is not None]

@@ -31,7 +31,6 @@ of the positions).
 from __future__ import annotations
 
 import re
-from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -45,7 +44,8 @@ from ..echo.reference.transcript import DEFAULT_WINDOW
 from ..experiments import cross_session as xs
 from ..sessions.positions import Position
 from ..stats.session_validation import HARNESS_ARMS
-from .case import REFERENCE, TOLERANCE, CaseResult, FixtureError, decode, matches
+from .case import REFERENCE, TOLERANCE, CaseResult, FixtureError, decode
+from .cells import compare_cell_fields, empty_text_verdict, multi_block_join
 from .replay import Replay, compare_requests, empty_text_reply, key_identity, litellm_model
 from .tables import EMPTY_TEXT_READING, Driven, compare_s2_tables, explained, item_name, row_identity, target_replies
 
@@ -246,37 +246,23 @@ def _compare_cells(case: dict, groups: Sequence[Group], replay: Replay, report: 
     replies = target_replies(replay)
     empty = _empty_text_cells(replay)
     missing = [k for k in expected if k not in ours or ours[k]["response"] is None]
-    diffs: Counter = Counter()
-    examples: dict[str, tuple] = {}
+    compared = []
     for k, record in expected.items():
         row = ours.get(k)
         if row is None or row["response"] is None:
             continue
-        blocks = (replies.get(k) or {}).get("blocks") or []
-        if len(blocks) > 1 and row["response"] == "".join(blocks):
-            report.add("cells", "multi_block_join", False, record.get("response_text"), row["response"], declared,
-                       note=f"{list(k)}; the harness joins a reply's text blocks by newlines")
+        if multi_block_join(report, k, record, row["response"], replies.get(k), declared):
             continue
         actual = {"response_text": row["response"], "response_len": len(row["response"])}
         if row.get("item_kind") == "probe":
             actual.update(score=REFERENCE.stored_value(row), label=row.get("reference_label"),
                           reason=row.get("reference_reason"))
-            read = _harness_verdict(parse_verdict(""))
-            if k in empty and actual["score"] is None and all(matches(record.get(n), v) for n, v in read.items()):
-                # the harness parses the empty text block (-1) and keeps the cell; we lose it (declared)
-                report.add("cells", "empty_text_verdict", False, {n: record.get(n) for n in read},
-                           {n: actual[n] for n in read}, declared, note=f"{list(k)}")
-                actual = {n: v for n, v in actual.items() if n not in read}
-        for name in CELL_FIELDS:
-            if name in record and name in actual and not matches(record[name], actual[name]):
-                diffs[name] += 1
-                examples.setdefault(name, (k, record[name], actual[name]))
+            # the harness parses the empty text block (-1) and keeps the cell; we lose it (declared)
+            actual = empty_text_verdict(report, k, record, actual, empty, declared)
+        compared.append((k, record, actual))
     report.add("cells", "stored", not missing, len(expected), len(expected) - len(missing), declared,
                note=f"missing or failed: {[list(k) for k in missing[:10]]}" if missing else f"{len(expected)} cells")
-    for name in CELL_FIELDS:
-        k, e, a = examples.get(name, (None, None, None))
-        report.add("cells", name, diffs[name] == 0, e, a, declared,
-                   note=f"{diffs[name]} cells differ; first {list(k)}" if diffs[name] else "")
+    compare_cell_fields(report, compared, CELL_FIELDS, declared)
     lost = [k for k in replies if k not in expected and k in ours]
     scored = [k for k in lost if _contributes(ours[k])]
     report.add("cells", "lost_cells_contribute_nothing", not scored, [], [list(k) for k in scored[:10]], declared,

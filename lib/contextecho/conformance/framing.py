@@ -27,7 +27,6 @@ the summary computed again with such cells read as the harness reads them).
 """
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -42,6 +41,7 @@ from ..experiments import framing, spine
 from ..experiments.protocol_record import protocol_record
 from ..sessions.positions import Position
 from .case import DECLARED, REFERENCE, TOLERANCE, CaseResult, Check, FixtureError, declared_for, decode, matches
+from .cells import compare_cell_fields, empty_text_verdict, multi_block_join
 from .replay import Replay, compare_requests, key_fields, key_identity, litellm_model
 
 E16_RUNNER = "experiments/e16_probe_framing_ablation/run.py"
@@ -135,40 +135,24 @@ def _compare_cells(case: dict, frame: pd.DataFrame, identity: Mapping[str, tuple
             if isinstance(row.get("response"), str)}
     expected = {_cell_identity(c["record"]): c["record"] for c in case["expected"].get("cells", [])}
     empty_text = replay.empty_text_cells()
-    verdict = parse_verdict("")
     kept: list[str] = []  # our keys of the cells the harness kept with the empty-text verdict
-    diffs: Counter = Counter()
-    examples: dict[str, tuple] = {}
+    compared = []
     for ident, record in expected.items():
         row = ours.get(ident)
         if row is None:
             continue
-        spec = replay.target_replies.get(ident, {})
-        if len(spec.get("blocks") or []) > 1 and row["response"] == "".join(spec["blocks"]):
-            report.add("cells", "multi_block_join", False, record.get("response_text"), row["response"], declared,
-                       note=f"{list(ident)}; the harness joins a reply's text blocks by newlines")
+        if multi_block_join(report, ident, record, row["response"], replay.target_replies.get(ident), declared):
             continue
         actual = {"response_text": row["response"], "response_len": len(row["response"]), "score": _score(row),
                   "label": row.get("reference_label"), "reason": row.get("reference_reason")}
-        theirs = {"score": verdict.score, "label": verdict.label, "reason": verdict.reason}
-        if ident in empty_text and actual["score"] is None and \
-                all(matches(record.get(n), v) for n, v in theirs.items()):
-            report.add("cells", "empty_text_verdict", False, {n: record.get(n) for n in theirs},
-                       {n: actual[n] for n in theirs}, declared,
-                       note=f"{list(ident)}: the harness's judge parses the empty text block (-1) and keeps the cell")
+        values = empty_text_verdict(report, ident, record, actual, empty_text, declared)
+        if values is not actual:
             kept.append(row["key"])
-            actual = {n: v for n, v in actual.items() if n not in theirs}
-        for name in CELL_FIELDS:
-            if name in record and name in actual and not matches(record[name], actual[name]):
-                diffs[name] += 1
-                examples.setdefault(name, (ident, record[name], actual[name]))
+        compared.append((ident, record, values))
     missing = [i for i in expected if i not in ours]
     report.add("cells", "stored", not missing, len(expected), len(expected) - len(missing), declared,
                note=f"missing or failed: {[list(i) for i in missing[:10]]}" if missing else f"{len(expected)} cells")
-    for name in CELL_FIELDS:
-        ident, e, a = examples.get(name, (None, None, None))
-        report.add("cells", name, diffs[name] == 0, e, a, declared,
-                   note=f"{diffs[name]} cells differ; first {list(ident) if ident else ''}" if diffs[name] else "")
+    compare_cell_fields(report, compared, CELL_FIELDS, declared)
     requested = {key_identity(s.key) for s in replay.sent if s.call == "target"}
     lost = [i for i in requested if i not in expected and i in ours]
     scored = [i for i in lost if _score(ours[i]) is not None]
@@ -178,7 +162,7 @@ def _compare_cells(case: dict, frame: pd.DataFrame, identity: Mapping[str, tuple
         return None
     read = frame.copy()
     at = read["key"].isin(kept)
-    read.loc[at, REFERENCE.stored_score] = float(verdict.score)
+    read.loc[at, REFERENCE.stored_score] = float(parse_verdict("").score)
     return read
 
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Sequence
@@ -38,7 +37,8 @@ from ..echo.reference.s2_requests import for_runner
 from ..echo.reference.texts import E11_STRESSORS
 from ..echo.reference.transcript import read_rows
 from ..experiments import instruction_override as io
-from .case import TOLERANCE, CaseResult, FixtureError, decode, matches, sha256_text
+from .case import TOLERANCE, CaseResult, FixtureError, decode, sha256_text
+from .cells import compare_cell_fields
 from .replay import Replay, compare_requests, key_fields, litellm_model
 
 CUTPOINTS_RUNNER = "experiments/_shared/select_cutpoints.py"
@@ -211,20 +211,11 @@ def _compare_cells(case: dict, frames: Sequence, safe: dict[str, str], report: C
     report.add("cells", "stored", not missing and not extra, len(expected), len(set(expected) & set(ours)), declared,
                note=f"missing or lost here: {missing[:10]}; stored but lost by the harness: {extra[:10]}"
                if missing or extra else f"{len(expected)} cells")
-    diffs: Counter = Counter()
-    examples: dict[str, tuple] = {}
-    for ident in sorted(set(expected) & set(ours), key=str):
-        record, row = expected[ident], ours[ident]
-        actual = {"response_text": row["response_text"], "response_len": int(row["response_len"]),
-                  "compliance": int(row["compliance"])}
-        for name in CELL_FIELDS:
-            if name in record and not matches(record[name], actual[name], TOLERANCE if name == "compliance" else 0.0):
-                diffs[name] += 1
-                examples.setdefault(name, (ident, record[name], actual[name]))
-    for name in CELL_FIELDS:
-        ident, e, a = examples.get(name, (None, None, None))
-        report.add("cells", name, diffs[name] == 0, e, a, declared,
-                   note=f"{diffs[name]} cells differ; first {list(ident)}" if diffs[name] else "")
+    compared = [(ident, expected[ident], {"response_text": row["response_text"],
+                                          "response_len": int(row["response_len"]),
+                                          "compliance": int(row["compliance"])})
+                for ident in sorted(set(expected) & set(ours), key=str) for row in [ours[ident]]]
+    compare_cell_fields(report, compared, CELL_FIELDS, declared, tolerance={"compliance": TOLERANCE})
 
 
 # ---------------------------------------------------------------- positions files

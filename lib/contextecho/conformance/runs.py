@@ -39,7 +39,6 @@ import json
 import math
 import re
 import tempfile
-from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -61,8 +60,9 @@ from ..experiments.scores import headline_ids
 from ..experiments.selection import build
 from . import (a_anchor, anchor_trajectory, audit, consolidate, context_source, cross_judge_b3, cross_session,
                framing, instruction_override, session_validation)
+from .cells import compare_cell_fields, empty_text_verdict, multi_block_join
 from .case import (NOT_IMPLEMENTED, REFERENCE, TOLERANCE, CaseResult, Check, FamilyResult, FixtureError, decode,
-                   load_declared, matches, sha256_text)
+                   load_declared, sha256_text)
 from .tables import EMPTY_TEXT_READING, Driven, compare_s2_tables, explained, item_name, row_identity
 from .replay import (LITELLM_PREFIX, Replay, compare_requests, key_fields, key_identity, key_text, litellm_model,
                      replay_environment)
@@ -266,60 +266,31 @@ def compare_cells(case: dict, driven: Sequence[Driven], replay: Replay, report: 
                            note="unknown cell layout")
             continue
         expected[ident] = cell["record"]
-    diffs: Counter = Counter()
-    examples: dict[str, tuple] = {}
     missing = [i for i in expected if i not in ours or ours[i]["response"] is None]
     empty_text = replay.empty_text_cells()
+    compared = []
     for ident, record in expected.items():
         row = ours.get(ident)
         if row is None or row["response"] is None:
             continue
+        if multi_block_join(report, ident, record, row["response"], replay.target_replies.get(ident), declared):
+            continue  # LiteLLM joined the blocks without a separator: compared apart (declared or not)
         actual = {"response_text": row["response"], "response_len": len(row["response"])}
-        spec = replay.target_replies.get(ident, {})
-        if len(spec.get("blocks") or []) > 1 and row["response"] == "".join(spec["blocks"]):
-            # LiteLLM joined the blocks without a separator: compared apart (declared or not)
-            joined = record.get("response_text") == "\n".join(spec["blocks"])
-            report.add("cells", "multi_block_join", False, record.get("response_text"), row["response"],
-                       declared, note=f"{list(ident)}; the harness's text is the blocks joined by newlines: {joined}")
-            continue
         if row.get("item_kind") == "probe":
             score = row.get(REFERENCE.stored_score)
             actual.update(score=None if score is None or (isinstance(score, float) and math.isnan(score))
                           else int(score), label=row.get("reference_label"), reason=row.get("reference_reason"))
-            if ident in empty_text and actual["score"] is None:
-                actual = _empty_text_verdict(report, ident, record, actual, declared)
-        for name in ("response_text", "response_len", "score", "label", "reason"):
-            if name in record and name in actual and not matches(record[name], actual[name]):
-                diffs[name] += 1
-                examples.setdefault(name, (ident, record[name], actual[name]))
+            actual = empty_text_verdict(report, ident, record, actual, empty_text, declared)
+        compared.append((ident, record, actual))
     report.add("cells", "stored", not missing, len(expected), len(expected) - len(missing), declared,
                note=f"missing or failed: {[list(i) for i in missing[:10]]}" if missing else f"{len(expected)} cells")
-    for name in ("response_text", "response_len", "score", "label", "reason"):
-        ident, e, a = examples.get(name, (None, None, None))
-        report.add("cells", name, diffs[name] == 0, e, a, declared,
-                   note=f"{diffs[name]} cells differ; first {list(ident) if ident else ''}" if diffs[name] else "")
+    compare_cell_fields(report, compared, ("response_text", "response_len", "score", "label", "reason"), declared)
     # Lost cells: requested, no expected cell; ours must not carry a score or a length to a table.
     requested = {key_identity(s.key) for s in replay.sent if s.call == "target"}
     lost = [i for i in requested if i not in expected and i in ours]
     scored = [i for i in lost if _contributes(ours[i])]
     report.add("cells", "lost_cells_contribute_nothing", not scored, [], [list(i) for i in scored[:10]], declared,
                note=f"{len(lost)} lost cells")
-
-
-def _empty_text_verdict(report: CaseResult, ident: tuple, record: Mapping, actual: dict,
-                        declared: Sequence[dict]) -> dict:
-    """A cell whose judge answered Anthropic text blocks, all empty, and that we lost (LiteLLM
-    gives that reply as no content: :func:`.replay.empty_text_reply`): where the harness's
-    cell holds what its judge reads from it (the first block, ``""``, parsed: −1), compared
-    apart as ``empty_text_verdict`` and the cell's other fields as usual; else as usual."""
-    read = parse_verdict("")
-    theirs = {"score": read.score, "label": read.label, "reason": read.reason}
-    if not all(matches(record.get(name), value) for name, value in theirs.items()):
-        return actual
-    report.add("cells", "empty_text_verdict", False, {n: record.get(n) for n in theirs},
-               {n: actual[n] for n in theirs}, declared,
-               note=f"{list(ident)}: the harness's judge parses the empty text block (-1) and keeps the cell")
-    return {name: value for name, value in actual.items() if name not in theirs}
 
 
 def _fig2_table(primary: pd.DataFrame) -> pd.DataFrame:

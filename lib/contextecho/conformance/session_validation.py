@@ -41,7 +41,6 @@ import os
 import re
 import shutil
 import tempfile
-from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Sequence
@@ -52,6 +51,7 @@ from ..echo.reference.role_rows import (QUICK_POSITIONS, VALIDATION_POSITIONS, S
                                         validation_snapshots)
 from ..stats.session_validation import HARNESS_ARMS, session_validation_summary
 from ..experiments import session_validation
+from .cells import compare_cell_fields, multi_block_join
 from .replay import Replay, compare_requests, key_fields, litellm_model, replay_environment
 from .case import REFERENCE, ROOT, TOLERANCE, CaseResult, FixtureError, decode, matches, sha256_text
 
@@ -240,26 +240,17 @@ def _compare_cells(case: dict, target: str, result: session_validation.SessionVa
     report.add("cells", "stored", not missing and not extra, len(expected), len(set(expected) & set(ours)),
                declared, note=f"missing or failed: {missing[:10]}; stored but lost by the harness: {extra[:10]}"
                if missing or extra else f"{len(expected)} cells")
-    diffs: Counter = Counter()
-    examples: dict[str, tuple] = {}
+    compared = []
     for ident in sorted(set(expected) & set(ours)):
         record, row = expected[ident], ours[ident]
-        spec = replay.target_replies.get((target, ident[0], ident[1], ident[2], 0), {})
-        if len(spec.get("blocks") or []) > 1 and row["response"] == "".join(spec["blocks"]):
-            report.add("cells", "multi_block_join", False, record.get("response_text"), row["response"], declared,
-                       note=f"{list(ident)}; the harness joins a reply's text blocks by newlines")
+        reply = replay.target_replies.get((target, ident[0], ident[1], ident[2], 0))
+        if multi_block_join(report, ident, record, row["response"], reply, declared):
             continue
-        actual = {"response_text": row["response"], "response_len": len(row["response"]),
-                  "score": int(row[REFERENCE.stored_score]), "label": row.get("reference_label"),
-                  "reason": row.get("reference_reason")}
-        for name in CELL_FIELDS:
-            if name in record and not matches(record[name], actual[name]):
-                diffs[name] += 1
-                examples.setdefault(name, (ident, record[name], actual[name]))
-    for name in CELL_FIELDS:
-        ident, e, a = examples.get(name, (None, None, None))
-        report.add("cells", name, diffs[name] == 0, e, a, declared,
-                   note=f"{diffs[name]} cells differ; first {list(ident)}" if diffs[name] else "")
+        compared.append((ident, record, {
+            "response_text": row["response"], "response_len": len(row["response"]),
+            "score": int(row[REFERENCE.stored_score]), "label": row.get("reference_label"),
+            "reason": row.get("reference_reason")}))
+    compare_cell_fields(report, compared, CELL_FIELDS, declared)
 
 
 PLAN_LINE = re.compile(r"^\s+(P\d+): turn_index=(\d+) prefix_chars=(\d+)$")

@@ -59,9 +59,10 @@ def _arguments(tool_input: dict) -> str:
     return ", ".join(f"{key}={value!r}" for key, value in tool_input.items())
 
 
-def _flatten(content, tool_use, tool_result, joiner: str) -> str:
-    """What both readers share: a string as it is, a list's ``text`` blocks (non-empty), its
-    ``tool_use`` blocks as ``tool_use(name, input)`` and ``tool_result`` blocks as
+def flatten_blocks(content, tool_use, tool_result, joiner: str, empty_text: bool = False) -> str:
+    """What the harness's content flatteners share (both readers here, e12's session prefix): a
+    string as it is, a list's ``text`` blocks (non-empty, unless ``empty_text``), its
+    ``tool_use`` blocks as ``tool_use(block)`` and ``tool_result`` blocks as
     ``tool_result(content)``, joined by ``joiner``; anything else ``""``."""
     if isinstance(content, str):
         return content
@@ -74,16 +75,17 @@ def _flatten(content, tool_use, tool_result, joiner: str) -> str:
         kind = block.get("type", "")
         if kind == "text":
             text = block.get("text", "")
-            if text:
+            if text or empty_text:
                 parts.append(text)
         elif kind == "tool_use":
-            parts.append(tool_use(block.get("name", ""), block.get("input", {})))
+            parts.append(tool_use(block))
         elif kind == "tool_result":
             parts.append(tool_result(block.get("content", "")))
     return joiner.join(parts)
 
 
-def _a1_tool_use(name: str, tool_input) -> str:
+def _a1_tool_use(block: dict) -> str:
+    name, tool_input = block.get("name", ""), block.get("input", {})
     arguments = _arguments(tool_input) if isinstance(tool_input, dict) else str(tool_input)
     return f"<tool_use {name}({arguments})>"
 
@@ -94,7 +96,8 @@ def _a1_tool_result(inner) -> str:
     return f"<tool_result: {inner}>"
 
 
-def _arm_tool_use(name: str, tool_input) -> str:
+def _arm_tool_use(block: dict) -> str:
+    name, tool_input = block.get("name", ""), block.get("input", {})
     return f"[tool_use {name}: {_arguments(tool_input)}]" if isinstance(tool_input, dict) else f"[tool_use {name}]"
 
 
@@ -106,12 +109,12 @@ def _arm_tool_result(result) -> str:
 
 def flatten_a1_content(content) -> str:
     """e03 A1's ``_flatten_content``: text, ``<tool_use ...>``, ``<tool_result: ...>``, space-joined."""
-    return _flatten(content, _a1_tool_use, _a1_tool_result, " ")
+    return flatten_blocks(content, _a1_tool_use, _a1_tool_result, " ")
 
 
 def flatten_gpt5_arm_content(content) -> str:
     """e07's ``_flatten_content``: text, ``[tool_use ...]``, ``[tool_result: ...]`` (cut), newline-joined."""
-    return _flatten(content, _arm_tool_use, _arm_tool_result, "\n")
+    return flatten_blocks(content, _arm_tool_use, _arm_tool_result, "\n")
 
 
 def _kept(records: Iterable[Record], flatten):

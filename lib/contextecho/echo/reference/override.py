@@ -42,6 +42,7 @@ from collections.abc import Sequence
 
 from .continuation import TARGET_CHARS, Cutpoint, CutpointSelection, recent_prefix, tail_prefix
 from .filler import make_filler
+from .gpt5_source import flatten_blocks
 from .scorers import REFERENCE_SCORERS
 from .texts import E11_STRESSORS
 from .transcript import PART_JOINER, Row
@@ -76,26 +77,20 @@ def e11_contexts(rows: Sequence[Row], cut_index: int, gpt5_context: str) -> dict
             "recent3K": recent_prefix(rows, cut_index)}
 
 
+def _tool_use(block: dict) -> str:
+    return f"[tool_use {block.get('name')}: {json.dumps(block.get('input', {}))[:E12_TOOL_USE_CHARS]}]"
+
+
+def _tool_result(result) -> str:
+    if isinstance(result, list):
+        result = "".join(x.get("text", "") for x in result if isinstance(x, dict))
+    return f"[tool_result: {str(result)[:E12_TOOL_RESULT_CHARS]}]"
+
+
 def _block_text(content) -> str:
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    parts = []
-    for block in content:
-        if not isinstance(block, dict):
-            continue
-        kind = block.get("type")
-        if kind == "text":
-            parts.append(block.get("text", ""))
-        elif kind == "tool_use":
-            parts.append(f"[tool_use {block.get('name')}: {json.dumps(block.get('input', {}))[:E12_TOOL_USE_CHARS]}]")
-        elif kind == "tool_result":
-            result = block.get("content", "")
-            if isinstance(result, list):
-                result = "".join(x.get("text", "") for x in result if isinstance(x, dict))
-            parts.append(f"[tool_result: {str(result)[:E12_TOOL_RESULT_CHARS]}]")
-    return PART_JOINER.join(parts)
+    """e12's content renderer: text (empty blocks too), ``[tool_use NAME: JSON]`` and
+    ``[tool_result: ...]``, both cut, newline-joined."""
+    return flatten_blocks(content, _tool_use, _tool_result, PART_JOINER, empty_text=True)
 
 
 def session_prefix(rows: Sequence[Row], cut_index: int, target_chars: int) -> str:
