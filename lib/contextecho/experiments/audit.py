@@ -18,8 +18,10 @@ number (evenly along the candidates, the quick choice first); the budgets defaul
 protocol's own or, where a model of the run is the embedded one, to the embedded build's.
 
 A file that cannot be audited is named with its reason (a format the protocol does not read,
-a file that does not parse, a session without an agent step). The A-anchor runs under our
-protocol whatever the run's: the harness defines no intervention on its prefix. What leaves
+a file that does not parse, a session without an agent step). The A-anchor is our own
+intervention (a chat exchange before the probe, :mod:`contextecho.echo.interventions`) and runs
+under our protocol whatever the run's; the harness's own anchors (its e04 family, inserted after
+its one-block prefix) are the ``anchor_family`` notebook's. What leaves
 the machine is redacted as in every experiment; :func:`redaction` counts the placeholders,
 by class, in the transcripts as read and in the prefixes sent.
 """
@@ -603,8 +605,8 @@ REPORT = (
     Section("anchor", "The A-anchor at the last position",
             "At the last step of each session, the real prefix with and without the A-anchor (one short exchange "
             "restating the assistant register) before the same probes and contracts: the effect is the mean with "
-            "minus without, with a 95% interval that resamples probes. The A-anchor runs under our protocol (the "
-            "reference harness defines no intervention).",
+            "minus without, with a 95% interval that resamples probes. The A-anchor is our own intervention, run "
+            "under our protocol (the harness's own anchors, its e04 family, are the anchor_family notebook's).",
             tuple(Shown(INTERVENTIONS.table(stem), f"{ANCHOR_FOLDER}/results/{stem}.parquet")
                   for stem in ("effects", "contract_effects")),
             ((f"{ANCHOR_FOLDER}/figures/anchor_forest.png", "The A-anchor's effect with 95% interval on the probes "
