@@ -123,7 +123,8 @@ def test_the_defaults_plan_within_the_embedded_budget(tmp_path, corpus):
     plan = plan_stages(xs.STAGES, defaults)
     targets = [c for c in plan.calls if c.round.endswith(":targets")]
     judges = [c for c in plan.calls if c.round.endswith(":judges")]
-    # 2 sessions x 2 positions x 2 arms x 1 probe, 2 x 1 x 2 x 1 S2, 2 formats x 1 x 1 position x 2 arms
-    assert len(targets) == 8 + 4 + 4 <= 25
-    assert len(judges) == 8 + 4
+    # 2 sessions x 2 positions x 2 arms x 1 probe, 2 x 1 x 2 x 1 S2, 2 formats x 1 x 2 positions x 2 arms
+    # (two positions per format: the format gap's interval resamples positions)
+    assert len(targets) == 8 + 4 + 8 <= 25
+    assert len(judges) == 8 + 8
     assert all(c.max_tokens is None or c.max_tokens <= 48 for c in targets)

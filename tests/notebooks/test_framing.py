@@ -25,7 +25,7 @@ def corpus(scripted_models):
 
 def test_runs_whole_on_scripted_models(tmp_path):
     out = tmp_path / "framing"
-    result = framing.run(framing.Parameters(**SCRIPTED, probes=("C01", "C02"), output_dir=str(out)))
+    result = framing.run(framing.Parameters(**SCRIPTED, probes=("C01", "C02"), replicates=2, output_dir=str(out)))
     variables = yaml.safe_load((out / "variables.yml").read_text())["framing"]
     assert variables["n_cells"] == 2 * 2 * 2 and variables["n_failed"] == 0
     declared: Declared = framing.MANUSCRIPT

@@ -124,7 +124,7 @@ class Parameters(JudgedParameters):
     s2_positions: str = "panel"
     s2_n_positions: int = 1
     n_format_sessions: int = 1
-    format_positions: int = 1
+    format_positions: int = 2
 
     HELP = {**JudgedParameters.HELP,
             "sessions": "the session files (Claude Code JSONL under reference; empty: the n_sessions longest)",
