@@ -28,7 +28,7 @@ TINY = {
     "controls": {**JUDGED, "n_sessions": 2, "items": ("N01", "N02"),
                  "arms": ("real", "filler", "shuffled_real", "unrelated_session", "scratch")},
     "framing": {**JUDGED, "probes": ("C01", "C02")},
-    "instruction_override": {"targets": ("scripted/x",), "length_targets": ("scripted/x",)},
+    "instruction_override": {"targets": ("scripted/x", "scripted/chatty"), "length_targets": ("scripted/x",)},
     "continuation": {"targets": ("fake/tool-call", "scripted/chatty"), "n_cutpoints": 4, "n_resamples": 200},
     "cape": {"target": "scripted/letters", "n_items": 5, "factors": ("stability", "option_order"),
              "history_window": 2, "orderings": ("cyclic",), "bridge_positions": 1, "bridge_runs": 1},

@@ -352,7 +352,8 @@ def compliance_figure(run: Run, compliance: pd.DataFrame) -> SavedFigure:
     """e11: compliance (%) per stressor under each context arm (one panel per target when
     several), each stressor on its own."""
     shown = compliance.assign(stressor_target=compliance["stressor"] if len(run.params.targets) < 2 else
-                              compliance["stressor"] + " · " + compliance["target"]) if len(compliance) else \
+                              compliance["stressor"] + " · " + compliance["target"].map(figures.shown)) \
+        if len(compliance) else \
         pd.DataFrame(columns=["stressor_target", "compliance_pct", "arm"])
     return run.figure("override_compliance", figures.bars(
         shown, x="stressor_target", y="compliance_pct", hue="arm", hue_order=run.params.arms, xlabel="stressor",
