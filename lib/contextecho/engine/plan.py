@@ -49,6 +49,7 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from . import llm
 from .record import OK, CallRecord, utc_now
+from .hashing import content_hash
 from .model_request import ModelRequest
 
 #: What a planned call answers: a verdict every judge parser reads (a JSON score and a
@@ -107,6 +108,16 @@ def prompt_tokens(request: ModelRequest) -> tuple[int, bool]:
     return _litellm_count(request), provider in ("openai", "azure", "text-completion-openai")
 
 
+def _counted(request: ModelRequest) -> str:
+    """What :func:`prompt_tokens` reads of ``request``, as one hash: the model, the messages and
+    the parameters its count depends on (not the replicate, the temperature, the key's tag)."""
+    params = request.params
+    return content_hash({
+        "model": request.model, "messages": list(request.messages), "tools": params.get("tools"),
+        "tool_choice": params.get("tool_choice"), "max_tokens": params.get("max_tokens"),
+        "continue_final_message": bool(params.get("continue_final_message"))})
+
+
 def _litellm_count(request: ModelRequest) -> int:
     litellm = llm.ensure_providers()
     messages = [{k: v for k, v in m.items() if k != "cache_control"} for m in request.messages]
@@ -159,6 +170,9 @@ class Planner:
     concurrency: int = 1
     calls: list[PlannedCall] = field(default_factory=list)
     _answers: dict[str, CallRecord] = field(default_factory=dict, repr=False)
+    #: Prompt tokens by what a count reads (:func:`_counted`): replicates, and the arms and
+    #: items that send one prompt, are counted once (a corpus grid's counts took minutes each).
+    _counts: dict[str, tuple[int, bool]] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def answered(self, key: str) -> CallRecord | None:
@@ -205,7 +219,10 @@ class Planner:
             completion, basis = max_tokens, "max_tokens"
         else:  # no budget sent and nothing in the cache: unknown, counted as 0 and said so
             completion, basis = 0, "unbounded (no max_tokens)"
-        tokens, exact = prompt_tokens(request)
+        counted = _counted(request)
+        if counted not in self._counts:
+            self._counts[counted] = prompt_tokens(request)
+        tokens, exact = self._counts[counted]
         built_on = sum(json.dumps(m.get("content"), ensure_ascii=False).count(PLANNED_MARKER)
                        for m in request.messages)
         if built_on:  # holds planned answers: count their estimated length instead
