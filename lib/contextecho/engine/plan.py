@@ -173,6 +173,7 @@ class Planner:
     #: Prompt tokens by what a count reads (:func:`_counted`): replicates, and the arms and
     #: items that send one prompt, are counted once (a corpus grid's counts took minutes each).
     _counts: dict[str, tuple[int, bool]] = field(default_factory=dict, repr=False)
+    _answer_median: tuple[tuple[int, str], int] | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def answered(self, key: str) -> CallRecord | None:
@@ -233,11 +234,15 @@ class Planner:
 
     def _answer_tokens(self, model: str, usage: ModelUsage) -> int:
         """The length of an answer a planned call stands for: the completion tokens planned
-        for the upstream calls (their median), else the model's cache median."""
-        planned = [c.completion_tokens for c in self.calls if not c.cached]
-        if planned:
-            return int(statistics.median(planned))
-        return int(usage.completion_median or 0)
+        for the upstream calls (their median), else the model's cache median. Computed once
+        while the calls written down stay the same (a round's judges all ask it: recomputing
+        it per judge made a corpus grid's plan quadratic)."""
+        known = (len(self.calls), model)
+        if self._answer_median is None or self._answer_median[0] != known:
+            planned = [c.completion_tokens for c in self.calls if not c.cached]
+            value = int(statistics.median(planned)) if planned else int(usage.completion_median or 0)
+            self._answer_median = (known, value)
+        return self._answer_median[1]
 
     def plan(self, since: int = 0) -> "Plan":
         """The plan of the calls written down so far, from the ``since``-th on (a run's own
