@@ -38,7 +38,7 @@ NB_ARGS = $(if $(TARGETS),-p targets '$(TARGETS)') $(if $(JUDGE),-p judges '$(JU
           $(call SERVING,-p, ) $(PARAMS) $(if $(PLAN),--plan)
 # make paper: the same, plus PAPER_SET='--set KEY=VALUE ...' for any parameter of every notebook
 # PLAN=1: print what it would call and cost (calls, cached, tokens, dollars, time) and stop; nothing is sent
-PAPER_ARGS = $(call SERVING,--set,=) $(PAPER_SET) $(if $(PLAN),--plan)
+PAPER_ARGS = $(call SERVING,--set,=) $(PAPER_SET) $(if $(PLAN),--plan) $(if $(FORCE),--force)
 
 .PHONY: setup quarto notebook-filter test lint test-fast paper paper-check data lab benchmarks clean-results clean-venv help audit $(NOTEBOOKS)
 
@@ -57,6 +57,7 @@ help:
 	@echo "                 (several servers of one model: ENDPOINTS='MODEL=API_BASE|API_BASE|...', balanced by LiteLLM's Router)"
 	@echo "make paper PAPER_SET='--set KEY=VALUE ...'  overrides for every notebook that declares KEY"
 	@echo "make paper PLAN=1  (or make panel PLAN=1) print the calls, cached, tokens, cost and time; send nothing"
+	@echo "make paper FORCE=1 run every notebook, also those whose code, inputs and cached answers are unchanged since their last run"
 	@echo "make audit AUDIT='--sessions DIR --model M --quick --yes'  audit your own sessions: plan, run, one HTML report"
 	@echo "                 (no --sessions: import your own from ~/.claude and ~/.codex, redacted; --plan: stop at the plan)"
 	@echo "make clean-results  remove generated results, figures, tables, variables (keeps the cache)"

@@ -88,3 +88,25 @@ def test_tc_needs_one_full_window_of_comparable_items():
     runs = np.array([[1, 2, 3, np.nan, 5], [1, 2, np.nan, 4, 5], [1, 2, 3, 4, 5]], dtype=float)
     with pytest.raises(NoComparableItems, match="3 items are valid in every run"):
         trajectory_consistency(runs)
+
+
+def test_a_fit_is_made_once_per_points_level_and_kernel():
+    """The kept fit equals a fresh one, is read-only, and another kernel (bounds included,
+    which the kernel's repr leaves out) or other points are fitted anew."""
+    from sklearn.gaussian_process.kernels import RBF, WhiteKernel
+
+    from contextecho.cape import consistency
+    x = np.arange(4, 20, dtype=float)
+    y = np.sin(x / 3)
+    consistency._fits.clear()
+    first = consistency.support_interval(x, y)
+    assert consistency.support_interval(x.copy(), y.copy()) is first  # same points: kept
+    fresh = consistency._fit(x, y, 0.95, None)
+    assert np.array_equal(first[0], fresh[0]) and np.array_equal(first[1], fresh[1]) and first[2] == fresh[2]
+    with pytest.raises(ValueError):
+        first[0][0] = 1.0  # nobody can change a kept fit
+    narrow = RBF(length_scale=1.0, length_scale_bounds=(1.0, 2.0)) + WhiteKernel(0.5, (1e-3, 1e1))
+    assert repr(narrow) == repr(consistency.default_kernel())
+    assert consistency.support_interval(x, y, kernel=narrow) is not first
+    assert consistency.support_interval(x, y + 1e-9) is not first
+    assert len(consistency._fits) == 3

@@ -94,9 +94,40 @@ def test_a_real_notebook_gives_the_same_outputs_in_a_shared_kernel(tmp_path):
 
 def test_the_preload_is_loaded_binds_no_name_and_a_failed_one_is_the_notebooks_to_report(tmp_path):
     probe = notebook(tmp_path / "probe.ipynb",
-                     "import sys\nprint('colorsys' in sys.modules, 'importlib' in globals())")
+                     "import sys\nprint('colorsys' in sys.modules, 'importlib' in globals(), 'gc' in globals())",
+                     "import gc\nprint(gc.get_freeze_count() > 0)")
     with SharedKernel(tmp_path, preload=["colorsys", "no_such_module_planted"]) as kernel:
         kernel.start()
         out = run(kernel, probe, tmp_path / "out.ipynb")
         assert kernel.started == 1
-    assert text(out.cells[0]).split() == ["True", "False"] and out.cells[0].execution_count == 1
+    assert text(out.cells[0]).split() == ["True", "False", "False"] and out.cells[0].execution_count == 1
+    assert text(out.cells[1]).strip() == "True"  # what the preload built is frozen, even after a failed import
+
+
+def test_the_executed_copy_is_written_sparsely_and_always_at_the_end(tmp_path, monkeypatch):
+    """Between cells the copy is written at most every SAVE_EVERY_S seconds; the finished
+    notebook, and one that failed, is written whole."""
+    from papermill import iorw
+
+    from contextecho.notebooks import kernel as kernel_module
+    writes = []
+    real = iorw.write_ipynb
+    monkeypatch.setattr("papermill.engines.write_ipynb", lambda nb, path: (writes.append(path), real(nb, path)))
+    cells = [f"x{i} = {i}" for i in range(6)]
+    source = notebook(tmp_path / "many.ipynb", *cells, "print('last')")
+    failing = notebook(tmp_path / "fails.ipynb", "a = 1", "raise ValueError('boom')", "b = 2")
+    with SharedKernel(tmp_path) as kernel:
+        done = run(kernel, source, tmp_path / "done.ipynb")
+        assert text(done.cells[-1]).strip() == "last"  # the final save holds every output
+        assert 1 <= len(writes) <= 3  # papermill's own manager writes 2 per cell and 2 more: 16
+        monkeypatch.setattr(kernel_module, "SAVE_EVERY_S", 0.0)  # every step due: papermill's behaviour
+        writes.clear()
+        run(kernel, source, tmp_path / "again.ipynb")
+        assert len(writes) == 2 * len(done.cells) + 2
+        monkeypatch.setattr(kernel_module, "SAVE_EVERY_S", 3600.0)
+        with pytest.raises(papermill.PapermillExecutionError):
+            run(kernel, failing, tmp_path / "failed.ipynb")
+    failed = nbformat.read(tmp_path / "failed.ipynb", as_version=4)
+    bad = [c for c in failed.cells if c.get("metadata", {}).get("papermill", {}).get("status") == "failed"]
+    assert [c.source for c in bad] == ["raise ValueError('boom')"]
+    assert any(o.get("ename") == "ValueError" for o in bad[0].outputs)

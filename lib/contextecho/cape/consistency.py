@@ -47,6 +47,11 @@ from .metrics import NoComparableItems, as_trajectories
 
 OMEGA = 4
 Z = {0.95: 1.96}  # the paper's footnote: L, U = μ ∓ 1.96 σ
+#: Fits kept in this process, by what determines them (the points, the level, the kernel): a
+#: fit is deterministic, and the same trajectory is fitted again by every table that reads it
+#: (Table 1 under each answer, then the notebook's consistency table). At most this many.
+FITS_KEPT = 4096
+_fits: dict[tuple, tuple[np.ndarray, np.ndarray, str]] = {}
 
 
 def default_kernel() -> Kernel:
@@ -83,7 +88,24 @@ def mean_normalise(y: np.ndarray) -> np.ndarray:
 
 def support_interval(x: np.ndarray, y: np.ndarray, level: float = 0.95,
                      kernel: Kernel | None = None) -> tuple[np.ndarray, np.ndarray, str]:
-    """(L, U, fitted kernel) of a GP fitted to (x, y), evaluated at x."""
+    """(L, U, fitted kernel) of a GP fitted to (x, y), evaluated at x (read-only arrays; a
+    fit this process made before is returned again, :data:`FITS_KEPT`)."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    key = (x.tobytes(), y.tobytes(), x.shape, y.shape, float(level), _kernel_key(kernel))
+    if key not in _fits:
+        if len(_fits) >= FITS_KEPT:
+            _fits.clear()
+        _fits[key] = _fit(x, y, level, kernel)
+    return _fits[key]
+
+
+def _kernel_key(kernel: Kernel | None) -> str:
+    """The kernel with every hyperparameter and bound (its repr leaves the bounds out)."""
+    chosen = kernel if kernel is not None else default_kernel()
+    return type(chosen).__name__ + repr(sorted((k, repr(v)) for k, v in chosen.get_params(deep=True).items()))
+
+
+def _fit(x: np.ndarray, y: np.ndarray, level: float, kernel: Kernel | None) -> tuple[np.ndarray, np.ndarray, str]:
     z = Z.get(level)
     if z is None:
         from scipy.stats import norm
@@ -96,7 +118,9 @@ def support_interval(x: np.ndarray, y: np.ndarray, level: float = 0.95,
         warnings.simplefilter("ignore", ConvergenceWarning)
         gp.fit(X, y)
         mean, sd = gp.predict(X, return_std=True)
-    return mean - z * sd, mean + z * sd, str(gp.kernel_)
+    lower, upper = mean - z * sd, mean + z * sd
+    lower.flags.writeable = upper.flags.writeable = False
+    return lower, upper, str(gp.kernel_)
 
 
 def overlap_ratio(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
@@ -135,11 +159,7 @@ def trajectory_consistency(trajectories, *, omega: int = OMEGA, level: float = 0
                                 f"TC needs at least omega={omega}")
     smoothed = moving_average(array, omega)
     x = np.arange(omega, array.shape[1] + 1, dtype=float)  # the item ending each window
-    fits: dict[bytes, tuple] = {}  # identical runs fit identically: fit each distinct one once
-    for row in smoothed:
-        if row.tobytes() not in fits:
-            fits[row.tobytes()] = support_interval(x, mean_normalise(row), level, kernel)
-    bounds = [fits[row.tobytes()] for row in smoothed]
+    bounds = [support_interval(x, mean_normalise(row), level, kernel) for row in smoothed]  # each distinct once
     lower = np.stack([b[0] for b in bounds])
     upper = np.stack([b[1] for b in bounds])
     ratio = overlap_ratio(lower, upper)

@@ -36,6 +36,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "nothing is sent, no key is needed (make paper PLAN=1)")
     parser.add_argument("--paper-scale", action="store_true",
                         help="with --plan: each notebook at its documented paper scale (PAPER_SCALE)")
+    parser.add_argument("--force", action="store_true",
+                        help="run every notebook, also one whose outputs are what a run would write again "
+                             "(same code, inputs and cached answers, and no failed call: skipped by default)")
     parser.add_argument("--retry-errors", action="store_true",
                         help="call again the requests whose stored error is permanent (authentication, bad request, not found); by default they are skipped and counted in the manifest")
 
@@ -92,7 +95,6 @@ def run(args: argparse.Namespace) -> int:
         with SharedKernel(REPO_ROOT, {PROGRESS_ENV: "text"},
                           preload=[f"contextecho.experiments.{name}" for name in names]) as kernel:
             if not args.plan:
-                kernel.start()
                 threading.Thread(target=lambda: [experiment(name) for name in NOTEBOOKS], daemon=True).start()
             status = run_notebooks(args, names, overrides, kernel)
         if status is not None:
@@ -106,10 +108,13 @@ def run_notebooks(args: argparse.Namespace, names: list[str], overrides: dict[st
                   kernel: SharedKernel) -> int | None:
     """The data, then every notebook of ``names`` with its ``overrides`` in ``kernel`` (or, with
     ``--plan``, their plan); an exit status where the command ends here, None where the
-    manuscript comes next."""
+    manuscript comes next. A notebook whose outputs are what a run would write again
+    (:mod:`~contextecho.notebooks.freshness`) is not run, unless ``--force``; the kernel starts
+    only where one must run."""
     from ..engine.calls import ModelConfigError
     from .data import fill_inventories
-    from ..notebooks.runner import run_notebook
+    from ..notebooks import freshness
+    from ..notebooks.runner import output_folder, run_notebook
     from ..sessions.corpus import fill_corpus
 
     print("[data] corpus and inventories, verifying sha256 ...", flush=True)
@@ -125,14 +130,25 @@ def run_notebooks(args: argparse.Namespace, names: list[str], overrides: dict[st
             print(f"contextecho paper: {exc}", file=sys.stderr)
             return 2
         return 0
+    now = {name: freshness.inputs(name, overrides[name]) for name in names}
+    why = {name: "--force" if args.force else freshness.stale(now[name], output_folder(name, overrides[name]))
+           for name in names}
+    if any(why.values()):
+        kernel.start()  # it imports the notebooks' modules while this process goes on
     for number, name in enumerate(names, start=1):
         own = overrides[name]
-        print(f"[{number}/{len(names)}] notebook {name} {own or ''} ...", flush=True)
+        if why[name] is None:
+            print(f"[{number}/{len(names)}] notebook {name}{f' {own}' if own else ''}: up to date, not run "
+                  "(the code, inputs and cached answers of its last run, which had no failed call; --force runs it)",
+                  flush=True)
+            continue
+        print(f"[{number}/{len(names)}] notebook {name}{f' {own}' if own else ''} ({why[name]}) ...", flush=True)
         try:
             done = run_notebook(name, own, kernel=kernel)
         except (ParameterError, ModelConfigError) as exc:
             print(f"contextecho paper: {exc}", file=sys.stderr)
             return 2
+        freshness.record(now[name], done.output_dir)
         print(f"      {name}: {done.wall_s:.0f} s -> {done.output_dir.relative_to(GENERATED.parent.parent)}",
               flush=True)
     return None

@@ -18,6 +18,7 @@ info, every query value, the fragment and every path segment that looks like a k
 token in it that looks like a key: what a refusal prints."""
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import json
 import math
@@ -52,13 +53,20 @@ def git_state() -> dict[str, Any]:
 
 
 def package_versions() -> dict[str, str | None]:
-    versions = {}
-    for name in PACKAGES:
+    """The installed version of each of :data:`PACKAGES` (None: not installed)."""
+    return dict(_installed())
+
+
+@functools.cache
+def _installed() -> tuple[tuple[str, str | None], ...]:
+    """Read once a process: every run log a notebook writes names them (scanning the installed
+    distributions' metadata took a warm ``make paper`` a second)."""
+    def version(name: str) -> str | None:
         try:
-            versions[name] = importlib.metadata.version(name)
+            return importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
-            versions[name] = None
-    return versions
+            return None
+    return tuple((name, version(name)) for name in PACKAGES)
 
 
 # Setting names whose values are credentials, masked whole ("api_key", "token", headers...).

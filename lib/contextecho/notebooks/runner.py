@@ -59,6 +59,13 @@ def check_parameters(name: str, overrides: Mapping[str, Any], *, notebook: Path 
     return coerce(experiment(name).Parameters, overrides, where=f"notebook {path.name}")
 
 
+def output_folder(name: str, overrides: Mapping[str, Any], output_dir: Path | None = None) -> Path:
+    """Where notebook ``name`` writes its outputs: ``output_dir``, else the ``output_dir``
+    override, else ``paper/_generated/<name>`` (a relative path is the repository's)."""
+    folder = Path(output_dir or overrides.get("output_dir") or GENERATED / name)
+    return folder if folder.is_absolute() else REPO_ROOT / folder
+
+
 def run_notebook(name: str, overrides: Mapping[str, Any] | None = None, *,
                  output_dir: Path | None = None, notebook: Path | None = None,
                  log_output: bool = True, kernel_name: str = "python3",
@@ -86,8 +93,7 @@ def run_notebook(name: str, overrides: Mapping[str, Any] | None = None, *,
     given = overrides.get("output_dir")  # `-p output_dir X` means the same as output_dir=X
     if given and output_dir and Path(given) != Path(output_dir):
         raise ParameterError(f"notebook {path.name}: output_dir given twice ({given!r} and {str(output_dir)!r})")
-    output_dir = Path(output_dir or given or GENERATED / name)
-    output_dir = output_dir if output_dir.is_absolute() else REPO_ROOT / output_dir
+    output_dir = output_folder(name, overrides, output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     if "output_dir" in declared(module.Parameters):
         overrides["output_dir"] = str(output_dir)
