@@ -27,6 +27,13 @@ def data_dir() -> Path:
     return _from_env("CONTEXTECHO_DATA", REPO_ROOT / "data")
 
 
+def released_dir(revision: str) -> Path:
+    """A revision of the authors' released per-cell dataset, as ``released fetch`` leaves it
+    (git-ignored: 705 MB for v1.0); a revision naming a branch path (``refs/pr/1``) becomes one
+    folder name (``refs--pr--1``)."""
+    return data_dir() / "released" / revision.replace("/", "--")
+
+
 def cache_dir() -> Path:
     """The content-addressed Parquet call cache (git-ignored)."""
     return _from_env("CONTEXTECHO_CACHE", REPO_ROOT / "cache")
