@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "conformance": ("contextecho.cli.conformance", "check the 'reference' protocol against the authors' fixtures"),
     "audit": ("contextecho.cli.audit", "audit your own sessions against your model: plan, run, one HTML report"),
     "paraphrases": ("contextecho.cli.paraphrases", "write the CAPE items' candidate paraphrases for review"),
+    "released": ("contextecho.cli.released", "fetch and verify the authors' released per-cell dataset (Hugging Face)"),
     "judge-check": ("contextecho.cli.judge_check", "calibrate a judge against labelled verdicts (kappa, confusion)"),
 }
 

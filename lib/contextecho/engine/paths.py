@@ -22,6 +22,11 @@ def shared_dir() -> Path:
     return _from_env("CONTEXTECHO_SHARED", REPO_ROOT.parent / "shared")
 
 
+#: The reference judge's prompt, under :func:`shared_dir` (instrument data of the authors'
+#: harness, read at run time and never committed).
+JUDGE_PROMPT_FILE = Path("reference") / "contextecho" / "judge_prompt.json"
+
+
 def data_dir() -> Path:
     """Committed manifests and fixtures, plus the local corpus filled by ``make data``."""
     return _from_env("CONTEXTECHO_DATA", REPO_ROOT / "data")

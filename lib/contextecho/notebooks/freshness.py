@@ -34,7 +34,7 @@ from typing import Any, Mapping
 
 from ..engine.hashing import canonical_json
 from ..engine.manifest import package_versions
-from ..engine.paths import data_dir, shared_dir
+from ..engine.paths import JUDGE_PROMPT_FILE, data_dir, shared_dir
 from .build import notebook_path
 
 #: The stamp a run that can be repeated exactly leaves in its output folder.
@@ -89,9 +89,7 @@ def _environment() -> str:
 
 def inputs(name: str, overrides: Mapping[str, Any]) -> Inputs:
     """The digest of each part of what running notebook ``name`` with ``overrides`` reads."""
-    from ..echo.reference.judge import PROMPT_FILE  # the reference judge's prompt, read from shared/
-
-    judge_prompt = shared_dir() / PROMPT_FILE
+    judge_prompt = shared_dir() / JUDGE_PROMPT_FILE
     return Inputs(name, {
         "notebook": _sha(notebook_path(name).read_bytes()),
         "overrides": _sha(canonical_json({k: str(v) for k, v in overrides.items()}).encode()),

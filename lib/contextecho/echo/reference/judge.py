@@ -39,10 +39,9 @@ from functools import lru_cache
 from pathlib import Path
 
 from ...engine.model_request import ModelRequest
-from ...engine.paths import shared_dir
+from ...engine.paths import JUDGE_PROMPT_FILE, shared_dir
 from ...engine.hashing import content_hash
 
-PROMPT_FILE = Path("reference") / "contextecho" / "judge_prompt.json"
 VALID_SCORES = (0, 1, 2, 3)
 #: Probability-weighted verdicts read the score after the opening of the JSON score field
 #: (prefilled where the backend takes it, else found in the generated verdict).
@@ -85,7 +84,7 @@ class JudgePrompt:
 
 
 def prompt_path(root: str | Path | None = None) -> Path:
-    return (Path(root) if root is not None else shared_dir()) / PROMPT_FILE
+    return (Path(root) if root is not None else shared_dir()) / JUDGE_PROMPT_FILE
 
 
 @lru_cache(maxsize=8)
