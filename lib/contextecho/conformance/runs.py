@@ -48,6 +48,7 @@ import pandas as pd
 from ..echo.reference import s2_requests
 from ..echo.protocol import Positions
 from ..echo.reference.judge import parse_verdict
+from ..echo.reference.released import identify
 from ..echo.runner import SELF_JUDGE
 from ..echo.reference.transcript import DEFAULT_WINDOW
 from ..echo.protocols import protocol_of
@@ -231,15 +232,17 @@ def drive(case: dict, corpus: Path, replay: Replay, report: CaseResult, workdir:
     return driven
 
 
+#: The layouts of the probe, onset and S2 runners' cells (:mod:`~contextecho.echo.reference.released`).
+DRIVEN_LAYOUTS = ("probe", "s2")
+
+
 def _cell_identity(path: str, record: dict) -> tuple | None:
-    m = re.search(r"/([^/]+)/([^/]+)/v(\d\d)/(claude|filler)\.json$", path)
-    if m:  # S2: <target>/<position>/vNN/<arm>.json
-        return (m.group(1), m.group(2), "claude_session" if m.group(4) == "claude" else "filler",
-                f"S2_v{m.group(3)}", 0)
-    if {"probe_id", "target", "position", "arm"} <= set(record):
-        return (record["target"], record["position"], record["arm"], record["probe_id"],
-                int(record.get("replicate", 0)))
-    return None
+    """(target, position, arm, item, replicate) of a probe or S2 cell file; None for another."""
+    found = identify(path, record)
+    if found is None or found[0] not in DRIVEN_LAYOUTS:
+        return None
+    i = found[1]
+    return i.target, i.position, i.arm, i.item, i.replicate
 
 
 def compare_cells(case: dict, driven: Sequence[Driven], replay: Replay, report: CaseResult,

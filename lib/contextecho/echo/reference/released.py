@@ -275,6 +275,17 @@ def layout_of(path: str) -> tuple[Layout, re.Match] | None:
     return None
 
 
+def identify(path: str, record: Mapping[str, Any]) -> tuple[str, CellIdentity] | None:
+    """The layout name and identity of the cell the harness wrote at ``path`` (root-relative;
+    ``record`` names e16's target); None where no layout knows the path. The record is not
+    checked (:func:`read_cell` does): the conformance families read their expected cells so."""
+    found = layout_of(path)
+    if found is None:
+        return None
+    layout, m = found
+    return layout.name, layout.identity(m, record)
+
+
 def _optional_int(record: Mapping[str, Any], name: str) -> int | None:
     value = record.get(name)
     return value if _check_type(value, _INT) else None
