@@ -34,7 +34,7 @@ import json
 from collections import defaultdict
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
 from ..echo.reference.judge import verdict_text
 from ..echo.reference.released import CROSS_JUDGE, PROBE, STRESSOR, ImportReport, ReleasedCell, import_release
@@ -71,10 +71,10 @@ def _names(cell: ReleasedCell) -> set[str]:
     return {cell.identity.target} | {v for k in ("target", "model_id") if isinstance(v := cell.stored.get(k), str)}
 
 
-class ReleasedReplies(Mapping):
-    """The replay's replies (``(call, key text) -> [reply spec]``) read from released cells
-    (module doc); what it could not answer is kept in ``missing``, ``ambiguous`` and
-    ``unrenderable`` (each ``(call, key text)``, with the candidate paths for an ambiguous one)."""
+class ReleasedReplies:
+    """The replay's replies (``(call, key text) -> [reply spec]``, a :class:`~.replay.Replies`) read
+    from released cells (module doc); what it could not answer is kept in ``missing``, ``ambiguous``
+    and ``unrenderable`` (each ``(call, key text)``, with the candidate paths for an ambiguous one)."""
 
     def __init__(self, cells: Sequence[ReleasedCell]) -> None:
         self._index: dict[tuple[str, str], list[ReleasedCell]] = defaultdict(list)
@@ -126,17 +126,6 @@ class ReleasedReplies(Mapping):
             return default
         return [spec]
 
-    def __getitem__(self, ident: tuple[str, str]) -> list:
-        found = self.get(ident)
-        if found is None:
-            raise KeyError(ident)
-        return found
-
-    def __iter__(self) -> Iterator:
-        return iter(())  # answered per request; the keys are the requests'
-
-    def __len__(self) -> int:
-        return sum(len(v) for v in self._index.values())
 
 
 def released_replies(case: dict, resolve, workdir: Path) -> tuple[ReleasedReplies, ImportReport]:

@@ -26,7 +26,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Protocol, Sequence
 
 from ..echo.reference.providers import (ANTHROPIC, COHERE, GEMINI, MISTRAL, NVIDIA, OPENAI, OPENROUTER,
                                         TOGETHER, harness_provider)
@@ -77,6 +77,13 @@ class Sent:
     reply: Mapping | None = None  # the canned reply spec it was answered with (none: unexpected)
 
 
+class Replies(Protocol):
+    """Where a replay's replies come from: the reply specs of a ``(call, key text)``, or None where
+    it has none (the case's canned replies as a dict; :class:`.released.ReleasedReplies`)."""
+
+    def get(self, ident: tuple[str, str], default: Any = None) -> list | None: ...
+
+
 class UnexpectedRequest(Exception):
     """A request whose (call, key) the case has no reply for."""
 
@@ -84,9 +91,9 @@ class UnexpectedRequest(Exception):
 @dataclass
 class Replay:
     """The network client of a replayed run (module doc): canned replies by (call, key)
-    (or any mapping that gives them: :class:`.released.ReleasedReplies`)."""
+    (or any :class:`Replies` that gives them: :class:`.released.ReleasedReplies`)."""
 
-    replies: Mapping[tuple[str, str], list]
+    replies: Replies
     identities: dict[str, tuple[str, dict]] = field(default_factory=dict)  # target request key -> (call, key)
     judge_calls: dict[str, str] = field(default_factory=dict)  # judge model -> call kind
     # Call kind -> its key fields, where they are fewer than its cell's (the audit's: no turn).
