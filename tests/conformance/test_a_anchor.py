@@ -57,10 +57,12 @@ def test_cell_identity_reads_each_anchored_layout():
         ("t", "P0_start", "V1_BEHAVIORAL", "S2_v03")
     assert ident("results/dual_surface_pilot/CAND_A_COMBINED/stressors/t/P1/v00/cell.json", {}) == \
         ("t", "P1", "A_COMBINED", "S2_v00")
-    assert ident("x/C01.json", {"probe_id": "C01", "target": "t", "position": "P", "placement": "V3_SYSTEM_INJECT"}) \
+    assert ident("results/anchor_variants/V3_SYSTEM_INJECT/t/P/C01.json", {"probe_id": "C01"}) \
         == ("t", "P", "V3_SYSTEM_INJECT", "C01")
-    assert ident("x/C02.json", {"probe_id": "C02", "target": "t", "size": "large"}) == ("t", None, "large", "C02")
-    assert ident("x/C03.json", {"probe_id": "C03", "target": "t", "n_offset": 5}) == ("t", None, "N05", "C03")
+    assert ident("results/anchor_size_sweep/large/t/C02.json", {"size": "large"}) == ("t", None, "large", "C02")
+    assert ident("results/anchor_decay/t/N05/C03.json", {"n_offset": 5}) == ("t", None, "N05", "C03")
+    # a probe cell of e15's layout is not an anchored one
+    assert ident("results/probes_at_crosscompaction/t/P/claude_session/C01.json", {}) is None
     assert ident("results/cross_compaction/t/P0_start/v00/claude.json", {}) == ("t", "P0_start", "claude_session",
                                                                                  "S2_v00")
     assert ident("results/other/t/x.json", {"score": 1}) is None

@@ -7,6 +7,9 @@ each case's path and sha256, ``--corpus`` tried first) or a run-level one
 :mod:`contextecho.conformance.driver` tells them apart and runs it. Prints pass/fail counts per
 family (function level, continuation) or per case (run level) and the first differences of what
 fails, each with the fixture file; ``--out`` writes one machine-readable result per run-level case.
+``--released`` (run level) answers each case from its expected cells read as the authors' release
+(:mod:`contextecho.conformance.released`) instead of its canned replies; the comparisons a release
+cannot make are listed as not in the release.
 Exits 1 when any case fails (run level: a failed field, an input not expressible, or a case that
 cannot be read) or any family is missing, 2 when DIR is not a folder or a family is not DIR's. A
 declared divergence (``data/conformance/declared_divergences.json``) is reported as such, never as
@@ -18,7 +21,7 @@ import argparse
 import json
 from pathlib import Path
 
-from ..conformance.case import DECLARED_FILE, CaseResult, FamilyResult, FixtureError
+from ..conformance.case import DECLARED_FILE, NOT_IN_RELEASE, CaseResult, FamilyResult, FixtureError
 from ..conformance import driver
 
 
@@ -34,6 +37,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--show", type=int, default=3, metavar="N",
                         help="failing cases (function level) or failing fields per case (run level) "
                              "to detail (default 3)")
+    parser.add_argument("--released", action="store_true",
+                        help="run level: answer each case from its expected cells read as a release (the "
+                             "authors' released per-cell evaluations), not from its canned replies; request-level "
+                             "comparisons a release cannot make are listed as not in the release")
     parser.add_argument("--out", type=Path, default=None, metavar="DIR",
                         help="run level: write <case>.json (every compared field) and summary.json here")
 
@@ -61,9 +68,11 @@ def _report(family: FamilyResult, show: int, width: int = 7) -> None:
 
 def _report_case(report: CaseResult, source: Path, show: int) -> None:
     s = report.summary()
-    status = "ok  " if report.passed else "FAIL"
+    uncovered = any(c.status == NOT_IN_RELEASE and c.section == "case" for c in report.checks)
+    status = "FAIL" if not report.passed else "n/a " if uncovered else "ok  "
     print(f"{report.case_id:40s} {status} {s['pass']} passed, {s['fail']} failed, {s['declared']} declared, "
-          f"{s['not_expressible']} not expressible ({source})")
+          f"{s['not_expressible']} not expressible" + (f", {s['not_in_release']} not in the release"
+                                                       if s["not_in_release"] else "") + f" ({source})")
     if report.error:
         print(f"  x {report.error}")
     failing = [c for c in report.checks if c.status == "fail"]
@@ -82,6 +91,8 @@ def _report_case(report: CaseResult, source: Path, show: int) -> None:
         print(f"  ~ declared divergence {check.section} {check.field}: {check.note[:160]}")
     for check in [c for c in report.checks if c.status == "not_implemented"]:
         print(f"  . {check.field}: {check.note}")
+    for check in [c for c in report.checks if c.status == NOT_IN_RELEASE]:
+        print(f"  . not in the release: {check.section} {check.field}: {check.note[:200]}")
 
 
 def _runs(results: list[FamilyResult], show: int, out: Path | None) -> int:
@@ -96,7 +107,9 @@ def _runs(results: list[FamilyResult], show: int, out: Path | None) -> int:
                 {**report.summary(), "checks": [c.as_dict() for c in report.checks]}, indent=1, default=repr) + "\n")
         (out / "summary.json").write_text(json.dumps([r.summary() for r in reports], indent=1) + "\n")
     failed = [r.case_id for r in reports if not r.passed]
+    uncovered = [r.case_id for r in reports if any(c.status == NOT_IN_RELEASE and c.section == "case" for c in r.checks)]
     print(f"{'PASS' if not failed else 'FAIL'}: {len(reports) - len(failed)}/{len(reports)} cases passed"
+          + (f" ({len(uncovered)} not covered by a release, not run: {', '.join(uncovered)})" if uncovered else "")
           + (f"; failing: {', '.join(failed)}" if failed else ""))
     return 0 if not failed else 1
 
@@ -107,6 +120,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"conformance: {folder} is not a folder")
         return 2
     kind = driver.kind_of(folder)
+    if args.released and kind != driver.RUNS:
+        print(f"conformance: --released replays run-level cases; {folder} is a {kind} folder")
+        return 2
     unknown = [f for f in args.family or () if kind != driver.RUNS and f not in driver.FAMILIES[kind]]
     if unknown:
         print(f"conformance: {folder} is a {kind} folder; its families are {', '.join(driver.FAMILIES[kind])} "
@@ -115,14 +131,15 @@ def run(args: argparse.Namespace) -> int:
     corpus = args.corpus if args.corpus is not None else driver.default_corpus()
     if kind == driver.RUNS:
         print(f"run-level conformance of protocol 'reference' with {folder} (sessions under {corpus}; "
-              f"declared divergences from {DECLARED_FILE})")
+              f"declared divergences from {DECLARED_FILE})"
+              + ("; replies from each case's cells read as a release" if args.released else ""))
     elif kind == driver.CONTINUATION:
         print(f"conformance of the tool-call continuation (protocol 'reference') with {folder} (sessions: "
               f"{args.corpus or 'each case path_from_steering_root, else ' + str(driver.default_corpus())}, by sha256)")
     else:
         print(f"conformance of protocol 'reference' with {folder} (sessions under {corpus})")
     try:
-        results = driver.check(folder, args.corpus, args.family)
+        results = driver.check(folder, args.corpus, args.family, released=args.released)
     except FixtureError as exc:  # a run-level folder without a case
         print(f"conformance: {exc}")
         return 1

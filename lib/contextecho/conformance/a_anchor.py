@@ -15,7 +15,6 @@ A case whose runners (outside plotting and analysis) are all another family modu
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -24,6 +23,7 @@ import pandas as pd
 
 from ..echo.protocols import protocol_of
 from ..echo.reference.transcript import DEFAULT_WINDOW
+from ..echo.reference.released import identify
 from ..echo.reference.anchor_runners import NO_ANCHOR, S2_ITEMS, AnchorRunner, anchor_runner, harness_arm
 from ..stats.session_validation import HARNESS_ARMS
 from ..experiments import panel, spine
@@ -165,30 +165,18 @@ def _item_name(item: str) -> str:
 
 
 # ---------------------------------------------------------------- cells
-_BASELINE_CELL = re.compile(r"/(?P<target>[^/]+)/(?P<position>[^/]+)/v(?P<v>\d\d)/(?P<arm>claude|filler)\.json$")
-_STRESSOR_CELL = re.compile(r"/(?P<target>[^/]+)/(?P<position>[^/]+)/v(?P<v>\d\d)/cell\.json$")
+#: The layouts of the anchored runners' cells and of e08's baseline beside them
+#: (:mod:`~contextecho.echo.reference.released`).
+ANCHORED_LAYOUTS = ("s2", "anchor_variant", "a_stressor", "placement", "anchor_size", "anchor_decay")
 
 
 def cell_identity(path: str, record: Mapping[str, Any]) -> tuple | None:
     """An anchored cell file as (target, position or None, harness arm, item); None for another file."""
-    m = _BASELINE_CELL.search(path)
-    if m:
-        return (m["target"], m["position"], "claude_session" if m["arm"] == "claude" else "filler", f"S2_v{m['v']}")
-    m = _STRESSOR_CELL.search(path)
-    if m and "/anchor_variants/" in path:
-        return (m["target"], m["position"], record.get("variant") or path.split("/anchor_variants/")[1].split("/")[0],
-                f"S2_v{m['v']}")
-    if m and "/CAND_A_COMBINED/" in path:
-        return (m["target"], m["position"], "A_COMBINED", f"S2_v{m['v']}")
-    if "probe_id" not in record:
+    found = identify(path, record)
+    if found is None or found[0] not in ANCHORED_LAYOUTS:
         return None
-    if "placement" in record:
-        return (record["target"], record["position"], record["placement"], record["probe_id"])
-    if "size" in record:
-        return (record["target"], None, record["size"], record["probe_id"])
-    if "n_offset" in record:
-        return (record["target"], None, f"N{int(record['n_offset']):02d}", record["probe_id"])
-    return None
+    i = found[1]
+    return i.target, i.position, i.arm, i.item
 
 
 def _ours(anchored: Sequence[Anchored]) -> dict[tuple, dict]:

@@ -33,7 +33,6 @@ the ``reference`` protocol (:mod:`contextecho.experiments.panel`, built by
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -54,6 +53,7 @@ from ..experiments.harness_forests import harness_mitigation
 from ..experiments.protocol_record import protocol_record
 from ..experiments.scores import headline_ids
 from ..experiments.anchor_designs import anchored_cells
+from ..echo.reference.released import identify
 from ..experiments.selection import build, cell_identity, stored_identities, unstored
 from .case import REFERENCE, TOLERANCE, CaseResult, FixtureError, decode
 from .cells import compare_cell_fields
@@ -181,18 +181,18 @@ def _primary(asked: Sequence[Asked], judge: str) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
-_NO_ANCHOR_CELL = re.compile(r"probes_at_crosscompaction/([^/]+)/([^/]+)/([^/]+)/([^/]+)\.json$")
-_ANCHOR_CELL = re.compile(r"A_COMBINED/CODING_PROBES/([^/]+)/([^/]+)/([^/]+)\.json$")
+#: The layouts of the no-anchor and A-anchor probe cells (:mod:`~contextecho.echo.reference.released`).
+CELL_LAYOUTS = ("probe", "a_probe")
 
 
 def _expected_identity(path: str) -> tuple | None:
     """(target, position, arm, item) of an expected cell file, from its path: the A-anchor
     probe runners' records need not name their position or arm."""
-    if m := _NO_ANCHOR_CELL.search(path):
-        return m.group(1), m.group(2), m.group(3), m.group(4)
-    if m := _ANCHOR_CELL.search(path):
-        return m.group(1), m.group(2), A_COMBINED.name, m.group(3)
-    return None
+    found = identify(path, {})
+    if found is None or found[0] not in CELL_LAYOUTS:
+        return None
+    i = found[1]
+    return i.target, i.position, i.arm, i.item
 
 
 def _score(value: Any) -> int | None:

@@ -32,14 +32,15 @@ from ..engine.calls import Transport
 from ..experiments.cross_judge import StoredResponse, judge_means, rejudge, rejudged_agreement
 from ..experiments.panel import Parameters as PanelParameters
 from ..experiments.scores import headline_ids
+from ..echo.reference.released import identify
 from .replay import Replay
 from .case import REFERENCE, TOLERANCE, CaseResult, FixtureError, decode, matches
 
 AUDIT_RUNNER = "experiments/e15_probes_at_crosscompaction/run_crossjudge_audit.py"
-#: The audit's folder (``run_crossjudge_audit.py:23``), its tables, and a record's path in it.
+#: The audit's folder (``run_crossjudge_audit.py:23``) and its tables (a record's path in it is the
+#: released layout ``cross_judge``: :mod:`~contextecho.echo.reference.released`).
 AUDIT_OUT = "results/crossjudge_audit/"
 RESULTS, AGREEMENT = AUDIT_OUT + "RESULTS.json", AUDIT_OUT + "AGREEMENT.md"
-RECORD = re.compile(re.escape(AUDIT_OUT) + r"([^/]+)/([^/]+)/([^/]+)/([^/]+)\.json$")
 CALL = "cross_judge"
 #: The columns of a stored cell that name it, carried into its re-judged row.
 IDENTITY_COLUMNS = ("target", "session", "position", "step", "arm", "item", "item_kind", "replicate")
@@ -144,9 +145,10 @@ def compare_audit(case: dict, driven: Sequence[Any], replay: Replay, report: Cas
     ours = {row["ident"]: row for row in records.to_dict("records")}
     expected = {}
     for cell in case["expected"].get("cells", []):
-        found = RECORD.match(cell["path"])
-        if found:
-            expected[found.groups()] = cell["record"]
+        found = identify(cell["path"], cell["record"])
+        if found and found[0] == "cross_judge":
+            i = found[1]
+            expected[(i.target, i.position, i.arm, i.item)] = cell["record"]
     missing, extra = sorted(set(expected) - set(ours)), sorted(set(ours) - set(expected))
     report.add("cells", "audit.records", not missing and not extra, len(expected), len(ours), declared,
                note=f"missing {[list(i) for i in missing[:5]]}, extra {[list(i) for i in extra[:5]]}"

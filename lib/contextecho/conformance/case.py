@@ -4,7 +4,8 @@ Every kind of fixture folder (:mod:`.driver`) speaks this vocabulary: a fixture 
 read or expressed is a :class:`FixtureError` naming its file (and line) or case; one compared
 field is a :class:`Check` (``pass``, ``fail``, ``declared``: a declared divergence, never a
 pass, ``not_expressible``: an input we cannot run, which fails the case, or
-``not_implemented``: listed only); one case is a :class:`CaseResult`, its checks or the error
+``not_implemented``: listed only, ``not_in_release``: a comparison a replay from released cells
+cannot make, listed only); one case is a :class:`CaseResult`, its checks or the error
 that stopped it; one family is a :class:`FamilyResult`, a fixture file's cases or a run-level
 folder's. A function-level or continuation case records the fields that differ (exact
 canonical JSON, :func:`differences`; an expected field without a rule fails,
@@ -31,8 +32,8 @@ from ..engine.paths import REPO_ROOT
 REFERENCE = protocol("reference")
 
 DECLARED_FILE = REPO_ROOT / "data" / "conformance" / "declared_divergences.json"
-PASS, FAIL, DECLARED, NOT_EXPRESSIBLE, NOT_IMPLEMENTED = STATUSES = (
-    "pass", "fail", "declared", "not_expressible", "not_implemented")
+PASS, FAIL, DECLARED, NOT_EXPRESSIBLE, NOT_IMPLEMENTED, NOT_IN_RELEASE = STATUSES = (
+    "pass", "fail", "declared", "not_expressible", "not_implemented", "not_in_release")
 #: How far a computed mean, gap or bound of a run-level case may be from the harness's (SPEC §5).
 TOLERANCE = 1e-9
 #: The fixtures' stand-in for the harness's root folder (in printed paths and a driver's ``argv``).
@@ -305,6 +306,10 @@ class CaseResult:
     def not_expressible(self, section: str, name: str, note: str) -> None:
         """An input we cannot run (it fails the case), with why."""
         self.checks.append(Check(name, status=NOT_EXPRESSIBLE, section=section, note=note))
+
+    def not_in_release(self, section: str, name: str, note: str) -> None:
+        """A comparison a replay from released cells cannot make (listed, with why; not a pass)."""
+        self.checks.append(Check(name, status=NOT_IN_RELEASE, section=section, note=note))
 
     def count(self, status: str) -> int:
         return sum(c.status == status for c in self.checks)

@@ -30,7 +30,6 @@ of the positions).
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -46,6 +45,7 @@ from ..sessions.positions import Position
 from ..stats.session_validation import HARNESS_ARMS
 from .case import REFERENCE, TOLERANCE, CaseResult, FixtureError, decode
 from .cells import compare_cell_fields, empty_text_verdict, multi_block_join
+from ..echo.reference.released import identify
 from .replay import Replay, compare_requests, empty_text_reply, key_identity, litellm_model
 from .tables import EMPTY_TEXT_READING, Driven, compare_s2_tables, explained, item_name, row_identity, target_replies
 
@@ -56,9 +56,6 @@ TABLE_DRIVERS = ("plotting/", "analysis/")
 #: The figure's results folders: e15's probes, and run_crosssession's per ``SESSION`` (its
 #: ``OUT_BASE``, ``run_crosssession.py:46``: the name less ``session_``).
 E15_FOLDER = "probes_at_crosscompaction"
-#: Where e09 writes a session's cells (``run.py:39``, ``OUT_BASE / label``).
-E09_FOLDER = re.compile(r"(?:^|/)data_archive/cross_session/([^/]+)/")
-S2_CELL = re.compile(r"/([^/]+)/([^/]+)/v(\d\d)/(claude|filler)\.json$")
 CELL_FIELDS = ("response_text", "response_len", "score", "label", "reason")
 #: Expected tables the figure's and audit's drivers print beside their tables (informational).
 PRINTED = ("crosssession_return", "crosssession_stdout")
@@ -204,15 +201,14 @@ def run(case: dict, corpus: Path, replay: Replay, report: CaseResult, declared: 
 
 # ---------------------------------------------------------------- cells
 def _expected_cell(path: str, record: Mapping[str, Any]) -> tuple | None:
-    """(the runner's session name, cell identity) of a harness cell file, None if unknown."""
-    m = S2_CELL.search(path)
-    folder = E09_FOLDER.search(path)
-    if m and folder:
-        return folder.group(1), (m.group(1), m.group(2), "claude_session" if m.group(4) == "claude" else "filler",
-                                 f"S2_v{m.group(3)}", 0)
-    if {"probe_id", "target", "position", "arm"} <= set(record):
-        return record.get("session"), (record["target"], record["position"], record["arm"], record["probe_id"], 0)
-    return None
+    """(the runner's session name, cell identity) of a harness cell file, None if unknown: e09's
+    S2 cells name their session by folder (``run.py:39``, ``OUT_BASE / label``), run_crosssession's
+    probe cells in the record, e15's none."""
+    found = identify(path, record)
+    if found is None or found[0] not in ("probe", "s2") or found[0] == "s2" and found[1].session is None:
+        return None
+    i = found[1]
+    return i.session, (i.target, i.position, i.arm, i.item, 0)
 
 
 def _ours(groups: Sequence[Group], replay: Replay) -> dict[tuple, dict]:

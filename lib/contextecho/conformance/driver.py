@@ -37,17 +37,21 @@ def kind_of(folder: Path) -> str:
 
 
 def check(folder: str | Path, corpus: str | Path | None = None, families: Sequence[str] | None = None,
-          kind: str | None = None) -> list[FamilyResult]:
+          kind: str | None = None, released: bool = False) -> list[FamilyResult]:
     """Every family of ``folder`` (or the named ones; a run-level folder runs whole), checked.
 
     ``corpus``: the folder the cases' session paths are relative to (function level and
     run level; default :func:`default_corpus`); for the continuation, a corpus folder tried
     before each case's own path (:class:`~.continuation.ReferencedSessions`). ``kind``: the folder's
-    kind, where it is not to be recognised (:func:`kind_of`; a folder of a few families)."""
+    kind, where it is not to be recognised (:func:`kind_of`; a folder of a few families).
+    ``released`` (run level only): each case's replies are its cells read as a release
+    (:mod:`.released`), not its canned replies."""
     folder = Path(folder)
     kind = kind or kind_of(folder)
     if kind == RUNS:
-        return runs.run_cases(folder, Path(corpus) if corpus is not None else default_corpus())
+        return runs.run_cases(folder, Path(corpus) if corpus is not None else default_corpus(), released)
+    if released:
+        raise ValueError(f"{folder}: --released replays run-level cases; this is a {kind} folder")
     unknown = [f for f in families or () if f not in FAMILIES[kind]]
     if unknown:
         raise ValueError(f"unknown {kind} families {unknown} (known: {', '.join(FAMILIES[kind])})")

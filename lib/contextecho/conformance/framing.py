@@ -36,6 +36,7 @@ import pandas as pd
 from ..echo.protocol import Positions
 from ..echo.protocols import protocol_of
 from ..echo.reference.judge import parse_verdict
+from ..echo.reference.released import identify
 from ..echo.reference.texts import PROBE_FRAMING
 from ..experiments import framing, spine
 from ..experiments.protocol_record import protocol_record
@@ -117,9 +118,13 @@ def run(case: dict, corpus: Path, replay: Replay, report: CaseResult, declared: 
     _compare_tables(case, run_, frame, read, names, report, declared)
 
 
-def _cell_identity(record: Mapping[str, Any]) -> tuple:
-    return (record.get("target"), record.get("position"), record.get("framing"), record.get("probe_id"),
-            int(record.get("rep", 0)))
+def _cell_identity(path: str, record: Mapping[str, Any]) -> tuple | None:
+    """(target, position, framing, probe, rep) of an e16 cell file; None for another."""
+    found = identify(path, record)
+    if found is None or found[0] != "framing":
+        return None
+    i = found[1]
+    return i.target, i.position, i.arm, i.item, i.replicate
 
 
 def _score(row: Mapping[str, Any]) -> int | None:
@@ -133,7 +138,13 @@ def _compare_cells(case: dict, frame: pd.DataFrame, identity: Mapping[str, tuple
     lost the cell (the declared ``empty_text_verdict``: −1 kept), else ``None``."""
     ours = {identity[row["key"]]: row for row in frame.to_dict("records")
             if isinstance(row.get("response"), str)}
-    expected = {_cell_identity(c["record"]): c["record"] for c in case["expected"].get("cells", [])}
+    expected = {}
+    for cell in case["expected"].get("cells", []):
+        ident = _cell_identity(cell["path"], cell["record"])
+        if ident is None:
+            report.add("cells", cell["path"], False, "an e16 cell", None, declared, note="unknown cell layout")
+            continue
+        expected[ident] = cell["record"]
     empty_text = replay.empty_text_cells()
     kept: list[str] = []  # our keys of the cells the harness kept with the empty-text verdict
     compared = []

@@ -33,6 +33,7 @@ from typing import Any, Sequence
 from ..echo.reference.continuation import CutpointSelection, TooFewCutpoints, candidates, select_cutpoints
 from ..echo.reference.gpt5_source import GPT5_SOURCE
 from ..echo.reference.override import E11_ARMS, E11_LABELS, E12_STRESSORS
+from ..echo.reference.released import identify
 from ..echo.reference.s2_requests import for_runner
 from ..echo.reference.texts import E11_STRESSORS
 from ..echo.reference.transcript import read_rows
@@ -46,11 +47,8 @@ CUTPOINTS_RUNNER = "experiments/_shared/select_cutpoints.py"
 DESIGNS = {"instruction_override": io.E11, "length_scaling": io.E12}
 CELL_FIELDS = ("response_text", "response_len", "compliance")
 CUTPOINTS_PLAN = "select_cutpoints"
-#: Where each runner wrote a cell: its identity (target_safe, cut line, arm, stressor, length).
-CELL_PATHS = (re.compile(r"instruction_override/(?P<target>[^/]+)/cut-(?P<cut>\d+)/(?P<arm>[^/]+)/"
-                         r"(?P<item>[^/]+)/metrics\.json$"),
-              re.compile(r"session_length_scaling/(?P<target>[^/]+)/len-(?P<length>\d+)/cut-(?P<cut>\d+)/"
-                         r"(?P<item>[^/]+)/metrics_(?P<arm>[^/]+)\.json$"))
+#: The layouts of e11's and e12's cells (:mod:`~contextecho.echo.reference.released`).
+CELL_LAYOUTS = ("override", "length")
 
 
 def _identity(target: str, cut_index: int, arm: str, item: str, length: int | None) -> tuple:
@@ -58,12 +56,12 @@ def _identity(target: str, cut_index: int, arm: str, item: str, length: int | No
 
 
 def _cell_identity(path: str) -> tuple | None:
-    for pattern in CELL_PATHS:
-        m = pattern.search(path)
-        if m:
-            length = m.groupdict().get("length")
-            return _identity(m["target"], int(m["cut"]), m["arm"], m["item"], int(length) if length else None)
-    return None
+    """(target_safe, cut line, arm, stressor, length) of an e11 or e12 cell file; None for another."""
+    found = identify(path, {})
+    if found is None or found[0] not in CELL_LAYOUTS:
+        return None
+    i = found[1]
+    return _identity(i.target, i.cut_index, i.arm, i.item, i.length)
 
 
 def _runner_value(value: Any, runner: str) -> Any:

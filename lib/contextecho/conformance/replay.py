@@ -26,7 +26,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Protocol, Sequence
 
 from ..echo.reference.providers import (ANTHROPIC, COHERE, GEMINI, MISTRAL, NVIDIA, OPENAI, OPENROUTER,
                                         TOGETHER, harness_provider)
@@ -77,15 +77,23 @@ class Sent:
     reply: Mapping | None = None  # the canned reply spec it was answered with (none: unexpected)
 
 
+class Replies(Protocol):
+    """Where a replay's replies come from: the reply specs of a ``(call, key text)``, or None where
+    it has none (the case's canned replies as a dict; :class:`.released.ReleasedReplies`)."""
+
+    def get(self, ident: tuple[str, str], default: Any = None) -> list | None: ...
+
+
 class UnexpectedRequest(Exception):
     """A request whose (call, key) the case has no reply for."""
 
 
 @dataclass
 class Replay:
-    """The network client of a replayed run (module doc): canned replies by (call, key)."""
+    """The network client of a replayed run (module doc): canned replies by (call, key)
+    (or any :class:`Replies` that gives them: :class:`.released.ReleasedReplies`)."""
 
-    replies: dict[tuple[str, str], list]
+    replies: Replies
     identities: dict[str, tuple[str, dict]] = field(default_factory=dict)  # target request key -> (call, key)
     judge_calls: dict[str, str] = field(default_factory=dict)  # judge model -> call kind
     # Call kind -> its key fields, where they are fewer than its cell's (the audit's: no turn).
@@ -95,6 +103,9 @@ class Replay:
     counts: Counter = field(default_factory=Counter)
     # The last reply spec sent to each target cell, by cell identity (:func:`key_identity`).
     target_replies: dict[tuple, Mapping] = field(default_factory=dict)
+    #: Why the requests cannot be compared, where the replies are released cells
+    #: (:mod:`.released`), not the harness's canned replies; None: they are canned.
+    not_in_release: str | None = None
 
     def empty_text_cells(self, call: str = "judge") -> set[tuple]:
         """The cells (:func:`key_identity`) whose ``call`` was answered with Anthropic text
@@ -402,6 +413,9 @@ def compare_requests(case: dict, replay: Replay, report: CaseResult, declared: S
     comparison reports), ``set.extra.redo_of_empty_text_verdict`` (such a redo of a judge call
     whose earlier reply was Anthropic text blocks, all empty: :func:`empty_text_reply`) and ``params.messages.multi_block_join`` (a judge request quoting a reply of several
     Anthropic text blocks, which LiteLLM joined without the harness's newlines)."""
+    if replay.not_in_release is not None:  # answered from released cells: no request of the harness to compare
+        report.not_in_release("requests", "set, order, attempts, params", replay.not_in_release)
+        return
     expected = case["expected"].get("requests", [])
     index = {(r["call"], key_text(r["key"]), r["attempt"]): r for r in expected}
     ours = {(s.call, key_text(s.key), s.attempt): s for s in replay.sent}

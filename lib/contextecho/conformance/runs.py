@@ -48,6 +48,7 @@ import pandas as pd
 from ..echo.reference import s2_requests
 from ..echo.protocol import Positions
 from ..echo.reference.judge import parse_verdict
+from ..echo.reference.released import identify
 from ..echo.runner import SELF_JUDGE
 from ..echo.reference.transcript import DEFAULT_WINDOW
 from ..echo.protocols import protocol_of
@@ -60,6 +61,7 @@ from ..experiments.scores import headline_ids
 from ..experiments.selection import build
 from . import (a_anchor, anchor_trajectory, audit, consolidate, context_source, cross_judge_b3, cross_session,
                framing, instruction_override, session_validation)
+from . import released as release
 from .cells import compare_cell_fields, empty_text_verdict, multi_block_join
 from .case import (NOT_IMPLEMENTED, REFERENCE, TOLERANCE, CaseResult, Check, FamilyResult, FixtureError, decode,
                    load_declared, sha256_text)
@@ -230,15 +232,17 @@ def drive(case: dict, corpus: Path, replay: Replay, report: CaseResult, workdir:
     return driven
 
 
+#: The layouts of the probe, onset and S2 runners' cells (:mod:`~contextecho.echo.reference.released`).
+DRIVEN_LAYOUTS = ("probe", "s2")
+
+
 def _cell_identity(path: str, record: dict) -> tuple | None:
-    m = re.search(r"/([^/]+)/([^/]+)/v(\d\d)/(claude|filler)\.json$", path)
-    if m:  # S2: <target>/<position>/vNN/<arm>.json
-        return (m.group(1), m.group(2), "claude_session" if m.group(4) == "claude" else "filler",
-                f"S2_v{m.group(3)}", 0)
-    if {"probe_id", "target", "position", "arm"} <= set(record):
-        return (record["target"], record["position"], record["arm"], record["probe_id"],
-                int(record.get("replicate", 0)))
-    return None
+    """(target, position, arm, item, replicate) of a probe or S2 cell file; None for another."""
+    found = identify(path, record)
+    if found is None or found[0] not in DRIVEN_LAYOUTS:
+        return None
+    i = found[1]
+    return i.target, i.position, i.arm, i.item, i.replicate
 
 
 def compare_cells(case: dict, driven: Sequence[Driven], replay: Replay, report: CaseResult,
@@ -451,21 +455,27 @@ def resolve_digests(value: Any, texts: Mapping[str, str], where: str) -> Any:
     return value
 
 
-def run_case(path: Path, corpus: Path, declared: Sequence[dict] | None = None) -> CaseResult:
-    """Replay one case through our experiments and compare (module doc)."""
+def run_case(path: Path, corpus: Path, declared: Sequence[dict] | None = None, released: bool = False) -> CaseResult:
+    """Replay one case through our experiments and compare (module doc); ``released``: the
+    replies are the case's cells read as a release (:mod:`.released`), not its canned replies."""
     declared = load_declared() if declared is None else declared
     case = read_case(path)
     report = CaseResult(case["family"], case["id"])
     try:
         texts = known_texts(case)
         replies = {(r["call"], key_text(r["key"])): resolve_digests(r["reply"], texts, f"{path}: canned reply")
-                   for r in case.get("canned_replies", [])}
+                   for r in case.get("canned_replies", [])} if not released else None
     except FixtureError as exc:
         report.error = str(exc)
         return report
-    replay = Replay(replies)
     try:
         with replay_environment(_case_models(case)), tempfile.TemporaryDirectory(prefix="contextecho-runs-") as tmp:
+            if released:
+                replies, imported = release.released_replies(
+                    case, lambda value, where: resolve_digests(value, texts, where), Path(tmp))
+                if release.uncovered(case, imported, report):
+                    return report
+            replay = Replay(replies, not_in_release=release.REQUESTS_NOTE if released else None)
             family_run = FAMILY_RUNS.get(case["family"])
             if family_run is not None:
                 family_run(case, corpus, replay, report, declared, Path(tmp))
@@ -474,6 +484,8 @@ def run_case(path: Path, corpus: Path, declared: Sequence[dict] | None = None) -
                 compare_requests(case, replay, report, declared)
                 compare_cells(case, driven, replay, report, declared)
                 compare_tables(case, driven, replay, report, declared)
+            if released:
+                release.compare(case, replies, imported, replay, report, declared)
     except (FixtureError, FileNotFoundError) as exc:
         report.error = str(exc)
     except Exception as exc:  # a case that cannot be run fails, with what stopped it; the next one runs
@@ -531,9 +543,10 @@ def check_positions(path: Path, corpus: Path, declared: Sequence[dict] = ()) -> 
     return report
 
 
-def run_cases(folder: Path, corpus: Path) -> list[FamilyResult]:
+def run_cases(folder: Path, corpus: Path, released: bool = False) -> list[FamilyResult]:
     """Every ``cases/*.json`` of a run-fixture folder, then every ``positions/*.json``
-    (a family each; ``positions`` only where the folder has such files)."""
+    (a family each; ``positions`` only where the folder has such files); ``released``: each
+    case answered from its cells read as a release (:func:`run_case`)."""
     paths = sorted((folder / "cases").glob("*.json"))
     if not paths:
         raise FixtureError(folder, "no cases/*.json")
@@ -541,7 +554,7 @@ def run_cases(folder: Path, corpus: Path) -> list[FamilyResult]:
     cases = FamilyResult("cases", folder / "cases")
     for path in paths:
         try:
-            cases.cases.append(run_case(path, corpus, declared))
+            cases.cases.append(run_case(path, corpus, declared, released))
         except FixtureError as exc:
             cases.cases.append(CaseResult("?", path.stem, error=str(exc)))
     positions = [check_positions(path, corpus, declared) for path in sorted((folder / "positions").glob("*.json"))]

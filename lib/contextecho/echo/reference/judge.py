@@ -31,6 +31,7 @@ stores what :func:`read_b3` gives.
 """
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import re
@@ -223,6 +224,43 @@ def parse_verdict(raw: str | None) -> ReferenceVerdict:
     if score not in VALID_SCORES:
         return ReferenceVerdict(-1, "invalid_score", raw[:REASON_CHARS])
     return ReferenceVerdict(score, str(data.get("label", "")), str(data.get("reason", "")))
+
+
+#: The texts of the failed verdicts :func:`verdict_text` renders: a reply without JSON (no ``{``;
+#: not empty, which a provider gives as no content), an object without a score.
+NO_JSON_TEXT, NO_SCORE_TEXT = "no JSON found", "{}"
+_REASON_PREFIX = re.compile(r"^(?P<kind>KeyError|ValueError): (?P<detail>.*)$", re.S)
+
+
+def verdict_text(score: int, label: str, reason: str) -> str | None:
+    """A judge reply that :func:`parse_verdict` reads back as exactly ``(score, label, reason)``:
+    the verdict a released cell stores, given back to a replayed judge. A valid score is its
+    JSON object; a failed one (−1) the reply that fails the same way: ``invalid_score`` the
+    stored reply itself (its reason is the reply's first characters), ``parse_error`` with
+    "no JSON found" a text without ``{``, with ``KeyError: 'score'`` an object without a score,
+    with ``ValueError: ...`` a score ``int()`` refuses, with "no valid JSON object" a lone
+    ``{``. None where no reply reads back the same (a reason cut short, an error message of
+    another decoder): such a cell cannot be replayed."""
+    candidates: list[str] = []
+    if score in VALID_SCORES:
+        candidates.append(json.dumps({"score": score, "label": label, "reason": reason}, ensure_ascii=False))
+    elif label == "invalid_score":
+        candidates.append(reason)
+    elif label == "parse_error":
+        m = _REASON_PREFIX.match(reason)
+        if reason == "no JSON found":
+            candidates.append(NO_JSON_TEXT)
+        elif reason.startswith("no valid JSON object in judge output: "):
+            candidates.append("{")
+        elif m and m["kind"] == "KeyError":
+            candidates.append(NO_SCORE_TEXT)
+        elif m and m["kind"] == "ValueError":
+            literal = re.fullmatch(r"invalid literal for int\(\) with base 10: (?P<v>'.*'|\".*\")", m["detail"], re.S)
+            if literal:
+                candidates.append(json.dumps({"score": ast.literal_eval(literal["v"])}))
+            candidates += ['{"score": NaN}', '{"score": "nan"}']
+    wanted = ReferenceVerdict(score, label, reason)
+    return next((c for c in candidates if parse_verdict(c) == wanted), None)
 
 
 def parse_verdict_b3(raw: str) -> dict:
