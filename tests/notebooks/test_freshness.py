@@ -93,6 +93,9 @@ def test_the_inputs_follow_the_library_the_data_the_overrides_and_the_environmen
     (data / "corpus" / "extra.jsonl").write_text("{}\n")
     assert changed() == ["corpus"]  # a session added to the corpus folder is read
     (data / "corpus" / "extra.jsonl").unlink()
+    (data / "released" / "v1.0").mkdir(parents=True)
+    (data / "released" / "v1.0" / "cell.json").write_text("{}")
+    assert changed() == []  # the release is not hashed each run: no notebook reads it
     monkeypatch.setenv("CONTEXTECHO_THREADS", "1")
     assert changed() == ["environment"]
     monkeypatch.delenv("CONTEXTECHO_THREADS")

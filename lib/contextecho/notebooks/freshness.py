@@ -17,8 +17,9 @@ reviewer's ``papermill`` run of one notebook, and ``contextecho notebook``, neve
 The parts: the notebook file; the overrides it is given; every file of the library
 (``lib/contextecho``); the installed versions of the packages the run log names and Python's;
 every file under ``data/`` but the corpus sessions, which ``contextecho paper`` checks against
-their manifest (a part) before any notebook, and the corpus folder's listing (a session added
-there is read); the reference judge's prompt where it is present; and the environment
+their manifest (a part) before any notebook, and the authors' release (``data/released``, up to
+116,694 cells, verified by ``contextecho released``; no notebook reads it yet), and the corpus
+folder's listing (a session added there is read); the reference judge's prompt where it is present; and the environment
 variables that choose how models are reached or answer (``CONTEXTECHO_*``, ``LITELLM_*``, the
 names of the ``*_API_KEY``/``*_API_BASE`` variables that are set).
 """
@@ -95,7 +96,7 @@ def inputs(name: str, overrides: Mapping[str, Any]) -> Inputs:
         "overrides": _sha(canonical_json({k: str(v) for k, v in overrides.items()}).encode()),
         "library": _tree(LIBRARY),
         "packages": _sha(canonical_json({**package_versions(), "python": sys.version}).encode()),
-        "data": _tree(data_dir(), skip=("corpus",)),
+        "data": _tree(data_dir(), skip=("corpus", "released")),
         "corpus": _listing(data_dir() / "corpus"),
         "judge_prompt": _sha(judge_prompt.read_bytes()) if judge_prompt.is_file() else "absent",
         "environment": _environment(),
