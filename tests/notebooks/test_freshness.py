@@ -28,6 +28,8 @@ def test_a_complete_run_without_failed_calls_is_stamped_and_then_up_to_date(tmp_
     assert stamp["inputs"] == dict(NOW.parts) and set(stamp["outputs"]) == {
         "manifest.json", "variables.yml", "results/cells.parquet"}
     assert stale(NOW, folder) is None
+    freshness.forget(folder)  # what `contextecho paper` does before it runs the notebook again
+    assert stale(NOW, folder) == "no record of a repeatable run"
 
 
 @pytest.mark.parametrize("change, why", [

@@ -143,6 +143,7 @@ def run_notebooks(args: argparse.Namespace, names: list[str], overrides: dict[st
                   flush=True)
             continue
         print(f"[{number}/{len(names)}] notebook {name}{f' {own}' if own else ''} ({why[name]}) ...", flush=True)
+        freshness.forget(output_folder(name, own))  # a run that stops half way leaves no stamp behind
         try:
             done = run_notebook(name, own, kernel=kernel)
         except (ParameterError, ModelConfigError) as exc:

@@ -135,11 +135,16 @@ def stale(now: Inputs, folder: Path) -> str | None:
     return _repeatable(folder)
 
 
+def forget(folder: Path) -> None:
+    """Remove ``folder``'s stamp (before a run that rewrites it)."""
+    (folder / STAMP).unlink(missing_ok=True)
+
+
 def record(now: Inputs, folder: Path) -> bool:
     """After a run of ``now.name`` that filled ``folder``: stamp it where the run can be repeated
     exactly, else remove an earlier stamp; whether it was stamped."""
     path = folder / STAMP
-    path.unlink(missing_ok=True)
+    forget(folder)
     if _repeatable(folder) is not None:
         return False
     tmp = path.with_suffix(".tmp")
