@@ -94,6 +94,11 @@ def test_the_inputs_follow_the_library_the_data_the_overrides_and_the_environmen
     (data / "mpi.csv").write_text("id\n1\n")
     (data / "corpus" / "extra.jsonl").write_text("{}\n")
     assert changed() == ["corpus"]  # a session added to the corpus folder is read
+    import os
+    os.utime(data / "corpus" / "extra.jsonl", ns=(1, 1))
+    added = inputs("panel", {"window": 3000})
+    (data / "corpus" / "extra.jsonl").write_text("[]\n")  # the same size, written again
+    assert inputs("panel", {"window": 3000}).changed(added.parts) == ["corpus"]
     (data / "corpus" / "extra.jsonl").unlink()
     (data / "released" / "v1.0").mkdir(parents=True)
     (data / "released" / "v1.0" / "cell.json").write_text("{}")

@@ -19,9 +19,10 @@ The parts: the notebook file; the overrides it is given; every file of the libra
 every file under ``data/`` but the corpus sessions, which ``contextecho paper`` checks against
 their manifest (a part) before any notebook, and the authors' release (``data/released``, up to
 116,694 cells, verified by ``contextecho released``; no notebook reads it yet), and the corpus
-folder's listing (a session added there is read); the reference judge's prompt where it is present; and the environment
-variables that choose how models are reached or answer (``CONTEXTECHO_*``, ``LITELLM_*``, the
-names of the ``*_API_KEY``/``*_API_BASE`` variables that are set).
+folder's listing with sizes and times (a session added or written there is read); the
+reference judge's prompt where it is present; and the environment variables that choose how
+models are reached or answer (``CONTEXTECHO_*``, ``LITELLM_*``, the names of the
+``*_API_KEY``/``*_API_BASE``/``*_BASE_URL`` variables that are set).
 """
 from __future__ import annotations
 
@@ -76,9 +77,10 @@ def _tree(root: Path, *, skip: tuple[str, ...] = ()) -> str:
 
 
 def _listing(root: Path) -> str:
-    """The digest of the names and sizes of the files under ``root``."""
-    rows = sorted((p.relative_to(root).as_posix(), p.stat().st_size) for p in root.rglob("*") if p.is_file()) \
-        if root.is_dir() else []
+    """The digest of the names, sizes and modification times of the files under ``root`` (a
+    file written again, even to the same size, counts as changed)."""
+    rows = sorted((p.relative_to(root).as_posix(), p.stat().st_size, p.stat().st_mtime_ns)
+                  for p in root.rglob("*") if p.is_file()) if root.is_dir() else []
     return _sha(canonical_json(rows).encode())
 
 
