@@ -130,7 +130,8 @@ def run_notebooks(args: argparse.Namespace, names: list[str], overrides: dict[st
             print(f"contextecho paper: {exc}", file=sys.stderr)
             return 2
         return 0
-    now = {name: freshness.inputs(name, overrides[name]) for name in names}
+    shared = freshness.shared_parts()
+    now = {name: freshness.inputs(name, overrides[name], shared) for name in names}
     why = {name: "--force" if args.force else freshness.stale(now[name], output_folder(name, overrides[name]))
            for name in names}
     if any(why.values()):

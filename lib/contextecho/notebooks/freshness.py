@@ -90,18 +90,27 @@ def _environment() -> str:
     return _sha(canonical_json({"values": chosen, "set": named}).encode())
 
 
-def inputs(name: str, overrides: Mapping[str, Any]) -> Inputs:
-    """The digest of each part of what running notebook ``name`` with ``overrides`` reads."""
+def shared_parts() -> dict[str, str]:
+    """The digests of the parts every notebook reads alike (all but its file and overrides):
+    computed once for a ``contextecho paper`` and given to :func:`inputs` for each notebook."""
     judge_prompt = shared_dir() / JUDGE_PROMPT_FILE
-    return Inputs(name, {
-        "notebook": _sha(notebook_path(name).read_bytes()),
-        "overrides": _sha(canonical_json({k: str(v) for k, v in overrides.items()}).encode()),
+    return {
         "library": _tree(LIBRARY),
         "packages": _sha(canonical_json({**package_versions(), "python": sys.version}).encode()),
         "data": _tree(data_dir(), skip=("corpus", "released")),
         "corpus": _listing(data_dir() / "corpus"),
         "judge_prompt": _sha(judge_prompt.read_bytes()) if judge_prompt.is_file() else "absent",
         "environment": _environment(),
+    }
+
+
+def inputs(name: str, overrides: Mapping[str, Any], shared: Mapping[str, str] | None = None) -> Inputs:
+    """The digest of each part of what running notebook ``name`` with ``overrides`` reads;
+    ``shared``: :func:`shared_parts`, where the caller computed it already."""
+    return Inputs(name, {
+        "notebook": _sha(notebook_path(name).read_bytes()),
+        "overrides": _sha(canonical_json({k: str(v) for k, v in overrides.items()}).encode()),
+        **(shared if shared is not None else shared_parts()),
     })
 
 
