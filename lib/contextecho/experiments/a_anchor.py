@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..echo.protocols import protocol_of
 from ..engine.counts import Counts
 from ..paper import figures
 from ..paper.show import Result, SavedFigure
@@ -28,9 +27,8 @@ from ..paper.variables import by_target
 from . import intervention_effects, spine
 from .intervention_effects import MANUSCRIPT, NAMED, Parameters
 from .parameter_sets import REFERENCE_JUDGE
-from .protocol_record import protocol_record, protocol_variables
+from .protocol_record import protocol_variables
 from .scores import score_column
-from .selection import select_sessions
 from .spine import Run, Stage
 
 TITLE = "Anchor ablations: A-anchor vs its parts, placebos, sandwich, goal re-injection; decay"
@@ -47,10 +45,7 @@ PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5", "openai/gpt-4o"),
 def start(params: Parameters) -> Run:
     """Open the outputs, check that every target and judge can be called (before any call),
     and pick the longest openly licensed sessions."""
-    proto = protocol_of(params)
-    return spine.start("a_anchor", params, models=params.targets + params.judges, protocol=proto,
-                       record=protocol_record(proto, params, paper_scale=PAPER_SCALE), declared=MANUSCRIPT,
-                       sessions=lambda: select_sessions(params.n_sessions, protocol=proto))
+    return spine.start_judged("a_anchor", params, paper_scale=PAPER_SCALE, declared=MANUSCRIPT)
 
 
 def grid(run: Run) -> pd.DataFrame:

@@ -41,7 +41,6 @@ import numpy as np
 import pandas as pd
 
 from ..echo.protocol import PAIRED_ARMS, Positions
-from ..echo.protocols import protocol_of
 from ..echo.reference.anchors import A_COMBINED, A_COMBINED_E15, DECAY_PREFIX, SIZES, VARIANTS, size_name
 from ..engine.counts import Counts
 from ..paper import figures
@@ -56,9 +55,9 @@ from .harness_forests import harness_mitigation, harness_table
 from .item_ids import PROBE_IDS, STRESSOR_IDS
 from .parameter_sets import REFERENCE_JUDGE, JudgedParameters
 from .parameters import NON_NEGATIVE, POSITIVE, NonEmpty, OneOf, count
-from .protocol_record import PROTOCOL, protocol_record, protocol_variables
+from .protocol_record import PROTOCOL, protocol_variables
 from .scores import failure_column, first_judge_rows
-from .selection import build, select_sessions
+from .selection import build
 from .spine import CALIBRATION, Run, Stage
 
 NAME = "anchor_family"
@@ -351,10 +350,7 @@ MANUSCRIPT = CALIBRATION + PROTOCOL + Declared(
 def start(params: Parameters) -> Run:
     """Open the outputs, check that every target and judge can be called (before any call),
     and pick the longest openly licensed sessions (Claude Code: the harness's reader)."""
-    proto = protocol_of(params)
-    return spine.start(NAME, params, models=params.targets + params.judge_models(), protocol=proto,
-                       record=protocol_record(proto, params, params.stressor_max_tokens, PAPER_SCALE),
-                       declared=MANUSCRIPT, sessions=lambda: select_sessions(params.n_sessions, protocol=proto))
+    return spine.start_judged(NAME, params, paper_scale=PAPER_SCALE, declared=MANUSCRIPT, stressor_max_tokens=params.stressor_max_tokens)
 
 
 def calibration(run: Run) -> pd.DataFrame:

@@ -20,7 +20,6 @@ import pandas as pd
 
 from .parameters import Interval, NonEmpty, OneOf, count
 from ..echo.protocol import Positions
-from ..echo.protocols import protocol_of
 from ..engine.counts import Counts
 from ..paper import figures
 from ..paper.declared import Declared
@@ -36,9 +35,9 @@ from . import spine
 from .parameter_sets import JudgedParameters, REFERENCE_JUDGE
 from .distributions import DISTRIBUTIONS, distribution_report
 from .item_ids import PROBE_IDS
-from .protocol_record import PROTOCOL, protocol_record, protocol_variables
+from .protocol_record import PROTOCOL, protocol_variables
 from .scores import SCORES, score_column
-from .selection import build, select_sessions
+from .selection import build
 from .spine import CALIBRATION, Run, Stage
 
 TITLE = "Compaction: drift gap before and after each context compaction (TOST)"
@@ -155,11 +154,8 @@ MANUSCRIPT = CALIBRATION + PROTOCOL + DISTRIBUTIONS + Declared(
 def start(params: Parameters) -> Run:
     """Open the outputs, check that every target and judge can be called (before any call),
     and pick the longest openly licensed sessions with at least one event of ``event_types``."""
-    proto = protocol_of(params)
-    proto.check_events(params.event_types)
-    return spine.start("compaction", params, models=params.targets + params.judges, protocol=proto,
-                       record=protocol_record(proto, params, paper_scale=PAPER_SCALE), declared=MANUSCRIPT,
-                       sessions=lambda: select_sessions(params.n_sessions, events=params.event_types, protocol=proto))
+    return spine.start_judged("compaction", params, paper_scale=PAPER_SCALE, declared=MANUSCRIPT,
+                              events=params.event_types)
 
 
 def grid(run: Run) -> pd.DataFrame:

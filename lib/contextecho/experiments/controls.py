@@ -38,7 +38,6 @@ import pandas as pd
 
 from ..echo.arms import ARMS
 from ..echo.protocol import Positions
-from ..echo.protocols import protocol_of
 from ..echo.reference import negative_controls
 from ..echo.reference.context_source import A1_CONDITIONS, a1_design
 from ..echo.reference.continuation import codex_records
@@ -55,9 +54,9 @@ from . import spine
 from .item_ids import PROBE_IDS
 from .parameter_sets import REFERENCE_JUDGE, JudgedParameters
 from .parameters import Includes, NonEmpty, OneOf, count
-from .protocol_record import PROTOCOL, protocol_record, protocol_variables
+from .protocol_record import PROTOCOL, protocol_variables
 from .scores import first_judge_rows, gap_row, score_column
-from .selection import build, select_sessions
+from .selection import build
 from .spine import Run, Stage
 
 TITLE = "Controls: negative-control gaps, our control arms, and e03's context-source design"
@@ -173,10 +172,7 @@ MANUSCRIPT = PROTOCOL + Declared(
 def start(params: Parameters) -> Run:
     """Open the outputs, check that every target and judge can be called (before any call),
     and pick the longest openly licensed sessions."""
-    proto = protocol_of(params)
-    return spine.start("controls", params, models=params.targets + params.judge_models(), protocol=proto,
-                       record=protocol_record(proto, params, paper_scale=PAPER_SCALE), declared=MANUSCRIPT,
-                       sessions=lambda: select_sessions(params.n_sessions, protocol=proto))
+    return spine.start_judged("controls", params, paper_scale=PAPER_SCALE, declared=MANUSCRIPT)
 
 
 def grid(run: Run) -> pd.DataFrame:

@@ -31,7 +31,6 @@ import pandas as pd
 
 from .parameters import NonEmpty, OneOf, count
 from ..echo.protocol import Positions, Protocol
-from ..echo.protocols import protocol_of
 from ..echo.rubric import RUBRIC
 from ..engine.cache import CallCache
 from ..engine.calls import Transport, generate
@@ -51,9 +50,9 @@ from ..stats.drift import drift_gap
 from . import spine
 from .parameter_sets import JudgedParameters, REFERENCE_JUDGE
 from .item_ids import PROBE_IDS
-from .protocol_record import PROTOCOL, protocol_record, protocol_variables
+from .protocol_record import PROTOCOL, protocol_variables
 from .scores import failure_column, score_column
-from .selection import build, select_sessions
+from .selection import build
 from .spine import CALIBRATION, Run, Stage
 from .raters import DESCRIPTIONS, RATERS, rate
 
@@ -151,10 +150,7 @@ def _raters(p: Parameters) -> list[str]:
 def start(params: Parameters) -> Run:
     """Open the outputs, check that every target and judge can be called (before any call),
     and pick the panel's sessions."""
-    proto = protocol_of(params)
-    return spine.start("cross_judge", params, models=params.targets + params.judges, protocol=proto,
-                       record=protocol_record(proto, params, paper_scale=PAPER_SCALE), declared=MANUSCRIPT,
-                       sessions=lambda: select_sessions(params.n_sessions, protocol=proto))
+    return spine.start_judged("cross_judge", params, paper_scale=PAPER_SCALE, declared=MANUSCRIPT)
 
 
 def grid(run: Run) -> pd.DataFrame:

@@ -25,7 +25,6 @@ import pandas as pd
 
 from ..echo.probes import FRAMINGS
 from ..echo.protocol import Positions, Protocol
-from ..echo.protocols import protocol_of
 from ..paper.declared import Declared
 from ..paper.formats import COUNT, MODEL, POINTS, TEXT
 from ..paper import figures
@@ -37,9 +36,9 @@ from . import spine
 from .item_ids import PROBE_IDS
 from .parameter_sets import REFERENCE_JUDGE, JudgedParameters
 from .parameters import NonEmpty, OneOf, count
-from .protocol_record import PROTOCOL, protocol_record, protocol_variables
+from .protocol_record import PROTOCOL, protocol_variables
 from .scores import failure_column, first_judge_rows
-from .selection import build, select_sessions
+from .selection import build
 from .spine import Run, Stage
 
 TITLE = "Probe framing: the judge's score with and without the framing line"
@@ -151,10 +150,7 @@ MANUSCRIPT = PROTOCOL + Declared(
 def start(params: Parameters) -> Run:
     """Open the outputs, check that every target and judge can be called (before any call),
     and pick the longest openly licensed sessions."""
-    proto = protocol_of(params)
-    return spine.start("framing", params, models=params.targets + params.judge_models(), protocol=proto,
-                       record=protocol_record(proto, params, paper_scale=PAPER_SCALE), declared=MANUSCRIPT,
-                       sessions=lambda: select_sessions(params.n_sessions, protocol=proto))
+    return spine.start_judged("framing", params, paper_scale=PAPER_SCALE, declared=MANUSCRIPT)
 
 
 def grid(run: Run) -> pd.DataFrame:

@@ -35,10 +35,9 @@ from ..stats.units import complete_units
 from . import spine
 from .parameter_sets import JudgedParameters, REFERENCE_JUDGE
 from .item_ids import PROBE_IDS
-from ..echo.protocols import protocol_of
-from .protocol_record import PROTOCOL, protocol_record, protocol_variables
+from .protocol_record import PROTOCOL, protocol_variables
 from .scores import failure_column, score_column
-from .selection import build, select_sessions
+from .selection import build
 from .spine import CALIBRATION, Run, Stage
 
 TITLE = "Onset: drift gap over the first agent steps, before the first compaction"
@@ -127,10 +126,7 @@ MANUSCRIPT = CALIBRATION + PROTOCOL + Declared(
 def start(params: Parameters) -> Run:
     """Open the outputs, check that every target and judge can be called (before any call),
     and pick the longest openly licensed sessions."""
-    proto = protocol_of(params)
-    return spine.start("onset", params, models=params.targets + params.judges, protocol=proto,
-                       record=protocol_record(proto, params, paper_scale=PAPER_SCALE), declared=MANUSCRIPT,
-                       sessions=lambda: select_sessions(params.n_sessions, protocol=proto))
+    return spine.start_judged("onset", params, paper_scale=PAPER_SCALE, declared=MANUSCRIPT)
 
 
 def grid(run: Run) -> pd.DataFrame:

@@ -53,10 +53,9 @@ from .parameter_sets import JudgedParameters, REFERENCE_JUDGE
 from .distributions import DISTRIBUTIONS, distribution_report
 from .harness_forests import harness_table
 from .item_ids import PROBE_IDS, STRESSOR_IDS
-from ..echo.protocols import protocol_of
-from .protocol_record import PROTOCOL, protocol_record, protocol_variables
+from .protocol_record import PROTOCOL, protocol_variables
 from .scores import SCORES, first_judge_rows, gap_row, headline_rows, score_column
-from .selection import build, select_sessions
+from .selection import build
 from .spine import CALIBRATION, Run, Stage
 
 TITLE = "Panel: drift gap per target, per position, per category; judge-free surfaces"
@@ -362,11 +361,7 @@ def _probe_rows(frame: pd.DataFrame) -> pd.DataFrame:
 def start(params: Parameters) -> Run:
     """Open the outputs, check that every target and judge can be called (before any call),
     and pick the longest openly licensed sessions (labelled S1..Sn)."""
-    proto = protocol_of(params)
-    return spine.start("panel", params, models=params.targets + params.judge_models(), protocol=proto,
-                       record=protocol_record(proto, params, params.stressor_max_tokens, PAPER_SCALE),
-                       sessions=lambda: select_sessions(params.n_sessions, protocol=proto),
-                       declared=MANUSCRIPT)
+    return spine.start_judged("panel", params, paper_scale=PAPER_SCALE, declared=MANUSCRIPT, stressor_max_tokens=params.stressor_max_tokens)
 
 
 def grid(run: Run) -> pd.DataFrame:

@@ -30,6 +30,7 @@ import pandas as pd
 from ..echo.runner import run_cells
 from ..echo.calibration import MAX_INVALID_RATE, MIN_KAPPA, LabelsError, calibrate, calibration_set
 from ..echo.protocol import Protocol
+from ..echo.protocols import protocol_of
 from ..engine.cache import CallCache
 from ..engine.calls import Transport
 from ..engine.counts import Counts
@@ -44,6 +45,8 @@ from ..paper.show import Result, SavedFigure
 from ..sessions.model import Session
 from ..sessions.selection import session_labels
 from .parameters import ParameterError
+from .protocol_record import protocol_record
+from .selection import select_sessions
 
 
 @dataclass
@@ -143,6 +146,21 @@ def start(name: str, params: Any, *, models: Sequence[str], protocol: Protocol |
     run = Run(name, params, out, log, transport, protocol, chosen, session_labels(chosen), plan_folder=folder)
     log.write()
     return run
+
+
+def start_judged(name: str, params: Any, *, paper_scale: Mapping[str, Any], declared: Declared,
+                 stressor_max_tokens: int | None = None, events: Sequence[str] = ()) -> Run:
+    """:func:`start` for a judged experiment: its protocol resolved once from ``params``, its
+    run-log record (:func:`~.protocol_record.protocol_record` against ``paper_scale``), every
+    target and judge checked before any call, and the longest openly licensed sessions
+    (with at least one event of ``events``, where given: checked first against what the
+    protocol's sessions can hold)."""
+    proto = protocol_of(params)
+    if events:
+        proto.check_events(events)
+    return start(name, params, models=params.targets + params.judge_models(), protocol=proto,
+                 record=protocol_record(proto, params, stressor_max_tokens, paper_scale), declared=declared,
+                 sessions=lambda: select_sessions(params.n_sessions, events=events, protocol=proto))
 
 
 #: The plan a plan-mode run leaves in its notebook's folder.
