@@ -175,10 +175,14 @@ class Planner:
     _counts: dict[str, tuple[int, bool]] = field(default_factory=dict, repr=False)
     _answer_median: tuple[tuple[int, str], int] | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    #: Requests answered with a placeholder so far, each time one is (a caller compares two
+    #: readings: did what ran between them read an answer not yet known?).
+    placeholders_read: int = 0
 
     def answered(self, key: str) -> CallRecord | None:
         """The placeholder this plan gave ``key`` earlier (the run's cache would hold it)."""
         return self._answers.get(key)
+
 
     def plan_round(self, name: str, requests: Sequence[ModelRequest], cached: set[str],
                    usage: Mapping[str, ModelUsage] | None = None) -> dict[str, CallRecord]:
@@ -207,6 +211,7 @@ class Planner:
         with self._lock:
             self.calls.extend(rows)
             self._answers.update(fresh)
+            self.placeholders_read += sum(r.key in self._answers for r in requests)
         return fresh
 
     def _planned(self, name: str, request: ModelRequest, usage: ModelUsage) -> PlannedCall:
