@@ -183,7 +183,6 @@ class Planner:
         """The placeholder this plan gave ``key`` earlier (the run's cache would hold it)."""
         return self._answers.get(key)
 
-
     def plan_round(self, name: str, requests: Sequence[ModelRequest], cached: set[str],
                    usage: Mapping[str, ModelUsage] | None = None) -> dict[str, CallRecord]:
         """Write down one round (``cached``: the keys the cache or this plan answered) and

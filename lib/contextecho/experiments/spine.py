@@ -207,8 +207,7 @@ def run_grid(run: Run, cells: Sequence, *, judges: Sequence[str], judge_max_toke
         order = {c.key: i for i, c in enumerate(cells)}
         frame = pd.concat([kept.assign(resumed=True), frame.assign(resumed=False)], ignore_index=True)
         frame = frame.iloc[frame["key"].map(order).argsort(kind="stable")].reset_index(drop=True)
-    if "session" in frame:  # a grid of no cell has no column
-        frame = frame.assign(session=frame["session"].map(run.labels))  # a new frame: the records stay as run
+    frame = frame.assign(session=frame["session"].map(run.labels))  # a new frame: the records stay as run
     run.out.parquet(results, frame)
     return frame
 
