@@ -1,13 +1,19 @@
 """``python -m contextecho <command>``: the project's command line.
 
 Each command lives in its own module exposing ``configure(parser)`` and
-``run(args) -> int``; this file only dispatches, so adding a command is one line.
+``run(args) -> int``; this file only dispatches, so adding a command is one line. It also
+keeps the exit statuses every command shares (:data:`EXIT_STATUS`, in every ``-h``): an
+error the user fixes (:class:`~contextecho.engine.usage.UsageError`, a file or folder that
+cannot be read or written) that a command does not report itself is printed here as its
+message alone, without a traceback, and Ctrl-C ends a command in one line.
 """
 from __future__ import annotations
 
 import argparse
 import importlib
 import sys
+
+from .engine.usage import UsageError
 
 COMMANDS: dict[str, tuple[str, str]] = {
     # name: (module, one-line help)
@@ -26,9 +32,19 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "judge-check": ("contextecho.cli.judge_check", "calibrate a judge against labelled verdicts (kappa, confusion)"),
 }
 
+#: The exit statuses of every command, by meaning.
+DONE, FAILED, USAGE, INTERRUPTED = 0, 1, 2, 130
+EXIT_STATUS = (f"exit status: {DONE} done (or planned: nothing sent); {FAILED} the command ran and found a failure "
+               "(a call, run, check, case or file that failed: which, the command says); "
+               f"{USAGE} a usage error, found before any model call where it can be (a flag or parameter, a file or "
+               "folder missing or that cannot be read or written, a session that cannot be read, a model without "
+               "its key or route, a refused plan): one message on stderr names the cause and the fix; "
+               f"{INTERRUPTED} interrupted (Ctrl-C)")
+
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="contextecho", description="contextecho: persona drift in long agentic-coding sessions")
+    parser = argparse.ArgumentParser(prog="contextecho", epilog=EXIT_STATUS,
+                                     description="contextecho: persona drift in long agentic-coding sessions")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():
         # The command's own parser answers -h, with its real arguments.
@@ -39,9 +55,26 @@ def main(argv: list[str] | None = None) -> int:
     args, rest = parser.parse_known_args(argv)
     module = importlib.import_module(args._module)
     command_parser = argparse.ArgumentParser(prog=f"contextecho {args.command}",
-                                             description=COMMANDS[args.command][1])
+                                             description=COMMANDS[args.command][1], epilog=EXIT_STATUS)
     module.configure(command_parser)
-    return int(module.run(command_parser.parse_args(rest)) or 0)
+    options = command_parser.parse_args(rest)
+    try:
+        return int(module.run(options) or 0)
+    except KeyboardInterrupt:
+        return _stop(args.command, "interrupted (what was finished is kept: every answer is in the cache, "
+                                   "and a rerun resumes)", INTERRUPTED)
+    except UsageError as exc:
+        return _stop(args.command, str(exc), USAGE)
+    except OSError as exc:
+        if exc.filename is None:  # not a path the user gave (a connection, say): not a usage error
+            raise
+        return _stop(args.command, f"{exc.filename}: {exc.strerror}; give a path that exists and may be "
+                                   "read or written", USAGE)
+
+
+def _stop(command: str, message: str, status: int) -> int:
+    print(f"contextecho {command}: {message}", file=sys.stderr)
+    return status
 
 
 if __name__ == "__main__":

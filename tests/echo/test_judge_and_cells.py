@@ -142,6 +142,21 @@ def test_run_cells_scores_judges_and_counts_invalid(sessions, tmp_path, judge_pr
     pd.testing.assert_series_equal(again.score, frame.score)
 
 
+def test_a_grid_of_no_cell_has_every_grid_s_columns(sessions, tmp_path, judge_provider):
+    """A parameter set that asks nothing of a grid (no stressor, say) gets an empty frame its
+    analyses can select on, with the columns a grid of cells has (less the verdict's own)."""
+    from contextecho.echo.cells import COLUMNS
+    from contextecho.echo.runner import TARGET_COLUMNS, VERDICT_COLUMNS
+
+    empty = run_cells([], ["cannedjudge/strict"], protocol=OURS, cache=CallCache(tmp_path), progress=False)
+    assert len(empty) == 0 and list(empty.columns) == [*COLUMNS, *TARGET_COLUMNS, *VERDICT_COLUMNS]
+    cells = build_cells("panel", "fake/echo", sessions[:1], positions=[6], arms=["real"], items=["C01"], window=2_000)
+    assert list(cells[0].row())[:len(COLUMNS)] == list(COLUMNS)
+    full = run_cells(cells, ["cannedjudge/strict"], protocol=OURS, cache=CallCache(tmp_path), progress=False)
+    assert set(empty.columns) <= set(full.columns)
+    assert empty[empty["item_kind"] == "probe"]["response"].tolist() == []
+
+
 def test_failed_targets_are_error_rows_not_scores(sessions, tmp_path, judge_provider):
     cells = build_cells("x", "fake/garbage", sessions[:1], positions=[4], arms=["real"],
                         items=["C03", "S2#01"], window=2_000)

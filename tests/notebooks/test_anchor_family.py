@@ -123,6 +123,21 @@ def test_the_run_writes_every_declared_table_and_variable(tmp_path, corpus):
     assert set(cells.loc[cells["intervention"] != "none", "arm"]) == {"real"}
 
 
+@pytest.mark.parametrize("title", list(af.NAMED_SETS))
+def test_each_named_set_runs_whole_though_it_asks_no_s2_grid(title, tmp_path, corpus):
+    """The named sets ask no S2 stressor and anchor (the second no size or decay offset either):
+    their empty grids have the columns the analyses select on, and the run completes (a KeyError
+    on the empty frame stopped it, and a plan reported it as a placeholder's)."""
+    from tests.conftest import JUDGE_LABELS
+
+    shape = {k: af.NAMED_SETS[title][k] for k in ("stressors", "s2_anchors", "sizes", "decay_offsets")}
+    params = af.Parameters(**FAKE, **shape, probes=("C01",), n_positions=1, judge_labels=str(JUDGE_LABELS),
+                           output_dir=str(tmp_path / "af"))
+    result = af.run(params)
+    assert result.variables["n_s2_wordings"] == 0 and result.variables["s2_anchors"] == "none"
+    assert len(pd.read_parquet(result.output_dir / "results" / "s2_cells.parquet")) == 0
+
+
 def test_the_embedded_defaults_stay_within_the_notebook_budget(tmp_path, corpus):
     """At most ~25 target calls the panel's defaults do not already ask (the shared cache answers
     those), window and target tokens within the budget."""

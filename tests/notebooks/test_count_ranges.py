@@ -92,6 +92,11 @@ def test_the_runner_maps_a_kernels_configuration_errors_to_its_own():
     assert _configuration_error("ParameterError") is ParameterError
     assert _configuration_error("ModelConfigError") is ModelConfigError
     assert _configuration_error("ValueError") is None and _configuration_error("KeyError") is None
+    # any other error the user fixes (cape without a reviewed paraphrase file): one message, exit 2
+    from contextecho.cape.factors import MissingParaphrases  # noqa: F401 (its class is looked up by name)
+    from contextecho.engine.usage import UsageError
+
+    assert _configuration_error("MissingParaphrases") is UsageError
 
 
 @pytest.mark.corpus

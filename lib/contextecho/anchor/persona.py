@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from contextecho.engine.hashing import content_hash
+from ..engine.usage import UsageError
 
 VERSION = "persona-card-1.0"
 
 
-class PersonaCardError(ValueError):
+class PersonaCardError(UsageError, ValueError):
     """A persona card file that cannot be read as a card; the message names the file."""
 
 

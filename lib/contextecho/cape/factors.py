@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ..engine.registry import Registry
+from ..engine.usage import UsageError
 from .administer import DEFAULT_PARAMS, RunSpec
 from .inventory import Inventory
 from .prompts import (INSTRUCTION_1, INSTRUCTION_2, INSTRUCTION_3, ORDERS, PAPER_INSTRUCTION,
@@ -56,7 +57,7 @@ FACTORS.add("paraphrasing", (Variant(ORIGINAL), Variant("paraphrase_1", text_ver
                              Variant("paraphrase_2", text_version="paraphrase_2")))
 
 
-class MissingParaphrases(ValueError):
+class MissingParaphrases(UsageError, ValueError):
     """The paraphrasing factor was asked for without a paraphrase for every item."""
 
 

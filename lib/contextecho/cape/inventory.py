@@ -20,12 +20,13 @@ import pandas as pd
 
 from ..engine.paths import data_dir, shared_dir
 from ..sessions.corpus import read_manifest
+from ..engine.usage import UsageError
 
 TRAITS = ("O", "C", "E", "A", "N")
 INVENTORY_COLUMNS = ("label_raw", "text", "label_ocean", "key")
 
 
-class InventoryNotFound(FileNotFoundError):
+class InventoryNotFound(UsageError, FileNotFoundError):
     """Neither data/mpi/ nor shared/data/mpi/ holds the requested inventory."""
 
 

@@ -44,6 +44,7 @@ from ..stats.agreement import label_agreement
 from ..stats.records import LabelAgreement
 from .protocol import Protocol, Verdict
 from .rubric import RUBRIC
+from ..engine.usage import UsageError
 
 LABELS_DIR = REPO_ROOT / "data" / "judge_labels"
 PROBE_RESPONSES = LABELS_DIR / "probe_responses.jsonl"
@@ -54,7 +55,7 @@ SCORES = (0, 1, 2, 3)
 FIELDS = ("probe_id", "probe", "response", "score")
 
 
-class LabelsError(ValueError):
+class LabelsError(UsageError, ValueError):
     """A labelled set that cannot be read: names the file and line."""
 
 

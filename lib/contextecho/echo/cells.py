@@ -25,6 +25,12 @@ from .items import Item, resolve_items
 from .versions import instrument_versions
 
 
+#: A cell's own columns of the frame (:meth:`Cell.row`), before its instrument versions.
+COLUMNS = ("experiment", "target", "session", "position", "step", "arm", "intervention", "distance", "item",
+           "item_kind", "item_group", "framing", "scorer", "probe_text", "replicate", "key", "window", "prefix_chars",
+           "reference_chars", "n_turns", "arm_source", "inserted_tokens", "inserted_chars", "params")
+
+
 @dataclass(frozen=True)
 class Cell:
     experiment: str
@@ -48,19 +54,11 @@ class Cell:
     def row(self) -> dict[str, Any]:
         """The tidy descriptor (one flat dict; versions and hashes included)."""
         p = self.prefix
-        return {
-            "experiment": self.experiment, "target": self.target, "session": self.session,
-            "position": self.position, "step": self.step, "arm": self.arm,
-            "intervention": self.intervention, "distance": self.distance,
-            "item": self.item.id, "item_kind": self.item.kind, "item_group": self.item.group,
-            "framing": self.item.framing, "scorer": self.item.scorer, "probe_text": self.item.probe_text,
-            "replicate": self.replicate, "key": self.key,
-            "window": p.window, "prefix_chars": p.n_chars,
-            "reference_chars": p.reference_n_chars, "n_turns": len(p.turns),
-            "arm_source": p.source, "inserted_tokens": p.inserted_tokens,
-            "inserted_chars": p.inserted_chars, "params": dict(self.request.params),
-            **self.versions,
-        }
+        own = (self.experiment, self.target, self.session, self.position, self.step, self.arm, self.intervention,
+               self.distance, self.item.id, self.item.kind, self.item.group, self.item.framing, self.item.scorer,
+               self.item.probe_text, self.replicate, self.key, p.window, p.n_chars, p.reference_n_chars,
+               len(p.turns), p.source, p.inserted_tokens, p.inserted_chars, dict(self.request.params))
+        return {**dict(zip(COLUMNS, own, strict=True)), **self.versions}
 
 
 def _positions(session: Session, spec, k: int) -> tuple[Position, ...]:

@@ -62,7 +62,7 @@ from ..engine.record import CallRecord
 from ..engine.token_distribution import (DISCRETE, PREFILL, VERDICT, Distribution, distribution_columns,
                                          distribution_request, read_distribution, with_logprobs)
 from ..engine.verdicts import DEFAULT_JUDGE_PARAMS, ERROR, INVALID, OK
-from .cells import Cell
+from .cells import COLUMNS as CELL_COLUMNS, Cell
 from .items import JUDGE
 from .judge import SCORES
 from ..sessions.outbound import JudgeInputs, shown_texts
@@ -180,7 +180,9 @@ def run_cells(cells: Sequence[Cell], judges: Sequence[str] | str = (), *, protoc
         batch = {**batch, "parameters": {"judges": judges, "rubric_version": setup.rubric_version}}
         records, judged = _judged(records, protocol, setup, f"{name}:judges", batch)
         records, read = _read(records, setup, f"{name}:distributions", batch)
-        frame = pd.DataFrame([_settled(r).row() for r in records])
+        # a grid of no cell has the columns every grid has (its analyses select on them)
+        frame = pd.DataFrame([_settled(r).row() for r in records]) if records else \
+            pd.DataFrame(columns=[*CELL_COLUMNS, *TARGET_COLUMNS, *VERDICT_COLUMNS])
         frame.attrs["batches"] = {f"{name}:targets": targets.counts(), f"{name}:judges": judged,
                                   f"{name}:distributions": read}
         return frame

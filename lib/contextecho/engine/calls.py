@@ -80,13 +80,14 @@ from .model_request import ModelRequest
 from .plan import Planner, usage_from
 from .progress import progress as progress_bar
 from .routing import ANSWERED, ROUTING_STRATEGIES, Servers, servers_for, servers_json
+from .usage import UsageError
 
 
 SHARD_RECORDS = 512  # a caller's cache writes a shard once this many calls are journaled
 RETRY_ERRORS_ENV = "CONTEXTECHO_RETRY_ERRORS"  # "1": retry stored permanent errors too
 
 
-class ModelConfigError(ValueError):
+class ModelConfigError(UsageError, ValueError):
     """The round cannot start: an unknown model string, a missing key, an oversized request."""
 
 

@@ -45,6 +45,7 @@ from typing import Iterable, Sequence
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from .manifest import has_key, looks_like_key, masked_text
+from .usage import UsageError
 
 # Sent as the bearer token to a server that needs no key (OpenAI clients insist on one).
 PLACEHOLDER_KEY = "contextecho-no-key"
@@ -56,7 +57,7 @@ _SECRET_QUERY = re.compile(r"key|token|secret|passw|pwd|sig|auth|credential|code
                            r"access|bearer", re.IGNORECASE)
 
 
-class EndpointError(ValueError):
+class EndpointError(UsageError, ValueError):
     """An endpoint that cannot be used as given: bad syntax, a URL with credentials."""
 
 

@@ -175,6 +175,9 @@ class Planner:
     _counts: dict[str, tuple[int, bool]] = field(default_factory=dict, repr=False)
     _answer_median: tuple[tuple[int, str], int] | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    #: Requests answered with a placeholder so far, each time one is (a caller compares two
+    #: readings: did what ran between them read an answer not yet known?).
+    placeholders_read: int = 0
 
     def answered(self, key: str) -> CallRecord | None:
         """The placeholder this plan gave ``key`` earlier (the run's cache would hold it)."""
@@ -207,6 +210,7 @@ class Planner:
         with self._lock:
             self.calls.extend(rows)
             self._answers.update(fresh)
+            self.placeholders_read += sum(r.key in self._answers for r in requests)
         return fresh
 
     def _planned(self, name: str, request: ModelRequest, usage: ModelUsage) -> PlannedCall:

@@ -246,7 +246,6 @@ def attack(run: Run, answers: pd.DataFrame) -> pd.DataFrame:
     """The adversarial history attack (§6.3), on the first factor's runs: every earlier
     reply in the history replaced by ``attack_letter``; the options chosen before and after."""
     p = run.params
-    chosen = chosen_answers(answers, p.answer)
     runs = [r for r in factor_runs(p.factors[0], _inventory(p), n_runs=p.n_runs,
                                    params={**DEFAULT_PARAMS, "max_tokens": p.max_tokens})]
     with CallCache() as cache:
@@ -254,10 +253,11 @@ def attack(run: Run, answers: pd.DataFrame) -> pd.DataFrame:
                                              history_pairs=_history_pairs(p), cache=cache, transport=run.transport,
                                              progress=True, name="cape:attack", constrained=p.answer == "constrained").answers,
                                   p.answer)
+    run.batch("cape:attack", answer_counts(attacked))  # asked before the answers are read (a plan plans it)
+    chosen = chosen_answers(answers, p.answer)
     before = chosen[(chosen["setting"] == CONTEXT_DEPENDENT) & chosen["run_id"].isin([r.run_id for r in runs])]
     shift = option_shift(before, attacked)
     run.out.parquet("attack", attacked)
-    run.batch("cape:attack", answer_counts(attacked))
     run.out.set(attack_letter=p.attack_letter,
                 attack_letter_before=int(shift.loc[shift["option"] == p.attack_letter, "before"].iloc[0]),
                 attack_letter_after=int(shift.loc[shift["option"] == p.attack_letter, "after"].iloc[0]))

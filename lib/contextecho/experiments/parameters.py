@@ -62,9 +62,10 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence, Union
 
 from ..engine.manifest import masked_text
+from ..engine.usage import UsageError
 
 
-class ParameterError(ValueError):
+class ParameterError(UsageError, ValueError):
     """An unknown, misspelled or ill-typed notebook parameter."""
 
 

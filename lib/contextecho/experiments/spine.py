@@ -36,6 +36,7 @@ from ..engine.calls import Transport
 from ..engine.counts import Counts
 from ..engine.manifest import RunLog, masked, write_record
 from ..engine.plan import Plan, Planner, current_planner, planning
+from ..engine.usage import UsageError
 from ..paper.declared import Declared
 from ..paper.formats import COEFFICIENT, COUNT, MODEL, PERCENT, TEXT, not_estimable
 from ..paper.outputs import Outputs
@@ -367,29 +368,64 @@ def plan_stages(stages: Sequence[Stage], params: Any) -> Plan:
     return planner.plan(since=offset)
 
 
-def _stage_value(stage: Stage, values: Mapping[str, Any]) -> Any:
-    """What ``stage`` returns. In a plan, a stage that cannot compute its value from the
-    planned answers (placeholders: a questionnaire's option, say, is not known before the
-    call) is reported and left ``None``: the calls it asked before it stopped are planned, and
-    so are the later stages' (a stage given ``None`` is reported in turn)."""
+@dataclass(frozen=True)
+class NotComputed:
+    """In a plan, the value of a stage that could not be computed from the planned answers
+    (placeholders: a questionnaire's option, a verdict, is not known before the call): which
+    stage, and why (its own error, or the earlier stage it read)."""
+
+    stage: str
+    reason: str
+
+    def __repr__(self) -> str:
+        return f"not computed in this plan ({self.stage}: {self.reason})"
+
+
+def _stage_value(stage: Stage, values: Mapping[str, Any], planned: set[str]) -> Any:
+    """What ``stage`` returns, given the earlier stages' ``values``; ``planned`` names those whose
+    value stands on planned answers (placeholders: a questionnaire's option, a verdict, is not
+    known before the call), and gains this stage where its own calls were answered so or it read
+    such a value.
+
+    In a plan a stage runs only as far as it needs no answer: the calls it asks before it stops
+    are planned, and where it stops because of a placeholder (its own calls' answers, a value
+    that stands on them, or an earlier stage's :class:`NotComputed`) it is reported in one line
+    and its value is :class:`NotComputed`, which the later stages read in turn. Any other failure
+    is the run's own and is raised as the run would raise it: outside a plan, in a stage that
+    read no placeholder (an empty grid's analysis, say), an error the user fixes (a parameter,
+    a model's key, a file: :class:`~contextecho.engine.usage.UsageError`) and a file or folder
+    that cannot be read or written."""
     run = values.get("run")
+    planner = run.planner if isinstance(run, Run) else None
+    before = planner.placeholders_read if planner is not None else 0
+    inputs = [values[a] for a in stage.arguments]
     try:
-        return stage.function(*(values[a] for a in stage.arguments))
+        value = stage.function(*inputs)
+    except (UsageError, OSError):  # the user's to fix, plan or not; a file system's failure is no placeholder's
+        raise
     except Exception as exc:
-        if not isinstance(run, Run) or run.planner is None:
+        if planner is None or not (planned.intersection(stage.arguments) or planner.placeholders_read > before):
             raise
-        print(f"[{run.name}:{stage.name}] not computed in a plan ({type(exc).__name__}: {exc}); "
-              "the calls it asked are planned", flush=True)
-        return None
+        unknown = [name for name, v in zip(stage.arguments, inputs) if isinstance(v, NotComputed)]
+        why = (f"it reads {', '.join(unknown)}, which this plan could not compute" if unknown
+               else f"it needs answers the plan has not got ({type(exc).__name__}: {exc})")
+        print(f"[{run.name}:{stage.name}] not computed in this plan: {why}; the calls it asked are planned",
+              flush=True)
+        planned.add(stage.name)
+        return NotComputed(stage.name, why)
+    if planner is not None and (planner.placeholders_read > before or planned.intersection(stage.arguments)):
+        planned.add(stage.name)
+    return value
 
 
 def run_stages(stages: Sequence[Stage], params: Any) -> Result:
     """Every stage in order, as the notebook runs them; the run's :class:`Result`. A stage
     that raises leaves the run log marked failed."""
     values: dict[str, Any] = {"params": params}
+    planned: set[str] = set()
     try:
         for stage in stages:
-            values[stage.name] = _stage_value(stage, values)
+            values[stage.name] = _stage_value(stage, values, planned)
     except BaseException:
         if isinstance(values.get("run"), Run):
             values["run"].log.write("failed")

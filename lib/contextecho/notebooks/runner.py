@@ -23,6 +23,7 @@ import nbformat
 
 from ..engine.paths import REPO_ROOT
 from ..engine.progress import PROGRESS_ENV
+from ..engine.usage import UsageError
 from .build import experiment, notebook_path
 from .kernel import ENGINE, KERNEL_CONFIG, SharedKernel
 from ..paper.outputs import GENERATED
@@ -136,10 +137,11 @@ def _environment(values: Mapping[str, str]) -> Iterator[None]:
 
 def _configuration_error(ename: str) -> type[Exception] | None:
     """The error class to raise for a notebook cell's error named ``ename``, when it is one
-    of the run's configuration errors (a parameter out of range, a model that cannot be
-    called, or a subclass of either); None for any other."""
+    the user fixes (:class:`~contextecho.engine.usage.UsageError`: a parameter out of range, a
+    model that cannot be called, a file to supply, ...): the first of these bases its class
+    derives from; None for any other."""
     from ..engine.calls import ModelConfigError  # LiteLLM's import: only when a cell failed
-    for base in (ModelConfigError, ParameterError):
+    for base in (ModelConfigError, ParameterError, UsageError):
         family, names = [base], set()
         while family:
             cls = family.pop()

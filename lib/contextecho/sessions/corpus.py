@@ -24,12 +24,13 @@ from .errors import SessionError, SessionFormatError
 from .jsonl import path_problem
 from .loader import load_session
 from .model import Session
+from ..engine.usage import UsageError
 
 MANIFEST_NAME = "corpus_manifest.csv"
 COUNT_KEYS = ("n_user_msgs", "n_assistant_msgs", "n_tool_calls", "n_compactions")
 
 
-class CorpusError(SessionError):
+class CorpusError(UsageError, SessionError):
     """A corpus file is missing, cannot be fetched, or fails its sha256 check."""
 
 

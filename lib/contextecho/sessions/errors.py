@@ -8,13 +8,14 @@ unusable).
 from __future__ import annotations
 
 from pathlib import Path
+from ..engine.usage import UsageError
 
 
 class SessionError(Exception):
     """Base class for everything this subpackage raises on purpose."""
 
 
-class SessionFormatError(SessionError, ValueError):
+class SessionFormatError(UsageError, SessionError, ValueError):
     """A transcript file cannot be read as a session.
 
     ``line`` is 1-based; 0 means the problem concerns the file as a whole.

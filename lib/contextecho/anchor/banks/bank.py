@@ -29,12 +29,13 @@ from typing import Any, Iterator
 
 from ..persona import PersonaCard, PersonaCardError, load_card
 from ..recall.items import LETTERS, N_OPTIONS
+from ...engine.usage import UsageError
 
 FILES = ("persona_card.json", "transcript.jsonl", "items.jsonl")
 ROLES = ("user", "assistant")
 
 
-class BankError(ValueError):
+class BankError(UsageError, ValueError):
     """A bank that cannot be scored; the message names the file (and line) at fault."""
 
 

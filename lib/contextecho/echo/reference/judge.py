@@ -42,6 +42,7 @@ from pathlib import Path
 from ...engine.model_request import ModelRequest
 from ...engine.paths import JUDGE_PROMPT_FILE, shared_dir
 from ...engine.hashing import content_hash
+from ...engine.usage import UsageError
 
 VALID_SCORES = (0, 1, 2, 3)
 #: Probability-weighted verdicts read the score after the opening of the JSON score field
@@ -61,7 +62,7 @@ B3_ATTEMPTS = 3
 B3_STORED_REASON_CHARS = 120
 
 
-class JudgePromptError(ValueError):
+class JudgePromptError(UsageError, ValueError):
     """The judge prompt file is missing, malformed or fails its recorded sha256."""
 
 

@@ -34,6 +34,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Iterable, Iterator
 
 from ...sessions.corpus import sha256_file
+from ...engine.usage import UsageError
 
 RELEASE_REPO = "contextecho2026/persona-drift-contextecho"
 #: Seconds to wait for huggingface.co to answer before calling it unreachable.
@@ -50,7 +51,7 @@ _PATH_KEYS = ("path", "file", "filename", "file_name", "relpath", "relative_path
 _HASH_KEYS = ("sha256", "sha256sum", "checksum", "hash", "digest")
 
 
-class ReleaseError(Exception):
+class ReleaseError(UsageError):
     """The release cannot be fetched, linked or read (the message names the file and why)."""
 
 
