@@ -388,8 +388,7 @@ def recall_sentences(written: dict, pooled: dict[str, float]) -> dict[str, str]:
     elif not any(pooled.values()):
         finding = measures_nothing("trajectory recall", f"the target answered none of the {asked} blind-kept items "
                                    "correctly under any context condition (accuracy 0.00 throughout, so the figure "
-                                   "has no bars)" + (f", naming option {letter} with history in {pct} of its readable "
-                                                     "answers" if biased else ""), CAPABLE_TARGET)
+                                   "has no bars)", CAPABLE_TARGET)
     else:
         finding = (f"Pooled over families, accuracy on the {asked} blind-kept items was "
                    + joined([f"{written[f'recall_accuracy_{c}']} {CONDITION_WORDS.get(c, c)}" for c in pooled])

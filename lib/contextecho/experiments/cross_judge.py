@@ -295,11 +295,10 @@ def rank_stability(run: Run, gaps: pd.DataFrame) -> pd.DataFrame:
     else:
         run.out.set(rank_n_targets=0)
     tau = run.out.variables.get("rank_tau")
-    run.out.set(rank_finding=(f"Kendall's τ between the two raters' per-target gaps is {tau}, p = "
-                              f"{run.out.variables['rank_tau_p']}, over {run.out.variables['rank_n_targets']} targets"
+    run.out.set(rank_finding=(f"τ = {tau}, p = {run.out.variables['rank_tau_p']}, over "
+                              f"{run.out.variables['rank_n_targets']} targets"
                               if tau is not None and reason_of(tau) is None else
-                              "Kendall's τ between the raters' per-target gaps is not estimable: "
-                              + (reason_of(tau) if tau is not None else "there is only one rater")))
+                              "τ is not estimable: " + (reason_of(tau) if tau is not None else "there is only one rater")))
     return run.table("rank_stability", table)
 
 

@@ -118,10 +118,11 @@ def _missing(ax, reason: str) -> None:
     ax.grid(False)
 
 
-def _characters(ax) -> int:
-    """How many characters of :data:`MISSING` text a line inside ``ax`` holds (at most :data:`WRAP`)."""
+def _characters(ax, fontsize: float = MISSING["fontsize"]) -> int:
+    """How many characters of text at ``fontsize`` points a line as wide as ``ax`` holds (at most
+    :data:`WRAP`; a character about 0.55 of its size wide)."""
     inches = ax.get_position().width * ax.figure.get_figwidth()
-    return max(20, min(WRAP, int(inches * 72 / (MISSING["fontsize"] * 0.55))))
+    return max(20, min(WRAP, int(inches * 72 / (fontsize * 0.55))))
 
 
 def _subplots(*args, **kwargs):
@@ -237,7 +238,7 @@ def forest(frame: pd.DataFrame, *, label: str, xlabel: str, reason: str, estimat
         part = rows[rows[panel] == name] if panel and len(rows) else rows
         notes += _forest_on(ax, part, label=label, order=order, estimate=estimate, hue=hue, palette=palette,
                             reason=reason)
-        ax.set_xlabel(name)
+        ax.set_xlabel(textwrap.fill(name, _characters(ax, RC["axes.labelsize"])))
     _hue_legend(axes[0][-1], palette)
     _footnote(fig, notes)
     return fig
