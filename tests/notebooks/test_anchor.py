@@ -78,6 +78,6 @@ def test_a_retention_that_cannot_be_estimated_says_why_per_session():
     table = pd.DataFrame({"arm": ["checkpoint"] * 3 + ["filler"], "facet": ["E"] * 4, "checkpoint": [3] * 4,
                           "status": ["undefined", "undefined", "no valid items", "ok"]})
     why = _retention_missing(table, "checkpoint", "E", 3)
-    assert why.startswith("R is undefined in 2 of 3 sessions: the persona card moves nothing on this facet")
+    assert why.startswith("R is undefined in 2 of 3 sessions, as the persona card leaves the facet's answers at the")
     assert "in 1 of 3 sessions no item of this facet has a valid answer" in why
     assert _retention_missing(table, "checkpoint", "E", 2) == "no checkpoint administration at checkpoint 2"

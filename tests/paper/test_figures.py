@@ -209,7 +209,7 @@ def test_fingerprint_places_every_answer_and_labels_the_variance():
     assert (ax.get_xlabel(), ax.get_ylabel()) == ("PC1 (41% of variance)", "PC2 (22% of variance)")
     assert {"real", "filler"} <= set(texts(fig).splitlines())
     empty = figures.fingerprint(pd.DataFrame(), None, reason="2 answered probe(s); two components need three")
-    assert "not estimable (2 answered probe(s); two components need three)" in flat(texts(empty))
+    assert "not estimable (2 answered probes; two components need three)" in flat(texts(empty))
 
 
 def test_bars_draw_each_value_with_the_reference_and_note_a_missing_bar():
@@ -254,3 +254,37 @@ def test_a_figure_saves_as_png_and_pdf(tmp_path):
     out = Outputs.open("demo", tmp_path / "demo")
     png = out.figure("forest", figures.forest(gaps(), label="target", xlabel="gap", reason="unused"))
     assert png.read_bytes()[:4] == b"\x89PNG" and png.with_suffix(".pdf").read_bytes()[:4] == b"%PDF"
+
+
+def test_labelled_positions_are_drawn_in_the_order_given_never_sorted_as_text():
+    frame = pd.DataFrame([{"target": "x/t", "position": p, "arm": a, "mean": m} for p, m in
+                          (("P0_start", 1.0), ("c1_post", 3.0), ("c1_pre", 2.0)) for a in ("real", "filler")])
+    fig = figures.trajectory(frame, x="position", y="mean", hue="target", style="arm", xlabel="position",
+                             ylabel="score", reason="unused", order=["P0_start", "c1_pre", "c1_post"])
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["P0_start", "c1_pre", "c1_post"]
+    line = next(line for line in ax.lines if len(line.get_xdata()) == 3)
+    assert list(line.get_ydata()) == [1.0, 2.0, 3.0]  # each value at its position's place
+    plain = figures.trajectory(frame, x="position", y="mean", hue="target", xlabel="", ylabel="", reason="unused",
+                               style="arm")  # no order: the frame's, not the alphabet's
+    assert [t.get_text() for t in plain.axes[0].get_xticklabels()] == ["P0_start", "c1_post", "c1_pre"]
+
+
+def test_every_figure_is_drawn_no_wider_than_the_pdf_page(tmp_path):
+    """A figure wider than the text width is scaled down on the PDF page, its labels with it."""
+    from PIL import Image
+
+    wide = pd.concat([gaps(surface="probe"), gaps(surface="contract")])
+    drawn = {"forest panels": figures.forest(wide, label="target", panel="surface", xlabel="", reason="unused"),
+             "trajectory panels": figures.trajectory(trajectory_frame().assign(panel=lambda f: f["arm"]),
+                                                     x="position", y="mean", hue="target", panel="panel", xlabel="",
+                                                     ylabel="", reason="unused"),
+             "bars": figures.bars(pd.DataFrame({"x": ["a", "b"], "h": ["u", "u"], "y": [0.1, 0.2]}), x="x", y="y",
+                                  hue="h", ylabel="y", reason="unused"),
+             "agreement": figures.agreement(pd.DataFrame([[1, 2], [3, 4]]), gaps().assign(rater="r"),
+                                            rows_label="a", columns_label="b", label="target", hue="rater",
+                                            xlabel="gap", reason_confusion="", reason_gaps="")}
+    for name, fig in drawn.items():
+        fig.savefig(tmp_path / f"{name}.png")
+        width = Image.open(tmp_path / f"{name}.png").size[0] / matplotlib.rcParams["savefig.dpi"]
+        assert width <= figures.TEXT_WIDTH + 0.25, f"{name}: {width:.2f} in"

@@ -181,7 +181,7 @@ def test_a_section_file_is_checked_where_the_article_includes_it(tmp_path):
     document includes is a document of its own."""
     paper = tmp_path / "paper"
     write(paper / "index.qmd", "## Intro {#sec-intro}\n\n{{< include sections/x.qmd >}}\n")
-    write(paper / "sections" / "x.qmd", "### X {#sec-x}\n\nSee @sec-intro; {{< var a.b >}}.\n\n"
+    write(paper / "sections" / "x.qmd", "### X {#sec-x}\n\nSee @sec-intro, {{< var a.b >}}.\n\n"
                                         "{{< include _generated/t.md >}}\n")
     write(paper / "_generated" / "t.md", "| x |\n")
     variables = write(tmp_path / "_variables.yml", yaml.safe_dump({"a": {"b": 1}}))
@@ -191,3 +191,53 @@ def test_a_section_file_is_checked_where_the_article_includes_it(tmp_path):
     write(paper / "sections" / "y.qmd", "See @sec-intro.\n")
     assert manuscript.check_sources(paper, variables) == [
         "paper/sections/y.qmd:1: cross-reference @sec-intro has no {#sec-intro} identifier in the document"]
+
+
+def _check(tmp_path: Path, text: str, variables: dict, tables: dict[str, str] = {}) -> list[str]:
+    paper = tmp_path / "paper"
+    write(paper / "index.qmd", text)
+    for name, table in tables.items():
+        write(paper / "_generated" / "x" / "tables" / name, table)
+    return manuscript.check_sources(paper, write(tmp_path / "_variables.yml", yaml.safe_dump(variables)))
+
+
+ALL_DASH = "| Target | Gap | p |\n|:--|--:|--:|\n| a | — | — |\n| b | — | — |\n"
+
+
+def test_a_planted_table_of_dashes_without_a_footnote_fails_the_check(tmp_path):
+    problems = _check(tmp_path, ": Gaps {#tbl-g}\n\n{{< include _generated/x/tables/g.md >}}\n", {}, {"g.md": ALL_DASH})
+    assert problems == [
+        "paper/index.qmd:3: table '_generated/x/tables/g.md': row 'a' is all '—' and no footnote says why",
+        "paper/index.qmd:3: table '_generated/x/tables/g.md': row 'b' is all '—' and no footnote says why",
+        "paper/index.qmd:3: table '_generated/x/tables/g.md': column 'Gap' is all '—' and no footnote says why on "
+        "every row",
+        "paper/index.qmd:3: table '_generated/x/tables/g.md': column 'p' is all '—' and no footnote says why on every row"]
+    explained = ALL_DASH.replace("| a |", "| a^a^ |").replace("| b |", "| b^a^ |") + "\n^a^ Not estimable: one unit\n"
+    assert _check(tmp_path, ": Gaps {#tbl-g}\n\n{{< include _generated/x/tables/g.md >}}\n", {},
+                  {"g.md": explained}) == []
+
+
+def test_a_claim_that_contradicts_its_value_fails_the_check(tmp_path):
+    text = 'The gap is [close to zero]{claim="abs(panel.gap) < 0.1"}.\n'
+    assert _check(tmp_path, text, {"panel": {"gap": "0.05"}}) == []
+    assert _check(tmp_path, text, {"panel": {"gap": "0.36"}}) == [
+        "paper/index.qmd:1: claim 'abs(panel.gap) < 0.1' is false for this build's numbers; write the words from the "
+        "values (paper.sentences) or change them"]
+    assert _check(tmp_path, text, {"panel": {"gap": "not estimable (no valid verdict)"}})[0].endswith(
+        "cannot be checked: abs(panel.gap) needs a number, and panel.gap is 'not estimable (no valid verdict)'")
+
+
+def test_a_semicolon_after_a_cross_reference_n_a_and_a_reason_named_twice_are_problems(tmp_path):
+    why = "not estimable (no complete case)"
+    text = ("![F](f.png){#fig-f fig-alt=\"F\"}\n\nSee (@fig-f; more) and [@fig-f; @fig-f], n/a where missing.\n\n"
+            "The gap is {{< var a.gap >}} (95% CI {{< var a.ci >}}).\n")
+    write(tmp_path / "paper" / "f.png", "png")
+    assert _check(tmp_path, text, {"a": {"gap": why, "ci": why}}) == [
+        "paper/index.qmd:3: '@fig-f;': Typst drops a ';' right after a cross-reference (Quarto writes it as #ref(...), "
+        "and ';' ends that expression); write ',' or reword",
+        "paper/index.qmd:3: 'n/a': a missing value is '—' in a table (its footnote says why) and "
+        "'not estimable (<reason>)' in a variable; say which",
+        "paper/index.qmd:5: one sentence says 'not estimable (no complete case)' 2 times: name the reason once and "
+        "refer to it (paper.sentences)",
+        "paper/index.qmd:5: 'not estimable (no complete case)' stands inside parentheses: write the sentence so that "
+        "the reason is not nested (paper.sentences)"]

@@ -202,3 +202,12 @@ def test_a_render_that_leaves_site_libs_at_the_root_fails(tmp_path):
                            "PATH", "1.7.34")
     with pytest.raises(quarto.QuartoError, match="left site_libs/ at the project root"):
         quarto.render(root, leaves)
+
+
+def test_an_include_is_a_path_a_text_or_a_file(tmp_path):
+    assert quarto._include({"text": "#show table: set text(hyphenate: false)"}) is None
+    assert quarto._include(["a.typ", {"file": "b.typ"}]) is None
+    problems = quarto.check_project(project(tmp_path, {"typst": {"number-sections": True,
+                                                                 "include-in-header": {"txt": "x"}}}))
+    assert problems == ["_quarto.yml: format typst: include-in-header: {'txt': 'x'} is refused by Quarto (expected a "
+                        "path, {text: ...} or {file: ...}, or a list of them)"]

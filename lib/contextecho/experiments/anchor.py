@@ -37,6 +37,7 @@ from ..paper.declared import Declared
 from ..paper.formats import COEFFICIENT, COUNT, MODEL, PERCENT, TEXT, estimate, not_estimable
 from ..paper.tables import Column, Table
 from ..paper.variables import Variable
+from ..paper.sentences import CAPABLE_TARGET, PAPER_SCALE_SET, joined, measures_nothing, reason_of
 from ..paper.show import Result, SavedFigure
 from . import spine
 from .parameter_sets import ServingParameters
@@ -140,6 +141,7 @@ MANUSCRIPT = Declared(
         Variable("n_evaluators", COUNT), Variable("min_agree", COUNT), Variable("calibration_runs", COUNT),
         Variable("recall_asked", COUNT), Variable("recall_modal_letter", TEXT), Variable("recall_modal_pct", PERCENT),
         Variable("recall_accuracy_{condition}", COEFFICIENT, condition=tuple(CONTEXT_CONDITIONS)),
+        Variable("retention_final", TEXT), Variable("recall_finding", TEXT), Variable("recall_bias", TEXT),
         Variable("target", TEXT), Variable("judges", TEXT), Variable("primary_judge", TEXT),
         Variable("n_sessions", COUNT), Variable("n_items", COUNT)),
     tables=(
@@ -184,8 +186,8 @@ def _retention_missing(table: pd.DataFrame, arm: str, facet: str, checkpoint: in
     if rows.empty:
         return f"no {arm} administration at checkpoint {checkpoint}"
     counts = rows["status"].value_counts()
-    meaning = {"undefined": "R is undefined in {n} of {of} sessions: the persona card moves nothing on this facet, "
-                            "whose initial answers equal the generic ones",
+    meaning = {"undefined": "R is undefined in {n} of {of} sessions, as the persona card leaves the facet's answers "
+                            "at the generic ones",
                "no valid items": "in {n} of {of} sessions no item of this facet has a valid answer in all three "
                                  "administrations"}
     return "; ".join(meaning.get(status, status + " in {n} of {of} sessions").format(n=n, of=len(rows))
@@ -235,6 +237,7 @@ def retention_summary(run: Run, retention: pd.DataFrame) -> pd.DataFrame:
         for facet in TRAITS:
             run.out.put("retention_final_{arm}_{facet}", last.get((arm, facet)), arm=arm, facet=facet,
                         why=_retention_missing(retention, arm, facet, p.checkpoints))
+    run.out.set(retention_final=retention_sentence(run.out.variables))
     shown = retention_rows(summary)
     if len(shown):
         shown["note"] = [_retention_missing(retention, arm, facet, checkpoint) if pd.isna(r) else ""
@@ -242,6 +245,26 @@ def retention_summary(run: Run, retention: pd.DataFrame) -> pd.DataFrame:
                          .itertuples(index=False)]
         shown["arm"] = shown["arm"].map(ARM_NAMES)
     return run.table("retention", shown)
+
+
+def retention_sentence(written: dict) -> str:
+    """R at the last checkpoint per facet on both prefixes, as the manuscript's values
+    (``written``), each reason R is missing for named once, with the facets and prefixes it
+    holds for."""
+    shown, missing = {}, {}
+    for arm in RETENTION_ARMS:
+        values = [(facet, written[f"retention_final_{arm}_{facet}"]) for facet in TRAITS]
+        shown[arm] = joined([f"{v} ({facet})" for facet, v in values if reason_of(v) is None]) or "not estimable"
+        for facet, v in values:
+            if reason_of(v) is not None:
+                missing.setdefault(reason_of(v), {}).setdefault(facet, []).append(ARM_NAMES[arm])
+    said = f"R on the session prefix was {shown[CHECKPOINT]}, on the filler prefix {shown[FILLER]}"
+    for reason, facets in missing.items():
+        where = {", ".join(arms) for arms in facets.values()}
+        on = "on both prefixes" if where == {", ".join(ARM_NAMES[a] for a in RETENTION_ARMS)} else \
+            "on the " + " or ".join(sorted(where))
+        said += f"; for {joined(list(facets))} {on} it is not estimable: {reason}"
+    return said
 
 
 def retention_plot(run: Run, retention: pd.DataFrame) -> SavedFigure:
@@ -332,9 +355,45 @@ def recall_accuracy(run: Run, recall: pd.DataFrame) -> pd.DataFrame:
     for condition in CONTEXT_CONDITIONS:
         run.out.put("recall_accuracy_{condition}", pooled.get(condition), condition=condition,
                     why=f"no recall question was answered with the {condition} context")
+    asked = [c for c in run.params.conditions if c in getattr(pooled, "index", ())]
+    run.out.set(**recall_sentences(run.out.variables, {c: float(pooled[c]) for c in asked}))
     wide = accuracy.pivot_table(index=["set", "family"], columns="condition", values="accuracy",
                                 dropna=False).reset_index() if not accuracy.empty else accuracy
     return run.table("recall_accuracy", wide)
+
+
+#: How the manuscript names each context condition of recall.
+CONDITION_WORDS = {"long_context": "with the long-context window", "hierarchical_summary": "with a hierarchical summary",
+                   "retrieval": "with retrieval of the most relevant earlier turns"}
+#: A share of the readable answers above which one letter is the target's position bias.
+BIAS_PCT = 50.0
+
+
+def recall_sentences(written: dict, pooled: dict[str, float]) -> dict[str, str]:
+    """``recall_finding``: the pooled accuracy per context condition against chance, or the plain
+    sentence that recall measures nothing where no condition recalled anything; ``recall_bias``:
+    the letter the target names most often with history and what that does to the blind-kept
+    set (``written``: the manuscript's values; ``pooled``: accuracy per condition asked)."""
+    letter, pct = written["recall_modal_letter"], written["recall_modal_pct"]
+    biased = reason_of(pct) is None and float(str(pct).rstrip("%")) > BIAS_PCT
+    bias = (f"With history the target named option {letter} in {pct} of its readable answers: each item's option "
+            "order is drawn at random, so a model that names one letter is at chance over all candidates, and the "
+            "blind filter keeps exactly the items whose answer is another letter" if biased else
+            f"With history the target's answers spread over the letters (the most frequent, {letter}, in {pct} of "
+            "them)" if reason_of(pct) is None else f"No answer with history named a letter: {reason_of(pct)}")
+    asked = written["recall_asked"]
+    if not pooled:
+        finding = measures_nothing("trajectory recall", "no blind-kept item was asked under any context condition",
+                                   f"{CAPABLE_TARGET} and {PAPER_SCALE_SET}")
+    elif not any(pooled.values()):
+        finding = measures_nothing("trajectory recall", f"the target answered none of the {asked} blind-kept items "
+                                   "correctly under any context condition (accuracy 0.00 throughout, so the figure "
+                                   "has no bars)", CAPABLE_TARGET)
+    else:
+        finding = (f"Pooled over families, accuracy on the {asked} blind-kept items was "
+                   + joined([f"{written[f'recall_accuracy_{c}']} {CONDITION_WORDS.get(c, c)}" for c in pooled])
+                   + f", against a chance level of {written['recall_chance']}.")
+    return {"recall_finding": finding, "recall_bias": bias + "."}
 
 
 def recall_plot(run: Run, recall: pd.DataFrame) -> SavedFigure:

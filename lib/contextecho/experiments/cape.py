@@ -140,15 +140,24 @@ MANUSCRIPT = Declared(
     ))
 
 
+#: Why a factor has no Table 1 row in a setting (no comparable triple there).
+NOT_COMPARABLE = ("not estimable: no run of this factor and setting had an item answered validly in every variant, "
+                  "so no variant triple could be compared")
+
+
 def _long(t1: pd.DataFrame) -> pd.DataFrame:
-    """Table 1 one row per factor and setting (context-free first), a column per metric."""
+    """Table 1 one row per factor and setting (context-free first), a column per metric; a
+    row without a metric says why (:data:`NOT_COMPARABLE`)."""
     if not len(t1.columns):
-        return pd.DataFrame(columns=["factor", "setting"])
+        return pd.DataFrame(columns=["factor", "setting", "note"])
     settings = list(dict.fromkeys(t1.columns.get_level_values(0)))
     rows = [{"factor": factor, "setting": SETTING_NAMES.get(s, s), **{m: t1.loc[factor, (s, m)] for m in
                                                                       t1[s].columns}}
             for factor in t1.index for s in settings]
-    return pd.DataFrame(rows)
+    frame = pd.DataFrame(rows)
+    metrics = [c for c in frame.columns if c not in ("factor", "setting")]
+    frame["note"] = [NOT_COMPARABLE if row.isna().all() else "" for _, row in frame[metrics].iterrows()]
+    return frame
 
 
 # ---------------------------------------------------------------- the stages (one notebook cell each)

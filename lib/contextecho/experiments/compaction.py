@@ -129,6 +129,7 @@ MANUSCRIPT = CALIBRATION + PROTOCOL + DISTRIBUTIONS + Declared(
         Variable("n_events_complete", COUNT), Variable("margin", POINTS), Variable("n_cells", COUNT),
         Variable("n_failed", COUNT), Variable("n_cached", COUNT), Variable("n_verdicts_invalid", COUNT),
         Variable("window_chars", COUNT), Variable("n_probes", COUNT), Variable("spread_note", TEXT),
+        Variable("power_note", TEXT),
         Variable("score", TEXT)),
     tables=(
         Table("events", "Compaction events (gap before, after, change)", (
@@ -197,7 +198,25 @@ def equivalence(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
         run.out.per_target(tuple(BY_SCORE), by_target(chosen, BY_SCORE), p.targets, why, score=name)
         if name == p.score:
             run.out.per_target(tuple(CHOSEN), by_target(chosen, CHOSEN), p.targets, why)
+            own = chosen[chosen["target"] == p.targets[0]] if len(chosen) else chosen
+            run.out.set(power_note=power_note(own.iloc[0] if len(own) else None, p.margin))
     return run.table("summary", summary)
+
+
+def power_note(row: pd.Series | None, margin: float) -> str:
+    """What the TOST of the first target (its ``row`` of the summary) could show: where its
+    90% interval is wider than the whole equivalence region (±``margin``), no mean change of
+    these events could have been shown equivalent."""
+    if row is None or pd.isna(row.get("tost_ci_low")):
+        return "the equivalence test could not be made, so it shows nothing either way"
+    width, region = row["tost_ci_high"] - row["tost_ci_low"], 2 * margin
+    if width > region:
+        return (f"the 90% interval is {POINTS.text(width)} points wide against an equivalence region of "
+                f"{POINTS.text(region)}, so with {int(row['events'])} event(s) no mean change could have been shown "
+                "equivalent: the test has no power here, and the notebook's paper-scale parameters use every "
+                "compaction in the corpus")
+    return (f"the 90% interval ({POINTS.text(width)} points wide) fits in the equivalence region of "
+            f"{POINTS.text(region)}, so the test could show equivalence with these {int(row['events'])} event(s)")
 
 
 def change(run: Run, events: pd.DataFrame) -> SavedFigure:

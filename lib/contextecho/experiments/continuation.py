@@ -36,6 +36,7 @@ from ..paper.declared import Declared
 from ..paper.formats import COUNT, FLAG, MODEL, P_VALUE, PERCENT, SIMILARITY, TEXT, estimate, interval, not_estimable
 from ..paper.tables import Column, Table
 from ..paper.variables import NO_ESTIMATE, Variable
+from ..paper.sentences import CAPABLE_TARGET, PAPER_SCALE_SET, measures_nothing, reason_of
 from ..paper.show import Result, SavedFigure
 from ..sessions.redaction import Redactor
 from ..sessions.selection import corpus_rows, session_file
@@ -154,7 +155,8 @@ MANUSCRIPT = PROTOCOL + Declared(
         Variable("gpt_task", TEXT), Variable("n_same_task", COUNT), Variable("n_cross_task", COUNT),
         Variable("n_outside_schema", COUNT), Variable("announced_recent_pct", PERCENT),
         Variable("announced_scratch_pct", PERCENT), Variable("n_calls", COUNT), Variable("n_failed", COUNT),
-        Variable("n_cached", COUNT), Variable("max_tokens", COUNT), Variable("n_resamples", COUNT)),
+        Variable("n_cached", COUNT), Variable("max_tokens", COUNT), Variable("n_resamples", COUNT),
+        Variable("finding", TEXT)),
     tables=(
         Table("cutpoints", "Cutpoints and their ground truth", (
             Column("Session", TEXT, "session", widest="S12"), Column("Cut", COUNT, "cut"),
@@ -404,6 +406,9 @@ def contrast_rows(frame: pd.DataFrame, *, n_resamples: int, seed: int, stratum: 
                 if not deltas:
                     row["note"] = f"not estimable: no cutpoint where both {a} and {b} " + (
                         "returned a call of the ground-truth tool" if fill is None else "were answered")
+                elif not any(deltas):
+                    row["note"] = "; ".join(filter(None, [row["note"], f"no spread: {a} and {b} score the same M2 "
+                                                          f"at each of the {len(deltas)} cutpoint(s)"]))
                 rows.append(row)
     return rows
 
@@ -440,6 +445,48 @@ def contrast_figure(run: Run, contrasts: pd.DataFrame) -> SavedFigure:
         shown, label="target", estimate="delta", hue="analysis",
         xlabel=f"Δ M2, {PRIMARY[0]} − {PRIMARY[1]} (argument similarity)",
         reason="no target was asked at a cutpoint"))
+
+
+def finding(target_rows: pd.DataFrame, written: dict[str, Any], n_cutpoints: int, target: str) -> str:
+    """The section's sentence for the first target, ``target``: Δ M2 of the primary contrast, complete case
+    and intention to treat (``target_rows``: its two rows of :func:`contrast_rows`, stratum all;
+    ``written``: the manuscript's values of them); where neither can say anything (no complete
+    case, or no spread, and the intention to treat without spread), the plain sentence that
+    the contrast measures nothing, why, and what would fix it."""
+    a, b = PRIMARY
+    rows = {r["analysis"]: r for _, r in target_rows.iterrows()}
+    cc, itt = rows.get("complete_case"), rows.get("itt")
+    if cc is None or itt is None:
+        return f"For {target} Δ M2 ({a} − {b}) was not asked: no cutpoint was asked under both arms."
+
+    def flat_spread(r) -> bool:
+        return int(r["n"]) > 0 and int(r["positive"]) == 0 and int(r["negative"]) == 0
+
+    def estimate(prefix: str, label: str) -> str:
+        ci, p_value = written[f"{prefix}_ci"], written[f"{prefix}_p"]
+        interval = f"95% CI {ci}" if reason_of(ci) is None else f"without an interval: {reason_of(ci)}"
+        return f"{written[f'{prefix}_delta']} ({interval}; {label} = {p_value})"
+
+    if int(cc["n"]) == 0:
+        complete = (f"at none of the {n_cutpoints} cutpoints did both {a} and {b} return a call of the ground-truth "
+                    "tool, so there is no complete case")
+    elif flat_spread(cc):
+        complete = f"at each of the {int(cc['n'])} complete-case cutpoints both arms scored the same M2"
+    else:
+        complete = (f"over the {int(cc['n'])} cutpoints where both arms returned a call of the right tool "
+                    f"(complete case) Δ M2 ({a} − {b}) is {estimate('cc', 'sign-flip p')}")
+    if int(itt["n"]) == 0:
+        treated = "no cutpoint was answered under both arms to score with a missing call counted 0"
+    elif flat_spread(itt):
+        treated = (f"with a missing or unparseable call scored 0 (intention to treat) the arms score the same M2 "
+                   f"at each of the {int(itt['n'])} cutpoints, so Δ is 0 with no spread")
+    else:
+        treated = (f"scoring a missing or unparseable call 0 over {int(itt['n'])} cutpoints (intention to treat) "
+                   f"gives {estimate('itt', 'p')}")
+    if (int(cc["n"]) == 0 or flat_spread(cc)) and (int(itt["n"]) == 0 or flat_spread(itt)):
+        return measures_nothing(f"the tool-use contrast ({a} − {b}) of {target}", f"{complete}, and {treated}",
+                                f"{CAPABLE_TARGET} and {PAPER_SCALE_SET} ({PAPER_SCALE['n_cutpoints']} cutpoints)")
+    return f"For {target}, {complete}; {treated}."
 
 
 def variables(run: Run, cutpoints: pd.DataFrame, frame: pd.DataFrame, attrition: pd.DataFrame,
@@ -489,6 +536,8 @@ def variables(run: Run, cutpoints: pd.DataFrame, frame: pd.DataFrame, attrition:
                 n_calls=counts.calls if counts else 0, n_failed=counts.failed if counts else 0,
                 n_cached=counts.cached if counts else 0, max_tokens=p.max_tokens, n_resamples=p.n_resamples,
                 **divergence_variables(run.log.about["protocol"]["differs"]))
+    first = primary[(primary["target"] == p.targets[0]) & (primary["stratum"] == "all")] if len(primary) else primary
+    run.out.set(finding=finding(first, run.out.variables, int(len(cutpoints)), p.targets[0]))
     return spine.finish(run)
 
 

@@ -46,6 +46,7 @@ from ..echo.reference.transcript import read_rows
 from ..paper import figures
 from ..paper.declared import Declared
 from ..paper.formats import COUNT, MODEL, POINTS, TEXT, estimate, interval
+from ..paper.sentences import joined, reason_of
 from ..paper.show import Result, SavedFigure
 from ..paper.tables import Column, Table
 from ..paper.variables import Variable, by_target, reasons
@@ -63,6 +64,9 @@ TITLE = "Controls: negative-control gaps, our control arms, and e03's context-so
 #: The arms whose gap against real is the harness's negative-control design; the others are ours.
 HARNESS_ARM = "filler"
 OUR_ARMS = ("shuffled_real", "unrelated_session", "scratch")
+#: What each of our arms holds, as the manuscript says it.
+ARM_WORDS = {"shuffled_real": "the real prefix's turns shuffled within each role",
+             "unrelated_session": "another chosen session's prefix, length-matched", "scratch": "no context"}
 #: The harness's negative-control run (``run_negative_controls.py``): its target, the five
 #: questions on real and filler at the late position, 400 target tokens; beside them our three
 #: arms (``unrelated_session`` needs the two sessions).
@@ -148,7 +152,7 @@ MANUSCRIPT = PROTOCOL + Declared(
     variables=(Variable("negative_gap_{target}", POINTS), Variable("negative_gap_ci_{target}", interval(POINTS)),
                Variable("control_gap_{arm}_{target}", POINTS, arm=OUR_ARMS),
                Variable("control_gap_ci_{arm}_{target}", interval(POINTS), arm=OUR_ARMS),
-               Variable("target", TEXT), Variable("judge", TEXT), Variable("arms", TEXT),
+               Variable("target", TEXT), Variable("judge", TEXT), Variable("arms", TEXT), Variable("arms_note", TEXT), Variable("arm_gaps", TEXT),
                Variable("n_sessions", COUNT), Variable("n_items", COUNT), Variable("n_cells", COUNT),
                Variable("n_failed", COUNT), Variable("a1_source", TEXT)),
     tables=(
@@ -203,7 +207,7 @@ def gaps(run: Run, primary: pd.DataFrame) -> pd.DataFrame:
     ours = {"control_gap_{arm}_{target}": "estimate", "control_gap_ci_{arm}_{target}": ("ci_low", "ci_high")}
     for arm in OUR_ARMS:
         own = table[table["arm"] == arm]
-        why = reasons(own) if len(own) else "the arm was not asked (arms parameter)"
+        why = reasons(own) if len(own) else "the run's arms parameter did not ask this arm"
         run.out.per_target(tuple(ours), by_target(own[own["note"] == ""], ours), p.targets, why, arm=arm)
     run.table("negative_control_gaps", harness)
     run.table("control_gaps", table[table["source"] == "ours"])
@@ -246,6 +250,20 @@ def variables(run: Run, primary: pd.DataFrame) -> pd.DataFrame:
     """The manuscript's numbers, written with the run log."""
     p = run.params
     targets = run.log.batches.get("controls:targets")
+    written = run.out.variables
+    gaps, missing = [], {}
+    for arm in OUR_ARMS:
+        gap, ci = written[f"control_gap_{arm}"], written[f"control_gap_ci_{arm}"]
+        if reason_of(gap) is not None:
+            missing.setdefault(reason_of(gap), []).append(arm)
+        else:
+            gaps.append(f"{arm} ({ARM_WORDS[arm]}) {gap}, 95% CI {ci}" if reason_of(ci) is None else
+                        f"{arm} ({ARM_WORDS[arm]}) {gap}, without an interval: {reason_of(ci)}")
+    run.out.set(arm_gaps="; ".join(gaps + [f"for {joined(arms)} ({'; '.join(ARM_WORDS[a] for a in arms)}) the gap is "
+                                           f"not estimable: {reason}" for reason, arms in missing.items()]))
+    run.out.set(arms_note=f"This build asks the arms {', '.join(p.arms)}" + (
+        "; the unrelated_session arm needs two sessions, which doubles the calls, so it is asked at the paper's "
+        "scale only." if "unrelated_session" not in p.arms else "."))
     run.out.set(target=p.targets[0], judge=p.judges[0], arms=", ".join(p.arms), n_sessions=len(run.sessions),
                 n_items=int(primary["item"].nunique()) if len(primary) else 0,
                 n_cells=targets.calls if targets else 0, n_failed=targets.failed if targets else 0,

@@ -40,6 +40,7 @@ from ..paper.declared import Declared
 from ..paper.formats import COEFFICIENT, COUNT, MODEL, P_VALUE, PERCENT, POINTS, TEXT, estimate
 from ..paper.tables import Column, Table
 from ..paper.variables import Variable, by_target, reasons
+from ..paper.sentences import measures_nothing, reason_of
 from ..paper.show import Result, SavedFigure
 from ..sessions.outbound import JudgeInputs
 from ..stats.errors import StatsInputError
@@ -107,7 +108,7 @@ MANUSCRIPT = CALIBRATION + PROTOCOL + Declared(
         Variable("n_cells", COUNT), Variable("n_raters", COUNT), Variable("primary_judge", TEXT),
         Variable("second_rater", TEXT), Variable("n_cached", COUNT), Variable("n_failed", COUNT),
         Variable("score", TEXT), Variable("rank_tau", COEFFICIENT), Variable("rank_tau_p", P_VALUE),
-        Variable("rank_n_targets", COUNT), Variable("consensus_gap_{target}", POINTS),
+        Variable("rank_n_targets", COUNT), Variable("rank_finding", TEXT), Variable("consensus_finding", TEXT), Variable("consensus_gap_{target}", POINTS),
         Variable("consensus_unanimous_pct_{target}", PERCENT), Variable("consensus_unanimous_pct", PERCENT),
         Variable("positions", TEXT), Variable("replicates", COUNT)),
     tables=(
@@ -289,6 +290,11 @@ def rank_stability(run: Run, gaps: pd.DataFrame) -> pd.DataFrame:
         run.out.set(rank_n_targets=int(first["n_targets"]))
     else:
         run.out.set(rank_n_targets=0)
+    tau = run.out.variables.get("rank_tau")
+    run.out.set(rank_finding=(f"τ = {tau}, p = {run.out.variables['rank_tau_p']}, over "
+                              f"{run.out.variables['rank_n_targets']} targets"
+                              if tau is not None and reason_of(tau) is None else
+                              "τ is not estimable: " + (reason_of(tau) if tau is not None else "there is only one rater")))
     return run.table("rank_stability", table)
 
 
@@ -311,7 +317,9 @@ def consensus(run: Run, scores: pd.DataFrame) -> pd.DataFrame:
                "mean_spread": scored["spread"].mean() if len(scored) else np.nan}
         try:
             r = drift_gap(g, score="consensus", cluster="position", n_resamples=p.n_resamples, seed=p.resample_seed)
-            row.update(gap=r.estimate, ci_low=r.ci_low, ci_high=r.ci_high, note="")
+            row.update(gap=r.estimate, ci_low=r.ci_low, ci_high=r.ci_high,
+                       note="" if len(p.judges) > 1 else "one LLM judge: the consensus is its own score, unanimous "
+                                                          "by construction")
         except StatsInputError as exc:
             row.update(gap=np.nan, ci_low=np.nan, ci_high=np.nan, note=f"not estimable: {exc}")
         rows.append(row)
@@ -322,6 +330,13 @@ def consensus(run: Run, scores: pd.DataFrame) -> pd.DataFrame:
                        by_target(table, {"consensus_gap_{target}": "gap",
                                          "consensus_unanimous_pct_{target}": "unanimous_pct"}),
                        p.targets, reasons(table))
+    written = run.out.variables
+    run.out.set(consensus_finding=measures_nothing(
+        "the judges' consensus", f"with the one LLM judge {p.judges[0]} the consensus is that judge's own score, "
+        f"unanimous on every cell by construction, and its drift gap ({written['consensus_gap']}) is the judge's",
+        "a second LLM judge (the judges parameter; the paper-scale set asks two)") if len(p.judges) < 2 else
+        f"The judges are unanimous on {written['consensus_unanimous_pct']} of the cells, and the drift gap of "
+        f"their consensus score is {written['consensus_gap']}.")
     return run.table("consensus", table)
 
 

@@ -69,6 +69,7 @@ from ..engine.counts import Counts
 from ..paper import figures
 from ..paper.declared import Declared
 from ..paper.formats import COEFFICIENT, COUNT, FLAG, MODEL, PERCENT, POINTS, TEXT, interval
+from ..paper.sentences import PAPER_SCALE_SET, joined, reason_of
 from ..paper.show import Result, SavedFigure
 from ..paper.tables import Column, Table
 from ..paper.variables import Variable, by_target, reasons
@@ -341,7 +342,9 @@ def audit_rows(cells: Sequence[StressorCell], targets: Sequence[str]) -> pd.Data
                          "filler_pct": 100.0 * filler[0] / n if n else np.nan,
                          "raw_ratio": ratios.get("raw_ratio", np.nan), "n_raw": ratios.get("n_raw", 0),
                          "cond_ratio": ratios.get("cond_ratio", np.nan), "n_cond": ratios.get("n_cond", 0),
-                         "note": "" if n else "not estimable: no S2 pair stored in both arms"})
+                         "note": "not estimable: no S2 pair stored in both arms" if not n else
+                         "" if ratios.get("n_cond", 0) else "conditional ratio not estimable: no pair complied in "
+                                                             "both arms"})
     return pd.DataFrame(rows, columns=AUDIT_COLUMNS)
 
 
@@ -420,7 +423,8 @@ MANUSCRIPT = PROTOCOL + Declared(
         Variable("target", TEXT), Variable("judge", TEXT), Variable("format_protocol", TEXT),
         Variable("n_sessions", COUNT), Variable("n_positions", COUNT), Variable("n_plan_positions", COUNT),
         Variable("n_probes", COUNT), Variable("n_probe_cells", COUNT), Variable("n_s2_cells", COUNT),
-        Variable("n_format_cells", COUNT), Variable("n_failed", COUNT), Variable("window_chars", COUNT)),
+        Variable("n_format_cells", COUNT), Variable("n_failed", COUNT), Variable("window_chars", COUNT),
+        Variable("s2_ratios", TEXT), Variable("format_finding", TEXT), Variable("replication", TEXT)),
     tables=(
         Table("trajectories", "Cross-session trajectories: per position, mean score in each arm", (
             Column("Target", MODEL, "target"), Column("Session", TEXT, "session", widest="S12"),
@@ -475,7 +479,8 @@ def trajectories(run: Run, probes: pd.DataFrame) -> pd.DataFrame:
     for (target, session), own in rows.groupby(["target", "session"], sort=False) if len(rows) else ():
         steps = own.drop_duplicates("position").set_index("position")["step"]
         t = per_position(own, headline=run.params.headline, failures=failures)
-        parts.append(t.assign(target=target, session=session, step=t["position"].map(steps)))
+        parts.append(t.assign(target=target, session=session, step=t["position"].map(steps))
+                     .sort_values("step", kind="stable"))  # the session's order, never the labels' (module doc)
     table = pd.concat(parts, ignore_index=True) if parts else \
         pd.DataFrame(columns=["target", "session", "position", "step", "real_mean", "filler_mean"])
     table = table[["target", "session", "position", "step", "real_mean", "filler_mean"]]
@@ -492,6 +497,7 @@ def session_gaps(run: Run, probes: pd.DataFrame) -> pd.DataFrame:
                               seed=p.resample_seed)
     why = {t: "no probe cell of this target" for t in p.targets} | reasons(pooled)
     run.out.per_target(tuple(REPLICATED), by_target(pooled, REPLICATED), p.targets, why)
+    run.out.set(replication=replication_sentence(run.out.variables))
     run.out.parquet("session_gaps", per)
     run.out.parquet("pooled_gap", pooled)
     return run.table("session_gaps", per)
@@ -532,9 +538,13 @@ def s2_audit(run: Run, s2: pd.DataFrame) -> pd.DataFrame:
     why = "no S2 pair stored in both arms"
     run.out.put("s2_real_compliance_pct", pooled["real_pct"], why=why)
     run.out.put("s2_filler_compliance_pct", pooled["filler_pct"], why=why)
-    run.out.put("s2_raw_ratio", pooled["raw_ratio"], why="no S2 pair with both lengths above zero")
-    run.out.put("s2_cond_ratio", pooled["cond_ratio"], why="no S2 pair compliant in both arms")
+    run.out.put("s2_raw_ratio", pooled["raw_ratio"], why="no S2 pair has both lengths above zero")
+    run.out.put("s2_cond_ratio", pooled["cond_ratio"], why="no S2 pair complied in both arms")
     run.out.set(s2_pairs=int(pooled["n_pairs"]))
+    raw, cond = (run.out.variables[k] for k in ("s2_raw_ratio", "s2_cond_ratio"))
+    run.out.set(s2_ratios="; ".join(
+        [f"the {name} one is {value}" if reason_of(value) is None else f"the {name} one is not estimable: "
+         f"{reason_of(value)}" for name, value in (("raw", raw), ("conditional", cond))]))
     run.out.parquet("s2_audit", table)
     return run.table("s2_audit", table)
 
@@ -576,9 +586,53 @@ def format_comparison(run: Run, formats: pd.DataFrame) -> pd.DataFrame:
                            or "no gap", format=fmt)
     run.out.per_target(("format_difference_{target}",), by_target(diff, {"format_difference_{target}": "difference"}),
                        p.targets, reasons(diff) or "no gap")
-    run.out.set(format_protocol=protocol.name)
+    run.out.set(format_protocol=protocol.name, format_finding=format_finding(run.out.variables, table, p.targets[0]))
     run.out.parquet("format_gaps", table)
     return run.table("format_gaps", table)
+
+
+def replication_sentence(written: dict) -> str:
+    """The pooled gap and the share of sessions of its sign, as the manuscript's values
+    (``written``), a reason named once."""
+    gap, ci, share = (written[k] for k in ("pooled_gap", "pooled_gap_ci", "replicated_pct"))
+    if reason_of(gap) is not None:
+        return f"the pooled gap over the sessions is not estimable: {reason_of(gap)}"
+    said = f"the pooled gap over the sessions is {gap}" + (
+        f" (95% interval {ci}, clustered by session)" if reason_of(ci) is None else
+        f", without an interval: {reason_of(ci)}")
+    if reason_of(share) is not None:
+        return f"{said}; which sessions share its sign is not estimable: {reason_of(share)}"
+    return (f"{said}, and {written['n_replicated']} of the {written['n_gap_sessions']} sessions with a gap share "
+            f"its sign ({share})")
+
+
+#: How the manuscript names each session format.
+FORMAT_WORDS = {"claude_code": "Claude Code", "codex_cli": "Codex CLI"}
+
+
+def format_finding(written: dict, table: pd.DataFrame, target: str) -> str:
+    """The formats' comparison for ``target`` as the manuscript's values (``written``): each
+    format's gap and their difference, a reason named once; with one session of a format, that
+    the comparison is of sessions, not of formats."""
+    gaps = {fmt: written[f"format_gap_{fmt}"] for fmt in FORMATS}
+    names = {fmt: FORMAT_WORDS.get(fmt, fmt) for fmt in FORMATS}
+    shown = [f"{v} on {names[f]}" for f, v in gaps.items() if reason_of(v) is None]
+    missing: dict[str, list[str]] = {}
+    for fmt, value in gaps.items():
+        if reason_of(value) is not None:
+            missing.setdefault(reason_of(value), []).append(names[fmt])
+    said = [f"the drift gap is {joined(shown)}"] if shown else []
+    said += [f"the drift gap on {' and on '.join(where)} is not estimable: {reason}" for reason, where in missing.items()]
+    difference = written["format_difference"]
+    said.append(f"their difference ({names[OTHER_FORMAT]} − {names[BASE_FORMAT]}) is {difference}"
+                if reason_of(difference) is None else "so their difference is not estimable either" if missing else
+                f"their difference is not estimable: {reason_of(difference)}")
+    sentence = "; ".join(said) + "."
+    own = table[table["target"] == target] if len(table) else table
+    if len(own) and (own["n_sessions"] <= 1).all():
+        sentence += (" With one session of each format this compares two sessions, not two formats; "
+                     f"{PAPER_SCALE_SET} asks every session of both.")
+    return sentence[0].upper() + sentence[1:]
 
 
 def variables(run: Run, probes: pd.DataFrame) -> pd.DataFrame:

@@ -32,6 +32,10 @@ def distribution_report(judged: pd.DataFrame, primary: str) -> tuple[pd.DataFram
     the ``primary`` judge's numbers as manuscript variables (raw; one that could not be
     estimated says why)."""
     table = distribution_summary(judged)
+    if len(table):  # a judge without an arg-max to compare says why (its table row's footnote)
+        table["note"] = ["" if pd.notna(a) else "no cell has both a valid verdict and a read distribution"
+                         + (" (the provider returns no token probabilities)" if d else "")
+                         for a, d in zip(table["argmax_agree_pct"], table["n_discrete"])]
     chosen = table[table["judge_model"] == primary] if len(table) else table
     if chosen.empty:
         return table, {"argmax_agree_pct": not_estimable(f"no distribution of {primary} was read"), "n_flat": 0,

@@ -61,6 +61,7 @@ from ..engine.record import EMPTY_RESPONSE, NO_CONTENT, CallRecord
 from ..paper.declared import Declared
 from ..paper.formats import COUNT, MODEL, PERCENT, TEXT, WHOLE
 from ..paper import figures
+from ..paper.sentences import PAPER_SCALE_SET
 from ..paper.show import Result, SavedFigure
 from ..paper.tables import Column, Table
 from ..paper.variables import Variable
@@ -258,7 +259,8 @@ _RATE_COLUMNS = (Column("Stressor", TEXT, "stressor", widest="S4_STRICT_JSON"), 
 MANUSCRIPT = Declared(
     variables=(Variable("targets", TEXT), Variable("length_targets", TEXT), Variable("arms", TEXT),
                Variable("lengths", TEXT), Variable("max_tokens", TEXT), Variable("n_cuts", COUNT),
-               Variable("n_length_cuts", COUNT), Variable("n_cells", COUNT), Variable("n_lost", COUNT)),
+               Variable("n_length_cuts", COUNT), Variable("n_cells", COUNT), Variable("n_lost", COUNT),
+               Variable("reading", TEXT)),
     tables=(
         Table("override_compliance", "Compliance per context arm and stressor (e11)", (
             Column("Target", MODEL, "target"), Column("Arm", TEXT, "arm", widest="recent3K"), *_RATE_COLUMNS),
@@ -386,8 +388,25 @@ def variables(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
                 arms=", ".join(p.arms),
                 lengths=" / ".join(f"{n:,}" for n in p.lengths), max_tokens=budget, n_cuts=len(p.cut_indices),
                 n_length_cuts=len(p.length_cut_indices), n_cells=len(frame),
-                n_lost=int((~frame["stored"]).sum()) if len(frame) else 0)
+                n_lost=int((~frame["stored"]).sum()) if len(frame) else 0,
+                reading=reading(len(p.cut_indices), len(p.length_cut_indices), p.lengths))
     return spine.finish(run)
+
+
+#: The shortest prefix of the harness's e12 lengths that the embedded model's context cannot hold.
+PROVIDER_LENGTH = 30_000
+
+
+def reading(n_cuts: int, n_length_cuts: int, lengths: Sequence[int]) -> str:
+    """What the rates of this run can say: with one cut point, each is one cell's 0 or 100%;
+    lengths short of :data:`PROVIDER_LENGTH` leave out the harness's long prefixes."""
+    said = ("With one cut point each rate is one cell's 0 or 100%, so the tables show that the designs run end to "
+            "end, not a compliance rate" if max(n_cuts, n_length_cuts) <= 1 else
+            f"Each e11 rate is over {n_cuts} cut points and each e12 rate over {n_length_cuts}")
+    if lengths and max(lengths) < PROVIDER_LENGTH:
+        said += (f"; the lengths stop at {max(lengths):,} characters, and the harness's 30,000 to 200,000 need a "
+                 f"provider model ({PAPER_SCALE_SET})")
+    return said + "."
 
 
 STAGES = (Stage("run", start), Stage("cuts", cutpoints), Stage("frame", grid), Stage("compliance", compliance),

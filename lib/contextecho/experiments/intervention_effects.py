@@ -13,6 +13,7 @@ from ..echo.interventions import INTERVENTIONS
 from ..paper import figures
 from ..paper.declared import Declared
 from ..paper.formats import COUNT, MODEL, PERCENT, POINTS, POINTS_PP, TEXT, estimate, interval
+from ..paper.sentences import CAPABLE_JUDGE, CAPABLE_TARGET, measures_nothing, reason_of
 from ..paper.show import SavedFigure
 from ..paper.tables import Column, Table
 from ..paper.variables import Variable, by_target, reasons
@@ -72,8 +73,11 @@ def effect_rows(frame: pd.DataFrame, control: str, p: Parameters, scale: float =
             r = drift_gap(both, arm="intervention", filler_arm=iv, real_arm=control,
                           unit=tuple(unit), cluster="item", score=score,
                           n_resamples=p.n_resamples, seed=p.resample_seed, scale=scale)
+            same = both[score].dropna().unique()
             row.update(estimate=r.estimate, ci_low=r.ci_low, ci_high=r.ci_high,
-                       with_mean=r.filler_mean, control_mean=r.real_mean, n_units=r.n_units, note="")
+                       with_mean=r.filler_mean, control_mean=r.real_mean, n_units=r.n_units,
+                       note=f"no spread: every valid score with and without it is {same[0] * scale:g}"
+                       if len(same) == 1 else "")
         except StatsInputError as exc:
             row.update(estimate=np.nan, ci_low=np.nan, ci_high=np.nan, with_mean=np.nan,
                        control_mean=np.nan, n_units=0, note=f"not estimable: {exc}")
@@ -100,7 +104,7 @@ MANUSCRIPT = CALIBRATION + PROTOCOL + Declared(
         Variable("a_anchor_effect_{score}_{target}", POINTS, score=SCORES),
         Variable("a_anchor_ci_{score}_{target}", interval(POINTS), score=SCORES),
         Variable("a_anchor_contract_effect_{target}", POINTS_PP),
-        Variable("a_anchor_contract_ci_{target}", interval(POINTS_PP)),
+        Variable("a_anchor_contract_ci_{target}", interval(POINTS_PP)), Variable("a_anchor_finding", TEXT),
         Variable("compliance_{intervention}_pct_{target}", PERCENT, intervention=NAMED),
         Variable("target", TEXT), Variable("targets", TEXT), Variable("n_sessions", COUNT),
         Variable("n_interventions", COUNT), Variable("n_probes", COUNT), Variable("n_contracts", COUNT),
@@ -130,6 +134,27 @@ def _a_anchor_rows(table: pd.DataFrame) -> pd.DataFrame:
 def _a_anchor(table: pd.DataFrame, effect: str, ci: str) -> dict[str, dict[str, object]]:
     """Per target: the A-anchor's estimate (as template ``effect``) and CI (as ``ci``), where estimable."""
     return by_target(_a_anchor_rows(table), {effect: "estimate", ci: ("ci_low", "ci_high")})
+
+
+def probe_finding(scores: pd.Series, written: dict, target: str) -> str:
+    """The sentence of the A-anchor's effect on the probe surface for the first target
+    ``target`` (``scores``: its judged probe cells, every intervention and distance; ``written``:
+    the manuscript's values): the plain sentence that the surface measures nothing where the judge
+    gave no valid verdict, or one score only; else the effect with its interval."""
+    valid = scores.dropna()
+    what = "the interventions' effect on the judge score"
+    if not len(valid):
+        return measures_nothing(what, "the judge gave no valid verdict on any probe cell", CAPABLE_JUDGE)
+    if valid.nunique() == 1:
+        return measures_nothing(what, f"every one of the judge's {len(valid)} valid verdicts, with and without each "
+                                f"intervention and at every distance, was {POINTS.text(valid.iloc[0])}, so every "
+                                "effect is 0.00 with an interval of zero width and the decay figure is one flat line",
+                                f"{CAPABLE_JUDGE} or {CAPABLE_TARGET}")
+    effect, ci = written["a_anchor_effect"], written["a_anchor_ci"]
+    if reason_of(effect) is not None:
+        return f"For {target} the A-anchor's effect on the judge score is not estimable: {reason_of(effect)}."
+    interval_text = f"95% CI {ci}" if reason_of(ci) is None else f"without an interval: {reason_of(ci)}"
+    return f"For {target} the A-anchor changed the judge score by {effect} points ({interval_text})."
 
 
 def grid(run: Run) -> pd.DataFrame:
@@ -163,6 +188,9 @@ def effects(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
     why = reasons(_a_anchor_rows(by_score))
     run.out.per_target(("a_anchor_effect_{target}", "a_anchor_ci_{target}"),
                        _a_anchor(table, "a_anchor_effect_{target}", "a_anchor_ci_{target}"), p.targets, why)
+    judged = frame[(frame["item_kind"] == "probe") & (frame["judge_model"] == p.judges[0])
+                   & (frame["target"] == p.targets[0])]
+    run.out.set(a_anchor_finding=probe_finding(judged[score_column(p.score)], run.out.variables, p.targets[0]))
     for name in SCORES:
         own = by_score[by_score["score"] == name] if len(by_score) else by_score
         run.out.per_target(("a_anchor_effect_{score}_{target}", "a_anchor_ci_{score}_{target}"),

@@ -33,6 +33,8 @@ from ..echo.arms import ARMS
 from ..echo.protocol import PAIRED_ARMS, Positions
 from ..echo.reference.s2_requests import S2_REQUESTS
 from ..echo.runner import SELF_JUDGE
+from ..engine.llm import LOCAL_MODEL
+from ..engine.local_model import WEIGHTS
 from .parameters import POSITIVE, Includes, Models, NonEmpty, OneOf, count
 from ..paper.declared import Declared
 from ..paper.formats import (COEFFICIENT, COUNT, MODEL, P_VALUE, PERCENT, POINTS, POINTS_PP, TEXT, VARIANCE, WHOLE,
@@ -40,6 +42,7 @@ from ..paper.formats import (COEFFICIENT, COUNT, MODEL, P_VALUE, PERCENT, POINTS
 from ..paper.tables import Column, Table
 from ..paper.variables import Variable, by_target, reasons
 from ..paper import figures
+from ..paper.sentences import CAPABLE_JUDGE, PAPER_SCALE_SET, measures_nothing
 from ..paper.show import Result, SavedFigure
 from ..stats.errors import StatsInputError
 from ..stats.judge_free import (StressorCell, compliance_gap, harness_compliance_audit, log_verbosity_ratios,
@@ -55,6 +58,7 @@ from .harness_forests import harness_table
 from .item_ids import PROBE_IDS, STRESSOR_IDS
 from .protocol_record import PROTOCOL, protocol_variables
 from .scores import SCORES, first_judge_rows, gap_row, headline_rows, score_column
+from ..sessions.positions import session_order
 from .selection import build
 from .spine import CALIBRATION, Run, Stage
 
@@ -285,7 +289,7 @@ MANUSCRIPT = CALIBRATION + PROTOCOL + DISTRIBUTIONS + Declared(
         Variable("s2_contextecho_filler_rate_pct_{target}", PERCENT),
         Variable("s2_gap_pp_{target}", POINTS_PP), Variable("s2_gap_ci_{target}", interval(POINTS_PP)),
         Variable("verbosity_ratio_{target}", COEFFICIENT), Variable("verbosity_ci_{target}", interval(COEFFICIENT)),
-        Variable("verbosity_between_pct", PERCENT),
+        Variable("verbosity_between_pct", PERCENT), Variable("verbosity_between", TEXT), Variable("models_note", TEXT),
         Variable("target", TEXT), Variable("targets", TEXT), Variable("judge", TEXT), Variable("n_targets", COUNT),
         Variable("n_sessions", COUNT), Variable("n_positions", COUNT), Variable("n_probes", COUNT),
         Variable("n_stressor_wordings", COUNT), Variable("window_chars", COUNT), Variable("max_tokens", COUNT),
@@ -294,7 +298,7 @@ MANUSCRIPT = CALIBRATION + PROTOCOL + DISTRIBUTIONS + Declared(
         Variable("n_cached", COUNT), Variable("n_verdicts_ok", COUNT), Variable("n_verdicts_invalid", COUNT),
         Variable("invalid_pct", PERCENT), Variable("mean_prompt_tokens", WHOLE), Variable("score", TEXT),
         Variable("judge_modal_score", COUNT), Variable("judge_modal_pct", PERCENT),
-        Variable("judge_distinct_scores", COUNT)),
+        Variable("judge_distinct_scores", COUNT), Variable("judge_reading", TEXT)),
     tables=(
         _gap_table("drift_gaps", "Drift gap per target (headline battery)"),
         _gap_table("drift_gaps_all", "Drift gap per target (every probe run)"),
@@ -469,6 +473,7 @@ def trajectory(run: Run, primary: pd.DataFrame) -> SavedFigure:
     run.out.parquet("trajectory", traj)
     return run.figure("trajectory", figures.trajectory(
         traj, x="position", y="mean", hue="target", style="arm", style_order=run.params.arms,
+        order=session_order(zip(primary["position"], primary["step"])),
         xlabel="snapshot position (agent step / harness turn)", ylabel="mean judge score (0–3)", ylim=(-0.1, 3.1),
         reason="no probe has a valid verdict"))
 
@@ -629,7 +634,54 @@ def verbosity(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
             last = variance.iloc[-1]  # pooled over targets (the one target's row when alone)
             if pd.notna(last["between_pct"]):
                 run.out.set(verbosity_between_pct=last["between_pct"])
+            run.out.set(verbosity_between=between_sentence(last, run.out.variables.get("verbosity_between_pct")))
+    if "verbosity_between" not in run.out.variables:
+        run.out.set(verbosity_between="The between-session share of the log verbosity ratio's variance is not "
+                                      "estimable: the run asked no S2 stressor.")
     return run.table("verbosity_variance", variance)
+
+
+def between_sentence(row: pd.Series, share: str | None) -> str:
+    """The between-session share of the log verbosity ratio's variance (``row``: the pooled
+    row of :func:`verbosity_variance`; ``share``: its manuscript value), or the plain sentence
+    that it measures nothing where REML puts the between-session variance at its boundary, 0."""
+    what = "the between-session share of the log verbosity ratio's variance"
+    if share is None:
+        return f"{what[0].upper()}{what[1:]} is not estimable: {str(row.get('note', '')).removeprefix('not estimable: ')}"
+    if row["sigma2_between"] == 0:
+        return measures_nothing(what, f"with {int(row['sessions'])} sessions REML puts the between-session variance at "
+                                "its boundary, 0, so the share is 0% whatever the sessions do",
+                                f"{PAPER_SCALE_SET} (every session of the corpus)")
+    return f"{what[0].upper()}{what[1:]} is {share}."
+
+
+def models_note(models: tuple[str, ...]) -> str:
+    """How the run's targets and judges run: the embedded model in-process, or through LiteLLM."""
+    if all(m == LOCAL_MODEL for m in models):
+        return (f"both SmolLM2-135M-Instruct, its 4-bit GGUF re-encoded as {WEIGHTS}, running in-process on the CPU")
+    return "called through LiteLLM" + ("" if not any(m == LOCAL_MODEL for m in models) else
+                                       ", but for SmolLM2-135M-Instruct, which runs in-process on the CPU")
+
+
+def judge_reading(written: dict, n_valid: int) -> str:
+    """What the discrete drift gap can say, given its judge (the values ``written`` so far:
+    the judge's calibration, its invalid share, its modal score): nothing where the judge gave
+    no valid verdict or one score only; little where it is not calibrated; the target's
+    register where it is."""
+    fix = f"{CAPABLE_JUDGE} (make panel JUDGE=…)"
+    failures = f"{written['invalid_pct']} of the judge's verdicts were failures (the harness's −1)"
+    if not n_valid:
+        return measures_nothing("the discrete drift gap", f"the judge gave no valid verdict, {failures}", fix)
+    if written["judge_distinct_scores"] == 1:
+        return measures_nothing("the discrete drift gap", f"every one of the judge's {n_valid} valid verdicts was "
+                                f"{written['judge_modal_score']}, so the gap is 0 whatever the target answered", fix)
+    if written["judge_calibrated"] != "calibrated":
+        return (f"The judge is not calibrated (quadratic kappa {written['judge_kappa']}): {failures}, and "
+                f"{written['judge_modal_pct']} of its valid verdicts were the same score, "
+                f"{written['judge_modal_score']}, so the gap says more about the judge than about the target; "
+                f"{fix} is the remedy.")
+    return (f"The judge is calibrated (quadratic kappa {written['judge_kappa']} on "
+            f"{written['judge_calibration_n']} labelled responses), so the gap reads the target's register.")
 
 
 def variables(run: Run, frame: pd.DataFrame, primary: pd.DataFrame) -> pd.DataFrame:
@@ -658,6 +710,8 @@ def variables(run: Run, frame: pd.DataFrame, primary: pd.DataFrame) -> pd.DataFr
     except StatsInputError as exc:
         run.out.set(judge_modal_score=not_estimable(str(exc)), judge_modal_pct=not_estimable(str(exc)),
                     judge_distinct_scores=0)
+    run.out.set(judge_reading=judge_reading(run.out.variables, int(primary["score"].notna().sum())),
+                models_note=models_note((*p.targets, *p.judges)))
     run.out.default("this run made no estimate of it (see the stage's table)", "fingerprint_centroid_distance",
                     "fingerprint_pc1_pct", "s2_scorer_agreement_pct", "verbosity_between_pct", "n_holm_significant")
     return spine.finish(run)

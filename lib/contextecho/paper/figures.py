@@ -35,12 +35,16 @@ from matplotlib.lines import Line2D
 
 from .formats import model_name, not_estimable
 
+#: The PDF page's text width in inches (Quarto's Typst article: US letter, 1.25 in margins). A
+#: figure is drawn at most this wide, so the page prints it at its size and its 7-point labels
+#: at 7 points; a wider one is scaled down to the text width, its labels with it.
+TEXT_WIDTH = 6.0
 #: seaborn's theme for the paper: its arguments to ``seaborn.set_theme``.
 THEME = {"context": "paper", "style": "whitegrid", "palette": "colorblind"}
 #: The matplotlib settings on top of the theme: sizes, resolution, layout.
 RC = {"figure.dpi": 110, "savefig.dpi": 200, "font.size": 8, "axes.labelsize": 8, "axes.titlesize": 8,
       "xtick.labelsize": 7, "ytick.labelsize": 7, "legend.fontsize": 7, "legend.title_fontsize": 7,
-      "axes.spines.top": False, "axes.spines.right": False, "figure.figsize": (6.0, 3.6),
+      "axes.spines.top": False, "axes.spines.right": False, "figure.figsize": (TEXT_WIDTH, 3.6),
       "savefig.bbox": "tight",
       # long tick labels of one panel must not run into the next
       "figure.constrained_layout.use": True}
@@ -112,6 +116,13 @@ def _missing(ax, reason: str) -> None:
     if len(ax.get_shared_y_axes().get_siblings(ax)) == 1:  # a shared axis keeps the rows of its neighbours
         ax.set_yticks([])
     ax.grid(False)
+
+
+def _characters(ax, fontsize: float = MISSING["fontsize"]) -> int:
+    """How many characters of text at ``fontsize`` points a line as wide as ``ax`` holds (at most
+    :data:`WRAP`; a character about 0.55 of its size wide)."""
+    inches = ax.get_position().width * ax.figure.get_figwidth()
+    return max(20, min(WRAP, int(inches * 72 / (fontsize * 0.55))))
 
 
 def _subplots(*args, **kwargs):
@@ -196,7 +207,8 @@ def _forest_on(ax, rows: pd.DataFrame, *, label: str, order: list[str], estimate
     for position, g in empty.groupby(label, sort=False):
         said = [(f"{h}: " if hue else "") + (str(n).strip() if pd.notna(n) and str(n).strip() else "no estimate")
                 for h, n in zip(g[hue] if hue else [None] * len(g), g["note"] if "note" in g else [None] * len(g))]
-        ax.text(0.01, order.index(position), textwrap.fill("; ".join(said), WRAP), transform=ax.get_yaxis_transform(),
+        ax.text(0.01, order.index(position), textwrap.fill("; ".join(said), _characters(ax)),
+                transform=ax.get_yaxis_transform(),
                 ha="left", va="center", bbox=BACKING, **MISSING)
     no_interval = drawn[drawn[["ci_low", "ci_high"]].isna().any(axis=1)]
     return (_notes(no_interval.assign(**{estimate: np.nan}), estimate, [label, hue], "no interval")
@@ -219,14 +231,14 @@ def forest(frame: pd.DataFrame, *, label: str, xlabel: str, reason: str, estimat
     names = list(dict.fromkeys([*panels, *(rows[panel] if panel and len(rows) else ())])) if panel else [xlabel]
     names = names or [xlabel]
     tall = 1.1 + 0.42 * max(1, len(order)) * (1.4 if hue else 1.0)
-    fig, axes = _subplots(1, len(names), figsize=(6.0 if len(names) == 1 else 8.0, tall), sharey=True,
+    fig, axes = _subplots(1, len(names), figsize=(TEXT_WIDTH, tall), sharey=True,
                           squeeze=False)
     notes: list[tuple[str, str]] = []
     for ax, name in zip(axes[0], names):
         part = rows[rows[panel] == name] if panel and len(rows) else rows
         notes += _forest_on(ax, part, label=label, order=order, estimate=estimate, hue=hue, palette=palette,
                             reason=reason)
-        ax.set_xlabel(name)
+        ax.set_xlabel(textwrap.fill(name, _characters(ax, RC["axes.labelsize"])))
     _hue_legend(axes[0][-1], palette)
     _footnote(fig, notes)
     return fig
@@ -247,14 +259,16 @@ def _hue_legend(ax, palette: dict) -> None:
 
 # -------------------------------------------------------------------------- trajectory
 def trajectory(frame: pd.DataFrame, *, x: str, y: str, hue: str, xlabel: str, ylabel: str, reason: str,
-               hue_order: Sequence[str] | None = None, style: str | None = None, style_order: Sequence[str] | None = None, panel: str | None = None,
+               order: Sequence[str] | None = None, hue_order: Sequence[str] | None = None, style: str | None = None, style_order: Sequence[str] | None = None, panel: str | None = None,
                titles: dict | None = None,
                interval: tuple[str, str] | None = None, levels: Sequence[float] = (),
                ylim: tuple[float, float] | None = None, logx: bool = False,
                baseline: pd.DataFrame | None = None, baseline_label: str = "") -> Figure:
     """One line per ``hue`` (in ``hue_order``, then any other) and ``style`` (solid for the
     first level of ``style_order``, dashed for the next) of ``y`` against ``x``, one value
-    per point as given; with ``interval`` (two columns)
+    per point as given. A numeric ``x`` is drawn at its values; labels (positions of a
+    session) in ``order`` (their order in the session), then in order of appearance, one
+    tick each, never sorted as text. With ``interval`` (two columns)
     each point's 95% interval; ``levels``: dashed reference lines; ``panel``: one panel per
     value side by side (``titles`` names them); ``baseline`` (``hue`` and ``y`` columns):
     a dashed horizontal line per ``hue`` in its colour, labelled ``baseline_label``. Points
@@ -266,28 +280,32 @@ def trajectory(frame: pd.DataFrame, *, x: str, y: str, hue: str, xlabel: str, yl
         return _nothing(reason, xlabel=xlabel, ylabel=ylabel)
     rows = _readable(frame, hue)
     _one_per(rows, [x, hue, style, panel], "trajectory")
+    labels = None if pd.api.types.is_numeric_dtype(rows[x]) else list(dict.fromkeys([*(order or ()), *rows[x]]))
+    at = x if labels is None else "_at"  # where a point is drawn: a label at its place in the order
+    if labels is not None:
+        rows[at] = rows[x].map({label: number for number, label in enumerate(labels)})
     if panel:
         rows[panel] = rows[panel].map(lambda v: (titles or {}).get(v, v))
     panels = list(dict.fromkeys([*((titles or {}).values() if panel else ()), *(rows[panel] if panel else [None])]))
-    fig, axes = _subplots(1, len(panels), figsize=(6.4, 3.0) if panel else None, sharey=True, squeeze=False)
+    fig, axes = _subplots(1, len(panels), figsize=(TEXT_WIDTH, 3.0) if panel else None, sharey=True, squeeze=False)
     palette = _palette([*(shown(h) for h in hue_order or ()), *rows[hue]])
     hues = list(palette)
     styles = list(dict.fromkeys([*(style_order or ()), *rows[style]])) if style else None
     drawn_any = False
     for k, (ax, name) in enumerate(zip(axes[0], panels)):
         part = rows[rows[panel] == name] if panel else rows
-        drawn = part.dropna(subset=[y]).sort_values(x)
+        drawn = part.dropna(subset=[y]).sort_values(at)
         if drawn.empty:
             _missing(ax, reason)
         else:
             drawn_any = True
             marks = {"style": style, "style_order": styles, "markers": True, "dashes": True} if style else \
                 {"marker": "o"}
-            sns.lineplot(drawn, x=x, y=y, hue=hue, hue_order=hues, palette=palette, estimator=None, errorbar=None,
+            sns.lineplot(drawn, x=at, y=y, hue=hue, hue_order=hues, palette=palette, estimator=None, errorbar=None,
                          legend=k == len(panels) - 1, ax=ax, **marks)
             if interval:
                 for level, g in drawn.dropna(subset=[lo, hi]).groupby(hue, sort=False):
-                    ax.errorbar(g[x], g[y], yerr=[g[y] - g[lo], g[hi] - g[y]], fmt="none", capsize=2.5,
+                    ax.errorbar(g[at], g[y], yerr=[g[y] - g[lo], g[hi] - g[y]], fmt="none", capsize=2.5,
                                 ecolor=palette[level], elinewidth=1)
             for value in levels:
                 ax.axhline(value, **REFERENCE)
@@ -298,7 +316,10 @@ def trajectory(frame: pd.DataFrame, *, x: str, y: str, hue: str, xlabel: str, yl
                                label=f"{baseline_label} · {level}" if len(hues) > 1 else baseline_label)
             if logx:
                 ax.set_xscale("log")
-            _whole_ticks(ax, rows[x])
+            if labels is not None:
+                ax.set_xticks(range(len(labels)), labels)
+            else:
+                _whole_ticks(ax, rows[x])
         ax.set_title(name if panel else "")
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel if k == 0 else "")
@@ -377,10 +398,10 @@ def bars(frame: pd.DataFrame, *, x: str, y: str, hue: str, ylabel: str, reason: 
     under the axes with their ``note``; nothing to draw says ``reason``."""
     _check(frame, [x, y, hue], "bars")
     if frame.empty or frame[y].isna().all():
-        return _nothing(reason, figsize=(6.4, 3.0), ylabel=ylabel)
+        return _nothing(reason, figsize=(TEXT_WIDTH, 3.0), ylabel=ylabel)
     rows = frame.assign(**{x: frame[x].map(_words), hue: frame[hue].map(_words)})
     _one_per(rows, [x, hue], "bars")
-    fig, ax = _subplots(figsize=(6.4, 3.0))
+    fig, ax = _subplots(figsize=(TEXT_WIDTH, 3.0))
     order = [_words(o) for o in order] if order is not None else list(dict.fromkeys(rows[x]))
     hue_order = [_words(h) for h in hue_order] if hue_order is not None else list(dict.fromkeys(rows[hue]))
     sns.barplot(rows, x=x, y=y, hue=hue, order=order, hue_order=hue_order, errorbar=None, ax=ax)
@@ -402,7 +423,7 @@ def agreement(confusion: pd.DataFrame | None, gaps: pd.DataFrame, *, rows_label:
     """Left: ``confusion`` (counts, one rater's scores as rows, the other's as columns) as
     an annotated heat map; right: a forest of ``gaps`` (rows ``label``, dodged by ``hue``).
     A side with nothing to show says its reason."""
-    fig, (left, right) = _subplots(1, 2, figsize=(7.2, 3.2), width_ratios=(1, 1.3))
+    fig, (left, right) = _subplots(1, 2, figsize=(TEXT_WIDTH, 3.2), width_ratios=(1, 1.3))
     if confusion is None or confusion.empty or not confusion.to_numpy().sum():
         _missing(left, reason_confusion)
     else:

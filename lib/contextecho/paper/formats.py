@@ -47,12 +47,19 @@ PERCENT_SUFFIX = "_pct"
 MISSING_CELL = "—"
 
 
+def flat(text: str) -> str:
+    """``text`` without parentheses of its own, to stand inside a pair: ``a (b) c`` -> ``a, b c``,
+    ``target(s)`` -> ``targets``."""
+    return " ".join(str(text).replace(" (", ", ").replace("(", "").replace(")", "").split())
+
+
 def not_estimable(reason: str) -> str:
     """A manuscript value that could not be estimated, with why (which arm had no valid
-    verdict, how many units were left out): ``not estimable (<reason>)``."""
+    verdict, how many units were left out): ``not estimable (<reason>)``, the reason's own
+    parentheses flattened (:func:`flat`), never nested in the value's."""
     if not reason or not reason.strip():
         raise ValueError("a value that could not be estimated needs the reason why")
-    return f"{NOT_ESTIMABLE} ({reason.strip()})"
+    return f"{NOT_ESTIMABLE} ({flat(reason)})"
 
 
 def is_not_estimable(value: Any) -> bool:

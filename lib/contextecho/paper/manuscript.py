@@ -15,6 +15,19 @@ sources, without Quarto, what it would warn about:
 - a footnote defined twice (pandoc's "Duplicate note reference"), used but never defined,
   or defined but never used, and a link reference defined twice.
 
+and what would print wrong without a warning:
+
+- an included table with a row or a column of missing values only that no footnote
+  explains (:func:`~contextecho.paper.tables.unexplained_missing`);
+- a claim span whose condition is false for the generated numbers (:mod:`.claims`);
+- a ``;`` right after a cross-reference: Quarto writes a reference to Typst as ``#ref(...)``,
+  and Typst takes the ``;`` after it as the end of that expression, so the PDF drops it;
+- ``n/a`` in the prose: a missing value is written one way, ``—`` in a table (its footnote
+  says why) and ``not estimable (<reason>)`` in a variable;
+- a sentence that names one not-estimable reason twice, or a not-estimable value inside
+  parentheses (the reason's own parentheses nested in them), once the variables are in:
+  a sentence names a reason once and refers to it (:mod:`.sentences`).
+
 ``check_rendered`` fails on the ``?var:`` / ``?@`` markers Quarto leaves behind. Rendering
 itself, and what Quarto would refuse in ``_quarto.yml``, is :mod:`contextecho.paper.quarto`.
 """
@@ -27,7 +40,9 @@ from typing import Any, Iterator, Mapping, NamedTuple
 import yaml
 
 from ..engine.paths import REPO_ROOT
-from .formats import BARE_MISSING, PERCENT_SUFFIX
+from . import claims
+from .formats import BARE_MISSING, MISSING_CELL, NOT_ESTIMABLE, PERCENT_SUFFIX
+from .tables import unexplained_missing
 
 VARIABLES_FILE = REPO_ROOT / "_variables.yml"
 PAPER_DIR = REPO_ROOT / "paper"
@@ -56,6 +71,10 @@ _INLINE_CODE = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")
 _NOTE_DEFINITION = re.compile(r"^ {0,3}\[\^([^\]\s]+)\]:")
 _NOTE_REFERENCE = re.compile(r"\[\^([^\]\s]+)\](?!:)")
 _LINK_DEFINITION = re.compile(r"^ {0,3}\[([^\]\^][^\]]*)\]:\s*\S")
+# A cross-reference followed by ';' outside a bracketed citation ([@fig-a; @fig-b] is one).
+_XREF_SEMICOLON = re.compile(rf"(?<![\w@])@((?:{'|'.join(CROSSREF_TYPES)})-(?:[\w\-:.]*\w)?);")
+_BRACKETED = re.compile(r"\[[^\[\]]*@[^\[\]]*\]")
+_NOT_AVAILABLE = re.compile(r"(?<![\w/])n/a(?![\w/])", re.IGNORECASE)
 
 
 class ManuscriptError(RuntimeError):
@@ -228,13 +247,23 @@ def _document_problems(article: Path, root: Path, variables: Mapping[str, Any], 
             problems.append(f"{where}: variable {key!r} is followed by '%': a percentage is a key ending "
                             f"{PERCENT_SUFFIX!r}, which carries its own sign")
         for include in _INCLUDE.findall(text):
-            if not document_path(include, article, root).is_file():
+            target = document_path(include, article, root)
+            if not target.is_file():
                 problems.append(f"{where}: included file {include!r} does not exist")
+            elif target.suffix == ".md":
+                problems += [f"{where}: table {include!r}: {p}" for p in unexplained_missing(target.read_text())]
         if kind == "code":
             continue
         references.extend((where, ref) for ref in _XREF.findall(prose))
         if kind == "front":
             continue
+        problems += claims.check(where, prose, variables)
+        for ref in _XREF_SEMICOLON.findall(_BRACKETED.sub("", prose)):
+            problems.append(f"{where}: '@{ref};': Typst drops a ';' right after a cross-reference (Quarto writes "
+                            "it as #ref(...), and ';' ends that expression); write ',' or reword")
+        if _NOT_AVAILABLE.search(prose):
+            problems.append(f"{where}: 'n/a': a missing value is '{MISSING_CELL}' in a table (its footnote says "
+                            "why) and 'not estimable (<reason>)' in a variable; say which")
         for image in _IMAGE.finditer(prose):
             path = image.group(1)
             if "://" not in path and not document_path(path, article, root).is_file():
@@ -269,6 +298,7 @@ def _document_problems(article: Path, root: Path, variables: Mapping[str, Any], 
                     problems.append(f"{where}: link reference [{link.group(1)}] is defined again "
                                     f"(first at {links[label]})")
                 links.setdefault(label, where)
+    problems += _reason_problems(lines, variables)
     for where, ref in references:
         if ref not in identifiers:
             problems.append(f"{where}: cross-reference @{ref} has no {{#{ref}}} identifier in the document")
@@ -279,6 +309,54 @@ def _document_problems(article: Path, root: Path, variables: Mapping[str, Any], 
     for label, where in notes.items():
         if label not in used:
             problems.append(f"{where}: footnote [^{label}] is defined but never used")
+    return problems
+
+
+def _paragraphs(lines: list[tuple[SourceLine, str, str]], variables: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
+    """(``file:line`` of its first line, its text with the variables' values in) of every
+    paragraph of prose (consecutive text lines; a table row, a heading or a blank line ends one)."""
+    where, text = "", []
+    for line, kind, prose in [*lines, (SourceLine(Path(), "", ""), "code", "")]:
+        body = prose.strip()
+        if kind == "text" and body and not body.startswith(("|", "#", ": ", "![")):
+            where = where or line.where
+            text.append(_VAR.sub(lambda m: str(_lookup(variables, m.group(1))), body))
+            continue
+        if text:
+            yield where, " ".join(text)
+        where, text = "", []
+
+
+def _reasons(text: str) -> Iterator[tuple[int, int, str]]:
+    """(start, parenthesis depth there, reason) of every ``not estimable (<reason>)`` in ``text``."""
+    depth = 0
+    marker = f"{NOT_ESTIMABLE} ("
+    for position, char in enumerate(text):
+        if text.startswith(marker, position):
+            inner, end = 0, position + len(marker) - 1
+            for end in range(position + len(marker) - 1, len(text)):
+                inner += {"(": 1, ")": -1}.get(text[end], 0)
+                if inner == 0:
+                    break
+            yield position, depth, text[position + len(marker):end]
+        depth += {"(": 1, ")": -1}.get(char, 0)
+
+
+def _reason_problems(lines: list[tuple[SourceLine, str, str]], variables: Mapping[str, Any]) -> list[str]:
+    """A not-estimable reason named twice in a sentence, or inside parentheses (module doc)."""
+    problems = []
+    for where, text in _paragraphs(lines, variables):
+        sentences = [s for s in re.split(r"(?<=[.!?])\s+(?=[A-Z@])", text) if s]
+        for sentence in sentences:
+            found = list(_reasons(sentence))
+            seen = [reason for _, _, reason in found]
+            for reason in dict.fromkeys(r for r in seen if seen.count(r) > 1):
+                problems.append(f"{where}: one sentence says '{NOT_ESTIMABLE} ({reason})' {seen.count(reason)} "
+                                "times: name the reason once and refer to it (paper.sentences)")
+            for _, depth, reason in found:
+                if depth > 0:
+                    problems.append(f"{where}: '{NOT_ESTIMABLE} ({reason})' stands inside parentheses: write the "
+                                    "sentence so that the reason is not nested (paper.sentences)")
     return problems
 
 

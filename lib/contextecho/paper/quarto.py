@@ -87,6 +87,14 @@ def _math_method(value: Any) -> str | None:
     return None if method in _MATH_METHODS else f"one of {', '.join(_MATH_METHODS)} (or {{method, url}})"
 
 
+def _include(value: Any) -> str | None:
+    """An include option (``include-in-header`` ...): a path, ``{text: ...}`` or ``{file: ...}``, or a list of them."""
+    items = value if isinstance(value, list) else [value]
+    ok = all(isinstance(i, str) or (isinstance(i, Mapping) and len(i) == 1 and set(i) <= {"text", "file"}
+                                    and isinstance(next(iter(i.values())), str)) for i in items)
+    return None if ok and items else "a path, {text: ...} or {file: ...}, or a list of them"
+
+
 @dataclass(frozen=True)
 class OptionRule:
     """What Quarto's schema accepts for one option, and in which formats it means anything."""
@@ -96,7 +104,7 @@ class OptionRule:
 
 
 # Quarto's schema for the options this project uses (quarto-cli src/resources/schema:
-# document-toc.yml, document-numbering.yml, document-render.yml, document-text.yml).
+# document-toc.yml, document-numbering.yml, document-render.yml, document-text.yml, document-includes.yml).
 OPTION_RULES: dict[str, OptionRule] = {
     "toc": OptionRule(_boolean),
     "toc-depth": OptionRule(_number),
@@ -108,6 +116,7 @@ OPTION_RULES: dict[str, OptionRule] = {
     "keep-tex": OptionRule(_boolean, ("pdf", "beamer")),
     "html-math-method": OptionRule(_math_method, _HTML_FORMATS),
     "embed-resources": OptionRule(_boolean, _HTML_FORMATS),
+    "include-in-header": OptionRule(_include),
 }
 
 

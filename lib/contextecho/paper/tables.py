@@ -10,11 +10,17 @@ numbers; :meth:`Table.render` writes the Markdown pipe table that the manuscript
 - each cell written by its column's kind (a missing value: :data:`~.formats.MISSING_CELL`),
   a unit in its header (``Real (%)``), numbers aligned right, text left;
 - a row's note (the frame's ``note`` column) a footnote under the table, marked on the
-  row's first cell (``S1^a^``), one mark per distinct note, never a column of its own;
+  row's first cell (``S1^a^``), one mark per distinct note, never a column of its own; the
+  notes are one paragraph, a line each, so that they stay with the table on the PDF page;
+- a row, or a column, whose every value is missing says why: :func:`unexplained_missing`
+  finds, in a rendered table, such a row or column without a footnote mark (the
+  manuscript check fails on it);
 - within :data:`WIDTH` characters and :data:`COLUMNS` columns a row: a table wider than
   that is split into parts, each repeating the columns that name a row (the first
   ``index`` columns) and taking as many of the next columns, in the declared order, as
-  fit; a part after the first is captioned ``<title> (continued)``;
+  fit; a part after the first is headed ``<title> (continued)``, a paragraph of its own
+  (Quarto's Typst output drops the caption of a table without an identifier,
+  quarto-cli issue 11733, so a caption would show in the HTML only);
 - the relative column widths set by the separator line (Pandoc sizes a table whose line
   is longer than 72 characters by its dashes), so a long text column wraps at its words
   rather than squeezing a number.
@@ -32,8 +38,8 @@ from typing import Any, Sequence
 
 import pandas as pd
 
-from .formats import (COUNT, MODEL, P_VALUE, PERCENT, POINTS, POINTS_PP, TEXT, Estimate, Interval, Kind, Model,
-                      is_missing)
+from .formats import (COUNT, MISSING_CELL, MODEL, P_VALUE, PERCENT, POINTS, POINTS_PP, TEXT, Estimate, Interval, Kind,
+                      Model, is_missing)
 
 #: The most characters a row of a table takes on the PDF page (cells and their padding).
 WIDTH = 90
@@ -45,6 +51,10 @@ PADDING = 3
 WRAP = 18
 #: Markdown characters a cell's text escapes (a cell is text, never markup).
 _ESCAPE = re.compile(r"([\\`*_{}\[\]<>#+!|^~$@])")
+#: How the heading of a continued part begins and ends (an emphasised paragraph).
+CONTINUED_START, CONTINUED_END = "*", " (continued)*"
+#: A footnote mark at the end of a rendered row's first cell.
+_MARK = re.compile(r"\^([a-z]+)\^$")
 
 
 @dataclass(frozen=True)
@@ -181,9 +191,11 @@ class Table:
         out = []
         for number, part in enumerate(layout.parts):
             if number:
-                out.append(f": {_escape(self.title)} (continued)\n")
+                out.append(f"{CONTINUED_START}{_escape(self.title)}{CONTINUED_END}\n")
             out.append(layout.pipe_table(part))
-        out += [f"^{_mark(i)}^ {_escape(_sentence(note))}\n" for i, note in enumerate(layout.notes)]
+        if layout.notes:  # one paragraph, a line each (a trailing backslash breaks the line)
+            out.append("\\\n".join(f"^{_mark(i)}^ {_escape(_sentence(note))}"
+                                     for i, note in enumerate(layout.notes)) + "\n")
         return "\n".join(out)
 
     def fits(self, frame: pd.DataFrame) -> list[str]:
@@ -276,3 +288,52 @@ class Layout:
                 texts[0] = f"{texts[0]}^{mark}^"
             body.append("| " + " | ".join(texts) + " |")
         return "\n".join([header, rule, *body]) + "\n"
+
+
+def _cells(line: str) -> list[str]:
+    """The cells of a rendered pipe-table row (an escaped ``\\|`` stays in its cell)."""
+    return [cell.strip() for cell in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+
+
+def _parts(markdown: str) -> list[tuple[list[str], list[bool], list[list[str]]]]:
+    """The pipe tables of ``markdown`` (a rendered table: one table, in parts), each its
+    header, whether each column is numeric (aligned right) and its rows of cells."""
+    parts = []
+    current: list[str] = []
+    for line in markdown.splitlines() + [""]:
+        if line.lstrip().startswith("|"):
+            current.append(line)
+        elif current:
+            if len(current) > 1:
+                numeric = [rule.endswith(":") for rule in _cells(current[1])]
+                parts.append((_cells(current[0]), numeric, [_cells(row) for row in current[2:]]))
+            current = []
+    return parts
+
+
+def unexplained_missing(markdown: str) -> list[str]:
+    """Every row and every numeric column of the table rendered in ``markdown``
+    (:meth:`Table.render`, its parts joined back by row) whose numbers are all
+    :data:`MISSING_CELL` and that no footnote explains: a row without a mark, a column with
+    a row without one. A row's numbers are its cells in the columns aligned right."""
+    parts = _parts(markdown)
+    if not parts or not parts[0][2]:
+        return []
+    n_rows = len(parts[0][2])
+    marked = [bool(_MARK.search(row[0])) for row in parts[0][2]]
+    label = [re.sub(r"\\(.)", r"\1", " ".join(_MARK.sub("", c) for c, numeric in zip(row, parts[0][1])
+                                              if not numeric) or row[0]) for row in parts[0][2]]
+    columns = {}  # header -> the column's cells, row by row (a column every part repeats: once)
+    for header, numeric, rows in parts:
+        for position, name in enumerate(header):
+            if numeric[position] and name not in columns:
+                columns[name] = [row[position] if position < len(row) else "" for row in rows][:n_rows]
+    problems = []
+    for number in range(n_rows):
+        cells = [values[number] for values in columns.values() if number < len(values)]
+        if cells and not marked[number] and all(c == MISSING_CELL for c in cells):
+            problems.append(f"row '{label[number]}' is all '{MISSING_CELL}' and no footnote says why")
+    for name, values in columns.items():
+        if values and all(v == MISSING_CELL for v in values) and not all(marked):
+            problems.append(f"column '{name}' is all '{MISSING_CELL}' and no footnote says why on every row")
+    return problems

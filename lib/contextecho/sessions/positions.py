@@ -127,3 +127,15 @@ def positions(session: Session, scheme: str = "uniform", *, k: int = DEFAULT_K,
     if scheme == "late":
         return (Position(max(1, n - LATE_OFFSET), "late", "late"),)
     raise ValueError(f"unknown position scheme {scheme!r}; choose one of {', '.join(SCHEMES)}")
+
+
+def session_order(labelled: Iterable[tuple[str, int]]) -> list[str]:
+    """Position labels in the order of a session: ``labelled`` holds (label, step) pairs (the
+    same label may stand at another step in another session); each label is placed at its
+    median step, ties in order of appearance. Never the labels' alphabetical order
+    (``c1_post`` before ``c1_pre``)."""
+    steps: dict[str, list[int]] = {}
+    for label, step in labelled:
+        steps.setdefault(str(label), []).append(int(step))
+    twice_median = {label: sorted(s)[(len(s) - 1) // 2] + sorted(s)[len(s) // 2] for label, s in steps.items()}
+    return sorted(steps, key=lambda label: twice_median[label])  # sorted is stable: ties keep their first appearance

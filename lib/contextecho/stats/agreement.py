@@ -212,7 +212,7 @@ def rank_agreement(gaps_a: Mapping[str, float] | pd.Series,
     keep = a.notna() & b.notna()
     a, b = a[keep], b[keep]
     if len(a) < 2:
-        raise EmptyArmError(f"{len(a)} target(s) with a drift gap under both judges; a ranking needs two")
+        raise EmptyArmError(f"{len(a)} target{'' if len(a) == 1 else 's'} with a drift gap under both judges; a ranking needs two")
     if a.nunique() < 2 or b.nunique() < 2:
         raise DegenerateDataError("every target has the same drift gap under one judge: no ranking to compare")
     result = kendalltau(a.to_numpy(), b.to_numpy())

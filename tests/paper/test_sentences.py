@@ -1,0 +1,54 @@
+"""Sentences generated from the numbers, the claims the prose makes about them, and the
+rendered tables' missing values: what ``paper-check`` reads."""
+import pytest
+
+from contextecho.paper import claims
+from contextecho.paper.formats import not_estimable
+from contextecho.paper.sentences import joined, listing, measures_nothing, reason_of
+from contextecho.paper.tables import unexplained_missing
+
+
+def test_a_degenerate_estimate_is_one_plain_sentence_with_its_reason_and_fix():
+    assert measures_nothing("the contrast", "every pair differs by 0", "a capable target") == (
+        "On this build the contrast measures nothing: every pair differs by 0; a capable target would make it a "
+        "measurement.")
+    with pytest.raises(ValueError, match="needs why"):
+        measures_nothing("the contrast", " ", "a capable target")
+
+
+def test_a_reason_is_read_back_named_once_and_never_nested():
+    why = not_estimable("the arm was not asked (arms parameter)")
+    assert why == "not estimable (the arm was not asked, arms parameter)"  # its own parentheses flattened
+    assert reason_of(why) == "the arm was not asked, arms parameter" and reason_of("0.36") is None
+    one = not_estimable("no valid verdict")
+    assert listing([("O", "1.00"), ("E", one), ("C", "0.00"), ("N", one)]) == (
+        "1.00 (O) and 0.00 (C); E and N not estimable: no valid verdict")
+    assert joined(["a"]) == "a" and joined(["a", "b", "c"]) == "a, b and c" and joined([]) == ""
+
+
+@pytest.mark.parametrize(("condition", "expected"), [
+    ("abs(p.gap) < 0.4", True), ("p.gap > 0.5", False), ("low(p.ci) > 0 and high(p.ci) < 1", True),
+    ("p.est < 0.5 or p.n >= 10", True), ("p.pct == 41.7", True), ("p.protocol == 'reference'", True),
+    ("p.missing is not estimable", True), ("p.gap is not estimable", False), ("low(p.est) == 0.12", True),
+])
+def test_a_claim_reads_numbers_intervals_percentages_and_missing_values(condition, expected):
+    variables = {"p": {"gap": "−0.36", "ci": "[0.12, 0.83]", "est": "0.36 [0.12, 0.83]", "n": 2, "pct": "41.7%",
+                       "protocol": "reference", "missing": not_estimable("no unit")}}
+    assert claims.holds(condition, variables) is expected
+
+
+def test_a_claim_that_cannot_be_read_says_why():
+    with pytest.raises(claims.ClaimError, match="'p.nope' is not generated"):
+        claims.holds("p.nope > 1", {"p": {}})
+    with pytest.raises(claims.ClaimError, match="no comparison"):
+        claims.holds("p.gap", {"p": {"gap": 1}})
+    assert claims.check("f:1", 'x [y]{claim="p.gap > 1"}', {"p": {"gap": "0.5"}})[0].startswith(
+        "f:1: claim 'p.gap > 1' is false")
+
+
+def test_a_split_table_is_joined_by_row_before_its_missing_values_are_judged():
+    split = ("| Target | Session | Pairs |\n|:--|:--|--:|\n| t^a^ | S1 | 1 |\n| t | S2 | 1 |\n\n*T (continued)*\n\n"
+             "| Target | Session | Cond. |\n|:--|:--|--:|\n| t^a^ | S1 | — |\n| t | S2 | — |\n\n^a^ Why.\n")
+    assert unexplained_missing(split) == ["column 'Cond.' is all '—' and no footnote says why on every row"]
+    assert unexplained_missing(split.replace("| t | S2", "| t^a^ | S2")) == []
+    assert unexplained_missing("| A | B |\n|:--|:--|\n| — | — |\n") == []  # text columns name a row
