@@ -266,6 +266,13 @@ def test_fetch_from_a_local_copy_links_verifies_and_writes_the_receipt(data, tmp
     assert command("status") == 0 and "verified: 6 of 6 files" in capsys.readouterr().out
 
 
+def test_fetch_from_a_folder_that_is_no_release_exits_2(data, tmp_path, capsys):
+    (tmp_path / "empty").mkdir()
+    assert command("fetch", "--from", str(tmp_path / "empty")) == 2
+    assert "holds neither results/ nor data/" in capsys.readouterr().err
+    assert not (data / "released" / "v1.0").exists() and not (data / "released" / "v1.0.receipt.json").exists()
+
+
 def test_fetch_exits_1_when_a_file_fails_its_checksum(data, tmp_path, capsys):
     source = tree(tmp_path / "copy")
     (source / "SHA256SUMS").write_text(sums().replace(sha(FILES["README.md"]), sha("other")))

@@ -104,11 +104,15 @@ def download_release(revision: str, dest: Path, *, repo: str = RELEASE_REPO,
 
 def link_release(source: Path, dest: Path) -> Path:
     """Use the copy at ``source`` as ``dest``: nothing to do when they are one folder, else a
-    symlink ``dest`` → ``source``. Raises :class:`ReleaseError` when ``source`` is no folder or
-    ``dest`` is already something else."""
+    symlink ``dest`` → ``source``. Raises :class:`ReleaseError` when ``source`` is no folder,
+    holds neither ``results/`` nor ``data/`` (no released tree), or ``dest`` is already
+    something else."""
     source = source.expanduser().resolve()
     if not source.is_dir():
         raise ReleaseError(f"{source}: not a folder (--from takes the released tree's root)")
+    if not any((source / part).is_dir() for part in ("results", "data")):
+        raise ReleaseError(f"{source}: holds neither results/ nor data/, so it is no released tree "
+                           "(--from takes the root of the dataset's copy)")
     if dest.resolve() == source:
         return source
     if dest.is_symlink() or dest.exists():
