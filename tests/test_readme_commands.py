@@ -192,6 +192,9 @@ TRIED: dict[str, Try | NotRun] = {
     "make": NotRun("prose (the make targets), not a command line", None),
     "make paper --set": NotRun("prose (make paper's PAPER_SET='--set ...', tried above)", None),
     "papermill": NotRun("prose (papermill itself; its README commands are tried as contextecho notebook)", None),
+    "python -m contextecho": Try("as given: no command is a usage error, argparse's one line (exit 2)",
+                                 exits=frozenset({2}), says="the following arguments are required: COMMAND"),
+    "python -m contextecho -h": Try("as given"),
     "python -m contextecho notebook": Try("its -h", add=("-h",)),
     "python -m contextecho notebook --build": Try("into a scratch folder"),
     "python -m contextecho anchor-score --bank DIR --model MODEL --out OUT":
@@ -235,7 +238,7 @@ def make_recipe(arguments: list[str], *, setup: bool = False) -> str:
     if make is None:
         pytest.skip("make is not installed")
     environment = ["-W", "pyproject.toml"] if setup else ["-o", ".venv/.installed"]
-    done = subprocess.run([make, "-n", *environment, *arguments], cwd=REPO_ROOT, capture_output=True,
+    done = subprocess.run([make, "-n", "--no-print-directory", *environment, *arguments], cwd=REPO_ROOT, capture_output=True,
                           text=True, timeout=30)
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()

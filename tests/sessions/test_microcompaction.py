@@ -94,14 +94,14 @@ def test_compaction_experiment_event_positions(micro_session):
 
 def test_compaction_experiment_runs_microcompaction_events(micro_session, monkeypatch, tmp_path):
     from contextecho.echo.protocols import protocol
-    from contextecho.experiments import compaction
+    from contextecho.experiments import compaction, spine
     chosen = {}
 
     def select(n, **kw):
         chosen.update(kw)
         return [micro_session]
 
-    monkeypatch.setattr(compaction, "select_sessions", select)
+    monkeypatch.setattr(spine, "select_sessions", select)
     params = compaction.Parameters(targets=("fake/echo",), judges=("fake/echo",), n_resamples=100,
                                    max_tokens=16, window=3000, n_sessions=1, max_compactions=0,
                                    probes=("C01",), event_types=("compaction", "microcompaction"),
