@@ -73,7 +73,7 @@ class Parameters(ServingParameters):
     fork_max_tokens: int = 64
     judge_max_tokens: int = 8
     families: tuple[str, ...] = tuple(RECALL_FAMILIES)
-    per_family: int = 2
+    per_family: int = 1
     conditions: tuple[str, ...] = ("long_context", "hierarchical_summary", "retrieval")
     window: int = 3000
     recent_chars: int = 1000
@@ -103,6 +103,8 @@ class Parameters(ServingParameters):
             "window": "long-context characters for recall (the embedded model's 8k context limits it)",
             "validators": "with-history validators; empty: n_evaluators sampled replicates of the target",
             "min_agree": "validators that must recover the answer (ANCHOR: 3 of 4)",
+            "per_family": "recall items per family and session (ANCHOR: 8; the embedded 135M model recalls none, so "
+                          "one each keeps the cold run in budget)",
             "banks": "ANCHOR bank folders (or a release root) to score as well",
             "output_dir": "default paper/_generated/anchor"}
     RANGES = {**ServingParameters.RANGES, "target": Models(), "judges": (NonEmpty(), Models()), "n_sessions": count(zero="all"),
