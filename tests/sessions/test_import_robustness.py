@@ -201,6 +201,8 @@ class _PlainRedactor:
     def survivors(self, text):
         return ["USER"] if "qwrtz" in text else []
 
+    originals_in = survivors
+
 
 def test_memory_stays_bounded_on_a_long_session(tmp_path, cc, capsys, monkeypatch):
     """50,000 lines: what is held is a batch, not the file, nor every record, nor every

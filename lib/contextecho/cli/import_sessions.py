@@ -17,9 +17,11 @@ placeholders agree within a session), in two passes over the file, line by line:
 1. *discover*: the lines are parsed (:func:`~contextecho.sessions.jsonl.parse_line`:
    orjson, ``json.loads`` for what it refuses) and fed to the redactor in batches;
 2. *replace and verify*: each line is redacted (a record as JSON, another line as
-   text); each batch is verified — its decoded values (JSON escapes could hide an
-   original) and its written text must hold none of the originals — before it is
-   written.
+   text); each batch is verified before it is written: every rule is run again on its
+   decoded keys and values (each string as the record holds it, and beside the key that
+   names what it is: :meth:`~contextecho.sessions.redaction.Redactor.object_survivors`),
+   and its written text, in every view (JSON-unescaped, percent-decoded), must hold none
+   of the originals.
 
 Lone surrogates (``"\\ud83d"``, a tool output cut mid-emoji) become U+FFFD as the line is
 parsed, and so do invalid UTF-8 bytes: what is redacted, verified and written is valid
@@ -184,9 +186,9 @@ def _redact(redactor: Redactor, lines: Iterator[Line], write: Callable[[bytes], 
 def _verify_and_write(redactor: Redactor, clean: list[object], out: list[str],
                       write: Callable[[bytes], object]) -> None:
     text = "".join(out)
-    # decoded values (JSON escapes could hide an original) and the written text; per
+    # decoded keys and values, by every rule; the written text, for every original; per
     # class, the larger of the two counts (one original is found by both)
-    found = Counter(redactor.object_survivors(clean)) | Counter(redactor.survivors(text))
+    found = Counter(redactor.object_survivors(clean)) | Counter(redactor.originals_in(text))
     if found:
         raise RedactionLeak(list(found.elements()), "the redacted copy")
     write(text.encode("utf-8"))

@@ -59,12 +59,13 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable, Iterable, Iterator, Mapping
 from urllib.parse import quote, quote_plus, unquote_plus
 
 from ..errors import RedactionLeak
 from . import addresses, identities, network, numbers, passwords, secrets
-from .secret_names import key_is_secret, value_is_secret
+from .secret_names import key_is_secret, key_words, value_is_secret
 from .text import PLACEHOLDER, Span, lower
 
 GENERIC_USERS = frozenset({
@@ -92,13 +93,17 @@ _TOKEN = re.compile(r"[A-Za-z0-9_]")
 _ESCAPE = re.compile(r"\\(?:([\"\\/nrt'])|u([0-9a-fA-F]{4}))")
 _UNESCAPED = {"n": "\n", "r": "\r", "t": "\t"}
 ESCAPE_LEVELS = 4  # a JSON document in a JSON string in a tool input, in a record, in a rendered tool call
-_PERCENT_RUN = re.compile(r"[^\s\"'<>\\`]*%[0-9A-Fa-f]{2}[^\s\"'<>\\`]*")
+# from the start of a run only: tried at every position, a long run without %XX is quadratic
+_PERCENT_RUN = re.compile(r"(?<![^\s\"'<>\\`])[^\s\"'<>\\`]*%[0-9A-Fa-f]{2}[^\s\"'<>\\`]*")
 _HOST_THEN_PORT = re.compile(r"(<HOST_\d+>):(\d{2,5})\b")
 _LOCALHOST_PORT = re.compile(r"(?<![\w.-])(localhost):(\d{2,5})\b")
 CONTEXT_LINES = 4  # lines of context scanned around a line not yet found clean (and block overlap)
 _LINE_BREAKS = re.compile(r"\n|(?<!\\)\\n")  # a line break, or a JSON string's escaped one
 BLOCK_CHARS = 1 << 16  # characters scanned at a time
 CLEAN_LINES = 1 << 20  # lines remembered as clean (by hash), per redactor
+PAIR_CHARS = 256  # a string value up to this long is also read beside its key (see _pairs)
+_PAIR_WORDS = frozenset({"host", "hostname", "server", "addr", "address", "endpoint", "name", "user", "username",
+                         "login", "author", "email", "mail", "owner", "account"})
 
 
 def _contextual(text: str, low: str | None = None) -> Iterator[Span]:
@@ -274,15 +279,22 @@ class Redactor:
         return [(cls, value, ctx) for (cls, value), ctx in found.items()]
 
     def _unverified(self, view: str) -> Iterator[tuple[str, list[str]]]:
-        """(block, its fresh lines): the lines of ``view`` not yet found clean, each with
+        """(block, its fresh lines): the lines of ``view`` not yet found clean (each once: a
+        tool's output repeated in a record is scanned once), each with
         ``CONTEXT_LINES`` lines of context either side, gathered in blocks of about
         ``BLOCK_CHARS``. A literal ``\\n`` (a JSON string's line break) ends a line too, so
         that a line of a record's JSON is the line its decoded string held."""
         lines = _LINE_BREAKS.split(view)
         clean = self._clean_lines
-        # a line whose JSON-unescaped form was found clean is clean: escapes hide, never reveal
-        fresh = [i for i, line in enumerate(lines) if hash(line) not in clean
-                 and ("\\" not in line or hash(_unescaped(line)) not in clean)]
+        fresh, seen = [], set()
+        for i, line in enumerate(lines):
+            h = hash(line)
+            if h in clean or h in seen:
+                continue  # found clean before, or scanned once in this view already
+            seen.add(h)
+            # a line whose JSON-unescaped form was found clean is clean: escapes hide, never reveal
+            if "\\" not in line or hash(_unescaped(line)) not in clean:
+                fresh.append(i)
         if not fresh:
             return
         if len(fresh) == len(lines) and len(view) <= BLOCK_CHARS:
@@ -322,9 +334,13 @@ class Redactor:
     def _compiled(self) -> re.Pattern:
         if self._pattern is None:
             index: dict[str, list[str]] = {}
+            context_only = []
             for key, (cls, _, searched) in self._originals.items():
                 if cls != "PORT" and searched:  # ports: see _port_sub; short values: context only
                     index.setdefault(key[:_PREFIX].lower(), []).append(key)
+                elif cls != "PORT":
+                    context_only.append(key)
+            self._context_only = tuple(context_only)
             for keys in index.values():
                 keys.sort(key=len, reverse=True)
             self._index = index
@@ -401,6 +417,27 @@ class Redactor:
             self._add(cls, value)
 
     def _replace(self, text: str) -> str:
+        if self._holds_original(text):
+            text = self._replace_originals(text)
+        # ports of redacted host:port pairs: "<HOST_1>:8080" -> "<HOST_1>:<PORT_1>"
+        if "PORT" in self._per_class and ":" in text:
+            text = _HOST_THEN_PORT.sub(self._port_sub, text)
+            text = _LOCALHOST_PORT.sub(self._port_sub, text)
+        if "%" in text:
+            text = _PERCENT_RUN.sub(self._percent_sub, text)
+        return text
+
+    def _holds_original(self, text: str) -> bool:
+        """Can ``text`` hold an original? One that is searched for starts with an index
+        prefix; one replaced in its context only (``DB_PASSWORD=x``) is in it as written.
+        Most strings of a transcript hold none, and skip the context rules."""
+        if not self._originals:
+            return False
+        if self._compiled().search(lower(text)) is not None:
+            return True
+        return any(key in text or key in lower(text) for key in self._context_only)
+
+    def _replace_originals(self, text: str) -> str:
         out = self._apply_contextual(text)  # first, while every context is intact
         pieces, pos = [], 0
         for p, end, key in self._matches(out):
@@ -410,12 +447,6 @@ class Redactor:
             pos = end
         if pieces:
             out = "".join(pieces) + out[pos:]
-        # ports of redacted host:port pairs: "<HOST_1>:8080" -> "<HOST_1>:<PORT_1>"
-        if "PORT" in self._per_class:
-            out = _HOST_THEN_PORT.sub(self._port_sub, out)
-            out = _LOCALHOST_PORT.sub(self._port_sub, out)
-        if "%" in out:
-            out = _PERCENT_RUN.sub(self._percent_sub, out)
         return out
 
     def _percent_sub(self, m: re.Match) -> str:
@@ -478,16 +509,25 @@ class Redactor:
         """Classes of what remains in ``text``: each original still there (as written,
         unescaped or percent-decoded), and each value any rule finds in it (one entry per
         distinct string)."""
-        views = _views(text)
-        found = {key: self._originals[key][0] for view in views for _, _, key in self._matches(view)}
+        found = self._originals_in(text)
         for cls, value, _ in self._scan(text):
             found.setdefault(self._key(cls, value), cls)
+        return list(found.values())
+
+    def originals_in(self, text: str) -> list[str]:
+        """Classes of the originals still in ``text`` (as written, unescaped or
+        percent-decoded), without running the rules: for the written form of records whose
+        every key and value :meth:`object_survivors` has verified."""
+        return list(self._originals_in(text).values())
+
+    def _originals_in(self, text: str) -> dict[str, str]:
+        found = {key: self._originals[key][0] for view in _views(text) for _, _, key in self._matches(view)}
         if "PORT" in self._per_class:
             for rx in (_HOST_THEN_PORT, _LOCALHOST_PORT):
                 for m in rx.finditer(text):
                     if self._port_sub(m) != m.group(0):
                         found.setdefault(m.group(0), "PORT")
-        return list(found.values())
+        return found
 
     def verify(self, text: str, where: str = "") -> None:
         """Raise :class:`RedactionLeak` if any original, or any rule finding, is in ``text``."""
@@ -566,7 +606,9 @@ class Redactor:
 
 
 def _pairs(obj, texts: list[str]) -> Iterator[tuple[str, str]]:
-    """(key, string value) of every dict entry in ``obj``; every key and string into ``texts``."""
+    """(key, string value) of every dict entry in ``obj``; every key and string into
+    ``texts``, and ``key: value`` where the key says what a short value is (a host, a
+    name, a secret: ``{"host": "pg-7"}``), so that the rules read the two together."""
     if isinstance(obj, str):
         texts.append(obj)
     elif isinstance(obj, list):
@@ -577,8 +619,16 @@ def _pairs(obj, texts: list[str]) -> Iterator[tuple[str, str]]:
             if isinstance(k, str):
                 texts.append(k)
                 if isinstance(v, str):
+                    if len(v) <= PAIR_CHARS and "\n" not in v and _pair_key(k):
+                        texts.append(f"{k}: {v}")
                     yield k, v
             yield from _pairs(v, texts)
+
+
+@lru_cache(maxsize=1 << 14)  # a transcript's records repeat their keys
+def _pair_key(key: str) -> bool:
+    words = key_words(key)
+    return bool(words) and (words[-1] in _PAIR_WORDS or key_is_secret(key))
 
 
 def _trie_pattern(words: Iterable[str]) -> str:

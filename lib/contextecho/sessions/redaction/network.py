@@ -5,18 +5,28 @@
 =======  ====================================================================================
 class    found by
 =======  ====================================================================================
-HOST     hosts of URLs (also undotted ones with a digit or a dash: ``http://jenkins-prod-02:8080``),
-         ``host.domain:5432``, fully qualified host names (a known top-level domain, not a
-         file extension; well-known public services such as ``github.com`` and the
-         documentation domains ``example.com`` / ``.test`` / ``.example`` excepted), private
-         suffixes (``.internal``, ``.local``, ``.lan``, ``.corp``, ``.home``, ``.intranet``,
-         ``.localdomain``, ``.consul``, ``.home.arpa``, ``.fritz.box``, ``.ts.net`` ...),
-         EC2-style names ``ip-10-0-3-17``, names the session's own commands address
-         (``ssh`` / ``scp`` / ``rsync`` / ``ping`` / ``telnet`` / ``nc`` / ``dig`` /
-         ``nslookup`` / ``traceroute`` / ``mtr`` / ``curl`` / ``wget`` targets with a digit
-         or a dash in their name, ``Host`` / ``HostName`` lines of an
-         ssh config, the names of an ``/etc/hosts`` line), shell prompts' hosts, IPv4 and
-         IPv6 addresses (not loopback, nor public resolvers such as ``8.8.8.8``)
+HOST     by shape: fully qualified host names (a known top-level domain, not a file
+         extension; well-known public services such as ``github.com`` and the documentation
+         domains ``example.com`` / ``.test`` / ``.example`` excepted); the private suffixes
+         of home routers, mDNS and company networks (``.internal``, ``.local``, ``.lan``,
+         ``.corp``, ``.home``, ``.intranet``, ``.localdomain``, ``.localnet``, ``.consul``,
+         ``.home.arpa``, ``.fritz.box``, ``.ts.net`` ...; in capitals too:
+         ``DC01.CORP.ACME.LOCAL``, ``Annas-MacBook-Pro.local``); internal names of the
+         service-environment-number kind (``payments-prod-03``, ``web-stg2``,
+         ``prod-db-02``); EC2-style names ``ip-10-0-3-17``; IPv4 and IPv6 addresses (not
+         loopback, nor public resolvers such as ``8.8.8.8``).
+         By context, undotted names too: the host of a URL (one with a digit or a dash,
+         or any name that is not a generic service's — ``db``, ``redis`` — when the URL
+         names a user or a port: ``postgres://app@pgmain:5432``, ``jdbc:``, ``redis://``);
+         ``host:port``; ``ssh`` / ``scp`` / ``rsync`` targets ``user@host:``; names the
+         session's own commands address (``ping`` / ``telnet`` / ``nc`` / ``dig`` /
+         ``nslookup`` / ``traceroute`` / ``mtr`` / ``curl`` / ``wget`` ... targets with a
+         digit or a dash); ``Host`` / ``HostName`` lines of an ssh config; the names of an
+         ``/etc/hosts`` line; the server of a connection string (``Server=tcp:sql04,1433;``,
+         ``Data Source=``, ``Host=...;``); the value of a key that names a host
+         (``DB_HOST=``, ``host:``, ``--host``) with a digit or a dash; shell prompts' hosts.
+         Line-anchored contexts are read in a file's body as a tool call writes or shows
+         it too (``apply_patch`` ``+`` lines, numbered listings: :data:`~.text.GUTTER`)
 PORT     the port of a redacted ``host:port`` (and of ``localhost:port``)
 MAC      MAC addresses ``aa:bb:cc:dd:ee:ff`` / ``aa-bb-...`` / ``aabb.ccdd.eeff`` (not all-zero
          or broadcast)
@@ -32,7 +42,8 @@ import ipaddress
 import re
 from typing import Iterator
 
-from .text import walk_back
+from .secret_names import CODE_RECEIVERS, CODE_WORDS, key_words
+from .text import LINE_BODY, at_line_starts, walk_back
 
 # Registrable domains of public services: hosts under them identify no one.
 PUBLIC_DOMAINS = frozenset({
@@ -51,18 +62,24 @@ PUBLIC_DOMAINS = frozenset({
     "typescriptlang.org", "mdn.io", "slack.com", "discord.com", "x.com", "twitter.com",
     "linkedin.com", "medium.com", "substack.com", "reddit.com", "socket.io",
     # documentation names (RFC 2606 / 6761): they stand for no real host
-    "example.com", "example.org", "example.net", "example", "test", "invalid"})
-_PRIVATE_TLDS = r"local|internal|lan|corp|home|intranet|localdomain|ts\.net|consul|home\.arpa|fritz\.box|priv|private|intra"
+    "example.com", "example.org", "example.net", "example", "test", "invalid",
+    # names every Docker and cloud VM resolves alike
+    "docker.internal", "google.internal"})
+_PRIVATE_TLDS = (r"local|internal|lan|corp|home|intranet|localdomain|localnet|workgroup|ts\.net|consul|home\.arpa"
+                 r"|fritz\.box|priv|private|intra")
 _TLDS = ("com|net|org|io|ai|co|dev|edu|gov|mil|int|eu|us|uk|de|fr|nl|be|ch|at|se|dk|fi|es|pt|ie|it|ru|cn|jp|kr"
          "|au|nz|ca|br|mx|ar|za|tech|online|site|xyz|biz|cloud|app|" + _PRIVATE_TLDS)
-_URL = re.compile(r"(?<=[a-zA-Z0-9])://(?:[^/\s\"'<>]*@)?(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)"
+_URL = re.compile(r"(?<=[a-zA-Z0-9])://(?:(?P<user>[^/\s\"'<>]*)@)?(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)"
                   r"(?::(?P<port>\d{1,5}))?")
-_FQDN = re.compile(r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+"rf"(?:{_TLDS})")
-_TLD_AT = re.compile(rf"(?<=[A-Za-z0-9])\.(?:{_TLDS})(?![\w(-]|\.\w)")  # where a host name ends
+_FQDN = re.compile(r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+"rf"(?:{_TLDS})", re.I)
+_TLD_AT = re.compile(rf"(?<=[A-Za-z0-9])\.(?:{_TLDS})(?![\w(-]|\.\w)", re.I)  # where a host name ends
+_TLD_GATE = re.compile(rf"\.(?:{_TLDS})", re.I)
 # .local/.internal/... are private by definition; the other TLDs above need a host-like shape
 # in code (``tf.io``, ``self.app`` are attribute access): so those take two labels before a
 # common TLD, or a URL / port / ssh context.
-_PRIVATE_SUFFIX = re.compile(rf"\.(?:{_PRIVATE_TLDS})$")
+_PRIVATE_SUFFIX = re.compile(rf"\.(?:{_PRIVATE_TLDS})$", re.I)
+# in capitals, a private suffix is also an enum member (Scope.LOCAL, Mode.INTERNAL): these are not
+_UPPER_PRIVATE = frozenset({"lan", "corp", "localdomain", "localnet", "intranet", "arpa", "box"})
 _CODE_TLDS = frozenset({"io", "ai", "co", "dev", "app", "cloud", "home", "it", "at", "be", "int", "us", "ca", "es",
                         "priv", "private", "intra", "local"})
 _HOST = re.compile(r"localhost|(?:[A-Za-z0-9-]+\.)+[A-Za-z0-9-]+|\[[0-9A-Fa-f:.]+\]")
@@ -86,14 +103,45 @@ _HOST_COMMAND = re.compile(r"(?:^|(?<=[\s;&|(`$\"'=/])|(?<=\\n))(?:ping6?|telnet
                            r"|tracepath|mtr|curl|wget|ssh-keyscan|ssh-keygen\s+-R)"
                            r"(?:\s+(?:-\w+|--[\w-]+)(?:[ =](?!-)(?:\d+|\w+(?=\s+-)))?)*\s+"
                            r"(?:[a-z_][\w.-]*@)?(?P<host>[A-Za-z][A-Za-z0-9-]{1,62})(?=[\s:;&|)\"'`/]|\\[nrt\"]|$)", re.M)
-_SSH_CONFIG = re.compile(r"(?:^|(?<=\n)|(?<=\\n))[ \t]*(?:Host|HostName)[ \t]+(?P<hosts>[A-Za-z0-9][\w.-]*(?:[ \t]+[A-Za-z0-9][\w.-]*)*)"
-                         r"[ \t]*(?=\r?\n|\\n|$)", re.M)
-_HOSTS_LINE = re.compile(r"(?:^|(?<=\n)|(?<=\\n))[ \t]*(?:\d{1,3}\.){3}\d{1,3}[ \t]+(?P<names>[A-Za-z][\w.-]*(?:[ \t]+[A-Za-z][\w.-]*)*)"
-                         r"[ \t]*(?=\r?\n|\\n|$|[ \t]*#)", re.M)
+_SSH_CONFIG = re.compile(LINE_BODY + r"(?P<indent>[ \t]*)(?P<kw>Host|HostName)[ \t]+"
+                         r"(?P<hosts>[A-Za-z0-9][\w.-]*(?:[ \t]+[A-Za-z0-9][\w.-]*)*)[ \t]*(?=\r?\n|\\n|$)")
+# an ssh config's Host block goes on with indented options: then its aliases are hosts, not
+# words ("Host key verification failed.")
+_SSH_OPTION_NEXT = re.compile(r"[ \t]*(?:\r?\n|\\n)" + LINE_BODY + r"[ \t]+(?i:hostname|user|port|identityfile|proxyjump"
+                              r"|proxycommand|forwardagent|identitiesonly|localforward|serveraliveinterval)\b")
+_SSH_CONFIG_HIT = re.compile(r"\bHost(?:Name)?[ \t]")
+_HOSTS_LINE = re.compile(LINE_BODY + r"[ \t]*(?:\d{1,3}\.){3}\d{1,3}[ \t]+(?P<names>[A-Za-z][\w.-]*(?:[ \t]+[A-Za-z][\w.-]*)*)"
+                         r"[ \t]*(?=\r?\n|\\n|$|[ \t]*#)")
+_HOSTS_LINE_HIT = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}[ \t]+[A-Za-z]")
 _NOT_HOSTS = frozenset({"localhost", "ip6-localhost", "ip6-loopback", "broadcasthost", "host", "hostname", "none",
                         "example", "server", "remote", "target", "the", "and", "to", "on", "in", "my", "your",
                         "this", "that", "http", "https", "get", "post", "put", "delete", "head", "options", "patch",
                         "install", "version", "help", "true", "false", "null"})
+# Names every docker-compose file and tutorial gives its services: they locate no one.
+_GENERIC_HOSTS = _NOT_HOSTS | frozenset({
+    "db", "database", "postgres", "postgresql", "pg", "mysql", "mariadb", "redis", "mongo", "mongodb", "rabbitmq",
+    "rabbit", "kafka", "zookeeper", "elasticsearch", "elastic", "opensearch", "minio", "memcached", "web", "app",
+    "api", "backend", "frontend", "nginx", "proxy", "cache", "worker", "grafana", "prometheus", "jaeger",
+    "keycloak", "vault", "consul", "localstack", "mailhog", "selenium", "chrome", "sqlserver", "mssql", "oracle",
+    "clickhouse", "cassandra", "etcd", "nats", "traefik", "caddy", "jenkins", "registry", "ollama", "origin",
+    "upstream", "service", "svc", "gateway", "router", "storage", "queue", "broker", "smtp", "mail", "ftp", "ldap",
+    "dns", "ntp", "user", "username", "password", "pass", "local", "internal", "myhost", "yourhost", "your-host",
+    "my-host", "hostname", "servername", "your-server", "my-server", "dbhost", "db-host", "remotehost", "machine",
+    "foo", "bar", "baz", "qux", "github", "gitlab", "bitbucket", "instance", "node", "box", "vm", "container"})
+# Deployment environments, as internal host names spell them: payments-prod-03, web-stg2, prod-db-02
+_ENVS = r"prod|production|prd|preprod|staging|stage|stg|uat|qa|dev|sandbox|sbx|canary|perf|nonprod"
+_SERVICE_ENV_HOST = re.compile(rf"(?<![\w.\\:-])(?:[a-z][a-z0-9]*-)+(?:{_ENVS})-?\d{{1,4}}[a-z]?(?![\w-]|\.\w)"
+                               rf"|(?<![\w.\\:-])(?:prod|production|prd|preprod|staging|stg|uat)(?:-[a-z][a-z0-9]*)+"
+                               r"-\d{1,4}[a-z]?(?![\w-]|\.\w)", re.I)
+_ENV_GATE = re.compile(rf"(?:{_ENVS})-?\d|(?:prod|production|prd|preprod|staging|stg|uat)-[a-z]")  # lowered
+# the server of a connection string (ADO.NET, Npgsql, ODBC): Server=tcp:sql04,1433; Host=pg1;Port=...
+_CONNECTION_SERVER = re.compile(r"(?:^|(?<=[;\s\"'{=&?/]))(?i:server|data source|host|address|addr|hostname)="
+                                r"(?i:tcp:)?(?P<host>[A-Za-z][\w.-]*)(?=[ \t]*[,;])")
+# the value of a key that names a host: DB_HOST=x, "host": "x", host: x, --host x, -h x (psql, mysql ...)
+_HOST_KEY = re.compile(r"(?P<key>[A-Za-z_][\w.-]*host(?:name)?|host(?:name)?|server(?:_?name)?|--host(?:name)?)"  # lowered
+                       r"(?:\\*[\"'])?[ \t]*(?:=|:|[ \t])[ \t]*(?:\\*[\"'])?(?P<host>[a-z][\w.-]*)(?![\w.(\[-])")
+_HOST_FLAG = re.compile(r"\b(?:psql|pg_dump|pg_restore|pg_isready|mysql|mysqldump|mariadb|redis-cli|mongo(?:sh|dump)?"
+                        r"|clickhouse-client)\b[^\n]*?\s-h[ \t]*(?P<host>[A-Za-z][\w.-]*)")
 _MAC = re.compile(r"(?<![0-9A-Fa-f:.-])(?:[0-9A-Fa-f]{2}([:-])(?:[0-9A-Fa-f]{2}\1){4}[0-9A-Fa-f]{2}"
                   r"|[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4})(?![0-9A-Fa-f:.-]|\.\w)")
 _ARN = re.compile(r"\barn:aws[\w-]*:[\w-]+:[\w-]*:(?P<account>\d{12})?:[^\s\"'`,;)}\]\\<>]+")
@@ -102,6 +150,7 @@ _ACCOUNT_CONTEXT = re.compile(r"(?:account[\s_-]?(?:id|number|no)?|aws_account_i
                               r"|(?<![\w])(?P<ecr>\d{12})\.dkr\.ecr\.")
 _AZURE_SUBSCRIPTION = re.compile(r"(?:/subscriptions/|subscription[\s_-]?id[\"']?\s*[:=]?\s*[\"']?)"  # lowered
                                  r"(?P<id>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})")
+_MAX_HOST = 253  # characters of a host name at most (RFC 1035)
 _HOST_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.-")
 _COMMAND_WORDS = ("ssh", "scp", "sftp", "rsync", "mosh", "ping", "telnet", "nc ", "ncat", "netcat", "dig ",
                   "nslookup", "traceroute", "tracepath", "mtr ", "curl", "wget", "keyscan", "keygen")
@@ -111,7 +160,13 @@ def find(text: str, low: str) -> Iterator[tuple[str, str]]:
     """(class, value) of hosts, ports, MACs, ARNs and accounts of ``text``; see the module doc."""
     yield from _urls(text)
     yield from _host_ports(text)
-    yield from _dotted_names(text)
+    if _TLD_GATE.search(low):
+        yield from _dotted_names(text)
+    if _ENV_GATE.search(low):
+        for m in _SERVICE_ENV_HOST.finditer(text):
+            yield "HOST", m.group(0)
+    if "host" in low or "server" in low or "data source" in low or "addr" in low or "-h" in low:
+        yield from _host_keys(text, low)
     for m in _IPV4.finditer(text):
         if _ipv4(m.group(1)) and not loopback(m.group(1)):
             yield "HOST", m.group(1)
@@ -122,12 +177,14 @@ def find(text: str, low: str) -> Iterator[tuple[str, str]]:
     if any(w in low for w in _COMMAND_WORDS):
         yield from _command_targets(text)
     if "host" in low:
-        for m in _SSH_CONFIG.finditer(text):
-            for name in m.group("hosts").split():
-                if _named_host(name) and "*" not in name:
+        for m in at_line_starts(_SSH_CONFIG, text, _SSH_CONFIG_HIT.finditer(text)):
+            names = m.group("hosts").split()
+            config = (m.group("indent") if m.group("kw") == "HostName" else _SSH_OPTION_NEXT.match(text, m.end()))
+            for name in names:
+                if _named_host(name) or (config and _plain_host(name)):
                     yield "HOST", name
     if "." in text:
-        for m in _HOSTS_LINE.finditer(text):
+        for m in at_line_starts(_HOSTS_LINE, text, _HOSTS_LINE_HIT.finditer(text)):
             for name in m.group("names").split():
                 if _named_host(name):
                     yield "HOST", name
@@ -172,7 +229,8 @@ def _urls(text: str) -> Iterator[tuple[str, str]]:
         if loopback(host) or public_host(host):
             continue
         bare = host.strip("[]")
-        if "." in host or ":" in bare or _named_host(host):
+        if "." in host or ":" in bare or _named_host(host) \
+                or ((m.group("port") or m.group("user")) and _plain_host(host)):
             yield "HOST", bare
             if m.group("port"):
                 yield "PORT", f"{host}:{m.group('port')}"
@@ -183,7 +241,7 @@ def _host_ports(text: str) -> Iterator[tuple[str, str]]:
         if text[m.start() - 1] == "]":
             start = text.rfind("[", max(0, m.start() - 48), m.start())
         else:
-            start = walk_back(text, m.start(), _HOST_CHARS)
+            start = walk_back(text, m.start(), _HOST_CHARS, _MAX_HOST)
         host = text[start:m.start()] if start >= 0 else ""
         if not _HOST.fullmatch(host) or (start > 0 and text[start - 1] in "_@/"):
             continue
@@ -198,15 +256,27 @@ def _host_ports(text: str) -> Iterator[tuple[str, str]]:
 
 def _dotted_names(text: str) -> Iterator[tuple[str, str]]:
     for m in _TLD_AT.finditer(text):
-        start = walk_back(text, m.start(), _HOST_CHARS)
+        start = walk_back(text, m.start(), _HOST_CHARS, _MAX_HOST)
+        if start < 0:
+            continue
         host = text[start:m.end()].lstrip(".-")
         if not _FQDN.fullmatch(host) or (start > 0 and text[start - 1] in "_@/\\"):
             continue
         labels = host.split(".")
         if public_host(host):
             continue
-        if _PRIVATE_SUFFIX.search(host) and (len(labels) >= 3 or host.islower()) \
-                or len(labels) >= 3 or labels[-1] not in _CODE_TLDS:
+        first, tld = labels[0], labels[-1]
+        if text[start] == "." or "example" in (first.lower(), labels[-2].lower()):
+            continue  # a file's name (.env.local), documentation (example.local, x.example.internal)
+        glued = any(c.isdigit() or c == "-" for c in first)  # no identifier: Office-PC.home
+        if not tld.islower():  # DC01.CORP.ACME.LOCAL, NAS.LAN; not Scope.LOCAL, Mode.INTERNAL, X.COM
+            if tld.isupper() and host.isupper() and _PRIVATE_SUFFIX.search(host) \
+                    and (len(labels) >= 3 or glued or tld.lower() in _UPPER_PRIVATE):
+                yield "HOST", host
+        elif _PRIVATE_SUFFIX.search(host):
+            if len(labels) >= 3 or glued or (host.islower() and first not in CODE_RECEIVERS):
+                yield "HOST", host
+        elif len(labels) >= 3 or tld not in _CODE_TLDS:
             yield "HOST", host
 
 
@@ -215,11 +285,13 @@ def _ipv6s(text: str) -> Iterator[tuple[str, str]]:
     for m in _IPV6_AT.finditer(text):
         if m.start() < last:
             continue
-        start = walk_back(text, m.start(), _IPV6_CHARS)
+        start = walk_back(text, m.start(), _IPV6_CHARS, 48)
         end = m.end()
-        while end < len(text) and text[end] in _IPV6_TAIL:
+        while end < len(text) and end - m.end() < 48 and text[end] in _IPV6_TAIL:
             end += 1
         last = end
+        if start < 0:
+            continue
         candidate = text[start:end].rstrip(".:")
         if (start == 0 or not (text[start - 1].isalnum() or text[start - 1] in "_.")) and _ipv6(candidate) \
                 and not _MAC.fullmatch(candidate):
@@ -233,11 +305,46 @@ def _command_targets(text: str) -> Iterator[tuple[str, str]]:
             yield "USER", user
         if "." in host and not public_host(host) and (m.group("user") or _host_like(host)):
             yield "HOST", host
-        elif "." not in host and _named_host(host):
+        elif "." not in host and (_named_host(host) or (user and _plain_host(host))):
             yield "HOST", host
     for m in _HOST_COMMAND.finditer(text):
         if _named_host(m.group("host")):
             yield "HOST", m.group("host")
+
+
+def _host_keys(text: str, low: str) -> Iterator[tuple[str, str]]:
+    """Hosts by the key or the flag that names them; see the module doc."""
+    for m in _CONNECTION_SERVER.finditer(text):
+        host = m.group("host")
+        if _key_host(host) or ("." not in host and _plain_host(host)):
+            yield "HOST", host
+    for m in _HOST_KEY.finditer(low):
+        host = text[m.start("host"):m.end("host")]
+        words = key_words(m.group("key"))
+        if words and words[-1] in ("host", "hostname", "server", "name") and _key_host(host):
+            yield "HOST", host
+    for m in _HOST_FLAG.finditer(text):
+        if _key_host(m.group("host")):
+            yield "HOST", m.group("host")
+
+
+def _key_host(host: str) -> bool:
+    """A host named by a key: a name with a digit or a dash, or a dotted host name; not
+    code (``args.host``, ``self.db.host``)."""
+    labels = host.lower().split(".")
+    if labels[0] in CODE_RECEIVERS or labels[0] in CODE_WORDS or loopback(host):
+        return False
+    if len(labels) > 1:
+        return _host_like(host) and not public_host(host)
+    return _named_host(host)
+
+
+def _plain_host(name: str) -> bool:
+    """An undotted word that, where the context says a host stands, names one: not a
+    generic service (``db``, ``redis``), a placeholder or a keyword."""
+    low = name.lower()
+    return len(name) >= 3 and name[0].isalpha() and low not in _GENERIC_HOSTS and low not in CODE_WORDS \
+        and not low.startswith(("my", "your")) and all(c.isalnum() or c in "-_" for c in name)
 
 
 def _named_host(name: str) -> bool:

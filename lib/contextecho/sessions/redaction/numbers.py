@@ -174,7 +174,8 @@ def _cards(text: str) -> Iterator[tuple[str, str]]:
     for hint in _CARD_HINT.finditer(text):  # every card number holds 8 digits in two fours
         if hint.start() < end:
             continue
-        start = max(walk_back(text, hint.start(), _CARD_CHARS), hint.start() - 24)
+        start = walk_back(text, hint.start(), _CARD_CHARS, 24)
+        start = max(start, hint.start() - 24)
         end = hint.end()
         while end < len(text) and end - hint.end() < 24 and text[end] in _CARD_CHARS:
             end += 1

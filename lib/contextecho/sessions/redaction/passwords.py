@@ -15,12 +15,13 @@ URL credentials        ``scheme://user:password@host``, ``https://TOKEN@host``
 authorization header   ``Authorization: Basic/Bearer/token ...``, ``x-api-key:``, a bare
                        ``Bearer x``; a Basic value is also decoded: its password and
                        ``user:password`` are searched for everywhere
-command lines          ``mysql -pPASS``, ``sshpass -p``, ``docker login -p``, ``.netrc``
-                       ``machine h login u password p``, ``curl -u user:pass``,
+command lines          ``mysql -pPASS``, ``sshpass -p``, ``docker login -p``, ``curl -u user:pass``,
                        ``redis-cli -a``, ``sqlcmd -P``, ``ldapsearch -w``, ``mongosh -p``,
                        ``htpasswd -b f u p``, ``openssl -passin pass:x``, ``smbclient -U u%p``
 auth tuples / calls    ``auth=("user", "pw")``, ``HTTPBasicAuth("u", "pw")``,
                        ``smtp.login("u", "pw")``, ``NetworkCredential("u", "pw")``
+.netrc entries         ``machine h login u password p`` (``default`` too), on one line or
+                       several, its tokens in any order
 .pgpass lines          ``host:port:database:user:password``
 YAML block scalars     the lines of ``password: |`` / ``secret: >-`` blocks
 echo | base64          the plaintext of ``echo -n 'x' | base64`` / ``printf x | base64``
@@ -30,6 +31,11 @@ cookies, sessions      every value of ``Cookie:`` / ``Set-Cookie:`` (not attribu
                        ``Path``), ``curl -b`` / ``--cookie`` pairs, ``sessionid=``,
                        ``;jsessionid=``, ``PHPSESSID=``, ``csrftoken=`` ...
 =====================  ==============================================================
+
+The line-anchored rules (``.netrc``, ``.pgpass``, YAML blocks) read a file's body also
+where a tool call writes or shows it: an ``apply_patch`` diff (``+`` lines), a numbered
+listing, a JSON string (the gutters of :data:`~.text.GUTTER`); heredocs and editor inputs
+hold it as the file does.
 
 User names met on the way (``curl -u alice:x``) are marked ``USER``; the redactor drops
 generic accounts (``root``, ``admin``).
@@ -42,7 +48,7 @@ import re
 from typing import Iterator
 
 from .secret_names import CODE_WORDS, KEY_CHARS, key_is_secret, value_is_secret
-from .text import PLACEHOLDER, Span, high_entropy
+from .text import LINE_BODY, PLACEHOLDER, Span, at_line_starts, gutter_at, high_entropy
 
 # Some rule needs one of these (lowered text); most short strings hold none.
 _TRIGGER = re.compile(r"pass|pwd|secret|token|key|credential|cookie|signature|webhook|://|bearer|sess|sid"
@@ -67,14 +73,13 @@ _AUTH_HEADER = re.compile(r"(?:authorization\"?\s*[:=]\s*\"?(?P<scheme>basic|bea
 _CURL_USER = re.compile(r"(?:\s-u\s*|--user[\s=]+)[\"']?(?P<user>[^:\s\"']+):(?P<secret>[^\s\"']+)")
 _CLI_PASSWORD = re.compile(r"(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?\s-p(?P<secret>[^\s\"'\\]+)"
                            r"|(?:sshpass|(?:docker|podman|helm|oras) login)\b[^\n]*?\s-p[ \t]+[\"']?(?P<secret2>[^\s\"'\\]+)"
-                           r"|machine\s+\S+\s+login\s+(?P<user>\S+)\s+password\s+(?P<secret3>[^\s\"'\\]+)"
                            r"|(?:redis-cli\b[^\n]*?\s-a|sqlcmd\b[^\n]*?\s-P|ldap(?:search|add|modify|delete|passwd)\b[^\n]*?\s-w"
                            r"|mongo(?:sh)?\b[^\n]*?\s-p|htpasswd\s+-b\S*\s+\S+\s+\S+)[ \t]+[\"']?(?P<secret4>[^\s\"'\\]+)"
                            r"|-pass(?:in|out)?[ \t]+pass:(?P<secret5>[^\s\"'\\]+)"
                            r"|smbclient\b[^\n]*?\s-U[ \t]*[\"']?[^%\s\"']+%(?P<secret6>[^\s\"'\\]+)")
-_CLI_WORDS = ("mysql", "mariadb", "sshpass", " login", "machine", "redis-cli", "sqlcmd", "ldap", "mongo", "htpasswd",
+_CLI_WORDS = ("mysql", "mariadb", "sshpass", " login", "redis-cli", "sqlcmd", "ldap", "mongo", "htpasswd",
               "-pass", "smbclient")
-_SECRET_GROUPS = ("secret", "secret2", "secret3", "secret4", "secret5", "secret6")
+_SECRET_GROUPS = ("secret", "secret2", "secret4", "secret5", "secret6")
 _AUTH_CALL = re.compile(
     r"(?:\b(?:auth|basic_auth|http_auth|proxy_auth|credentials|creds)\s*[=:]\s*[(\[]"
     r"|\b(?:HTTPBasicAuth|HTTPDigestAuth|HTTPProxyAuth|BasicAuth|DigestAuth|NetworkCredential|PasswordAuthentication"
@@ -86,10 +91,17 @@ _AUTH_CALL = re.compile(
 _AUTH_CALL_GATE = re.compile(r"auth|cred|login|bind")  # lowered
 _PGPASS_GATE = re.compile(r":(?:\d{1,5}|\*):[^:\s]+:[^:\s]+:")
 _YAML_GATE = re.compile(r":[ \t]*[|>][+-]?\d?[ \t]*(?:\n|\\n)")
-_PGPASS = re.compile(r"(?:^|(?<=[\s\"'>`=/])|(?<=\\n))(?P<host>[A-Za-z0-9*][\w.*-]*):(?P<port>\d{1,5}|\*)"
-                     r":(?P<db>[\w.*$-]+):(?P<user>[\w.*@$-]+):(?P<secret>[^\s:\"'\\`]+)(?=$|[\s\"'`]|\\[nrt\"])", re.M)
-_YAML_BLOCK = re.compile(r"(?:^|(?<=\n)|(?<=\\n))(?P<sp>[ \t]*)(?:- )?[\"']?(?P<key>[A-Za-z_][\w.-]*)[\"']?[ \t]*:"
+_PGPASS = re.compile(r"(?:^|(?<=[\s\"'>`=/+\u2192-])|(?<=\\[nt])|(?<=\\u2192))(?P<host>[A-Za-z0-9*][\w.*-]*):(?P<port>\d{1,5}|\*)"
+                     r":(?P<db>[\w.*$-]+):(?P<user>[\w.*@$-]+):(?P<secret>[^\s:\"'\\`]+)(?=$|[\s\"'`]|\\+[nrt\"])", re.M)
+_YAML_BLOCK = re.compile(LINE_BODY + r"(?P<sp>[ \t]*)(?:- )?[\"']?(?P<key>[A-Za-z_][\w.-]*)[\"']?[ \t]*:"
                          r"[ \t]*[|>][+-]?\d?[ \t]*(?=\n|\\n)")
+# the gutter a block's lines repeat after its key line's (a listing's, quote marks; a diff's:
+# as many of + - or space as the key line's)
+_LINE_GUTTERS = {">": re.compile(r"(?:>[ \t]?)+"), "#": re.compile(r"[ \t]*\d{1,7}(?:\u2192|\t|\\u2192|\\t)")}
+_NETRC = re.compile(r"(?:(?<![\w.])|(?<=\\[nt]))machine(?:\s|\\[nt])+(?P<host>[^\s\"'\\]+)(?=\s|\\[nrt]|$)"
+                    r"|(?:^|(?<=\n)|(?<=\\n))[+>-]?[ \t]*default(?=\s|\\[nrt]|$)")  # default: a line of its own
+_NETRC_TOKEN = re.compile(r"(?:\s|\\[nrt]|(?<=\n)[+>-]+|(?<=\\n)[+>-]+)+(?P<token>[^\s\"'\\]+)")
+_NETRC_FIELDS = {"login": "USER", "password": "SECRET", "account": "USER"}
 _ECHO_B64 = re.compile(
     r"(?:\b(?:echo(?:\s+-[neE]+)*|printf(?:\s+(?P<fq>[\"'])%s(?:\\\\?n)?(?P=fq))?)\s+"
     r"(?:(?P<q>\\*[\"'])(?P<quoted>[^\"'\n\\]{1,1024})(?P=q)|(?P<bare>[^\s|;&\"'\\<>]{1,1024}))"
@@ -133,6 +145,8 @@ def context(text: str, low: str) -> Iterator[Span]:
                 yield m.start("secret"), m.end("secret"), "SECRET", m.group("secret")
     if ("(" in text or "[" in text) and _AUTH_CALL_GATE.search(low):
         yield from _auth_calls(text)
+    if "machine" in low or "default" in low:
+        yield from _netrc(text)
     if ":" in text:
         if _PGPASS_GATE.search(text):
             yield from _pgpass(text)
@@ -273,20 +287,54 @@ def _pgpass(text: str) -> Iterator[Span]:
             yield m.start("user"), m.end("user"), "USER", user
 
 
+def _netrc(text: str) -> Iterator[Span]:
+    """The ``login`` and ``password`` of each ``.netrc`` entry (the tokens after ``machine
+    h`` or ``default``, over lines and their gutters, up to the next entry)."""
+    for m in _NETRC.finditer(text):
+        pos, field = m.end(), None
+        for _ in range(12):
+            t = _NETRC_TOKEN.match(text, pos)
+            if t is None:
+                break
+            pos, token = t.end(), t.group("token")
+            if field is None:
+                field = _NETRC_FIELDS.get(token)
+                if field is None:
+                    break  # machine, default, macdef: the entry ended
+                continue
+            if _literal(token):
+                yield t.start("token"), t.end("token"), field, token
+            field = None
+
+
 def _yaml_blocks(text: str) -> Iterator[Span]:
-    """The content lines of a block scalar (``key: |``) under a secret-named key."""
-    for m in _YAML_BLOCK.finditer(text):
+    """The content lines of a block scalar (``key: |``) under a secret-named key; in a
+    diff or a listing, the lines that carry the key line's gutter."""
+    for m in at_line_starts(_YAML_BLOCK, text, _YAML_GATE.finditer(text)):
         if not key_is_secret(m.group("key")):
             continue
         indent = len(m.group("sp").expandtabs())
+        gutter = gutter_at(text, m.start())
+        mark = gutter.strip()[:1] if len(gutter) <= m.start("sp") - m.start() else ""
+        if mark in ("+", "-"):
+            repeated = re.compile(rf"[+ -]{{{len(gutter)}}}")
+        else:
+            repeated = _LINE_GUTTERS.get("#" if mark.isdigit() else mark)
         pos = m.end()
         while True:
             sep = "\\n" if text.startswith("\\n", pos) else "\n" if text.startswith("\n", pos) else None
             if sep is None:
                 break
             start = pos + len(sep)
-            nl, esc = text.find("\n", start), text.find("\\n", start)
-            end = min(e for e in (nl, esc, len(text)) if e >= 0)
+            nl = text.find("\n", start)
+            nl = len(text) if nl < 0 else nl
+            esc = text.find("\\n", start, nl)
+            end = nl if esc < 0 else esc
+            if repeated is not None:
+                g = repeated.match(text, start, end)
+                if g is None:
+                    break  # the diff's or listing's lines ended
+                start = g.end()
             line = text[start:end]
             body = line.lstrip(" \t")
             if body and len(line) - len(body) <= indent:

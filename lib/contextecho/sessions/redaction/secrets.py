@@ -203,7 +203,7 @@ def _keyword_lines(text: str, low: str) -> Iterator[str]:
     for m in _DS_KEYWORD_LINE.finditer(low):
         if m.start() <= last:
             continue
-        start = max(text.rfind("\n", 0, m.start()) + 1, m.start() - 80)
+        start = max(text.rfind("\n", max(0, m.start() - 80), m.start()) + 1, m.start() - 80)
         end = text.find("\n", m.end())
         end = min(len(text) if end < 0 else end, m.end() + 400)
         last = end
