@@ -131,10 +131,10 @@ def test_ctrl_c_while_writing_removes_the_temporary_file(tmp_path, cc, capsys, m
     monkeypatch.setattr(redaction.Redactor, "apply_object", interrupted)
     many = lines(cc, *[json.dumps(cc.assistant(f"m{i}", cc.text(f"step {i}"))) for i in range(12)])
     written = []
-    real_staged = import_sessions._staged
+    real_stage = import_sessions._Landing.stage
 
-    def spying(target):  # what reached the temporary file before Ctrl-C
-        cm = real_staged(target)
+    def spying(self, target):  # what reached the temporary file before Ctrl-C
+        cm = real_stage(self, target)
         write = cm.__enter__()
         written.append(target.with_name(f".{target.name}.{os.getpid()}.tmp"))
 
@@ -147,7 +147,7 @@ def test_ctrl_c_while_writing_removes_the_temporary_file(tmp_path, cc, capsys, m
                 return cm.__exit__(*exc)
         return Wrapped()
 
-    monkeypatch.setattr(import_sessions, "_staged", spying)
+    monkeypatch.setattr(import_sessions._Landing, "stage", spying)
     with pytest.raises(KeyboardInterrupt):
         run_import(tmp_path, capsys, {"s.jsonl": many})
     assert written and not written[0].exists()

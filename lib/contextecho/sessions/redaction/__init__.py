@@ -123,12 +123,12 @@ def _char(hex4: str) -> str:
     return "\ufffd" if 0xD800 <= code <= 0xDFFF else chr(code)  # a lone surrogate half: no character
 
 
-def _views(text: str) -> list[str]:
-    """``text``, its escaped lines resolved up to ``ESCAPE_LEVELS`` times, its percent-encoded
-    runs decoded (also when encoded twice)."""
+def _views(text: str, escapes: bool = True) -> list[str]:
+    """``text``, its escaped lines resolved up to ``ESCAPE_LEVELS`` times (unless not
+    ``escapes``), its percent-encoded runs decoded (also when encoded twice)."""
     views = [text]
     for mark, decode, levels in (("\\", _unescaped, ESCAPE_LEVELS), ("%", _percent_decoded, 2)):
-        if mark not in text:
+        if mark not in text or (mark == "\\" and not escapes):
             continue
         lines = [line for line in text.split("\n") if mark in line]
         for _ in range(levels):  # each level: the lines that decoding changes, decoded once more
@@ -268,14 +268,29 @@ class Redactor:
     def _scan(self, text: str) -> list[tuple[str, str, bool]]:
         """(class, value, from a context rule) of every finding of every rule in every view
         of ``text``, as discovery records them. Lines already found clean (with their
-        context) are not scanned again: see :meth:`_unverified`."""
+        context) are not scanned again: see :meth:`_unverified`. Small blocks, of one view or
+        of several, are scanned together (up to ``BLOCK_CHARS``): each scan has a fixed cost."""
         found: dict[tuple[str, str], bool] = {}
+        blocks: list[str] = []
+        fresh: list[str] = []
+        size = 0
+
+        def scan() -> None:
+            block_found = _rules("\n".join(blocks))
+            for key, ctx in block_found.items():
+                found.setdefault(key, ctx)
+            self._mark_clean(fresh, block_found)
+
         for view in _views(text):
-            for block, fresh in self._unverified(view):
-                block_found = _rules(block)
-                for key, ctx in block_found.items():
-                    found.setdefault(key, ctx)
-                self._mark_clean(fresh, block_found)
+            for block, block_fresh in self._unverified(view):
+                if blocks and size + len(block) > BLOCK_CHARS:
+                    scan()
+                    blocks, fresh, size = [], [], 0
+                blocks.append(block)
+                fresh += block_fresh
+                size += len(block) + 1
+        if blocks:
+            scan()
         return [(cls, value, ctx) for (cls, value), ctx in found.items()]
 
     def _unverified(self, view: str) -> Iterator[tuple[str, list[str]]]:
@@ -515,13 +530,15 @@ class Redactor:
         return list(found.values())
 
     def originals_in(self, text: str) -> list[str]:
-        """Classes of the originals still in ``text`` (as written, unescaped or
-        percent-decoded), without running the rules: for the written form of records whose
-        every key and value :meth:`object_survivors` has verified."""
-        return list(self._originals_in(text).values())
+        """Classes of the originals still in ``text``, the JSON that records whose every key
+        and value :meth:`object_survivors` has verified are written as: searched as written
+        (where an original's JSON-escaped forms are among its aliases) and percent-decoded,
+        without running the rules again."""
+        return list(self._originals_in(text, json_escaped=True).values())
 
-    def _originals_in(self, text: str) -> dict[str, str]:
-        found = {key: self._originals[key][0] for view in _views(text) for _, _, key in self._matches(view)}
+    def _originals_in(self, text: str, json_escaped: bool = False) -> dict[str, str]:
+        views = _views(text, escapes=not json_escaped)
+        found = {key: self._originals[key][0] for view in views for _, _, key in self._matches(view)}
         if "PORT" in self._per_class:
             for rx in (_HOST_THEN_PORT, _LOCALHOST_PORT):
                 for m in rx.finditer(text):

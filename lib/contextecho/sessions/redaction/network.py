@@ -72,7 +72,9 @@ _TLDS = ("com|net|org|io|ai|co|dev|edu|gov|mil|int|eu|us|uk|de|fr|nl|be|ch|at|se
 _URL = re.compile(r"(?<=[a-zA-Z0-9])://(?:(?P<user>[^/\s\"'<>]*)@)?(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)"
                   r"(?::(?P<port>\d{1,5}))?")
 _FQDN = re.compile(r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+"rf"(?:{_TLDS})", re.I)
-_TLD_AT = re.compile(rf"(?<=[A-Za-z0-9])\.(?:{_TLDS})(?![\w(-]|\.\w)", re.I)  # where a host name ends
+# (the lookbehinds below follow the first character they guard: a pattern that starts with
+# one is tried at every position of a text)
+_TLD_AT = re.compile(rf"\.(?<=[A-Za-z0-9]\.)(?:{_TLDS})(?![\w(-]|\.\w)", re.I)  # where a host name ends
 _TLD_GATE = re.compile(rf"\.(?:{_TLDS})", re.I)
 # .local/.internal/... are private by definition; the other TLDs above need a host-like shape
 # in code (``tf.io``, ``self.app`` are attribute access): so those take two labels before a
@@ -90,7 +92,7 @@ _FILE_EXTS = frozenset(
     "vue svelte xml csv tsv log swift m mm pl pm ex exs erl hs ml lua r jl dart scala cs fs tex bib proto "
     "gradle tf hcl zig nim lean el clj vim env diff patch png jpg jpeg gif svg pdf zip gz tar whl so dll "
     "dylib exe bin wasm map snap test spec config d mod sum".split())
-_IPV4 = re.compile(r"(?<![\w.])(\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})(?![\w]|\.\d)")
+_IPV4 = re.compile(r"(\d(?<![\w.].)\d{0,2}\.\d{1,3}\.\d{1,3}\.\d{1,3})(?![\w]|\.\d)")
 _IPV6_AT = re.compile(r":[0-9A-Fa-f]{0,4}:")  # every IPv6 address holds one; then widened
 _IPV6_CHARS = frozenset("0123456789abcdefABCDEF:")
 _IPV6_TAIL = frozenset("0123456789abcdefABCDEF:.")
@@ -99,10 +101,13 @@ _SSH_TARGET = re.compile(r"\b(?:ssh|scp|sftp|rsync|mosh|ssh-copy-id)\s+(?:-\S+\s
                          r"(?:(?P<user>[a-z_][a-z0-9_.-]*)@(?P<host>[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*)"
                          r"|(?P<bare>[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*))(?=[\s:'\"/&]|\\[nrt\"]|$)")
 # commands whose argument is a host; flags with a value are skipped (-c 3, -p 22)
-_HOST_COMMAND = re.compile(r"(?:^|(?<=[\s;&|(`$\"'=/])|(?<=\\n))(?:ping6?|telnet|nc|ncat|netcat|dig|nslookup|traceroute6?"
+# (the command word first, its start checked apart: a pattern that starts with a lookbehind
+# is tried at every position of the text)
+_HOST_COMMAND = re.compile(r"(?:ping6?|telnet|nc|ncat|netcat|dig|nslookup|traceroute6?"
                            r"|tracepath|mtr|curl|wget|ssh-keyscan|ssh-keygen\s+-R)"
                            r"(?:\s+(?:-\w+|--[\w-]+)(?:[ =](?!-)(?:\d+|\w+(?=\s+-)))?)*\s+"
                            r"(?:[a-z_][\w.-]*@)?(?P<host>[A-Za-z][A-Za-z0-9-]{1,62})(?=[\s:;&|)\"'`/]|\\[nrt\"]|$)", re.M)
+_COMMAND_AFTER = frozenset(" \t\r\n\f\v;&|(`$\"'=/")
 _SSH_CONFIG = re.compile(LINE_BODY + r"(?P<indent>[ \t]*)(?P<kw>Host|HostName)[ \t]+"
                          r"(?P<hosts>[A-Za-z0-9][\w.-]*(?:[ \t]+[A-Za-z0-9][\w.-]*)*)[ \t]*(?=\r?\n|\\n|$)")
 # an ssh config's Host block goes on with indented options: then its aliases are hosts, not
@@ -130,20 +135,25 @@ _GENERIC_HOSTS = _NOT_HOSTS | frozenset({
     "foo", "bar", "baz", "qux", "github", "gitlab", "bitbucket", "instance", "node", "box", "vm", "container"})
 # Deployment environments, as internal host names spell them: payments-prod-03, web-stg2, prod-db-02
 _ENVS = r"prod|production|prd|preprod|staging|stage|stg|uat|qa|dev|sandbox|sbx|canary|perf|nonprod"
-_SERVICE_ENV_HOST = re.compile(rf"(?<![\w.\\:-])(?:[a-z][a-z0-9]*-)+(?:{_ENVS})-?\d{{1,4}}[a-z]?(?![\w-]|\.\w)"
-                               rf"|(?<![\w.\\:-])(?:prod|production|prd|preprod|staging|stg|uat)(?:-[a-z][a-z0-9]*)+"
-                               r"-\d{1,4}[a-z]?(?![\w-]|\.\w)", re.I)
-_ENV_GATE = re.compile(rf"(?:{_ENVS})-?\d|(?:prod|production|prd|preprod|staging|stg|uat)-[a-z]")  # lowered
+_ENV_WORDS = frozenset(_ENVS.split("|"))
+_ENV_FIRST = frozenset({"prod", "production", "prd", "preprod", "staging", "stg", "uat"})  # env-service-number
+_ENV_NUMBER = re.compile(rf"(?:{_ENVS})?\d{{1,4}}[a-z]?")
+# a dashed name ending in digits, not part of a dotted name, a path's word or a flag (lowered)
+_DASHED_NUMBERED = re.compile(r"(?<![\w.\\:-])[a-z][a-z0-9]*+(?:-[a-z0-9]+)*-[a-z]*\d{1,4}[a-z]?(?![\w-]|\.\w)")
+_LETTERS = re.compile(r"[a-z]*")
 # the server of a connection string (ADO.NET, Npgsql, ODBC): Server=tcp:sql04,1433; Host=pg1;Port=...
-_CONNECTION_SERVER = re.compile(r"(?:^|(?<=[;\s\"'{=&?/]))(?i:server|data source|host|address|addr|hostname)="
-                                r"(?i:tcp:)?(?P<host>[A-Za-z][\w.-]*)(?=[ \t]*[,;])")
-# the value of a key that names a host: DB_HOST=x, "host": "x", host: x, --host x, -h x (psql, mysql ...)
-_HOST_KEY = re.compile(r"(?P<key>[A-Za-z_][\w.-]*host(?:name)?|host(?:name)?|server(?:_?name)?|--host(?:name)?)"  # lowered
-                       r"(?:\\*[\"'])?[ \t]*(?:=|:|[ \t])[ \t]*(?:\\*[\"'])?(?P<host>[a-z][\w.-]*)(?![\w.(\[-])")
+_CONNECTION_SERVER = re.compile(r"(?:server|data source|host|address|addr|hostname)=(?:tcp:)?"  # lowered
+                                r"(?P<host>[a-z][\w.-]*)(?=[ \t]*[,;])")
+_CONNECTION_AFTER = frozenset(";\"'{=&?/ \t\r\n")
+# the value of a key that names a host: DB_HOST=x, "host": "x", host: x, --host x (the key's
+# end found first, lowered), -h x (psql, mysql ...)
+_HOST_KEY_END = re.compile(r"host(?:name)?|server(?:_?name)?")
+_HOST_KEY_VALUE = re.compile(r"(?:\\*[\"'])?[ \t]*(?:=|:|[ \t])[ \t]*(?:\\*[\"'])?(?P<host>[a-z][\w.-]*)(?![\w.(\[-])")
+_KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_.-")
 _HOST_FLAG = re.compile(r"\b(?:psql|pg_dump|pg_restore|pg_isready|mysql|mysqldump|mariadb|redis-cli|mongo(?:sh|dump)?"
                         r"|clickhouse-client)\b[^\n]*?\s-h[ \t]*(?P<host>[A-Za-z][\w.-]*)")
-_MAC = re.compile(r"(?<![0-9A-Fa-f:.-])(?:[0-9A-Fa-f]{2}([:-])(?:[0-9A-Fa-f]{2}\1){4}[0-9A-Fa-f]{2}"
-                  r"|[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4})(?![0-9A-Fa-f:.-]|\.\w)")
+_MAC = re.compile(r"[0-9A-Fa-f](?<![0-9A-Fa-f:.-].)(?:[0-9A-Fa-f]([:-])(?:[0-9A-Fa-f]{2}\1){4}[0-9A-Fa-f]{2}"
+                  r"|[0-9A-Fa-f]{3}\.[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4})(?![0-9A-Fa-f:.-]|\.\w)")
 _ARN = re.compile(r"\barn:aws[\w-]*:[\w-]+:[\w-]*:(?P<account>\d{12})?:[^\s\"'`,;)}\]\\<>]+")
 _ACCOUNT_CONTEXT = re.compile(r"(?:account[\s_-]?(?:id|number|no)?|aws_account_id|owner[\s_-]?id|account_id)"  # lowered
                               r"(?:\\*[\"'])?\s*[:=]?\s*(?:\\*[\"'])?(?P<id>\d{12})(?!\d)"
@@ -162,9 +172,10 @@ def find(text: str, low: str) -> Iterator[tuple[str, str]]:
     yield from _host_ports(text)
     if _TLD_GATE.search(low):
         yield from _dotted_names(text)
-    if _ENV_GATE.search(low):
-        for m in _SERVICE_ENV_HOST.finditer(text):
-            yield "HOST", m.group(0)
+    if "-" in low:
+        for m in _DASHED_NUMBERED.finditer(low):
+            if _service_env(m.group(0)):
+                yield "HOST", text[m.start():m.end()]
     if "host" in low or "server" in low or "data source" in low or "addr" in low or "-h" in low:
         yield from _host_keys(text, low)
     for m in _IPV4.finditer(text):
@@ -308,19 +319,41 @@ def _command_targets(text: str) -> Iterator[tuple[str, str]]:
         elif "." not in host and (_named_host(host) or (user and _plain_host(host))):
             yield "HOST", host
     for m in _HOST_COMMAND.finditer(text):
-        if _named_host(m.group("host")):
+        i = m.start()
+        if (i == 0 or text[i - 1] in _COMMAND_AFTER or text[i - 2:i] == "\\n") and _named_host(m.group("host")):
             yield "HOST", m.group("host")
+
+
+def _service_env(name: str) -> bool:
+    """``payments-prod-03``, ``api-prod-eu-1``, ``web-stg2``, ``prod-db-02``: a service, an
+    environment and a number (a lowered dashed name)."""
+    labels = name.split("-")
+    if len(labels) < 2 or not _ENV_NUMBER.fullmatch(labels[-1]):
+        return False
+    glued = _LETTERS.match(labels[-1]).group(0)
+    if glued:  # web-stg2: the environment glued to its number, after a service
+        return glued in _ENV_WORDS and labels[-2][0].isalpha() and labels[-2] not in _ENV_WORDS
+    return len(labels) >= 3 and (labels[0] not in _ENV_WORDS and any(w in _ENV_WORDS for w in labels[1:-1])
+                                 or labels[0] in _ENV_FIRST and labels[1][0].isalpha() and labels[1] not in _ENV_WORDS)
 
 
 def _host_keys(text: str, low: str) -> Iterator[tuple[str, str]]:
     """Hosts by the key or the flag that names them; see the module doc."""
-    for m in _CONNECTION_SERVER.finditer(text):
-        host = m.group("host")
-        if _key_host(host) or ("." not in host and _plain_host(host)):
-            yield "HOST", host
-    for m in _HOST_KEY.finditer(low):
-        host = text[m.start("host"):m.end("host")]
-        words = key_words(m.group("key"))
+    if "=" in text:
+        for m in _CONNECTION_SERVER.finditer(low):
+            host = text[m.start("host"):m.end("host")]
+            if (m.start() == 0 or low[m.start() - 1] in _CONNECTION_AFTER) \
+                    and (_key_host(host) or ("." not in host and _plain_host(host))):
+                yield "HOST", host
+    for m in _HOST_KEY_END.finditer(low):
+        if m.end() < len(low) and low[m.end()] in _KEY_CHARS and low[m.end()] not in ".-":
+            continue  # inside a longer word: hostile, servers
+        v = _HOST_KEY_VALUE.match(low, m.end())
+        start = walk_back(low, m.start(), _KEY_CHARS, 64)
+        if v is None or start < 0:
+            continue
+        host = text[v.start("host"):v.end("host")]
+        words = key_words(text[start:m.end()])
         if words and words[-1] in ("host", "hostname", "server", "name") and _key_host(host):
             yield "HOST", host
     for m in _HOST_FLAG.finditer(text):

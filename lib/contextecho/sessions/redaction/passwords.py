@@ -48,7 +48,7 @@ import re
 from typing import Iterator
 
 from .secret_names import CODE_WORDS, KEY_CHARS, key_is_secret, value_is_secret
-from .text import LINE_BODY, PLACEHOLDER, Span, at_line_starts, gutter_at, high_entropy
+from .text import LINE_BODY, PLACEHOLDER, Span, at_line_starts, gutter_at, high_entropy, walk_back
 
 # Some rule needs one of these (lowered text); most short strings hold none.
 _TRIGGER = re.compile(r"pass|pwd|secret|token|key|credential|cookie|signature|webhook|://|bearer|sess|sid"
@@ -113,8 +113,11 @@ _COOKIE_HEADER = re.compile(r"(?:\bset-cookie|\bcookie)\"?\s*:\s*\"?|(?:\s-b|--c
 _COOKIE_PAIR = re.compile(r"[ \t]*(?P<name>[^=;,\s\"'\\]{1,128})=(?P<value>[^;\s\"'\\,]*)[ \t]*(?:;|(?=[\s\"'\\,]|$))")
 _COOKIE_ATTRIBUTES = frozenset({"path", "domain", "expires", "max-age", "samesite", "secure", "httponly",
                                 "priority", "partitioned", "version", "comment"})
-_SESSION_PARAM = re.compile(r"(?:(?<=[;?&\s\"'])|^)(?P<name>[\w.-]*(?:sess(?:ion)?(?:[_.-]?id)?|sid|csrf[\w-]*"
-                            r"|xsrf[\w-]*|remember[_-]token))=(?P<value>[^\s;&?#\"'<>\\,]{4,512})", re.I | re.M)
+# name=value of a session parameter: the name ends in one of these (lowered), and starts a
+# parameter (after ; ? & a space or a quote, or a line's start)
+_SESSION_NAME_END = re.compile(r"(?:sess(?:ion)?(?:[_.-]?id)?|sid|csrf[\w-]*|xsrf[\w-]*|remember[_-]token)=")
+_SESSION_VALUE = re.compile(r"[^\s;&?#\"'<>\\,]{4,512}")
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 
 
 def context(text: str, low: str) -> Iterator[Span]:
@@ -158,10 +161,22 @@ def context(text: str, low: str) -> Iterator[Span]:
     if "cookie" in low or "-b" in text:
         yield from _cookies(text, low)
     if any(w in low for w in ("sess", "sid", "csrf", "xsrf", "remember")):
-        for m in _SESSION_PARAM.finditer(text):
-            value = m.group("value")
+        yield from _session_params(text, low)
+
+
+def _session_params(text: str, low: str) -> Iterator[Span]:
+    """The values of ``sessionid=`` / ``;jsessionid=`` / ``PHPSESSID=`` / ``csrftoken=`` ...
+    (the name's end found first: a pattern starting with the name's run of characters is
+    tried at every position)."""
+    for m in _SESSION_NAME_END.finditer(low):
+        start = walk_back(text, m.start(), _NAME_CHARS, 128)
+        if start < 0 or not (start == 0 or text[start - 1] in ";?&\"'" or text[start - 1].isspace()):
+            continue
+        v = _SESSION_VALUE.match(text, m.end())
+        if v is not None:
+            value = v.group(0)
             if _literal(value) and (any(c.isdigit() for c in value) or len(value) >= 16):
-                yield m.start("value"), m.end("value"), "SECRET", value
+                yield v.start(), v.end(), "SECRET", value
 
 
 def find(text: str, low: str) -> Iterator[tuple[str, str]]:
