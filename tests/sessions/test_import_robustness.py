@@ -246,3 +246,39 @@ def test_a_session_written_to_during_the_import_is_refused(tmp_path, cc, capsys,
     rc, dest, _, err = run_import(tmp_path, capsys, {})
     assert rc == 0, err
     assert (dest / SHOWN / "live.jsonl").read_bytes().count(b"\n") == 2
+
+
+def test_copies_land_in_groups_and_a_copy_that_cannot_land_is_its_own_skip(tmp_path, cc, capsys, monkeypatch):
+    """Seven files in groups of three: every copy lands, none is left temporary; a rename
+    that fails skips that file alone, with its reason."""
+    monkeypatch.setattr(import_sessions, "LAND_FILES", 3)
+    flushes = []
+    monkeypatch.setattr(import_sessions, "_flush", lambda paths: flushes.append(len(paths)))
+    real_replace = os.replace
+
+    def replace(src, dst):
+        if Path(dst).name == "s4.jsonl":
+            raise PermissionError(13, "Permission denied")
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(import_sessions.os, "replace", replace)
+    rc, dest, out, err = run_import(tmp_path, capsys, {f"s{i}.jsonl": lines(cc) for i in range(7)})
+    assert rc == 1 and "imported 6 transcript file(s)" in out
+    assert f"NOT imported {SHOWN}/s4.jsonl: cannot write it (Permission denied); skipped" in err
+    assert every_file(dest) == [f"{SHOWN}/s{i}.jsonl" for i in range(7) if i != 4]  # no .tmp left
+    assert flushes[::2] == [3, 3, 1]  # the temporary files of each group at once, then its folders
+
+
+def test_a_base64_blob_is_one_secret_and_the_rest_is_still_read(tmp_path, cc, capsys):
+    """An image pasted into a session (megabytes of base64 on one line) is replaced as one
+    secret; what stands beside it is redacted as usual."""
+    import base64
+    import random
+
+    blob = base64.b64encode(random.Random(43).randbytes(300_000)).decode()
+    image = cc.user([{"type": "text", "text": "see /Users/qwrtz/shot.png"},
+                     {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": blob}}])
+    rc, dest, _, err = run_import(tmp_path, capsys, {"s.jsonl": lines(cc, json.dumps(image))})
+    assert rc == 0, err
+    data = (dest / SHOWN / "s.jsonl").read_text(encoding="utf-8")
+    assert blob[:64] not in data and '"data": "<SECRET_1>"' in data and "/Users/<USER_1>/shot.png" in data

@@ -43,6 +43,11 @@ Generic accounts (``root``, ``ubuntu``, ``admin`` ...) are not user names. A tok
 original that a rule finds where whole-token matching skips it (glued to a word) is,
 once the settling rescan finds it again, replaced wherever it occurs.
 
+Data. A run of ``BLOB_CHARS`` token characters or more (an image or a file as base64, a
+hex dump) is a secret as a whole when it is random, and the rules read the text without it:
+nothing else they look for is made of one such run, and their patterns are slow on megabytes
+of it.
+
 Settling and verification. After replacing, the rules are run on the output; what they
 find there (a context that only the replacement brought together, a value the discovery
 text did not hold) is added and replaced, a few rounds at most. :meth:`Redactor.verify`
@@ -50,8 +55,11 @@ then requires that no original (in any view) and no rule finding remain. A redac
 remembers the lines a scan found clean (by hash, scanned with ``CONTEXT_LINES`` lines of
 context): the rules are deterministic, so such a line is not scanned again, and a text is
 scanned only where it differs from what was already verified (a replaced line, a line
-rendered or joined anew). The report holds counts and placeholders only, never the
-originals.
+rendered or joined anew); a line repeated in a text is scanned once, and small blocks are
+scanned together. The records of a transcript are verified as written by
+:meth:`Redactor.object_survivors` (every rule on every key and value, a short value also
+beside the key that names it) and :meth:`Redactor.originals_in` (no original in the JSON
+written). The report holds counts and placeholders only, never the originals.
 """
 from __future__ import annotations
 
@@ -66,7 +74,7 @@ from urllib.parse import quote, quote_plus, unquote_plus
 from ..errors import RedactionLeak
 from . import addresses, identities, network, numbers, passwords, secrets
 from .secret_names import key_is_secret, key_words, value_is_secret
-from .text import PLACEHOLDER, Span, lower
+from .text import PLACEHOLDER, Span, high_entropy, lower
 
 GENERIC_USERS = frozenset({
     "root", "ubuntu", "user", "users", "runner", "admin", "administrator", "ec2-user", "vscode",
@@ -102,6 +110,9 @@ _LINE_BREAKS = re.compile(r"\n|(?<!\\)\\n")  # a line break, or a JSON string's 
 BLOCK_CHARS = 1 << 16  # characters scanned at a time
 CLEAN_LINES = 1 << 20  # lines remembered as clean (by hash), per redactor
 PAIR_CHARS = 256  # a string value up to this long is also read beside its key (see _pairs)
+BLOB_CHARS = 2048  # a run of token characters this long is data (see _blob)
+_BLOB = re.compile(r"(?<![A-Za-z0-9_+/=-])[A-Za-z0-9_+/=-]{%d,}" % BLOB_CHARS)
+_NEEDS_JSON_ESCAPE = re.compile(r'["\\\x00-\x1f\x7f-\U0010ffff]')
 _PAIR_WORDS = frozenset({"host", "hostname", "server", "addr", "address", "endpoint", "name", "user", "username",
                          "login", "author", "email", "mail", "owner", "account"})
 
@@ -150,6 +161,8 @@ def _rules(view: str) -> dict[tuple[str, str], bool]:
     discovery records them; context findings longest first (/Users/j.doe and its alias
     j-doe before the "j" of -Users-j-doe-proj)."""
     found: dict[tuple[str, str], bool] = {}
+    if len(view) > BLOB_CHARS:
+        view = _BLOB.sub(lambda m: _blob(m.group(0), found), view)
     low = lower(view)
     for finder in _FINDERS:
         for cls, value in finder(view, low):
@@ -166,6 +179,16 @@ def _rules(view: str) -> dict[tuple[str, str], bool]:
             if len(value) >= MIN_GLOBAL.get(cls, 1) and _keep(cls, value):
                 found.setdefault((cls, value), False)
     return found
+
+
+def _blob(run: str, found: dict[tuple[str, str], bool]) -> str:
+    """A run of ``BLOB_CHARS`` token characters or more (an image or a file as base64, a
+    hex dump) is data: random, it is a secret as a whole (the ``_LONG_TOKEN`` rule of
+    :mod:`~.secrets`), and the other rules read the text without it — nothing they look for
+    is made of one such run, and their patterns are slow on megabytes of it."""
+    if high_entropy(run):
+        found.setdefault(("SECRET", run), False)
+    return ""
 
 
 def _escaped_forms(original: str) -> list[str]:
@@ -249,8 +272,10 @@ class Redactor:
         self._pattern = None
         if alias_of is not None or not searched or cls == "PORT":
             return
-        aliases = _escaped_forms(original) + numbers.aliases(cls, original)
-        if len(original) >= 4:
+        aliases = numbers.aliases(cls, original)
+        if _NEEDS_JSON_ESCAPE.search(original):  # JSON writes any other string as it is
+            aliases += _escaped_forms(original)
+        if 4 <= len(original) < BLOB_CHARS:
             aliases += _encoded_forms(original)
         if cls == "USER" and re.search(r"[._ ]", original):
             # Claude Code project folders spell /Users/j.doe/x as -Users-j-doe-x

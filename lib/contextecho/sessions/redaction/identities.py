@@ -81,18 +81,23 @@ _NAME_LINE = (rf"[ \t]*(?P<name>{_NAME.pattern})[ \t]*"
 # Line-anchored (see text.at_line_starts), each with the words it needs (lowered text).
 _SIGNED = re.compile(LINE_BODY + rf"[ \t]*(?P<closing>(?i:{_CLOSINGS}))[ \t]*[,!.]?[ \t]*{EOL}"
                      rf"(?:{LINE_BODY}[ \t]*{EOL})?" + LINE_BODY + _NAME_LINE)
-_SIGNED_HIT = re.compile(r"regards|wishes|best|thank|cheers|sincerely|yours|cordial|vous|gr[üu]|saludo|groet|mvh"
-                         r"|hälsningar|--")
+# (a closing word at the end of its line; the patterns of hits start with a literal, so that
+# the search skips to it)
+_SIGNED_HIT = re.compile(r"(?:regards|wishes|best|thanks|thank you|cheers|sincerely|yours|truly|cordialement|vous"
+                         r"|gr[üu](?:ß|ss)(?:en|e)|saludos?|saluti|groet(?:en)?|mvh|hälsningar|--)[ \t]*[,!.]?[ \t]*"
+                         r"(?:\r?\n|\\r?\\n)")
 _GREETING = re.compile(LINE_BODY + r"[ \t]*(?i:hi|hello|hey|dear|hallo|hola|bonjour|salut|ciao|moin|hej"
                        rf"|good (?:morning|afternoon|evening))[ \t]+(?P<name>{_NAME.pattern})[ \t]*,")
-_GREETING_HIT = re.compile(r"(?<![a-z])(?:hi|hello|hey|dear|hallo|hola|bonjour|salut|ciao|moin|hej"
-                           r"|good (?:morning|afternoon|evening))[ \t]")
+_GREETING_HIT = re.compile(r"(?:hi|hello|hey|dear|hallo|hola|bonjour|salut|ciao|moin|hej"
+                           r"|good (?:morning|afternoon|evening))[ \t]+[^\n\\,]{1,80},")
 _TRAILER = re.compile(LINE_BODY + r"[ \t]*(?i:author|authors|co-authored-by|signed-off-by|reviewed-by|acked-by|tested-by"
                       r"|reported-by|suggested-by|helped-by|committer|maintainer|written by|maintained by)[ \t]*:"
                       + _NAME_LINE)
 _TRAILER_HIT = re.compile(r"author|-by[ \t]*:|committer|maintain|written by")
-# "author": "Jane Doe", __author__ = 'Jane Doe', authors = ["Jane Doe <...>"]
-_AUTHOR_VALUE = re.compile(r"(?i:__author__|\\*[\"']author\\*[\"']|\bauthors?|\bmaintainers?)[ \t]*[:=][ \t]*\[?[ \t]*"
+# "author": "Jane Doe", __author__ = 'Jane Doe', authors = ["Jane Doe <...>"]: the key's word
+# found first (lowered), then what follows it
+_AUTHOR_KEY = re.compile(r"author|maintainer")
+_AUTHOR_VALUE = re.compile(r"s?(?:__)?(?:\\*[\"'])?[ \t]*[:=][ \t]*\[?[ \t]*"
                            rf"\\*[\"'](?P<name>{_NAME.pattern})[ \t]*(?=\\*[\"']|<)")
 # words a reply or a greeting is made of, capitalised, that name no one: Thanks, Done. / Hello World!
 _NOT_FIRST_NAMES = frozenset({
@@ -209,8 +214,11 @@ def _named_by_context(text: str, low: str) -> Iterator[tuple[str, str]]:
         for m in at_line_starts(_TRAILER, text, _TRAILER_HIT.finditer(low)):
             if _full_name(m.group("name")):
                 yield "PERSON", m.group("name")
-        for m in _AUTHOR_VALUE.finditer(text):
-            if _full_name(m.group("name")):
+        for key in _AUTHOR_KEY.finditer(low):
+            if key.start() and low[key.start() - 1].isalnum():
+                continue  # coauthor, mainauthor
+            m = _AUTHOR_VALUE.match(text, key.end())
+            if m is not None and _full_name(m.group("name")):
                 yield "PERSON", m.group("name")
 
 
