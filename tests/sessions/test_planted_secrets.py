@@ -115,6 +115,9 @@ PLANTS: dict[str, list[tuple[str, list[str]]]] = {
         ('{"name": "qz-tool", "author": "Calloway Penhallow"}', ["Calloway Penhallow"]),
         (patch("docs/letter.md", "The numbers are attached.\n\nKind regards,\nFenna Oudekerk"), ["Fenna Oudekerk"]),
         (patch("NOTES.md", "Thanks,\nAnwenqa"), ["Anwenqa"]),
+        ("Thanks, Anwyllqa!", ["Anwyllqa"]),
+        ("Dear Tamsinqa:\nthe invoice is attached.", ["Tamsinqa"]),
+        ("Best regards,\nDr. Ysabeau Kerrigan", ["Ysabeau Kerrigan"]),
     ],
     "EMAIL": [
         ("mail jane.q.planted@example.org", ["jane.q.planted@example.org"]),
@@ -169,6 +172,9 @@ PLANTS: dict[str, list[tuple[str, list[str]]]] = {
         ("mount qznas.lan:/volume1 and qzpi.localnet", ["qznas.lan", "qzpi.localnet"]),
         ("grafana at qzgrafana.internal, pihole at qzpihole.home", ["qzgrafana.internal", "qzpihole.home"]),
         (patch(".ssh/config", "Host qzjump\n  HostName qzjump-01.corp\n  User ops"), ["qzjump"]),
+        ("backups go to QzDiskStation.local", ["QzDiskStation"]),
+        ("10.0.0.5 qzpayments-db", ["qzpayments-db"]),
+        ("Data Source=qzsqlprod;Initial Catalog=app;", ["qzsqlprod"]),
     ],
     "MAC": [
         ("ether 3c:22:fb:7a:11:9e", ["3c:22:fb:7a:11:9e"]),
@@ -254,6 +260,11 @@ PLANTS: dict[str, list[tuple[str, list[str]]]] = {
         (hunk("deploy/values.yaml", "  password: old", "  password: |\n    Upd-Bl0ck", "db:"), ["Upd-Bl0ck"]),
         ("cat > ~/.pgpass <<'EOF'\nqzdb.internal:5432:app:hdqz:Hd-pw5\nEOF", ["Hd-pw5", "hdqz"]),
         ("     1\u2192qzdb7:5432:app:lnqz:Ln-pw6\n     2\u2192", ["Ln-pw6", "lnqz"]),
+        (patch("settings.xml", "<server>\n  <username>deployer</username>\n  <password>Xml-pw7</password>\n</server>"),
+         ["Xml-pw7"]),
+        ('<add key="DbPassword" value="Cfg-pw8" />', ["Cfg-pw8"]),
+        ("define('DB_PASSWORD', 'wp-Pa55');", ["wp-Pa55"]),
+        ('setenv("API_TOKEN", "tokQ9z")', ["tokQ9z"]),
     ],
     "CARD": [
         ("card 4111 1111 1111 1111", ["4111 1111 1111 1111"]),
@@ -449,6 +460,9 @@ BENIGN = [
     "host: ${DB_HOST}\nport: 5432\npassword: ${DB_PASSWORD}",
     "+    return self.cache.get(key)\n-    return None",
     "Author: Claude",
+    "Thanks, Great Work! Cheers, Happy Coding! Dear Sir: Hello World,",
+    "<password>${DB_PASSWORD}</password> <token>true</token> <add key=\"Theme\" value=\"dark\" />",
+    'config.get("password", "default"); headers.get("Authorization", ""); threading.local()',
 ]
 
 

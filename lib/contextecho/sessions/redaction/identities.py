@@ -20,7 +20,8 @@ PERSON   a name beside an address in any layout: ``Jane Doe <jane@x.org>``,
          git ``Author:`` / ``Co-authored-by:`` lines, ``user.name``, ``GIT_AUTHOR_NAME=``.
          Without an address, where the context says a person: the name line of a
          signature (after ``Best regards,`` / ``Thanks,`` / ``Cheers,`` / ``--`` ...),
-         a greeting (``Hi Anna,`` / ``Dear Dr. Smith,``), trailers and headers
+         a sign-off on one line (``Thanks, Anna``), a greeting (``Hi Anna,`` /
+         ``Dear Dr. Smith,``), trailers and headers
          (``Author:``, ``Signed-off-by:``, ``Co-authored-by:``, ``Reviewed-by:`` ...,
          ``"author": "Jane Doe"``, ``__author__ = ...``), also in a file's body as a tool
          call writes it (:data:`~.text.GUTTER`).
@@ -75,8 +76,8 @@ _CLOSINGS = (r"--|(?:best|kind|warm(?:est)?|many)?[ \t]*(?:regards|wishes)|all t
              r"|cordiali saluti|met vriendelijke groet(?:en)?|groeten|mvh|hälsningar")
 _CLOSING = re.compile(rf"^(?:{_CLOSINGS})[ \t]*[,!.]?[ \t]*$", re.I)
 # a name alone on its line (a role or a company may follow: "Jane Doe | Acme", "Jane Doe, CTO")
-_NAME_LINE = (rf"[ \t]*(?P<name>{_NAME.pattern})[ \t]*"
-              r"(?=$|\r?\n|\\[rn]|\\*[\"'/]|,[ \t]|[ \t]+[|\u2013\u2014-][ \t]|[ \t]*[<(])")
+_NAME_END = r"(?=$|\r?\n|\\[rn]|\\*[\"'/]|,[ \t]|[ \t]+[|\u2013\u2014-][ \t]|[ \t]*[<(])"
+_NAME_LINE = rf"[ \t]*(?P<name>{_NAME.pattern})[ \t]*" + _NAME_END
 # the name line of a signature: after a closing line (and a blank line, if any)
 # Line-anchored (see text.at_line_starts), each with the words it needs (lowered text).
 _SIGNED = re.compile(LINE_BODY + rf"[ \t]*(?P<closing>(?i:{_CLOSINGS}))[ \t]*[,!.]?[ \t]*{EOL}"
@@ -87,9 +88,15 @@ _SIGNED_HIT = re.compile(r"(?:regards|wishes|best|thanks|thank you|cheers|sincer
                          r"|gr[üu](?:ß|ss)(?:en|e)|saludos?|saluti|groet(?:en)?|mvh|hälsningar|--)[ \t]*[,!.]?[ \t]*"
                          r"(?:\r?\n|\\r?\\n)")
 _GREETING = re.compile(LINE_BODY + r"[ \t]*(?i:hi|hello|hey|dear|hallo|hola|bonjour|salut|ciao|moin|hej"
-                       rf"|good (?:morning|afternoon|evening))[ \t]+(?P<name>{_NAME.pattern})[ \t]*,")
+                       rf"|good (?:morning|afternoon|evening))[ \t]+(?P<name>{_NAME.pattern})[ \t]*[,:]")
 _GREETING_HIT = re.compile(r"(?:hi|hello|hey|dear|hallo|hola|bonjour|salut|ciao|moin|hej"
-                           r"|good (?:morning|afternoon|evening))[ \t]+[^\n\\,]{1,80},")
+                           r"|good (?:morning|afternoon|evening))[ \t]+[^\n\\,:]{1,80}[,:]")
+# a sign-off on one line: "Thanks, Anna" / "Cheers, Bob Marlowe" (the name ends the line)
+_SIGNED_INLINE = re.compile(LINE_BODY + r"[ \t]*(?P<closing>(?i:(?:best|kind|warm(?:est)?|many)?[ \t]*regards|best|thanks"
+                            r"|thank you|many thanks|cheers|sincerely))[ \t]*[,!][ \t]+"
+                            rf"(?P<name>{_NAME.pattern})[ \t]*[.!]?" + _NAME_END)
+_SIGNED_INLINE_HIT = re.compile(r"(?:regards|best|thanks|thank you|cheers|sincerely)[ \t]*[,!][ \t]+[^\n\\]{2,60}"
+                                r"(?:$|\r?\n|\\[rn]|\\*[\"'])", re.M)
 _TRAILER = re.compile(LINE_BODY + r"[ \t]*(?i:author|authors|co-authored-by|signed-off-by|reviewed-by|acked-by|tested-by"
                       r"|reported-by|suggested-by|helped-by|committer|maintainer|written by|maintained by)[ \t]*:"
                       + _NAME_LINE)
@@ -106,7 +113,10 @@ _NOT_FIRST_NAMES = frozenset({
     "sure", "good", "nice", "cool", "awesome", "sounds", "please", "sorry", "hello", "hi", "bye", "later",
     "again", "done", "fixed", "agreed", "noted", "confirmed", "approved", "merged", "see", "will", "let",
     "this", "that", "here", "we", "you", "i", "it", "me", "us", "our", "your", "my", "anonymous", "unknown",
-    "everyone", "hiring", "manager", "users", "user", "developers", "contributors", "maintainer", "admins"})
+    "everyone", "hiring", "manager", "users", "user", "developers", "contributors", "maintainer", "admins",
+    "mate", "man", "buddy", "pal", "friend", "dude", "anyway", "though", "much", "happy", "coding", "hacking",
+    "work", "job", "day", "luck", "weekend", "holidays", "lot", "lots", "help", "feedback", "review", "note",
+    "update", "input", "so", "in", "advance", "for", "the", "a", "all", "both", "you", "everybody"})
 # words of roles, statuses and headings that title-case a cell or a line but name no one
 _NOT_NAME_WORDS = frozenset({
     "in", "on", "at", "of", "the", "and", "or", "for", "to", "by", "with", "a", "an", "is", "not", "new", "old",
@@ -203,13 +213,12 @@ def context(text: str, low: str) -> Iterator[Span]:
 def _named_by_context(text: str, low: str) -> Iterator[tuple[str, str]]:
     """Names a signature, a greeting or a trailer gives without an address."""
     for m in at_line_starts(_SIGNED, text, _SIGNED_HIT.finditer(low)):
-        name = m.group("name")
-        if _full_name(name) or (m.group("closing") != "--" and _first_name(name)):
-            yield "PERSON", name
-    for m in at_line_starts(_GREETING, text, _GREETING_HIT.finditer(low)):
-        name = m.group("name")
-        if _full_name(name) or _first_name(name):
-            yield "PERSON", name
+        if _signed_name(m.group("name"), one_word=m.group("closing") != "--"):
+            yield "PERSON", m.group("name")
+    for rule, hits in ((_SIGNED_INLINE, _SIGNED_INLINE_HIT), (_GREETING, _GREETING_HIT)):
+        for m in at_line_starts(rule, text, hits.finditer(low)):
+            if _signed_name(m.group("name"), one_word=True):
+                yield "PERSON", m.group("name")
     if "author" in low or "-by" in low or "maintain" in low or "committer" in low or "written by" in low:
         for m in at_line_starts(_TRAILER, text, _TRAILER_HIT.finditer(low)):
             if _full_name(m.group("name")):
@@ -220,6 +229,14 @@ def _named_by_context(text: str, low: str) -> Iterator[tuple[str, str]]:
             m = _AUTHOR_VALUE.match(text, key.end())
             if m is not None and _full_name(m.group("name")):
                 yield "PERSON", m.group("name")
+
+
+def _signed_name(name: str, one_word: bool) -> bool:
+    """A name a signature or a greeting gives: a full name, or (``one_word``) a first
+    name; none of its words a word of a reply (``Thanks, Great Work``)."""
+    if any(w.lower() in _NOT_FIRST_NAMES for w in name.split()):
+        return False
+    return _full_name(name) or (one_word and _first_name(name))
 
 
 def _first_name(name: str) -> bool:

@@ -82,6 +82,8 @@ _TLD_GATE = re.compile(rf"\.(?:{_TLDS})", re.I)
 _PRIVATE_SUFFIX = re.compile(rf"\.(?:{_PRIVATE_TLDS})$", re.I)
 # in capitals, a private suffix is also an enum member (Scope.LOCAL, Mode.INTERNAL): these are not
 _UPPER_PRIVATE = frozenset({"lan", "corp", "localdomain", "localnet", "intranet", "arpa", "box"})
+# suffixes no attribute is named (self.internal, Scope.home are code; Foo.local, NAS.lan are not)
+_NETWORK_SUFFIX = re.compile(r"\.(?:local|lan|localdomain|localnet|home\.arpa|fritz\.box|workgroup)$")
 _CODE_TLDS = frozenset({"io", "ai", "co", "dev", "app", "cloud", "home", "it", "at", "be", "int", "us", "ca", "es",
                         "priv", "private", "intra", "local"})
 _HOST = re.compile(r"localhost|(?:[A-Za-z0-9-]+\.)+[A-Za-z0-9-]+|\[[0-9A-Fa-f:.]+\]")
@@ -109,14 +111,14 @@ _HOST_COMMAND = re.compile(r"(?:ping6?|telnet|nc|ncat|netcat|dig|nslookup|tracer
                            r"(?:[a-z_][\w.-]*@)?(?P<host>[A-Za-z][A-Za-z0-9-]{1,62})(?=[\s:;&|)\"'`/]|\\[nrt\"]|$)", re.M)
 _COMMAND_AFTER = frozenset(" \t\r\n\f\v;&|(`$\"'=/")
 _SSH_CONFIG = re.compile(LINE_BODY + r"(?P<indent>[ \t]*)(?P<kw>Host|HostName)[ \t]+"
-                         r"(?P<hosts>[A-Za-z0-9][\w.-]*(?:[ \t]+[A-Za-z0-9][\w.-]*)*)[ \t]*(?=\r?\n|\\n|$)")
+                         r"(?P<hosts>[A-Za-z0-9][\w.-]*(?:[ \t]+[A-Za-z0-9][\w.-]*)*)[ \t]*(?=\r?\n|\\n|$|\\*[\"'])")
 # an ssh config's Host block goes on with indented options: then its aliases are hosts, not
 # words ("Host key verification failed.")
 _SSH_OPTION_NEXT = re.compile(r"[ \t]*(?:\r?\n|\\n)" + LINE_BODY + r"[ \t]+(?i:hostname|user|port|identityfile|proxyjump"
                               r"|proxycommand|forwardagent|identitiesonly|localforward|serveraliveinterval)\b")
 _SSH_CONFIG_HIT = re.compile(r"\bHost(?:Name)?[ \t]")
 _HOSTS_LINE = re.compile(LINE_BODY + r"[ \t]*(?:\d{1,3}\.){3}\d{1,3}[ \t]+(?P<names>[A-Za-z][\w.-]*(?:[ \t]+[A-Za-z][\w.-]*)*)"
-                         r"[ \t]*(?=\r?\n|\\n|$|[ \t]*#)")
+                         r"[ \t]*(?=\r?\n|\\n|$|[ \t]*#|\\*[\"'/])")
 _HOSTS_LINE_HIT = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}[ \t]+[A-Za-z]")
 _NOT_HOSTS = frozenset({"localhost", "ip6-localhost", "ip6-loopback", "broadcasthost", "host", "hostname", "none",
                         "example", "server", "remote", "target", "the", "and", "to", "on", "in", "my", "your",
@@ -144,7 +146,7 @@ _LETTERS = re.compile(r"[a-z]*")
 # the server of a connection string (ADO.NET, Npgsql, ODBC): Server=tcp:sql04,1433; Host=pg1;Port=...
 _CONNECTION_SERVER = re.compile(r"(?:server|data source|host|address|addr|hostname)=(?:tcp:)?"  # lowered
                                 r"(?P<host>[a-z][\w.-]*)(?=[ \t]*[,;])")
-_CONNECTION_AFTER = frozenset(";\"'{=&?/ \t\r\n")
+_CONNECTION_AFTER = frozenset(";\"'{=&?/+\u2192 \t\r\n")
 # the value of a key that names a host: DB_HOST=x, "host": "x", host: x, --host x (the key's
 # end found first, lowered), -h x (psql, mysql ...)
 _HOST_KEY_END = re.compile(r"host(?:name)?|server(?:_?name)?")
@@ -285,8 +287,9 @@ def _dotted_names(text: str) -> Iterator[tuple[str, str]]:
                     and (len(labels) >= 3 or glued or tld.lower() in _UPPER_PRIVATE):
                 yield "HOST", host
         elif _PRIVATE_SUFFIX.search(host):
-            if len(labels) >= 3 or glued or (host.islower() and first not in CODE_RECEIVERS):
-                yield "HOST", host
+            if len(labels) >= 3 or glued or (host.islower() and first not in CODE_RECEIVERS) \
+                    or (_NETWORK_SUFFIX.search(host.lower()) and first.lower() not in CODE_RECEIVERS):
+                yield "HOST", host  # DiskStation.local: only mDNS and home routers name so
         elif len(labels) >= 3 or tld not in _CODE_TLDS:
             yield "HOST", host
 

@@ -22,6 +22,8 @@ auth tuples / calls    ``auth=("user", "pw")``, ``HTTPBasicAuth("u", "pw")``,
                        ``smtp.login("u", "pw")``, ``NetworkCredential("u", "pw")``
 .netrc entries         ``machine h login u password p`` (``default`` too), on one line or
                        several, its tokens in any order
+XML, call arguments    ``<password>x</password>``, ``<add key="DbPassword" value="x"/>``,
+                       ``define('DB_PASSWORD', 'x')``, ``setenv("API_TOKEN", "x")``
 .pgpass lines          ``host:port:database:user:password``
 YAML block scalars     the lines of ``password: |`` / ``secret: >-`` blocks
 echo | base64          the plaintext of ``echo -n 'x' | base64`` / ``printf x | base64``
@@ -65,6 +67,12 @@ _VALUE = re.compile(r"(?:\\*[\"']|\])?[ \t]*(?P<sep>:=|=>|={1,3}|!==?|:|[ \t]is[
                     r"|(?P<bare>[^\s\"'`,;(){}\[\]<>\\|&]{1,512}))")
 _FLAG_VALUE = re.compile(r"(?:[ \t]+|=)(?:(?P<q>[\"'])(?P<quoted>[^\"'\n\\]{0,512})(?P=q)"
                          r"|(?P<bare>[^\s\"'`,;(){}\[\]<>\\|&-][^\s\"'`,;(){}\[\]<>\\|&]{0,511}))")
+# a quoted key, a comma, a quoted value without spaces: the arguments of define / setenv / putenv
+_PAIR_VALUE = re.compile(r"\\*[\"'][ \t]*,[ \t]*(?:\"(?P<dq>[^\"\s\\]{1,256})\"|'(?P<sq>[^'\s\\]{1,256})'"
+                         r"|(?P<eq>\\+[\"'])(?P<equoted>[^\"'\s\\]{1,256})(?P=eq))")
+# <password>x</password> (Maven, NuGet ...), <add key="DbPassword" value="x" />
+_XML_VALUE = re.compile(r"<(?P<key>[A-Za-z_][\w.:-]{0,64})>(?P<value>[^<>\n]{1,512})</(?P=key)>"
+                        r"|\bkey=(?P<q>\\*[\"'])(?P<key2>[\w.:-]{1,64})(?P=q)[ \t]+value=(?P=q)(?P<value2>[^\"'<>\n\\]{1,512})(?P=q)")
 _QUOTED_GROUPS = ("dq", "sq", "bq", "equoted", "quoted")
 _URL_CREDENTIALS = re.compile(r"(?<=[a-zA-Z0-9])://(?P<user><[A-Z_]+_\d+>|[^:@/\s\"'<>\\]*)(?::(?P<secret>[^/\s\"'<>\\]+))?@"
                               r"(?=[\w\[<])")
@@ -150,6 +158,12 @@ def context(text: str, low: str) -> Iterator[Span]:
         yield from _auth_calls(text)
     if "machine" in low or "default" in low:
         yield from _netrc(text)
+    if "</" in text or "value=" in low:
+        for m in _XML_VALUE.finditer(text):
+            key, group = (m.group("key"), "value") if m.group("key") else (m.group("key2"), "value2")
+            value = m.group(group)
+            if key_is_secret(key) and value_is_secret(value.strip(), key, "", True, False):
+                yield m.start(group), m.end(group), "SECRET", value
     if ":" in text:
         if _PGPASS_GATE.search(text):
             yield from _pgpass(text)
@@ -247,6 +261,8 @@ def _assignments(text: str, low: str) -> Iterator[tuple[int, int, str]]:
         v = _VALUE.match(text, s + len(key))
         if v is None and key.startswith("-"):
             v = _FLAG_VALUE.match(text, s + len(key))
+        if v is None and s > 0 and text[s - 1] in "\"'":
+            v = _PAIR_VALUE.match(text, s + len(key))  # define('DB_PASSWORD', 'x'), setenv("TOKEN", "x")
         if v is None:
             continue
         group = next((g for g in _QUOTED_GROUPS if v.groupdict().get(g) is not None), "bare")
