@@ -16,12 +16,14 @@ placeholders agree within a session), in two passes over the file, line by line:
 
 1. *discover*: the lines are parsed (:func:`~contextecho.sessions.jsonl.parse_line`:
    orjson, ``json.loads`` for what it refuses) and fed to the redactor in batches;
-2. *replace and verify*: each line is redacted (a record as JSON, another line as
-   text); each batch is verified before it is written: every rule is run again on its
-   decoded keys and values (each string as the record holds it, and beside the key that
-   names what it is: :meth:`~contextecho.sessions.redaction.Redactor.object_survivors`),
-   and its written text, in every view (JSON-unescaped, percent-decoded), must hold none
-   of the originals.
+2. *replace and verify*: the lines of a batch are redacted together (a record as JSON,
+   another line as text); each batch is verified before it is written: every rule is run
+   again on its decoded keys and values (each string as the record holds it, and beside
+   the key that names what it is:
+   :meth:`~contextecho.sessions.redaction.Redactor.object_survivors`), and its written
+   text must hold none of the originals, as written (an original's JSON-escaped forms
+   are among those searched) or percent-decoded
+   (:meth:`~contextecho.sessions.redaction.Redactor.originals_in`).
 
 Lone surrogates (``"\\ud83d"``, a tool output cut mid-emoji) become U+FFFD as the line is
 parsed, and so do invalid UTF-8 bytes: what is redacted, verified and written is valid

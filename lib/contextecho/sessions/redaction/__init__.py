@@ -473,9 +473,10 @@ class Redactor:
         Most strings of a transcript hold none, and skip the context rules."""
         if not self._originals:
             return False
-        if self._compiled().search(lower(text)) is not None:
+        low = lower(text)
+        if self._compiled().search(low) is not None:
             return True
-        return any(key in text or key in lower(text) for key in self._context_only)
+        return any(key in text or key in low for key in self._context_only)
 
     def _replace_originals(self, text: str) -> str:
         out = self._apply_contextual(text)  # first, while every context is intact

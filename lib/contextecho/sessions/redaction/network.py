@@ -152,8 +152,8 @@ _CONNECTION_AFTER = frozenset(";\"'{=&?/+\u2192 \t\r\n")
 _HOST_KEY_END = re.compile(r"host(?:name)?|server(?:_?name)?")
 _HOST_KEY_VALUE = re.compile(r"(?:\\*[\"'])?[ \t]*(?:=|:|[ \t])[ \t]*(?:\\*[\"'])?(?P<host>[a-z][\w.-]*)(?![\w.(\[-])")
 _KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_.-")
-_HOST_FLAG = re.compile(r"\b(?:psql|pg_dump|pg_restore|pg_isready|mysql|mysqldump|mariadb|redis-cli|mongo(?:sh|dump)?"
-                        r"|clickhouse-client)\b[^\n]*?\s-h[ \t]*(?P<host>[A-Za-z][\w.-]*)")
+_HOST_FLAG = re.compile(r"(?:psql|pg_dump|pg_restore|pg_isready|mysql|mysqldump|mariadb|redis-cli|mongo(?:sh|dump)?"
+                        r"|clickhouse-client)\b[^\n]*?\s-h[ \t]*(?P<host>[A-Za-z][\w.-]*)")  # (its start: see _COMMAND_AFTER)
 _MAC = re.compile(r"[0-9A-Fa-f](?<![0-9A-Fa-f:.-].)(?:[0-9A-Fa-f]([:-])(?:[0-9A-Fa-f]{2}\1){4}[0-9A-Fa-f]{2}"
                   r"|[0-9A-Fa-f]{3}\.[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4})(?![0-9A-Fa-f:.-]|\.\w)")
 _ARN = re.compile(r"\barn:aws[\w-]*:[\w-]+:[\w-]*:(?P<account>\d{12})?:[^\s\"'`,;)}\]\\<>]+")
@@ -359,9 +359,11 @@ def _host_keys(text: str, low: str) -> Iterator[tuple[str, str]]:
         words = key_words(text[start:m.end()])
         if words and words[-1] in ("host", "hostname", "server", "name") and _key_host(host):
             yield "HOST", host
-    for m in _HOST_FLAG.finditer(text):
-        if _key_host(m.group("host")):
-            yield "HOST", m.group("host")
+    if "-h" in text:
+        for m in _HOST_FLAG.finditer(text):
+            i = m.start()
+            if (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")) and _key_host(m.group("host")):
+                yield "HOST", m.group("host")
 
 
 def _key_host(host: str) -> bool:
