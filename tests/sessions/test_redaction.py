@@ -186,6 +186,8 @@ CAUGHT = [
     ("SECRET", "+db7:5432:app:ro:Pw4", "+db7:5432:app:<USER_1>:<SECRET_1>"),
     ("SECRET", "    12\u2192db7:5432:app:ro:Pw4", "    12\u2192db7:5432:app:<USER_1>:<SECRET_1>"),
     ("SECRET", "+password: |\n+  s3cr3t\n+port: 5", "+password: |\n+  <SECRET_1>\n+port: 5"),
+    ("SECRET", "+*:*:*:pg:Pg\\:pw9", "+*:*:*:<USER_1>:<SECRET_1>"),
+    ("HOST", "alias: payments-db-ci-3", "alias: <HOST_1>"),
     ("SECRET", "machine h.acme.io\n  login bob\n  password pw9x",
      "machine <HOST_1>\n  login <USER_1>\n  password <SECRET_1>"),
     ("PERSON", "Cheers,\nMaribet", "Cheers,\n<PERSON_1>"),

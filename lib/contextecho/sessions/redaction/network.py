@@ -136,7 +136,7 @@ _GENERIC_HOSTS = _NOT_HOSTS | frozenset({
     "my-host", "hostname", "servername", "your-server", "my-server", "dbhost", "db-host", "remotehost", "machine",
     "foo", "bar", "baz", "qux", "github", "gitlab", "bitbucket", "instance", "node", "box", "vm", "container"})
 # Deployment environments, as internal host names spell them: payments-prod-03, web-stg2, prod-db-02
-_ENVS = r"prod|production|prd|preprod|staging|stage|stg|uat|qa|dev|sandbox|sbx|canary|perf|nonprod"
+_ENVS = r"prod|production|prd|preprod|staging|stage|stg|uat|qa|dev|ci|int|sandbox|sbx|canary|perf|nonprod"
 _ENV_WORDS = frozenset(_ENVS.split("|"))
 _ENV_FIRST = frozenset({"prod", "production", "prd", "preprod", "staging", "stg", "uat"})  # env-service-number
 _ENV_NUMBER = re.compile(rf"(?:{_ENVS})?\d{{1,4}}[a-z]?")

@@ -24,7 +24,7 @@ auth tuples / calls    ``auth=("user", "pw")``, ``HTTPBasicAuth("u", "pw")``,
                        several, its tokens in any order
 XML, call arguments    ``<password>x</password>``, ``<add key="DbPassword" value="x"/>``,
                        ``define('DB_PASSWORD', 'x')``, ``setenv("API_TOKEN", "x")``
-.pgpass lines          ``host:port:database:user:password``
+.pgpass lines          ``host:port:database:user:password`` (``\\:`` in a field)
 YAML block scalars     the lines of ``password: |`` / ``secret: >-`` blocks
 echo | base64          the plaintext of ``echo -n 'x' | base64`` / ``printf x | base64``
                        / ``base64 <<< x`` (its base64 forms searched everywhere), and the
@@ -100,7 +100,7 @@ _AUTH_CALL_GATE = re.compile(r"auth|cred|login|bind")  # lowered
 _PGPASS_GATE = re.compile(r":(?:\d{1,5}|\*):[^:\s]+:[^:\s]+:")
 _YAML_GATE = re.compile(r":[ \t]*[|>][+-]?\d?[ \t]*(?:\n|\\n)")
 _PGPASS = re.compile(r"(?:^|(?<=[\s\"'>`=/+\u2192-])|(?<=\\[nt])|(?<=\\u2192))(?P<host>[A-Za-z0-9*][\w.*-]*):(?P<port>\d{1,5}|\*)"
-                     r":(?P<db>[\w.*$-]+):(?P<user>[\w.*@$-]+):(?P<secret>[^\s:\"'\\`]+)(?=$|[\s\"'`]|\\+[nrt\"])", re.M)
+                     r":(?P<db>[\w.*$-]+):(?P<user>[\w.*@$-]+):(?P<secret>(?:[^\s:\"'\\`]|\\+:)+)(?=$|[\s\"'`]|\\+[nrt\"])", re.M)
 _YAML_BLOCK = re.compile(LINE_BODY + r"(?P<sp>[ \t]*)(?:- )?[\"']?(?P<key>[A-Za-z_][\w.-]*)[\"']?[ \t]*:"
                          r"[ \t]*[|>][+-]?\d?[ \t]*(?=\n|\\n)")
 # the gutter a block's lines repeat after its key line's (a listing's, quote marks; a diff's:
@@ -368,7 +368,7 @@ def _yaml_blocks(text: str) -> Iterator[Span]:
                 start = g.end()
             line = text[start:end]
             body = line.lstrip(" \t")
-            if body and len(line) - len(body) <= indent:
+            if body and len(line[:len(line) - len(body)].expandtabs()) <= indent:
                 break  # back at the key's indentation: the block ended
             value = body.rstrip()
             if value and not PLACEHOLDER.fullmatch(value):
