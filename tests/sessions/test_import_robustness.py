@@ -131,10 +131,10 @@ def test_ctrl_c_while_writing_removes_the_temporary_file(tmp_path, cc, capsys, m
     monkeypatch.setattr(redaction.Redactor, "apply_object", interrupted)
     many = lines(cc, *[json.dumps(cc.assistant(f"m{i}", cc.text(f"step {i}"))) for i in range(12)])
     written = []
-    real_staged = import_sessions._staged
+    real_stage = import_sessions._Landing.stage
 
-    def spying(target):  # what reached the temporary file before Ctrl-C
-        cm = real_staged(target)
+    def spying(self, target):  # what reached the temporary file before Ctrl-C
+        cm = real_stage(self, target)
         write = cm.__enter__()
         written.append(target.with_name(f".{target.name}.{os.getpid()}.tmp"))
 
@@ -147,7 +147,7 @@ def test_ctrl_c_while_writing_removes_the_temporary_file(tmp_path, cc, capsys, m
                 return cm.__exit__(*exc)
         return Wrapped()
 
-    monkeypatch.setattr(import_sessions, "_staged", spying)
+    monkeypatch.setattr(import_sessions._Landing, "stage", spying)
     rc, _, _, err = run_import(tmp_path, capsys, {"s.jsonl": many})
     assert rc == 130 and "interrupted" in err.lower(), err  # Ctrl-C: one line, exit 130
     assert written and not written[0].exists()
@@ -201,6 +201,8 @@ class _PlainRedactor:
     def survivors(self, text):
         return ["USER"] if "qwrtz" in text else []
 
+    originals_in = survivors
+
 
 def test_memory_stays_bounded_on_a_long_session(tmp_path, cc, capsys, monkeypatch):
     """50,000 lines: what is held is a batch, not the file, nor every record, nor every
@@ -244,3 +246,39 @@ def test_a_session_written_to_during_the_import_is_refused(tmp_path, cc, capsys,
     rc, dest, _, err = run_import(tmp_path, capsys, {})
     assert rc == 0, err
     assert (dest / SHOWN / "live.jsonl").read_bytes().count(b"\n") == 2
+
+
+def test_copies_land_in_groups_and_a_copy_that_cannot_land_is_its_own_skip(tmp_path, cc, capsys, monkeypatch):
+    """Seven files in groups of three: every copy lands, none is left temporary; a rename
+    that fails skips that file alone, with its reason."""
+    monkeypatch.setattr(import_sessions, "LAND_FILES", 3)
+    flushes = []
+    monkeypatch.setattr(import_sessions, "_flush", lambda paths: flushes.append(len(paths)))
+    real_replace = os.replace
+
+    def replace(src, dst):
+        if Path(dst).name == "s4.jsonl":
+            raise PermissionError(13, "Permission denied")
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(import_sessions.os, "replace", replace)
+    rc, dest, out, err = run_import(tmp_path, capsys, {f"s{i}.jsonl": lines(cc) for i in range(7)})
+    assert rc == 1 and "imported 6 transcript file(s)" in out
+    assert f"NOT imported {SHOWN}/s4.jsonl: cannot write it (Permission denied); skipped" in err
+    assert every_file(dest) == [f"{SHOWN}/s{i}.jsonl" for i in range(7) if i != 4]  # no .tmp left
+    assert flushes[::2] == [3, 3, 1]  # the temporary files of each group at once, then its folders
+
+
+def test_a_base64_blob_is_one_secret_and_the_rest_is_still_read(tmp_path, cc, capsys):
+    """An image pasted into a session (megabytes of base64 on one line) is replaced as one
+    secret; what stands beside it is redacted as usual."""
+    import base64
+    import random
+
+    blob = base64.b64encode(random.Random(43).randbytes(300_000)).decode()
+    image = cc.user([{"type": "text", "text": "see /Users/qwrtz/shot.png"},
+                     {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": blob}}])
+    rc, dest, _, err = run_import(tmp_path, capsys, {"s.jsonl": lines(cc, json.dumps(image))})
+    assert rc == 0, err
+    data = (dest / SHOWN / "s.jsonl").read_text(encoding="utf-8")
+    assert blob[:64] not in data and '"data": "<SECRET_1>"' in data and "/Users/<USER_1>/shot.png" in data

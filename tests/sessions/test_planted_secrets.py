@@ -65,6 +65,18 @@ JWT = ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJwbGFudGVkLXVzZXIifQ."
 B64_PLAIN = "B64-plain-Secr3t"
 B64_OF_PLAIN = base64.b64encode(B64_PLAIN.encode()).decode()  # what `| base64` prints
 
+
+def patch(path: str, body: str) -> str:
+    """``body`` as a new file of a Codex ``apply_patch`` (every line a ``+`` line)."""
+    return f"*** Begin Patch\n*** Add File: {path}\n" + "\n".join("+" + line for line in body.split("\n")) \
+        + "\n*** End Patch"
+
+
+def hunk(path: str, before: str, after: str, context: str) -> str:
+    """An ``apply_patch`` update of ``path``: ``before`` removed, ``after`` added, a context line."""
+    lines = [f" {context}"] + [f"-{line}" for line in before.split("\n")] + [f"+{line}" for line in after.split("\n")]
+    return f"*** Begin Patch\n*** Update File: {path}\n@@\n" + "\n".join(lines) + "\n*** End Patch"
+
 PLANTS: dict[str, list[tuple[str, list[str]]]] = {
     "USER": [
         ("cwd /Users/zqwalice/src/app", ["zqwalice"]),
@@ -92,6 +104,20 @@ PLANTS: dict[str, list[tuple[str, list[str]]]] = {
         ("owner: jasper.k@example.org (Jasper Kellerwick)", ["Jasper Kellerwick"]),
         ("Best regards,\nIsolde Farquar\nStaff Engineer, Acme\nisolde.f@example.org", ["Isolde Farquar"]),
         ('{"name": "Brannoc Telwyn", "email": "brannoc@example.org"}', ["Brannoc Telwyn"]),
+        # names where the context says a person, without an address (issue 43)
+        ("Thanks for the review!\n\nBest regards,\nQuillon Varga", ["Quillon Varga"]),
+        ("Cheers,\nMaribet", ["Maribet"]),
+        ("--\nOsric Thalberg\nPlatform Team, Qzacme", ["Osric Thalberg"]),
+        ("Hi Quennell,\nthe build is green again.", ["Quennell"]),
+        ("Dear Dr. Ysolde Marchetti,\nplease find the report attached.", ["Ysolde Marchetti"]),
+        ("Signed-off-by: Brisa Tallowmere", ["Brisa Tallowmere"]),
+        ("fix: retry\n\nCo-authored-by: Teodor Wrenfield", ["Teodor Wrenfield"]),
+        ('{"name": "qz-tool", "author": "Calloway Penhallow"}', ["Calloway Penhallow"]),
+        (patch("docs/letter.md", "The numbers are attached.\n\nKind regards,\nFenna Oudekerk"), ["Fenna Oudekerk"]),
+        (patch("NOTES.md", "Thanks,\nAnwenqa"), ["Anwenqa"]),
+        ("Thanks, Anwyllqa!", ["Anwyllqa"]),
+        ("Dear Tamsinqa:\nthe invoice is attached.", ["Tamsinqa"]),
+        ("Best regards,\nDr. Ysabeau Kerrigan", ["Ysabeau Kerrigan"]),
     ],
     "EMAIL": [
         ("mail jane.q.planted@example.org", ["jane.q.planted@example.org"]),
@@ -127,6 +153,28 @@ PLANTS: dict[str, list[tuple[str, list[str]]]] = {
         ("ssh jenkins-prod-02", ["jenkins-prod-02"]),
         ("ping -c 3 qzbuild-04", ["qzbuild-04"]),
         ("curl http://qzjenkins-03:8080/job/x", ["qzjenkins-03"]),
+        # internal names without a public suffix: by shape, and by context (issue 43)
+        ("the payments-prod-03 node is down", ["payments-prod-03"]),
+        ("failover from qzledger-stg-2 to prod-qzbill-07", ["qzledger-stg-2", "prod-qzbill-07"]),
+        ("DATABASE_URL=postgres://app@qzpgmain:5432/app", ["qzpgmain"]),
+        ("jdbc:mysql://qzorders:3306/orders?useSSL=true", ["qzorders"]),
+        ("REDIS_URL=redis://qzcachebox:6379/0", ["qzcachebox"]),
+        ("scp dump.sql ops@qzvault:/tmp/", ["qzvault"]),
+        ("Host qzbastion\n  HostName qzgate\n  User deploy", ["qzbastion", "qzgate"]),
+        ("Server=tcp:qzsql04,1433;Database=app;Trusted_Connection=True;", ["qzsql04"]),
+        ("export DB_HOST=qzpg-7", ["qzpg-7"]),
+        ('{"host": "qzkafka-2", "port": 9092}', ["qzkafka-2"]),
+        ("psql -h qzwarehouse-1 -U analyst", ["qzwarehouse-1"]),
+        # the local domains of home routers, mDNS and company networks
+        ("open http://QzNas-2.fritz.box:5000 on the home wifi", ["QzNas-2"]),
+        ("ping Qzannas-MacBook-Pro.local", ["Qzannas-MacBook-Pro"]),
+        ("join DC01.CORP.QZACME.LOCAL", ["DC01.CORP.QZACME"]),
+        ("mount qznas.lan:/volume1 and qzpi.localnet", ["qznas.lan", "qzpi.localnet"]),
+        ("grafana at qzgrafana.internal, pihole at qzpihole.home", ["qzgrafana.internal", "qzpihole.home"]),
+        (patch(".ssh/config", "Host qzjump\n  HostName qzjump-01.corp\n  User ops"), ["qzjump"]),
+        ("backups go to QzDiskStation.local", ["QzDiskStation"]),
+        ("10.0.0.5 qzpayments-db", ["qzpayments-db"]),
+        ("Data Source=qzsqlprod;Initial Catalog=app;", ["qzsqlprod"]),
     ],
     "MAC": [
         ("ether 3c:22:fb:7a:11:9e", ["3c:22:fb:7a:11:9e"]),
@@ -200,6 +248,23 @@ PLANTS: dict[str, list[tuple[str, list[str]]]] = {
         ('requests.post(url, auth=("api", "key-3ax6xnjp29jd6fds4gc373sgvjxteol0"))', ["3ax6xnjp29jd6fds4gc373sgvjxteol0"]),
         ("AKIAPLANTEDCSV0EXAM1,wJalrXUtnFEMI/K7MDENG/bPxRfiCYPLANTEDCSVX", ["wJalrXUtnFEMI/K7MDENG/bPxRfiCYPLANTEDCSVX"]),
         ("datadog api key 6f5e4d3c2b1a09f8e7d6c5b4a3f2e1d0", ["6f5e4d3c2b1a09f8e7d6c5b4a3f2e1d0"]),
+        # credential files as a tool call writes them: apply_patch bodies, heredocs (issue 43)
+        (patch(".pgpass", "qzpg-prod-2:5432:billing:svcqz:Pg-pw71\n*:*:*:qzro:Pw4"),
+         ["Pg-pw71", "svcqz", "qzpg-prod-2", "qzro", ":Pw4"]),
+        (patch(".netrc", "machine api.qzacme.example.net\n  login qznetrc\n  password Nrc-77pw"), ["Nrc-77pw", "qznetrc"]),
+        (patch(".env", "QZ_DB_PASSWORD=Env-9pw\nQZ_API_TOKEN=tok42"), ["Env-9pw", "=tok42"]),
+        (patch("config.ini", "[database]\npassword = Ini-Pw3\napi_key = ak-Qz1"), ["Ini-Pw3", "ak-Qz1"]),
+        (patch("settings.toml", '[auth]\nsecret = "Toml-S3c"\npasswd = "Tp9"'), ["Toml-S3c", '"Tp9"']),
+        (patch("values.yaml", "db:\n  password: |\n    Yb-Lit3ral\n  port: 5432"), ["Yb-Lit3ral"]),
+        (patch("smtp.yaml", "smtp:\n  api_token: >-\n    Fold-Tok9\n    more-Fold7\n  host: x"), ["Fold-Tok9", "more-Fold7"]),
+        (hunk("deploy/values.yaml", "  password: old", "  password: |\n    Upd-Bl0ck", "db:"), ["Upd-Bl0ck"]),
+        ("cat > ~/.pgpass <<'EOF'\nqzdb.internal:5432:app:hdqz:Hd-pw5\nEOF", ["Hd-pw5", "hdqz"]),
+        ("     1\u2192qzdb7:5432:app:lnqz:Ln-pw6\n     2\u2192", ["Ln-pw6", "lnqz"]),
+        (patch("settings.xml", "<server>\n  <username>deployer</username>\n  <password>Xml-pw7</password>\n</server>"),
+         ["Xml-pw7"]),
+        ('<add key="DbPassword" value="Cfg-pw8" />', ["Cfg-pw8"]),
+        ("define('DB_PASSWORD', 'wp-Pa55');", ["wp-Pa55"]),
+        ('setenv("API_TOKEN", "tokQ9z")', ["tokQ9z"]),
     ],
     "CARD": [
         ("card 4111 1111 1111 1111", ["4111 1111 1111 1111"]),
@@ -266,7 +331,9 @@ def survivors(blob: str) -> dict[str, list[str]]:
 
 
 # ------------------------------------------------------------------ generated cases
-POSITIONS = ("user text", "assistant text", "tool input JSON string", "tool output", "file path", "command line")
+POSITIONS = ("user text", "assistant text", "tool input JSON string", "tool output", "file path", "command line",
+             "file written")
+WRITERS = ("Write", "Edit", "MultiEdit")  # the editor tools a "file written" payload goes through, in turn
 ENCODINGS = ("plain", "json-escaped", "url-encoded")
 
 
@@ -279,8 +346,9 @@ def encode(text: str, encoding: str) -> str:
     return text
 
 
-def plant_at(position: str, payload: str) -> list[dict]:
-    """A small Claude Code session with ``payload`` at ``position``."""
+def plant_at(position: str, payload: str, writer: str = "Write") -> list[dict]:
+    """A small Claude Code session with ``payload`` at ``position`` (a file body through
+    ``writer`` for ``"file written"``)."""
     user, reply = "please look into the deploy", "Looking into it."
     tool = CC.tool("t1", "Bash", command="ls -la")
     output = "total 0"
@@ -297,6 +365,13 @@ def plant_at(position: str, payload: str) -> list[dict]:
     elif position == "command line":
         command = f"cd /srv/app && {payload}" if "\n" not in payload else f"cat <<'EOF' > notes.txt\n{payload}\nEOF"
         tool = CC.tool("t1", "Bash", command=command)
+    elif position == "file written":
+        path = "/srv/app/notes.md"
+        tool = {"Write": lambda: CC.tool("t1", "Write", file_path=path, content=payload),
+                "Edit": lambda: CC.tool("t1", "Edit", file_path=path, old_string="TODO", new_string=payload),
+                "MultiEdit": lambda: CC.tool("t1", "MultiEdit", file_path=path,
+                                             edits=[{"old_string": "a", "new_string": "b"},
+                                                    {"old_string": "TODO", "new_string": payload}])}[writer]()
     return [CC.user(user), CC.assistant("m1", CC.text(reply)), CC.assistant("m2", tool), CC.result("t1", output),
             CC.assistant("m3", CC.text("Done."))]
 
@@ -309,20 +384,22 @@ def kind_cases() -> list:
                 for encoding in ENCODINGS:
                     if "\n" in text and (position == "file path" or encoding == "url-encoded"):
                         continue  # a multi-line block is neither a path nor a query string
-                    cases.append(pytest.param(text, needles, position, encoding,
+                    writer = WRITERS[(i + ENCODINGS.index(encoding)) % len(WRITERS)]
+                    cases.append(pytest.param(text, needles, position, encoding, writer,
                                               id=f"{cls}{i + 1}-{position.replace(' ', '_')}-{encoding}"))
     return cases
 
 
 def redacted_outputs(records: list[dict], tmp_path: Path) -> dict[str, str]:
-    """The session redacted as import-sessions writes it (verified) and as a prefix for a
-    model renders it."""
+    """The session redacted as import-sessions writes it (verified as it verifies: every
+    rule on the decoded records, every original in the written text) and as a prefix for
+    a model renders it."""
     redactor = Redactor()
     redactor.discover_object(records)
     clean = [redactor.apply_object(r) for r in records]
     written = "\n".join(json.dumps(c, ensure_ascii=False) for c in clean)
     assert redactor.object_survivors(clean) == []
-    redactor.verify(written, where="the redacted copy")
+    assert redactor.originals_in(written) == []
     session = load_session(write_jsonl(tmp_path / "s.jsonl", records))
     prefix = render_prefix(snapshot_at(session, session.n_agent_steps), window=None)
     return {"import": written, "prefix": json.dumps(prefix.messages, ensure_ascii=False)}
@@ -332,9 +409,9 @@ def needles_in(blob: str, needles: list[str]) -> list[str]:
     return [n for n in needles if any(f in blob for f in forms(n))]
 
 
-@pytest.mark.parametrize("text, needles, position, encoding", kind_cases())
-def test_a_planted_kind_never_survives(text, needles, position, encoding, tmp_path):
-    records = plant_at(position, encode(text, encoding))
+@pytest.mark.parametrize("text, needles, position, encoding, writer", kind_cases())
+def test_a_planted_kind_never_survives(text, needles, position, encoding, writer, tmp_path):
+    records = plant_at(position, encode(text, encoding), writer)
     raw = "\n".join(json.dumps(r) for r in records)
     assert needles_in(raw + json.dumps(raw), needles)  # planted, so the case can fail
     for exit_, blob in redacted_outputs(records, tmp_path).items():
@@ -363,6 +440,29 @@ BENIGN = [
     "ff02::1 multicast, 0.0.0.0 any",
     "table | Name | Value | with | cells |",
     "Build Project",
+    # look-alikes of the classes issue 43 added: hosts without a public suffix, credential
+    # files in bodies, names by context
+    "apt install python3-dev libpq-dev build-essential; pip install psycopg2-binary",
+    "tag v1.2-prod, docker-compose.prod.yml, NODE_ENV=production, stage-2 of 3, e2e-test-4",
+    "self.db.host = config.hostname; host = args.host; server = settings.server",
+    "cp .env.example .env.local; edit config.yaml and settings.local.py",
+    "mDNS names look like example.local; Docker's is host.docker.internal",
+    "open http://localhost/ or postgres://postgres@db:5432/app and redis://redis:6379/0",
+    "Host key verification failed.",
+    "Server=myServerAddress;Database=myDataBase;",
+    "password_field = form.password; if user.password == hashed: pass",
+    "every commit needs a Signed-off-by: trailer, see CONTRIBUTING.md",
+    'print("Hello World!"); print("Hi there, welcome")',
+    "Thanks!\nSounds good, merging now.",
+    "Cheers,\nThe Maintainers",
+    "-- Users table\nCREATE TABLE users (id int);",
+    "machine learning models; the default login page",
+    "host: ${DB_HOST}\nport: 5432\npassword: ${DB_PASSWORD}",
+    "+    return self.cache.get(key)\n-    return None",
+    "Author: Claude",
+    "Thanks, Great Work! Cheers, Happy Coding! Dear Sir: Hello World,",
+    "<password>${DB_PASSWORD}</password> <token>true</token> <add key=\"Theme\" value=\"dark\" />",
+    'config.get("password", "default"); headers.get("Authorization", ""); threading.local()',
 ]
 
 
@@ -375,7 +475,7 @@ def false_positives(text: str, position: str, tmp_path: Path) -> list[str]:
     """The exits that altered ``text`` planted at ``position``."""
     records = plant_at(position, text)
     outputs = redacted_outputs(records, tmp_path)
-    expected = {json.dumps(text, ensure_ascii=False)[1:-1]}  # as it reads inside the JSON of either exit
+    expected = forms(text)  # as it reads inside the JSON of either exit, at any depth
     expected.add(json.dumps(json.dumps({"note": text}, ensure_ascii=False)[1:-1], ensure_ascii=False)[1:-1])
     return [exit_ for exit_, blob in outputs.items() if not any(e in blob for e in expected)]
 
@@ -451,7 +551,8 @@ def _cc_user_text(record: dict):
 
 
 def plant_codex(records: list[dict], text: str) -> list[dict]:
-    """``text`` planted in a copy of Codex CLI records at every depth of ``DEPTHS``."""
+    """``text`` planted in a copy of Codex CLI records at every depth of ``DEPTHS``, and as
+    the body of a file an ``apply_patch`` call adds."""
     records = copy.deepcopy(records)
     payloads = [r.get("payload", {}) for r in records if r.get("type") == "response_item"]
     users = [p for p in payloads if p.get("type") == "message" and p.get("role") == "user"
@@ -470,7 +571,14 @@ def plant_codex(records: list[dict], text: str) -> list[dict]:
                          and r["payload"].get("type") == "message" and r["payload"].get("role") == "assistant")
     compacted = {"timestamp": records[last_assistant].get("timestamp"), "type": "compacted",
                  "payload": {"message": "Summary of the work so far:\n" + text}}
-    return records[:last_assistant] + [compacted] + records[last_assistant:]
+    stamp = records[last_assistant].get("timestamp")
+    patched = [{"timestamp": stamp, "type": "response_item",
+                "payload": {"type": "custom_tool_call", "status": "completed", "call_id": "call_planted_patch",
+                            "name": "apply_patch", "input": patch("planted/notes.txt", text)}},
+               {"timestamp": stamp, "type": "response_item",
+                "payload": {"type": "custom_tool_call_output", "call_id": "call_planted_patch",
+                            "output": "Success. Updated the following files:\nA planted/notes.txt"}}]
+    return records[:last_assistant] + patched + [compacted] + records[last_assistant:]
 
 
 def read_records(path: Path) -> list[dict]:

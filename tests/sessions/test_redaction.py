@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -175,6 +176,24 @@ CAUGHT = [
     ("PERSON", "| Jane Doe | Engineer | jane@x.org |", "| <PERSON_1> | Engineer | <EMAIL_1> |"),
     ("PERSON", "Best regards,\nJane Doe\nStaff Engineer\njane@x.org",
      "Best regards,\n<PERSON_1>\nStaff Engineer\n<EMAIL_1>"),
+    # issue 43: internal hosts by shape and context, file bodies as tool calls write them,
+    # names by context
+    ("HOST", "the payments-prod-03 node is down", "the <HOST_1> node is down"),
+    ("HOST", "DATABASE_URL=postgres://app@pgmain:5432/app", "DATABASE_URL=postgres://app@<HOST_1>:<PORT_1>/app"),
+    ("HOST", "Host bastion\n  HostName 10.9.8.7", "Host <HOST_2>\n  HostName <HOST_1>"),
+    ("HOST", "Server=tcp:sql04,1433;Database=app;", "Server=tcp:<HOST_1>,1433;Database=app;"),
+    ("HOST", "ping Annas-MacBook-Pro.local", "ping <HOST_1>"),
+    ("SECRET", "+db7:5432:app:ro:Pw4", "+db7:5432:app:<USER_1>:<SECRET_1>"),
+    ("SECRET", "    12\u2192db7:5432:app:ro:Pw4", "    12\u2192db7:5432:app:<USER_1>:<SECRET_1>"),
+    ("SECRET", "+password: |\n+  s3cr3t\n+port: 5", "+password: |\n+  <SECRET_1>\n+port: 5"),
+    ("SECRET", "+*:*:*:pg:Pg\\:pw9", "+*:*:*:<USER_1>:<SECRET_1>"),
+    ("HOST", "alias: payments-db-ci-3", "alias: <HOST_1>"),
+    ("SECRET", "machine h.acme.io\n  login bob\n  password pw9x",
+     "machine <HOST_1>\n  login <USER_1>\n  password <SECRET_1>"),
+    ("PERSON", "Cheers,\nMaribet", "Cheers,\n<PERSON_1>"),
+    ("PERSON", "Hi Quennell,\nthe build is green", "Hi <PERSON_1>,\nthe build is green"),
+    ("PERSON", "Signed-off-by: Brisa Tallowmere", "Signed-off-by: <PERSON_1>"),
+    ("PERSON", '{"content": "Kind regards,\\nFenna Oudekerk"}', '{"content": "Kind regards,\\n<PERSON_1>"}'),
 ]
 
 
@@ -240,6 +259,17 @@ NOT_SECRETS += [
 ]
 
 
+# Look-alikes of what issue 43 added: dashed names, code attributes, prose greetings.
+NOT_SECRETS += [
+    "apt install python3-dev libpq-dev; stage-2 of 3; e2e-test-4; node-16; v1.2-prod",
+    "self.db.host = config.hostname; host = args.host; Server=myServerAddress;",
+    "Host key verification failed. Thanks!\nSounds good. Cheers,\nThe Maintainers",
+    'print("Hello World!"); every commit needs a Signed-off-by: trailer; Author: Claude',
+    "machine learning; the default login page; -- Users table\nCREATE TABLE users (id int);",
+    "cp .env.example .env.local; example.local; host.docker.internal; from settings.local import x",
+]
+
+
 @pytest.mark.parametrize("text", NOT_SECRETS)
 def test_ordinary_code_and_prose_stay(text):
     out, report = redact(text)
@@ -278,3 +308,14 @@ def test_aliases_share_the_placeholder():
     out = r.redact("jane.planted@example.org then ?to=jane.planted%40example.org and card 4111-1111-1111-1111 "
                    "or 4111111111111111")
     assert out == "<EMAIL_1> then ?to=<EMAIL_1> and card <CARD_1> or <CARD_1>"
+
+
+def test_a_line_anchored_rule_is_tried_at_each_line_and_value_start_only():
+    from contextecho.sessions.redaction.text import LINE_BODY, at_line_starts, walk_back
+
+    rule = re.compile(LINE_BODY + r"Thanks,")
+    text = 'x\n+Thanks,\n{"note": "Thanks,\\n"} and no Thanks, here'
+    hits = re.compile("thanks").finditer(text.lower())
+    assert [m.start() for m in at_line_starts(rule, text, hits)] == [2, 21]
+    assert walk_back("ab-cd:1", 5, frozenset("abcd-"), 8) == 0
+    assert walk_back("x" * 300 + ":1", 300, frozenset("x"), 253) == -1  # longer than a host name

@@ -16,10 +16,14 @@ placeholders agree within a session), in two passes over the file, line by line:
 
 1. *discover*: the lines are parsed (:func:`~contextecho.sessions.jsonl.parse_line`:
    orjson, ``json.loads`` for what it refuses) and fed to the redactor in batches;
-2. *replace and verify*: each line is redacted (a record as JSON, another line as
-   text); each batch is verified — its decoded values (JSON escapes could hide an
-   original) and its written text must hold none of the originals — before it is
-   written.
+2. *replace and verify*: the lines of a batch are redacted together (a record as JSON,
+   another line as text); each batch is verified before it is written: every rule is run
+   again on its decoded keys and values (each string as the record holds it, and beside
+   the key that names what it is:
+   :meth:`~contextecho.sessions.redaction.Redactor.object_survivors`), and its written
+   text must hold none of the originals, as written (an original's JSON-escaped forms
+   are among those searched) or percent-decoded
+   (:meth:`~contextecho.sessions.redaction.Redactor.originals_in`).
 
 Lone surrogates (``"\\ud83d"``, a tool output cut mid-emoji) become U+FFFD as the line is
 parsed, and so do invalid UTF-8 bytes: what is redacted, verified and written is valid
@@ -33,8 +37,12 @@ refuses the file; a value nested deeper than :data:`~contextecho.sessions.jsonl.
 (200) levels refuses the file (never recursed into).
 
 Writing goes through a temporary file next to the target (``.<name>.<pid>.tmp``),
-flushed to disk and renamed over it; on any failure, Ctrl-C included, the temporary
-file and the folders made for it are removed: no half file, nothing unverified.
+flushed to disk and then renamed over it; on any failure, Ctrl-C included, the
+temporary file and the folders made for it are removed: no half file, nothing
+unverified. Copies land in groups of up to :data:`LAND_FILES`: the group's temporary
+files are flushed to disk at once (one ``sync`` on Linux; each file elsewhere), renamed
+over their targets, and the renames flushed — a flush per file made thousands of small
+sessions take minutes. On Ctrl-C the copies already complete still land.
 
 Imports never abort: a file that fails — unreadable, compressed or binary, a line too
 long or too deep, failed verification, any other error — is reported (its redacted
@@ -66,6 +74,7 @@ from ..sessions.jsonl import TooDeep, parse_line
 from ..sessions.redaction import GENERIC_USERS, Redactor
 
 BATCH_BYTES = 2**18  # lines discovered, or verified and written, at a time
+LAND_FILES = 256  # imported copies flushed to disk and put in place together
 # A surrogate escape (\ud800-\udfff) or a UTF-8-encoded surrogate, which json.loads accepts
 _SURROGATE_SOURCE = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -108,19 +117,26 @@ Line = tuple[object, bool, bool, int]
 
 
 def import_file(path: Path, rel: str, extra: Mapping[str, Iterable[str]], dest: Path, *,
-                dry_run: bool = False) -> Path:
+                dry_run: bool = False, landing: _Landing | None = None) -> Path:
     """Redact the transcript at ``path`` (``rel`` below its source folder) into ``dest``
     under its redacted relative path, verified; return that target. ``dry_run``: all but
-    the writing. Raises :class:`SessionFormatError` (refused, with its reason),
-    :class:`RedactionLeak` (failed verification) or ``OSError`` (cannot write)."""
+    the writing. With a ``landing``, the copy is staged there (it lands with its group);
+    without one, it lands before this returns. Raises :class:`SessionFormatError`
+    (refused, with its reason), :class:`RedactionLeak` (failed verification) or
+    ``OSError`` (cannot write)."""
     source = _Source(path)
     redactor = _discovered(source.lines(), rel, extra)
     target = dest / _redacted_path(redactor, rel)
     if dry_run:
         _redact(redactor, source.lines(), lambda data: None)
-    else:
-        with _staged(target) as write:
-            _redact(redactor, source.lines(), write)
+        return target
+    own = landing is None
+    landing = _Landing() if own else landing
+    with landing.stage(target) as write:
+        _redact(redactor, source.lines(), write)
+    if own:
+        for _, exc in landing.land():
+            raise exc
     return target
 
 
@@ -139,8 +155,7 @@ def redact_transcript(text: str, rel: str, extra: Mapping[str, Iterable[str]]) -
 def _discovered(lines: Iterator[Line], rel: str, extra: Mapping[str, Iterable[str]]) -> Redactor:
     """Pass 1: a redactor that has discovered the path and every line, a batch at a time."""
     redactor = Redactor(extra)
-    redactor.discover_object([rel])
-    batch, size = [], 0
+    batch, size = [rel], len(rel)
     for value, _, _, n in lines:
         batch.append(value)
         size += n
@@ -161,32 +176,33 @@ def _redacted_path(redactor: Redactor, rel: str) -> str:
 
 
 def _redact(redactor: Redactor, lines: Iterator[Line], write: Callable[[bytes], object]) -> None:
-    """Pass 2: redact each line; verify each batch, then write it."""
-    clean_batch: list[object] = []
-    out_batch: list[str] = []
+    """Pass 2: redact a batch of lines at a time (settled over the batch: one rescan of
+    what changed, not one per record), verify it, then write it."""
+    batch: list[Line] = []
     size = 0
-    for value, is_json, newline, n in lines:
-        if is_json:
-            clean = redactor.apply_object(value)
-            out = json.dumps(clean, ensure_ascii=False)
-        else:
-            clean = out = redactor.apply(value)
-        clean_batch.append(clean)
-        out_batch.append(out + "\n" if newline else out)
-        size += n
+    for line in lines:
+        batch.append(line)
+        size += line[3]
         if size >= BATCH_BYTES:
-            _verify_and_write(redactor, clean_batch, out_batch, write)
-            clean_batch, out_batch, size = [], [], 0
-    if out_batch:
-        _verify_and_write(redactor, clean_batch, out_batch, write)
+            _redact_batch(redactor, batch, write)
+            batch, size = [], 0
+    if batch:
+        _redact_batch(redactor, batch, write)
+
+
+def _redact_batch(redactor: Redactor, batch: list[Line], write: Callable[[bytes], object]) -> None:
+    clean = redactor.apply_object([value for value, _, _, _ in batch])  # a text line is a string
+    out = [(json.dumps(c, ensure_ascii=False) if is_json else c) + ("\n" if newline else "")
+           for c, (_, is_json, newline, _) in zip(clean, batch)]
+    _verify_and_write(redactor, clean, out, write)
 
 
 def _verify_and_write(redactor: Redactor, clean: list[object], out: list[str],
                       write: Callable[[bytes], object]) -> None:
     text = "".join(out)
-    # decoded values (JSON escapes could hide an original) and the written text; per
+    # decoded keys and values, by every rule; the written text, for every original; per
     # class, the larger of the two counts (one original is found by both)
-    found = Counter(redactor.object_survivors(clean)) | Counter(redactor.survivors(text))
+    found = Counter(redactor.object_survivors(clean)) | Counter(redactor.originals_in(text))
     if found:
         raise RedactionLeak(list(found.elements()), "the redacted copy")
     write(text.encode("utf-8"))
@@ -264,46 +280,88 @@ def _without_surrogates(value):
     return value
 
 
-@contextmanager
-def _staged(target: Path) -> Iterator[Callable[[bytes], object]]:
-    """Write ``target`` through a temporary file in its folder, flushed to disk and
-    renamed over it; on any failure (Ctrl-C too) remove it and the folders made for it."""
-    made = []
-    folder = target.parent
-    while not folder.exists():
-        made.append(folder)
-        folder = folder.parent
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with open(tmp, "wb") as fh:
-            yield fh.write
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        for folder in made:  # deepest first; one that is not empty stays
+class _Landing:
+    """Imported copies on their way in: each written to a temporary file beside its target
+    (:meth:`stage`), then a group of them flushed to disk, renamed over their targets and
+    the renames flushed (:meth:`land`)."""
+
+    def __init__(self) -> None:
+        self._staged: list[tuple[Path, Path, list[Path]]] = []  # temporary file, target, folders made
+
+    def __len__(self) -> int:
+        return len(self._staged)
+
+    @contextmanager
+    def stage(self, target: Path) -> Iterator[Callable[[bytes], object]]:
+        """Write ``target``'s temporary file; on any failure (Ctrl-C too) remove it and the
+        folders made for it."""
+        made = []
+        folder = target.parent
+        while not folder.exists():
+            made.append(folder)
+            folder = folder.parent
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        n = 1
+        while any(tmp == staged for staged, _, _ in self._staged):  # two files redacted to one name
+            n += 1
+            tmp = target.with_name(f".{target.name}.{os.getpid()}.{n}.tmp")
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with open(tmp, "wb") as fh:
+                yield fh.write
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            _remove_folders(made)
+            raise
+        self._staged.append((tmp, target, made))
+
+    def land(self) -> list[tuple[Path, OSError]]:
+        """Put the staged copies in place: flushed, renamed, the renames flushed. Returns
+        (target, error) of those that could not be (their temporary files removed)."""
+        staged, self._staged = self._staged, []
+        failed: list[tuple[Path, OSError]] = []
+        _flush([tmp for tmp, _, _ in staged])
+        folders = set()
+        for tmp, target, made in staged:
             try:
-                folder.rmdir()
-            except OSError:
-                break
-        raise
-    _fsync_folder(target.parent)
+                os.replace(tmp, target)
+                folders.add(target.parent)
+            except OSError as exc:
+                tmp.unlink(missing_ok=True)
+                _remove_folders(made)
+                failed.append((target, exc))
+        _flush(sorted(folders))
+        return failed
 
 
-def _fsync_folder(folder: Path) -> None:
-    """Make the rename durable (where the platform allows opening a folder)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
+def _remove_folders(made: list[Path]) -> None:
+    for folder in made:  # deepest first; one that is not empty stays
+        try:
+            folder.rmdir()
+        except OSError:
+            break
+
+
+def _flush(paths: list[Path]) -> None:
+    """Flush ``paths`` (files, or folders whose entries changed) to disk: one ``sync`` of
+    every file system on Linux, where it waits for the writes; each path elsewhere (where
+    the platform allows opening it)."""
+    if not paths:
         return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    if sys.platform.startswith("linux"):
+        os.sync()
+        return
+    for path in paths:
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            os.fsync(fd)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
 
 
 def leak_counts(exc: RedactionLeak) -> str:
@@ -332,29 +390,45 @@ def run(args: argparse.Namespace) -> int:
     if args.redact_term:
         extra["PROJECT"] = list(args.redact_term)
     n_files, skipped = 0, []
-    for label, attr, _ in SOURCES:
-        root = getattr(args, attr).expanduser()
-        if not root.is_dir():
-            print(f"{label}: {root} not found, nothing to import", file=sys.stderr)
-            continue
-        files, problems = scan(root)  # FIFOs, devices, dangling links and loops: never opened
-        for index, (rel, why) in enumerate(problems, start=len(files) + 1):
-            shown = _shown_path(label, rel, index, extra)
-            print(f"NOT imported {shown}: {why}; skipped", file=sys.stderr)
-            skipped.append(shown)
-        for index, path in enumerate(files, start=1):
-            rel = path.relative_to(root).as_posix()
-            # what the report names: the redacted path (the original may hold the user name)
-            shown = _shown_path(label, rel, index, extra)
-            try:
-                target = import_file(path, rel, extra, dest / label, dry_run=args.dry_run)
-            except Exception as exc:  # one file's failure is that file's skip, never the import's end
-                print(f"NOT imported {shown}: {skip_reason(exc)}; skipped", file=sys.stderr)
-                skipped.append(shown)
+    landing, shown_of = _Landing(), {}  # the report's names of the staged copies, by target
+
+    def skip(shown: object, why: str) -> None:
+        print(f"NOT imported {shown}: {why}; skipped", file=sys.stderr)
+        skipped.append(str(shown))
+
+    def land() -> int:
+        failed = landing.land()
+        for target, exc in failed:
+            skip(shown_of[target], skip_reason(exc))
+        shown_of.clear()
+        return len(failed)
+
+    try:
+        for label, attr, _ in SOURCES:
+            root = getattr(args, attr).expanduser()
+            if not root.is_dir():
+                print(f"{label}: {root} not found, nothing to import", file=sys.stderr)
                 continue
-            if args.dry_run:
-                print(f"would write {target}")
-            n_files += 1
+            files, problems = scan(root)  # FIFOs, devices, dangling links and loops: never opened
+            for index, (rel, why) in enumerate(problems, start=len(files) + 1):
+                skip(_shown_path(label, rel, index, extra), why)
+            for index, path in enumerate(files, start=1):
+                rel = path.relative_to(root).as_posix()
+                # what the report names: the redacted path (the original may hold the user name)
+                shown = _LazyShown(label, rel, index, extra)
+                try:
+                    target = import_file(path, rel, extra, dest / label, dry_run=args.dry_run, landing=landing)
+                except Exception as exc:  # one file's failure is that file's skip, never the import's end
+                    skip(shown, skip_reason(exc))
+                    continue
+                if args.dry_run:
+                    print(f"would write {target}")
+                shown_of[target] = shown
+                n_files += 1
+                if len(landing) >= LAND_FILES:
+                    n_files -= land()
+    finally:
+        n_files -= land()  # Ctrl-C too: the copies already complete land
     verb = "would import" if args.dry_run else "imported"
     print(f"{verb} {n_files} transcript file(s) into {dest} (redacted)")
     if skipped:
@@ -362,6 +436,16 @@ def run(args: argparse.Namespace) -> int:
               f"{', '.join(skipped)}", file=sys.stderr)
         return 1
     return 0
+
+
+class _LazyShown:
+    """A file's name in the report, redacted only if it is shown (most files never are)."""
+
+    def __init__(self, label: str, rel: str, index: int, extra: dict[str, list[str]]):
+        self.args = (label, rel, index, extra)
+
+    def __str__(self) -> str:
+        return _shown_path(*self.args)
 
 
 def _shown_path(label: str, rel: str, index: int, extra: dict[str, list[str]]) -> str:

@@ -43,6 +43,11 @@ Generic accounts (``root``, ``ubuntu``, ``admin`` ...) are not user names. A tok
 original that a rule finds where whole-token matching skips it (glued to a word) is,
 once the settling rescan finds it again, replaced wherever it occurs.
 
+Data. A run of ``BLOB_CHARS`` token characters or more (an image or a file as base64, a
+hex dump) is a secret as a whole when it is random, and the rules read the text without it:
+nothing else they look for is made of one such run, and their patterns are slow on megabytes
+of it.
+
 Settling and verification. After replacing, the rules are run on the output; what they
 find there (a context that only the replacement brought together, a value the discovery
 text did not hold) is added and replaced, a few rounds at most. :meth:`Redactor.verify`
@@ -50,8 +55,11 @@ then requires that no original (in any view) and no rule finding remain. A redac
 remembers the lines a scan found clean (by hash, scanned with ``CONTEXT_LINES`` lines of
 context): the rules are deterministic, so such a line is not scanned again, and a text is
 scanned only where it differs from what was already verified (a replaced line, a line
-rendered or joined anew). The report holds counts and placeholders only, never the
-originals.
+rendered or joined anew); a line repeated in a text is scanned once, and small blocks are
+scanned together. The records of a transcript are verified as written by
+:meth:`Redactor.object_survivors` (every rule on every key and value, a short value also
+beside the key that names it) and :meth:`Redactor.originals_in` (no original in the JSON
+written). The report holds counts and placeholders only, never the originals.
 """
 from __future__ import annotations
 
@@ -59,13 +67,14 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable, Iterable, Iterator, Mapping
 from urllib.parse import quote, quote_plus, unquote_plus
 
 from ..errors import RedactionLeak
 from . import addresses, identities, network, numbers, passwords, secrets
-from .secret_names import key_is_secret, value_is_secret
-from .text import PLACEHOLDER, Span, lower
+from .secret_names import key_is_secret, key_words, value_is_secret
+from .text import PLACEHOLDER, Span, high_entropy, lower
 
 GENERIC_USERS = frozenset({
     "root", "ubuntu", "user", "users", "runner", "admin", "administrator", "ec2-user", "vscode",
@@ -92,13 +101,20 @@ _TOKEN = re.compile(r"[A-Za-z0-9_]")
 _ESCAPE = re.compile(r"\\(?:([\"\\/nrt'])|u([0-9a-fA-F]{4}))")
 _UNESCAPED = {"n": "\n", "r": "\r", "t": "\t"}
 ESCAPE_LEVELS = 4  # a JSON document in a JSON string in a tool input, in a record, in a rendered tool call
-_PERCENT_RUN = re.compile(r"[^\s\"'<>\\`]*%[0-9A-Fa-f]{2}[^\s\"'<>\\`]*")
+# from the start of a run only: tried at every position, a long run without %XX is quadratic
+_PERCENT_RUN = re.compile(r"(?<![^\s\"'<>\\`])[^\s\"'<>\\`]*%[0-9A-Fa-f]{2}[^\s\"'<>\\`]*")
 _HOST_THEN_PORT = re.compile(r"(<HOST_\d+>):(\d{2,5})\b")
 _LOCALHOST_PORT = re.compile(r"(?<![\w.-])(localhost):(\d{2,5})\b")
 CONTEXT_LINES = 4  # lines of context scanned around a line not yet found clean (and block overlap)
 _LINE_BREAKS = re.compile(r"\n|(?<!\\)\\n")  # a line break, or a JSON string's escaped one
 BLOCK_CHARS = 1 << 16  # characters scanned at a time
 CLEAN_LINES = 1 << 20  # lines remembered as clean (by hash), per redactor
+PAIR_CHARS = 256  # a string value up to this long is also read beside its key (see _pairs)
+BLOB_CHARS = 2048  # a run of token characters this long is data (see _blob)
+_BLOB = re.compile(r"(?<![A-Za-z0-9_+/=-])[A-Za-z0-9_+/=-]{%d,}" % BLOB_CHARS)
+_NEEDS_JSON_ESCAPE = re.compile(r'["\\\x00-\x1f\x7f-\U0010ffff]')
+_PAIR_WORDS = frozenset({"host", "hostname", "server", "addr", "address", "endpoint", "name", "user", "username",
+                         "login", "author", "email", "mail", "owner", "account"})
 
 
 def _contextual(text: str, low: str | None = None) -> Iterator[Span]:
@@ -118,12 +134,12 @@ def _char(hex4: str) -> str:
     return "\ufffd" if 0xD800 <= code <= 0xDFFF else chr(code)  # a lone surrogate half: no character
 
 
-def _views(text: str) -> list[str]:
-    """``text``, its escaped lines resolved up to ``ESCAPE_LEVELS`` times, its percent-encoded
-    runs decoded (also when encoded twice)."""
+def _views(text: str, escapes: bool = True) -> list[str]:
+    """``text``, its escaped lines resolved up to ``ESCAPE_LEVELS`` times (unless not
+    ``escapes``), its percent-encoded runs decoded (also when encoded twice)."""
     views = [text]
     for mark, decode, levels in (("\\", _unescaped, ESCAPE_LEVELS), ("%", _percent_decoded, 2)):
-        if mark not in text:
+        if mark not in text or (mark == "\\" and not escapes):
             continue
         lines = [line for line in text.split("\n") if mark in line]
         for _ in range(levels):  # each level: the lines that decoding changes, decoded once more
@@ -145,6 +161,8 @@ def _rules(view: str) -> dict[tuple[str, str], bool]:
     discovery records them; context findings longest first (/Users/j.doe and its alias
     j-doe before the "j" of -Users-j-doe-proj)."""
     found: dict[tuple[str, str], bool] = {}
+    if len(view) > BLOB_CHARS:
+        view = _BLOB.sub(lambda m: _blob(m.group(0), found), view)
     low = lower(view)
     for finder in _FINDERS:
         for cls, value in finder(view, low):
@@ -161,6 +179,16 @@ def _rules(view: str) -> dict[tuple[str, str], bool]:
             if len(value) >= MIN_GLOBAL.get(cls, 1) and _keep(cls, value):
                 found.setdefault((cls, value), False)
     return found
+
+
+def _blob(run: str, found: dict[tuple[str, str], bool]) -> str:
+    """A run of ``BLOB_CHARS`` token characters or more (an image or a file as base64, a
+    hex dump) is data: random, it is a secret as a whole (the ``_LONG_TOKEN`` rule of
+    :mod:`~.secrets`), and the other rules read the text without it — nothing they look for
+    is made of one such run, and their patterns are slow on megabytes of it."""
+    if high_entropy(run):
+        found.setdefault(("SECRET", run), False)
+    return ""
 
 
 def _escaped_forms(original: str) -> list[str]:
@@ -244,8 +272,10 @@ class Redactor:
         self._pattern = None
         if alias_of is not None or not searched or cls == "PORT":
             return
-        aliases = _escaped_forms(original) + numbers.aliases(cls, original)
-        if len(original) >= 4:
+        aliases = numbers.aliases(cls, original)
+        if _NEEDS_JSON_ESCAPE.search(original):  # JSON writes any other string as it is
+            aliases += _escaped_forms(original)
+        if 4 <= len(original) < BLOB_CHARS:
             aliases += _encoded_forms(original)
         if cls == "USER" and re.search(r"[._ ]", original):
             # Claude Code project folders spell /Users/j.doe/x as -Users-j-doe-x
@@ -263,26 +293,48 @@ class Redactor:
     def _scan(self, text: str) -> list[tuple[str, str, bool]]:
         """(class, value, from a context rule) of every finding of every rule in every view
         of ``text``, as discovery records them. Lines already found clean (with their
-        context) are not scanned again: see :meth:`_unverified`."""
+        context) are not scanned again: see :meth:`_unverified`. Small blocks, of one view or
+        of several, are scanned together (up to ``BLOCK_CHARS``): each scan has a fixed cost."""
         found: dict[tuple[str, str], bool] = {}
+        blocks: list[str] = []
+        fresh: list[str] = []
+        size = 0
+
+        def scan() -> None:
+            block_found = _rules("\n".join(blocks))
+            for key, ctx in block_found.items():
+                found.setdefault(key, ctx)
+            self._mark_clean(fresh, block_found)
+
         for view in _views(text):
-            for block, fresh in self._unverified(view):
-                block_found = _rules(block)
-                for key, ctx in block_found.items():
-                    found.setdefault(key, ctx)
-                self._mark_clean(fresh, block_found)
+            for block, block_fresh in self._unverified(view):
+                if blocks and size + len(block) > BLOCK_CHARS:
+                    scan()
+                    blocks, fresh, size = [], [], 0
+                blocks.append(block)
+                fresh += block_fresh
+                size += len(block) + 1
+        if blocks:
+            scan()
         return [(cls, value, ctx) for (cls, value), ctx in found.items()]
 
     def _unverified(self, view: str) -> Iterator[tuple[str, list[str]]]:
-        """(block, its fresh lines): the lines of ``view`` not yet found clean, each with
+        """(block, its fresh lines): the lines of ``view`` not yet found clean (each once: a
+        tool's output repeated in a record is scanned once), each with
         ``CONTEXT_LINES`` lines of context either side, gathered in blocks of about
         ``BLOCK_CHARS``. A literal ``\\n`` (a JSON string's line break) ends a line too, so
         that a line of a record's JSON is the line its decoded string held."""
         lines = _LINE_BREAKS.split(view)
         clean = self._clean_lines
-        # a line whose JSON-unescaped form was found clean is clean: escapes hide, never reveal
-        fresh = [i for i, line in enumerate(lines) if hash(line) not in clean
-                 and ("\\" not in line or hash(_unescaped(line)) not in clean)]
+        fresh, seen = [], set()
+        for i, line in enumerate(lines):
+            h = hash(line)
+            if h in clean or h in seen:
+                continue  # found clean before, or scanned once in this view already
+            seen.add(h)
+            # a line whose JSON-unescaped form was found clean is clean: escapes hide, never reveal
+            if "\\" not in line or hash(_unescaped(line)) not in clean:
+                fresh.append(i)
         if not fresh:
             return
         if len(fresh) == len(lines) and len(view) <= BLOCK_CHARS:
@@ -322,9 +374,13 @@ class Redactor:
     def _compiled(self) -> re.Pattern:
         if self._pattern is None:
             index: dict[str, list[str]] = {}
+            context_only = []
             for key, (cls, _, searched) in self._originals.items():
                 if cls != "PORT" and searched:  # ports: see _port_sub; short values: context only
                     index.setdefault(key[:_PREFIX].lower(), []).append(key)
+                elif cls != "PORT":
+                    context_only.append(key)
+            self._context_only = tuple(context_only)
             for keys in index.values():
                 keys.sort(key=len, reverse=True)
             self._index = index
@@ -401,6 +457,28 @@ class Redactor:
             self._add(cls, value)
 
     def _replace(self, text: str) -> str:
+        if self._holds_original(text):
+            text = self._replace_originals(text)
+        # ports of redacted host:port pairs: "<HOST_1>:8080" -> "<HOST_1>:<PORT_1>"
+        if "PORT" in self._per_class and ":" in text:
+            text = _HOST_THEN_PORT.sub(self._port_sub, text)
+            text = _LOCALHOST_PORT.sub(self._port_sub, text)
+        if "%" in text:
+            text = _PERCENT_RUN.sub(self._percent_sub, text)
+        return text
+
+    def _holds_original(self, text: str) -> bool:
+        """Can ``text`` hold an original? One that is searched for starts with an index
+        prefix; one replaced in its context only (``DB_PASSWORD=x``) is in it as written.
+        Most strings of a transcript hold none, and skip the context rules."""
+        if not self._originals:
+            return False
+        low = lower(text)
+        if self._compiled().search(low) is not None:
+            return True
+        return any(key in text or key in low for key in self._context_only)
+
+    def _replace_originals(self, text: str) -> str:
         out = self._apply_contextual(text)  # first, while every context is intact
         pieces, pos = [], 0
         for p, end, key in self._matches(out):
@@ -410,12 +488,6 @@ class Redactor:
             pos = end
         if pieces:
             out = "".join(pieces) + out[pos:]
-        # ports of redacted host:port pairs: "<HOST_1>:8080" -> "<HOST_1>:<PORT_1>"
-        if "PORT" in self._per_class:
-            out = _HOST_THEN_PORT.sub(self._port_sub, out)
-            out = _LOCALHOST_PORT.sub(self._port_sub, out)
-        if "%" in out:
-            out = _PERCENT_RUN.sub(self._percent_sub, out)
         return out
 
     def _percent_sub(self, m: re.Match) -> str:
@@ -478,16 +550,27 @@ class Redactor:
         """Classes of what remains in ``text``: each original still there (as written,
         unescaped or percent-decoded), and each value any rule finds in it (one entry per
         distinct string)."""
-        views = _views(text)
-        found = {key: self._originals[key][0] for view in views for _, _, key in self._matches(view)}
+        found = self._originals_in(text)
         for cls, value, _ in self._scan(text):
             found.setdefault(self._key(cls, value), cls)
+        return list(found.values())
+
+    def originals_in(self, text: str) -> list[str]:
+        """Classes of the originals still in ``text``, the JSON that records whose every key
+        and value :meth:`object_survivors` has verified are written as: searched as written
+        (where an original's JSON-escaped forms are among its aliases) and percent-decoded,
+        without running the rules again."""
+        return list(self._originals_in(text, json_escaped=True).values())
+
+    def _originals_in(self, text: str, json_escaped: bool = False) -> dict[str, str]:
+        views = _views(text, escapes=not json_escaped)
+        found = {key: self._originals[key][0] for view in views for _, _, key in self._matches(view)}
         if "PORT" in self._per_class:
             for rx in (_HOST_THEN_PORT, _LOCALHOST_PORT):
                 for m in rx.finditer(text):
                     if self._port_sub(m) != m.group(0):
                         found.setdefault(m.group(0), "PORT")
-        return list(found.values())
+        return found
 
     def verify(self, text: str, where: str = "") -> None:
         """Raise :class:`RedactionLeak` if any original, or any rule finding, is in ``text``."""
@@ -566,7 +649,9 @@ class Redactor:
 
 
 def _pairs(obj, texts: list[str]) -> Iterator[tuple[str, str]]:
-    """(key, string value) of every dict entry in ``obj``; every key and string into ``texts``."""
+    """(key, string value) of every dict entry in ``obj``; every key and string into
+    ``texts``, and ``key: value`` where the key says what a short value is (a host, a
+    name, a secret: ``{"host": "pg-7"}``), so that the rules read the two together."""
     if isinstance(obj, str):
         texts.append(obj)
     elif isinstance(obj, list):
@@ -577,8 +662,16 @@ def _pairs(obj, texts: list[str]) -> Iterator[tuple[str, str]]:
             if isinstance(k, str):
                 texts.append(k)
                 if isinstance(v, str):
+                    if len(v) <= PAIR_CHARS and "\n" not in v and _pair_key(k):
+                        texts.append(f"{k}: {v}")
                     yield k, v
             yield from _pairs(v, texts)
+
+
+@lru_cache(maxsize=1 << 14)  # a transcript's records repeat their keys
+def _pair_key(key: str) -> bool:
+    words = key_words(key)
+    return bool(words) and (words[-1] in _PAIR_WORDS or key_is_secret(key))
 
 
 def _trie_pattern(words: Iterable[str]) -> str:

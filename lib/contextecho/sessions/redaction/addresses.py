@@ -23,10 +23,12 @@ import pyap
 
 _US_STATES = ("AL|AK|AZ|AR|CA|CO|CT|DE|DC|FL|GA|HI|ID|IL|IN|IA|KS|KY|LA|ME|MD|MA|MI|MN|MS|MO|MT|NE|NV|NH|NJ|NM"
               "|NY|NC|ND|OH|OK|OR|PA|RI|SC|SD|TN|TX|UT|VT|VA|WA|WV|WI|WY|PR")
+# (each starts with the characters it needs and checks what stands before them after: a
+# pattern that starts with \b or a lookbehind is tried at every position of a text)
 _POSTCODES = {
-    "US": re.compile(rf"\b(?:{_US_STATES})\.?,?[ \t]+\d{{5}}(?:-\d{{4}})?\b"),
-    "CA": re.compile(r"\b[ABCEGHJ-NPRSTVXY]\d[ABCEGHJ-NPRSTV-Z][ \t]?\d[ABCEGHJ-NPRSTV-Z]\d\b"),
-    "GB": re.compile(r"\b(?:[A-Z]{1,2}\d[A-Z\d]?|GIR)[ \t]\d[ABD-HJLNP-UW-Z]{2}\b"),
+    "US": re.compile(rf"(?:{_US_STATES})(?<!\w..)\.?,?[ \t]+\d{{5}}(?:-\d{{4}})?\b"),
+    "CA": re.compile(r"[ABCEGHJ-NPRSTVXY](?<!\w.)\d[ABCEGHJ-NPRSTV-Z][ \t]?\d[ABCEGHJ-NPRSTV-Z]\d\b"),
+    "GB": re.compile(r"(?:[A-Z](?<!\w.)[A-Z]?\d[A-Z\d]?|G(?<!\w.)IR)[ \t]\d[ABD-HJLNP-UW-Z]{2}\b"),
 }
 _STREET_TYPES = (r"Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Place|Pl|Terrace|Way"
                  r"|Parkway|Pkwy|Highway|Hwy|Square|Sq|Circle|Cir|Crescent|Close|Gardens|Grove|Mews|Row|Walk"
@@ -45,6 +47,12 @@ _STRASSE = re.compile(
     r"(?<![\w.:/-])[A-ZÄÖÜ][a-zäöüß]+(?:-[A-ZÄÖÜ][a-zäöüß]+)*(?:straße|strasse|str\.|weg|allee|platz|gasse|ring|damm)"
     r"[ \t]+\d{1,4}[a-z]?\b(?:,[ \t]*\d{5}[ \t]+[A-ZÄÖÜ][a-zäöüß]+(?:[ -][A-ZÄÖÜ][a-zäöüß]+)*)?")
 _WINDOW = 160  # characters before a postcode that its address can start at
+# words each street pattern needs (lowered text): most texts hold none, and skip it
+_STREET_GATES = ((_STREET, re.compile(r"\b(?:" + _STREET_TYPES.lower() + r")\b")),
+                 (_RUE, re.compile(r"\b(?:rue|avenue|av\.|boulevard|bd|place|chemin|all[ée]e|impasse|quai|route"
+                                   r"|cours|square)\b")),
+                 (_STRASSE, re.compile(r"(?:straße|strasse|str\.|weg|allee|platz|gasse|ring|damm)[ \t]+\d")))
+_DIGIT = re.compile(r"\d")
 
 
 def find(text: str, low: str) -> Iterator[tuple[str, str]]:
@@ -61,7 +69,8 @@ def find(text: str, low: str) -> Iterator[tuple[str, str]]:
                             yield "ADDRESS", part
             if country == "GB":
                 yield "ADDRESS", m.group(0)
-    if any(c.isdigit() for c in text):
-        for rx in (_STREET, _RUE, _STRASSE):
-            for m in rx.finditer(text):
-                yield "ADDRESS", m.group(0).rstrip(" ,.")
+    if _DIGIT.search(text):
+        for rx, gate in _STREET_GATES:
+            if gate.search(low):
+                for m in rx.finditer(text):
+                    yield "ADDRESS", m.group(0).rstrip(" ,.")

@@ -18,8 +18,17 @@ PERSON   a name beside an address in any layout: ``Jane Doe <jane@x.org>``,
          from ``Email: ...``, a signature block (the name line after ``Regards,`` /
          ``Thanks,`` / ``--``, or the first line of the block that ends in the address);
          git ``Author:`` / ``Co-authored-by:`` lines, ``user.name``, ``GIT_AUTHOR_NAME=``.
+         Without an address, where the context says a person: the name line of a
+         signature (after ``Best regards,`` / ``Thanks,`` / ``Cheers,`` / ``--`` ...),
+         a sign-off on one line (``Thanks, Anna``), a greeting (``Hi Anna,`` /
+         ``Dear Dr. Smith,``), trailers and headers
+         (``Author:``, ``Signed-off-by:``, ``Co-authored-by:``, ``Reviewed-by:`` ...,
+         ``"author": "Jane Doe"``, ``__author__ = ...``), also in a file's body as a tool
+         call writes it (:data:`~.text.GUTTER`).
          A name is 1-4 capitalised words (particles such as ``van``, ``de`` allowed),
-         never a bot or a product (``Claude``, ``GitHub Actions``)
+         never a bot or a product (``Claude``, ``GitHub Actions``); a name of one word
+         only after a closing or a greeting, and not a word of a reply (``Thanks,
+         Done``, ``Hello World!``)
 USER     the user segment of home paths in every form: ``/Users/x``, ``/home/x``,
          ``C:\\Users\\x`` and ``c:/users/x`` in any case, ``/mnt/c/Users/x``,
          ``/c/Users/x``, ``\\\\wsl$\\Ubuntu\\home\\x``, a name with a space
@@ -34,7 +43,7 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from .text import PLACEHOLDER, Span, starts_word, walk_back
+from .text import EOL, LINE_BODY, PLACEHOLDER, Span, at_line_starts, starts_word, walk_back
 
 ROLE_EMAILS = frozenset({"noreply@anthropic.com", "git@github.com", "git@gitlab.com",
                          "git@bitbucket.org", "noreply@github.com", "noreply@openai.com"})
@@ -61,9 +70,53 @@ _NAME_AT_END = re.compile(rf"(?P<name>{_NAME.pattern})[\"'\u201d]?[ \t]*(?:[(<\[
                           r"|[ \t]+)[\"'\u201c]?(?:mailto:)?$")
 _NAME_AFTER = re.compile(rf"^[ \t]*[>)\]]?[ \t]*(?:[(\[,|\u2013\u2014-][ \t]*)?[\"'\u201c]?(?P<name>{_NAME.pattern})[\"'\u201d]?[ \t]*(?:[)\]|,;]|$)")
 _NAME_FIELD = re.compile(rf"(?:\b|_)(?i:full[ _-]?)?(?i:name)(?:\\*[\"'])?[ \t]*[:=][ \t]*(?:\\*[\"'])?(?P<name>{_NAME.pattern})")
-_CLOSING = re.compile(r"^(?:--|(?:best|kind|warm)?[ \t]*(?:regards|wishes)|best|thanks|thank you|cheers|sincerely"
-                      r"|yours(?: truly| sincerely)?|cordialement|bien [àa] vous|mit freundlichen gr[üu](?:ß|ss)en|gr[üu](?:ß|ss)e)"
-                      r"[ \t]*[,!.]?[ \t]*$", re.I)
+_CLOSINGS = (r"--|(?:best|kind|warm(?:est)?|many)?[ \t]*(?:regards|wishes)|all the best|best|thanks(?: again| a lot)?"
+             r"|thank you|many thanks|cheers|sincerely|yours(?: truly| sincerely)?|cordialement|bien [àa] vous"
+             r"|mit freundlichen gr[üu](?:ß|ss)en|(?:viele |liebe |beste )?gr[üu](?:ß|ss)e|saludos|un saludo"
+             r"|cordiali saluti|met vriendelijke groet(?:en)?|groeten|mvh|hälsningar")
+_CLOSING = re.compile(rf"^(?:{_CLOSINGS})[ \t]*[,!.]?[ \t]*$", re.I)
+# a name alone on its line (a role or a company may follow: "Jane Doe | Acme", "Jane Doe, CTO")
+_NAME_END = r"(?=$|\r?\n|\\[rn]|\\*[\"'/]|,[ \t]|[ \t]+[|\u2013\u2014-][ \t]|[ \t]*[<(])"
+_NAME_LINE = rf"[ \t]*(?P<name>{_NAME.pattern})[ \t]*" + _NAME_END
+# the name line of a signature: after a closing line (and a blank line, if any)
+# Line-anchored (see text.at_line_starts), each with the words it needs (lowered text).
+_SIGNED = re.compile(LINE_BODY + rf"[ \t]*(?P<closing>(?i:{_CLOSINGS}))[ \t]*[,!.]?[ \t]*{EOL}"
+                     rf"(?:{LINE_BODY}[ \t]*{EOL})?" + LINE_BODY + _NAME_LINE)
+# (a closing word at the end of its line; the patterns of hits start with a literal, so that
+# the search skips to it)
+_SIGNED_HIT = re.compile(r"(?:regards|wishes|best|thanks|thank you|cheers|sincerely|yours|truly|cordialement|vous"
+                         r"|gr[üu](?:ß|ss)(?:en|e)|saludos?|saluti|groet(?:en)?|mvh|hälsningar|--)[ \t]*[,!.]?[ \t]*"
+                         r"(?:\r?\n|\\r?\\n)")
+_GREETING = re.compile(LINE_BODY + r"[ \t]*(?i:hi|hello|hey|dear|hallo|hola|bonjour|salut|ciao|moin|hej"
+                       rf"|good (?:morning|afternoon|evening))[ \t]+(?P<name>{_NAME.pattern})[ \t]*[,:]")
+_GREETING_HIT = re.compile(r"(?:hi|hello|hey|dear|hallo|hola|bonjour|salut|ciao|moin|hej"
+                           r"|good (?:morning|afternoon|evening))[ \t]+[^\n\\,:]{1,80}[,:]")
+# a sign-off on one line: "Thanks, Anna" / "Cheers, Bob Marlowe" (the name ends the line)
+_SIGNED_INLINE = re.compile(LINE_BODY + r"[ \t]*(?P<closing>(?i:(?:best|kind|warm(?:est)?|many)?[ \t]*regards|best|thanks"
+                            r"|thank you|many thanks|cheers|sincerely))[ \t]*[,!][ \t]+"
+                            rf"(?P<name>{_NAME.pattern})[ \t]*[.!]?" + _NAME_END)
+_SIGNED_INLINE_HIT = re.compile(r"(?:regards|best|thanks|thank you|cheers|sincerely)[ \t]*[,!][ \t]+[^\n\\]{2,60}"
+                                r"(?:$|\r?\n|\\[rn]|\\*[\"'])", re.M)
+_TRAILER = re.compile(LINE_BODY + r"[ \t]*(?i:author|authors|co-authored-by|signed-off-by|reviewed-by|acked-by|tested-by"
+                      r"|reported-by|suggested-by|helped-by|committer|maintainer|written by|maintained by)[ \t]*:"
+                      + _NAME_LINE)
+_TRAILER_HIT = re.compile(r"author|-by[ \t]*:|committer|maintain|written by")
+# "author": "Jane Doe", __author__ = 'Jane Doe', authors = ["Jane Doe <...>"]: the key's word
+# found first (lowered), then what follows it
+_AUTHOR_KEY = re.compile(r"author|maintainer")
+_AUTHOR_VALUE = re.compile(r"s?(?:__)?(?:\\*[\"'])?[ \t]*[:=][ \t]*\[?[ \t]*"
+                           rf"\\*[\"'](?P<name>{_NAME.pattern})[ \t]*(?=\\*[\"']|<)")
+# words a reply or a greeting is made of, capitalised, that name no one: Thanks, Done. / Hello World!
+_NOT_FIRST_NAMES = frozenset({
+    "world", "there", "all", "everyone", "everybody", "folks", "team", "guys", "friends", "sir", "madam",
+    "sirs", "customer", "colleagues", "reviewers", "maintainers", "yes", "ok", "okay", "great", "perfect",
+    "sure", "good", "nice", "cool", "awesome", "sounds", "please", "sorry", "hello", "hi", "bye", "later",
+    "again", "done", "fixed", "agreed", "noted", "confirmed", "approved", "merged", "see", "will", "let",
+    "this", "that", "here", "we", "you", "i", "it", "me", "us", "our", "your", "my", "anonymous", "unknown",
+    "everyone", "hiring", "manager", "users", "user", "developers", "contributors", "maintainer", "admins",
+    "mate", "man", "buddy", "pal", "friend", "dude", "anyway", "though", "much", "happy", "coding", "hacking",
+    "work", "job", "day", "luck", "weekend", "holidays", "lot", "lots", "help", "feedback", "review", "note",
+    "update", "input", "so", "in", "advance", "for", "the", "a", "all", "both", "you", "everybody"})
 # words of roles, statuses and headings that title-case a cell or a line but name no one
 _NOT_NAME_WORDS = frozenset({
     "in", "on", "at", "of", "the", "and", "or", "for", "to", "by", "with", "a", "an", "is", "not", "new", "old",
@@ -120,11 +173,12 @@ def find(text: str, low: str) -> Iterator[tuple[str, str]]:
             for name in _names_beside(text, m.start(), m.end()):
                 yield "PERSON", name
         for m in _PROMPT.finditer(text):
-            start = walk_back(text, m.start(), _USER_CHARS)
-            user = text[start:m.start()]
+            start = walk_back(text, m.start(), _USER_CHARS, 32)
+            user = text[start:m.start()] if start >= 0 else ""
             if _PROMPT_USER.fullmatch(user) and (start == 0 or text[start - 1] not in "+"):
                 yield "USER", user
                 yield "HOST", m.group("host")
+    yield from _named_by_context(text, low)
     if "name" in low:
         for m in _PERSON_CONFIG.finditer(low):
             name = text[m.start("name"):m.end("name")]
@@ -154,6 +208,42 @@ def context(text: str, low: str) -> Iterator[Span]:
             user = m.group("user").rstrip(".-_ ")
             if user and not user.isdigit():
                 yield m.start("user"), m.start("user") + len(user), "USER", user
+
+
+def _named_by_context(text: str, low: str) -> Iterator[tuple[str, str]]:
+    """Names a signature, a greeting or a trailer gives without an address."""
+    for m in at_line_starts(_SIGNED, text, _SIGNED_HIT.finditer(low)):
+        if _signed_name(m.group("name"), one_word=m.group("closing") != "--"):
+            yield "PERSON", m.group("name")
+    for rule, hits in ((_SIGNED_INLINE, _SIGNED_INLINE_HIT), (_GREETING, _GREETING_HIT)):
+        for m in at_line_starts(rule, text, hits.finditer(low)):
+            if _signed_name(m.group("name"), one_word=True):
+                yield "PERSON", m.group("name")
+    if "author" in low or "-by" in low or "maintain" in low or "committer" in low or "written by" in low:
+        for m in at_line_starts(_TRAILER, text, _TRAILER_HIT.finditer(low)):
+            if _full_name(m.group("name")):
+                yield "PERSON", m.group("name")
+        for key in _AUTHOR_KEY.finditer(low):
+            if key.start() and low[key.start() - 1].isalnum():
+                continue  # coauthor, mainauthor
+            m = _AUTHOR_VALUE.match(text, key.end())
+            if m is not None and _full_name(m.group("name")):
+                yield "PERSON", m.group("name")
+
+
+def _signed_name(name: str, one_word: bool) -> bool:
+    """A name a signature or a greeting gives: a full name, or (``one_word``) a first
+    name; none of its words a word of a reply (``Thanks, Great Work``)."""
+    if any(w.lower() in _NOT_FIRST_NAMES for w in name.split()):
+        return False
+    return _full_name(name) or (one_word and _first_name(name))
+
+
+def _first_name(name: str) -> bool:
+    """One capitalised word that a closing or a greeting gives: ``Anna``, not ``Done``."""
+    return name.isalpha() and len(name) >= 3 and name[0].isupper() and name[1:].islower() \
+        and _person(name, handle_ok=False) and name.lower() not in _NOT_FIRST_NAMES \
+        and name.lower() not in _NOT_NAME_WORDS
 
 
 def _person(name: str, handle_ok: bool) -> bool:

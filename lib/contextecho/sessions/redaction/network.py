@@ -5,18 +5,28 @@
 =======  ====================================================================================
 class    found by
 =======  ====================================================================================
-HOST     hosts of URLs (also undotted ones with a digit or a dash: ``http://jenkins-prod-02:8080``),
-         ``host.domain:5432``, fully qualified host names (a known top-level domain, not a
-         file extension; well-known public services such as ``github.com`` and the
-         documentation domains ``example.com`` / ``.test`` / ``.example`` excepted), private
-         suffixes (``.internal``, ``.local``, ``.lan``, ``.corp``, ``.home``, ``.intranet``,
-         ``.localdomain``, ``.consul``, ``.home.arpa``, ``.fritz.box``, ``.ts.net`` ...),
-         EC2-style names ``ip-10-0-3-17``, names the session's own commands address
-         (``ssh`` / ``scp`` / ``rsync`` / ``ping`` / ``telnet`` / ``nc`` / ``dig`` /
-         ``nslookup`` / ``traceroute`` / ``mtr`` / ``curl`` / ``wget`` targets with a digit
-         or a dash in their name, ``Host`` / ``HostName`` lines of an
-         ssh config, the names of an ``/etc/hosts`` line), shell prompts' hosts, IPv4 and
-         IPv6 addresses (not loopback, nor public resolvers such as ``8.8.8.8``)
+HOST     by shape: fully qualified host names (a known top-level domain, not a file
+         extension; well-known public services such as ``github.com`` and the documentation
+         domains ``example.com`` / ``.test`` / ``.example`` excepted); the private suffixes
+         of home routers, mDNS and company networks (``.internal``, ``.local``, ``.lan``,
+         ``.corp``, ``.home``, ``.intranet``, ``.localdomain``, ``.localnet``, ``.consul``,
+         ``.home.arpa``, ``.fritz.box``, ``.ts.net`` ...; in capitals too:
+         ``DC01.CORP.ACME.LOCAL``, ``Annas-MacBook-Pro.local``); internal names of the
+         service-environment-number kind (``payments-prod-03``, ``web-stg2``,
+         ``prod-db-02``); EC2-style names ``ip-10-0-3-17``; IPv4 and IPv6 addresses (not
+         loopback, nor public resolvers such as ``8.8.8.8``).
+         By context, undotted names too: the host of a URL (one with a digit or a dash,
+         or any name that is not a generic service's — ``db``, ``redis`` — when the URL
+         names a user or a port: ``postgres://app@pgmain:5432``, ``jdbc:``, ``redis://``);
+         ``host:port``; ``ssh`` / ``scp`` / ``rsync`` targets ``user@host:``; names the
+         session's own commands address (``ping`` / ``telnet`` / ``nc`` / ``dig`` /
+         ``nslookup`` / ``traceroute`` / ``mtr`` / ``curl`` / ``wget`` ... targets with a
+         digit or a dash); ``Host`` / ``HostName`` lines of an ssh config; the names of an
+         ``/etc/hosts`` line; the server of a connection string (``Server=tcp:sql04,1433;``,
+         ``Data Source=``, ``Host=...;``); the value of a key that names a host
+         (``DB_HOST=``, ``host:``, ``--host``) with a digit or a dash; shell prompts' hosts.
+         Line-anchored contexts are read in a file's body as a tool call writes or shows
+         it too (``apply_patch`` ``+`` lines, numbered listings: :data:`~.text.GUTTER`)
 PORT     the port of a redacted ``host:port`` (and of ``localhost:port``)
 MAC      MAC addresses ``aa:bb:cc:dd:ee:ff`` / ``aa-bb-...`` / ``aabb.ccdd.eeff`` (not all-zero
          or broadcast)
@@ -32,7 +42,8 @@ import ipaddress
 import re
 from typing import Iterator
 
-from .text import walk_back
+from .secret_names import CODE_RECEIVERS, CODE_WORDS, key_words
+from .text import LINE_BODY, at_line_starts, walk_back
 
 # Registrable domains of public services: hosts under them identify no one.
 PUBLIC_DOMAINS = frozenset({
@@ -51,18 +62,28 @@ PUBLIC_DOMAINS = frozenset({
     "typescriptlang.org", "mdn.io", "slack.com", "discord.com", "x.com", "twitter.com",
     "linkedin.com", "medium.com", "substack.com", "reddit.com", "socket.io",
     # documentation names (RFC 2606 / 6761): they stand for no real host
-    "example.com", "example.org", "example.net", "example", "test", "invalid"})
-_PRIVATE_TLDS = r"local|internal|lan|corp|home|intranet|localdomain|ts\.net|consul|home\.arpa|fritz\.box|priv|private|intra"
+    "example.com", "example.org", "example.net", "example", "test", "invalid",
+    # names every Docker and cloud VM resolves alike
+    "docker.internal", "google.internal"})
+_PRIVATE_TLDS = (r"local|internal|lan|corp|home|intranet|localdomain|localnet|workgroup|ts\.net|consul|home\.arpa"
+                 r"|fritz\.box|priv|private|intra")
 _TLDS = ("com|net|org|io|ai|co|dev|edu|gov|mil|int|eu|us|uk|de|fr|nl|be|ch|at|se|dk|fi|es|pt|ie|it|ru|cn|jp|kr"
          "|au|nz|ca|br|mx|ar|za|tech|online|site|xyz|biz|cloud|app|" + _PRIVATE_TLDS)
-_URL = re.compile(r"(?<=[a-zA-Z0-9])://(?:[^/\s\"'<>]*@)?(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)"
+_URL = re.compile(r"(?<=[a-zA-Z0-9])://(?:(?P<user>[^/\s\"'<>]*)@)?(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)"
                   r"(?::(?P<port>\d{1,5}))?")
-_FQDN = re.compile(r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+"rf"(?:{_TLDS})")
-_TLD_AT = re.compile(rf"(?<=[A-Za-z0-9])\.(?:{_TLDS})(?![\w(-]|\.\w)")  # where a host name ends
+_FQDN = re.compile(r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+"rf"(?:{_TLDS})", re.I)
+# (the lookbehinds below follow the first character they guard: a pattern that starts with
+# one is tried at every position of a text)
+_TLD_AT = re.compile(rf"\.(?<=[A-Za-z0-9]\.)(?:{_TLDS})(?![\w(-]|\.\w)", re.I)  # where a host name ends
+_TLD_GATE = re.compile(rf"\.(?:{_TLDS})", re.I)
 # .local/.internal/... are private by definition; the other TLDs above need a host-like shape
 # in code (``tf.io``, ``self.app`` are attribute access): so those take two labels before a
 # common TLD, or a URL / port / ssh context.
-_PRIVATE_SUFFIX = re.compile(rf"\.(?:{_PRIVATE_TLDS})$")
+_PRIVATE_SUFFIX = re.compile(rf"\.(?:{_PRIVATE_TLDS})$", re.I)
+# in capitals, a private suffix is also an enum member (Scope.LOCAL, Mode.INTERNAL): these are not
+_UPPER_PRIVATE = frozenset({"lan", "corp", "localdomain", "localnet", "intranet", "arpa", "box"})
+# suffixes no attribute is named (self.internal, Scope.home are code; Foo.local, NAS.lan are not)
+_NETWORK_SUFFIX = re.compile(r"\.(?:local|lan|localdomain|localnet|home\.arpa|fritz\.box|workgroup)$")
 _CODE_TLDS = frozenset({"io", "ai", "co", "dev", "app", "cloud", "home", "it", "at", "be", "int", "us", "ca", "es",
                         "priv", "private", "intra", "local"})
 _HOST = re.compile(r"localhost|(?:[A-Za-z0-9-]+\.)+[A-Za-z0-9-]+|\[[0-9A-Fa-f:.]+\]")
@@ -73,7 +94,7 @@ _FILE_EXTS = frozenset(
     "vue svelte xml csv tsv log swift m mm pl pm ex exs erl hs ml lua r jl dart scala cs fs tex bib proto "
     "gradle tf hcl zig nim lean el clj vim env diff patch png jpg jpeg gif svg pdf zip gz tar whl so dll "
     "dylib exe bin wasm map snap test spec config d mod sum".split())
-_IPV4 = re.compile(r"(?<![\w.])(\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3})(?![\w]|\.\d)")
+_IPV4 = re.compile(r"(\d(?<![\w.].)\d{0,2}\.\d{1,3}\.\d{1,3}\.\d{1,3})(?![\w]|\.\d)")
 _IPV6_AT = re.compile(r":[0-9A-Fa-f]{0,4}:")  # every IPv6 address holds one; then widened
 _IPV6_CHARS = frozenset("0123456789abcdefABCDEF:")
 _IPV6_TAIL = frozenset("0123456789abcdefABCDEF:.")
@@ -82,26 +103,66 @@ _SSH_TARGET = re.compile(r"\b(?:ssh|scp|sftp|rsync|mosh|ssh-copy-id)\s+(?:-\S+\s
                          r"(?:(?P<user>[a-z_][a-z0-9_.-]*)@(?P<host>[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*)"
                          r"|(?P<bare>[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*))(?=[\s:'\"/&]|\\[nrt\"]|$)")
 # commands whose argument is a host; flags with a value are skipped (-c 3, -p 22)
-_HOST_COMMAND = re.compile(r"(?:^|(?<=[\s;&|(`$\"'=/])|(?<=\\n))(?:ping6?|telnet|nc|ncat|netcat|dig|nslookup|traceroute6?"
+# (the command word first, its start checked apart: a pattern that starts with a lookbehind
+# is tried at every position of the text)
+_HOST_COMMAND = re.compile(r"(?:ping6?|telnet|nc|ncat|netcat|dig|nslookup|traceroute6?"
                            r"|tracepath|mtr|curl|wget|ssh-keyscan|ssh-keygen\s+-R)"
                            r"(?:\s+(?:-\w+|--[\w-]+)(?:[ =](?!-)(?:\d+|\w+(?=\s+-)))?)*\s+"
                            r"(?:[a-z_][\w.-]*@)?(?P<host>[A-Za-z][A-Za-z0-9-]{1,62})(?=[\s:;&|)\"'`/]|\\[nrt\"]|$)", re.M)
-_SSH_CONFIG = re.compile(r"(?:^|(?<=\n)|(?<=\\n))[ \t]*(?:Host|HostName)[ \t]+(?P<hosts>[A-Za-z0-9][\w.-]*(?:[ \t]+[A-Za-z0-9][\w.-]*)*)"
-                         r"[ \t]*(?=\r?\n|\\n|$)", re.M)
-_HOSTS_LINE = re.compile(r"(?:^|(?<=\n)|(?<=\\n))[ \t]*(?:\d{1,3}\.){3}\d{1,3}[ \t]+(?P<names>[A-Za-z][\w.-]*(?:[ \t]+[A-Za-z][\w.-]*)*)"
-                         r"[ \t]*(?=\r?\n|\\n|$|[ \t]*#)", re.M)
+_COMMAND_AFTER = frozenset(" \t\r\n\f\v;&|(`$\"'=/")
+_SSH_CONFIG = re.compile(LINE_BODY + r"(?P<indent>[ \t]*)(?P<kw>Host|HostName)[ \t]+"
+                         r"(?P<hosts>[A-Za-z0-9][\w.-]*(?:[ \t]+[A-Za-z0-9][\w.-]*)*)[ \t]*(?=\r?\n|\\n|$|\\*[\"'])")
+# an ssh config's Host block goes on with indented options: then its aliases are hosts, not
+# words ("Host key verification failed.")
+_SSH_OPTION_NEXT = re.compile(r"[ \t]*(?:\r?\n|\\n)" + LINE_BODY + r"[ \t]+(?i:hostname|user|port|identityfile|proxyjump"
+                              r"|proxycommand|forwardagent|identitiesonly|localforward|serveraliveinterval)\b")
+_SSH_CONFIG_HIT = re.compile(r"\bHost(?:Name)?[ \t]")
+_HOSTS_LINE = re.compile(LINE_BODY + r"[ \t]*(?:\d{1,3}\.){3}\d{1,3}[ \t]+(?P<names>[A-Za-z][\w.-]*(?:[ \t]+[A-Za-z][\w.-]*)*)"
+                         r"[ \t]*(?=\r?\n|\\n|$|[ \t]*#|\\*[\"'/])")
+_HOSTS_LINE_HIT = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}[ \t]+[A-Za-z]")
 _NOT_HOSTS = frozenset({"localhost", "ip6-localhost", "ip6-loopback", "broadcasthost", "host", "hostname", "none",
                         "example", "server", "remote", "target", "the", "and", "to", "on", "in", "my", "your",
                         "this", "that", "http", "https", "get", "post", "put", "delete", "head", "options", "patch",
                         "install", "version", "help", "true", "false", "null"})
-_MAC = re.compile(r"(?<![0-9A-Fa-f:.-])(?:[0-9A-Fa-f]{2}([:-])(?:[0-9A-Fa-f]{2}\1){4}[0-9A-Fa-f]{2}"
-                  r"|[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4})(?![0-9A-Fa-f:.-]|\.\w)")
+# Names every docker-compose file and tutorial gives its services: they locate no one.
+_GENERIC_HOSTS = _NOT_HOSTS | frozenset({
+    "db", "database", "postgres", "postgresql", "pg", "mysql", "mariadb", "redis", "mongo", "mongodb", "rabbitmq",
+    "rabbit", "kafka", "zookeeper", "elasticsearch", "elastic", "opensearch", "minio", "memcached", "web", "app",
+    "api", "backend", "frontend", "nginx", "proxy", "cache", "worker", "grafana", "prometheus", "jaeger",
+    "keycloak", "vault", "consul", "localstack", "mailhog", "selenium", "chrome", "sqlserver", "mssql", "oracle",
+    "clickhouse", "cassandra", "etcd", "nats", "traefik", "caddy", "jenkins", "registry", "ollama", "origin",
+    "upstream", "service", "svc", "gateway", "router", "storage", "queue", "broker", "smtp", "mail", "ftp", "ldap",
+    "dns", "ntp", "user", "username", "password", "pass", "local", "internal", "myhost", "yourhost", "your-host",
+    "my-host", "hostname", "servername", "your-server", "my-server", "dbhost", "db-host", "remotehost", "machine",
+    "foo", "bar", "baz", "qux", "github", "gitlab", "bitbucket", "instance", "node", "box", "vm", "container"})
+# Deployment environments, as internal host names spell them: payments-prod-03, web-stg2, prod-db-02
+_ENVS = r"prod|production|prd|preprod|staging|stage|stg|uat|qa|dev|ci|int|sandbox|sbx|canary|perf|nonprod"
+_ENV_WORDS = frozenset(_ENVS.split("|"))
+_ENV_FIRST = frozenset({"prod", "production", "prd", "preprod", "staging", "stg", "uat"})  # env-service-number
+_ENV_NUMBER = re.compile(rf"(?:{_ENVS})?\d{{1,4}}[a-z]?")
+# a dashed name ending in digits, not part of a dotted name, a path's word or a flag (lowered)
+_DASHED_NUMBERED = re.compile(r"(?<![\w.\\:-])[a-z][a-z0-9]*+(?:-[a-z0-9]+)*-[a-z]*\d{1,4}[a-z]?(?![\w-]|\.\w)")
+_LETTERS = re.compile(r"[a-z]*")
+# the server of a connection string (ADO.NET, Npgsql, ODBC): Server=tcp:sql04,1433; Host=pg1;Port=...
+_CONNECTION_SERVER = re.compile(r"(?:server|data source|host|address|addr|hostname)=(?:tcp:)?"  # lowered
+                                r"(?P<host>[a-z][\w.-]*)(?=[ \t]*[,;])")
+_CONNECTION_AFTER = frozenset(";\"'{=&?/+\u2192 \t\r\n")
+# the value of a key that names a host: DB_HOST=x, "host": "x", host: x, --host x (the key's
+# end found first, lowered), -h x (psql, mysql ...)
+_HOST_KEY_END = re.compile(r"host(?:name)?|server(?:_?name)?")
+_HOST_KEY_VALUE = re.compile(r"(?:\\*[\"'])?[ \t]*(?:=|:|[ \t])[ \t]*(?:\\*[\"'])?(?P<host>[a-z][\w.-]*)(?![\w.(\[-])")
+_KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_.-")
+_HOST_FLAG = re.compile(r"(?:psql|pg_dump|pg_restore|pg_isready|mysql|mysqldump|mariadb|redis-cli|mongo(?:sh|dump)?"
+                        r"|clickhouse-client)\b[^\n]*?\s-h[ \t]*(?P<host>[A-Za-z][\w.-]*)")  # (its start: see _COMMAND_AFTER)
+_MAC = re.compile(r"[0-9A-Fa-f](?<![0-9A-Fa-f:.-].)(?:[0-9A-Fa-f]([:-])(?:[0-9A-Fa-f]{2}\1){4}[0-9A-Fa-f]{2}"
+                  r"|[0-9A-Fa-f]{3}\.[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4})(?![0-9A-Fa-f:.-]|\.\w)")
 _ARN = re.compile(r"\barn:aws[\w-]*:[\w-]+:[\w-]*:(?P<account>\d{12})?:[^\s\"'`,;)}\]\\<>]+")
 _ACCOUNT_CONTEXT = re.compile(r"(?:account[\s_-]?(?:id|number|no)?|aws_account_id|owner[\s_-]?id|account_id)"  # lowered
                               r"(?:\\*[\"'])?\s*[:=]?\s*(?:\\*[\"'])?(?P<id>\d{12})(?!\d)"
                               r"|(?<![\w])(?P<ecr>\d{12})\.dkr\.ecr\.")
 _AZURE_SUBSCRIPTION = re.compile(r"(?:/subscriptions/|subscription[\s_-]?id[\"']?\s*[:=]?\s*[\"']?)"  # lowered
                                  r"(?P<id>[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})")
+_MAX_HOST = 253  # characters of a host name at most (RFC 1035)
 _HOST_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.-")
 _COMMAND_WORDS = ("ssh", "scp", "sftp", "rsync", "mosh", "ping", "telnet", "nc ", "ncat", "netcat", "dig ",
                   "nslookup", "traceroute", "tracepath", "mtr ", "curl", "wget", "keyscan", "keygen")
@@ -111,7 +172,14 @@ def find(text: str, low: str) -> Iterator[tuple[str, str]]:
     """(class, value) of hosts, ports, MACs, ARNs and accounts of ``text``; see the module doc."""
     yield from _urls(text)
     yield from _host_ports(text)
-    yield from _dotted_names(text)
+    if _TLD_GATE.search(low):
+        yield from _dotted_names(text)
+    if "-" in low:
+        for m in _DASHED_NUMBERED.finditer(low):
+            if _service_env(m.group(0)):
+                yield "HOST", text[m.start():m.end()]
+    if "host" in low or "server" in low or "data source" in low or "addr" in low or "-h" in low:
+        yield from _host_keys(text, low)
     for m in _IPV4.finditer(text):
         if _ipv4(m.group(1)) and not loopback(m.group(1)):
             yield "HOST", m.group(1)
@@ -122,12 +190,14 @@ def find(text: str, low: str) -> Iterator[tuple[str, str]]:
     if any(w in low for w in _COMMAND_WORDS):
         yield from _command_targets(text)
     if "host" in low:
-        for m in _SSH_CONFIG.finditer(text):
-            for name in m.group("hosts").split():
-                if _named_host(name) and "*" not in name:
+        for m in at_line_starts(_SSH_CONFIG, text, _SSH_CONFIG_HIT.finditer(text)):
+            names = m.group("hosts").split()
+            config = (m.group("indent") if m.group("kw") == "HostName" else _SSH_OPTION_NEXT.match(text, m.end()))
+            for name in names:
+                if _named_host(name) or (config and _plain_host(name)):
                     yield "HOST", name
     if "." in text:
-        for m in _HOSTS_LINE.finditer(text):
+        for m in at_line_starts(_HOSTS_LINE, text, _HOSTS_LINE_HIT.finditer(text)):
             for name in m.group("names").split():
                 if _named_host(name):
                     yield "HOST", name
@@ -172,7 +242,8 @@ def _urls(text: str) -> Iterator[tuple[str, str]]:
         if loopback(host) or public_host(host):
             continue
         bare = host.strip("[]")
-        if "." in host or ":" in bare or _named_host(host):
+        if "." in host or ":" in bare or _named_host(host) \
+                or ((m.group("port") or m.group("user")) and _plain_host(host)):
             yield "HOST", bare
             if m.group("port"):
                 yield "PORT", f"{host}:{m.group('port')}"
@@ -183,7 +254,7 @@ def _host_ports(text: str) -> Iterator[tuple[str, str]]:
         if text[m.start() - 1] == "]":
             start = text.rfind("[", max(0, m.start() - 48), m.start())
         else:
-            start = walk_back(text, m.start(), _HOST_CHARS)
+            start = walk_back(text, m.start(), _HOST_CHARS, _MAX_HOST)
         host = text[start:m.start()] if start >= 0 else ""
         if not _HOST.fullmatch(host) or (start > 0 and text[start - 1] in "_@/"):
             continue
@@ -198,15 +269,28 @@ def _host_ports(text: str) -> Iterator[tuple[str, str]]:
 
 def _dotted_names(text: str) -> Iterator[tuple[str, str]]:
     for m in _TLD_AT.finditer(text):
-        start = walk_back(text, m.start(), _HOST_CHARS)
+        start = walk_back(text, m.start(), _HOST_CHARS, _MAX_HOST)
+        if start < 0:
+            continue
         host = text[start:m.end()].lstrip(".-")
         if not _FQDN.fullmatch(host) or (start > 0 and text[start - 1] in "_@/\\"):
             continue
         labels = host.split(".")
         if public_host(host):
             continue
-        if _PRIVATE_SUFFIX.search(host) and (len(labels) >= 3 or host.islower()) \
-                or len(labels) >= 3 or labels[-1] not in _CODE_TLDS:
+        first, tld = labels[0], labels[-1]
+        if text[start] == "." or "example" in (first.lower(), labels[-2].lower()):
+            continue  # a file's name (.env.local), documentation (example.local, x.example.internal)
+        glued = any(c.isdigit() or c == "-" for c in first)  # no identifier: Office-PC.home
+        if not tld.islower():  # DC01.CORP.ACME.LOCAL, NAS.LAN; not Scope.LOCAL, Mode.INTERNAL, X.COM
+            if tld.isupper() and host.isupper() and _PRIVATE_SUFFIX.search(host) \
+                    and (len(labels) >= 3 or glued or tld.lower() in _UPPER_PRIVATE):
+                yield "HOST", host
+        elif _PRIVATE_SUFFIX.search(host):
+            if len(labels) >= 3 or glued or (host.islower() and first not in CODE_RECEIVERS) \
+                    or (_NETWORK_SUFFIX.search(host.lower()) and first.lower() not in CODE_RECEIVERS):
+                yield "HOST", host  # DiskStation.local: only mDNS and home routers name so
+        elif len(labels) >= 3 or tld not in _CODE_TLDS:
             yield "HOST", host
 
 
@@ -215,11 +299,13 @@ def _ipv6s(text: str) -> Iterator[tuple[str, str]]:
     for m in _IPV6_AT.finditer(text):
         if m.start() < last:
             continue
-        start = walk_back(text, m.start(), _IPV6_CHARS)
+        start = walk_back(text, m.start(), _IPV6_CHARS, 48)
         end = m.end()
-        while end < len(text) and text[end] in _IPV6_TAIL:
+        while end < len(text) and end - m.end() < 48 and text[end] in _IPV6_TAIL:
             end += 1
         last = end
+        if start < 0:
+            continue
         candidate = text[start:end].rstrip(".:")
         if (start == 0 or not (text[start - 1].isalnum() or text[start - 1] in "_.")) and _ipv6(candidate) \
                 and not _MAC.fullmatch(candidate):
@@ -233,11 +319,70 @@ def _command_targets(text: str) -> Iterator[tuple[str, str]]:
             yield "USER", user
         if "." in host and not public_host(host) and (m.group("user") or _host_like(host)):
             yield "HOST", host
-        elif "." not in host and _named_host(host):
+        elif "." not in host and (_named_host(host) or (user and _plain_host(host))):
             yield "HOST", host
     for m in _HOST_COMMAND.finditer(text):
-        if _named_host(m.group("host")):
+        i = m.start()
+        if (i == 0 or text[i - 1] in _COMMAND_AFTER or text[i - 2:i] == "\\n") and _named_host(m.group("host")):
             yield "HOST", m.group("host")
+
+
+def _service_env(name: str) -> bool:
+    """``payments-prod-03``, ``api-prod-eu-1``, ``web-stg2``, ``prod-db-02``: a service, an
+    environment and a number (a lowered dashed name)."""
+    labels = name.split("-")
+    if len(labels) < 2 or not _ENV_NUMBER.fullmatch(labels[-1]):
+        return False
+    glued = _LETTERS.match(labels[-1]).group(0)
+    if glued:  # web-stg2: the environment glued to its number, after a service
+        return glued in _ENV_WORDS and labels[-2][0].isalpha() and labels[-2] not in _ENV_WORDS
+    return len(labels) >= 3 and (labels[0] not in _ENV_WORDS and any(w in _ENV_WORDS for w in labels[1:-1])
+                                 or labels[0] in _ENV_FIRST and labels[1][0].isalpha() and labels[1] not in _ENV_WORDS)
+
+
+def _host_keys(text: str, low: str) -> Iterator[tuple[str, str]]:
+    """Hosts by the key or the flag that names them; see the module doc."""
+    if "=" in text:
+        for m in _CONNECTION_SERVER.finditer(low):
+            host = text[m.start("host"):m.end("host")]
+            if (m.start() == 0 or low[m.start() - 1] in _CONNECTION_AFTER) \
+                    and (_key_host(host) or ("." not in host and _plain_host(host))):
+                yield "HOST", host
+    for m in _HOST_KEY_END.finditer(low):
+        if m.end() < len(low) and low[m.end()] in _KEY_CHARS and low[m.end()] not in ".-":
+            continue  # inside a longer word: hostile, servers
+        v = _HOST_KEY_VALUE.match(low, m.end())
+        start = walk_back(low, m.start(), _KEY_CHARS, 64)
+        if v is None or start < 0:
+            continue
+        host = text[v.start("host"):v.end("host")]
+        words = key_words(text[start:m.end()])
+        if words and words[-1] in ("host", "hostname", "server", "name") and _key_host(host):
+            yield "HOST", host
+    if "-h" in text:
+        for m in _HOST_FLAG.finditer(text):
+            i = m.start()
+            if (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")) and _key_host(m.group("host")):
+                yield "HOST", m.group("host")
+
+
+def _key_host(host: str) -> bool:
+    """A host named by a key: a name with a digit or a dash, or a dotted host name; not
+    code (``args.host``, ``self.db.host``)."""
+    labels = host.lower().split(".")
+    if labels[0] in CODE_RECEIVERS or labels[0] in CODE_WORDS or loopback(host):
+        return False
+    if len(labels) > 1:
+        return _host_like(host) and not public_host(host)
+    return _named_host(host)
+
+
+def _plain_host(name: str) -> bool:
+    """An undotted word that, where the context says a host stands, names one: not a
+    generic service (``db``, ``redis``), a placeholder or a keyword."""
+    low = name.lower()
+    return len(name) >= 3 and name[0].isalpha() and low not in _GENERIC_HOSTS and low not in CODE_WORDS \
+        and not low.startswith(("my", "your")) and all(c.isalnum() or c in "-_" for c in name)
 
 
 def _named_host(name: str) -> bool:

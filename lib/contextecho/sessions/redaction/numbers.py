@@ -62,7 +62,7 @@ _CARD_PREFIX = re.compile(r"4|5[1-5]|2(?:2[2-9]|[3-6]\d|7[01]|720)|3[47]|3(?:0[0
                           r"|50(?:18|20|38)|6(?:304|759|76[1-3])")
 _IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2}\d{2}(?:[ -]?[A-Za-z0-9]{4}){2,7}(?:[ -]?[A-Za-z0-9]{1,3})?"
                    r"(?![A-Za-z0-9])")
-_SSN = re.compile(r"(?<![\w.-])\d{3}-\d{2}-\d{4}(?![\w-]|\.\d)")
+_SSN = re.compile(r"\d(?<![\w.-].)\d{2}-\d{2}-\d{4}(?![\w-]|\.\d)")  # (the lookbehind after the digit it guards)
 _SSN_CONTEXT = re.compile(r"(?:ssn|social[ _-]?security(?:[ _-]?(?:number|no))?)[\"']?\s*[:=#]?\s*[\"']?"
                           r"(?P<number>\d{9}|\d{3}[- .]\d{2}[- .]\d{4})(?!\d)")  # lowered
 _BTC = re.compile(r"(?<![A-Za-z0-9])(?:[13][1-9A-HJ-NP-Za-km-z]{25,34}|bc1[ac-hj-np-z02-9]{11,71})(?![A-Za-z0-9])")
@@ -174,7 +174,8 @@ def _cards(text: str) -> Iterator[tuple[str, str]]:
     for hint in _CARD_HINT.finditer(text):  # every card number holds 8 digits in two fours
         if hint.start() < end:
             continue
-        start = max(walk_back(text, hint.start(), _CARD_CHARS), hint.start() - 24)
+        start = walk_back(text, hint.start(), _CARD_CHARS, 24)
+        start = max(start, hint.start() - 24)
         end = hint.end()
         while end < len(text) and end - hint.end() < 24 and text[end] in _CARD_CHARS:
             end += 1

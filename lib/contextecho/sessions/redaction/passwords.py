@@ -15,13 +15,16 @@ URL credentials        ``scheme://user:password@host``, ``https://TOKEN@host``
 authorization header   ``Authorization: Basic/Bearer/token ...``, ``x-api-key:``, a bare
                        ``Bearer x``; a Basic value is also decoded: its password and
                        ``user:password`` are searched for everywhere
-command lines          ``mysql -pPASS``, ``sshpass -p``, ``docker login -p``, ``.netrc``
-                       ``machine h login u password p``, ``curl -u user:pass``,
+command lines          ``mysql -pPASS``, ``sshpass -p``, ``docker login -p``, ``curl -u user:pass``,
                        ``redis-cli -a``, ``sqlcmd -P``, ``ldapsearch -w``, ``mongosh -p``,
                        ``htpasswd -b f u p``, ``openssl -passin pass:x``, ``smbclient -U u%p``
 auth tuples / calls    ``auth=("user", "pw")``, ``HTTPBasicAuth("u", "pw")``,
                        ``smtp.login("u", "pw")``, ``NetworkCredential("u", "pw")``
-.pgpass lines          ``host:port:database:user:password``
+.netrc entries         ``machine h login u password p`` (``default`` too), on one line or
+                       several, its tokens in any order
+XML, call arguments    ``<password>x</password>``, ``<add key="DbPassword" value="x"/>``,
+                       ``define('DB_PASSWORD', 'x')``, ``setenv("API_TOKEN", "x")``
+.pgpass lines          ``host:port:database:user:password`` (``\\:`` in a field)
 YAML block scalars     the lines of ``password: |`` / ``secret: >-`` blocks
 echo | base64          the plaintext of ``echo -n 'x' | base64`` / ``printf x | base64``
                        / ``base64 <<< x`` (its base64 forms searched everywhere), and the
@@ -30,6 +33,11 @@ cookies, sessions      every value of ``Cookie:`` / ``Set-Cookie:`` (not attribu
                        ``Path``), ``curl -b`` / ``--cookie`` pairs, ``sessionid=``,
                        ``;jsessionid=``, ``PHPSESSID=``, ``csrftoken=`` ...
 =====================  ==============================================================
+
+The line-anchored rules (``.netrc``, ``.pgpass``, YAML blocks) read a file's body also
+where a tool call writes or shows it: an ``apply_patch`` diff (``+`` lines), a numbered
+listing, a JSON string (the gutters of :data:`~.text.GUTTER`); heredocs and editor inputs
+hold it as the file does.
 
 User names met on the way (``curl -u alice:x``) are marked ``USER``; the redactor drops
 generic accounts (``root``, ``admin``).
@@ -42,7 +50,7 @@ import re
 from typing import Iterator
 
 from .secret_names import CODE_WORDS, KEY_CHARS, key_is_secret, value_is_secret
-from .text import PLACEHOLDER, Span, high_entropy
+from .text import LINE_BODY, PLACEHOLDER, Span, at_line_starts, gutter_at, high_entropy, walk_back
 
 # Some rule needs one of these (lowered text); most short strings hold none.
 _TRIGGER = re.compile(r"pass|pwd|secret|token|key|credential|cookie|signature|webhook|://|bearer|sess|sid"
@@ -59,6 +67,12 @@ _VALUE = re.compile(r"(?:\\*[\"']|\])?[ \t]*(?P<sep>:=|=>|={1,3}|!==?|:|[ \t]is[
                     r"|(?P<bare>[^\s\"'`,;(){}\[\]<>\\|&]{1,512}))")
 _FLAG_VALUE = re.compile(r"(?:[ \t]+|=)(?:(?P<q>[\"'])(?P<quoted>[^\"'\n\\]{0,512})(?P=q)"
                          r"|(?P<bare>[^\s\"'`,;(){}\[\]<>\\|&-][^\s\"'`,;(){}\[\]<>\\|&]{0,511}))")
+# a quoted key, a comma, a quoted value without spaces: the arguments of define / setenv / putenv
+_PAIR_VALUE = re.compile(r"\\*[\"'][ \t]*,[ \t]*(?:\"(?P<dq>[^\"\s\\]{1,256})\"|'(?P<sq>[^'\s\\]{1,256})'"
+                         r"|(?P<eq>\\+[\"'])(?P<equoted>[^\"'\s\\]{1,256})(?P=eq))")
+# <password>x</password> (Maven, NuGet ...), <add key="DbPassword" value="x" />
+_XML_VALUE = re.compile(r"<(?P<key>[A-Za-z_][\w.:-]{0,64})>(?P<value>[^<>\n]{1,512})</(?P=key)>"
+                        r"|\bkey=(?P<q>\\*[\"'])(?P<key2>[\w.:-]{1,64})(?P=q)[ \t]+value=(?P=q)(?P<value2>[^\"'<>\n\\]{1,512})(?P=q)")
 _QUOTED_GROUPS = ("dq", "sq", "bq", "equoted", "quoted")
 _URL_CREDENTIALS = re.compile(r"(?<=[a-zA-Z0-9])://(?P<user><[A-Z_]+_\d+>|[^:@/\s\"'<>\\]*)(?::(?P<secret>[^/\s\"'<>\\]+))?@"
                               r"(?=[\w\[<])")
@@ -67,14 +81,13 @@ _AUTH_HEADER = re.compile(r"(?:authorization\"?\s*[:=]\s*\"?(?P<scheme>basic|bea
 _CURL_USER = re.compile(r"(?:\s-u\s*|--user[\s=]+)[\"']?(?P<user>[^:\s\"']+):(?P<secret>[^\s\"']+)")
 _CLI_PASSWORD = re.compile(r"(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?\s-p(?P<secret>[^\s\"'\\]+)"
                            r"|(?:sshpass|(?:docker|podman|helm|oras) login)\b[^\n]*?\s-p[ \t]+[\"']?(?P<secret2>[^\s\"'\\]+)"
-                           r"|machine\s+\S+\s+login\s+(?P<user>\S+)\s+password\s+(?P<secret3>[^\s\"'\\]+)"
                            r"|(?:redis-cli\b[^\n]*?\s-a|sqlcmd\b[^\n]*?\s-P|ldap(?:search|add|modify|delete|passwd)\b[^\n]*?\s-w"
                            r"|mongo(?:sh)?\b[^\n]*?\s-p|htpasswd\s+-b\S*\s+\S+\s+\S+)[ \t]+[\"']?(?P<secret4>[^\s\"'\\]+)"
                            r"|-pass(?:in|out)?[ \t]+pass:(?P<secret5>[^\s\"'\\]+)"
                            r"|smbclient\b[^\n]*?\s-U[ \t]*[\"']?[^%\s\"']+%(?P<secret6>[^\s\"'\\]+)")
-_CLI_WORDS = ("mysql", "mariadb", "sshpass", " login", "machine", "redis-cli", "sqlcmd", "ldap", "mongo", "htpasswd",
+_CLI_WORDS = ("mysql", "mariadb", "sshpass", " login", "redis-cli", "sqlcmd", "ldap", "mongo", "htpasswd",
               "-pass", "smbclient")
-_SECRET_GROUPS = ("secret", "secret2", "secret3", "secret4", "secret5", "secret6")
+_SECRET_GROUPS = ("secret", "secret2", "secret4", "secret5", "secret6")
 _AUTH_CALL = re.compile(
     r"(?:\b(?:auth|basic_auth|http_auth|proxy_auth|credentials|creds)\s*[=:]\s*[(\[]"
     r"|\b(?:HTTPBasicAuth|HTTPDigestAuth|HTTPProxyAuth|BasicAuth|DigestAuth|NetworkCredential|PasswordAuthentication"
@@ -86,10 +99,17 @@ _AUTH_CALL = re.compile(
 _AUTH_CALL_GATE = re.compile(r"auth|cred|login|bind")  # lowered
 _PGPASS_GATE = re.compile(r":(?:\d{1,5}|\*):[^:\s]+:[^:\s]+:")
 _YAML_GATE = re.compile(r":[ \t]*[|>][+-]?\d?[ \t]*(?:\n|\\n)")
-_PGPASS = re.compile(r"(?:^|(?<=[\s\"'>`=/])|(?<=\\n))(?P<host>[A-Za-z0-9*][\w.*-]*):(?P<port>\d{1,5}|\*)"
-                     r":(?P<db>[\w.*$-]+):(?P<user>[\w.*@$-]+):(?P<secret>[^\s:\"'\\`]+)(?=$|[\s\"'`]|\\[nrt\"])", re.M)
-_YAML_BLOCK = re.compile(r"(?:^|(?<=\n)|(?<=\\n))(?P<sp>[ \t]*)(?:- )?[\"']?(?P<key>[A-Za-z_][\w.-]*)[\"']?[ \t]*:"
+_PGPASS = re.compile(r"(?:^|(?<=[\s\"'>`=/+\u2192-])|(?<=\\[nt])|(?<=\\u2192))(?P<host>[A-Za-z0-9*][\w.*-]*):(?P<port>\d{1,5}|\*)"
+                     r":(?P<db>[\w.*$-]+):(?P<user>[\w.*@$-]+):(?P<secret>(?:[^\s:\"'\\`]|\\+:)+)(?=$|[\s\"'`]|\\+[nrt\"])", re.M)
+_YAML_BLOCK = re.compile(LINE_BODY + r"(?P<sp>[ \t]*)(?:- )?[\"']?(?P<key>[A-Za-z_][\w.-]*)[\"']?[ \t]*:"
                          r"[ \t]*[|>][+-]?\d?[ \t]*(?=\n|\\n)")
+# the gutter a block's lines repeat after its key line's (a listing's, quote marks; a diff's:
+# as many of + - or space as the key line's)
+_LINE_GUTTERS = {">": re.compile(r"(?:>[ \t]?)+"), "#": re.compile(r"[ \t]*\d{1,7}(?:\u2192|\t|\\u2192|\\t)")}
+_NETRC = re.compile(r"(?:(?<![\w.])|(?<=\\[nt]))machine(?:\s|\\[nt])+(?P<host>[^\s\"'\\]+)(?=\s|\\[nrt]|$)"
+                    r"|(?:^|(?<=\n)|(?<=\\n))[+>-]?[ \t]*default(?=\s|\\[nrt]|$)")  # default: a line of its own
+_NETRC_TOKEN = re.compile(r"(?:\s|\\[nrt]|(?<=\n)[+>-]+|(?<=\\n)[+>-]+)+(?P<token>[^\s\"'\\]+)")
+_NETRC_FIELDS = {"login": "USER", "password": "SECRET", "account": "USER"}
 _ECHO_B64 = re.compile(
     r"(?:\b(?:echo(?:\s+-[neE]+)*|printf(?:\s+(?P<fq>[\"'])%s(?:\\\\?n)?(?P=fq))?)\s+"
     r"(?:(?P<q>\\*[\"'])(?P<quoted>[^\"'\n\\]{1,1024})(?P=q)|(?P<bare>[^\s|;&\"'\\<>]{1,1024}))"
@@ -101,8 +121,11 @@ _COOKIE_HEADER = re.compile(r"(?:\bset-cookie|\bcookie)\"?\s*:\s*\"?|(?:\s-b|--c
 _COOKIE_PAIR = re.compile(r"[ \t]*(?P<name>[^=;,\s\"'\\]{1,128})=(?P<value>[^;\s\"'\\,]*)[ \t]*(?:;|(?=[\s\"'\\,]|$))")
 _COOKIE_ATTRIBUTES = frozenset({"path", "domain", "expires", "max-age", "samesite", "secure", "httponly",
                                 "priority", "partitioned", "version", "comment"})
-_SESSION_PARAM = re.compile(r"(?:(?<=[;?&\s\"'])|^)(?P<name>[\w.-]*(?:sess(?:ion)?(?:[_.-]?id)?|sid|csrf[\w-]*"
-                            r"|xsrf[\w-]*|remember[_-]token))=(?P<value>[^\s;&?#\"'<>\\,]{4,512})", re.I | re.M)
+# name=value of a session parameter: the name ends in one of these (lowered), and starts a
+# parameter (after ; ? & a space or a quote, or a line's start)
+_SESSION_NAME_END = re.compile(r"(?:sess(?:ion)?(?:[_.-]?id)?|sid|csrf[\w-]*|xsrf[\w-]*|remember[_-]token)=")
+_SESSION_VALUE = re.compile(r"[^\s;&?#\"'<>\\,]{4,512}")
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 
 
 def context(text: str, low: str) -> Iterator[Span]:
@@ -133,6 +156,14 @@ def context(text: str, low: str) -> Iterator[Span]:
                 yield m.start("secret"), m.end("secret"), "SECRET", m.group("secret")
     if ("(" in text or "[" in text) and _AUTH_CALL_GATE.search(low):
         yield from _auth_calls(text)
+    if "machine" in low or "default" in low:
+        yield from _netrc(text)
+    if "</" in text or "value=" in low:
+        for m in _XML_VALUE.finditer(text):
+            key, group = (m.group("key"), "value") if m.group("key") else (m.group("key2"), "value2")
+            value = m.group(group)
+            if key_is_secret(key) and value_is_secret(value.strip(), key, "", True, False):
+                yield m.start(group), m.end(group), "SECRET", value
     if ":" in text:
         if _PGPASS_GATE.search(text):
             yield from _pgpass(text)
@@ -144,10 +175,22 @@ def context(text: str, low: str) -> Iterator[Span]:
     if "cookie" in low or "-b" in text:
         yield from _cookies(text, low)
     if any(w in low for w in ("sess", "sid", "csrf", "xsrf", "remember")):
-        for m in _SESSION_PARAM.finditer(text):
-            value = m.group("value")
+        yield from _session_params(text, low)
+
+
+def _session_params(text: str, low: str) -> Iterator[Span]:
+    """The values of ``sessionid=`` / ``;jsessionid=`` / ``PHPSESSID=`` / ``csrftoken=`` ...
+    (the name's end found first: a pattern starting with the name's run of characters is
+    tried at every position)."""
+    for m in _SESSION_NAME_END.finditer(low):
+        start = walk_back(text, m.start(), _NAME_CHARS, 128)
+        if start < 0 or not (start == 0 or text[start - 1] in ";?&\"'" or text[start - 1].isspace()):
+            continue
+        v = _SESSION_VALUE.match(text, m.end())
+        if v is not None:
+            value = v.group(0)
             if _literal(value) and (any(c.isdigit() for c in value) or len(value) >= 16):
-                yield m.start("value"), m.end("value"), "SECRET", value
+                yield v.start(), v.end(), "SECRET", value
 
 
 def find(text: str, low: str) -> Iterator[tuple[str, str]]:
@@ -218,6 +261,8 @@ def _assignments(text: str, low: str) -> Iterator[tuple[int, int, str]]:
         v = _VALUE.match(text, s + len(key))
         if v is None and key.startswith("-"):
             v = _FLAG_VALUE.match(text, s + len(key))
+        if v is None and s > 0 and text[s - 1] in "\"'":
+            v = _PAIR_VALUE.match(text, s + len(key))  # define('DB_PASSWORD', 'x'), setenv("TOKEN", "x")
         if v is None:
             continue
         group = next((g for g in _QUOTED_GROUPS if v.groupdict().get(g) is not None), "bare")
@@ -273,23 +318,57 @@ def _pgpass(text: str) -> Iterator[Span]:
             yield m.start("user"), m.end("user"), "USER", user
 
 
+def _netrc(text: str) -> Iterator[Span]:
+    """The ``login`` and ``password`` of each ``.netrc`` entry (the tokens after ``machine
+    h`` or ``default``, over lines and their gutters, up to the next entry)."""
+    for m in _NETRC.finditer(text):
+        pos, field = m.end(), None
+        for _ in range(12):
+            t = _NETRC_TOKEN.match(text, pos)
+            if t is None:
+                break
+            pos, token = t.end(), t.group("token")
+            if field is None:
+                field = _NETRC_FIELDS.get(token)
+                if field is None:
+                    break  # machine, default, macdef: the entry ended
+                continue
+            if _literal(token):
+                yield t.start("token"), t.end("token"), field, token
+            field = None
+
+
 def _yaml_blocks(text: str) -> Iterator[Span]:
-    """The content lines of a block scalar (``key: |``) under a secret-named key."""
-    for m in _YAML_BLOCK.finditer(text):
+    """The content lines of a block scalar (``key: |``) under a secret-named key; in a
+    diff or a listing, the lines that carry the key line's gutter."""
+    for m in at_line_starts(_YAML_BLOCK, text, _YAML_GATE.finditer(text)):
         if not key_is_secret(m.group("key")):
             continue
         indent = len(m.group("sp").expandtabs())
+        gutter = gutter_at(text, m.start())
+        mark = gutter.strip()[:1] if len(gutter) <= m.start("sp") - m.start() else ""
+        if mark in ("+", "-"):
+            repeated = re.compile(rf"[+ -]{{{len(gutter)}}}")
+        else:
+            repeated = _LINE_GUTTERS.get("#" if mark.isdigit() else mark)
         pos = m.end()
         while True:
             sep = "\\n" if text.startswith("\\n", pos) else "\n" if text.startswith("\n", pos) else None
             if sep is None:
                 break
             start = pos + len(sep)
-            nl, esc = text.find("\n", start), text.find("\\n", start)
-            end = min(e for e in (nl, esc, len(text)) if e >= 0)
+            nl = text.find("\n", start)
+            nl = len(text) if nl < 0 else nl
+            esc = text.find("\\n", start, nl)
+            end = nl if esc < 0 else esc
+            if repeated is not None:
+                g = repeated.match(text, start, end)
+                if g is None:
+                    break  # the diff's or listing's lines ended
+                start = g.end()
             line = text[start:end]
             body = line.lstrip(" \t")
-            if body and len(line) - len(body) <= indent:
+            if body and len(line[:len(line) - len(body)].expandtabs()) <= indent:
                 break  # back at the key's indentation: the block ended
             value = body.rstrip()
             if value and not PLACEHOLDER.fullmatch(value):

@@ -13,6 +13,7 @@ repeated (``password=password``) or, in prose (``the password is incorrect``), a
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from .text import PLACEHOLDER
 
@@ -50,7 +51,7 @@ CODE_WORDS = frozenset({
     "const", "let", "var", "def", "type", "dict", "list", "map", "text", "varchar", "empty", "default",
     "secretstr", "optional[str]", "str|none", "yes", "no", "on", "off", "enabled", "disabled", "redacted",
     "hidden", "masked", "omitted", "unset", "changeme_in_production", "string?", "any?", "record", "uuid"})
-_CODE_RECEIVERS = frozenset({
+CODE_RECEIVERS = frozenset({
     "self", "this", "cls", "args", "opts", "options", "config", "cfg", "conf", "settings", "env", "environ",
     "os", "process", "request", "req", "params", "props", "ctx", "context", "kwargs", "data", "form", "body",
     "st", "secrets", "credentials", "creds", "auth", "app", "user", "values", "payload", "response", "res",
@@ -63,6 +64,7 @@ def key_words(name: str) -> list[str]:
     return [w.lower() for w in _KEY_WORDS.findall(name.lstrip("-"))]
 
 
+@lru_cache(maxsize=1 << 14)  # a transcript's records repeat their keys
 def key_is_secret(key: str) -> bool:
     """Does this key name a secret (``DB_PASSWORD``, ``apiToken``), not a count of one?"""
     words = key_words(key)
@@ -97,7 +99,7 @@ def value_is_secret(value: str, key: str, after: str, quoted: bool, prose: bool)
     if not quoted and (after[:1] in ("(", ".", "[", "{") or any(c in value for c in "()[]{}")):
         return False  # code: a call, an attribute or an index
     dotted = value.split(".")
-    if len(dotted) > 1 and dotted[0].lower() in _CODE_RECEIVERS and all(p.isidentifier() for p in dotted):
+    if len(dotted) > 1 and dotted[0].lower() in CODE_RECEIVERS and all(p.isidentifier() for p in dotted):
         return False  # attribute access: config.api_key, process.env.TOKEN
     if value.isidentifier():
         words = [w for w in _KEY_WORDS.findall(value) if not w.isdigit()]

@@ -66,7 +66,7 @@ _DS_PLUGINS = (ArtifactoryDetector(), AWSKeyDetector(), AzureStorageKeyDetector(
                SoftlayerDetector(), SquareOAuthDetector(), StripeDetector(), TelegramBotTokenDetector(),
                TwilioKeyDetector())
 # Plugins whose every pattern needs a long token or a keyword: skipped on texts without one.
-_DS_LONG_TOKEN = re.compile(r"[A-Za-z0-9_\-+/=]{20,}")
+_DS_TOKEN_OR_URL = re.compile(r"[A-Za-z0-9_\-+/=]{20,}|://")
 _DS_KEYWORD_LINE = re.compile("|".join(DENYLIST))  # lower case: run on the lowered text
 # Cheap necessary conditions (on the lowered text) of the plugins that are slow to run
 # on every text: their patterns need these words, or a line holding one of them.
@@ -135,15 +135,17 @@ _GIT_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 def find(text: str, low: str) -> Iterator[tuple[str, str]]:
     """(class, value) of every key and token of ``text``; see the module doc."""
     yield from _keys(text)
-    if _DS_LONG_TOKEN.search(text) or "://" in text:
+    lines = _token_lines(text)
+    if lines:
+        lines_low = lines.lower()
         for plugin in _DS_PLUGINS:
             gate = _DS_GATES.get(type(plugin))
-            if gate is not None and not gate.search(low):
+            if gate is not None and not gate.search(lines_low):
                 continue
-            for value in plugin.analyze_string(text):
+            for value in plugin.analyze_string(lines):
                 yield "SECRET", value.split()[0] if value.split() else value
     yield from _keyword_values(text, low)
-    for value in _DS_ENTROPY.analyze_string(text):
+    for value in _DS_ENTROPY.analyze_string(lines):  # base64 runs of 23 characters and more
         # the entropy of a string is at most log2 of its distinct characters: 4.5 bits need 23
         if len(value) >= _MIN_ENTROPY_CHARS and len(set(value)) >= _MIN_ENTROPY_CHARS \
                 and _DS_ENTROPY.calculate_shannon_entropy(value) > _DS_ENTROPY.entropy_limit \
@@ -156,6 +158,20 @@ def find(text: str, low: str) -> Iterator[tuple[str, str]]:
         if high_entropy(m.group(0)):
             yield "SECRET", m.group(0)
     yield from _beside_their_service(text, low)
+
+
+def _token_lines(text: str) -> str:
+    """The lines of ``text`` that hold a long token or a URL: detect-secrets reads a text
+    line by line, and each of its regex plugins needs one (most lines hold neither)."""
+    kept, end = [], -1
+    for m in _DS_TOKEN_OR_URL.finditer(text):
+        if m.start() < end:
+            continue  # on the line already kept
+        start = text.rfind("\n", max(end, 0), m.start()) + 1
+        end = text.find("\n", m.end())
+        end = len(text) if end < 0 else end
+        kept.append(text[start:end])
+    return "\n".join(kept)
 
 
 def _keys(text: str) -> Iterator[tuple[str, str]]:
@@ -203,7 +219,7 @@ def _keyword_lines(text: str, low: str) -> Iterator[str]:
     for m in _DS_KEYWORD_LINE.finditer(low):
         if m.start() <= last:
             continue
-        start = max(text.rfind("\n", 0, m.start()) + 1, m.start() - 80)
+        start = max(text.rfind("\n", max(0, m.start() - 80), m.start()) + 1, m.start() - 80)
         end = text.find("\n", m.end())
         end = min(len(text) if end < 0 else end, m.end() + 400)
         last = end
