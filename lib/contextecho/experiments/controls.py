@@ -45,7 +45,7 @@ from ..echo.reference.gpt5_source import read_gpt5_transcript
 from ..echo.reference.transcript import read_rows
 from ..paper import figures
 from ..paper.declared import Declared
-from ..paper.formats import COUNT, MODEL, POINTS, TEXT, estimate, interval
+from ..paper.formats import COUNT, MODEL, NOT_ESTIMABLE, POINTS, TEXT, estimate, interval
 from ..paper.sentences import joined, reason_of
 from ..paper.show import Result, SavedFigure
 from ..paper.tables import Column, Table
@@ -153,6 +153,7 @@ MANUSCRIPT = PROTOCOL + Declared(
                Variable("control_gap_{arm}_{target}", POINTS, arm=OUR_ARMS),
                Variable("control_gap_ci_{arm}_{target}", interval(POINTS), arm=OUR_ARMS),
                Variable("target", TEXT), Variable("judge", TEXT), Variable("arms", TEXT), Variable("arms_note", TEXT), Variable("arm_gaps", TEXT),
+               Variable("negative_gap_sentence", TEXT),
                Variable("n_sessions", COUNT), Variable("n_items", COUNT), Variable("n_cells", COUNT),
                Variable("n_failed", COUNT), Variable("a1_source", TEXT)),
     tables=(
@@ -259,6 +260,11 @@ def variables(run: Run, primary: pd.DataFrame) -> pd.DataFrame:
         else:
             gaps.append(f"{arm} ({ARM_WORDS[arm]}) {gap}, 95% CI {ci}" if reason_of(ci) is None else
                         f"{arm} ({ARM_WORDS[arm]}) {gap}, without an interval: {reason_of(ci)}")
+    gap, ci = written["negative_gap"], written["negative_gap_ci"]
+    run.out.set(negative_gap_sentence=(f"the negative-control gap is {NOT_ESTIMABLE}: {reason_of(gap)}"
+                                       if reason_of(gap) is not None else
+                                       f"the negative-control gap is {gap}, 95% CI {ci}" if reason_of(ci) is None else
+                                       f"the negative-control gap is {gap}, without an interval: {reason_of(ci)}"))
     run.out.set(arm_gaps="; ".join(gaps + [f"for {joined(arms)} ({'; '.join(ARM_WORDS[a] for a in arms)}) the gap is "
                                            f"not estimable: {reason}" for reason, arms in missing.items()]))
     run.out.set(arms_note=f"This build asks the arms {', '.join(p.arms)}" + (
