@@ -121,10 +121,7 @@ def _replay_run(case: dict, number: int, runner: str, corpus: Path, replay: Repl
         values = {"session": names[cell.session], "target": models[cell.target], "position": cell.position,
                   "turn": cell.step, "turn_index": cell.step, "arm": HARNESS_ARMS[cell.arm],
                   "item": item_name(cell.item.id), "replicate": cell.replicate}
-        unknown = [f for f in fields if f not in values]
-        if unknown:
-            raise FixtureError(f"case {case['id']}", f"unknown request key field(s) {unknown}")
-        replay.identities[cell.request.key] = ("target", {f: values[f] for f in fields})
+        replay.name_target(cell.request.key, fields, values, f"case {case['id']}")
     if judge:
         replay.judge_calls[judge] = "judge"
     frame = (xs.scored if s2 else xs.judged)(run, cells, redact=False)

@@ -105,10 +105,7 @@ def run(case: dict, corpus: Path, replay: Replay, report: CaseResult, declared: 
     for cell in cells:
         values = {"target": target["model"], "position": cell.position, "turn": cell.step,
                   "arm": harness_name[cell.item.framing], "item": cell.item.id, "replicate": cell.replicate}
-        unknown = [f for f in fields if f not in values]
-        if unknown:
-            raise FixtureError(where, f"unknown request key field(s) {unknown}")
-        replay.identities[cell.request.key] = ("target", {f: values[f] for f in fields})
+        replay.name_target(cell.request.key, fields, values, where)
     replay.judge_calls.update({j: "judge" for j in params.judge_models()})
     frame = spine.run_grid(run_, cells, judges=params.judges, judge_max_tokens=params.judge_max_tokens, redact=False)
     identity = {row["key"]: (target["model"], row["position"], harness_name[row["framing"]], row["item"],

@@ -159,10 +159,7 @@ def run(case: dict, corpus: Path, replay: Replay, report: CaseResult, declared: 
         for cell in cells:
             values = {"target": safe[cell.target], "cut_index": cell.cut_index, "arm": cell.arm,
                       "item": cell.stressor, "length": cell.length}
-            unknown = [f for f in fields if f not in values]
-            if unknown:
-                raise FixtureError(f"case {case['id']}", f"unknown request key field(s) {unknown}")
-            replay.identities[cell.request.key] = ("target", {f: values[f] for f in fields})
+            replay.name_target(cell.request.key, fields, values, f"case {case['id']}")
         frames.append(io.ask(cells, transport=experiment.transport, name=f"{io.NAME}:{Path(runner).stem}"))
     compare_requests(case, replay, report, declared)
     _compare_cells(case, frames, safe, report, declared)

@@ -112,6 +112,15 @@ class Replay:
         blocks, all empty (:func:`empty_text_reply`)."""
         return {key_identity(s.key) for s in self.sent if s.call == call and empty_text_reply(s.reply, s.model)}
 
+    def name_target(self, key: str, fields: Sequence[str], values: Mapping[str, Any], where: str) -> None:
+        """Record the request ``key`` as the target call the case's request keys name by
+        ``fields``, each read from ``values`` (our cell's, in the harness's words); a field the
+        values lack is the fixture's error, named at ``where``."""
+        unknown = [f for f in fields if f not in values]
+        if unknown:
+            raise FixtureError(where, f"unknown request key field(s) {unknown}")
+        self.identities[key] = ("target", {f: values[f] for f in fields})
+
     def identify(self, request: ModelRequest) -> tuple[str, dict] | None:
         if request.key in self.identities:
             return self.identities[request.key]

@@ -192,10 +192,7 @@ def _replay(case: dict, args: argparse.Namespace, params: session_validation.Par
     for cell in cells:
         values = {"target": args.target, "position": cell.position, "turn_index": cell.step, "turn": cell.step,
                   "arm": HARNESS_ARMS[cell.arm], "item": cell.item.id, "replicate": cell.replicate}
-        unknown = [f for f in fields if f not in values]
-        if unknown:
-            raise FixtureError(f"case {case['id']}", f"unknown request key field(s) {unknown}")
-        replay.identities[cell.request.key] = ("target", {f: values[f] for f in fields})
+        replay.name_target(cell.request.key, fields, values, f"case {case['id']}")
     replay.judge_calls[params.judges[0]] = "judge"
     result = session_validation.summarise(validation, cells, session_validation.judged(validation, cells, redact=False))
     compare_requests(case, replay, report, declared)
