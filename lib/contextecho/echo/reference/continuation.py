@@ -55,6 +55,7 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from .gpt5_source import flatten_blocks
 from .transcript import BLOCK_JOINER, PART_JOINER, Row, render_content
 
 # ---------------------------------------------------------------- instrument constants
@@ -335,7 +336,10 @@ RESULT_CHARS, TEXT_CHARS = 1500, 1000
 
 
 def _result_text(block: dict) -> str:
-    result = block.get("content", "")
+    return _content_text(block.get("content", ""))
+
+
+def _content_text(result) -> str:
     if isinstance(result, list):
         result = "".join(x.get("text", "") for x in result if isinstance(x, dict))
     return str(result)
@@ -394,27 +398,15 @@ def flatten_content(content) -> str:
     a string as is; in a list, non-empty ``text`` blocks, ``[tool_use NAME: k=repr(v), ...]``
     (``[tool_use NAME]`` for a non-dict input) and ``[tool_result: str(content)[:300]]``,
     joined by newlines; anything else ``""``."""
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    parts: list[str] = []
-    for block in content:
-        if not isinstance(block, dict):
-            continue
-        kind = block.get("type", "")
-        if kind == "text":
-            if block.get("text", ""):
-                parts.append(block["text"])
-        elif kind == "tool_use":
-            name, args = block.get("name", ""), block.get("input", {})
-            if isinstance(args, dict):
-                parts.append(f"[tool_use {name}: {', '.join(f'{k}={v!r}' for k, v in args.items())}]")
-            else:
-                parts.append(f"[tool_use {name}]")
-        elif kind == "tool_result":
-            parts.append(f"[tool_result: {_result_text(block)[:GPT5_RESULT_CHARS]}]")
-    return PART_JOINER.join(parts)
+    return flatten_blocks(content, _gpt5_tool_use, lambda result: f"[tool_result: {_content_text(result)[:GPT5_RESULT_CHARS]}]",
+                          PART_JOINER)
+
+
+def _gpt5_tool_use(block: dict) -> str:
+    name, args = block.get("name", ""), block.get("input", {})
+    if isinstance(args, dict):
+        return f"[tool_use {name}: {', '.join(f'{k}={v!r}' for k, v in args.items())}]"
+    return f"[tool_use {name}]"
 
 
 def gpt5_prefix(records: Iterable[dict | str], target_chars: int = TARGET_CHARS) -> str:
