@@ -9,7 +9,7 @@ from contextecho.anchor.axes.rubric import AXES
 from contextecho.anchor.axes.turns import FORK, REAL, JudgedTurn
 from contextecho.anchor.persona import CODING_ASSISTANT
 from contextecho.experiments.anchor import MANUSCRIPT, all_held_sentence
-from contextecho.experiments.anchor_axes import judge_jobs, judge_params
+from contextecho.experiments.anchor_axes import axes_judge_params, judge_jobs
 from contextecho.paper.outputs import manuscript_value
 
 JUDGE = "j/a"
@@ -66,10 +66,10 @@ def test_a_share_that_cannot_vary_measures_nothing():
 def test_each_judge_is_asked_at_its_providers_budget_and_the_embedded_one_as_before():
     """The embedded judge's request is the one it always was (its cached verdicts still answer
     it); a Gemini judge, a thinking model, gets the reference protocol's floor of 16,384."""
-    assert judge_params("local/smollm2-135m", 8) == {"temperature": 0, "max_tokens": 8}
-    assert judge_params("anthropic/claude-sonnet-4-5", 400) == {"temperature": 0, "max_tokens": 400}
-    assert judge_params("gemini/gemini-2.5-flash", 400) == {"temperature": 0.0, "max_tokens": 16384}
-    assert judge_params("openai/gpt-4.1", 400) == {"temperature": 0, "max_completion_tokens": 400}
+    assert axes_judge_params("local/smollm2-135m", 8) == {"temperature": 0, "max_tokens": 8}
+    assert axes_judge_params("anthropic/claude-sonnet-4-5", 400) == {"temperature": 0, "max_tokens": 400}
+    assert axes_judge_params("gemini/gemini-2.5-flash", 400) == {"temperature": 0.0, "max_tokens": 16384}
+    assert axes_judge_params("openai/gpt-4.1", 400) == {"temperature": 0, "max_completion_tokens": 400}
     turn = JudgedTurn(REAL, "s", 3, "u3", "recorded", "Run the tests.", "Two fail.")
     jobs = judge_jobs([turn], ["local/smollm2-135m", "gemini/gemini-2.5-flash"], CODING_ASSISTANT, 8)
     assert [(j.judge, j.request.params["max_tokens"]) for j in jobs] == \

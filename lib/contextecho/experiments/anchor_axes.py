@@ -2,7 +2,7 @@
 role, boundaries, values and style (the rates, one per axis and judge and never a
 composite, are the notebook's next stage).
 
-Each judge is asked at its provider's budget rule (:func:`judge_params`): the rule the
+Each judge is asked at its provider's budget rule (:func:`axes_judge_params`): the rule the
 reference protocol applies to a target of that provider
 (:func:`~contextecho.echo.reference.providers.target_params`), so a thinking judge (a Gemini
 model: at least 16,384 tokens) has room to think before its verdict, while a judge without
@@ -22,15 +22,15 @@ from ..echo.reference.providers import target_params
 from .spine import Run
 
 
-def judge_params(judge: str, max_tokens: int) -> dict:
+def axes_judge_params(judge: str, max_tokens: int) -> dict:
     """A judge's sampling parameters: temperature 0 and ``max_tokens`` under its provider's
     rule (module doc)."""
     return {"temperature": 0, **target_params(judge, max_tokens)}
 
 
 def judge_jobs(turns: Sequence, judges: Sequence[str], card: PersonaCard, max_tokens: int) -> list[AxisJob]:
-    """Every (turn, axis) for each judge in turn, each at its own :func:`judge_params`."""
-    return [job for judge in judges for job in axis_jobs(turns, judge, card, params=judge_params(judge, max_tokens))]
+    """Every (turn, axis) for each judge in turn, each at its own :func:`axes_judge_params`."""
+    return [job for judge in judges for job in axis_jobs(turns, judge, card, params=axes_judge_params(judge, max_tokens))]
 
 
 def run_axes(run: Run, cache: CallCache, card: PersonaCard, *, target: str, judges: Sequence[str], checkpoints: int, window: int, fork_max_tokens: int,
