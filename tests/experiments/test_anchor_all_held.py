@@ -53,11 +53,11 @@ def test_a_source_without_a_decided_turn_or_an_interval_says_so():
 def test_a_share_that_cannot_vary_measures_nothing():
     none = sentence([("a", ONE_OFF), ("b", ONE_OFF), ("b", UNDECIDED)], [("a", ONE_OFF)])
     assert none == ("On this build the share of turns holding all four axes measures nothing: none of the 3 turns "
-                    "j/a decided held all four: each deviated on at least one axis (1 more had no deviation but an "
+                    "decided under j/a held all four: each deviated on at least one axis (1 more had no deviation but an "
                     "axis without a valid verdict), so the share does not vary between turns; a capable judge and "
                     "the notebook's paper-scale set would make it a measurement.")
     every = sentence([("a", ALL)], [("b", ALL)])
-    assert "measures nothing: every one of the 2 turns j/a decided held all four, so" in every
+    assert "measures nothing: every one of the 2 turns decided under j/a held all four, so" in every
     undecided = sentence([("a", UNDECIDED)], [("a", UNDECIDED)])
     assert "measures nothing: no turn has a valid verdict from j/a on every axis, nor a deviation (2 turns " \
            "undecided); a capable judge would" in undecided

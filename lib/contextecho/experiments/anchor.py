@@ -407,8 +407,8 @@ def all_held_sentence(written: dict, first: pd.DataFrame, judge: str) -> str:
         return measures_nothing(what, f"no turn has a valid verdict from {judge} on every axis, nor a deviation "
                                 f"({undecided} turns undecided)", CAPABLE_JUDGE)
     if not deviated or not held:
-        return measures_nothing(what, (f"every one of the {held} turns {judge} decided held all four{left}" if held else
-                                       f"none of the {deviated} turns {judge} decided held all four: each deviated on "
+        return measures_nothing(what, (f"every one of the {held} turns decided under {judge} held all four{left}" if held else
+                                       f"none of the {deviated} turns decided under {judge} held all four: each deviated on "
                                        f"at least one axis{left}") + ", so the share does not vary between turns",
                                 f"{CAPABLE_JUDGE} and {PAPER_SCALE_SET}")
     parts, none = [], []
