@@ -23,7 +23,7 @@ def corpus():
 def check(result):
     variables = yaml.safe_load((result.output_dir / "variables.yml").read_text())["anchor"]
     assert all(isinstance(v, (int, float, str)) for v in variables.values())
-    for stem in ("retention", "axes", "recall_accuracy", "recall_filters"):
+    for stem in ("retention", "axes", "axes_all_held", "axes_all_held_sessions", "recall_accuracy", "recall_filters"):
         assert (result.output_dir / "tables" / f"{stem}.md").is_file()
     for figure in ("retention", "recall"):
         assert (result.output_dir / "figures" / f"{figure}.png").is_file()
@@ -53,6 +53,10 @@ def test_anchor_notebook_runs_every_section_on_the_fake_model(tmp_path):
     text = (result.output_dir / "tables" / "retention.md").read_text()
     assert "^a^" in text and "sessions no item of this facet has a valid answer" in text
     assert set(result.tables["Behavioural axes: held rate among valid verdicts"]["source"]) == {"real", "fork"}
+    headline = result.tables["All four axes held: share of the decided turns"]
+    assert set(headline["judge_model"]) == {"fake/echo", "fake/echo@0"} and set(headline["source"]) == {"real", "fork"}
+    assert (headline["n_turns"] == headline[["n_all_held", "n_deviated", "n_undecided"]].sum(axis=1)).all()
+    assert variables["axes_all_held_finding"].startswith(("Under the primary judge (fake/echo)", "On this build"))
 
 
 @pytest.mark.embedded

@@ -155,3 +155,25 @@ def test_every_named_parameter_set_is_planned_at_the_paper_scale(tmp_path, monke
     assert seen[0].targets == module.PAPER_SCALE["targets"]
     assert {p.protocol for p in seen} == {"reference", "contextecho"}
     assert all(p.plan for p in seen)
+
+
+def test_the_paper_scale_plan_plans_every_notebook_anchor_at_anchors_settings(tmp_path, monkeypatch):
+    """``paper --plan --paper-scale`` (every notebook, as the command names them) plans each
+    at its PAPER_SCALE, anchor among them, each set in range; anchor's carries ANCHOR's filters
+    (3 of 4 validators, five calibration runs), the reference judge's budget and the harness's
+    budget for a forked turn. Every run is stubbed: this is the selection, not the calls."""
+    import contextecho.notebooks.planning as planning_module
+    from contextecho.echo.reference.judge import JUDGE_MAX_TOKENS
+    from contextecho.echo.reference.texts import STRESSOR_MAX_TOKENS
+    from contextecho.notebooks.build import NOTEBOOKS
+
+    seen = []
+    for name in NOTEBOOKS:
+        monkeypatch.setattr(experiment(name), "run", lambda params, name=name: seen.append((name, params)))
+    monkeypatch.setattr(planning_module, "write_record", lambda *a, **k: None)
+    plan_notebooks(list(NOTEBOOKS), paper_scale=True)
+    assert [name for name, _ in seen[:len(NOTEBOOKS)]] == list(NOTEBOOKS) and all(p.plan for _, p in seen)
+    anchor = next(params for name, params in seen if name == "anchor")
+    assert (anchor.target, anchor.n_sessions) == (experiment("anchor").PAPER_SCALE["target"], 0)
+    assert (len(anchor.validators), anchor.min_agree, anchor.calibration_runs) == (4, 3, 5)
+    assert anchor.judge_max_tokens == JUDGE_MAX_TOKENS and anchor.fork_max_tokens == STRESSOR_MAX_TOKENS == 1024

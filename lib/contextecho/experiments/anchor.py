@@ -7,10 +7,19 @@ The persona is the deployed coding assistant (``anchor.persona.CODING_ASSISTANT`
    generic, with the card only (initial), and with the card plus a session's snapshot
    prefix at ``checkpoints`` checkpoints (and the matched filler prefix); R per facet.
 2. Behavioural axes (:mod:`.anchor_axes`): real assistant turns and turns regenerated
-   on forks judged HELD / DEVIATED on role, boundaries, values and style, per axis and judge.
+   on forks judged HELD / DEVIATED on role, boundaries, values and style, per axis and judge;
+   ANCHOR's headline, the share of turns that held all four axes, per judge, source and
+   target with its interval resampling sessions, and per session.
 3. Trajectory recall (:mod:`.anchor_recall`): four-option questions generated from the
    sessions, ANCHOR's three filters, accuracy per family × context condition vs 0.25.
 4. Optionally, externally authored ANCHOR banks (``banks``) scored with the bank scorer.
+
+``PAPER_SCALE`` takes ANCHOR's filter settings (3 of 4 validators recover the answer, five
+calibration runs: the ANCHOR seed's "Questions pass three filters"); its judges answer in the
+reference judge's budget (``JUDGE_MAX_TOKENS``, 400) under each provider's rule, which gives
+the thinking Gemini judge at least 16,384 tokens (:func:`.anchor_axes.axes_judge_params`); a
+forked turn is written in the harness's budget for a target's turn (``STRESSOR_MAX_TOKENS``, 1,024,
+the paper's generation ``max_tokens``), so it is not cut before its style is judged.
 """
 from __future__ import annotations
 
@@ -18,7 +27,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ..anchor.axes.report import axis_agreement, axis_rates
+from ..anchor.axes.report import DEFAULT_BY, all_axes_held, all_axes_rates, axis_agreement, axis_rates
 from ..anchor.axes.rubric import AXES
 from ..anchor.axes.turns import FORK, REAL
 from ..anchor.context.conditions import CONTEXT_CONDITIONS
@@ -30,14 +39,16 @@ from ..anchor.banks.scorer import score_bank
 from ..anchor.persona import CODING_ASSISTANT, PersonaCard, load_card
 from ..engine.cache import CallCache
 from ..engine.llm import LOCAL_MODEL
+from ..echo.reference.judge import JUDGE_MAX_TOKENS
+from ..echo.reference.texts import STRESSOR_MAX_TOKENS
 from .parameters import (NON_NEGATIVE, POSITIVE, RESAMPLES, Interval, Models, NonEmpty, OneOf,
                                     Temperature, count)
 from ..paper import figures
 from ..paper.declared import Declared
-from ..paper.formats import COEFFICIENT, COUNT, MODEL, PERCENT, TEXT, estimate, not_estimable
+from ..paper.formats import COEFFICIENT, COUNT, MODEL, PERCENT, TEXT, estimate, interval, not_estimable
 from ..paper.tables import Column, Table
 from ..paper.variables import Variable
-from ..paper.sentences import CAPABLE_TARGET, PAPER_SCALE_SET, joined, measures_nothing, reason_of
+from ..paper.sentences import CAPABLE_JUDGE, CAPABLE_TARGET, PAPER_SCALE_SET, joined, measures_nothing, reason_of
 from ..paper.show import Result, SavedFigure
 from . import spine
 from .parameter_sets import ServingParameters
@@ -52,6 +63,8 @@ TITLE = "ANCHOR on coding sessions: persona retention, behavioural axes, traject
 PAPER_SCALE = {"target": "openai/gpt-4o-mini", "judges": "anthropic/claude-sonnet-4-5,openai/gpt-4.1,gemini/gemini-2.5-flash",
                "summariser": "openai/gpt-4o-mini", "n_sessions": 0, "n_items": 0, "per_family": 8,
                "validators": "openai/gpt-4o-mini,anthropic/claude-sonnet-4-5,openai/gpt-4.1,gemini/gemini-2.5-flash",
+               "min_agree": 3, "calibration_runs": 5, "judge_max_tokens": JUDGE_MAX_TOKENS,
+               "fork_max_tokens": STRESSOR_MAX_TOKENS,
                "window": 60000, "retention_window": 30000, "summary_turn_chars": 1200}
 
 
@@ -103,6 +116,11 @@ class Parameters(ServingParameters):
             "window": "long-context characters for recall (the embedded model's 8k context limits it)",
             "validators": "with-history validators; empty: n_evaluators sampled replicates of the target",
             "min_agree": "validators that must recover the answer (ANCHOR: 3 of 4)",
+            "calibration_runs": "sampled runs a validated item must answer stably (ANCHOR: 5)",
+            "fork_max_tokens": "tokens a forked turn may take (the paper's scale: the harness's 1,024, so its style "
+                               "is judged uncut)",
+            "judge_max_tokens": "the axes judges' budget, under each provider's rule (a Gemini judge, a thinking "
+                                "model, at least 16,384)",
             "per_family": "recall items per family and session (ANCHOR: 8; the embedded 135M model recalls none, so "
                           "one each keeps the cold run in budget)",
             "banks": "ANCHOR bank folders (or a release root) to score as well",
@@ -128,6 +146,10 @@ class Parameters(ServingParameters):
 ARM_NAMES = {CHECKPOINT: "session prefix", FILLER: "filler prefix"}
 _JUDGE = Column("Judge", MODEL, "judge_model")
 _AXIS = Column("Axis", TEXT, "axis", widest="boundaries")
+_SOURCE = Column("Turns", TEXT, "source", widest="fork")
+_TARGET = Column("Target", MODEL, "target", optional=True)  # shown with several targets (:func:`_by_target`)
+_ALL_HELD_COUNTS = (Column("All four held", COUNT, "n_all_held"), Column("Deviated", COUNT, "n_deviated"),
+                    Column("Undecided", COUNT, "n_undecided"))
 MANUSCRIPT = Declared(
     variables=(
         Variable("retention_answer", TEXT), Variable("retention_answers_compared", COUNT),
@@ -138,6 +160,9 @@ MANUSCRIPT = Declared(
         Variable("axes_turns", COUNT), Variable("axes_verdicts", COUNT), Variable("axes_invalid", COUNT),
         Variable("axes_invalid_pct", PERCENT), Variable("axes_held_{source}_{axis}", COEFFICIENT, source=(REAL, FORK),
                                                         axis=AXES),
+        Variable("axes_all_held_{source}", COEFFICIENT, source=(REAL, FORK)),
+        Variable("axes_all_held_ci_{source}", interval(COEFFICIENT), source=(REAL, FORK)),
+        Variable("axes_all_held_finding", TEXT),
         Variable("recall_candidates", COUNT), Variable("recall_blind_kept", COUNT), Variable("recall_validated", COUNT),
         Variable("recall_main", COUNT), Variable("recall_chance", COEFFICIENT), Variable("recall_window", COUNT),
         Variable("n_evaluators", COUNT), Variable("min_agree", COUNT), Variable("calibration_runs", COUNT),
@@ -152,11 +177,17 @@ MANUSCRIPT = Declared(
             Column("Facet", TEXT, "facet", widest="A:Cooperation"), Column("R", COEFFICIENT, "retention"),
             Column("Sessions with R", COUNT, "n_defined"), Column("Sessions", COUNT, "n_sessions")), index=3),
         Table("axes", "Behavioural axes: held rate among valid verdicts", (
-            _JUDGE, Column("Turns", TEXT, "source", widest="fork"), _AXIS,
+            _JUDGE, _SOURCE, _AXIS,
             Column("Held [95% CI]", estimate(COEFFICIENT), ("held_rate", "ci_low", "ci_high")),
             Column("Valid", COUNT, "n_valid"), Column("Invalid", COUNT, "n_invalid"),
             Column("Failed", COUNT, "n_error")), index=3,
               notes="ci_note"),
+        Table("axes_all_held", "All four axes held: share of the decided turns", (
+            _JUDGE, _SOURCE, _TARGET, Column("Share [95% CI]", estimate(COEFFICIENT), ("all_held_rate", "ci_low", "ci_high")),
+            *_ALL_HELD_COUNTS), index=3),
+        Table("axes_all_held_sessions", "All four axes held per session", (
+            _JUDGE, _SOURCE, _TARGET, Column("Session", TEXT, "session", widest="S12"),
+            Column("Share", COEFFICIENT, "all_held_rate"), *_ALL_HELD_COUNTS), index=4),
         Table("axes_agreement", "Judge agreement per axis", (
             Column("Judge A", MODEL, "judge_a"), Column("Judge B", MODEL, "judge_b"), _AXIS,
             Column("Turns", COUNT, "n_turns"), Column("Both valid", COUNT, "n_both_valid"),
@@ -320,6 +351,79 @@ def axes_held(run: Run, axes: pd.DataFrame) -> pd.DataFrame:
         [*rates.columns, "ci_low", "ci_high", "ci_note"]))))
 
 
+#: How the manuscript names the turns of each source.
+SOURCE_WORDS = {REAL: "real", FORK: "forked"}
+
+
+def _all_held_note(row) -> str:
+    """Why a row of the all-four tables has no share, or no interval."""
+    if pd.isna(row["all_held_rate"]):
+        return f"none of the {row['n_turns']} turns has a valid verdict on every axis, nor a deviation on one"
+    note = row.get("ci_note", "")
+    return "" if pd.isna(note) else str(note)
+
+
+def axes_all_held(run: Run, axes: pd.DataFrame) -> pd.DataFrame:
+    """ANCHOR's headline: per judge, source and target, the share of the decided turns that
+    held all four axes (a turn with no deviation but an axis without a valid verdict is
+    undecided, counted and left out), with its 95% interval resampling sessions; the same per
+    session; each turn's count in ``results/axes_all_held.parquet``."""
+    p = run.params
+    run.out.parquet("axes_all_held", all_axes_held(axes))
+    rates = all_axes_rates(axes, ci=True, n_resamples=p.n_resamples, seed=p.resample_seed)
+    rates["note"] = [_all_held_note(r) for _, r in rates.iterrows()]
+    sessions = all_axes_rates(axes, by=(*DEFAULT_BY, "session"))
+    sessions["note"] = [_all_held_note(r) for _, r in sessions.iterrows()]
+    run.table("axes_all_held_sessions", _by_target(sessions))
+    first = rates[rates["judge_model"] == p.judges[0]].set_index("source")
+    for source in (REAL, FORK):
+        row = first.loc[source] if source in first.index else None
+        run.out.put("axes_all_held_{source}", None if row is None else row["all_held_rate"], source=source,
+                    why=f"no {SOURCE_WORDS[source]} turn was judged" if row is None else _all_held_note(row))
+        run.out.put("axes_all_held_ci_{source}", None if row is None else (row["ci_low"], row["ci_high"]),
+                    source=source, why="no share to give an interval to" if row is None or pd.isna(row["all_held_rate"])
+                    else str(row["ci_note"]) or "no interval")
+    run.out.set(axes_all_held_finding=all_held_sentence(run.out.variables, first, p.judges[0]))
+    return run.table("axes_all_held", _by_target(rates))
+
+
+def _by_target(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with its target column where forks of several targets are in it; without it
+    where one target wrote every forked turn (the source says whose turn a row counts)."""
+    several = frame.loc[frame["source"] == FORK, "target"].nunique() > 1
+    return frame if several else frame.drop(columns="target")
+
+
+def all_held_sentence(written: dict, first: pd.DataFrame, judge: str) -> str:
+    """The all-four-axes share of the primary ``judge`` per source, as the manuscript's values
+    (``written``) with the counts of its table (``first``: the judge's rows by source); the plain
+    sentence that it measures nothing where no turn is decided, or every decided turn held all
+    four, or none did (the share does not vary between turns)."""
+    counts = first.reindex([s for s in (REAL, FORK) if s in first.index])
+    held, deviated, undecided = (int(counts[c].sum()) for c in ("n_all_held", "n_deviated", "n_undecided"))
+    what = "the share of turns holding all four axes"
+    left = f" ({undecided} more had no deviation but an axis without a valid verdict)" if undecided else ""
+    if not held + deviated:
+        return measures_nothing(what, f"no turn has a valid verdict from {judge} on every axis, nor a deviation "
+                                f"({undecided} turns undecided)", CAPABLE_JUDGE)
+    if not deviated or not held:
+        return measures_nothing(what, (f"every one of the {held} turns decided under {judge} held all four{left}" if held else
+                                       f"none of the {deviated} turns decided under {judge} held all four: each deviated on "
+                                       f"at least one axis{left}") + ", so the share does not vary between turns",
+                                f"{CAPABLE_JUDGE} and {PAPER_SCALE_SET}")
+    parts, none = [], []
+    for source, row in counts.iterrows():
+        share, ci = written[f"axes_all_held_{source}"], written[f"axes_all_held_ci_{source}"]
+        if reason_of(share) is not None:
+            none.append(f"no {SOURCE_WORDS[source]} turn was decided")
+            continue
+        bounds = f"95% CI {ci}" if reason_of(ci) is None else f"no interval: {reason_of(ci)}"
+        parts.append(f"{int(row['n_all_held'])} of the {int(row['n_all_held'] + row['n_deviated'])} decided "
+                     f"{SOURCE_WORDS[source]} turns ({share}, {bounds})")
+    return (f"Under the primary judge ({judge}) {joined(parts)} held all four axes{left}"
+            + "".join(f"; {n}" for n in none) + "; a turn counts once, and the interval resamples sessions.")
+
+
 def recall(run: Run) -> pd.DataFrame:
     """Trajectory recall: four-option questions from the sessions, ANCHOR's three filters
     (blind, with-history validation, calibration), then the target's answers under each
@@ -447,6 +551,7 @@ def modal_choice(per_item: pd.DataFrame) -> dict:
 
 STAGES = (Stage("run", start), Stage("retention", retention), Stage("retention_table", retention_summary),
           Stage("retention_figure", retention_plot), Stage("axes", axes), Stage("held", axes_held),
+          Stage("all_held", axes_all_held),
           Stage("recall", recall), Stage("accuracy", recall_accuracy), Stage("recall_figure", recall_plot),
           Stage("banks", banks), Stage("variables", variables))
 

@@ -1,18 +1,36 @@
 """The anchor notebook's Behavioural Axes section: real turns and forked turns judged on
 role, boundaries, values and style (the rates, one per axis and judge and never a
-composite, are the notebook's next stage)."""
+composite, are the notebook's next stage).
+
+Each judge is asked at its provider's budget rule (:func:`axes_judge_params`): the rule the
+reference protocol applies to a target of that provider
+(:func:`~contextecho.echo.reference.providers.target_params`), so a thinking judge (a Gemini
+model: at least 16,384 tokens) has room to think before its verdict, while a judge without
+such a rule (the embedded model, a self-hosted one) gets the budget as asked."""
 from __future__ import annotations
 
 from typing import Sequence
 
 import pandas as pd
 
-from ..anchor.axes.report import axis_frame, axis_jobs, judge_requests
+from ..anchor.axes.report import AxisJob, axis_frame, axis_jobs, judge_requests
 from ..anchor.axes.turns import fork_requests, forked_turns, real_turns
 from ..anchor.persona import PersonaCard
 from ..engine.cache import CallCache
 from ..engine.calls import generate
+from ..echo.reference.providers import target_params
 from .spine import Run
+
+
+def axes_judge_params(judge: str, max_tokens: int) -> dict:
+    """A judge's sampling parameters: temperature 0 and ``max_tokens`` under its provider's
+    rule (module doc)."""
+    return {"temperature": 0, **target_params(judge, max_tokens)}
+
+
+def judge_jobs(turns: Sequence, judges: Sequence[str], card: PersonaCard, max_tokens: int) -> list[AxisJob]:
+    """Every (turn, axis) for each judge in turn, each at its own :func:`axes_judge_params`."""
+    return [job for judge in judges for job in axis_jobs(turns, judge, card, params=axes_judge_params(judge, max_tokens))]
 
 
 def run_axes(run: Run, cache: CallCache, card: PersonaCard, *, target: str, judges: Sequence[str], checkpoints: int, window: int, fork_max_tokens: int,
@@ -28,7 +46,7 @@ def run_axes(run: Run, cache: CallCache, card: PersonaCard, *, target: str, judg
                          name="anchor:forks")
     turns += forked_turns(forks, generated.records)
     run.batch("anchor:axes forks", generated.counts())
-    jobs = axis_jobs(turns, list(judges), card, params={"temperature": 0, "max_tokens": judge_max_tokens})
+    jobs = judge_jobs(turns, judges, card, judge_max_tokens)
     judged = generate(judge_requests(jobs), cache=cache, transport=transport, progress=True,
                       name="anchor:axes")
     frame = axis_frame(jobs, judged.records)

@@ -5,7 +5,10 @@ and accuracy per question family × context condition.
 2. Blind filter: the target answers each question alone (greedy); correct → discarded.
 3. With-history validation: ``validators`` (model strings), or, when none are given,
    ``n_evaluators`` sampled replicates of the target, answer with the long-context causal
-   window; an item needs ``min_agree`` of them to recover the answer.
+   window; an item needs ``min_agree`` of them to recover the answer. A validator answers
+   greedily at its provider's budget rule
+   (:func:`~contextecho.echo.reference.providers.target_params`: a thinking Gemini model at
+   least 16,384 tokens, so it answers at all).
 4. Calibration: ``calibration_runs`` further sampled runs with the same context
    (replicate indices after the validators', so no answer is reused): main / hard / invalid.
 5. Conditions: the target answers greedily under each context condition. Accuracy is
@@ -26,6 +29,7 @@ from ..anchor.context.conditions import CONTEXT_CONDITIONS, HierarchicalSummary,
 from ..engine.cache import CallCache
 from ..engine.calls import Transport, generate
 from ..engine.counts import Counts
+from ..echo.reference.providers import target_params
 from .spine import Run
 
 CHANCE = 0.25
@@ -119,7 +123,7 @@ def run_recall(run: Run, cache: CallCache, s: RecallSettings) -> dict[str, pd.Da
     blind = blind_filter(items, [blind_answers[(i.session_id, i.id)] for i in items])
     kept = _group(blind.kept, sessions)
 
-    evaluators = [(m, 0, greedy) for m in s.validators] or \
+    evaluators = [(m, 0, {"temperature": 0.0, **target_params(m, s.max_tokens)}) for m in s.validators] or \
         [(s.target, r, sampled) for r in range(s.n_evaluators)]
     validation_answers = {f"{m}#{r}": _ask(counts, cache, transport, "validation", kept, by_id, m, window=s.window,
                                            params=params, replicate=r) for m, r, params in evaluators}

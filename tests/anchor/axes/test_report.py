@@ -8,8 +8,8 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from contextecho.anchor.axes.rubric import AXES, AXIS_RUBRIC
-from contextecho.anchor.axes.report import (all_axes_held, axis_agreement, axis_frame, axis_jobs, axis_rates,
-                                            judge_axes, judge_requests)
+from contextecho.anchor.axes.report import (all_axes_held, all_axes_rates, axis_agreement, axis_frame, axis_jobs,
+                                            axis_rates, judge_axes, judge_requests)
 from contextecho.anchor.axes.turns import FORK, REAL, RECORDED, JudgedTurn
 from contextecho.anchor.persona import CODING_ASSISTANT
 from contextecho.engine.cache import CallCache
@@ -120,6 +120,46 @@ def test_all_axes_held_is_a_count_per_turn_and_judge_not_a_score():
     out = all_axes_held(pd.DataFrame(rows)).set_index("turn_id")
     assert out["all_held"].tolist()[:2] == [True, False] and out.loc["t2", "all_held"] is pd.NA
     assert not out.loc["t3", "all_held"] and out.loc["t3", "n_unjudged"] == 2 and (out["n_axes"] == 4).all()
+
+
+def turns_of(verdicts, judge="j/a", source=REAL):
+    """One row per axis of each turn: ``verdicts`` is ``(session, [four statuses])`` per turn."""
+    return pd.DataFrame([{"turn_id": f"{judge}{source}{t}", "judge_model": judge, "source": source, "session": session,
+                          "step": t, "target": RECORDED, "axis": axis, "status": status}
+                         for t, (session, statuses) in enumerate(verdicts) for axis, status in zip(AXES, statuses)])
+
+
+ALL = ["held"] * 4
+ONE_OFF = ["held", "held", "held", "deviated"]
+UNDECIDED = ["held", "held", "invalid", "held"]
+
+
+def test_the_all_four_share_and_its_session_interval_by_hand():
+    """Session a: two turns held all four; b: two deviated on one axis and one is undecided.
+    Share 2 / 4 = 0.5 (the undecided turn is neither: counted as deviated it would be 0.4).
+    Two sessions of two decided turns each: a resample draws aa (1.0), ab (0.5) or bb (0.0),
+    aa and bb each with probability 1/4, so the 95% percentile interval is [0, 1]."""
+    frame = turns_of([("a", ALL), ("a", ALL), ("b", ONE_OFF), ("b", ONE_OFF), ("b", UNDECIDED)])
+    row = all_axes_rates(frame, ci=True, n_resamples=2000, seed=5).iloc[0]
+    assert (row.n_turns, row.n_all_held, row.n_deviated, row.n_undecided) == (5, 2, 2, 1)
+    assert row.all_held_rate == 0.5 and (row.ci_low, row.ci_high, row.n_sessions) == (0.0, 1.0, 2)
+    per_session = all_axes_rates(frame, by=("judge_model", "source", "session")).set_index("session")
+    assert per_session["all_held_rate"].to_dict() == {"a": 1.0, "b": 0.0}
+    assert per_session.loc["b", "n_undecided"] == 1 and "ci_low" not in per_session
+
+
+def test_the_all_four_interval_is_the_session_clustered_bootstrap_of_the_decided_turns():
+    verdicts = [("a", ALL), ("a", ONE_OFF), ("b", ALL), ("b", ALL), ("b", UNDECIDED), ("c", ONE_OFF), ("d", ALL)]
+    frame = pd.concat([turns_of(verdicts), turns_of([("a", ALL)], judge="j/b"),
+                       turns_of([("a", UNDECIDED)], source=FORK)])
+    rates = all_axes_rates(frame, ci=True, n_resamples=500, seed=11).set_index(["judge_model", "source"])
+    ref = bootstrap_mean([1, 0, 1, 1, 0, 1], ["a", "a", "b", "b", "c", "d"], n_resamples=500, seed=11)
+    first = rates.loc[("j/a", REAL)]
+    assert first.all_held_rate == pytest.approx(4 / 6) == pytest.approx(ref.estimate)
+    assert (first.ci_low, first.ci_high, first.ci_note) == (ref.ci_low, ref.ci_high, "")
+    assert "at least 2" in rates.loc[("j/b", REAL)].ci_note  # one session: no interval, and why
+    undecided = rates.loc[("j/a", FORK)]
+    assert math.isnan(undecided.all_held_rate) and undecided.n_undecided == 1 and math.isnan(undecided.ci_low)
 
 
 def test_agreement_matches_sklearn_on_the_turns_both_judged_validly():

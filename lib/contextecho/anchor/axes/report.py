@@ -11,7 +11,8 @@ Summaries keep the axes apart (ANCHOR warns against one composite score):
 :func:`axis_rates` — share ``held`` among valid verdicts per group and axis, with
 invalid and error counts and optionally a bootstrap CI clustered by session;
 :func:`all_axes_held` — per turn and judge, whether all four axes held (a count, not
-a weighted score); :func:`axis_agreement` — per judge pair and axis, the share agreeing
+a weighted score), and :func:`all_axes_rates`, ANCHOR's headline: the share of turns
+holding all four per group, with its session-clustered interval; :func:`axis_agreement` — per judge pair and axis, the share agreeing
 and Cohen's kappa, with degenerate cases noted instead of raised.
 """
 from __future__ import annotations
@@ -168,6 +169,29 @@ def all_axes_held(frame: pd.DataFrame) -> pd.DataFrame:
     out["all_held"] = pd.array([False if d else (True if u == 0 else pd.NA)
                                 for d, u in zip(out["n_deviated"], out["n_unjudged"])], dtype="boolean")
     return out
+
+
+def all_axes_rates(frame: pd.DataFrame, by: Sequence[str] = DEFAULT_BY, *, ci: bool = False,
+                   n_resamples: int = 2000, seed: int = 20240601) -> pd.DataFrame:
+    """Per group (of :func:`all_axes_held`'s turns): ``n_turns``; ``n_all_held`` (every axis
+    held), ``n_deviated`` (some axis deviated), ``n_undecided`` (none deviated, some axis
+    without a valid verdict: neither held nor not); the share holding all four among the
+    decided turns (``all_held_rate``, NaN where none is decided), optionally with a bootstrap
+    CI clustered by session, a turn one observation (``ci_low``, ``ci_high``, ``n_sessions``,
+    ``ci_note``)."""
+    turns = all_axes_held(frame)
+    turns["held"] = turns["all_held"].astype("Float64").to_numpy(dtype=float, na_value=np.nan)
+    rows = []
+    for key, group in turns.groupby(list(by), dropna=False, sort=True):
+        n_all, n_deviated = int((group["held"] == 1).sum()), int((group["held"] == 0).sum())
+        row = dict(zip(by, key))
+        row.update(n_turns=len(group), n_all_held=n_all, n_deviated=n_deviated,
+                   n_undecided=len(group) - n_all - n_deviated,
+                   all_held_rate=n_all / (n_all + n_deviated) if n_all + n_deviated else np.nan)
+        if ci:
+            row.update(_clustered_ci(group, n_resamples, seed))
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def axis_agreement(frame: pd.DataFrame, judges: Sequence[str] | None = None) -> pd.DataFrame:
