@@ -44,7 +44,7 @@ def test_trait_alphas_take_each_run_as_a_respondent_of_one_setting():
     table = trait_alphas(answers(rows), "context_free").set_index("trait")
     assert table.loc["O", "alpha"] == pytest.approx(0.9140625)
     assert (table.loc["O", "n_items"], table.loc["O", "n_runs"], table.loc["O", "note"]) == (3, 5, "")
-    assert table.loc["C", "note"].startswith("not estimable: 0 item(s)") and math.isnan(table.loc["C", "alpha"])
+    assert table.loc["C", "note"].startswith("not estimable: only 0 item(s)") and math.isnan(table.loc["C", "alpha"])
 
 
 def test_retest_is_pearsons_r_of_the_stability_factors_first_two_runs():

@@ -96,7 +96,7 @@ def metric_correlations(consistency: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for pattern, point in CORRELATED:
         both = consistency[[pattern, point]].dropna() if len(consistency) else pd.DataFrame(columns=[pattern, point])
-        why = (f"{len(both)} condition(s) with both metrics: a correlation needs three" if len(both) < 3 else
+        why = (f"only {len(both)} condition(s) have both metrics, and a correlation needs three" if len(both) < 3 else
                next((f"{m.upper()} is the same in all {len(both)} conditions" for m in (pattern, point)
                      if both[m].nunique() < 2), ""))
         r, rho = (float("nan"), float("nan")) if why else             (both[pattern].corr(both[point]), both[pattern].corr(both[point], method="spearman"))

@@ -35,12 +35,12 @@ def cronbach_alpha(scores: pd.DataFrame) -> tuple[float, str]:
     complete = scores.dropna()
     k, n = complete.shape[1], complete.shape[0]
     if k < 2:
-        return float("nan"), f"{k} item(s): α needs two"
+        return float("nan"), f"only {k} item(s), and α needs two"
     if n < 2:
-        return float("nan"), f"{n} run(s) answered every item validly: α needs two"
+        return float("nan"), f"only {n} run(s) answered every item validly, and α needs two"
     total = complete.sum(axis=1).var(ddof=1)
     if total == 0:
-        return float("nan"), f"all {n} runs gave the same total score: no variance to explain"
+        return float("nan"), f"all {n} runs gave the same total score, so there is no variance to explain"
     return float(k / (k - 1) * (1 - complete.var(ddof=1).sum() / total)), ""
 
 
@@ -67,7 +67,7 @@ def retest_correlation(answers: pd.DataFrame, setting: str) -> tuple[float, int,
         return float("nan"), 0, NO_RETEST
     pairs = asked.pivot(index="item", columns="run_id", values="score")[runs].dropna()
     if len(pairs) < 3:
-        return float("nan"), len(pairs), f"{len(pairs)} item(s) answered validly in both runs: r needs three"
+        return float("nan"), len(pairs), f"only {len(pairs)} item(s) answered validly in both runs, and r needs three"
     if (pairs.std(ddof=0) == 0).any():
-        return float("nan"), len(pairs), "a run gave every item the same score: r is undefined"
+        return float("nan"), len(pairs), "a run gave every item the same score, so r is undefined"
     return float(np.corrcoef(pairs[runs[0]], pairs[runs[1]])[0, 1]), len(pairs), ""
