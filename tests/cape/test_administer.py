@@ -1,4 +1,5 @@
 import dataclasses
+import json
 
 import numpy as np
 import pandas as pd
@@ -10,6 +11,7 @@ from contextecho.cape.analyses import (attack_runs, factor_consistency, option_s
                                        score_differences, table1, history_ablation, history_runs)
 from contextecho.cape.factors import FACTORS, MissingParaphrases, factor_runs
 from contextecho.cape.profiles import ocean_profiles
+from contextecho.engine.fake_model import THINKING
 
 
 def run(inv, run_id="r", **kw):
@@ -176,3 +178,14 @@ def test_answer_counts_by_hand():
     answers = pd.DataFrame({"cached": [True, False, False, True], "error_type": [None, "Timeout", None, None],
                             "status": ["ok", "error", "invalid", "ok"]})
     assert answer_counts(answers) == Counts(calls=4, cached=2, computed=2, failed=1, invalid=1)
+
+
+def test_a_reasoning_models_think_block_is_never_its_answer(synthetic_inventory, cache):
+    """``fake/think`` reasons towards (A) in a ``<think>`` block, then answers (B): every item is
+    scored on (B), and the history shows the model its answers alone."""
+    a = administer([run(synthetic_inventory)], "fake/think", setting=CONTEXT_DEPENDENT, cache=cache).answers
+    assert a["status"].eq("ok").all() and a["answer"].eq("B").all() and a["response"].eq("(B)").all()
+    assert a["score"].tolist() == [4.0 if key == 1 else 2.0 for key in a["key"]]
+    last = json.loads(cache.lookup(a["request_key"].iloc[-1]).request_json)["messages"]
+    assert [m["content"] for m in last if m["role"] == "assistant"] == ["(B)"] * (len(a) - 1)
+    assert cache.lookup(a["request_key"].iloc[0]).reasoning == THINKING  # stored apart

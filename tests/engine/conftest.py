@@ -9,6 +9,9 @@ request it receives, by the model the request names. The model's name says what 
 - ``hang...``: no answer (until the test ends);
 - ``slow-first...``: the first request hangs, later ones answer;
 - ``echo-key...``: 401 quoting the bearer token it was sent (as some providers do);
+- ``think...``: the answer after a ``<think>`` block (a server without a reasoning parser);
+- ``reasoning...``: the answer, and its reasoning in the message's ``reasoning_content``
+  (vLLM's reasoning parser);
 - anything else: an answer, ``Score: 2`` and a JSON verdict (what a judge's parser reads).
 
 It keeps each request's headers and body, so a test can see which key was sent.
@@ -30,6 +33,7 @@ import pytest
 
 ANSWER = 'Score: 2\n{"score": 2, "label": "x", "reason": "y"}'
 RETRY_AFTER_S = 3600
+THINKING = "Score: 0 at first sight."  # the reasoning of think... and reasoning... models
 
 
 class FaultServer:
@@ -74,10 +78,14 @@ class FaultServer:
                     server.release.wait(30)
                     self.close_connection = True
                 else:
+                    message = {"role": "assistant", "content": ANSWER}
+                    if model.startswith("think"):
+                        message["content"] = f"<think>{THINKING}</think>\n{ANSWER}"
+                    elif model.startswith("reasoning"):
+                        message["reasoning_content"] = THINKING
                     self._reply(200, {"id": "chatcmpl-1", "object": "chat.completion", "created": 0,
                                       "model": model, "choices": [{"index": 0, "finish_reason": "stop",
-                                                                   "message": {"role": "assistant",
-                                                                               "content": ANSWER}}],
+                                                                   "message": message}],
                                       "usage": {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8}})
 
             def _reply(self, status: int, payload: dict, headers: dict | None = None) -> None:

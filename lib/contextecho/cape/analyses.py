@@ -3,6 +3,8 @@
 - :func:`factor_consistency` / :func:`table1`: TAR, ED, TC, OC per factor and setting
   (Table 1). Per factor, run r's three variant trajectories form one triple (stability:
   its three plain runs); the table shows the mean over runs, TAR/TC/OC ×100.
+- :func:`metric_correlations`: how the pattern metrics (TC, OC) go with the point-wise
+  ones (TAR, ED) over the rows of :func:`factor_consistency` (Table 3).
 - :func:`score_differences`: context-dependent minus context-free score per item,
   counted in buckets −4 … 4 (§6.2, Fig. 3a).
 - :func:`attack_runs`, :func:`option_frequencies`, :func:`option_shift`: the
@@ -80,6 +82,27 @@ def table1(consistency: pd.DataFrame) -> pd.DataFrame:
     settings = [s for s in SETTINGS if s in present] + [s for s in present if s not in SETTINGS]
     cols = [(s, m) for s in settings for m in METRICS]  # context-free first, as in Table 1
     return table.loc[order, cols]
+
+
+#: Table 3's pairs: a pattern metric against a point-wise one.
+CORRELATED = (("tc", "tar"), ("tc", "ed"), ("oc", "tar"), ("oc", "ed"))
+
+
+def metric_correlations(consistency: pd.DataFrame) -> pd.DataFrame:
+    """Pearson's r and Spearman's ρ of each pair of :data:`CORRELATED` over the rows of
+    ``consistency`` (one per setting, factor and run) where both are defined: pattern, point,
+    n, pearson, spearman, and a note where they are undefined (fewer than three rows, or a
+    metric constant over them)."""
+    rows = []
+    for pattern, point in CORRELATED:
+        both = consistency[[pattern, point]].dropna() if len(consistency) else pd.DataFrame(columns=[pattern, point])
+        why = (f"only {len(both)} condition(s) have both metrics, and a correlation needs three" if len(both) < 3 else
+               next((f"{m.upper()} is the same in all {len(both)} conditions" for m in (pattern, point)
+                     if both[m].nunique() < 2), ""))
+        r, rho = (float("nan"), float("nan")) if why else             (both[pattern].corr(both[point]), both[pattern].corr(both[point], method="spearman"))
+        rows.append({"pattern": pattern.upper(), "point": point.upper(), "n": len(both), "pearson": r,
+                     "spearman": rho, "note": f"not estimable: {why}" if why else ""})
+    return pd.DataFrame(rows)
 
 
 def score_differences(answers: pd.DataFrame, *, base: str = "context_free",

@@ -29,7 +29,7 @@ those are read as they are, and new shards go to ``records/``.
 Error records are kept as data but are not hits; the caller decides which it retries.
 A success with a blank answer (older caches stored them) is read as the error it is; an
 answer of tool calls without text is no blank answer. Shards written before a column of
-the record existed (``logprobs``, ``tool_calls``, ``servers``) read it as ``None``.
+the record existed (``logprobs``, ``tool_calls``, ``servers``, ``reasoning``) read it as ``None``.
 A cache opened ``read_only`` never writes, adopts, claims or deletes anything.
 """
 from __future__ import annotations

@@ -51,6 +51,12 @@ success with ``response_text`` ``""``. An answer with neither text nor tool call
 Sampling parameters go to LiteLLM untouched (no ``drop_params``). The one addition:
 for the in-process backends a request without a ``seed`` gets one derived from its
 request key, so replicates of a sampled request differ and each is repeatable.
+
+Per-model request options (``Transport.options``, :mod:`.request_options`: a reasoning
+model's switches and reasoning budget) are added to each request of their model before the
+round looks at the cache: they change what the model answers, so the request with them is
+the one keyed, stored and sent (a model without options: its requests as they were built).
+The answer is stored apart from the reasoning (:mod:`.reasoning`).
 """
 from __future__ import annotations
 
@@ -79,6 +85,8 @@ from .manifest import MASK, finish_manifest, round_counts, start_manifest
 from .model_request import ModelRequest
 from .plan import Planner, usage_from
 from .progress import progress as progress_bar
+from .reasoning import joined, reasoning_of, split_reasoning
+from .request_options import OptionsError, RequestOptions
 from .routing import ANSWERED, ROUTING_STRATEGIES, Servers, servers_for, servers_json
 from .usage import UsageError
 
@@ -93,7 +101,8 @@ class ModelConfigError(UsageError, ValueError):
 
 @dataclass(frozen=True)
 class Transport:
-    """How calls are made. None of this is part of a request key."""
+    """How calls are made. None of this is part of a request key but ``options``, which are
+    added to the requests themselves (module doc)."""
 
     concurrency: int = 4
     max_attempts: int = 5  # attempts per call, each one HTTP request
@@ -121,6 +130,9 @@ class Transport:
     batch: bool = False
     batch_poll_s: float = 60.0
     batch_max_wait_s: float = 26 * 3600.0  # a job's 24-hour window, and some
+    #: Per-model request options (:mod:`.request_options`). Unlike the rest, they are part of each
+    #: request they apply to (and of its key): they are added before the round starts (module doc).
+    options: RequestOptions = RequestOptions()
 
     def __post_init__(self) -> None:
         if self.routing not in ROUTING_STRATEGIES:
@@ -453,6 +465,7 @@ def _record_from_response(request: ModelRequest, response: Any, attempts: int,
         choice = response.choices[0]
         text = choice.message.content
         tool_calls = tool_calls_json(choice.message)
+        reasoning = reasoning_of(choice.message)
         if text is None and tool_calls is None:  # a null message: not an answer, not retried
             usage = getattr(response, "usage", None)  # its tokens were spent all the same
             return dataclasses.replace(
@@ -460,10 +473,12 @@ def _record_from_response(request: ModelRequest, response: Any, attempts: int,
                               attempts, latency),
                 finish_reason=getattr(choice, "finish_reason", None),
                 prompt_tokens=getattr(usage, "prompt_tokens", None),
-                completion_tokens=getattr(usage, "completion_tokens", None))
+                completion_tokens=getattr(usage, "completion_tokens", None), reasoning=reasoning)
         text = "" if text is None else text  # tool calls without text: an answer all the same
         if not isinstance(text, str):
             raise TypeError(f"response content is {type(text).__name__}, not text")
+        text, inline = split_reasoning(text.lstrip() if reasoning else text)  # the answer alone (.reasoning)
+        reasoning = joined(reasoning, inline)
         usage = getattr(response, "usage", None)
     except Exception as exc:
         return _error_record(request, Fault("garbage", "GarbageResponse", f"unusable response: {exc}"),
@@ -480,7 +495,7 @@ def _record_from_response(request: ModelRequest, response: Any, attempts: int,
         completion_tokens=getattr(usage, "completion_tokens", None),
         cost_usd=cost, latency_s=latency, attempts=attempts, created_at=utc_now(),
         logprobs=token_logprobs_json(choice) if request.params.get("logprobs") else None,
-        tool_calls=tool_calls)
+        tool_calls=tool_calls, reasoning=reasoning)
     return record.as_empty_response() if record.blank else record
 
 
@@ -529,7 +544,10 @@ async def agenerate(requests: Sequence[ModelRequest], *, cache: CallCache | None
     call nothing; a request without a stored answer gets its last stored error, else a
     ``NotStored`` error record (module doc). What the cache cannot answer is planned
     (:func:`_planned`, plan mode) or called (:func:`_called`)."""
-    requests = list(requests)
+    try:  # each with its model's options (module doc)
+        requests = [transport.options.apply(r) for r in requests]
+    except OptionsError as exc:
+        raise ModelConfigError(str(exc)) from None
     retry_errors = retry_errors_default() if retry_errors is None else retry_errors
     own_cache = cache is None
     cache = cache if cache is not None else CallCache()

@@ -22,6 +22,11 @@ The model string picks the behaviour; ``@SECONDS`` adds a delay, ``:N`` a count:
                          tools, with ``tool_choice`` ``"none"``, or when the last user message
                          contains ``PROSE``, it answers the text ``prose:<digest of request>``.
                          A named ``tool_choice`` does not change the name (it is a stand-in).
+- ``fake/think``         answers as a reasoning model without a reasoning parser does: a
+                         ``<think>`` block (:data:`THINKING`, which names option (A) and a
+                         score of 0) and then the answer: the text after ``ANSWER `` on a line
+                         of the last user message (the first such line), else ``(B)``; its
+                         completion tokens count both.
 
 ``calls`` counts attempts per model string, so tests can check what was really called.
 With ``CONTEXTECHO_FAKE_CALL_LOG`` set, every attempt also appends one line (``<pid>
@@ -86,6 +91,8 @@ def _prompt_tokens(messages: list) -> int:
     return sum(len(str(m.get("content", ""))) for m in messages) // 4
 
 
+ANSWER_LINE = "ANSWER "  # a line of the last user message that scripts ``fake/think``'s answer
+THINKING = "The first option that comes to mind is (A) Very Accurate. Score: 0. But let me reconsider."
 CALL_LINE = "CALL "  # a line of the last user message that scripts ``fake/tool-call``'s call
 
 
@@ -146,6 +153,13 @@ class FakeProvider(CustomLLM):
             raise TypeError(f"fake {model}: a bug inside the provider")
         if behaviour.startswith("http-"):
             raise HTTPStatusFault(int(behaviour[5:]), f"fake {model}: HTTP {behaviour[5:]}")
+        if behaviour == "think":
+            users = [m for m in messages if m.get("role") == "user"]
+            lines = _text_of(users[-1]).splitlines() if users else []
+            answer = next((line[len(ANSWER_LINE):] for line in lines if line.startswith(ANSWER_LINE)), "(B)")
+            text = f"<think>{THINKING}</think>\n\n{answer}"
+            return fill_response(model_response, f"fake/{model}", text, "stop", _prompt_tokens(messages),
+                                 len(text) // 4)
         if behaviour == "tool-call":
             return _tool_call_answer(model, messages, optional_params, model_response, digest)
         if behaviour not in ("echo", "rate-limited", "server-error"):

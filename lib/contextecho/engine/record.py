@@ -26,6 +26,11 @@ to and how it ended: JSON ``[[api_base, outcome], ...]`` in attempt order, the o
 ``"ok"`` or the attempt's error type (the server ``null`` where it is not known: the
 attempt reached none, or the engine's own timeout cut it).
 Servers are transport: never part of the key. Other calls, and older records, have ``None``.
+
+A reasoning model's reasoning (a provider's ``reasoning_content``, or a ``<think>`` block
+opening the reply) is stored in ``reasoning``, apart from the answer, which alone is
+``response_text`` (:mod:`contextecho.engine.reasoning`); ``completion_tokens`` count both.
+Other calls, and older records, have ``None``.
 """
 from __future__ import annotations
 
@@ -122,6 +127,7 @@ class CallRecord:
     logprobs: str | None = None
     tool_calls: str | None = None  # canonical JSON [{"id", "name", "arguments"}] (module doc)
     servers: str | None = None  # JSON [[API base, "ok" or error type], ...] per attempt (module doc)
+    reasoning: str | None = None  # the model's reasoning, never the answer (module doc)
 
     @property
     def ok(self) -> bool:
@@ -156,7 +162,8 @@ class CallRecord:
         return dataclasses.replace(
             self, status=ERROR, response_text=None, error_type=EMPTY_RESPONSE,
             error_message=f"the model answered {len(text)} character(s), all whitespace "
-                          f"(finish_reason {self.finish_reason!r}): {text[:40]!r}")
+                          f"(finish_reason {self.finish_reason!r}): {text[:40]!r}"
+                          + (f" after {len(self.reasoning)} character(s) of reasoning" if self.reasoning else ""))
 
     def to_row(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -188,5 +195,6 @@ SCHEMA = pa.schema([
     ("logprobs", pa.string()),
     ("tool_calls", pa.string()),
     ("servers", pa.string()),
+    ("reasoning", pa.string()),
 ])
 assert tuple(SCHEMA.names) == _FIELDS, "schema and record drifted"

@@ -8,6 +8,10 @@ bridge to drift (the questionnaire asked after real vs filler session prefixes).
 3. Ordering (§6.4): the OCEAN profile under random, trait-grouped and cyclic orders.
 4. Bridge: the questionnaire (context-free) after a real session prefix vs a matched
    filler prefix at snapshot positions; mean OCEAN profile per arm.
+5. From the answers of 1, with no call of their own: Table 3 (how TC and OC go with TAR
+   and ED over the factor and setting conditions), Table 4 (Cronbach's α per trait,
+   context-free; test–retest on the stability factor's runs) and Fig. 3a (context-dependent
+   minus context-free item scores).
 """
 from __future__ import annotations
 
@@ -22,7 +26,9 @@ from ..cape.factors import FACTORS, MissingParaphrases, factor_runs
 from ..cape.paraphrase import generate_paraphrases, load_paraphrases, paraphrase_path
 from ..cape.ordering import ORDERINGS
 from ..cape.inventory import TRAITS, load_inventory, Inventory
-from ..cape.analyses import attack_runs, factor_consistency, option_shift, ordering_runs, table1
+from ..cape.analyses import (attack_runs, factor_consistency, metric_correlations, option_shift, ordering_runs,
+                             score_differences, table1)
+from ..cape.reliability import NO_RETEST, RETEST_NEEDS, retest_correlation, trait_alphas
 from ..cape.bridge import bridge_runs, bridge_summary, session_prefix_provider
 from ..cape.profiles import ocean_profiles
 from ..cape.prompts import LETTERS
@@ -31,7 +37,8 @@ from ..engine.llm import LOCAL_MODEL
 from .parameters import NON_NEGATIVE, POSITIVE, File, Models, NonEmpty, OneOf, Temperature, count, resolve_file
 from ..paper import figures
 from ..paper.declared import Declared
-from ..paper.formats import COUNT, PERCENT, SCORE, TEXT, not_estimable
+from ..paper.formats import COEFFICIENT, COUNT, PERCENT, SCORE, TEXT, not_estimable
+from ..paper.sentences import CAPABLE_TARGET, PAPER_SCALE_SET, listing, measures_nothing
 from ..paper.tables import Column, Table
 from ..paper.variables import Variable
 from ..paper.show import Result, SavedFigure
@@ -123,11 +130,23 @@ MANUSCRIPT = Declared(
         Variable("n_factors", COUNT), Variable("n_runs", COUNT), Variable("factors", TEXT),
         Variable("history_window", COUNT), Variable("n_answers", COUNT), Variable("n_invalid", COUNT),
         Variable("n_failed", COUNT), Variable("invalid_pct", PERCENT), Variable("n_orderings", COUNT),
-        Variable("bridge_positions", COUNT), Variable("bridge_window", COUNT), Variable("bridge_runs", COUNT)),
+        Variable("bridge_positions", COUNT), Variable("bridge_window", COUNT), Variable("bridge_runs", COUNT),
+        Variable("table3_conditions", COUNT), Variable("table3_finding", TEXT),
+        Variable("alpha_{trait}", COEFFICIENT, trait=TRAITS), Variable("alpha_finding", TEXT),
+        Variable("retest_r_{setting}", COEFFICIENT, setting=("cf", "cd")), Variable("retest_items", COUNT),
+        Variable("retest_finding", TEXT), Variable("differences_compared", COUNT),
+        Variable("differences_unchanged_pct", PERCENT)),
     tables=(
         _table1("table1", "Table 1 (TAR, TC, OC in %)"),
         _table1("table1_text", "Table 1 under text answers"),
         _table1("table1_constrained", "Table 1 under constrained answers"),
+        Table("table3", "Table 3: TC and OC against TAR and ED over the conditions", (
+            Column("Pattern", TEXT, "pattern", widest="TC"), Column("Point-wise", TEXT, "point", widest="TAR"),
+            Column("Conditions", COUNT, "n"), Column("Pearson r", COEFFICIENT, "pearson"),
+            Column("Spearman ρ", COEFFICIENT, "spearman")), index=2),
+        Table("table4", "Table 4: Cronbach's α per trait (context-free)", (
+            Column("Trait", TEXT, "trait", widest="O"), Column("Items", COUNT, "n_items"),
+            Column("Runs", COUNT, "n_runs"), Column("α", COEFFICIENT, "alpha"))),
         Table("attack", "Option shift under the history attack", (
             Column("Option", TEXT, "option", widest="E"), Column("Before", COUNT, "before"),
             Column("After", COUNT, "after"), Column("Change", COUNT, "change"))),
@@ -251,6 +270,68 @@ def consistency_table(run: Run, answers: pd.DataFrame) -> pd.DataFrame:
     return run.table("table1", _long(t1))
 
 
+#: How a setting is named in a variable's key.
+SHORT = {CONTEXT_FREE: "cf", CONTEXT_DEPENDENT: "cd"}
+
+
+def reliability(run: Run, answers: pd.DataFrame) -> pd.DataFrame:
+    """Table 3 and Table 4 from the answers already given (no call of their own): how TC and OC
+    go with TAR and ED over this run's factor, setting and run conditions (CAPE correlates them
+    across models; with one target they are correlated across its conditions), and Cronbach's
+    α per trait over the context-free runs, with test–retest on the stability factor's runs."""
+    p = run.params
+    chosen = chosen_answers(answers, p.answer)
+    correlations = metric_correlations(factor_consistency(chosen))
+    run.table("table3", correlations)
+    conditions = int(correlations["n"].max()) if len(correlations) else 0
+    run.out.set(table3_conditions=conditions)
+    estimated = correlations[correlations["note"] == ""]
+    run.out.set(table3_finding=measures_nothing(
+        "the correlation of TC and OC with TAR and ED",
+        f"{correlations['note'].iloc[0].removeprefix('not estimable: ')}",
+        f"more factors and runs (n_runs), or {PAPER_SCALE_SET}") if estimated.empty else
+        "Pearson's r over the conditions: " + listing(
+            [(f"{r.pattern}–{r.point}", COEFFICIENT.text(r.pearson) if r.note == "" else not_estimable(
+                r.note.removeprefix("not estimable: "))) for r in correlations.itertuples()]) + ".")
+    alphas = trait_alphas(chosen, CONTEXT_FREE)
+    for row in alphas.itertuples():
+        run.out.put("alpha_{trait}", row.alpha, why=row.note.removeprefix("not estimable: ") or None, trait=row.trait)
+    written = run.out.variables
+    run.out.set(alpha_finding=measures_nothing(
+        "Cronbach's α", "for every trait, " + alphas["note"].iloc[0].removeprefix("not estimable: "),
+        f"sampled runs (the temperature factor) or {CAPABLE_TARGET}") if alphas["alpha"].isna().all() else
+        "Cronbach's α per trait: " + listing([(t, written[f"alpha_{t}"]) for t in TRAITS]) + ".")
+    reasons = {}
+    for setting in (CONTEXT_FREE, CONTEXT_DEPENDENT):
+        r, n, why = retest_correlation(chosen, setting)
+        run.out.put("retest_r_{setting}", r, why=why or None, setting=SHORT[setting])
+        reasons[setting] = why
+        if setting == CONTEXT_FREE:
+            run.out.set(retest_items=n)
+    run.out.set(retest_finding=measures_nothing("test–retest reliability", reasons[CONTEXT_FREE], RETEST_NEEDS)
+                if reasons[CONTEXT_FREE] == NO_RETEST else
+                "Test–retest, Pearson's r of the stability factor's first two runs: "
+                + listing([("context-free", written["retest_r_cf"]),
+                           ("context-dependent", written["retest_r_cd"])]) + ".")
+    return run.table("table4", alphas)
+
+
+def differences_figure(run: Run, answers: pd.DataFrame) -> SavedFigure:
+    """Fig. 3a: how each item's score moves from context-free to context-dependent (CAPE §6.2),
+    counted per difference −4 … 4 and factor, over every run asked in both settings."""
+    counts = score_differences(chosen_answers(answers, run.params.answer), by=["factor", "run_id"])
+    long = counts.melt(id_vars=["factor", "run_id"], var_name="difference", value_name="items") \
+        .groupby(["difference", "factor"], as_index=False)["items"].sum() if len(counts) else pd.DataFrame()
+    compared = int(long["items"].sum()) if len(long) else 0
+    run.out.set(differences_compared=compared, differences_unchanged_pct=100 * long.loc[
+        long["difference"] == 0, "items"].sum() / compared if compared else not_estimable(
+        "no item was answered validly in both settings"))
+    return run.figure("score_differences", figures.bars(
+        long, x="difference", y="items", hue="factor", order=list(range(-4, 5)),
+        xlabel="context-dependent − context-free item score", ylabel="items",
+        reason="no item was answered validly in both settings"))
+
+
 def attack(run: Run, answers: pd.DataFrame) -> pd.DataFrame:
     """The adversarial history attack (§6.3), on the first factor's runs: every earlier
     reply in the history replaced by ``attack_letter``; the options chosen before and after."""
@@ -339,6 +420,7 @@ def variables(run: Run) -> pd.DataFrame:
 
 
 STAGES = (Stage("run", start), Stage("answers", factors), Stage("table1", consistency_table),
+          Stage("table4", reliability), Stage("differences", differences_figure),
           Stage("shift", attack), Stage("profiles", ordering), Stage("bridge", bridge),
           Stage("figure", bridge_figure), Stage("variables", variables))
 

@@ -8,12 +8,13 @@ from typing import Iterable
 
 from ..engine.calls import Transport, check_routes
 from ..engine.endpoints import parse_endpoints
+from ..engine.request_options import RequestOptions
 from ..echo.protocols import PROTOCOLS
 from ..echo.reference.judge import JUDGE_MODEL
 from ..echo.runner import SELF_JUDGE
 from ..engine.llm import LOCAL_MODEL
-from .parameters import (NON_NEGATIVE, POSITIVE, RESAMPLES, Checked, Endpoints, File, Models, NonEmpty, OneOf,
-                         Temperature, count)
+from .parameters import (NON_NEGATIVE, POSITIVE, RESAMPLES, Checked, Endpoints, File, ModelOptionsText, Models,
+                         NonEmpty, OneOf, Temperature, count)
 from .scores import SCORES
 
 PROTOCOL_NAMES = OneOf(PROTOCOLS.names, "protocol")
@@ -27,9 +28,12 @@ REFERENCE_JUDGE = f"anthropic/{JUDGE_MODEL}"
 @dataclass(frozen=True)
 class ServingParameters(Checked):
     """Where the models are served and how many calls run at once: transport settings,
-    in every notebook and never part of a request key (see :mod:`contextecho.engine.endpoints`)."""
+    in every notebook and never part of a request key (see :mod:`contextecho.engine.endpoints`);
+    and the models' request options, which are part of the requests they apply to
+    (:mod:`contextecho.engine.request_options`)."""
 
     endpoints: tuple[str, ...] = ()
+    model_options: str = ""
     concurrency: int = 1
     plan: bool = False
     batch: bool = False
@@ -39,18 +43,21 @@ class ServingParameters(Checked):
                          "each MODEL, an equals sign, API_BASE[|API_BASE...][#KEY_ENV]; several API bases "
                          "separated by '|' are servers of one model, shared by the calls "
                          "(README: Using a real provider)",
+            "model_options": "per-model request options, a JSON object: model (or pattern) to LiteLLM options "
+                             "sent with its requests (extra_body, reasoning_effort, thinking) and its reasoning_budget, "
+                             "tokens added to max_tokens (README: Reasoning models); part of those requests' keys",
             "concurrency": "calls in flight at once (1 for the embedded model; more for a server)",
             "plan": "true: print what the run would call (calls, cached, tokens, cost, time) and stop; "
                     "nothing is sent, no key is needed, the outputs stay as they are",
             "batch": "true: the uncached calls of OpenAI and Anthropic models go as batch jobs at the "
                      "provider's batch price (minutes to hours; a killed run resumes them), the others one "
                      "by one (README: Provider batch mode)"}
-    RANGES = {"endpoints": Endpoints(), "concurrency": count()}
+    RANGES = {"endpoints": Endpoints(), "model_options": ModelOptionsText(), "concurrency": count()}
 
     def transport(self, models: Iterable[str]) -> Transport:
         """The run's Transport; every model's route and key are checked here, before any call."""
         transport = Transport(concurrency=self.concurrency, endpoints=parse_endpoints(self.endpoints),
-                              batch=self.batch)
+                              batch=self.batch, options=RequestOptions.parse(self.model_options))
         check_routes(models, transport, sending=not self.plan)
         return transport
 

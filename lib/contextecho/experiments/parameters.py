@@ -40,7 +40,7 @@ Values are then range-checked (:func:`check_ranges`, called by :func:`coerce`, s
 places above): each Parameters dataclass declares ``RANGES``, a map from field name to
 one rule or a tuple of rules (:class:`Interval`, :class:`Temperature`, :class:`OneOf`,
 :class:`Models`, :class:`NonEmpty`, :class:`Includes`,
-:class:`Endpoints`), next to its ``HELP``. A rule on a
+:class:`Endpoints`, :class:`ModelOptionsText`), next to its ``HELP``. A rule on a
 tuple field checks every element (``NonEmpty`` and ``Includes`` check the whole). Every
 error names the parameter, the value and the valid range; all of them are reported at once.
 A value is shown with every credential in it masked
@@ -499,6 +499,26 @@ class Endpoints:
         try:
             parse_endpoints(value)
         except EndpointError as exc:
+            return f"is not usable: {exc}"
+        return None
+
+
+@dataclass(frozen=True)
+class ModelOptionsText:
+    """Per-model request options in the syntax of :mod:`contextecho.engine.request_options`
+    (a JSON object, model or pattern to options), or empty."""
+
+    def valid(self, value: Any, params: Any) -> str:
+        from ..engine.request_options import SYNTAX
+
+        return f"{SYNTAX}, e.g. " + '{"hosted_vllm/*": {"extra_body": {"chat_template_kwargs": {"enable_thinking": false}}}}'
+
+    def problem(self, value: Any, params: Any) -> str | None:
+        from ..engine.request_options import OptionsError, RequestOptions
+
+        try:
+            RequestOptions.parse(value)
+        except OptionsError as exc:
             return f"is not usable: {exc}"
         return None
 
