@@ -141,6 +141,11 @@ TRIED: dict[str, Try | NotRun] = {
     "make panel PLAN=1 TARGETS=openai/gpt-4o-mini": Try("into a scratch folder", add=NOTEBOOK_PLAN[1:]),
     ".venv/bin/python -m contextecho paper --plan --paper-scale": Try("on one notebook", add=PLAN_ONE),
     "python -m contextecho paper --plan --paper-scale": Try("on one notebook", add=PLAN_ONE),
+    ".venv/bin/python -m contextecho paper --only cape --set target=hosted_vllm/Qwen/Qwen3-8B --set "
+    "'endpoints=hosted_vllm/*=http://127.0.0.1:8000/v1' --set 'model_options={\"hosted_vllm/*\": "
+    "{\"extra_body\": {\"chat_template_kwargs\": {\"enable_thinking\": false}}}}'":
+        Try("planned: the options are checked, no server is reached, nothing sent",
+            add=("--plan", "--set", "n_items=5", "--set", "output_dir={tmp}/cape")),
     "papermill notebooks/panel.ipynb out.ipynb -p plan true": Try("as contextecho notebook --plan",
                                                                   add=NOTEBOOK_PLAN[1:]),
     # Provider batch mode
@@ -347,7 +352,8 @@ def scratch(tmp_path, monkeypatch, scripted_models, corpus_dir):
 
 def arguments_tried(command: str, entry: Try, words: Mapping[str, str]) -> list[str]:
     own = list(entry.instead) or [entry.swap.get(w, w) for w in readme_arguments(command)]
-    return [w.format(**words) for w in own + list(entry.add)]
+    # only the {name} placeholders of ``words``: a README word may hold JSON braces of its own
+    return [re.sub(r"\{(\w+)\}", lambda m: words.get(m[1], m[0]), w) for w in own + list(entry.add)]
 
 
 # ---------------------------------------------------------------- the tests
