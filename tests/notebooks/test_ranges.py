@@ -18,7 +18,7 @@ from contextecho.__main__ import main
 from contextecho.engine.llm import ensure_providers, registered_providers
 from contextecho.notebooks import NOTEBOOKS, experiment, notebook_path
 from contextecho.experiments.parameters import ParameterError, coerce, declared
-from contextecho.experiments.parameters import (POSITIVE, Checked, Endpoints, File, Includes, Interval, Models, NonEmpty, OneOf,
+from contextecho.experiments.parameters import (POSITIVE, Checked, Endpoints, File, Includes, Interval, ModelOptionsText, Models, NonEmpty, OneOf,
                                               RangeError, Temperature, rules)
 from contextecho.engine.paths import REPO_ROOT
 
@@ -97,6 +97,8 @@ def bad_values(rule, annotation, default, defaults):
         return [tuple(v for v in default if v != rule.name) or ("no-such-name",)]
     elif isinstance(rule, File):  # no such file; a file that exists with another ending
         out += [f"no-such-file{rule.suffix}", "README.md"]
+    elif isinstance(rule, ModelOptionsText):  # not JSON, not an object, reasoning turned on without a budget
+        return ["{not json", '["a list"]', '{"openai/m": {"reasoning_effort": "high"}}']
     elif isinstance(rule, Endpoints):  # no '=', not http(s), credentials in the URL, a model twice
         return [("hosted_vllm/m",), ("hosted_vllm/m=ftp://h/v1",), ("openai/m=http://u:p@h:8000/v1",),
                 ("openai/m=http://a:1/v1", "openai/m=http://b:2/v1")]
@@ -113,7 +115,7 @@ CASES = [(name, f.name, bad)
 
 def test_every_kind_of_rule_is_exercised():
     kinds = {type(r) for name in NOTEBOOKS for rs in rules(spec(name)).values() for r in rs}
-    assert kinds == {Interval, Temperature, OneOf, Models, NonEmpty, Includes, Endpoints, File}
+    assert kinds == {Interval, Temperature, OneOf, Models, NonEmpty, Includes, Endpoints, File, ModelOptionsText}
     numeric = [(n, f) for n in NOTEBOOKS for f, t in field_types(n).items() if is_numeric(t)]
     assert {(n, f) for n, f, _ in CASES} >= set(numeric) and len(numeric) > 60
 
