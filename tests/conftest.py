@@ -160,7 +160,7 @@ def cache(tmp_path):
 #: Markers of the slow tests, slowest first: their modules are run first, so that under
 #: pytest-xdist (``make test``: ``--dist loadscope``, one module to one worker) the long ones
 #: never start last while the other worker has run out of work.
-SLOW_FIRST = ("server", "embedded", "corpus")
+SLOW_FIRST = ("server", "embedded", "corpus", "slow")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -36,6 +36,8 @@ from contextecho.__main__ import EXIT_STATUS, main
 from contextecho.engine.paths import REPO_ROOT, shared_dir
 from tests.conftest import JUDGE_LABELS
 
+pytestmark = [pytest.mark.corpus, pytest.mark.slow]  # it reads the real corpus; half a minute
+
 README = REPO_ROOT / "README.md"
 #: What starts a command line.
 COMMAND = re.compile(r"(make|(?:\.venv/bin/)?python -m contextecho|papermill)(\s|$)")

@@ -16,6 +16,8 @@ from contextecho.engine.model_request import ModelRequest
 from contextecho.experiments.parameters import ParameterError, coerce
 from contextecho.notebooks import run_notebook
 
+pytestmark = pytest.mark.slow  # a notebook run or two: run early under xdist
+
 VLLM = "hosted_vllm/Qwen/Qwen2.5-7B-Instruct"
 REPO = Path(__file__).resolve().parents[2]
 

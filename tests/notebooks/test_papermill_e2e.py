@@ -14,7 +14,7 @@ from contextecho.experiments.parameters import ParameterError
 from contextecho.notebooks import notebook_path, run_notebook
 from contextecho.engine.paths import REPO_ROOT, shared_dir
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]
 
 TINY = {"targets": "fake/echo", "judges": "fake/echo", "n_sessions": 1, "n_positions": 2,
         "probes": "C01,C02", "stressors": "S2#01", "n_resamples": 200, "max_tokens": 16,

@@ -14,7 +14,7 @@ from contextecho.engine.paths import REPO_ROOT, shared_dir
 from contextecho.notebooks import run_notebook
 from contextecho.notebooks.kernel import ENGINE, SharedKernel
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]
 
 
 def notebook(path, *sources):
