@@ -1,4 +1,5 @@
-"""What the run-level families share in comparing stored cells: each field over every compared
+"""What the run-level families share in comparing stored cells: the case's expected cells by
+their identity (:func:`expected_cells`), each field over every compared
 cell as one check (:func:`compare_cell_fields`), and the two replies the harness reads otherwise
 than we do, each compared apart (both declared divergences of every family): a reply of several
 Anthropic text blocks (:func:`multi_block_join`) and a judge's reply of empty text blocks
@@ -7,10 +8,24 @@ Anthropic text blocks (:func:`multi_block_join`) and a judge's reply of empty te
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Collection, Iterable, Mapping, Sequence
+from typing import Any, Callable, Collection, Iterable, Mapping, Sequence
 
 from ..echo.reference.judge import parse_verdict
 from .case import CaseResult, matches
+
+
+def expected_cells(case: dict, identify: Callable[[str, Mapping[str, Any]], tuple | None], layout: str,
+                   report: CaseResult, declared: Sequence[dict]) -> dict[tuple, dict]:
+    """The case's expected cell records by ``identify(path, record)``; a cell it does not read
+    (None) fails as an unknown cell layout, ``layout`` saying what was expected."""
+    expected: dict[tuple, dict] = {}
+    for cell in case["expected"].get("cells", []):
+        ident = identify(cell["path"], cell["record"])
+        if ident is None:
+            report.add("cells", cell["path"], False, layout, None, declared, note="unknown cell layout")
+            continue
+        expected[ident] = cell["record"]
+    return expected
 
 
 def compare_cell_fields(report: CaseResult, compared: Iterable[tuple[tuple, Mapping[str, Any], Mapping[str, Any]]],

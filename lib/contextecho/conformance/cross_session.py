@@ -44,7 +44,7 @@ from ..experiments import cross_session as xs
 from ..sessions.positions import Position
 from ..stats.session_validation import HARNESS_ARMS
 from .case import REFERENCE, TOLERANCE, CaseResult, FixtureError, decode
-from .cells import compare_cell_fields, empty_text_verdict, multi_block_join
+from .cells import compare_cell_fields, empty_text_verdict, expected_cells, multi_block_join
 from ..echo.reference.released import identify
 from .replay import Replay, compare_requests, empty_text_reply, key_identity, litellm_model
 from .tables import EMPTY_TEXT_READING, Driven, compare_s2_tables, explained, item_name, row_identity, target_replies
@@ -229,13 +229,7 @@ def _contributes(row: Mapping[str, Any]) -> bool:
 def _compare_cells(case: dict, groups: Sequence[Group], replay: Replay, report: CaseResult,
                    declared: Sequence[dict]) -> None:
     ours = _ours(groups, replay)
-    expected: dict[tuple, dict] = {}
-    for cell in case["expected"].get("cells", []):
-        found = _expected_cell(cell["path"], cell["record"])
-        if found is None:
-            report.add("cells", cell["path"], False, "a probe or S2 cell", None, declared, note="unknown cell layout")
-            continue
-        expected[found] = cell["record"]
+    expected = expected_cells(case, _expected_cell, "a probe or S2 cell", report, declared)
     replies = target_replies(replay)
     empty = _empty_text_cells(replay)
     missing = [k for k in expected if k not in ours or ours[k]["response"] is None]

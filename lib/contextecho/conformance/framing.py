@@ -42,7 +42,7 @@ from ..experiments import framing, spine
 from ..experiments.protocol_record import protocol_record
 from ..sessions.positions import Position
 from .case import DECLARED, REFERENCE, TOLERANCE, CaseResult, Check, FixtureError, declared_for, decode, matches
-from .cells import compare_cell_fields, empty_text_verdict, multi_block_join
+from .cells import compare_cell_fields, empty_text_verdict, expected_cells, multi_block_join
 from .replay import Replay, compare_requests, key_fields, key_identity, litellm_model
 
 E16_RUNNER = "experiments/e16_probe_framing_ablation/run.py"
@@ -135,13 +135,7 @@ def _compare_cells(case: dict, frame: pd.DataFrame, identity: Mapping[str, tuple
     lost the cell (the declared ``empty_text_verdict``: −1 kept), else ``None``."""
     ours = {identity[row["key"]]: row for row in frame.to_dict("records")
             if isinstance(row.get("response"), str)}
-    expected = {}
-    for cell in case["expected"].get("cells", []):
-        ident = _cell_identity(cell["path"], cell["record"])
-        if ident is None:
-            report.add("cells", cell["path"], False, "an e16 cell", None, declared, note="unknown cell layout")
-            continue
-        expected[ident] = cell["record"]
+    expected = expected_cells(case, _cell_identity, "an e16 cell", report, declared)
     empty_text = replay.empty_text_cells()
     kept: list[str] = []  # our keys of the cells the harness kept with the empty-text verdict
     compared = []

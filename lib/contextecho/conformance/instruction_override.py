@@ -39,7 +39,7 @@ from ..echo.reference.texts import E11_STRESSORS
 from ..echo.reference.transcript import read_rows
 from ..experiments import instruction_override as io
 from .case import TOLERANCE, CaseResult, FixtureError, decode, sha256_text
-from .cells import compare_cell_fields
+from .cells import compare_cell_fields, expected_cells
 from .replay import Replay, compare_requests, key_fields, litellm_model
 
 CUTPOINTS_RUNNER = "experiments/_shared/select_cutpoints.py"
@@ -188,14 +188,8 @@ def _compare_case_cutpoints(case: dict, corpus: Path, report: CaseResult, declar
 
 def _compare_cells(case: dict, frames: Sequence, safe: dict[str, str], report: CaseResult,
                    declared: Sequence[dict]) -> None:
-    expected: dict[tuple, dict] = {}
-    for cell in case["expected"].get("cells", []):
-        ident = _cell_identity(cell["path"])
-        if ident is None:
-            report.add("cells", cell["path"], False, "an e11 or e12 metrics file", None, declared,
-                       note="unknown cell layout")
-            continue
-        expected[ident] = cell["record"]
+    expected = expected_cells(case, lambda path, _: _cell_identity(path), "an e11 or e12 metrics file", report,
+                              declared)
     ours: dict[tuple, dict] = {}
     for frame in frames:
         for row in frame[frame["stored"]].to_dict("records") if len(frame) else []:
