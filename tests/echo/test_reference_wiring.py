@@ -300,12 +300,11 @@ def test_limit_keeps_the_first_positions_of_every_session():
 
 
 def test_onset_harness_curve_equals_harness_onset_gap_cis():
-    from contextecho.experiments import onset
     from contextecho.stats.bootstrap import harness_onset_gap_cis
 
     frame = _hand_frame()
     frame = frame[frame["target"] == "a/x"]
-    curve = onset.harness_curve(frame.sample(frac=1, random_state=2), n_resamples=300, seed=42)
+    curve = harness_forests.harness_curve(frame.sample(frac=1, random_state=2), n_resamples=300, seed=42)
     steps = [100, 300, 400]
     by = {arm: {s: list(frame[(frame["arm"] == arm) & (frame["step"] == s)].sort_values("item")["score"])
                 for s in steps} for arm in ("filler", "real")}

@@ -15,7 +15,7 @@ and loaders end to end with canned replies (its ``README.md`` gives the format, 
    request's tag names its cell), never from the request text;
 3. compares the requests (set, order, every ``params`` field) and the stored cells with
    the case's ``expected`` values, and the tables our analysis code computes (the onset
-   curve, :func:`~contextecho.experiments.onset.harness_curve`; the panel forest,
+   curve, :func:`~contextecho.experiments.harness_forests.harness_curve`; the panel forest,
    :func:`~contextecho.experiments.harness_forests.harness_table`).
 
 A case is read by :func:`read_case` and compared in the vocabulary of :mod:`.case`; the replay client
@@ -54,8 +54,8 @@ from ..echo.reference.transcript import DEFAULT_WINDOW
 from ..echo.protocols import protocol_of
 from ..sessions.positions import Position
 from ..stats.session_validation import HARNESS_ARMS
-from ..experiments import onset, panel, spine
-from ..experiments.harness_forests import FOREST_POSITIONS, harness_table
+from ..experiments import panel, spine
+from ..experiments.harness_forests import FOREST_POSITIONS, harness_curve, harness_table
 from ..experiments.protocol_record import protocol_record
 from ..experiments.scores import headline_ids
 from ..experiments.selection import build
@@ -351,7 +351,7 @@ def compare_tables(case: dict, driven: Sequence[Driven], replay: Replay, report:
     if "onset_rows" in tables:
         computed |= {"onset_rows", "onset_loader", "onset_gap_calls", "onset_return", "onset_stdout"}
         order = [t for t in case["inputs"].get("plot_targets", [])]
-        curve = onset.harness_curve(primary, n_resamples=10_000, seed=42, failures="in", targets=order) \
+        curve = harness_curve(primary, n_resamples=10_000, seed=42, failures="in", targets=order) \
             if len(primary) else pd.DataFrame()
         for target, rows in decode(tables["onset_rows"]).items():
             for row in rows:

@@ -1,8 +1,9 @@
 """The paper's per-target arm statistics on the judged probes, as its forest figures compute
 them (the ``harness_`` functions of :mod:`contextecho.stats`): :func:`harness_table` (the
-panel's Fig.-2 forest and its paired test) and :func:`harness_mitigation` (the Fig.-5
-mitigation forest, the A-anchor arm beside the two arms). Shared by the panel, the harness's
-anchor family and the run-level conformance."""
+panel's Fig.-2 forest and its paired test), :func:`harness_mitigation` (the Fig.-5
+mitigation forest, the A-anchor arm beside the two arms) and :func:`harness_curve` (the
+onset figure's intervals, Fig. 15). Shared by the panel, the onset, the harness's anchor
+family, the re-analysis of the released cells and the run-level conformance."""
 from __future__ import annotations
 
 from typing import Sequence
@@ -11,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from ..echo.reference.positions import PANEL_POSITIONS
-from ..stats.bootstrap import harness_clustered_bootstrap_mean
+from ..stats.bootstrap import harness_clustered_bootstrap_mean, harness_onset_gap_cis
 from ..stats.multiple import holm
 from ..stats.permutation import harness_sign_flip_p
 from .scores import failure_column
@@ -122,3 +123,33 @@ def harness_mitigation(primary: pd.DataFrame, *, anchor: str | Sequence[str], n_
                        for r in rows if r["target"] in listed), key=lambda r: order.index(r["target"]))
     rows.sort(key=lambda r: (-int(r.get("reasoning", False)), -r["gap"]))
     return pd.DataFrame(rows, columns=list(table.columns) + (["label", "org", "reasoning"] if listed else []))
+
+
+def harness_curve(primary: pd.DataFrame, *, n_resamples: int, seed: int, failures: str = "out",
+                  targets: Sequence[str] = ()) -> pd.DataFrame:
+    """The harness's onset intervals (Fig. 15, :func:`~contextecho.stats.bootstrap.harness_onset_gap_cis`):
+    per target, unclustered resampling of each step's filler and real scores (pooled over
+    sessions and replicates, in session/item/replicate order), one generator across the
+    steps in order and across the targets in turn, as the harness's figure shares its one.
+
+    ``failures``: ``out`` reads the valid verdicts only (ours); ``in`` reads every score
+    the harness stored, its −1s included (``plotting/fig_app_onset.py:42-44``; a verdict
+    whose parse raised lost its cell there, and is left out here). ``targets``: the order
+    the targets are drawn in (a listed target without data gives NaN rows and draws
+    nothing; default: sorted by model string). ``harness_n`` is the smaller arm's count."""
+    column = failure_column(failures)
+    scored = primary[primary[column].notna()]
+    order = list(targets) or sorted(scored["target"].unique())
+    all_steps = sorted(primary["step"].unique())
+    rows = []
+    rng = np.random.default_rng(seed)
+    for target in order:
+        g = scored[scored["target"] == target].sort_values(["step", "session", "item", "replicate"], kind="stable")
+        steps = sorted(g["step"].unique()) if len(g) else all_steps
+        lists = {arm: {s: [float(v) for v in g[(g["arm"] == arm) & (g["step"] == s)][column]] for s in steps}
+                 for arm in ("filler", "real")}
+        cis = harness_onset_gap_cis(lists["filler"], lists["real"], steps, n_boot=n_resamples, rng=rng)
+        rows += [{"target": target, "step": int(s), "harness_gap": gap, "harness_lo": lo, "harness_hi": hi,
+                  "harness_n": min(len(lists["filler"][s]), len(lists["real"][s]))}
+                 for s, (gap, lo, hi) in cis.items()]
+    return pd.DataFrame(rows, columns=["target", "step", "harness_gap", "harness_lo", "harness_hi", "harness_n"])

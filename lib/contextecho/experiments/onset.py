@@ -14,7 +14,6 @@ Coding-Self probes × 5).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import pandas as pd
@@ -30,15 +29,15 @@ from ..paper.show import Result, SavedFigure
 from ..echo.protocol import Positions
 from ..stats.errors import StatsInputError
 from ..stats.drift import drift_gap
-from ..stats.bootstrap import harness_onset_gap_cis
 from ..stats.units import complete_units
 from . import spine
 from .parameter_sets import JudgedParameters, REFERENCE_JUDGE
 from .item_ids import PROBE_IDS
 from .protocol_record import PROTOCOL, protocol_variables
-from .scores import failure_column, score_column
+from .scores import score_column
 from .selection import build
 from .spine import CALIBRATION, Run, Stage
+from .harness_forests import harness_curve
 
 TITLE = "Onset: drift gap over the first agent steps, before the first compaction"
 PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5", "openai/gpt-4o", "anthropic/claude-haiku-4-5"),
@@ -65,36 +64,6 @@ class Parameters(JudgedParameters):
                                "contextecho": "agent steps, kept when before the session's first compaction"}}
     RANGES = {**JudgedParameters.RANGES, "n_sessions": count(zero="all"),
               "steps": (NonEmpty(), count()), "probes": (NonEmpty(), PROBE_IDS), "replicates": count()}
-
-
-def harness_curve(primary: pd.DataFrame, *, n_resamples: int, seed: int, failures: str = "out",
-                  targets: Sequence[str] = ()) -> pd.DataFrame:
-    """The harness's onset intervals (Fig. 15, :func:`~contextecho.stats.bootstrap.harness_onset_gap_cis`):
-    per target, unclustered resampling of each step's filler and real scores (pooled over
-    sessions and replicates, in session/item/replicate order), one generator across the
-    steps in order and across the targets in turn, as the harness's figure shares its one.
-
-    ``failures``: ``out`` reads the valid verdicts only (ours); ``in`` reads every score
-    the harness stored, its −1s included (``plotting/fig_app_onset.py:42-44``; a verdict
-    whose parse raised lost its cell there, and is left out here). ``targets``: the order
-    the targets are drawn in (a listed target without data gives NaN rows and draws
-    nothing; default: sorted by model string). ``harness_n`` is the smaller arm's count."""
-    column = failure_column(failures)
-    scored = primary[primary[column].notna()]
-    order = list(targets) or sorted(scored["target"].unique())
-    all_steps = sorted(primary["step"].unique())
-    rows = []
-    rng = np.random.default_rng(seed)
-    for target in order:
-        g = scored[scored["target"] == target].sort_values(["step", "session", "item", "replicate"], kind="stable")
-        steps = sorted(g["step"].unique()) if len(g) else all_steps
-        lists = {arm: {s: [float(v) for v in g[(g["arm"] == arm) & (g["step"] == s)][column]] for s in steps}
-                 for arm in ("filler", "real")}
-        cis = harness_onset_gap_cis(lists["filler"], lists["real"], steps, n_boot=n_resamples, rng=rng)
-        rows += [{"target": target, "step": int(s), "harness_gap": gap, "harness_lo": lo, "harness_hi": hi,
-                  "harness_n": min(len(lists["filler"][s]), len(lists["real"][s]))}
-                 for s, (gap, lo, hi) in cis.items()]
-    return pd.DataFrame(rows, columns=["target", "step", "harness_gap", "harness_lo", "harness_hi", "harness_n"])
 
 
 # ---------------------------------------------------------------- what the manuscript reads
