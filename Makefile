@@ -29,7 +29,7 @@ export LITELLM_OFFLINE_MODE := true
 # BATCH=1: the uncached calls of OpenAI and Anthropic models go as the provider's batch jobs
 # (its batch price; minutes to hours; a killed run resumes polling them), the others one by one.
 NOTEBOOKS := panel compaction onset a_anchor anchor_family cross_judge cross_session controls framing \
-             instruction_override continuation cape anchor
+             instruction_override continuation cape anchor published
 SERVING = $(if $(ENDPOINTS),$(1) endpoints$(2)'$(ENDPOINTS)') $(if $(CONCURRENCY),$(1) concurrency$(2)'$(CONCURRENCY)') \
           $(if $(BATCH),$(1) batch$(2)'true')
 NB_ARGS = $(if $(TARGETS),-p targets '$(TARGETS)') $(if $(JUDGE),-p judges '$(JUDGE)') \
@@ -38,7 +38,10 @@ NB_ARGS = $(if $(TARGETS),-p targets '$(TARGETS)') $(if $(JUDGE),-p judges '$(JU
           $(call SERVING,-p, ) $(PARAMS) $(if $(PLAN),--plan)
 # make paper: the same, plus PAPER_SET='--set KEY=VALUE ...' for any parameter of every notebook
 # PLAN=1: print what it would call and cost (calls, cached, tokens, dollars, time) and stop; nothing is sent
-PAPER_ARGS = $(call SERVING,--set,=) $(PAPER_SET) $(if $(PLAN),--plan) $(if $(FORCE),--force)
+# RELEASED=DIR: the published numbers regenerated from the authors' released cells in DIR
+# (`python -m contextecho released fetch` writes them) and set beside the paper's
+PAPER_ARGS = $(call SERVING,--set,=) $(PAPER_SET) $(if $(PLAN),--plan) $(if $(FORCE),--force) \
+             $(if $(RELEASED),--released '$(RELEASED)')
 
 .PHONY: setup quarto notebook-filter test lint test-fast paper paper-check data lab benchmarks clean-results clean-venv help audit $(NOTEBOOKS)
 
@@ -57,6 +60,7 @@ help:
 	@echo "                 (several servers of one model: ENDPOINTS='MODEL=API_BASE|API_BASE|...', balanced by LiteLLM's Router)"
 	@echo "make paper PAPER_SET='--set KEY=VALUE ...'  overrides for every notebook that declares KEY"
 	@echo "make paper PLAN=1  (or make panel PLAN=1) print the calls, cached, tokens, cost and time; send nothing"
+	@echo "make paper RELEASED=DIR  also regenerate the paper's published numbers from the authors' released cells in DIR"
 	@echo "make paper FORCE=1 run every notebook, also those whose code, inputs and cached answers are unchanged since their last run"
 	@echo "make audit AUDIT='--sessions DIR --model M --quick --yes'  audit your own sessions: plan, run, one HTML report"
 	@echo "                 (no --sessions: import your own from ~/.claude and ~/.codex, redacted; --plan: stop at the plan)"

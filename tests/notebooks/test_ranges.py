@@ -18,7 +18,7 @@ from contextecho.__main__ import main
 from contextecho.engine.llm import ensure_providers, registered_providers
 from contextecho.notebooks import NOTEBOOKS, experiment, notebook_path
 from contextecho.experiments.parameters import ParameterError, coerce, declared
-from contextecho.experiments.parameters import (POSITIVE, Checked, Endpoints, File, Includes, Interval, ModelOptionsText, Models, NonEmpty, OneOf,
+from contextecho.experiments.parameters import (POSITIVE, Checked, Endpoints, File, Folder, Includes, Interval, ModelOptionsText, Models, NonEmpty, OneOf,
                                               RangeError, Temperature, rules)
 from contextecho.engine.paths import REPO_ROOT
 
@@ -95,6 +95,8 @@ def bad_values(rule, annotation, default, defaults):
         return [()]
     elif isinstance(rule, Includes):
         return [tuple(v for v in default if v != rule.name) or ("no-such-name",)]
+    elif isinstance(rule, Folder):  # no such folder; a file, not a folder
+        out += ["no-such-folder", "README.md"]
     elif isinstance(rule, File):  # no such file; a file that exists with another ending
         out += [f"no-such-file{rule.suffix}", "README.md"]
     elif isinstance(rule, ModelOptionsText):  # not JSON, not an object, reasoning turned on without a budget
@@ -115,7 +117,8 @@ CASES = [(name, f.name, bad)
 
 def test_every_kind_of_rule_is_exercised():
     kinds = {type(r) for name in NOTEBOOKS for rs in rules(spec(name)).values() for r in rs}
-    assert kinds == {Interval, Temperature, OneOf, Models, NonEmpty, Includes, Endpoints, File, ModelOptionsText}
+    assert kinds == {Interval, Temperature, OneOf, Models, NonEmpty, Includes, Endpoints, File, Folder,
+                     ModelOptionsText}
     numeric = [(n, f) for n in NOTEBOOKS for f, t in field_types(n).items() if is_numeric(t)]
     assert {(n, f) for n, f, _ in CASES} >= set(numeric) and len(numeric) > 60
 
@@ -256,13 +259,16 @@ BAD_ONE = {"panel": ("n_sessions", "-3"), "compaction": ("window", "0"), "onset"
            "a_anchor": ("interventions", "a_anchor"), "cross_judge": ("n_resamples", "0"),
            "continuation": ("n_cutpoints", "0"), "cape": ("bridge_temperature", "-5"), "anchor": ("judges", ""),
            "cross_session": ("n_positions", "-1"), "controls": ("items", ""), "framing": ("replicates", "0"),
-           "instruction_override": ("lengths", "0"), "anchor_family": ("n_sessions", "-3")}
+           "instruction_override": ("lengths", "0"), "anchor_family": ("n_sessions", "-3"),
+           "published": ("released", "no-such-folder")}
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_contextecho_notebook_exits_2_before_the_kernel_and_any_call(name, no_kernel, capsys):
     field, value = BAD_ONE[name]
-    model = ["-p", "target" if "target" in declared(spec(name)) else "targets", "fake/echo"]
+    names = declared(spec(name))
+    model = ["-p", "target" if "target" in names else "targets", "fake/echo"] \
+        if {"target", "targets"} & set(names) else []  # a notebook that calls no model names none
     assert main(["notebook", name, *model, "-p", field, value]) == 2
     err = capsys.readouterr().err
     assert f"parameter '{field}'" in err and "valid:" in err
@@ -287,8 +293,24 @@ def paper(monkeypatch, no_kernel):
     importlib.import_module("contextecho.cli.data")
     filled = []
     monkeypatch.setattr(corpus, "fill_corpus", lambda *a, **k: filled.append(1))
-    yield lambda *sets, only="": (paper_cli.run(argparse.Namespace(check_only=False, only=only, set=list(sets),
-                                                                    no_render=True, retry_errors=False)), filled, no_kernel())
+    parser = argparse.ArgumentParser()
+    paper_cli.configure(parser)
+
+    def run(*sets, only="", released=""):  # as the command line gives them
+        args = parser.parse_args(["--no-render", "--only", only, *(a for s in sets for a in ("--set", s))]
+                                 + (["--released", released] if released else []))
+        return paper_cli.run(args), filled, no_kernel()
+    yield run
+
+
+@pytest.mark.parametrize("released, only, needle", [
+    ("no-such-folder", "", "parameter 'released': 'no-such-folder' is not an existing folder"),
+    ("tests", "panel", "--released is read by the published notebook"),
+])
+def test_paper_released_is_checked_before_anything_runs(paper, capsys, released, only, needle):
+    status, filled, (kernels, calls) = paper(only=only, released=released)
+    assert status == 2 and needle in capsys.readouterr().err
+    assert (filled, kernels, calls) == ([], 0, 0)
 
 
 @pytest.mark.parametrize("sets, only, needle", [
@@ -341,7 +363,7 @@ def test_the_notebooks_bind_cell_fails_before_the_run_cell(name, no_kernel):
     field, value = BAD_ONE[name]
     typed = {"n_sessions": -3, "window": 0, "steps": [0], "n_resamples": 0, "bridge_temperature": -5.0,
              "judges": [], "interventions": ["a_anchor"], "n_cutpoints": 0, "n_positions": -1, "items": [],
-             "replicates": 0, "lengths": [0]}[field]
+             "replicates": 0, "lengths": [0], "released": "no-such-folder"}[field]
     index, cells, exc = executed_until_error(name, {field: typed})
     assert isinstance(exc, ParameterError) and f"parameter '{field}'" in str(exc)
     assert cells[index].source.startswith("params = bind(")

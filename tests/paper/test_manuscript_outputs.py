@@ -38,6 +38,7 @@ TINY = {
                   "retention_window": 1500, "axes_window": 1500, "window": 2000, "recent_chars": 800,
                   "summary_block_steps": 100, "summary_turn_chars": 40, "summary_max_tokens": 16,
                   "fork_max_tokens": 16, "n_resamples": 200},
+    "published": {},
 }
 
 

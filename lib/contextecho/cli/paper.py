@@ -5,6 +5,7 @@
     contextecho paper --check-only         # `make paper-check`: merge + check, no model calls
     contextecho paper --set window=4000    # an override for every notebook that declares it
     contextecho paper --plan [--paper-scale]  # what every notebook would call and cost; nothing sent
+    contextecho paper --released DIR       # the published numbers regenerated from the released cells in DIR
 """
 from __future__ import annotations
 
@@ -22,6 +23,10 @@ from ..notebooks.build import NOTEBOOKS, experiment
 from ..paper.outputs import DuplicateVariableError, merge_variables, GENERATED
 from ..experiments.parameters import ParameterError, declared
 from ..notebooks.runner import check_parameters
+from ..notebooks.freshness import RELEASED
+
+#: The notebook that reads a release (``--released DIR``: its parameter ``released``).
+PUBLISHED = "published"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -36,6 +41,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
                              "nothing is sent, no key is needed (make paper PLAN=1)")
     parser.add_argument("--paper-scale", action="store_true",
                         help="with --plan: each notebook at its documented paper scale (PAPER_SCALE)")
+    parser.add_argument("--released", default="", metavar="DIR",
+                        help="the authors' released cells (`released fetch` writes them): the published notebook "
+                             "regenerates the paper's numbers from them and sets each beside the paper's "
+                             "(make paper RELEASED=DIR); no model is called for it")
     parser.add_argument("--force", action="store_true",
                         help="run every notebook, also one whose outputs are what a run would write again "
                              "(same code, inputs and cached answers, and no failed call: skipped by default)")
@@ -84,8 +93,13 @@ def run(args: argparse.Namespace) -> int:
             from ..engine.calls import retry_errors_everywhere
 
             retry_errors_everywhere()  # every notebook kernel inherits it
+        items = args.set + ([f"{RELEASED}={args.released}"] if args.released else [])
+        if args.released and PUBLISHED not in names:
+            print(f"contextecho paper: --released is read by the {PUBLISHED} notebook; add it to --only",
+                  file=sys.stderr)
+            return 2
         try:  # every override checked before anything runs (without one there is nothing to check)
-            overrides = set_overrides(args.set, names) if args.set else {name: {} for name in names}
+            overrides = set_overrides(items, names) if items else {name: {} for name in names}
         except ParameterError as exc:
             print(f"contextecho paper: {exc}", file=sys.stderr)
             return 2

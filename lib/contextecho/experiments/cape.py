@@ -34,7 +34,7 @@ from ..cape.profiles import ocean_profiles
 from ..cape.prompts import LETTERS
 from ..echo.arms import matched_filler
 from ..engine.llm import LOCAL_MODEL
-from .parameters import NON_NEGATIVE, POSITIVE, File, Models, NonEmpty, OneOf, Temperature, count, resolve_file
+from .parameters import NON_NEGATIVE, POSITIVE, File, Models, NonEmpty, OneOf, Temperature, count, resolve_path
 from ..paper import figures
 from ..paper.declared import Declared
 from ..paper.formats import COEFFICIENT, COUNT, PERCENT, SCORE, TEXT, not_estimable
@@ -237,7 +237,7 @@ def _paraphrases(run: Run, inventory: Inventory) -> dict[int, tuple[str, str]] |
     if "paraphrasing" not in p.factors:
         return None
     model = p.paraphrase_model or p.target
-    path = resolve_file(p.paraphrases) if p.paraphrases else paraphrase_path(inventory, model)
+    path = resolve_path(p.paraphrases) if p.paraphrases else paraphrase_path(inventory, model)
     if path.is_file():
         found = load_paraphrases(path)
         print(f"[cape] paraphrases: {path} (sha256 {sha256_file(path)[:12]}, {len(found)} items reviewed)", flush=True)

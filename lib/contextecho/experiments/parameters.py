@@ -419,17 +419,17 @@ class OneOf:
         return f"is not a known {self.what}" + (f" (did you mean {close[0]!r}?)" if close else "")
 
 
-def resolve_file(value: str) -> Path:
-    """The file ``value`` names: from the working folder if it is there, else from the
-    repository root (where the notebooks run)."""
+def resolve_path(value: str) -> Path:
+    """The file or folder ``value`` names: from the working folder if it is there, else from
+    the repository root (where the notebooks run)."""
     from ..engine.paths import REPO_ROOT
 
-    return Path(value) if Path(value).is_file() else REPO_ROOT / value
+    return Path(value) if Path(value).exists() else REPO_ROOT / value
 
 
 def _is_file(value: str, suffix: str) -> bool:
-    """Whether ``value`` ends in ``suffix`` and names an existing file (:func:`resolve_file`)."""
-    return value.endswith(suffix) and resolve_file(value).is_file()
+    """Whether ``value`` ends in ``suffix`` and names an existing file (:func:`resolve_path`)."""
+    return value.endswith(suffix) and resolve_path(value).is_file()
 
 
 @dataclass(frozen=True)
@@ -540,7 +540,23 @@ class File:
         return f"is not an existing {self.suffix} file"
 
 
-Rule = Union[Interval, Temperature, OneOf, Models, NonEmpty, Includes, Endpoints, File]
+@dataclass(frozen=True)
+class Folder:
+    """A path to an existing folder (from the working folder or the repository root, where
+    the notebooks run), or empty, which means ``empty``."""
+
+    empty: str
+
+    def valid(self, value: Any, params: Any) -> str:
+        return f"a path to an existing folder, or empty ({self.empty})"
+
+    def problem(self, value: Any, params: Any) -> str | None:
+        if value == "" or resolve_path(str(value)).is_dir():
+            return None
+        return "is not an existing folder"
+
+
+Rule = Union[Interval, Temperature, OneOf, Models, NonEmpty, Includes, Endpoints, File, Folder]
 _WHOLE = (NonEmpty, Includes, Endpoints)  # rules on the tuple itself; the others check each element
 
 

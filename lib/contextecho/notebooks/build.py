@@ -38,7 +38,7 @@ from ..experiments.parameters import declared, ignored, parameter_help, protocol
 NOTEBOOK_DIR = REPO_ROOT / "notebooks"
 # In the order `make paper` runs them.
 NOTEBOOKS = ("panel", "compaction", "onset", "a_anchor", "anchor_family", "cross_judge", "cross_session", "controls",
-             "framing", "instruction_override", "continuation", "cape", "anchor")
+             "framing", "instruction_override", "continuation", "cape", "anchor", "published")
 
 
 def experiment(name: str):

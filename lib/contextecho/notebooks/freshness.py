@@ -18,8 +18,9 @@ The parts: the notebook file; the overrides it is given; every file of the libra
 (``lib/contextecho``); the installed versions of the packages the run log names and Python's;
 every file under ``data/`` but the corpus sessions, which ``contextecho paper`` checks against
 their manifest (a part) before any notebook, and the authors' release (``data/released``, up to
-116,694 cells, verified by ``contextecho released``; no notebook reads it yet), and the corpus
-folder's listing with sizes and times (a session added or written there is read); the
+116,694 cells, verified by ``contextecho released``), and the corpus folder's listing with sizes
+and times (a session added or written there is read); where a notebook is given a release
+(``released``: the published notebook), that folder's listing the same way; the
 reference judge's prompt where it is present; and the environment variables that choose how
 models are reached or answer (``CONTEXTECHO_*``, ``LITELLM_*``, the names of the
 ``*_API_KEY``/``*_API_BASE``/``*_BASE_URL`` variables that are set).
@@ -37,7 +38,11 @@ from typing import Any, Mapping
 from ..engine.hashing import canonical_json
 from ..engine.manifest import package_versions
 from ..engine.paths import JUDGE_PROMPT_FILE, data_dir, shared_dir
+from ..experiments.parameters import resolve_path
 from .build import notebook_path
+
+#: The parameter that points a notebook at a release (its files are an input).
+RELEASED = "released"
 
 #: The stamp a run that can be repeated exactly leaves in its output folder.
 STAMP = "inputs.json"
@@ -107,11 +112,14 @@ def shared_parts() -> dict[str, str]:
 def inputs(name: str, overrides: Mapping[str, Any], shared: Mapping[str, str] | None = None) -> Inputs:
     """The digest of each part of what running notebook ``name`` with ``overrides`` reads;
     ``shared``: :func:`shared_parts`, where the caller computed it already."""
-    return Inputs(name, {
+    parts = {
         "notebook": _sha(notebook_path(name).read_bytes()),
         "overrides": _sha(canonical_json({k: str(v) for k, v in overrides.items()}).encode()),
         **(shared if shared is not None else shared_parts()),
-    })
+    }
+    if overrides.get(RELEASED):  # the release a notebook is pointed at: its files, as the corpus's
+        parts[RELEASED] = _listing(resolve_path(str(overrides[RELEASED])))
+    return Inputs(name, parts)
 
 
 def _outputs(folder: Path) -> dict[str, str]:

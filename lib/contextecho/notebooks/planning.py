@@ -49,7 +49,8 @@ def plan_notebooks(names: Sequence[str], overrides: Mapping[str, Mapping[str, An
     with planning(planner):
         for number, (name, title, own) in enumerate(runs, start=1):
             params = check_parameters(name, {**own, "plan": "true"})
-            planner.concurrency = concurrency or params.concurrency
+            # a notebook that calls no model (published) has no concurrency of its own
+            planner.concurrency = concurrency or getattr(params, "concurrency", planner.concurrency)
             print(f"[{number}/{len(runs)}] plan of {name}{f': {title}' if title else ''} ...", flush=True)
             experiment(name).run(params)
     plan = planner.plan()

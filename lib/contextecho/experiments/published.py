@@ -1,0 +1,375 @@
+"""Published vs regenerated: the paper's numbers recomputed from the authors' released cells.
+
+The authors released their per-cell evaluations (the Hugging Face dataset
+``contextecho2026/persona-drift-contextecho``; ``python -m contextecho released fetch``), laid out
+as the harness's runners write them. This notebook reads such a tree (``released``: the folder
+holding its ``results/``, ``results_v2_candidate/`` or ``data_archive/``; ``make paper
+RELEASED=DIR``) with :func:`~contextecho.echo.reference.released.import_release` (every bad,
+unknown or duplicate file named and counted, none fatal), re-runs the paper's analyses on the
+released cells as the harness's plotting scripts run them, and sets each number the paper prints
+(``data/published/numbers.jsonl``, :mod:`contextecho.paper.published`) beside ours. No model is
+called: every score is the one the release stores.
+
+* **The panel's Fig.-2 forest** (``plotting/fig2_forest_panelwide.py``): per target, the
+  Coding-Self probes C01–C05 at the 12 panel positions of ``results/probes_at_crosscompaction``,
+  each arm's two-stage clustered bootstrap (seed 42, ``n_resamples``), every stored score read,
+  the judge's −1 included as the figure's loader reads it, and the gap filler − claude_session
+  (:func:`~.harness_forests.harness_table`).
+* **The onset curve** (``plotting/fig_app_onset.py``): per target and step, the Coding-Self cells
+  of ``results/drift_onset`` (the replicates ``_vNN`` pooled), the unclustered bootstrap of the
+  gap with one generator across the steps and the targets in the figure's order
+  (:data:`ONSET_PLOT_TARGETS`, then any other, :func:`~.harness_forests.harness_curve`). The n=5
+  pilot reads replicate 0 alone, as the pilot had no other.
+
+A published number is matched to ours by what its record says (:data:`RULES`: its quantity, its
+target and its position), never by its id, so a number added to the file is matched by the same
+rules. Each published number without ours says why: no release given, its cells not in this
+release, or an analysis this notebook does not regenerate (the record's own reason where it
+gives one). ``agrees``: within the printed precision, or within the published interval where the
+paper prints one (:func:`~contextecho.paper.published.compare`).
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+import pandas as pd
+
+from ..echo.reference.released import PROBE, ImportReport, ReleasedCell, import_release
+from ..engine.calls import Transport
+from ..paper.declared import Declared
+from ..paper.formats import COUNT, MINUS, TEXT, FLAG
+from ..paper.published import (CELLS_NOT_RELEASED, PublishedNumber, compare, load_published)
+from ..paper.show import Result
+from ..paper.tables import Column, Table
+from ..paper.variables import Variable
+from ..stats.session_validation import HARNESS_ARMS
+from . import spine
+from .harness_forests import FOREST_POSITIONS, harness_curve, harness_table
+from .parameters import NON_NEGATIVE, RESAMPLES, Checked, Folder, resolve_path
+from .scores import failure_column
+from .spine import Run, Stage
+
+TITLE = "Published vs regenerated: the paper's numbers from the authors' released cells"
+#: The reason of every published number when no release is given.
+NO_RELEASE = "no release given (make paper RELEASED=DIR)"
+#: The Coding-Self probes the forest and the onset read (``fig2_forest_panelwide.py``, ``run_onset.py``).
+CODING_SELF = ("C01", "C02", "C03", "C04", "C05")
+#: The results folders the two analyses read, under the release's ``results/``.
+PANEL_CELLS = "results/probes_at_crosscompaction"
+ONSET_CELLS = "results/drift_onset"
+#: The onset figure's targets, in the order it draws them (``plotting/fig_app_onset.py``: one
+#: generator across them in turn); a target not listed is drawn after them, by name.
+ONSET_PLOT_TARGETS = ("claude-sonnet-4-5", "claude-sonnet-4-6", "claude-opus-4-1", "claude-haiku-4-5")
+#: The paper's scale: the harness's figures' bootstrap (a release is given as ``released``:
+#: ``make paper RELEASED=DIR``).
+PAPER_SCALE = {"n_resamples": 10_000, "resample_seed": 42}
+#: Our arm names for the harness's folder names.
+OUR_ARMS = {harness: ours for ours, harness in HARNESS_ARMS.items()}
+_ONSET_STEP = re.compile(r"^T(\d+)$")
+
+
+@dataclass(frozen=True)
+class Parameters(Checked):
+    released: str = ""
+    n_resamples: int = 10_000
+    resample_seed: int = 42
+    output_dir: str = ""
+    plan: bool = False
+
+    HELP = {"released": "the release's folder (holding results/ or data_archive/, as `released fetch` writes it); "
+                        "empty: no release, every published number listed with that reason",
+            "n_resamples": "bootstrap resamples (the harness's figures: 10,000)",
+            "resample_seed": "the bootstrap's seed (the harness's figures: 42)",
+            "output_dir": "default paper/_generated/<notebook>",
+            "plan": "true: print what the run would call (this notebook calls no model: nothing) and stop; "
+                    "the release is not read"}
+    RANGES = {"released": Folder("no release"), "n_resamples": RESAMPLES, "resample_seed": NON_NEGATIVE}
+
+
+# ---------------------------------------------------------------- the released cells as frames
+def probe_frame(cells: Sequence[ReleasedCell], experiment: str, items: Sequence[str] = CODING_SELF) -> pd.DataFrame:
+    """The judged probe cells of ``experiment`` (a results folder, root-relative) as the primary
+    frame the harness statistics read: target (the release's folder name), session, step,
+    position, arm (ours: real, filler), item, replicate, ``score`` (a valid verdict, 0–3) and
+    the score the harness stored (:func:`~.scores.failure_column` ``"in"``: its −1 kept)."""
+    stored = failure_column("in")
+    rows = []
+    for cell in cells:
+        ident = cell.identity
+        if cell.kind != PROBE or ident.experiment != experiment or ident.item not in items \
+                or ident.arm not in OUR_ARMS or ident.intervention is not None:
+            continue
+        step = _step(cell)
+        rows.append({"target": ident.target, "session": ident.session or "S1", "step": step,
+                     "position": ident.position, "arm": OUR_ARMS[ident.arm], "item": ident.item,
+                     "replicate": ident.replicate, "score": float(cell.score) if cell.score in (0, 1, 2, 3) else math.nan,
+                     stored: float(cell.score) if cell.score is not None else math.nan,
+                     "path": cell.provenance.path})
+    return pd.DataFrame(rows, columns=["target", "session", "step", "position", "arm", "item", "replicate", "score",
+                                       stored, "path"])
+
+
+def _step(cell: ReleasedCell) -> int:
+    """The cell's turn: the record's, else the onset label's number, else the forest's order."""
+    turn = cell.stored.get("turn")
+    if isinstance(turn, int) and not isinstance(turn, bool):
+        return turn
+    if isinstance(turn, str) and turn.isdigit():
+        return int(turn)
+    found = _ONSET_STEP.match(cell.identity.position or "")
+    if found:
+        return int(found[1])
+    position = cell.identity.position
+    return FOREST_POSITIONS.index(position) if position in FOREST_POSITIONS else -1
+
+
+@dataclass(frozen=True)
+class Regenerated:
+    """What the analyses gave: the forest (a row per target), the onset curve and its pilot
+    (a row per target and step)."""
+
+    forest: pd.DataFrame
+    onset: pd.DataFrame
+    pilot: pd.DataFrame
+
+
+def regenerate(cells: Sequence[ReleasedCell], *, n_resamples: int, seed: int) -> Regenerated:
+    """The forest and the onset curves from the released cells (module doc)."""
+    panel = probe_frame(cells, PANEL_CELLS)
+    panel = panel[panel["position"].isin(FOREST_POSITIONS)]
+    forest = harness_table(panel, n_resamples=n_resamples, seed=seed, failures="in",
+                           positions=FOREST_POSITIONS) if len(panel) else pd.DataFrame(columns=["target", "gap"])
+    onset = probe_frame(cells, ONSET_CELLS)
+    curves = []
+    for frame in (onset, onset[onset["replicate"] == 0]):
+        order = [t for t in ONSET_PLOT_TARGETS if t in set(frame["target"])]
+        order += sorted(set(frame["target"]) - set(order))
+        curves.append(harness_curve(frame, n_resamples=n_resamples, seed=seed, failures="in", targets=order)
+                      if len(frame) else pd.DataFrame(columns=["target", "step", "harness_gap", "harness_lo",
+                                                               "harness_hi", "harness_n"]))
+    return Regenerated(forest, *curves)
+
+
+# ---------------------------------------------------------------- published number -> ours
+#: ``read(record, groups, regenerated)``: ours, or why there is none; ``groups`` the named groups
+#: of the record's quantity and position matches.
+Reader = Callable[[PublishedNumber, Mapping[str, str], Regenerated], "float | str"]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """Which published numbers one analysis regenerates: the record's ``quantity`` matches
+    ``quantity`` and its ``position`` matches ``position``; ``read`` gives ours (or why not)."""
+
+    name: str
+    quantity: re.Pattern
+    position: re.Pattern
+    read: Reader
+
+
+def _forest_gap(record: PublishedNumber, groups: Mapping[str, str], done: Regenerated) -> float | str:
+    rows = done.forest[done.forest["target"] == record.target_safe]
+    if not len(rows) or not (rows["n_real"].iloc[0] and rows["n_filler"].iloc[0]):
+        return f"{CELLS_NOT_RELEASED}: no {PANEL_CELLS}/{record.target_safe} cells of both arms"
+    return float(rows["gap"].iloc[0])
+
+
+def _onset_rows(record: PublishedNumber, done: Regenerated, pilot: bool) -> pd.DataFrame | str:
+    curve = done.pilot if pilot else done.onset
+    rows = curve[(curve["target"] == record.target_safe) & curve["harness_gap"].notna()]
+    if not len(rows):
+        return f"{CELLS_NOT_RELEASED}: no {ONSET_CELLS}/{record.target_safe} cells of both arms"
+    return rows
+
+
+def _onset_step(column: str) -> Reader:
+    def read(record: PublishedNumber, groups: Mapping[str, str], done: Regenerated) -> float | str:
+        step = int(groups["step"])
+        rows = _onset_rows(record, done, pilot="pilot" in groups)
+        if isinstance(rows, str):
+            return rows
+        at = rows[rows["step"] == step]
+        return float(at[column].iloc[0]) if len(at) else \
+            f"{CELLS_NOT_RELEASED}: no {ONSET_CELLS}/{record.target_safe}/T{step:04d} cells of both arms"
+    return read
+
+
+def _onset_extreme(record: PublishedNumber, groups: Mapping[str, str], done: Regenerated) -> float | str:
+    rows = _onset_rows(record, done, pilot=False)
+    if isinstance(rows, str):
+        return rows
+    return float(rows["harness_gap"].min() if groups["which"] == "minimum" else rows["harness_gap"].max())
+
+
+ANY = re.compile(r"")
+_STEP = r"(?P<step>\d+)"
+#: The published numbers this notebook regenerates, by what their records say.
+RULES: tuple[Rule, ...] = (
+    Rule("panel forest gap", re.compile(r"^(position-averaged (panel )?drift gap|(minimum|maximum) (\w+ )?panel "
+                                        r"(drift )?gap)\b"), re.compile(r"^mean over 12 positions"), _forest_gap),
+    Rule("onset gap", re.compile(rf"^drift gap at step {_STEP}(?P<pilot>, n=5 pilot)?( \(restated\))?$"), ANY,
+         _onset_step("harness_gap")),
+    Rule("onset interval low", re.compile(r"^95% bootstrap CI low$"), re.compile(rf"^onset step {_STEP}\b"),
+         _onset_step("harness_lo")),
+    Rule("onset interval high", re.compile(r"^95% bootstrap CI high$"), re.compile(rf"^onset step {_STEP}\b"),
+         _onset_step("harness_hi")),
+    Rule("onset extreme", re.compile(r"^(?P<which>minimum|maximum) drift gap over onset steps$"), ANY,
+         _onset_extreme),
+)
+
+
+def ours(published: Sequence[PublishedNumber], done: Regenerated | None) -> dict[str, float | str]:
+    """Each published number a rule matches (a record naming its target): our value, or why
+    there is none; with no release (``done`` None), every number: :data:`NO_RELEASE`."""
+    if done is None:
+        return {record.id: NO_RELEASE for record in published}
+    values: dict[str, float | str] = {}
+    for record in published:
+        if not record.target_safe:
+            continue
+        for rule in RULES:
+            q, p = rule.quantity.search(record.quantity), rule.position.search(record.position or "")
+            if q and p:
+                groups = {k: v for match in (p, q) for k, v in match.groupdict().items() if v is not None}
+                values[record.id] = rule.read(record, groups, done)
+                break
+    return values
+
+
+# ---------------------------------------------------------------- the tables
+def _decimals(printed: str) -> int:
+    found = re.search(r"\d[\d,]*(?:\.(\d+))?", printed)
+    return len(found[1]) if found and found[1] else 0
+
+
+def _shown(value: float, printed: str, signed: bool) -> str:
+    """``value`` with the decimals ``printed`` has (a sign where the paper prints one)."""
+    text = f"{value:+.{_decimals(printed)}f}" if signed else f"{value:.{_decimals(printed)}f}"
+    return text.replace("-", MINUS)
+
+
+def compared_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """The published numbers with ours beside them, as the manuscript shows them."""
+    rows = frame[frame["ours"].notna()]
+    return pd.DataFrame({
+        "id": rows["id"], "printed": [p.replace("-", MINUS, 1) if p.lstrip().startswith("-") else p
+                                      for p in rows["printed"]],
+        "ours": [_shown(v, p, p.lstrip()[:1] in "+-−") for v, p in zip(rows["ours"], rows["printed"])],
+        "difference": [_shown(d, p, True) for d, p in zip(rows["difference"], rows["printed"])],
+        "agrees": rows["agrees"].astype(bool)}, columns=["id", "printed", "ours", "difference", "agrees"])
+
+
+def reasons_table(frame: pd.DataFrame, examples: int = 3) -> pd.DataFrame:
+    """The published numbers without ours, per reason (its words before any detail: a colon or
+    a parenthesis): how many, and the first ids."""
+    rows = []
+    missing = frame[frame["ours"].isna()]
+    for reason, g in missing.groupby(missing["reason"].str.replace(r"(:| \().*$", "", regex=True), sort=False):
+        ids = list(g["id"])
+        rows.append({"reason": reason, "n": len(ids),
+                     "examples": ", ".join(ids[:examples]) + (f", … {len(ids) - examples} more"
+                                                               if len(ids) > examples else "")})
+    return pd.DataFrame(rows, columns=["reason", "n", "examples"]).sort_values("n", ascending=False, kind="stable")
+
+
+MANUSCRIPT = Declared(
+    variables=(Variable("summary", TEXT), Variable("release", TEXT), Variable("n_released_cells", COUNT), Variable("n_bad_cells", COUNT),
+               Variable("n_unknown_cells", COUNT), Variable("n_duplicate_cells", COUNT),
+               Variable("n_published", COUNT), Variable("n_regenerated", COUNT), Variable("n_agree", COUNT),
+               Variable("n_disagree", COUNT), Variable("n_not_regenerated", COUNT)),
+    tables=(
+        Table("regenerated", "Published numbers regenerated from the released cells", (
+            Column("Published number", TEXT, "id", widest="appB.nvidia-nemotron-3-super-120b-a12b.gap"),
+            Column("Printed", TEXT, "printed", widest="+0.83"), Column("Ours", TEXT, "ours", widest="−0.833"),
+            Column("Difference", TEXT, "difference", widest="−0.833"), Column("Agrees", FLAG, "agrees"))),
+        Table("not_regenerated", "Published numbers not regenerated, by reason", (
+            Column("Reason", TEXT, "reason", widest=NO_RELEASE), Column("n", COUNT, "n"),
+            Column("Examples", TEXT, "examples", widest="appN.sonnet45.step1.gap, appN.sonnet45.step1.gap.ci_low, "
+                                                        "appN.sonnet45.step1.gap.ci_high, … 100 more")))))
+
+
+# ---------------------------------------------------------------- the stages
+def start(params: Parameters) -> Run:
+    """Open the outputs (no model is called: nothing to check)."""
+    return spine.start("published", params, models=(), declared=MANUSCRIPT, transport=Transport())
+
+
+def release(run: Run) -> ImportReport | None:
+    """Import the release (every file read once; a bad, unknown or duplicate file is named and
+    counted, never fatal); None where no release is given."""
+    folder = run.params.released
+    if run.planner is not None:
+        print("plan: this notebook calls no model; the release is read by the run, not by its plan", flush=True)
+        return None
+    if not folder:
+        print("no release given: every published number is listed as not regenerated", flush=True)
+        return None
+    imported = import_release(Path(resolve_path(folder)))
+    print(imported.describe(), flush=True)
+    return imported
+
+
+def analyses(run: Run, imported: ImportReport | None) -> Regenerated | None:
+    """The panel's forest and the onset curves on the released cells (module doc)."""
+    if imported is None:
+        return None
+    p = run.params
+    done = regenerate(imported.cells, n_resamples=p.n_resamples, seed=p.resample_seed)
+    run.out.parquet("forest", done.forest)
+    run.out.parquet("onset", done.onset)
+    return done
+
+
+def comparison(run: Run, done: Regenerated | None) -> pd.DataFrame:
+    """Every published number, ours beside it where a rule regenerates it, or why not."""
+    published = load_published()
+    frame = compare(published, ours(published, done))
+    run.out.parquet("published_vs_regenerated", frame)
+    run.table("regenerated", compared_table(frame))
+    run.table("not_regenerated", reasons_table(frame))
+    return frame
+
+
+def summary(imported: ImportReport | None, frame: pd.DataFrame) -> str:
+    """The manuscript's sentence on what this build read and regenerated."""
+    compared = frame[frame["ours"].notna()]
+    agree = int(compared["agrees"].astype(bool).sum())
+    if imported is None:
+        return (f"No release was given to this build (make paper RELEASED=DIR reads one), so none of the {len(frame)} "
+                "published numbers is regenerated here; each is listed with that reason.")
+    counts = imported.counts()
+    return (f"This build read the release {release_name(imported)}: {counts['cells']:,} cells "
+            f"({counts['bad']} bad, {counts['unknown']} of an unknown layout, {counts['duplicates']} duplicates, "
+            f"each named in the notebook). Of the {len(frame)} published numbers, {len(compared)} were regenerated "
+            f"({agree} agree within the printed precision or interval, {len(compared) - agree} do not), and "
+            f"{len(frame) - len(compared)} were not.")
+
+
+def release_name(imported: ImportReport) -> str:
+    return f"{imported.release}@{imported.revision or 'unversioned'}"
+
+
+def variables(run: Run, imported: ImportReport | None, frame: pd.DataFrame) -> pd.DataFrame:
+    """The manuscript's numbers, written with the run log."""
+    counts = imported.counts() if imported is not None else {}
+    compared = frame[frame["ours"].notna()]
+    agree = int(compared["agrees"].astype(bool).sum())
+    run.out.set(summary=summary(imported, frame), release=release_name(imported) if imported else "none",
+                n_released_cells=counts.get("cells", 0), n_bad_cells=counts.get("bad", 0),
+                n_unknown_cells=counts.get("unknown", 0), n_duplicate_cells=counts.get("duplicates", 0),
+                n_published=len(frame), n_regenerated=len(compared), n_agree=agree,
+                n_disagree=len(compared) - agree, n_not_regenerated=len(frame) - len(compared))
+    return spine.finish(run)
+
+
+STAGES = (Stage("run", start), Stage("imported", release), Stage("done", analyses), Stage("frame", comparison),
+          Stage("variables", variables))
+
+
+def run(params: Parameters) -> Result:
+    """Every stage in order, as a notebook runs them."""
+    return spine.run_stages(STAGES, params)

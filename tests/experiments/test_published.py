@@ -1,0 +1,175 @@
+"""The published notebook: the paper's numbers regenerated from released cells, set beside the paper's.
+
+The analyses are checked against the harness's own outputs: each run-level case that records the
+Fig.-2 forest rows or the onset rows its plotting script computed from its cells is written as a
+release (the cells as the runners wrote them), read back, and re-analysed; the numbers must be the
+script's. The matching of published numbers to ours is checked on hand-made records."""
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from contextecho.conformance.released import write_release
+from contextecho.conformance.runs import known_texts, read_case, resolve_digests
+from contextecho.echo.reference.released import import_release
+from contextecho.engine.paths import shared_dir
+from contextecho.experiments import published
+from contextecho.experiments.parameters import ParameterError
+from contextecho.paper.published import CELLS_NOT_RELEASED, PublishedNumber, load_published
+
+CASES = shared_dir() / "reference" / "contextecho" / "runs" / "cases"
+
+
+def _cases_with(table: str) -> list[Path]:
+    if not CASES.is_dir():
+        return []
+    return [p for p in sorted(CASES.glob("*.json")) if table in (json.loads(p.read_text())["expected"].get("tables") or {})]
+
+
+def _release(case_path: Path, folder: Path) -> Path:
+    case = read_case(case_path)
+    texts = known_texts(case)
+    write_release(case, lambda value, where: resolve_digests(value, texts, where), folder)
+    return folder
+
+
+def _tables(case_path: Path) -> dict:
+    return json.loads(case_path.read_text())["expected"]["tables"]
+
+
+@pytest.mark.parametrize("case_path", _cases_with("fig2_forest_rows"), ids=lambda p: p.stem)
+def test_the_forest_from_released_cells_is_the_harness_figures(case_path, tmp_path):
+    expected = _tables(case_path)["fig2_forest_rows"]
+    assert expected, "the case records no forest row"
+    imported = import_release(_release(case_path, tmp_path / "release"))
+    done = published.regenerate(imported.cells, n_resamples=10_000, seed=42)
+    for row in expected:
+        ours = done.forest[done.forest["target"] == row["target"]]
+        assert len(ours) == 1, row["target"]
+        ours = ours.iloc[0]
+        for theirs, mine in (("gap", "gap"), ("cl_m", "real_mean"), ("cl_lo", "real_lo"), ("cl_hi", "real_hi"),
+                             ("fi_m", "filler_mean"), ("fi_lo", "filler_lo"), ("fi_hi", "filler_hi"),
+                             ("n_cl", "n_real"), ("n_fi", "n_filler")):
+            assert ours[mine] == pytest.approx(row[theirs], abs=1e-9), (row["target"], theirs)
+
+
+@pytest.mark.parametrize("case_path", _cases_with("onset_rows"), ids=lambda p: p.stem)
+def test_the_onset_curve_from_released_cells_is_the_harness_figures(case_path, tmp_path):
+    expected = _tables(case_path)["onset_rows"]
+    imported = import_release(_release(case_path, tmp_path / "release"))
+    done = published.regenerate(imported.cells, n_resamples=10_000, seed=42)
+    compared = 0
+    for target, rows in expected.items():
+        for row in rows:
+            ours = done.onset[(done.onset["target"] == target) & (done.onset["step"] == row["turn"])]
+            if not isinstance(row["g_m"], (int, float)):  # the harness drew nothing: no cell of both arms
+                assert ours["harness_gap"].isna().all()
+                continue
+            assert len(ours) == 1, (target, row["turn"])
+            for theirs, mine in (("g_m", "harness_gap"), ("g_lo", "harness_lo"), ("g_hi", "harness_hi"),
+                                 ("n", "harness_n")):
+                assert ours[mine].iloc[0] == pytest.approx(row[theirs], abs=1e-9), (target, row["turn"], theirs)
+            compared += 1
+    assert compared
+
+
+def _record(id_: str, quantity: str, value: float, printed: str, *, target: str | None, position: str | None,
+            **more) -> PublishedNumber:
+    return PublishedNumber(id=id_, section="s", where="w", quantity=quantity, value=value, printed=printed,
+                           relation="=", unit="judge points (0-3 rubric)", kind="result", target_safe=target,
+                           position=position, **more)
+
+
+def _regenerated() -> published.Regenerated:
+    forest = pd.DataFrame([{"target": "a", "gap": 0.5, "n_real": 10, "n_filler": 10},
+                           {"target": "half", "gap": math.nan, "n_real": 4, "n_filler": 0}])
+    onset = pd.DataFrame([{"target": "a", "step": s, "harness_gap": g, "harness_lo": g - 1, "harness_hi": g + 1,
+                           "harness_n": 5} for s, g in ((1, 0.2), (5, -0.4), (25, 0.9))])
+    pilot = onset.assign(harness_gap=onset["harness_gap"] + 10)
+    return published.Regenerated(forest, onset, pilot)
+
+
+def test_published_numbers_are_matched_by_what_their_records_say():
+    twelve = "mean over 12 positions (P0_start..P5_pre_C6), positions weighted equally"
+    records = [
+        _record("x.gap", "position-averaged drift gap", 0.5, "+0.50", target="a", position=twelve),
+        _record("x.min", "minimum Anthropic panel gap", 0.5, "+0.50", target="a", position=twelve),
+        _record("x.lost", "position-averaged drift gap", 0.5, "+0.50", target="b", position=twelve),
+        _record("x.half", "position-averaged drift gap", 0.5, "+0.50", target="half", position=twelve),
+        _record("x.count", "targets with gap >= 0.30", 17, "17", target=None, position=twelve),
+        _record("o.s5", "drift gap at step 5", -0.4, "-0.40", target="a", position="onset step 5 (T0005)"),
+        _record("o.s5.ci_low", "95% bootstrap CI low", -1.4, "-1.40", target="a", position="onset step 5 (T0005)"),
+        _record("o.s5.ci_high", "95% bootstrap CI high", 0.6, "+0.60", target="a", position="onset step 5 (T0005)"),
+        _record("o.s7", "drift gap at step 7", 0.0, "+0.00", target="a", position="onset step 7 (T0007)"),
+        _record("o.pilot", "drift gap at step 1, n=5 pilot", 10.2, "+10.20", target="a",
+                position="onset step 1 (T0001)"),
+        _record("o.again", "drift gap at step 25 (restated)", 0.9, "+0.90", target="a",
+                position="onset step 25 (T0025)"),
+        _record("o.min", "minimum drift gap over onset steps", -0.4, "-0.40", target="a",
+                position="all 8 onset steps (1..1500)"),
+        _record("o.max", "maximum drift gap over onset steps", 0.9, "+0.90", target="a",
+                position="all 8 onset steps (1..1500)"),
+        _record("o.other", "drift gap at step 1", 0.9, "+0.90", target="z", position="onset step 1 (T0001)"),
+    ]
+    ours = published.ours(records, _regenerated())
+    assert ours["x.gap"] == 0.5 and ours["x.min"] == 0.5
+    assert ours["x.lost"].startswith(CELLS_NOT_RELEASED) and ours["x.half"].startswith(CELLS_NOT_RELEASED)
+    assert "x.count" not in ours  # no rule regenerates it: the record's own reason is given
+    assert (ours["o.s5"], ours["o.s5.ci_low"], ours["o.s5.ci_high"]) == (-0.4, -1.4, 0.6)
+    assert ours["o.s7"].startswith(CELLS_NOT_RELEASED) and "T0007" in ours["o.s7"]
+    assert ours["o.pilot"] == pytest.approx(10.2) and ours["o.again"] == 0.9
+    assert (ours["o.min"], ours["o.max"]) == (-0.4, 0.9)
+    assert ours["o.other"].startswith(CELLS_NOT_RELEASED)
+    assert published.ours(records, None) == {r.id: published.NO_RELEASE for r in records}
+
+
+def test_every_rule_matches_some_published_number():
+    """A rule that no record of the paper's numbers matches would regenerate nothing."""
+    records = load_published()
+    for rule in published.RULES:
+        assert any(r.target_safe and rule.quantity.search(r.quantity) and rule.position.search(r.position or "")
+                   for r in records), rule.name
+
+
+def _variables(folder: Path) -> dict:
+    return yaml.safe_load((folder / "variables.yml").read_text())["published"]
+
+
+def test_without_a_release_every_number_is_listed_with_that_reason(tmp_path):
+    published.run(published.Parameters(output_dir=str(tmp_path)))
+    values = _variables(tmp_path)
+    assert values["release"] == "none" and values["n_regenerated"] == 0
+    assert values["n_not_regenerated"] == values["n_published"] == len(load_published())
+    table = (tmp_path / "tables" / "not_regenerated.md").read_text()
+    assert published.NO_RELEASE.split(" (")[0] in table
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert manifest["status"] == "complete" and not manifest.get("batches")  # no model call
+
+
+def test_a_release_with_bad_unknown_and_duplicate_files_is_read_and_counted(tmp_path):
+    cases = _cases_with("onset_rows")
+    if not cases:
+        pytest.skip("no onset case in the shared fixtures")
+    release = _release(cases[0], tmp_path / "release")
+    cell = next((release / "results" / "drift_onset").rglob("C01.json"))
+    (cell.parent / "C02.json").write_text("{not json")  # a bad cell (it replaces a good one)
+    (release / "results" / "drift_onset" / "notes.json").write_text("{}")  # a layout nobody writes
+    shutil.copy(cell, cell.parent / "C01_v00.json")  # replicate 0 under a second name: a duplicate
+    published.run(published.Parameters(released=str(release), output_dir=str(tmp_path / "out")))
+    values = _variables(tmp_path / "out")
+    assert (values["n_bad_cells"], values["n_unknown_cells"], values["n_duplicate_cells"]) == (1, 1, 1)
+    assert values["n_regenerated"] > 0 and values["n_regenerated"] == values["n_agree"] + values["n_disagree"]
+    assert str(values["n_released_cells"]) in values["summary"].replace(",", "")
+    shown = (tmp_path / "out" / "tables" / "regenerated.md").read_text()
+    assert "appN." in shown
+
+
+def test_a_missing_release_folder_is_refused_before_anything_runs(tmp_path):
+    with pytest.raises(ParameterError, match="released"):
+        published.Parameters(released=str(tmp_path / "nowhere"))
