@@ -79,6 +79,21 @@ def test_the_onset_curve_from_released_cells_is_the_harness_figures(case_path, t
     assert compared
 
 
+@pytest.mark.parametrize("case_path", _cases_with("results/crossjudge_audit/RESULTS.json"), ids=lambda p: p.stem)
+def test_the_audit_gaps_from_released_records_are_the_audits_own(case_path, tmp_path):
+    expected = _tables(case_path)["results/crossjudge_audit/RESULTS.json"]
+    records = published.audit_frame(import_release(_release(case_path, tmp_path / "release")).cells)
+    assert len(records)
+    assert published.audit_gap(records, "sonnet") == pytest.approx(expected["panel_drift_gap_sonnet_judge"], abs=1e-12)
+    assert published.audit_gap(records, "gpt5") == pytest.approx(expected["panel_drift_gap_gpt5_judge"], abs=1e-12)
+    by_target = published.audit_gaps(records)
+    assert set(by_target["target"]) == set(records["target"])
+    one = by_target.iloc[0]
+    own = records[records["target"] == one["target"]]
+    hand = own[own["arm"] == "filler"]["gpt5"].mean() - own[own["arm"] == "real"]["gpt5"].mean()
+    assert one["gpt5_gap"] == pytest.approx(hand)
+
+
 def _record(id_: str, quantity: str, value: float, printed: str, *, target: str | None, position: str | None,
             **more) -> PublishedNumber:
     return PublishedNumber(id=id_, section="s", where="w", quantity=quantity, value=value, printed=printed,
@@ -92,7 +107,8 @@ def _regenerated() -> published.Regenerated:
     onset = pd.DataFrame([{"target": "a", "step": s, "harness_gap": g, "harness_lo": g - 1, "harness_hi": g + 1,
                            "harness_n": 5} for s, g in ((1, 0.2), (5, -0.4), (25, 0.9))])
     pilot = onset.assign(harness_gap=onset["harness_gap"] + 10)
-    return published.Regenerated(forest, onset, pilot)
+    audit = pd.DataFrame([{"target": "a", "gpt5_gap": -0.2, "sonnet_gap": 0.8, "n_real": 5, "n_filler": 5}])
+    return published.Regenerated(forest, onset, pilot, audit)
 
 
 def test_published_numbers_are_matched_by_what_their_records_say():
@@ -116,6 +132,14 @@ def test_published_numbers_are_matched_by_what_their_records_say():
         _record("o.max", "maximum drift gap over onset steps", 0.9, "+0.90", target="a",
                 position="all 8 onset steps (1..1500)"),
         _record("o.other", "drift gap at step 1", 0.9, "+0.90", target="z", position="onset step 1 (T0001)"),
+        _record("j.sonnet", "drift gap at P5 (audit-only sample)", 0.8, "+0.80", target="a",
+                position="P5_pre_C6 (turn 8800)", judge="claude-sonnet-4-6"),
+        _record("j.gpt5", "n=5 audit gap, GPT-5 judge (restated)", -0.2, "-0.20", target="a", position="P5_pre_C6",
+                judge="openai/gpt-5 (OpenRouter)"),
+        _record("j.both", "drift gap, Sonnet judge (n=5)", 0.8, "+0.80", target="a", position="P5_pre_C6",
+                judge="claude-sonnet-4-6 and openai/gpt-5 (OpenRouter)"),
+        _record("j.lost", "drift gap at P5 (audit-only sample)", 0.8, "+0.80", target="z",
+                position="P5_pre_C6 (turn 8800)", judge="claude-sonnet-4-6"),
     ]
     ours = published.ours(records, _regenerated())
     assert ours["x.gap"] == 0.5 and ours["x.min"] == 0.5
@@ -126,6 +150,8 @@ def test_published_numbers_are_matched_by_what_their_records_say():
     assert ours["o.pilot"] == pytest.approx(10.2) and ours["o.again"] == 0.9
     assert (ours["o.min"], ours["o.max"]) == (-0.4, 0.9)
     assert ours["o.other"].startswith(CELLS_NOT_RELEASED)
+    assert (ours["j.sonnet"], ours["j.gpt5"]) == (0.8, -0.2)
+    assert ours["j.both"].startswith("not regenerated") and ours["j.lost"].startswith(CELLS_NOT_RELEASED)
     assert published.ours(records, None) == {r.id: published.NO_RELEASE for r in records}
 
 

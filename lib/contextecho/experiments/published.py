@@ -20,6 +20,11 @@ called: every score is the one the release stores.
   gap with one generator across the steps and the targets in the figure's order
   (:data:`ONSET_PLOT_TARGETS`, then any other, :func:`~.harness_forests.harness_curve`). The n=5
   pilot reads replicate 0 alone, as the pilot had no other.
+* **The cross-judge audit** (``run_crossjudge_audit.py``: GPT-5 re-judges the panel's
+  Coding-Self cells at P5_pre_C6): per target and judge, the drift gap filler − claude_session of
+  the audit's records, each judge's −1 averaged in, as the audit computes its panel-wide gaps
+  (``RESULTS.json``; the per-target figure script is not in the fixtures, so its rule is taken to
+  be the same, per target) (:func:`audit_gaps`).
 
 A published number is matched to ours by what its record says (:data:`RULES`: its quantity, its
 target and its position), never by its id, so a number added to the file is matched by the same
@@ -38,7 +43,7 @@ from typing import Callable, Mapping, Sequence
 
 import pandas as pd
 
-from ..echo.reference.released import PROBE, ImportReport, ReleasedCell, import_release
+from ..echo.reference.released import CROSS_JUDGE, PROBE, ImportReport, ReleasedCell, import_release
 from ..engine.calls import Transport
 from ..paper.declared import Declared
 from ..paper.formats import COUNT, MINUS, TEXT, FLAG
@@ -61,6 +66,9 @@ CODING_SELF = ("C01", "C02", "C03", "C04", "C05")
 #: The results folders the two analyses read, under the release's ``results/``.
 PANEL_CELLS = "results/probes_at_crosscompaction"
 ONSET_CELLS = "results/drift_onset"
+AUDIT_CELLS = "results/crossjudge_audit"
+#: The audit's two judges: the column of each in :func:`audit_frame`, by a word of the record's ``judge``.
+AUDIT_JUDGES = {"gpt-5": "gpt5", "claude-sonnet-4-6": "sonnet"}
 #: The onset figure's targets, in the order it draws them (``plotting/fig_app_onset.py``: one
 #: generator across them in turn); a target not listed is drawn after them, by name.
 ONSET_PLOT_TARGETS = ("claude-sonnet-4-5", "claude-sonnet-4-6", "claude-opus-4-1", "claude-haiku-4-5")
@@ -127,18 +135,43 @@ def _step(cell: ReleasedCell) -> int:
     return FOREST_POSITIONS.index(position) if position in FOREST_POSITIONS else -1
 
 
+def audit_frame(cells: Sequence[ReleasedCell]) -> pd.DataFrame:
+    """The cross-judge audit's records: target, arm (ours), item, and each judge's stored score
+    (``sonnet``: the panel's judge, ``gpt5``: the second; −1 kept)."""
+    rows = [{"target": c.identity.target, "arm": OUR_ARMS.get(c.identity.arm, c.identity.arm), "item": c.identity.item,
+             "sonnet": float(c.stored["sonnet_score"]), "gpt5": float(c.score)}
+            for c in cells if c.kind == CROSS_JUDGE and c.identity.experiment == AUDIT_CELLS]
+    return pd.DataFrame(rows, columns=["target", "arm", "item", "sonnet", "gpt5"])
+
+
+def audit_gap(records: pd.DataFrame, judge: str) -> float:
+    """Filler mean − real mean of ``judge``'s scores (−1 averaged in, as ``RESULTS.json``'s
+    ``panel_drift_gap_<judge>_judge``); NaN without both arms."""
+    means = records.groupby("arm")[judge].mean()
+    return float(means["filler"] - means["real"]) if {"real", "filler"} <= set(means.index) else math.nan
+
+
+def audit_gaps(records: pd.DataFrame) -> pd.DataFrame:
+    """Per target of the audit's records: each judge's gap (:func:`audit_gap`) and the arms' counts."""
+    rows = [{"target": target, **{f"{judge}_gap": audit_gap(g, judge) for judge in AUDIT_JUDGES.values()},
+             "n_real": int((g["arm"] == "real").sum()), "n_filler": int((g["arm"] == "filler").sum())}
+            for target, g in records.groupby("target", sort=True)]
+    return pd.DataFrame(rows, columns=["target", *(f"{j}_gap" for j in AUDIT_JUDGES.values()), "n_real", "n_filler"])
+
+
 @dataclass(frozen=True)
 class Regenerated:
     """What the analyses gave: the forest (a row per target), the onset curve and its pilot
-    (a row per target and step)."""
+    (a row per target and step), the audit's gaps (a row per target)."""
 
     forest: pd.DataFrame
     onset: pd.DataFrame
     pilot: pd.DataFrame
+    audit: pd.DataFrame
 
 
 def regenerate(cells: Sequence[ReleasedCell], *, n_resamples: int, seed: int) -> Regenerated:
-    """The forest and the onset curves from the released cells (module doc)."""
+    """The forest, the onset curves and the audit's gaps from the released cells (module doc)."""
     panel = probe_frame(cells, PANEL_CELLS)
     panel = panel[panel["position"].isin(FOREST_POSITIONS)]
     forest = harness_table(panel, n_resamples=n_resamples, seed=seed, failures="in",
@@ -151,7 +184,7 @@ def regenerate(cells: Sequence[ReleasedCell], *, n_resamples: int, seed: int) ->
         curves.append(harness_curve(frame, n_resamples=n_resamples, seed=seed, failures="in", targets=order)
                       if len(frame) else pd.DataFrame(columns=["target", "step", "harness_gap", "harness_lo",
                                                                "harness_hi", "harness_n"]))
-    return Regenerated(forest, *curves)
+    return Regenerated(forest, *curves, audit_gaps(audit_frame(cells)))
 
 
 # ---------------------------------------------------------------- published number -> ours
@@ -205,6 +238,16 @@ def _onset_extreme(record: PublishedNumber, groups: Mapping[str, str], done: Reg
     return float(rows["harness_gap"].min() if groups["which"] == "minimum" else rows["harness_gap"].max())
 
 
+def _audit_gap(record: PublishedNumber, groups: Mapping[str, str], done: Regenerated) -> float | str:
+    judges = [column for word, column in AUDIT_JUDGES.items() if word in (record.judge or "")]
+    if len(judges) != 1:
+        return f"not regenerated by this project: names {len(judges)} judges, not one"
+    rows = done.audit[done.audit["target"] == record.target_safe]
+    if not len(rows) or not (rows["n_real"].iloc[0] and rows["n_filler"].iloc[0]):
+        return f"{CELLS_NOT_RELEASED}: no {AUDIT_CELLS}/{record.target_safe} records of both arms"
+    return float(rows[f"{judges[0]}_gap"].iloc[0])
+
+
 ANY = re.compile(r"")
 _STEP = r"(?P<step>\d+)"
 #: The published numbers this notebook regenerates, by what their records say.
@@ -217,6 +260,8 @@ RULES: tuple[Rule, ...] = (
          _onset_step("harness_lo")),
     Rule("onset interval high", re.compile(r"^95% bootstrap CI high$"), re.compile(rf"^onset step {_STEP}\b"),
          _onset_step("harness_hi")),
+    Rule("audit gap", re.compile(r"^(drift gap at P5 \(audit-only sample\)|drift gap, [\w-]+ judge \(n=5\)|"
+                                 r"n=5 audit gap, [\w-]+ judge)"), re.compile(r"^P5_pre_C6\b"), _audit_gap),
     Rule("onset extreme", re.compile(r"^(?P<which>minimum|maximum) drift gap over onset steps$"), ANY,
          _onset_extreme),
 )
@@ -314,13 +359,14 @@ def release(run: Run) -> ImportReport | None:
 
 
 def analyses(run: Run, imported: ImportReport | None) -> Regenerated | None:
-    """The panel's forest and the onset curves on the released cells (module doc)."""
+    """The panel's forest, the onset curves and the audit's gaps on the released cells (module doc)."""
     if imported is None:
         return None
     p = run.params
     done = regenerate(imported.cells, n_resamples=p.n_resamples, seed=p.resample_seed)
     run.out.parquet("forest", done.forest)
     run.out.parquet("onset", done.onset)
+    run.out.parquet("audit", done.audit)
     return done
 
 
