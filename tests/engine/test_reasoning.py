@@ -31,13 +31,22 @@ def loopback(server, options: dict) -> Transport:
 @pytest.mark.parametrize("text, answer, reasoning", [
     ("<think>A, or B?</think>\n\n(B)", "(B)", "A, or B?"),
     ("  <think>\nhm\n</think>Score: 2", "Score: 2", "hm"),
-    ("I pick A.</think>\n(B)", "(B)", "I pick A."),  # the chat template wrote the opening tag
     ("<think>still thinking when the budget ran out", "", "still thinking when the budget ran out"),
     ("(B) as in <think>...</think>", "(B) as in <think>...</think>", None),  # not at the start: text
     ("(B)", "(B)", None),
 ])
-def test_a_think_block_is_reasoning_and_what_follows_the_answer(text, answer, reasoning):
-    assert split_reasoning(text) == (answer, reasoning)
+@pytest.mark.parametrize("thinking", [False, True])
+def test_a_think_block_is_reasoning_and_what_follows_the_answer(text, answer, reasoning, thinking):
+    assert split_reasoning(text, thinking=thinking) == (answer, reasoning)
+
+
+def test_a_lone_closing_tag_ends_the_templates_block_only_when_the_request_thinks():
+    text = "I pick A.</think>\n(B)"
+    assert split_reasoning(text, thinking=True) == ("(B)", "I pick A.")  # the chat template wrote the opening tag
+    # a model not asked to think, whose answer names the tag, keeps its answer whole
+    assert split_reasoning(text) == (text, None)
+    plain = "Close the block with </think> and the parser stops there."
+    assert split_reasoning(plain) == (plain, None)
 
 
 def test_a_fake_reasoning_reply_is_scored_on_its_answer_only(tmp_path):

@@ -86,7 +86,7 @@ from .model_request import ModelRequest
 from .plan import Planner, usage_from
 from .progress import progress as progress_bar
 from .reasoning import joined, reasoning_of, split_reasoning
-from .request_options import OptionsError, RequestOptions
+from .request_options import OptionsError, RequestOptions, reasoning_on
 from .routing import ANSWERED, ROUTING_STRATEGIES, Servers, servers_for, servers_json
 from .usage import UsageError
 
@@ -477,7 +477,8 @@ def _record_from_response(request: ModelRequest, response: Any, attempts: int,
         text = "" if text is None else text  # tool calls without text: an answer all the same
         if not isinstance(text, str):
             raise TypeError(f"response content is {type(text).__name__}, not text")
-        text, inline = split_reasoning(text.lstrip() if reasoning else text)  # the answer alone (.reasoning)
+        text, inline = split_reasoning(text.lstrip() if reasoning else text,  # the answer alone (.reasoning)
+                                       thinking=reasoning_on(request.params))
         reasoning = joined(reasoning, inline)
         usage = getattr(response, "usage", None)
     except Exception as exc:

@@ -7,9 +7,13 @@ server's reasoning parser), or inline, as a ``<think>…</think>`` block opening
 prompt sends only the closing ``</think>``). :func:`split_reasoning` takes the inline
 block out: the reply's *answer* is what follows it (leading whitespace dropped), and the
 block is reasoning (LiteLLM takes such a block out itself for some providers, into
-``reasoning_content``: the answer is then the content without its leading whitespace). A block never closed (the budget ran out while thinking) is reasoning
-whole, and the answer is empty. A ``<think>`` anywhere but at the start of the reply is
-text like any other.
+``reasoning_content``: the answer is then the content without its leading whitespace). A
+block never closed (the budget ran out while thinking) is reasoning whole, and the answer
+is empty. A ``<think>`` anywhere but at the start of the reply is text like any other. A
+closing ``</think>`` with no opening one is the end of a block the template opened only
+where the request turned the model's reasoning on (its options,
+:func:`~.request_options.reasoning_on`); any other reply that holds one (an answer about
+the tags) is text like any other, whole.
 
 The record of the call (:class:`~contextecho.engine.record.CallRecord`) stores the answer
 as ``response_text`` (what every parser reads: an option letter, a verdict) and the
@@ -23,14 +27,16 @@ from typing import Any
 OPEN, CLOSE = "<think>", "</think>"
 
 
-def split_reasoning(text: str) -> tuple[str, str | None]:
-    """``(answer, reasoning)`` of a reply (module doc); ``(text, None)`` when it has no block."""
+def split_reasoning(text: str, *, thinking: bool = False) -> tuple[str, str | None]:
+    """``(answer, reasoning)`` of a reply (module doc); ``(text, None)`` when it has no block.
+    ``thinking``: the request turned the model's reasoning on, so a lone ``</think>`` closes a
+    block its chat template opened."""
     body = text.lstrip()
     if body.startswith(OPEN):
         reasoning, closed, answer = body[len(OPEN):].partition(CLOSE)
         return (answer.lstrip() if closed else ""), reasoning.strip()
     before, closed, answer = text.partition(CLOSE)
-    if closed and OPEN not in before:  # the opening tag was the chat template's
+    if thinking and closed and OPEN not in before:  # the opening tag was the chat template's
         return answer.lstrip(), before.strip()
     return text, None
 

@@ -47,8 +47,9 @@ class OptionsError(UsageError, ValueError):
     """Request options that cannot be used: says which model and which option."""
 
 
-def _reasons(options: Mapping[str, Any]) -> bool:
-    """Whether ``options`` turn a model's reasoning on (module doc)."""
+def reasoning_on(options: Mapping[str, Any]) -> bool:
+    """Whether ``options`` (or a request's params, which hold them) turn a model's reasoning on
+    (module doc)."""
     effort = options.get("reasoning_effort")
     thinking = options.get("thinking")
     template = (options.get("extra_body") or {}).get("chat_template_kwargs") or {}
@@ -78,7 +79,7 @@ class ModelOptions:
             raise OptionsError(f"model_options[{model!r}].{BUDGET} is {budget!r}; give a number of tokens >= 0")
         if not isinstance(sent.get("extra_body", {}), Mapping):
             raise OptionsError(f"model_options[{model!r}].extra_body must be an object")
-        if _reasons(sent) and not budget:
+        if reasoning_on(sent) and not budget:
             raise OptionsError(f"model_options[{model!r}] turn reasoning on without a {BUDGET}: the model would "
                                f"think on the experiment's answer budget and answer nothing; add "
                                f'"{BUDGET}": N (tokens for its reasoning), or turn its reasoning off')
