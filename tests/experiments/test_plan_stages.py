@@ -116,8 +116,8 @@ def test_the_run_after_the_plan_makes_the_calls_it_planned(params):
 
 def test_a_value_not_computed_is_reported_where_it_is_read(params, capsys):
     run = start(spine.dataclasses.replace(params, plan=True))
-    values = {"params": params, "run": run, "answers": NotComputed("answers", "why")}
-    assert spine._stage_value(Stage("table", table), values, {"answers"}) == NotComputed(
+    run.planned.add("answers")
+    assert run.step("table", table, NotComputed("answers", "why")) == NotComputed(
         "table", "it reads answers, which this plan could not compute")
     assert "[scripted:table] not computed in this plan: it reads answers" in capsys.readouterr().out
 

@@ -73,10 +73,13 @@ def test_notebook_declares_every_parameter_then_one_short_cell_per_stage(name):
     stages = code[3:]
     assert len(stages) == len(module.STAGES) >= 4
     assert stages[0].source.startswith("run = experiment.start(params)")
-    assert stages[-1].source.startswith("variables = experiment.variables(run")
-    for cell, stage in zip(stages, module.STAGES):
+    assert stages[-1].source.startswith("variables = run.step('variables', experiment.variables, run")
+    for number, (cell, stage) in enumerate(zip(stages, module.STAGES)):
         assignment, shown = cell.source.splitlines()
-        assert assignment == f"{stage.name} = experiment.{stage.function.__name__}({', '.join(stage.arguments)})"
+        call, arguments = f"experiment.{stage.function.__name__}", ", ".join(stage.arguments)
+        # the first opens the run; each later one is a step of it (a plan's placeholders, a failed run log)
+        assert assignment == (f"{stage.name} = {call}({arguments})" if number == 0
+                              else f"{stage.name} = run.step({stage.name!r}, {call}, {arguments})")
         assert shown == stage.name  # the cell shows its result inline
     # each stage reads only what an earlier cell defined
     defined = {"params"}
@@ -99,9 +102,12 @@ def test_no_function_class_or_loop_is_defined_in_a_notebook(name):
         banned = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.For, ast.AsyncFor, ast.While,
                   ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
         assert not [type(n).__name__ for n in ast.walk(tree) if isinstance(n, banned)], cell.source
-    for cell in [c for c in build(name).cells if c.cell_type == "code"][3:]:  # the stages
+    for number, cell in enumerate([c for c in build(name).cells if c.cell_type == "code"][3:]):  # the stages
         calls = [n for n in ast.walk(ast.parse(cell.source)) if isinstance(n, ast.Call)]
-        assert len(calls) == 1 and ast.unparse(calls[0].func).startswith("experiment."), cell.source
+        assert len(calls) == 1, cell.source
+        called = calls[0].func if number == 0 else calls[0].args[1]  # a later stage: run.step(name, experiment.f, ...)
+        assert (number == 0 or ast.unparse(calls[0].func) == "run.step") and \
+            ast.unparse(called).startswith("experiment."), cell.source
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)

@@ -398,3 +398,18 @@ def test_make_notebook_target_fails_with_the_message_before_the_kernel():
     assert "parameter 'window': 0 is out of range" in result.stderr
     assert "Error 2" in result.stderr  # the recipe's own exit status
     assert "panel: done" not in result.stdout
+
+
+def test_a_notebooks_plan_cells_stop_at_a_placeholder_without_failing(tmp_path, monkeypatch, capsys):
+    """Plain papermill ``-p plan true`` on an empty cache: CAPE's Table 1 needs the answers'
+    option letters, which a plan has not got; its cell reports the stage not computed (as
+    ``contextecho notebook --plan`` does) instead of raising, and the plan is written."""
+    monkeypatch.setenv("CONTEXTECHO_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "cape"
+    index, cells, exc = executed_until_error("cape", {"plan": True, "n_items": 5,
+                                                       "bridge_positions": 1, "bridge_runs": 1,
+                                                       "output_dir": str(out)})
+    assert exc is None, (cells[index].source if index is not None else "", exc)
+    printed = capsys.readouterr().out
+    assert "not computed in this plan" in printed
+    assert (out / "plan.json").is_file()

@@ -48,7 +48,8 @@ def test_stages_run_in_order_and_a_failing_stage_leaves_the_run_log_failed(tmp_p
 
     stages = (spine.Stage("run", begin), spine.Stage("counted", count), spine.Stage("variables", finish))
     assert [s.arguments for s in stages] == [("params",), ("run",), ("run", "counted")]
-    assert stages[2].code() == "variables = experiment.finish(run, counted)\nvariables"
+    assert stages[2].code() == "variables = run.step('variables', experiment.finish, run, counted)\nvariables"
+    assert stages[0].code() == "run = experiment.begin(params)\nrun"
     result = spine.run_stages(stages, Tiny(str(tmp_path / "ok")))
     assert result.variables == {"n": 2} and result.batches == {"demo:targets": Counts(2, 0, 2).as_dict()}
     log = json.loads((tmp_path / "ok" / "manifest.json").read_text())

@@ -71,6 +71,8 @@ class Run:
     plan_folder: Path | None = None
     #: Plan mode: the planner's calls before this run (a planner may span several runs).
     plan_offset: int = 0
+    #: Plan mode: the stages whose values stand on planned answers (placeholders, :meth:`step`).
+    planned: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         if self.planner is not None:
@@ -80,6 +82,43 @@ class Run:
     def planner(self) -> Planner | None:
         """The run's planner (:mod:`contextecho.engine.plan`); None unless it is a plan."""
         return self.transport.planner
+
+    def step(self, name: str, function: Callable[..., Any], *inputs: Any) -> Any:
+        """The value of the stage ``name = function(*inputs)``: each stage after the first, in a
+        notebook's cell as in :func:`run_stages` (the inputs are the earlier stages' values, in
+        the order of the function's parameters).
+
+        In a plan a stage runs only as far as it needs no answer: the calls it asks before it
+        stops are planned, and where it stops because of a placeholder (its own calls' answers,
+        a value that stands on them, or an earlier stage's :class:`NotComputed`) it is reported
+        in one line and its value is :class:`NotComputed`, which the later stages read in turn.
+        Any other failure is the run's own and is raised as the run would raise it: outside a
+        plan, in a stage that read no placeholder (an empty grid's analysis, say), an error the
+        user fixes (a parameter, a model's key, a file:
+        :class:`~contextecho.engine.usage.UsageError`) and a file or folder that cannot be read or
+        written; the run log is then marked failed."""
+        arguments = Stage(name, function).arguments
+        planner = self.planner
+        before = planner.placeholders_read if planner is not None else 0
+        try:
+            value = function(*inputs)
+        except (UsageError, OSError):  # the user's to fix, plan or not; a file system's failure is no placeholder's
+            self.log.write("failed")
+            raise
+        except Exception as exc:
+            if planner is None or not (self.planned.intersection(arguments) or planner.placeholders_read > before):
+                self.log.write("failed")
+                raise
+            unknown = [a for a, v in zip(arguments, inputs) if isinstance(v, NotComputed)]
+            why = (f"it reads {', '.join(unknown)}, which this plan could not compute" if unknown
+                   else f"it needs answers the plan has not got ({type(exc).__name__}: {exc})")
+            print(f"[{self.name}:{name}] not computed in this plan: {why}; the calls it asked are planned",
+                  flush=True)
+            self.planned.add(name)
+            return NotComputed(name, why)
+        if planner is not None and (planner.placeholders_read > before or self.planned.intersection(arguments)):
+            self.planned.add(name)
+        return value
 
     def __repr__(self) -> str:
         sessions = ", ".join(f"{self.labels[s.session_id]} {s.session_id}" for s in self.sessions) or "none"
@@ -351,7 +390,12 @@ class Stage:
                      if p.default is inspect.Parameter.empty)
 
     def code(self, module: str = "experiment") -> str:
-        return f"{self.name} = {module}.{self.function.__name__}({', '.join(self.arguments)})\n{self.name}"
+        """The notebook cell: the first stage (which opens the run) called as it is, each later
+        one through :meth:`Run.step` (a plan's placeholders, a failed run log)."""
+        call = f"{module}.{self.function.__name__}"
+        if self.name == "run":
+            return f"{self.name} = {call}({', '.join(self.arguments)})\n{self.name}"
+        return f"{self.name} = run.step({self.name!r}, {call}, {', '.join(self.arguments)})\n{self.name}"
 
     def text(self) -> str:
         return inspect.getdoc(self.function) or ""
@@ -381,55 +425,18 @@ class NotComputed:
         return f"not computed in this plan ({self.stage}: {self.reason})"
 
 
-def _stage_value(stage: Stage, values: Mapping[str, Any], planned: set[str]) -> Any:
-    """What ``stage`` returns, given the earlier stages' ``values``; ``planned`` names those whose
-    value stands on planned answers (placeholders: a questionnaire's option, a verdict, is not
-    known before the call), and gains this stage where its own calls were answered so or it read
-    such a value.
-
-    In a plan a stage runs only as far as it needs no answer: the calls it asks before it stops
-    are planned, and where it stops because of a placeholder (its own calls' answers, a value
-    that stands on them, or an earlier stage's :class:`NotComputed`) it is reported in one line
-    and its value is :class:`NotComputed`, which the later stages read in turn. Any other failure
-    is the run's own and is raised as the run would raise it: outside a plan, in a stage that
-    read no placeholder (an empty grid's analysis, say), an error the user fixes (a parameter,
-    a model's key, a file: :class:`~contextecho.engine.usage.UsageError`) and a file or folder
-    that cannot be read or written."""
-    run = values.get("run")
-    planner = run.planner if isinstance(run, Run) else None
-    before = planner.placeholders_read if planner is not None else 0
-    inputs = [values[a] for a in stage.arguments]
-    try:
-        value = stage.function(*inputs)
-    except (UsageError, OSError):  # the user's to fix, plan or not; a file system's failure is no placeholder's
-        raise
-    except Exception as exc:
-        if planner is None or not (planned.intersection(stage.arguments) or planner.placeholders_read > before):
-            raise
-        unknown = [name for name, v in zip(stage.arguments, inputs) if isinstance(v, NotComputed)]
-        why = (f"it reads {', '.join(unknown)}, which this plan could not compute" if unknown
-               else f"it needs answers the plan has not got ({type(exc).__name__}: {exc})")
-        print(f"[{run.name}:{stage.name}] not computed in this plan: {why}; the calls it asked are planned",
-              flush=True)
-        planned.add(stage.name)
-        return NotComputed(stage.name, why)
-    if planner is not None and (planner.placeholders_read > before or planned.intersection(stage.arguments)):
-        planned.add(stage.name)
-    return value
-
-
 def run_stages(stages: Sequence[Stage], params: Any) -> Result:
     """Every stage in order, as the notebook runs them; the run's :class:`Result`. A stage
     that raises leaves the run log marked failed."""
     values: dict[str, Any] = {"params": params}
-    planned: set[str] = set()
-    try:
-        for stage in stages:
-            values[stage.name] = _stage_value(stage, values, planned)
-    except BaseException:
-        if isinstance(values.get("run"), Run):
-            values["run"].log.write("failed")
-        raise
+    first, *rest = stages
+    values[first.name] = first.function(*(values[a] for a in first.arguments))
     run: Run = values["run"]
+    try:
+        for stage in rest:
+            values[stage.name] = run.step(stage.name, stage.function, *(values[a] for a in stage.arguments))
+    except BaseException:  # an interrupt too (Run.step marks the run's own failures)
+        run.log.write("failed")
+        raise
     return Result(run.name, dict(run.tables), list(run.figures), dict(run.out.variables),
                   {k: v.as_dict() for k, v in run.log.batches.items()}, run.out.directory)

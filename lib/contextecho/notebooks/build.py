@@ -8,7 +8,10 @@ imports, the cell tagged ``parameters`` (from the ``Parameters`` dataclass), a v
 any model call; an edited value is honoured however the cells are run:
 :func:`~contextecho.experiments.parameters.bind`), then one short cell per stage of the
 experiment's ``STAGES`` (:class:`~contextecho.experiments.spine.Stage`): the stage's
-docstring as text, then ``name = experiment.function(arguments)`` and ``name``, so each
+docstring as text, then ``run = experiment.start(params)`` for the first and
+``name = run.step("name", experiment.function, arguments)`` for each later one (a plan's
+placeholders are reported, not raised, and a failing stage marks the run log failed, as a
+whole run does: :meth:`~contextecho.experiments.spine.Run.step`) and ``name``, so each
 stage's grid, table or figure shows inline and an author can stop after any cell. The
 last stage writes the variables and the run log.
 
