@@ -94,6 +94,19 @@ def test_the_audit_gaps_from_released_records_are_the_audits_own(case_path, tmp_
     assert one["gpt5_gap"] == pytest.approx(hand)
 
 
+@pytest.mark.parametrize("case_path", _cases_with("audit_compliance"), ids=lambda p: p.stem)
+def test_the_s2_audit_from_released_cells_is_the_harness_audits(case_path, tmp_path):
+    expected = _tables(case_path)["audit_compliance"]
+    audit = published.s2_audit(import_release(_release(case_path, tmp_path / "release")).cells)
+    named = {"real": "claude", "filler": "filler"}
+    assert {named[a]: v for a, v in audit["overall"].items()} == expected["overall"]
+    for part in ("per_target", "per_session"):
+        assert {k: {named[a]: v for a, v in arms.items()} for k, arms in audit[part].items()} == expected[part], part
+    for session, ratios in expected["ratios_by_session"].items():
+        for name in ("raw_ratio", "n_raw", "cond_ratio", "n_cond"):
+            assert audit["ratios_by_session"][session][name] == pytest.approx(ratios[name], abs=1e-12), (session, name)
+
+
 def _record(id_: str, quantity: str, value: float, printed: str, *, target: str | None, position: str | None,
             **more) -> PublishedNumber:
     return PublishedNumber(id=id_, section="s", where="w", quantity=quantity, value=value, printed=printed,
@@ -108,7 +121,10 @@ def _regenerated() -> published.Regenerated:
                            "harness_n": 5} for s, g in ((1, 0.2), (5, -0.4), (25, 0.9))])
     pilot = onset.assign(harness_gap=onset["harness_gap"] + 10)
     audit = pd.DataFrame([{"target": "a", "gpt5_gap": -0.2, "sonnet_gap": 0.8, "n_real": 5, "n_filler": 5}])
-    return published.Regenerated(forest, onset, pilot, audit)
+    s2 = {"per_target": {"a": {"real": [2, 10], "filler": [7, 10]}, "b": {"real": [0, 0], "filler": [0, 0]}},
+          "ratios_by_session": {"Session 1": {"cond_ratio": 6.0, "n_cond": 20},
+                                "Session 2": {"cond_ratio": 1.5, "n_cond": 5}}}
+    return published.Regenerated(forest, onset, pilot, audit, s2)
 
 
 def test_published_numbers_are_matched_by_what_their_records_say():
@@ -140,6 +156,15 @@ def test_published_numbers_are_matched_by_what_their_records_say():
                 judge="claude-sonnet-4-6 and openai/gpt-5 (OpenRouter)"),
         _record("j.lost", "drift gap at P5 (audit-only sample)", 0.8, "+0.80", target="z",
                 position="P5_pre_C6 (turn 8800)", judge="claude-sonnet-4-6"),
+        _record("s.gap", "S2 compliance-rate gap, 3 sessions pooled", 50.0, "+50.0 pp", target="a",
+                position="all S2 positions, 3 sessions"),
+        _record("s.none", "S2 compliance-rate gap, 3 sessions pooled", 50.0, "+50.0 pp", target="b",
+                position="all S2 positions, 3 sessions"),
+        _record("s.r2", "conditional-on-compliance verbosity ratio, Session 2", 1.5, "1.50×", target=None,
+                position=None),
+        _record("s.n1", "both-compliant pairs, Session 1", 20, "20", target=None, position=None),
+        _record("s.n3", "both-compliant pairs, Session 3", 20, "20", target=None, position=None),
+        _record("s.all", "both-compliant pairs, all sessions", 25, "25", target=None, position=None),
     ]
     ours = published.ours(records, _regenerated())
     assert ours["x.gap"] == 0.5 and ours["x.min"] == 0.5
@@ -152,6 +177,9 @@ def test_published_numbers_are_matched_by_what_their_records_say():
     assert ours["o.other"].startswith(CELLS_NOT_RELEASED)
     assert (ours["j.sonnet"], ours["j.gpt5"]) == (0.8, -0.2)
     assert ours["j.both"].startswith("not regenerated") and ours["j.lost"].startswith(CELLS_NOT_RELEASED)
+    assert ours["s.gap"] == pytest.approx(50.0) and ours["s.none"].startswith(CELLS_NOT_RELEASED)
+    assert (ours["s.r2"], ours["s.n1"]) == (1.5, 20)
+    assert ours["s.n3"].startswith(CELLS_NOT_RELEASED) and "Session 3" in ours["s.all"]  # a session missing
     assert published.ours(records, None) == {r.id: published.NO_RELEASE for r in records}
 
 
@@ -159,8 +187,8 @@ def test_every_rule_matches_some_published_number():
     """A rule that no record of the paper's numbers matches would regenerate nothing."""
     records = load_published()
     for rule in published.RULES:
-        assert any(r.target_safe and rule.quantity.search(r.quantity) and rule.position.search(r.position or "")
-                   for r in records), rule.name
+        assert any((r.target_safe or not rule.per_target) and rule.quantity.search(r.quantity)
+                   and rule.position.search(r.position or "") for r in records), rule.name
 
 
 def _variables(folder: Path) -> dict:

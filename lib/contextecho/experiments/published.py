@@ -20,6 +20,12 @@ called: every score is the one the release stores.
   gap with one generator across the steps and the targets in the figure's order
   (:data:`ONSET_PLOT_TARGETS`, then any other, :func:`~.harness_forests.harness_curve`). The n=5
   pilot reads replicate 0 alone, as the pilot had no other.
+* **The S2 audit** (``analysis/audit_compliance_all_cells.py``): the S2 cells of the
+  cross-compaction runs (Session 1) and of e09's two sessions, its four Anthropic targets, each
+  reply scored by the harness's ``is_no_preamble``: per target the compliance-rate gap filler −
+  claude_session (percentage points) over the pairs stored in both arms, and per session the
+  verbosity ratio on the pairs compliant in both arms and their count
+  (:func:`~contextecho.stats.judge_free.harness_compliance_audit`).
 * **The cross-judge audit** (``run_crossjudge_audit.py``: GPT-5 re-judges the panel's
   Coding-Self cells at P5_pre_C6): per target and judge, the drift gap filler − claude_session of
   the audit's records, each judge's −1 averaged in, as the audit computes its panel-wide gaps
@@ -43,7 +49,8 @@ from typing import Callable, Mapping, Sequence
 
 import pandas as pd
 
-from ..echo.reference.released import CROSS_JUDGE, PROBE, ImportReport, ReleasedCell, import_release
+from ..echo.reference.released import CROSS_JUDGE, PROBE, STRESSOR, ImportReport, ReleasedCell, import_release
+from ..echo.reference.scorers import is_no_preamble
 from ..engine.calls import Transport
 from ..paper.declared import Declared
 from ..paper.formats import COUNT, MINUS, TEXT, FLAG
@@ -51,6 +58,7 @@ from ..paper.published import (CELLS_NOT_RELEASED, PublishedNumber, compare, loa
 from ..paper.show import Result
 from ..paper.tables import Column, Table
 from ..paper.variables import Variable
+from ..stats.judge_free import StressorCell, harness_audit_session, harness_compliance_audit
 from ..stats.session_validation import HARNESS_ARMS
 from . import spine
 from .harness_forests import FOREST_POSITIONS, harness_curve, harness_table
@@ -75,6 +83,12 @@ ONSET_PLOT_TARGETS = ("claude-sonnet-4-5", "claude-sonnet-4-6", "claude-opus-4-1
 #: The paper's scale: the harness's figures' bootstrap (a release is given as ``released``:
 #: ``make paper RELEASED=DIR``).
 PAPER_SCALE = {"n_resamples": 10_000, "resample_seed": 42}
+#: The S2 audit's targets, in its order (``analysis/audit_compliance_all_cells.py`` ``TARGETS``:
+#: the four Anthropic targets; it reads no other), and its sessions.
+S2_AUDIT_TARGETS = ("claude-sonnet-4-6", "claude-sonnet-4-5", "claude-opus-4-1", "claude-haiku-4-5")
+S2_AUDIT_SESSIONS = ("Session 1", "Session 2", "Session 3")
+#: The S2 folders the audit reads: the cross-compaction runners' (Session 1) and e09's two sessions.
+_S2_AUDITED = re.compile(r"(^|/)(cross_compaction|cross_session/(chainassemble|proeng))$")
 #: Our arm names for the harness's folder names.
 OUR_ARMS = {harness: ours for ours, harness in HARNESS_ARMS.items()}
 _ONSET_STEP = re.compile(r"^T(\d+)$")
@@ -159,15 +173,33 @@ def audit_gaps(records: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["target", *(f"{j}_gap" for j in AUDIT_JUDGES.values()), "n_real", "n_filler"])
 
 
+def s2_audit(cells: Sequence[ReleasedCell]) -> dict | None:
+    """The S2 audit of the released cells the harness's audit reads (module doc); None where the
+    release holds none of them."""
+    chosen = []
+    for c in cells:
+        ident = c.identity
+        if c.kind != STRESSOR or c.layout != "s2" or not _S2_AUDITED.search(ident.experiment) \
+                or ident.target not in S2_AUDIT_TARGETS or c.response_text is None:
+            continue
+        session = harness_audit_session(ident.session)
+        length = c.response_len if isinstance(c.response_len, int) else len(c.response_text)
+        chosen.append(StressorCell(ident.target, session, ident.position or "", ident.item,
+                                   OUR_ARMS.get(ident.arm, ident.arm), is_no_preamble(c.response_text), length))
+    return harness_compliance_audit(chosen, targets=S2_AUDIT_TARGETS, sessions=S2_AUDIT_SESSIONS) if chosen else None
+
+
 @dataclass(frozen=True)
 class Regenerated:
     """What the analyses gave: the forest (a row per target), the onset curve and its pilot
-    (a row per target and step), the audit's gaps (a row per target)."""
+    (a row per target and step), the cross-judge audit's gaps (a row per target) and the S2
+    audit (:func:`s2_audit`; None without its cells)."""
 
     forest: pd.DataFrame
     onset: pd.DataFrame
     pilot: pd.DataFrame
     audit: pd.DataFrame
+    s2: dict | None = None
 
 
 def regenerate(cells: Sequence[ReleasedCell], *, n_resamples: int, seed: int) -> Regenerated:
@@ -184,7 +216,7 @@ def regenerate(cells: Sequence[ReleasedCell], *, n_resamples: int, seed: int) ->
         curves.append(harness_curve(frame, n_resamples=n_resamples, seed=seed, failures="in", targets=order)
                       if len(frame) else pd.DataFrame(columns=["target", "step", "harness_gap", "harness_lo",
                                                                "harness_hi", "harness_n"]))
-    return Regenerated(forest, *curves, audit_gaps(audit_frame(cells)))
+    return Regenerated(forest, *curves, audit_gaps(audit_frame(cells)), s2_audit(cells))
 
 
 # ---------------------------------------------------------------- published number -> ours
@@ -196,12 +228,14 @@ Reader = Callable[[PublishedNumber, Mapping[str, str], Regenerated], "float | st
 @dataclass(frozen=True)
 class Rule:
     """Which published numbers one analysis regenerates: the record's ``quantity`` matches
-    ``quantity`` and its ``position`` matches ``position``; ``read`` gives ours (or why not)."""
+    ``quantity`` and its ``position`` matches ``position`` (and it names a target, where
+    ``per_target``); ``read`` gives ours (or why not)."""
 
     name: str
     quantity: re.Pattern
     position: re.Pattern
     read: Reader
+    per_target: bool = True
 
 
 def _forest_gap(record: PublishedNumber, groups: Mapping[str, str], done: Regenerated) -> float | str:
@@ -248,6 +282,28 @@ def _audit_gap(record: PublishedNumber, groups: Mapping[str, str], done: Regener
     return float(rows[f"{judges[0]}_gap"].iloc[0])
 
 
+_NO_S2 = f"{CELLS_NOT_RELEASED}: no S2 cells the audit reads (cross_compaction, cross_session/chainassemble|proeng)"
+
+
+def _s2_gap(record: PublishedNumber, groups: Mapping[str, str], done: Regenerated) -> float | str:
+    counts = (done.s2 or {}).get("per_target", {}).get(record.target_safe)
+    if not counts or not counts["real"][1]:
+        return f"{_NO_S2}: none of {record.target_safe} in both arms"
+    (c_pass, c_n), (f_pass, f_n) = counts["real"], counts["filler"]
+    return 100.0 * (f_pass / f_n - c_pass / c_n)
+
+
+def _s2_session(field: str) -> Reader:
+    def read(record: PublishedNumber, groups: Mapping[str, str], done: Regenerated) -> float | str:
+        ratios = (done.s2 or {}).get("ratios_by_session", {})
+        sessions = [f"Session {groups['session']}"] if groups.get("session") else list(S2_AUDIT_SESSIONS)
+        missing = [s for s in sessions if s not in ratios]
+        if missing:
+            return f"{_NO_S2}: none of {', '.join(missing)} in both arms"
+        return float(sum(ratios[s][field] for s in sessions))
+    return read
+
+
 ANY = re.compile(r"")
 _STEP = r"(?P<step>\d+)"
 #: The published numbers this notebook regenerates, by what their records say.
@@ -262,21 +318,26 @@ RULES: tuple[Rule, ...] = (
          _onset_step("harness_hi")),
     Rule("audit gap", re.compile(r"^(drift gap at P5 \(audit-only sample\)|drift gap, [\w-]+ judge \(n=5\)|"
                                  r"n=5 audit gap, [\w-]+ judge)"), re.compile(r"^P5_pre_C6\b"), _audit_gap),
+    Rule("S2 compliance gap", re.compile(r"^S2 compliance-rate gap, 3 sessions pooled$"), ANY, _s2_gap),
+    Rule("S2 conditional ratio", re.compile(r"^conditional-on-compliance verbosity ratio, Session (?P<session>\d)$"),
+         ANY, _s2_session("cond_ratio"), per_target=False),
+    Rule("S2 both-compliant pairs", re.compile(r"^both-compliant pairs, (Session (?P<session>\d)|all sessions)$"),
+         ANY, _s2_session("n_cond"), per_target=False),
     Rule("onset extreme", re.compile(r"^(?P<which>minimum|maximum) drift gap over onset steps$"), ANY,
          _onset_extreme),
 )
 
 
 def ours(published: Sequence[PublishedNumber], done: Regenerated | None) -> dict[str, float | str]:
-    """Each published number a rule matches (a record naming its target): our value, or why
-    there is none; with no release (``done`` None), every number: :data:`NO_RELEASE`."""
+    """Each published number a rule matches: our value, or why there is none; with no release
+    (``done`` None), every number: :data:`NO_RELEASE`."""
     if done is None:
         return {record.id: NO_RELEASE for record in published}
     values: dict[str, float | str] = {}
     for record in published:
-        if not record.target_safe:
-            continue
         for rule in RULES:
+            if rule.per_target and not record.target_safe:
+                continue
             q, p = rule.quantity.search(record.quantity), rule.position.search(record.position or "")
             if q and p:
                 groups = {k: v for match in (p, q) for k, v in match.groupdict().items() if v is not None}
@@ -297,13 +358,19 @@ def _shown(value: float, printed: str, signed: bool) -> str:
     return text.replace("-", MINUS)
 
 
+def _unit(printed: str) -> str:
+    """What the paper prints after the number (``×``, `` pp``, ``%``), for ours to read alike."""
+    found = re.search(r"\d(?P<unit>[^\d]*)$", printed)
+    return found["unit"] if found else ""
+
+
 def compared_table(frame: pd.DataFrame) -> pd.DataFrame:
     """The published numbers with ours beside them, as the manuscript shows them."""
     rows = frame[frame["ours"].notna()]
     return pd.DataFrame({
         "id": rows["id"], "printed": [p.replace("-", MINUS, 1) if p.lstrip().startswith("-") else p
                                       for p in rows["printed"]],
-        "ours": [_shown(v, p, p.lstrip()[:1] in "+-−") for v, p in zip(rows["ours"], rows["printed"])],
+        "ours": [_shown(v, p, p.lstrip()[:1] in "+-−") + _unit(p) for v, p in zip(rows["ours"], rows["printed"])],
         "difference": [_shown(d, p, True) for d, p in zip(rows["difference"], rows["printed"])],
         "agrees": rows["agrees"].astype(bool)}, columns=["id", "printed", "ours", "difference", "agrees"])
 
@@ -329,7 +396,7 @@ MANUSCRIPT = Declared(
     tables=(
         Table("regenerated", "Published numbers regenerated from the released cells", (
             Column("Published number", TEXT, "id", widest="appB.nvidia-nemotron-3-super-120b-a12b.gap"),
-            Column("Printed", TEXT, "printed", widest="+0.83"), Column("Ours", TEXT, "ours", widest="−0.833"),
+            Column("Printed", TEXT, "printed", widest="+0.83"), Column("Ours", TEXT, "ours", widest="−10.83 pp"),
             Column("Difference", TEXT, "difference", widest="−0.833"), Column("Agrees", FLAG, "agrees"))),
         Table("not_regenerated", "Published numbers not regenerated, by reason", (
             Column("Reason", TEXT, "reason", widest=NO_RELEASE), Column("n", COUNT, "n"),
