@@ -48,10 +48,10 @@ def test_panel_runs_end_to_end_and_writes_its_outputs(tmp_path):
     # Every stage showed its result inline: the grid, its counts, tables and figures.
     cells = nbformat.read(done.executed, as_version=4).cells
     outputs = {c.source.splitlines()[0]: c.get("outputs", []) for c in cells if c.cell_type == "code"}
-    assert "[panel:targets] calls=12" in "".join(o.get("text", "") for o in outputs["frame = experiment.grid(run)"])
-    assert "text/html" in outputs["gaps = experiment.drift_gaps(run, primary)"][0]["data"]
-    assert "image/png" in outputs["trajectory = experiment.trajectory(run, primary)"][0]["data"]
-    assert "text/html" in outputs["variables = experiment.variables(run, frame, primary)"][0]["data"]
+    assert "[panel:targets] calls=12" in "".join(o.get("text", "") for o in outputs["frame = run.step('frame', experiment.grid, run)"])
+    assert "text/html" in outputs["gaps = run.step('gaps', experiment.drift_gaps, run, primary)"][0]["data"]
+    assert "image/png" in outputs["trajectory = run.step('trajectory', experiment.trajectory, run, primary)"][0]["data"]
+    assert "text/html" in outputs["variables = run.step('variables', experiment.variables, run, frame, primary)"][0]["data"]
     # A second run answers every call from the cache.
     again = run_notebook("panel", TINY, output_dir=tmp_path / "panel", log_output=False)
     manifest = json.loads((again.output_dir / "manifest.json").read_text())

@@ -389,11 +389,12 @@ class Stage:
         return tuple(n for n, p in inspect.signature(self.function).parameters.items()
                      if p.default is inspect.Parameter.empty)
 
-    def code(self, module: str = "experiment") -> str:
-        """The notebook cell: the first stage (which opens the run) called as it is, each later
-        one through :meth:`Run.step` (a plan's placeholders, a failed run log)."""
+    def code(self, module: str = "experiment", *, opened: bool = True) -> str:
+        """The notebook cell: a stage before the run is open (``opened`` false: the one that
+        opens it, ``run``, included) called as it is, each later one through :meth:`Run.step`
+        (a plan's placeholders, a failed run log), as :func:`run_stages` runs them."""
         call = f"{module}.{self.function.__name__}"
-        if self.name == "run":
+        if not opened or self.name == "run":
             return f"{self.name} = {call}({', '.join(self.arguments)})\n{self.name}"
         return f"{self.name} = run.step({self.name!r}, {call}, {', '.join(self.arguments)})\n{self.name}"
 
@@ -429,14 +430,18 @@ def run_stages(stages: Sequence[Stage], params: Any) -> Result:
     """Every stage in order, as the notebook runs them; the run's :class:`Result`. A stage
     that raises leaves the run log marked failed."""
     values: dict[str, Any] = {"params": params}
-    first, *rest = stages
-    values[first.name] = first.function(*(values[a] for a in first.arguments))
-    run: Run = values["run"]
+    run: Run | None = None  # the stages before the run opens (it, and the audit's sessions) run as they are
     try:
-        for stage in rest:
-            values[stage.name] = run.step(stage.name, stage.function, *(values[a] for a in stage.arguments))
+        for stage in stages:
+            inputs = [values[a] for a in stage.arguments]
+            values[stage.name] = stage.function(*inputs) if run is None else run.step(stage.name, stage.function,
+                                                                                      *inputs)
+            if run is None and isinstance(values.get("run"), Run):
+                run = values["run"]
     except BaseException:  # an interrupt too (Run.step marks the run's own failures)
-        run.log.write("failed")
+        if run is not None:
+            run.log.write("failed")
         raise
+    assert run is not None, "no stage opened the run"
     return Result(run.name, dict(run.tables), list(run.figures), dict(run.out.variables),
                   {k: v.as_dict() for k, v in run.log.batches.items()}, run.out.directory)

@@ -124,12 +124,14 @@ def build(name: str) -> nbformat.NotebookNode:
         nbformat.v4.new_code_cell(_parameters_source(spec), metadata={"tags": ["parameters"]}),
         nbformat.v4.new_code_cell("params = bind(experiment.Parameters, globals())\nparams"),
     ]
+    opened = False  # whether a stage before this one opened the run
     for stage in module.STAGES:
         if stage.function.__module__ != module.__name__:
             raise ValueError(f"stage {stage.name} of {name}: {stage.function.__qualname__} is not defined in "
                              f"{module.__name__}, so the notebook cannot call it as experiment.<name>")
         nb.cells += [nbformat.v4.new_markdown_cell(_text(stage.text())),
-                     nbformat.v4.new_code_cell(stage.code("experiment"))]
+                     nbformat.v4.new_code_cell(stage.code("experiment", opened=opened))]
+        opened = opened or stage.name == "run"
     for index, cell in enumerate(nb.cells):  # stable ids, numbered as nbstripout numbers them
         cell["id"] = str(index)
     return nb
