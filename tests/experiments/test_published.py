@@ -202,6 +202,9 @@ def test_without_a_release_every_number_is_listed_with_that_reason(tmp_path):
     assert values["n_not_regenerated"] == values["n_published"] == len(load_published())
     table = (tmp_path / "tables" / "not_regenerated.md").read_text()
     assert published.NO_RELEASE.split(" (")[0] in table
+    # the table of regenerated numbers is not a bare header: one row, its footnote says why
+    shown = (tmp_path / "tables" / "regenerated.md").read_text()
+    assert "No published number is regenerated in this build: no release given" in shown
     manifest = json.loads((tmp_path / "manifest.json").read_text())
     assert manifest["status"] == "complete" and not manifest.get("batches")  # no model call
 

@@ -53,7 +53,7 @@ from ..echo.reference.released import CROSS_JUDGE, PROBE, STRESSOR, ImportReport
 from ..echo.reference.scorers import is_no_preamble
 from ..engine.calls import Transport
 from ..paper.declared import Declared
-from ..paper.formats import COUNT, MINUS, TEXT, FLAG
+from ..paper.formats import COUNT, FLAG, MINUS, MISSING_CELL, TEXT
 from ..paper.published import (CELLS_NOT_RELEASED, PublishedNumber, compare, load_published)
 from ..paper.show import Result
 from ..paper.tables import Column, Table
@@ -365,8 +365,14 @@ def _unit(printed: str) -> str:
 
 
 def compared_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """The published numbers with ours beside them, as the manuscript shows them."""
+    """The published numbers with ours beside them, as the manuscript shows them; where none is
+    regenerated, one row that says why (a table with no row renders as a bare header)."""
     rows = frame[frame["ours"].notna()]
+    if not len(rows):
+        reasons = sorted(set(frame["reason"].dropna().str.replace(r"(:| \().*$", "", regex=True)))
+        return pd.DataFrame([{"id": "none", "printed": MISSING_CELL, "ours": MISSING_CELL, "difference": MISSING_CELL,
+                              "agrees": None, "note": "no published number is regenerated in this build: "
+                                                      + "; ".join(reasons)}])
     return pd.DataFrame({
         "id": rows["id"], "printed": [p.replace("-", MINUS, 1) if p.lstrip().startswith("-") else p
                                       for p in rows["printed"]],
