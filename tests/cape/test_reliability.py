@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 from contextecho.cape.analyses import CORRELATED, metric_correlations
-from contextecho.cape.reliability import NO_RETEST, cronbach_alpha, retest_correlation, trait_alphas
+from contextecho.cape.reliability import NO_RETEST, cronbach_alpha, retest_correlation, retest_identical, trait_alphas
 
 # 5 respondents x 3 items. By hand: item variances 1.3, 1.5, 2.2 (sum 5.0); totals 6, 8, 10, 14, 5
 # with variance 12.8; alpha = 3/2 * (1 - 5.0/12.8) = 0.9140625.
@@ -57,6 +57,20 @@ def test_retest_is_pearsons_r_of_the_stability_factors_first_two_runs():
     assert math.isnan(r) and (n, why) == (0, NO_RETEST)
     constant = [row for row in rows if row[2] != "plain_2"]  # plain_1 against plain_3, all 5s
     assert "same score" in retest_correlation(answers(constant), "context_free")[2]
+
+
+def test_retest_runs_that_agree_on_every_item_are_told_apart_from_reliable_ones():
+    """r = 1 from two identical runs (greedy decoding of the same requests) says nothing about
+    reliability across occasions; the sentence says so only where every item agrees."""
+    same = [1, 2, 4, 5, 3, 2]
+    rows = [("context_free", "stability", run, item, "O", float(score)) for run in ("plain_1", "plain_2")
+            for item, score in enumerate(same)]
+    assert retest_correlation(answers(rows), "context_free")[0] == pytest.approx(1.0)
+    assert retest_identical(answers(rows), "context_free")
+    shifted = rows[:6] + [(*row[:5], row[5] + 0.5) for row in rows[6:]]  # r = 1, but no item agrees
+    assert retest_correlation(answers(shifted), "context_free")[0] == pytest.approx(1.0)
+    assert not retest_identical(answers(shifted), "context_free")
+    assert not retest_identical(answers(rows), "context_dependent")  # no runs there
 
 
 def test_metric_correlations_are_scipys_and_undefined_ones_say_why():

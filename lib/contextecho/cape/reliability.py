@@ -57,15 +57,32 @@ def trait_alphas(answers: pd.DataFrame, setting: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def retest_correlation(answers: pd.DataFrame, setting: str) -> tuple[float, int, str]:
-    """Pearson's r of the stability factor's first two runs in ``setting`` (module doc), the
-    items compared, and why it is undefined (``""`` where it is not)."""
+def _retest_pairs(answers: pd.DataFrame, setting: str) -> pd.DataFrame | None:
+    """The item scores of the stability factor's first two runs in ``setting``, one column per
+    run, the items both answered validly; None without two such runs."""
     asked = answers[(answers["setting"] == setting) & (answers["factor"] == RETEST_FACTOR)] \
         if "factor" in answers.columns else answers.iloc[:0]
     runs = list(dict.fromkeys(asked["run_id"]))[:2]
     if len(runs) < 2:
+        return None
+    return asked.pivot(index="item", columns="run_id", values="score")[runs].dropna()
+
+
+def retest_identical(answers: pd.DataFrame, setting: str) -> bool:
+    """Whether the two test–retest runs in ``setting`` gave every item they both answered the
+    same score (an r of 1 that shows repeatable decoding, not a reliability across occasions:
+    the same requests at temperature 0 to a model that decodes greedily)."""
+    pairs = _retest_pairs(answers, setting)
+    return pairs is not None and len(pairs) > 0 and bool((pairs.iloc[:, 0] == pairs.iloc[:, 1]).all())
+
+
+def retest_correlation(answers: pd.DataFrame, setting: str) -> tuple[float, int, str]:
+    """Pearson's r of the stability factor's first two runs in ``setting`` (module doc), the
+    items compared, and why it is undefined (``""`` where it is not)."""
+    pairs = _retest_pairs(answers, setting)
+    if pairs is None:
         return float("nan"), 0, NO_RETEST
-    pairs = asked.pivot(index="item", columns="run_id", values="score")[runs].dropna()
+    runs = list(pairs.columns)
     if len(pairs) < 3:
         return float("nan"), len(pairs), f"only {len(pairs)} item(s) answered validly in both runs, and r needs three"
     if (pairs.std(ddof=0) == 0).any():

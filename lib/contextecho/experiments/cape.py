@@ -28,7 +28,7 @@ from ..cape.ordering import ORDERINGS
 from ..cape.inventory import TRAITS, load_inventory, Inventory
 from ..cape.analyses import (attack_runs, factor_consistency, metric_correlations, option_shift, ordering_runs,
                              score_differences, table1)
-from ..cape.reliability import NO_RETEST, RETEST_NEEDS, retest_correlation, trait_alphas
+from ..cape.reliability import NO_RETEST, RETEST_NEEDS, retest_correlation, retest_identical, trait_alphas
 from ..cape.bridge import bridge_runs, bridge_summary, session_prefix_provider
 from ..cape.profiles import ocean_profiles
 from ..cape.prompts import LETTERS
@@ -312,7 +312,11 @@ def reliability(run: Run, answers: pd.DataFrame) -> pd.DataFrame:
                 if reasons[CONTEXT_FREE] == NO_RETEST else
                 "Test–retest, Pearson's r of the stability factor's first two runs: "
                 + listing([("context-free", written["retest_r_cf"]),
-                           ("context-dependent", written["retest_r_cd"])]) + ".")
+                           ("context-dependent", written["retest_r_cd"])]) + "."
+                + (" In each setting the two runs gave every item the same score: they ask the same "
+                   "prompts at temperature 0, so this r shows that the target decodes repeatably, not "
+                   "how reliably a sampled respondent answers across occasions."
+                   if all(retest_identical(chosen, s) for s in (CONTEXT_FREE, CONTEXT_DEPENDENT)) else ""))
     return run.table("table4", alphas)
 
 
