@@ -135,6 +135,7 @@ def test_published_numbers_are_matched_by_what_their_records_say():
         _record("x.lost", "position-averaged drift gap", 0.5, "+0.50", target="b", position=twelve),
         _record("x.half", "position-averaged drift gap", 0.5, "+0.50", target="half", position=twelve),
         _record("x.count", "targets with gap >= 0.30", 17, "17", target=None, position=twelve),
+        _record("x.none", "model families / organizations", 10, "10", target=None, position=None),
         _record("o.s5", "drift gap at step 5", -0.4, "-0.40", target="a", position="onset step 5 (T0005)"),
         _record("o.s5.ci_low", "95% bootstrap CI low", -1.4, "-1.40", target="a", position="onset step 5 (T0005)"),
         _record("o.s5.ci_high", "95% bootstrap CI high", 0.6, "+0.60", target="a", position="onset step 5 (T0005)"),
@@ -169,7 +170,8 @@ def test_published_numbers_are_matched_by_what_their_records_say():
     ours = published.ours(records, _regenerated())
     assert ours["x.gap"] == 0.5 and ours["x.min"] == 0.5
     assert ours["x.lost"].startswith(CELLS_NOT_RELEASED) and ours["x.half"].startswith(CELLS_NOT_RELEASED)
-    assert "x.count" not in ours  # no rule regenerates it: the record's own reason is given
+    assert ours["x.count"] == 1.0  # over the forest's targets with both arms: a (half has no filler cell)
+    assert "x.none" not in ours  # no rule regenerates it: the record's own reason is given
     assert (ours["o.s5"], ours["o.s5.ci_low"], ours["o.s5.ci_high"]) == (-0.4, -1.4, 0.6)
     assert ours["o.s7"].startswith(CELLS_NOT_RELEASED) and "T0007" in ours["o.s7"]
     assert ours["o.pilot"] == pytest.approx(10.2) and ours["o.again"] == 0.9
@@ -181,6 +183,28 @@ def test_published_numbers_are_matched_by_what_their_records_say():
     assert (ours["s.r2"], ours["s.n1"]) == (1.5, 20)
     assert ours["s.n3"].startswith(CELLS_NOT_RELEASED) and "Session 3" in ours["s.all"]  # a session missing
     assert published.ours(records, None) == {r.id: published.NO_RELEASE for r in records}
+
+
+def test_numbers_over_the_forests_targets_are_counted_by_hand():
+    twelve = "mean over 12 positions (P0_start..P5_pre_C6), positions weighted equally"
+    forest = pd.DataFrame([  # target, gap, arms' cell counts, arms' position counts
+        {"target": t, "gap": g, "n_real": nr, "n_filler": nf, "n_positions_real": pr, "n_positions_filler": pf}
+        for t, g, nr, nf, pr, pf in (("a", 0.83, 60, 60, 12, 12), ("b", -0.40, 60, 60, 12, 12),
+                                     ("c", 0.30, 10, 10, 2, 2), ("d", 0.10, 60, 58, 12, 12), ("e", 0.9, 5, 0, 1, 0))])
+    done = published.Regenerated(forest, *(pd.DataFrame() for _ in range(3)))
+    records = [_record("n", "target models in the panel", 4, "4", target=None, position=None),
+               _record("full", "full-coverage targets", 3, "3", target=None, position=None),
+               _record("ge", "targets with gap >= 0.30", 2, "2", target=None, position=twelve),
+               _record("abs", "targets with |gap| >= 0.30", 3, "3", target=None, position=twelve),
+               _record("max", "maximum panel drift gap (full-coverage targets)", 0.83, "+0.83", target=None,
+                       position=twelve),
+               _record("min", "minimum panel drift gap (full-coverage targets)", -0.4, "-0.40", target="c",
+                       position=twelve)]
+    ours = published.ours(records, done)
+    # e has no filler cell: not in the panel; c covers 2 positions: not full coverage
+    assert ours == {"n": 4.0, "full": 3.0, "ge": 2.0, "abs": 3.0, "max": 0.83, "min": -0.40}
+    empty = published.ours(records, published.Regenerated(*(pd.DataFrame() for _ in range(4))))
+    assert all(v.startswith(CELLS_NOT_RELEASED) for v in empty.values())
 
 
 def test_every_rule_matches_some_published_number():

@@ -15,6 +15,8 @@ called: every score is the one the release stores.
   each arm's two-stage clustered bootstrap (seed 42, ``n_resamples``), every stored score read,
   the judge's −1 included as the figure's loader reads it, and the gap filler − claude_session
   (:func:`~.harness_forests.harness_table`).
+  From it too: how many targets the panel has (both arms), how many cover all 12 positions, how
+  many drift by at least a printed threshold, and the extreme gaps over the full-coverage ones.
 * **The onset curve** (``plotting/fig_app_onset.py``): per target and step, the Coding-Self cells
   of ``results/drift_onset`` (the replicates ``_vNN`` pooled), the unclustered bootstrap of the
   gap with one generator across the steps and the targets in the figure's order
@@ -245,6 +247,35 @@ def _forest_gap(record: PublishedNumber, groups: Mapping[str, str], done: Regene
     return float(rows["gap"].iloc[0])
 
 
+def _covered(done: Regenerated, full: bool = False) -> pd.DataFrame:
+    """The forest's targets with cells of both arms (``full``: at every one of the 12 positions)."""
+    forest = done.forest
+    if not len(forest) or "n_real" not in forest:
+        return forest.iloc[:0]
+    both = forest[(forest["n_real"] > 0) & (forest["n_filler"] > 0)]
+    if full:
+        both = both[(both["n_positions_real"] == len(FOREST_POSITIONS))
+                    & (both["n_positions_filler"] == len(FOREST_POSITIONS))]
+    return both
+
+
+def _forest_summary(record: PublishedNumber, groups: Mapping[str, str], done: Regenerated) -> float | str:
+    """A number over the forest's targets: how many (with both arms, or full coverage), how many
+    drift at least a threshold (signed or in size), the smallest or largest gap over the
+    full-coverage targets."""
+    full = "full" in groups or "full2" in groups
+    covered = _covered(done, full=full)
+    if not len(covered):
+        return f"{CELLS_NOT_RELEASED}: no {PANEL_CELLS} target with cells of both arms" + \
+            (f" at all {len(FOREST_POSITIONS)} positions" if full else "")
+    if "threshold" in groups:
+        gaps = covered["gap"].abs() if groups.get("size") else covered["gap"]
+        return float((gaps >= float(groups["threshold"]) - 1e-12).sum())
+    if "which" in groups:
+        return float(covered["gap"].min() if groups["which"] == "minimum" else covered["gap"].max())
+    return float(len(covered))
+
+
 def _onset_rows(record: PublishedNumber, done: Regenerated, pilot: bool) -> pd.DataFrame | str:
     curve = done.pilot if pilot else done.onset
     rows = curve[(curve["target"] == record.target_safe) & curve["harness_gap"].notna()]
@@ -308,6 +339,10 @@ ANY = re.compile(r"")
 _STEP = r"(?P<step>\d+)"
 #: The published numbers this notebook regenerates, by what their records say.
 RULES: tuple[Rule, ...] = (
+    Rule("panel forest summary", re.compile(
+        r"^(target models in the panel|(?P<full>full)-coverage targets|targets with (?P<size>\|)?gap\|? >= "
+        r"(?P<threshold>[\d.]+)|(?P<which>minimum|maximum) panel drift gap \((?P<full2>full)-coverage targets\))$"),
+        ANY, _forest_summary, per_target=False),
     Rule("panel forest gap", re.compile(r"^(position-averaged (panel )?drift gap|(minimum|maximum) (\w+ )?panel "
                                         r"(drift )?gap)\b"), re.compile(r"^mean over 12 positions"), _forest_gap),
     Rule("onset gap", re.compile(rf"^drift gap at step {_STEP}(?P<pilot>, n=5 pilot)?( \(restated\))?$"), ANY,
