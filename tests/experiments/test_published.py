@@ -107,6 +107,24 @@ def test_the_s2_audit_from_released_cells_is_the_harness_audits(case_path, tmp_p
             assert audit["ratios_by_session"][session][name] == pytest.approx(ratios[name], abs=1e-12), (session, name)
 
 
+@pytest.mark.parametrize("case_path", _cases_with("framing_effect"), ids=lambda p: p.stem)
+def test_the_framing_summary_from_released_cells_is_e16s_own(case_path, tmp_path):
+    tables = _tables(case_path)
+    means = published.framing_means(import_release(_release(case_path, tmp_path / "release")).cells)
+    for framing, probes in tables["framing_results"].items():
+        if framing.startswith("_"):
+            continue
+        for probe, expected in probes.items():
+            got = means[(means["framing"] == framing) & (means["probe"] == ("all" if probe == "_overall" else probe))]
+            assert len(got) == 1, (framing, probe)
+            assert (got["mean"].iloc[0], got["count"].iloc[0]) == (pytest.approx(expected["mean"]), expected["n"])
+    target = tables["framing_results"]["_meta"]["target"]
+    record = _record("e", "mean score, without-framing - with-framing (claude prefix)", 0.26, "0.26",
+                     target=target, position="P5_pre_C6 (turn 8800)")
+    done = published.Regenerated(*(pd.DataFrame() for _ in range(4)), framing=means)
+    assert published.ours([record], done)["e"] == pytest.approx(-tables["framing_effect"])  # without − with
+
+
 def _record(id_: str, quantity: str, value: float, printed: str, *, target: str | None, position: str | None,
             **more) -> PublishedNumber:
     return PublishedNumber(id=id_, section="s", where="w", quantity=quantity, value=value, printed=printed,
@@ -124,7 +142,10 @@ def _regenerated() -> published.Regenerated:
     s2 = {"per_target": {"a": {"real": [2, 10], "filler": [7, 10]}, "b": {"real": [0, 0], "filler": [0, 0]}},
           "ratios_by_session": {"Session 1": {"cond_ratio": 6.0, "n_cond": 20},
                                 "Session 2": {"cond_ratio": 1.5, "n_cond": 5}}}
-    return published.Regenerated(forest, onset, pilot, audit, s2)
+    framing = pd.DataFrame([{"target": "a", "framing": f, "probe": p, "mean": m, "count": 10}
+                            for f, p, m in (("with_framing", "C02", 2.2), ("without_framing", "C02", 2.0),
+                                            ("with_framing", "all", 1.5), ("without_framing", "all", 1.76))])
+    return published.Regenerated(forest, onset, pilot, audit, s2, framing)
 
 
 def test_published_numbers_are_matched_by_what_their_records_say():
@@ -157,6 +178,10 @@ def test_published_numbers_are_matched_by_what_their_records_say():
                 judge="claude-sonnet-4-6 and openai/gpt-5 (OpenRouter)"),
         _record("j.lost", "drift gap at P5 (audit-only sample)", 0.8, "+0.80", target="z",
                 position="P5_pre_C6 (turn 8800)", judge="claude-sonnet-4-6"),
+        _record("f.c02", "framing effect on C02 (opposite direction)", 0.2, "+0.20", target="a",
+                position="P5_pre_C6 (turn 8800)"),
+        _record("f.shift", "framing shift of real-prefix score (restated)", 0.26, "0.26", target="a",
+                position="P5_pre_C6 (turn 8800)"),
         _record("s.gap", "S2 compliance-rate gap, 3 sessions pooled", 50.0, "+50.0 pp", target="a",
                 position="all S2 positions, 3 sessions"),
         _record("s.none", "S2 compliance-rate gap, 3 sessions pooled", 50.0, "+50.0 pp", target="b",
@@ -181,6 +206,7 @@ def test_published_numbers_are_matched_by_what_their_records_say():
     assert ours["j.both"].startswith("not regenerated") and ours["j.lost"].startswith(CELLS_NOT_RELEASED)
     assert ours["s.gap"] == pytest.approx(50.0) and ours["s.none"].startswith(CELLS_NOT_RELEASED)
     assert (ours["s.r2"], ours["s.n1"]) == (1.5, 20)
+    assert ours["f.c02"] == pytest.approx(0.2) and ours["f.shift"] == pytest.approx(0.26)  # with − without; its reverse
     assert ours["s.n3"].startswith(CELLS_NOT_RELEASED) and "Session 3" in ours["s.all"]  # a session missing
     assert published.ours(records, None) == {r.id: published.NO_RELEASE for r in records}
 

@@ -28,6 +28,10 @@ called: every score is the one the release stores.
   claude_session (percentage points) over the pairs stored in both arms, and per session the
   verbosity ratio on the pairs compliant in both arms and their count
   (:func:`~contextecho.stats.judge_free.harness_compliance_audit`).
+* **The framing ablation** (e16's own summary, ``run.py:141-176``): per framing and probe the
+  mean of every stored score (−1 included) over the replicates, per framing the mean of all its
+  scores (pooled), and the effect with − without framing, pooled and per probe
+  (:func:`framing_means`).
 * **The cross-judge audit** (``run_crossjudge_audit.py``: GPT-5 re-judges the panel's
   Coding-Self cells at P5_pre_C6): per target and judge, the drift gap filler − claude_session of
   the audit's records, each judge's −1 averaged in, as the audit computes its panel-wide gaps
@@ -77,6 +81,9 @@ CODING_SELF = ("C01", "C02", "C03", "C04", "C05")
 PANEL_CELLS = "results/probes_at_crosscompaction"
 ONSET_CELLS = "results/drift_onset"
 AUDIT_CELLS = "results/crossjudge_audit"
+#: e16's folder and its two framings (``experiments/e16_probe_framing_ablation/run.py``).
+FRAMING_CELLS = "results/probe_framing_ablation"
+WITH, WITHOUT = "with_framing", "without_framing"
 #: The audit's two judges: the column of each in :func:`audit_frame`, by a word of the record's ``judge``.
 AUDIT_JUDGES = {"gpt-5": "gpt5", "claude-sonnet-4-6": "sonnet"}
 #: The onset figure's targets, in the order it draws them (``plotting/fig_app_onset.py``: one
@@ -191,6 +198,19 @@ def s2_audit(cells: Sequence[ReleasedCell]) -> dict | None:
     return harness_compliance_audit(chosen, targets=S2_AUDIT_TARGETS, sessions=S2_AUDIT_SESSIONS) if chosen else None
 
 
+def framing_means(cells: Sequence[ReleasedCell]) -> pd.DataFrame:
+    """e16's summary from its released cells: per target, framing and probe (``probe`` ``all``:
+    pooled over the probes) the mean of every stored integer score, −1 included, and their count."""
+    rows = [{"target": c.identity.target, "framing": c.identity.arm, "probe": c.identity.item, "score": float(c.score)}
+            for c in cells if c.layout == "framing" and c.identity.experiment.endswith(FRAMING_CELLS.split("/", 1)[1])
+            and c.score is not None]
+    frame = pd.DataFrame(rows, columns=["target", "framing", "probe", "score"])
+    per_probe = frame.groupby(["target", "framing", "probe"], sort=True)["score"].agg(["mean", "count"]).reset_index()
+    pooled = frame.groupby(["target", "framing"], sort=True)["score"].agg(["mean", "count"]).reset_index()
+    return pd.concat([per_probe, pooled.assign(probe="all")], ignore_index=True)[
+        ["target", "framing", "probe", "mean", "count"]]
+
+
 @dataclass(frozen=True)
 class Regenerated:
     """What the analyses gave: the forest (a row per target), the onset curve and its pilot
@@ -202,6 +222,7 @@ class Regenerated:
     pilot: pd.DataFrame
     audit: pd.DataFrame
     s2: dict | None = None
+    framing: pd.DataFrame | None = None
 
 
 def regenerate(cells: Sequence[ReleasedCell], *, n_resamples: int, seed: int) -> Regenerated:
@@ -218,7 +239,7 @@ def regenerate(cells: Sequence[ReleasedCell], *, n_resamples: int, seed: int) ->
         curves.append(harness_curve(frame, n_resamples=n_resamples, seed=seed, failures="in", targets=order)
                       if len(frame) else pd.DataFrame(columns=["target", "step", "harness_gap", "harness_lo",
                                                                "harness_hi", "harness_n"]))
-    return Regenerated(forest, *curves, audit_gaps(audit_frame(cells)), s2_audit(cells))
+    return Regenerated(forest, *curves, audit_gaps(audit_frame(cells)), s2_audit(cells), framing_means(cells))
 
 
 # ---------------------------------------------------------------- published number -> ours
@@ -335,6 +356,17 @@ def _s2_session(field: str) -> Reader:
     return read
 
 
+def _framing(record: PublishedNumber, groups: Mapping[str, str], done: Regenerated) -> float | str:
+    """With − without framing (``sign`` −1: without − with) of the record's target, pooled or on one probe."""
+    means = done.framing if done.framing is not None else pd.DataFrame(columns=["target", "framing", "probe", "mean"])
+    probe = groups.get("probe", "all")
+    own = means[(means["target"] == record.target_safe) & (means["probe"] == probe)].set_index("framing")["mean"]
+    if not {WITH, WITHOUT} <= set(own.index):
+        return f"{CELLS_NOT_RELEASED}: no {FRAMING_CELLS} cells of {record.target_safe} under both framings"
+    effect = float(own[WITH] - own[WITHOUT])
+    return -effect if {"without_first", "without_first2"} & set(groups) else effect
+
+
 ANY = re.compile(r"")
 _STEP = r"(?P<step>\d+)"
 #: The published numbers this notebook regenerates, by what their records say.
@@ -358,6 +390,9 @@ RULES: tuple[Rule, ...] = (
          ANY, _s2_session("cond_ratio"), per_target=False),
     Rule("S2 both-compliant pairs", re.compile(r"^both-compliant pairs, (Session (?P<session>\d)|all sessions)$"),
          ANY, _s2_session("n_cond"), per_target=False),
+    Rule("framing effect", re.compile(r"^(mean score, (?P<without_first>without)-framing - with-framing \(claude "
+                                      r"prefix\)|framing (?P<without_first2>shift) of real-prefix score|framing effect "
+                                      r"on (?P<probe>C\d\d)\b)"), ANY, _framing),
     Rule("onset extreme", re.compile(r"^(?P<which>minimum|maximum) drift gap over onset steps$"), ANY,
          _onset_extreme),
 )
@@ -383,8 +418,11 @@ def ours(published: Sequence[PublishedNumber], done: Regenerated | None) -> dict
 
 # ---------------------------------------------------------------- the tables
 def _decimals(printed: str) -> int:
+    """The decimals ``printed`` shows (a number word, ``zero``: two, as a judge-point value)."""
     found = re.search(r"\d[\d,]*(?:\.(\d+))?", printed)
-    return len(found[1]) if found and found[1] else 0
+    if found is None:
+        return 2
+    return len(found[1]) if found[1] else 0
 
 
 def _shown(value: float, printed: str, signed: bool) -> str:
