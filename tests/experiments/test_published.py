@@ -233,6 +233,22 @@ def test_numbers_over_the_forests_targets_are_counted_by_hand():
     assert all(v.startswith(CELLS_NOT_RELEASED) for v in empty.values())
 
 
+def test_the_audits_sign_counts_from_the_papers_own_table_7_are_its_counts():
+    """Table 7 prints both judges' gap per target; counted by the rules, they give the caption's
+    and Appendix R's counts (19 audited: 13 agree in sign, one reverses, five are null under one)."""
+    records = load_published()
+    gaps = {r.id: r.value for r in records if r.id.startswith("tbl7.") and r.id.endswith(("gap_sonnet", "gap_gpt5"))}
+    targets = sorted({i.split(".")[1] for i in gaps})
+    audit = pd.DataFrame([{"target": t, "sonnet_gap": gaps[f"tbl7.{t}.gap_sonnet"], "gpt5_gap": gaps[f"tbl7.{t}.gap_gpt5"],
+                           "n_real": 5, "n_filler": 5} for t in targets])
+    done = published.Regenerated(pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), audit)
+    counted = [r for r in records if r.id in ("appR.n_audited", "tbl7.caption.n_agree", "appR.n_agree",
+                                              "tbl7.caption.n_reverse", "tbl7.caption.n_null", "appR.n_null_vs_small")]
+    ours = published.ours(counted, done)
+    assert len(ours) == len(counted) == 6
+    assert all(ours[r.id] == r.value for r in counted), {r.id: (ours[r.id], r.value) for r in counted}
+
+
 def test_every_rule_matches_some_published_number():
     """A rule that no record of the paper's numbers matches would regenerate nothing."""
     records = load_published()

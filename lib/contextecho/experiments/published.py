@@ -53,6 +53,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 from ..echo.reference.released import CROSS_JUDGE, PROBE, STRESSOR, ImportReport, ReleasedCell, import_release
@@ -284,7 +285,7 @@ def _forest_summary(record: PublishedNumber, groups: Mapping[str, str], done: Re
     """A number over the forest's targets: how many (with both arms, or full coverage), how many
     drift at least a threshold (signed or in size), the smallest or largest gap over the
     full-coverage targets."""
-    full = "full" in groups or "full2" in groups
+    full = "full" in groups
     covered = _covered(done, full=full)
     if not len(covered):
         return f"{CELLS_NOT_RELEASED}: no {PANEL_CELLS} target with cells of both arms" + \
@@ -322,6 +323,19 @@ def _onset_extreme(record: PublishedNumber, groups: Mapping[str, str], done: Reg
     if isinstance(rows, str):
         return rows
     return float(rows["harness_gap"].min() if groups["which"] == "minimum" else rows["harness_gap"].max())
+
+
+def _audit_signs(record: PublishedNumber, groups: Mapping[str, str], done: Regenerated) -> float | str:
+    """Over the audited targets (records of both arms): how many, and how many whose two judges'
+    gaps agree in sign (both positive, both negative or both null), reverse it, or are null
+    under exactly one judge."""
+    audited = done.audit[(done.audit["n_real"] > 0) & (done.audit["n_filler"] > 0)] if len(done.audit) else done.audit
+    if not len(audited):
+        return f"{CELLS_NOT_RELEASED}: no {AUDIT_CELLS} records of both arms"
+    first, second = (np.sign(audited[f"{j}_gap"].round(9)) for j in ("sonnet", "gpt5"))
+    counts = {"audited": len(audited), "agreeing": int((first == second).sum()),
+              "reversing": int((first * second < 0).sum()), "null": int(((first == 0) ^ (second == 0)).sum())}
+    return float(counts[groups["which"]])
 
 
 def _audit_gap(record: PublishedNumber, groups: Mapping[str, str], done: Regenerated) -> float | str:
@@ -364,7 +378,7 @@ def _framing(record: PublishedNumber, groups: Mapping[str, str], done: Regenerat
     if not {WITH, WITHOUT} <= set(own.index):
         return f"{CELLS_NOT_RELEASED}: no {FRAMING_CELLS} cells of {record.target_safe} under both framings"
     effect = float(own[WITH] - own[WITHOUT])
-    return -effect if {"without_first", "without_first2"} & set(groups) else effect
+    return -effect if "without_first" in groups else effect
 
 
 ANY = re.compile(r"")
@@ -383,6 +397,9 @@ RULES: tuple[Rule, ...] = (
          _onset_step("harness_lo")),
     Rule("onset interval high", re.compile(r"^95% bootstrap CI high$"), re.compile(rf"^onset step {_STEP}\b"),
          _onset_step("harness_hi")),
+    Rule("audit sign counts", re.compile(r"^((?P<which>audited) targets|targets (?P<which2>agreeing|reversing)( in)? sign"
+                                         r"|targets with (?P<which3>null) gap under one judge|(?P<which4>null)-versus-"
+                                         r"small targets)$"), ANY, _audit_signs, per_target=False),
     Rule("audit gap", re.compile(r"^(drift gap at P5 \(audit-only sample\)|drift gap, [\w-]+ judge \(n=5\)|"
                                  r"n=5 audit gap, [\w-]+ judge)"), re.compile(r"^P5_pre_C6\b"), _audit_gap),
     Rule("S2 compliance gap", re.compile(r"^S2 compliance-rate gap, 3 sessions pooled$"), ANY, _s2_gap),
@@ -410,7 +427,9 @@ def ours(published: Sequence[PublishedNumber], done: Regenerated | None) -> dict
                 continue
             q, p = rule.quantity.search(record.quantity), rule.position.search(record.position or "")
             if q and p:
-                groups = {k: v for match in (p, q) for k, v in match.groupdict().items() if v is not None}
+                # named groups; an alternative's second spelling (``which2``) under its first name
+                groups = {re.sub(r"\d$", "", k): v for match in (p, q) for k, v in match.groupdict().items()
+                          if v is not None}
                 values[record.id] = rule.read(record, groups, done)
                 break
     return values
