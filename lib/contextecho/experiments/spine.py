@@ -426,11 +426,16 @@ class NotComputed:
 
 
 def run_stages(stages: Sequence[Stage], params: Any) -> Result:
-    """Every stage in order, as the notebook runs them; the run's :class:`Result`. A stage
-    that raises leaves the run log marked failed."""
+    """Every stage in order, as the notebook runs them; the run's :class:`Result`. The stages
+    up to the one that opens the run (``run``) are called as they are (there is no run log
+    yet to mark); a later stage that raises leaves the run log marked failed."""
     values: dict[str, Any] = {"params": params}
-    first, *rest = stages
-    values[first.name] = first.function(*(values[a] for a in first.arguments))
+    rest = list(stages)
+    while "run" not in values:
+        if not rest:
+            raise ValueError("no stage named 'run' opens the run")
+        first = rest.pop(0)
+        values[first.name] = first.function(*(values[a] for a in first.arguments))
     run: Run = values["run"]
     try:
         for stage in rest:
