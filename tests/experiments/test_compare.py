@@ -59,10 +59,10 @@ def models(provider):
 
 @pytest.fixture(scope="module")
 def home(tmp_path_factory):
-    """Five sessions of different lengths and first prompts (one with a compaction); a shared cache
+    """Six sessions of different lengths and first prompts (one with a compaction); a shared cache
     and runs folder."""
     root = tmp_path_factory.mktemp("compare")
-    for i, rounds in enumerate((16, 14, 13, 12, 11)):
+    for i, rounds in enumerate((16, 14, 13, 12, 11, 11)):
         claude(root / "sessions" / f"s{i}.jsonl", rounds=rounds, compaction_at=8 if i == 0 else None,
                secret=f"build-{i}")  # each session's first prompt its own
     return root
@@ -105,11 +105,11 @@ def test_the_plan_holds_every_registered_field_and_its_sha256(env, capsys):
     assert [e["name"] for e in plan["endpoints"]] == ["drift_gap", "s2_compliance_gap"]
     assert [e["margin"] for e in plan["endpoints"]] == [0.08, 10.0] and plan["alpha"] == 0.05
     assert "holm" in plan["multiplicity"]
-    assert len(plan["sessions"]) == 5 and all(len(s["sha256"]) == 64 for s in plan["sessions"])
+    assert len(plan["sessions"]) == 6 and all(len(s["sha256"]) == 64 for s in plan["sessions"])
     assert plan["sessions"][0]["sha256"] == hashlib.sha256((env / "sessions" / "s0.jsonl").read_bytes()).hexdigest()
-    # 5 sessions × 3 positions × 2 arms × (5 Coding-Self probes + 1 S2 wording)
-    assert plan["cells"]["baseline"]["n"] == plan["cells"]["candidate"]["n"] == 180
-    assert plan["cells"]["units"] == {"drift_gap": 75, "s2_compliance_gap": 15}
+    # 6 sessions × 3 positions × 2 arms × (5 Coding-Self probes + 1 S2 wording)
+    assert plan["cells"]["baseline"]["n"] == plan["cells"]["candidate"]["n"] == 216
+    assert plan["cells"]["units"] == {"drift_gap": 90, "s2_compliance_gap": 18}
     assert preregistration.sealed(plan)["sha256"] == plan["sha256"]
     assert "parameters" in plan and "output_dir" not in plan["parameters"]
 
@@ -130,7 +130,8 @@ def test_known_differences_give_the_designed_verdict_and_exit_status(env, candid
     assert compared(plan, out) == status, capsys.readouterr().err[-2000:]
     found = verdicts(out)
     assert found["drift_gap"] == verdict and found["overall"] == verdict
-    assert found["s2_compliance_gap"] == "equivalent"  # every model answers S2 with a bare command
+    # every model answers S2 with a bare command: six sessions alike, the sign test (0.5^6, Holm over two)
+    assert found["s2_compliance_gap"] == ("inconclusive" if verdict == "inconclusive" else "equivalent")
     printed = capsys.readouterr().out
     assert f"overall verdict {verdict} (exit status {status})" in printed
     table = pd.read_parquet(out / "results" / "verdicts.parquet").set_index("endpoint")
@@ -156,7 +157,7 @@ def test_the_report_shows_the_verdicts_the_plan_and_the_sample_size_check(env, c
     sha = json.loads(plan.read_text())["sha256"]
     assert sha in text and "regressed" in text and "not produced" not in text
     size = pd.read_parquet(out / "results" / "sample_size.parquet").set_index("endpoint")
-    assert size.loc["drift_gap", "sessions_run"] == 5 and size.loc["drift_gap", "sessions_needed"] >= 2
+    assert size.loc["drift_gap", "sessions_run"] == 6 and size.loc["drift_gap", "sessions_needed"] >= 2
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["status"] == "complete" and manifest["preregistration"]["sha256"] == sha
 

@@ -83,6 +83,17 @@ def test_a_small_run_is_inconclusive_and_one_session_is_untested():
     assert verdicts([one])[0].verdict == INCONCLUSIVE
 
 
+def test_sessions_alike_are_tested_by_the_sign_test():
+    # every session mean 1.0 (> +0.08): p_regressed = 0.5^S, the other directions as the point says
+    two = endpoint_test("s2", [1.0, 1.0, 1.0], ["a", "a", "b"], margin=0.08, n_resamples=50)
+    assert (two.p_regressed, two.p_improved, two.p_lower, two.p_upper) == (0.25, 1.0, 0.25, 1.0)
+    assert "sign test" in two.note and verdicts([two])[0].verdict == INCONCLUSIVE  # two sessions cannot tell
+    five = endpoint_test("s2", [0.0] * 5, list("abcde"), margin=0.08, n_resamples=50)
+    assert (five.p_lower, five.p_upper, five.p_regressed) == (0.03125, 0.03125, 1.0)
+    assert verdicts([five])[0].verdict == EQUIVALENT
+    assert verdicts([endpoint_test("s2", [1.0] * 5, list("abcde"), margin=0.08)])[0].verdict == REGRESSED
+
+
 def test_holm_runs_over_the_endpoints_in_each_family():
     a = endpoint_test("drift", *units(0.0, seed=4), margin=0.08, n_resamples=200)
     b = endpoint_test("s2", *units(0.0, sd_within=3.0, seed=5), margin=2.0, n_resamples=200)

@@ -30,6 +30,11 @@ and ``p_equivalent = max(p_lower, p_upper)``. Over the plan's endpoints each fam
   lies inside ``(−M, +M)``);
 * *inconclusive*: none of these (the interval crosses a margin), or fewer than 2 sessions.
 
+Where every session's mean difference is the same (no spread: the t statistics are
+infinite, and two sessions alike would be decisive), the one-sided tests are the exact sign
+test on the session means instead: ``p = 0.5^S`` for a one-sided alternative every session
+mean satisfies, else 1 (five sessions alike are needed at ``alpha`` 0.05).
+
 At ``alpha < 0.5`` at most one holds. **Overall**: *regressed* if any endpoint regressed;
 else *inconclusive* if any is; else *improved* if any improved; else *equivalent*.
 
@@ -146,10 +151,18 @@ def endpoint_test(endpoint: str, differences, sessions, *, margin: float, alpha:
                             note="fewer than 2 sessions: no test (sessions are the independent units)")
     tost = tost_paired(by_session.to_numpy(), margin=margin, alpha=alpha)
     boot = bootstrap_mean(units["d"].to_numpy(), units["session"].to_numpy(), n_resamples=n_resamples, seed=seed)
+    p = {"p_lower": tost.p_lower, "p_upper": tost.p_upper, "p_regressed": _complement(tost.p_upper),
+         "p_improved": _complement(tost.p_lower)}
+    note = ""
+    if np.ptp(by_session.to_numpy()) == 0:  # no spread: the sign test (module doc)
+        sign = 0.5 ** len(by_session)
+        mean = float(by_session.iloc[0])
+        p = {"p_lower": sign if mean > -margin else 1.0, "p_upper": sign if mean < margin else 1.0,
+             "p_regressed": sign if mean > margin else 1.0, "p_improved": sign if mean < -margin else 1.0}
+        note = f"every session's mean difference is {mean:g}: sign test, p = 0.5^{len(by_session)}"
     return EndpointTest(endpoint=endpoint, estimate=boot.estimate, ci_low=boot.ci_low, ci_high=boot.ci_high,
-                        tost_low=tost.ci_low, tost_high=tost.ci_high, margin=margin, alpha=alpha,
-                        p_lower=tost.p_lower, p_upper=tost.p_upper, p_regressed=_complement(tost.p_upper),
-                        p_improved=_complement(tost.p_lower), n_units=len(units), n_sessions=len(by_session))
+                        tost_low=tost.ci_low, tost_high=tost.ci_high, margin=margin, alpha=alpha, **p,
+                        n_units=len(units), n_sessions=len(by_session), note=note)
 
 
 def _complement(p: float) -> float:
