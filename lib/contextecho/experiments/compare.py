@@ -35,7 +35,7 @@ import pandas as pd
 
 from ..engine.llm import LOCAL_MODEL
 from ..paper.declared import Declared
-from ..paper.formats import COUNT, P_VALUE, TEXT, VARIANCE, Decimals
+from ..paper.formats import COUNT, P_VALUE, TEXT, VARIANCE, Decimals, estimate
 from ..paper.report import Section, Shown
 from ..paper.show import Result
 from ..paper.tables import Column, Table
@@ -171,7 +171,8 @@ def start(params: Parameters, chosen: Sessions, registered: dict[str, Any]) -> R
     run.log.write()
     rows = [{"field": "sha256", "registered": plan["sha256"], "now": "(the plan's own)"},
             {"field": "registered", "registered": str(plan.get("registered")), "now": ""}]
-    rows += [{"field": name, "registered": _short(plan.get(name)), "now": _short(registered["now"].get(name))}
+    rows += [{"field": name, "registered": _short(plan.get(name)),
+              "now": "the same" if plan.get(name) == registered["now"].get(name) else _short(registered["now"].get(name))}
              for name in preregistration.FIELDS if name != "parameters"]
     run.out.parquet("preregistration", pd.DataFrame(rows))
     run.table("preregistration", pd.DataFrame(rows))
@@ -347,24 +348,19 @@ TABLES = (
         Column("Turn / step", COUNT, "step"), Column("Marks", TEXT, "kind"))),
     Table("verdicts", "Verdicts: candidate − baseline per endpoint", (
         Column("Endpoint", TEXT, "endpoint"), Column("Verdict", TEXT, "verdict", widest="inconclusive"),
-        Column("Difference", SIGNED, "estimate", optional=True),
-        Column("95% CI low (sessions resampled)", SIGNED, "ci_low", optional=True),
-        Column("95% CI high", SIGNED, "ci_high", optional=True),
-        Column("(1 − 2α) t low", SIGNED, "tost_low", optional=True),
-        Column("(1 − 2α) t high", SIGNED, "tost_high", optional=True),
-        Column("Margin ±", SIGNED, "margin", optional=True),
-        Column("p equivalent (Holm)", P_VALUE, "p_equivalent_holm", optional=True),
-        Column("p regressed (Holm)", P_VALUE, "p_regressed_holm", optional=True),
-        Column("p improved (Holm)", P_VALUE, "p_improved_holm", optional=True),
-        Column("Sessions", COUNT, "n_sessions", optional=True), Column("Units", COUNT, "n_units", optional=True),
-        Column("Note", TEXT, "note", optional=True, widest="a" * 30))),
+        Column("Difference (95% CI, sessions resampled)", estimate(SIGNED), ("estimate", "ci_low", "ci_high")),
+        Column("(1 − 2α) t interval, session means", estimate(SIGNED), ("estimate", "tost_low", "tost_high")),
+        Column("Margin ±", SIGNED, "margin"),
+        Column("p equivalent (Holm)", P_VALUE, "p_equivalent_holm"),
+        Column("p regressed (Holm)", P_VALUE, "p_regressed_holm"),
+        Column("p improved (Holm)", P_VALUE, "p_improved_holm"),
+        Column("Sessions", COUNT, "n_sessions"))),
     Table("sample_size", "Sample-size check: the run as its own pilot", (
         Column("Endpoint", TEXT, "endpoint"), Column("σ² between sessions", VARIANCE, "sigma2_between"),
         Column("σ² within", VARIANCE, "sigma2_within"), Column("Units a session", COUNT, "units_per_session"),
         Column("Sessions run", COUNT, "sessions_run"), Column("Sessions needed", COUNT, "sessions_needed"),
         Column("Needed however many positions", COUNT, "floor"),
-        Column("Margin decisive at the sessions run", SIGNED, "decisive_margin"),
-        Column("Note", TEXT, "note", optional=True, widest="a" * 30))),
+        Column("Margin decisive at the sessions run", SIGNED, "decisive_margin"))),
 )
 MANUSCRIPT = spine.CALIBRATION + Declared(tables=TABLES)
 
