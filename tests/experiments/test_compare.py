@@ -222,6 +222,8 @@ def test_another_judge_prompt_is_refused(env, monkeypatch, capsys):
     (["preregister", "--session", "no/such.jsonl"], "does not exist"),
     (["preregister", "--sessions", "{sessions}", "-p", "baseline", "x/y"], "with --baseline, not with -p"),
     (["preregister", "--sessions", "{sessions}", "--drift-margin", "-1"], "'drift_margin'"),
+    (["preregister", "--sessions", "{sessions}", "--baseline", "cmp/base", "--candidate-temperature", "0.8"],
+     "would be sent the same requests"),  # the reference protocol does not send a temperature
 ])
 def test_usage_errors_exit_2_before_any_call(env, models, args, message, capsys):
     plan = register(env, "cmp/same", "usage")

@@ -15,7 +15,8 @@ the **multiplicity** correction and the **parameters** themselves.
 JSON without that field, :func:`~contextecho.engine.hashing.content_hash`); :func:`read`
 refuses a plan whose sha256 does not match its content (edited after registration).
 :func:`deviations` names every field (:data:`FIELDS`) where the plan and what the code would
-now ask differ, with the sub-fields that differ.
+now ask differ, with the sub-fields that differ. A comparison whose two targets would be sent
+the same requests (one model, at a temperature the protocol does not send) is refused.
 """
 from __future__ import annotations
 
@@ -107,6 +108,10 @@ def register(p: Any, chosen: Sessions, who: str = "compare") -> dict[str, Any]:
     positions = positions_frame(chosen.read, proto, labels, p.size, p.n_positions)
     asked = positions[positions["asked"]]
     cells = role_cells(p, chosen, positions, who)
+    if sorted(c.key for c in cells["baseline"]) == sorted(c.key for c in cells["candidate"]):
+        raise PlanError(f"{who}: the baseline and the candidate would be sent the same requests: the same model, "
+                        f"and a temperature the {proto.name} protocol does not send (it samples at the provider's "
+                        "default); compare two models, or one at two temperatures under --protocol contextecho")
     judge = p.judge_models()[0]
     roles = p.roles()
     head = headline_ids(p.headline)
