@@ -205,6 +205,17 @@ def test_a_changed_probe_text_is_refused_before_any_call_or_recorded_when_allowe
     assert "instruments.probes_hash" in (out / "report.html").read_text()
 
 
+def test_a_session_changed_after_registration_is_refused(env, tmp_path, capsys):
+    import shutil
+
+    shutil.copytree(env / "sessions", tmp_path / "mine")
+    plan = register(env, "cmp/same", "session", sessions=str(tmp_path / "mine"))
+    with (tmp_path / "mine" / "s5.jsonl").open("a") as f:
+        f.write("\n")
+    assert compared(plan, env / "out" / "session") == 2
+    assert "sessions (sessions[5].sha256)" in capsys.readouterr().err
+
+
 def test_another_judge_prompt_is_refused(env, monkeypatch, capsys):
     from contextecho.echo.instruments import ContextEchoProtocol
 

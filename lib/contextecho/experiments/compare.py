@@ -39,7 +39,7 @@ from ..paper.formats import COUNT, P_VALUE, TEXT, VARIANCE, Decimals, estimate
 from ..paper.report import Section, Shown
 from ..paper.show import Result
 from ..paper.tables import Column, Table
-from ..stats.comparison import EndpointTest, endpoint_test, overall, unit_differences, verdicts
+from ..stats.comparison import endpoint_test, overall, unit_differences, untested, verdicts
 from ..stats.errors import StatsInputError
 from ..stats.sample_size import sessions_needed
 from ..stats.variance import variance_decomposition
@@ -256,7 +256,7 @@ def verdict_table(run: Run, units: pd.DataFrame) -> pd.DataFrame:
             tests.append(endpoint_test(spec["name"], mine["d"], mine["session"], margin=margin_of(p, spec["name"]),
                                        alpha=p.alpha, n_resamples=p.n_resamples, seed=p.resample_seed))
         except StatsInputError as exc:
-            tests.append(_untested(spec["name"], margin_of(p, spec["name"]), p.alpha, str(exc)))
+            tests.append(untested(spec["name"], margin=margin_of(p, spec["name"]), alpha=p.alpha, note=str(exc)))
     rows = [v.row() for v in verdicts(tests, alpha=p.alpha)]
     rows.append({"endpoint": "overall", "verdict": overall([r["verdict"] for r in rows]),
                  "note": "regressed if any endpoint is; else inconclusive if any is; else improved if any is; "
@@ -266,13 +266,6 @@ def verdict_table(run: Run, units: pd.DataFrame) -> pd.DataFrame:
     if run.planner is None:  # a plan's answers are placeholders: no verdict to say
         print(f"{NAME}: " + "; ".join(f"{r['endpoint']} {r['verdict']}" for r in rows), flush=True)
     return run.table("verdicts", table)
-
-
-def _untested(endpoint: str, margin: float, alpha: float, why: str) -> EndpointTest:
-    nan = float("nan")
-    return EndpointTest(endpoint=endpoint, estimate=nan, ci_low=nan, ci_high=nan, tost_low=nan, tost_high=nan,
-                        margin=margin, alpha=alpha, p_lower=nan, p_upper=nan, p_regressed=nan, p_improved=nan,
-                        n_units=0, n_sessions=0, note=why)
 
 
 def sample_size(run: Run, units: pd.DataFrame) -> pd.DataFrame:

@@ -142,13 +142,10 @@ def endpoint_test(endpoint: str, differences, sessions, *, margin: float, alpha:
     if units.empty:
         raise StatsInputError(f"{endpoint}: no unit holds both models' values")
     by_session = units.groupby("session", sort=True)["d"].mean()
-    nan = float("nan")
     if len(by_session) < 2:
-        mean = float(units["d"].mean())
-        return EndpointTest(endpoint=endpoint, estimate=mean, ci_low=nan, ci_high=nan, tost_low=nan, tost_high=nan,
-                            margin=margin, alpha=alpha, p_lower=nan, p_upper=nan, p_regressed=nan, p_improved=nan,
-                            n_units=len(units), n_sessions=len(by_session),
-                            note="fewer than 2 sessions: no test (sessions are the independent units)")
+        return untested(endpoint, margin=margin, alpha=alpha, estimate=float(units["d"].mean()), n_units=len(units),
+                        n_sessions=len(by_session),
+                        note="fewer than 2 sessions: no test (sessions are the independent units)")
     tost = tost_paired(by_session.to_numpy(), margin=margin, alpha=alpha)
     boot = bootstrap_mean(units["d"].to_numpy(), units["session"].to_numpy(), n_resamples=n_resamples, seed=seed)
     p = {"p_lower": tost.p_lower, "p_upper": tost.p_upper, "p_regressed": _complement(tost.p_upper),
@@ -163,6 +160,16 @@ def endpoint_test(endpoint: str, differences, sessions, *, margin: float, alpha:
     return EndpointTest(endpoint=endpoint, estimate=boot.estimate, ci_low=boot.ci_low, ci_high=boot.ci_high,
                         tost_low=tost.ci_low, tost_high=tost.ci_high, margin=margin, alpha=alpha, **p,
                         n_units=len(units), n_sessions=len(by_session), note=note)
+
+
+def untested(endpoint: str, *, margin: float, alpha: float, note: str, estimate: float = float("nan"),
+             n_units: int = 0, n_sessions: int = 0) -> EndpointTest:
+    """An endpoint without a test (too few sessions, no paired unit: ``note`` says which):
+    its p-values NaN, its verdict inconclusive."""
+    nan = float("nan")
+    return EndpointTest(endpoint=endpoint, estimate=estimate, ci_low=nan, ci_high=nan, tost_low=nan, tost_high=nan,
+                        margin=margin, alpha=alpha, p_lower=nan, p_upper=nan, p_regressed=nan, p_improved=nan,
+                        n_units=n_units, n_sessions=n_sessions, note=note)
 
 
 def _complement(p: float) -> float:
