@@ -254,3 +254,14 @@ def test_dry_run_and_confirmation(env, models, monkeypatch, capsys):
     monkeypatch.setattr("sys.stdin", io.StringIO(""))
     assert main(["compare", "--plan", str(plan), "--out", str(env / "out" / "unconfirmed")]) == 2
     assert "pass --yes" in capsys.readouterr().err and len(models.seen) == before
+
+
+def test_provider_models_are_registered_and_planned_without_a_key(env, monkeypatch, capsys):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    plan = env / "plans" / "providers.json"
+    assert main(["preregister", "--sessions", str(env / "sessions"), "--baseline", "openai/gpt-4o-mini",
+                 "--candidate", "openai/gpt-4o", "--judge", "openai/gpt-4o", "--out", str(plan), *FAST]) == 0
+    assert main(["compare", "--plan", str(plan), "--dry-run", "--out", str(env / "out" / "providers")]) == 0
+    assert "stopped before any call" in capsys.readouterr().out
+    assert main(["compare", "--plan", str(plan), "--yes", "--out", str(env / "out" / "providers-run")]) == 2
+    assert "needs OPENAI_API_KEY" in capsys.readouterr().err
