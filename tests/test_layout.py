@@ -104,7 +104,7 @@ def test_layers_import_downwards_only_and_designs_never_each_other():
 #: The experiments: the modules of ``experiments/`` that have a notebook, and the audit's and
 #: the session check's; the others are the helpers they share (the spine, parameters,
 #: selection, scores ...).
-EXPERIMENTS = {f"{PACKAGE}.experiments.{name}" for name in (*NOTEBOOKS, "audit", "session_validation")}
+EXPERIMENTS = {f"{PACKAGE}.experiments.{name}" for name in (*NOTEBOOKS, "audit", "compare", "session_validation")}
 
 
 def experiment_imports(module: str) -> list[tuple[str, int]]:

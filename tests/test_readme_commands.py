@@ -172,6 +172,17 @@ TRIED: dict[str, Try | NotRun] = {
     "make audit 'AUDIT=--sessions DIR --model M --quick --yes'":
         Try("DIR and M given, planned (--plan for --yes)",
             swap={"DIR": "{sessions}", "M": "local/smollm2-135m", "--yes": "--plan"}, add=AUDIT_PLAN),
+    # Compare two model releases
+    ".venv/bin/python -m contextecho preregister --sessions DIR --baseline OLD --candidate NEW --judge J "
+    "--out plan.json": Try("the embedded model against itself at another temperature (under our protocol, which "
+                           "sends it) on one session of the corpus, into a scratch plan (nothing is sent)",
+                           swap={"DIR": "{sessions}", "OLD": "local/smollm2-135m", "NEW": "local/smollm2-135m",
+                                 "J": "local/smollm2-135m", "plan.json": "{tmp}/plan.json"},
+                           add=("--candidate-temperature", "0.8", "--protocol", "contextecho", "-p", "n_sessions",
+                                "1", "-p", "judge_labels", "{labels}")),
+    ".venv/bin/python -m contextecho compare --plan plan.json --yes":
+        Try("with no plan registered in the scratch folder: refused before any call (exit 2)",
+            swap={"plan.json": "{tmp}/no-plan.json"}, exits=frozenset({2}), says="no such plan file"),
     # Calibration
     ".venv/bin/python -m contextecho judge-check --judge anthropic/claude-sonnet-4-6":
         Try("as given, no key set: refused before any call (exit 2)", exits=frozenset({2}),

@@ -30,6 +30,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "paraphrases": ("contextecho.cli.paraphrases", "write the CAPE items' candidate paraphrases for review"),
     "released": ("contextecho.cli.released", "fetch and verify the authors' released per-cell dataset (Hugging Face)"),
     "judge-check": ("contextecho.cli.judge_check", "calibrate a judge against labelled verdicts (kappa, confusion)"),
+    "preregister": ("contextecho.cli.preregister", "register a comparison of two model releases before any call"),
+    "compare": ("contextecho.cli.compare", "compare two model releases under a pre-registration: a verdict for CI"),
 }
 
 #: The exit statuses of every command, by meaning.

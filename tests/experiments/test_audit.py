@@ -12,7 +12,7 @@ import pytest
 
 from contextecho.__main__ import main
 from contextecho.echo.protocols import protocol
-from contextecho.experiments import audit
+from contextecho.experiments import audit, session_positions
 from contextecho.experiments.parameters import ParameterError, RangeError
 from tests.sessions.conftest import CC, CX, write_jsonl
 
@@ -64,15 +64,15 @@ LISTED = [("D01", 10), ("D02", 20), ("P0_start", 25), ("c1_pre", 30), ("c1_post"
 
 
 def test_quick_asks_the_start_and_the_first_compaction_else_the_middle_and_the_end():
-    assert audit.choose_positions(LISTED, "quick", 0) == [("P0_start", 25), ("c1_pre", 30), ("c1_post", 40)]
+    assert session_positions.choose_positions(LISTED, "quick", 0) == [("P0_start", 25), ("c1_pre", 30), ("c1_post", 40)]
     plain = [c for c in LISTED if not c[0].startswith("c1")]
-    assert audit.choose_positions(plain, "quick", 0) == [("P0_start", 25), ("D05", 50), ("D10", 100)]
-    assert audit.choose_positions(LISTED, "full", 0) == LISTED
+    assert session_positions.choose_positions(plain, "quick", 0) == [("P0_start", 25), ("D05", 50), ("D10", 100)]
+    assert session_positions.choose_positions(LISTED, "full", 0) == LISTED
     # n_positions: the quick choice first, then evenly along the rest; full: evenly along all
-    assert audit.choose_positions(LISTED, "quick", 5) == [("D01", 10), ("P0_start", 25), ("c1_pre", 30),
+    assert session_positions.choose_positions(LISTED, "quick", 5) == [("D01", 10), ("P0_start", 25), ("c1_pre", 30),
                                                           ("c1_post", 40), ("D10", 100)]
-    assert audit.choose_positions(LISTED, "full", 2) == [("D01", 10), ("D10", 100)]
-    assert audit.choose_positions(LISTED[:2], "full", 5) == LISTED[:2]
+    assert session_positions.choose_positions(LISTED, "full", 2) == [("D01", 10), ("D10", 100)]
+    assert session_positions.choose_positions(LISTED[:2], "full", 5) == LISTED[:2]
 
 
 def test_candidates_are_the_start_the_deciles_and_the_compactions(tmp_path):
@@ -80,14 +80,14 @@ def test_candidates_are_the_start_the_deciles_and_the_compactions(tmp_path):
 
     path = claude(tmp_path / "long.jsonl", rounds=60, compaction_at=8)  # turns past the harness's 100 + 100
     ours = load_session(path)
-    listed = audit.candidates(ours, protocol("contextecho"))
-    kinds = [audit.kind_of(label) for label, _ in listed]
+    listed = session_positions.candidates(ours, protocol("contextecho"))
+    kinds = [session_positions.kind_of(label) for label, _ in listed]
     assert kinds.count("start") == 1 and kinds.count("compaction") == 2 and kinds.count("decile") >= 8
     assert [s for _, s in listed] == sorted({s for _, s in listed})  # one per step, in order
-    harness = audit.candidates(protocol("reference").read_session(path), protocol("reference"))
+    harness = session_positions.candidates(protocol("reference").read_session(path), protocol("reference"))
     labels = dict(harness)
     assert labels["P0_start"] == 100 and labels["c1_post"] == labels["c1_pre"] + 100
-    assert audit.choose_positions(harness, "quick", 0) == sorted(
+    assert session_positions.choose_positions(harness, "quick", 0) == sorted(
         [(k, labels[k]) for k in ("P0_start", "c1_pre", "c1_post")], key=lambda c: c[1])
 
 

@@ -29,17 +29,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
 
-from ..echo.protocol import Positions, Protocol
-from ..echo.protocols import protocol, protocol_of
+from ..echo.protocol import Protocol
+from ..echo.protocols import protocol
 from ..engine.llm import LOCAL_MODEL, is_in_process
 from ..engine.paths import data_dir
 from ..paper import figures
@@ -50,11 +48,6 @@ from ..paper.report import Section, Shown
 from ..paper.outputs import Outputs
 from ..paper.show import Result, SavedFigure
 from ..paper.tables import Column, Table
-from ..sessions.corpus import scan
-from ..sessions.errors import SessionError
-from ..sessions.loader import load_session
-from ..sessions.model import Session
-from ..sessions.positions import Position
 from ..sessions.redaction.text import PLACEHOLDER
 from ..stats.errors import StatsInputError
 from ..stats.judge_free import compliance_gap, verbosity_ratio
@@ -66,16 +59,18 @@ from .item_ids import CONTRACT_IDS, PROBE_IDS, STRESSOR_IDS
 from .protocol_record import protocol_record
 from .scores import gap_row, headline_rows, score_column
 from .selection import build
-from .parameters import Interval, OneOf, RangeError, count
+from .session_positions import (POSITIONS, Sessions, asked_positions, choose_sessions, positions_frame)
+from .parameters import Interval, OneOf, count
 from .spine import Run, Stage
 
 NAME = "audit"
 TITLE = "Audit: drift of a model on your own sessions"
 SIZES = ("quick", "full")
 #: What each size asks (module doc); ``positions`` 0: every candidate position.
-SIZE = {"quick": {"probes": ("coding_self",), "stressors": ("S2#01",), "contracts": ("S2#01",), "positions": 3},
+SIZE = {"quick": {"probes": ("coding_self",), "stressors": ("S2#01",), "contracts": ("S2#01",),
+                  "positions": POSITIONS["quick"]},
         "full": {"probes": ("all",), "stressors": ("S2",), "contracts": intervention_effects.Parameters.contracts,
-                 "positions": 0}}
+                 "positions": POSITIONS["full"]}}
 #: The embedded build's budgets (the notebooks' defaults): its 8k context, two cores.
 EMBEDDED = {"window": 3000, "max_tokens": 32, "stressor_max_tokens": 32, "judge_max_tokens": 64}
 #: The protocol setting each budget defaults to.
@@ -144,135 +139,18 @@ class Parameters(JudgedParameters):
         return dataclasses.replace(self, **budgets)
 
 
-# ------------------------------------------------------------------------------- sessions
-@dataclass(frozen=True)
-class Sessions:
-    """The sessions an audit reads under the run's ``protocol`` (looked up here, the run's first
-    stage): each file, read the protocol's way (``read``) and ours (``ours``: the A-anchor's
-    cells); the files it cannot audit, each with why."""
-
-    protocol: Protocol
-    files: tuple[Path, ...]
-    read: tuple[Any, ...]
-    ours: tuple[Session, ...]
-    skipped: tuple[tuple[str, str], ...]
-    root: Path
-
-    def shown(self, path: Path) -> str:
-        """A file as the report names it: relative to the folder given."""
-        return path.relative_to(self.root).as_posix() if path != self.root else path.name
-
-
-def choose_sessions(params: Parameters) -> Sessions:
-    """Read the sessions (a folder's transcripts, longest first, or one file); a file that
-    cannot be audited is listed with its reason; none left is an error saying why."""
-    source = params.source
-    if source.is_file():
-        root, files, problems = source.parent, [source], []
-    elif source.is_dir():
-        root = source
-        files, problems = scan(source)
-        files = [f for f in files if "subagents" not in f.relative_to(source).parts]
-    else:
-        hint = " (run `python -m contextecho import-sessions`, or give a folder)" if not params.sessions else ""
-        raise FileNotFoundError(f"audit: sessions: {source} is neither a file nor a folder{hint}")
-    proto = protocol_of(params)
-    found, skipped = [], list(problems)
-    for path in files:
-        rel = path.relative_to(root).as_posix()
-        try:
-            ours = load_session(path)
-        except (SessionError, OSError, ValueError) as exc:
-            skipped.append((rel, f"not read: {exc}"))
-            continue
-        if ours.format not in proto.formats:
-            skipped.append((rel, f"a {ours.format} session: the {proto.name} protocol reads "
-                                 f"{', '.join(proto.formats)} only (--protocol contextecho reads both)"))
-        elif ours.n_agent_steps == 0:
-            skipped.append((rel, "no agent step to snapshot"))
-        else:
-            found.append((path, ours))
-    found.sort(key=lambda f: (-f[1].n_agent_steps, f[0].as_posix()))
-    if params.n_sessions > len(found) > 0:
-        rule = Interval(1, len(found), zero="every session found", high_text=f"the sessions in {source} "
-                        f"that can be audited under {proto.name}")
-        raise RangeError(NAME, [f"parameter 'n_sessions': {params.n_sessions} is out of range; "
-                                f"valid: {rule.valid(params.n_sessions, None)}"])
-    chosen = found[:params.n_sessions] if params.n_sessions else found
-    if not chosen:
-        why = "; ".join(f"{f}: {w}" for f, w in skipped[:5]) or "no .jsonl transcript in it"
-        raise ValueError(f"audit: no session to audit in {source} ({why})")
-    read = [proto.read_session(path, ours) for path, ours in chosen]
-    return Sessions(proto, tuple(p for p, _ in chosen), tuple(read), tuple(o for _, o in chosen), tuple(skipped),
-                    root)
-
-
 # ------------------------------------------------------------------------------ positions
-def candidates(session: Session, protocol: Protocol) -> list[tuple[str, int]]:
-    """Every position an audit may snapshot, in order along the session: the start, each
-    decile, the last step before and the first after each compaction, as ``(label, step)``,
-    the protocol's landmarks (:class:`~contextecho.echo.protocol.Positions`; under
-    ``reference`` the harness's turns and labels: its start is turn 100). Two at one step
-    keep the first the protocol lists."""
-    at: dict[int, str] = {}
-    for position in protocol.positions(session, Positions("landmarks")):
-        at.setdefault(position.step, position.label)
-    return [(label, step) for step, label in sorted(at.items())]
-
-
-def kind_of(label: str) -> str:
-    """What a position label marks: start, compaction or decile."""
-    if label in ("start", "P0_start"):
-        return "start"
-    return "compaction" if re.fullmatch(r"c\d+_(pre|post)", label) else "decile"
-
-
-def choose_positions(listed: Sequence[tuple[str, int]], size: str, n: int) -> list[tuple[str, int]]:
-    """The positions asked of one session's candidates ``listed``: ``quick`` the start and
-    the first compaction's pre and post (else the middle and last decile), ``full`` every
-    one; ``n`` (0: the size's) positions, the quick choice first, then evenly along the rest."""
-    n = n or SIZE[size]["positions"] or len(listed)
-    if size == "quick":
-        labels = [label for label, _ in listed]
-        pair = ["c1_pre", "c1_post"] if "c1_pre" in labels or "c1_post" in labels else \
-            [labels[i] for i in (len(labels) // 2, len(labels) - 1)]
-        start = [label for label in labels if kind_of(label) == "start"][:1]
-        first = [c for c in listed if c[0] in {*start, *pair}]
-    else:
-        first = []
-    rest = [c for c in listed if c not in first]
-    if len(first) < n and rest:
-        k = min(n - len(first), len(rest))
-        picks = sorted({round(i * (len(rest) - 1) / max(1, k - 1)) for i in range(k)}) if k > 1 else [len(rest) - 1]
-        first += [rest[i] for i in picks]
-    return sorted(first[:n], key=lambda c: c[1])
-
-
 def positions(run: Run, chosen: Sessions) -> pd.DataFrame:
     """The positions asked of each session (module doc: start, pre/post each compaction,
     deciles), with the candidates they were chosen from; ``results/positions.parquet``."""
     p = run.params
-    rows = []
-    for session in chosen.read:
-        listed = candidates(session, run.protocol)
-        asked = choose_positions(listed, p.size, p.n_positions)
-        for label, step in listed:
-            rows.append({"session": run.labels[session.session_id], "session_id": session.session_id,
-                         "position": label, "step": step, "kind": kind_of(label), "asked": (label, step) in asked})
-    frame = pd.DataFrame(rows)
+    frame = positions_frame(chosen.read, run.protocol, run.labels, p.size, p.n_positions)
     run.out.parquet("positions", frame)
     for (label, sid), g in frame[frame["asked"]].groupby(["session", "session_id"], sort=True):
         print(f"{run.name}: {label} ({sid}): " + ", ".join(f"{r.position} at {r.step}" for r in g.itertuples()),
               flush=True)
     run.table("positions", frame[frame["asked"]])
     return frame
-
-
-def _asked(positions: pd.DataFrame) -> Positions:
-    """The positions asked of each session."""
-    asked = positions[positions["asked"]]
-    return Positions(chosen={sid: tuple(Position(int(r.step), r.position, "audit") for r in g.itertuples())
-                             for sid, g in asked.groupby("session_id", sort=False)})
 
 
 # ---------------------------------------------------------------------------- the stages
@@ -304,7 +182,7 @@ def cells(run: Run, positions: pd.DataFrame) -> list:
     """The panel's cells: target × session × position × arm (real, filler) × probe and S2
     wording, under the run's protocol (redacted for a model that is not in-process)."""
     p = run.params
-    return build(run.protocol, p, NAME, run.sessions, p.items, positions=_asked(positions),
+    return build(run.protocol, p, NAME, run.sessions, p.items, positions=asked_positions(positions),
                  stressor_max_tokens=p.stressor_max_tokens)
 
 
