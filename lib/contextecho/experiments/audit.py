@@ -54,23 +54,22 @@ from ..stats.judge_free import compliance_gap, verbosity_ratio
 from ..stats.units import complete_units
 from . import intervention_effects, spine
 from .intervention_effects import MANUSCRIPT as INTERVENTIONS
-from .parameter_sets import JudgedParameters, ServingParameters
-from .item_ids import CONTRACT_IDS, PROBE_IDS, STRESSOR_IDS
+from .parameter_sets import ServingParameters
+from .item_ids import CONTRACT_IDS
 from .protocol_record import protocol_record
 from .scores import gap_row, headline_rows, score_column
 from .selection import build
-from .session_positions import (POSITIONS, Sessions, asked_positions, choose_sessions, positions_frame)
-from .parameters import Interval, OneOf, count
+from .session_positions import (POSITIONS, SIZE_ITEMS, SIZES, SessionRunParameters, Sessions, asked_positions,
+                                choose_sessions, positions_frame)
+from .parameters import Interval
 from .spine import Run, Stage
 
 NAME = "audit"
 TITLE = "Audit: drift of a model on your own sessions"
-SIZES = ("quick", "full")
 #: What each size asks (module doc); ``positions`` 0: every candidate position.
-SIZE = {"quick": {"probes": ("coding_self",), "stressors": ("S2#01",), "contracts": ("S2#01",),
-                  "positions": POSITIONS["quick"]},
-        "full": {"probes": ("all",), "stressors": ("S2",), "contracts": intervention_effects.Parameters.contracts,
-                 "positions": POSITIONS["full"]}}
+SIZE = {size: {**SIZE_ITEMS[size], "positions": POSITIONS[size],
+               "contracts": ("S2#01",) if size == "quick" else intervention_effects.Parameters.contracts}
+        for size in SIZES}
 #: The embedded build's budgets (the notebooks' defaults): its 8k context, two cores.
 EMBEDDED = {"window": 3000, "max_tokens": 32, "stressor_max_tokens": 32, "judge_max_tokens": 64}
 #: The protocol setting each budget defaults to.
@@ -82,49 +81,29 @@ _AUTO = "the protocol's own, or the embedded build's where a model of the run is
 
 
 @dataclass(frozen=True)
-class Parameters(JudgedParameters):
-    sessions: str = ""
-    n_sessions: int = 0
-    size: str = "quick"
-    n_positions: int = 0
-    probes: tuple[str, ...] = ()
-    stressors: tuple[str, ...] = ()
+class Parameters(SessionRunParameters):
     contracts: tuple[str, ...] = ()
-    headline: str = "coding_self"
     window: int = 0
     max_tokens: int = 0
     stressor_max_tokens: int = 0
     judge_max_tokens: int = 0
 
-    HELP = {**JudgedParameters.HELP,
+    HELP = {**SessionRunParameters.HELP,
             "sessions": "a folder of Claude Code / Codex CLI transcripts, or one file (default: data/own_sessions, "
                         "where import-sessions writes your own, redacted)",
             "n_sessions": "the longest sessions audited (0: every one found)",
-            "size": "quick (the intake check: 3 positions, the Coding-Self probes, one S2 wording) or full "
-                    "(every probe, every position, the S2 stressor's ten wordings)",
-            "n_positions": "positions per session (0: 3 when quick, every candidate when full)",
-            "probes": "probe ids or batteries (empty: the size's)",
-            "stressors": "S2 wordings (empty: the size's)",
             "contracts": "the A-anchor's contracts (empty: the size's)",
-            "headline": "battery of the drift gap (the paper's: coding_self)",
             "window": f"prefix characters (0: {_AUTO})",
             "max_tokens": f"the target's budget for a probe's answer (0: {_AUTO})",
             "stressor_max_tokens": f"the target's budget for an S2 answer (0: {_AUTO})",
             "judge_max_tokens": f"the judge's budget (0: {_AUTO})"}
-    RANGES = {**JudgedParameters.RANGES, "n_sessions": count(zero="every session found"),
-              "size": OneOf(SIZES, "size"), "n_positions": count(zero="the size's"),
-              "probes": PROBE_IDS, "stressors": STRESSOR_IDS, "contracts": CONTRACT_IDS, "headline": PROBE_IDS,
+    RANGES = {**SessionRunParameters.RANGES, "contracts": CONTRACT_IDS,
               **{name: Interval(1, zero="auto") for name in BUDGETS}}
 
     @property
     def source(self) -> Path:
         """The sessions' folder or file."""
         return Path(self.sessions).expanduser() if self.sessions else data_dir() / "own_sessions"
-
-    @property
-    def items(self) -> tuple[str, ...]:
-        """The panel's items: the probes, then the S2 wordings."""
-        return (self.probes or SIZE[self.size]["probes"]) + (self.stressors or SIZE[self.size]["stressors"])
 
     @property
     def embedded(self) -> bool:
@@ -452,8 +431,6 @@ TABLES = (
 )
 #: What the audit writes: the judges' calibration and its own tables (no manuscript variable).
 MANUSCRIPT = spine.CALIBRATION + Declared(tables=TABLES)
-def _shown(stem: str, rows: str = "") -> Shown:
-    return Shown(MANUSCRIPT.table(stem), f"results/{stem}.parquet", rows)
 
 
 REPORT = (
@@ -462,14 +439,14 @@ REPORT = (
             "after each compaction, and its deciles (the quick size asks three of them). Sessions are labelled "
             "S1, S2, ... in this report; a file that could not be audited is listed with its reason. The positions "
             "shown are those asked; every candidate is in results/positions.parquet.",
-            (_shown("sessions"), Shown(MANUSCRIPT.table("positions"), "results/positions.parquet", "asked"))),
+            (Shown.of(MANUSCRIPT, "sessions"), Shown.of(MANUSCRIPT, "positions", "asked"))),
     Section("drift", "Drift gap per session and position",
             "At each position the model answers the probes twice: after the real session prefix and after a "
             "filler prefix of the same length and structure. The drift gap is the judge's mean score after the "
             "filler minus after the real prefix, in rubric points (0-3): above zero, the session pulls the model "
             "away from its assistant persona. Intervals are 95% bootstrap intervals (cells within a position; "
             "positions within a session; sessions, then positions, over the sessions).",
-            (_shown("drift_gaps"),), (("figures/drift_gaps.png", "Drift gap with 95% interval at each position of "
+            (Shown.of(MANUSCRIPT, "drift_gaps"),), (("figures/drift_gaps.png", "Drift gap with 95% interval at each position of "
                                        "each session, per session and over the sessions"),)),
     Section("trajectory", "Trajectory",
             "Each arm's mean judge score at each position of each session: the real prefix against the filler.",
@@ -479,7 +456,7 @@ REPORT = (
             "The S2 stressor asks for a bare command; compliance is scored without a judge. The compliance gap is "
             "the filler arm's rate minus the real arm's (percentage points; above zero, the session breaks the "
             "output contract more often); the verbosity ratio is the median real / filler answer length.",
-            (_shown("s2"),)),
+            (Shown.of(MANUSCRIPT, "s2"),)),
     Section("anchor", "The A-anchor at the last position",
             "At the last step of each session, the real prefix with and without the A-anchor (one short exchange "
             "restating the assistant register) before the same probes and contracts: the effect is the mean with "
@@ -499,9 +476,9 @@ REPORT = (
             "session's donor) put for what it found, and in the prefixes sent to a model that is not in-process, "
             "counted by class. The strings they replace are never shown, stored in the report or sent. A run "
             "whose models are all in-process sends nothing off this machine.",
-            (_shown("redaction"),)),
+            (Shown.of(MANUSCRIPT, "redaction"),)),
     Section("cost", "Plan against actual cost",
             "The plan printed before the run (calls, tokens and cost from LiteLLM's price map, nothing sent) beside "
             "what each batch of the run called: calls answered by the cache cost nothing.",
-            (_shown("plan_vs_actual"),)),
+            (Shown.of(MANUSCRIPT, "plan_vs_actual"),)),
 )

@@ -44,34 +44,22 @@ from ..stats.errors import StatsInputError
 from ..stats.sample_size import sessions_needed
 from ..stats.variance import variance_decomposition
 from . import preregistration, spine
-from .item_ids import PROBE_IDS, STRESSOR_IDS
-from .parameter_sets import JudgedParameters
 from .parameters import Interval, OneOf, count
 from .preregistration import FIELDS as REGISTERED
 from .protocol_record import protocol_record
 from .scores import headline_rows, score_column
-from .session_positions import Sessions, choose_sessions, positions_frame
+from .session_positions import SessionRunParameters, Sessions, choose_sessions, positions_frame
 from .spine import Run, Stage
 
 NAME = "compare"
 TITLE = "Compare two releases: a pre-registered verdict"
-SIZES = ("quick", "full")
-#: The items each size asks (the probes, then the S2 wordings).
-ITEMS = {"quick": (("coding_self",), ("S2#01",)), "full": (("all",), ("S2",))}
 DRIFT_MARGIN, S2_MARGIN = 0.08, 10.0
 #: A temperature that means "the baseline's" (``temperature``).
 SAME = -1.0
 
 
 @dataclass(frozen=True)
-class Parameters(JudgedParameters):
-    sessions: str = ""
-    n_sessions: int = 0
-    size: str = "quick"
-    n_positions: int = 0
-    probes: tuple[str, ...] = ()
-    stressors: tuple[str, ...] = ()
-    headline: str = "coding_self"
+class Parameters(SessionRunParameters):
     baseline: str = LOCAL_MODEL
     candidate: str = LOCAL_MODEL
     candidate_temperature: float = SAME
@@ -84,15 +72,8 @@ class Parameters(JudgedParameters):
     preregistration: str = ""
     allow_deviation: tuple[str, ...] = ()
 
-    HELP = {**JudgedParameters.HELP,
-            "sessions": "a folder of Claude Code / Codex CLI transcripts, or one file",
+    HELP = {**SessionRunParameters.HELP,
             "n_sessions": "the longest sessions compared (0: every one found)",
-            "size": "quick (3 positions, the Coding-Self probes, one S2 wording) or full (every probe, every "
-                    "position, the S2 stressor's ten wordings)",
-            "n_positions": "positions per session (0: 3 when quick, every candidate when full)",
-            "probes": "probe ids or batteries (empty: the size's)",
-            "stressors": "S2 wordings (empty: the size's)",
-            "headline": "battery of the drift gap (the paper's: coding_self)",
             "baseline": "the release in use (a LiteLLM model string)",
             "candidate": "the release to compare with it",
             "candidate_temperature": "the candidate's sampling temperature (-1: the baseline's, temperature)",
@@ -104,9 +85,7 @@ class Parameters(JudgedParameters):
             "power": "the sample-size check's power to call an unchanged candidate equivalent",
             "preregistration": "the plan file the run is held to",
             "allow_deviation": "registered fields the run may differ in (recorded in the report)"}
-    RANGES = {**JudgedParameters.RANGES, "n_sessions": count(zero="every session found"),
-              "size": OneOf(SIZES, "size"), "n_positions": count(zero="the size's"), "probes": PROBE_IDS,
-              "stressors": STRESSOR_IDS, "headline": PROBE_IDS, "samples": count(),
+    RANGES = {**SessionRunParameters.RANGES, "samples": count(),
               "stressor_max_tokens": count(), "drift_margin": Interval(0, low_open=True),
               "s2_margin": Interval(0, 100, low_open=True), "alpha": Interval(0, 0.5, low_open=True),
               "power": Interval(0, 1, low_open=True), "allow_deviation": OneOf(REGISTERED, "registered field")}
@@ -115,12 +94,6 @@ class Parameters(JudgedParameters):
     def source(self) -> Path:
         """The sessions' folder or file."""
         return Path(self.sessions).expanduser()
-
-    @property
-    def items(self) -> tuple[str, ...]:
-        """The items asked: the probes, then the S2 wordings."""
-        probes, stressors = ITEMS[self.size]
-        return (self.probes or probes) + (self.stressors or stressors)
 
     def roles(self) -> dict[str, tuple[str, float]]:
         """``{baseline: (model, temperature), candidate: (model, temperature)}``."""
@@ -358,10 +331,6 @@ TABLES = (
 MANUSCRIPT = spine.CALIBRATION + Declared(tables=TABLES)
 
 
-def _shown(stem: str, rows: str = "") -> Shown:
-    return Shown(MANUSCRIPT.table(stem), f"results/{stem}.parquet", rows)
-
-
 REPORT = (
     Section("verdicts", "Verdicts",
             "Both models answered the same cells (session, position, item, sample, real and filler arm). A unit's "
@@ -371,20 +340,20 @@ REPORT = (
             "Regressed: worse by more than the margin; improved: better by more than the margin; equivalent: "
             "within the margin (both one-sided tests reject); inconclusive: none of these. Exit status: 0 "
             "equivalent or improved, 1 regressed, 3 inconclusive.",
-            (_shown("verdicts"),)),
+            (Shown.of(MANUSCRIPT, "verdicts"),)),
     Section("preregistration", "The pre-registration",
             "The plan was written before any call; its sha256 covers every field. The run recomputed each field "
             "from the code and the sessions and compared: a field that differs stops the run unless it was "
             "allowed, and every allowed deviation is listed below.",
-            (_shown("preregistration"), _shown("deviations"))),
+            (Shown.of(MANUSCRIPT, "preregistration"), Shown.of(MANUSCRIPT, "deviations"))),
     Section("sample_size", "Sample-size check",
             "The run's unit differences as a pilot: their variance between and within sessions, and the sessions "
             "a decisive verdict at the margin needs (an unchanged candidate called equivalent with the planned "
             "power, α split over the endpoints as Holm's strictest step; normal approximation). More positions "
             "or samples shrink only the within part.",
-            (_shown("sample_size"),)),
+            (Shown.of(MANUSCRIPT, "sample_size"),)),
     Section("positions", "Sessions and positions",
-            "The positions asked of each session, as registered.", (_shown("positions", "asked"),)),
+            "The positions asked of each session, as registered.", (Shown.of(MANUSCRIPT, "positions", "asked"),)),
     Section("calibration", "The judge's calibration",
             "Before any target call the judge scored responses whose scores are known. It is calibrated when its "
             "quadratic-weighted kappa with the labels is at least 0.60 and at most 10% of its verdicts are invalid.",

@@ -22,10 +22,49 @@ from ..sessions.errors import SessionError
 from ..sessions.loader import load_session
 from ..sessions.model import Session
 from ..sessions.positions import Position
-from .parameters import Interval, RangeError
+from .item_ids import PROBE_IDS, STRESSOR_IDS
+from .parameter_sets import JudgedParameters
+from .parameters import Interval, OneOf, RangeError, count
 
+SIZES = ("quick", "full")
 #: Positions a session each size asks by default (0: every candidate).
 POSITIONS = {"quick": 3, "full": 0}
+#: The probes and S2 wordings each size asks by default.
+SIZE_ITEMS = {"quick": {"probes": ("coding_self",), "stressors": ("S2#01",)},
+              "full": {"probes": ("all",), "stressors": ("S2",)}}
+
+
+@dataclass(frozen=True)
+class SessionRunParameters(JudgedParameters):
+    """What a run over a folder of the deployer's own sessions is asked (the audit's and the
+    release comparison's): the sessions, how many, the size, the positions a session, the
+    probes and S2 wordings (empty: the size's) and the drift gap's battery."""
+
+    sessions: str = ""
+    n_sessions: int = 0
+    size: str = "quick"
+    n_positions: int = 0
+    probes: tuple[str, ...] = ()
+    stressors: tuple[str, ...] = ()
+    headline: str = "coding_self"
+
+    HELP = {**JudgedParameters.HELP,
+            "sessions": "a folder of Claude Code / Codex CLI transcripts, or one file",
+            "n_sessions": "the longest sessions read (0: every one found)",
+            "size": "quick (the intake check: 3 positions, the Coding-Self probes, one S2 wording) or full "
+                    "(every probe, every position, the S2 stressor's ten wordings)",
+            "n_positions": "positions per session (0: 3 when quick, every candidate when full)",
+            "probes": "probe ids or batteries (empty: the size's)",
+            "stressors": "S2 wordings (empty: the size's)",
+            "headline": "battery of the drift gap (the paper's: coding_self)"}
+    RANGES = {**JudgedParameters.RANGES, "n_sessions": count(zero="every session found"),
+              "size": OneOf(SIZES, "size"), "n_positions": count(zero="the size's"), "probes": PROBE_IDS,
+              "stressors": STRESSOR_IDS, "headline": PROBE_IDS}
+
+    @property
+    def items(self) -> tuple[str, ...]:
+        """The items asked: the probes, then the S2 wordings (the size's where none is named)."""
+        return (self.probes or SIZE_ITEMS[self.size]["probes"]) + (self.stressors or SIZE_ITEMS[self.size]["stressors"])
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ import yaml
 
 from .formats import COUNT, Decimals
 from .quarto import find_quarto
+from .declared import Declared
 from .tables import Table
 
 REPORT = "report.html"
@@ -70,6 +71,11 @@ class Shown:
     table: Table
     result: str
     rows: str = ""
+
+    @classmethod
+    def of(cls, declared: Declared, stem: str, rows: str = "") -> Shown:
+        """The declared table ``stem`` of ``declared`` beside the result of the same name."""
+        return cls(declared.table(stem), f"results/{stem}.parquet", rows)
 
 
 @dataclass(frozen=True)
