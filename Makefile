@@ -113,12 +113,7 @@ notebook-filter:
 # 2, 3 and 4 workers took 690-717 s, 627 s and 675 s). WORKERS=1: in this process, one test
 # after another.
 WORKERS ?= $(shell $(PYTHON) -c 'import os; print((os.cpu_count() or 1) + 1)')
-# More workers than cores: the embedded model's two OpenMP threads would spin-wait (libgomp's
-# default) while another worker holds the core they wait for. A short spin, then sleep: on two
-# cores beside one busy process, 64 tokens took 4.3 s instead of 5.6-5.9 s (alone, 2.15 s
-# instead of 1.9-2.05 s; `make paper`, alone on the machine, keeps the default). Scheduling only:
-# the answers are the same.
-PYTEST  = GOMP_SPINCOUNT=$${GOMP_SPINCOUNT:-1000} $(PY) -m pytest --durations=20 $(if $(filter 1,$(WORKERS)),-p no:xdist,-n $(WORKERS) --dist loadscope --no-loadscope-reorder)
+PYTEST  = $(PY) -m pytest --durations=20 $(if $(filter 1,$(WORKERS)),-p no:xdist,-n $(WORKERS) --dist loadscope --no-loadscope-reorder)
 
 test: $(STAMP) lint
 	$(PYTEST)

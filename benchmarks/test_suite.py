@@ -21,16 +21,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_S = 600
 SUMMARY = re.compile(r"(\d+) passed.* in ([\d.]+)s")
-# The Makefile's PYTEST: one worker more than the cores, a module to a worker, slow modules first,
-# and a short OpenMP spin for the embedded model's threads (the workers outnumber the cores).
+# The Makefile's PYTEST: one worker more than the cores, a module to a worker, slow modules first.
 PARALLEL = ["-n", str((os.cpu_count() or 1) + 1), "--dist", "loadscope", "--no-loadscope-reorder"]
-SPIN = {"GOMP_SPINCOUNT": os.environ.get("GOMP_SPINCOUNT", "1000")}
 
 
 def run(extra: list[str]) -> tuple[float, int, str]:
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *extra], cwd=ROOT,
-                          env={**os.environ, "CI": "true", **SPIN}, capture_output=True, text=True)
+                          env={**os.environ, "CI": "true"}, capture_output=True, text=True)
     wall = time.perf_counter() - start
     tail = (proc.stdout + proc.stderr).strip().splitlines()[-1] if proc.stdout or proc.stderr else ""
     if proc.returncode != 0:
