@@ -81,6 +81,7 @@ import atexit
 import dataclasses
 import hashlib
 import importlib.util
+import itertools
 import json
 import os
 import sys
@@ -88,7 +89,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -604,7 +605,7 @@ class LocalChatModel:
         written, steps = "", 0
         while written not in ends:
             logits = self._last_logits()
-            valid = [t for t in np.argsort(-logits, kind="stable")[:NAME_CANDIDATES]
+            valid = [t for t in top_tokens(logits, NAME_CANDIDATES)
                      if (piece := self._piece(int(t))) and any(e.startswith(written + piece) for e in ends)]
             if not valid:  # none of the most preferred tokens continues a name: the first name it begins
                 rest = next(e for e in ends if e.startswith(written))[len(written):]
@@ -682,10 +683,12 @@ class LocalChatModel:
             self._first_chars = classes
         return self._first_chars
 
-    def constraint_candidates(self, logits: np.ndarray, state: JsonObjectPrefix) -> np.ndarray:
+    def constraint_candidates(self, logits: np.ndarray, state: JsonObjectPrefix) -> Iterator[int]:
         """The tokens whose first two characters can continue ``state``, most preferred
         first (ties by token id: the order of a stable sort of the whole vocabulary, less
-        the tokens that cannot be valid). A token can keep the text valid only if its first
+        the tokens that cannot be valid), sorted as they are read (:func:`preferred`: the
+        first valid one is usually among the first few, and the rest are never sorted).
+        A token can keep the text valid only if its first
         characters do, so this drops no valid token; it spares the constraint the full check
         of the tens of thousands that fail there (in a JSON structure, every word token
         that starts with a space fails at its second character)."""
@@ -702,8 +705,7 @@ class LocalChatModel:
         classes = self._char_classes()
         known = classes[:, 0] >= 0
         c0, c1 = np.maximum(classes[:, 0], 0), np.maximum(classes[:, 1], 0)
-        tokens = np.flatnonzero(known & first[c0] & second[c0, c1])
-        return tokens[np.argsort(-logits[tokens], kind="stable")]
+        return preferred(logits, np.flatnonzero(known & first[c0] & second[c0, c1]))
 
     def _constrained(self, logits: np.ndarray, state: JsonObjectPrefix, temperature: float, top_p: float,
                      top_k: int, rng: np.random.Generator, left: int) -> tuple[int, JsonObjectPrefix]:
@@ -772,16 +774,30 @@ class LocalChatModel:
         return int(order[rng.choice(len(order), p=probs)])
 
 
+def preferred(values: np.ndarray, ids: np.ndarray | None = None, first: int = 64) -> Iterator[int]:
+    """``ids`` (default every index of ``values``; ascending) most preferred first: exactly the
+    order of a stable sort by ``-values`` (ties: the lower id first), sorted a block at a time
+    as it is read (``first`` ids, then twice as many each time: the block's best by a partial
+    partition, with every id tied with its last one), so a reader that stops early never sorts
+    the rest, and one that reads all of it pays O(n log n)."""
+    ids = np.arange(len(values)) if ids is None else np.asarray(ids)
+    left = values[ids]
+    size = max(1, first)
+    while len(ids):
+        if len(ids) > size:
+            threshold = np.partition(left, len(left) - size)[len(left) - size]
+            top = left >= threshold  # the block's best, and any tied with its last
+        else:
+            top = np.ones(len(ids), dtype=bool)
+        yield from ids[top][np.argsort(-left[top], kind="stable")].tolist()
+        ids, left, size = ids[~top], left[~top], size * 2
+
+
 def top_tokens(logp: np.ndarray, k: int) -> np.ndarray:
     """The ``k`` most probable tokens, most probable first (ties: the lower id first, as a
     stable sort of the whole vocabulary orders them), without sorting the vocabulary."""
-    if k <= 0:
-        return np.empty(0, dtype=np.int64)
-    if k >= len(logp):
-        return np.argsort(-logp, kind="stable")
-    threshold = np.partition(logp, len(logp) - k)[len(logp) - k]
-    ids = np.flatnonzero(logp >= threshold)  # the top k, and any token tied with the k-th
-    return ids[np.argsort(-logp[ids], kind="stable")][:k]
+    k = min(max(k, 0), len(logp))
+    return np.fromiter(itertools.islice(preferred(logp, first=k), k), dtype=np.int64, count=k)
 
 
 def _constraint(response_format: Any) -> JsonObjectPrefix | None:
