@@ -78,7 +78,8 @@ TITLE = "Published vs regenerated: the paper's numbers from the authors' release
 NO_RELEASE = "no release given (make paper RELEASED=DIR)"
 #: The Coding-Self probes the forest and the onset read (``fig2_forest_panelwide.py``, ``run_onset.py``).
 CODING_SELF = ("C01", "C02", "C03", "C04", "C05")
-#: The results folders the two analyses read, under the release's ``results/``.
+#: The results folders the analyses read, as the harness's scripts read them (under ``results/``;
+#: the S2 audit reads its own folders wherever they are, :data:`_S2_AUDITED`).
 PANEL_CELLS = "results/probes_at_crosscompaction"
 ONSET_CELLS = "results/drift_onset"
 AUDIT_CELLS = "results/crossjudge_audit"
@@ -203,8 +204,7 @@ def framing_means(cells: Sequence[ReleasedCell]) -> pd.DataFrame:
     """e16's summary from its released cells: per target, framing and probe (``probe`` ``all``:
     pooled over the probes) the mean of every stored integer score, −1 included, and their count."""
     rows = [{"target": c.identity.target, "framing": c.identity.arm, "probe": c.identity.item, "score": float(c.score)}
-            for c in cells if c.layout == "framing" and c.identity.experiment.endswith(FRAMING_CELLS.split("/", 1)[1])
-            and c.score is not None]
+            for c in cells if c.layout == "framing" and c.identity.experiment == FRAMING_CELLS and c.score is not None]
     frame = pd.DataFrame(rows, columns=["target", "framing", "probe", "score"])
     per_probe = frame.groupby(["target", "framing", "probe"], sort=True)["score"].agg(["mean", "count"]).reset_index()
     pooled = frame.groupby(["target", "framing"], sort=True)["score"].agg(["mean", "count"]).reset_index()
