@@ -84,9 +84,9 @@ class Run:
         return self.transport.planner
 
     def step(self, name: str, function: Callable[..., Any], *inputs: Any) -> Any:
-        """The value of the stage ``name = function(*inputs)``: each stage after the first, in a
-        notebook's cell as in :func:`run_stages` (the inputs are the earlier stages' values, in
-        the order of the function's parameters).
+        """The value of the stage ``name = function(*inputs)``: each stage after the one that
+        opens the run, in a notebook's cell as in :func:`run_stages` (the inputs are the earlier
+        stages' values, in the order of the function's parameters).
 
         In a plan a stage runs only as far as it needs no answer: the calls it asks before it
         stops are planned, and where it stops because of a placeholder (its own calls' answers,
@@ -442,6 +442,7 @@ def run_stages(stages: Sequence[Stage], params: Any) -> Result:
         if run is not None:
             run.log.write("failed")
         raise
-    assert run is not None, "no stage opened the run"
+    if run is None:
+        raise ValueError(f"no stage of {[stage.name for stage in stages]} opened the run (a Run named 'run')")
     return Result(run.name, dict(run.tables), list(run.figures), dict(run.out.variables),
                   {k: v.as_dict() for k, v in run.log.batches.items()}, run.out.directory)
