@@ -25,6 +25,7 @@ import sys
 from pathlib import Path
 
 from ..engine.paths import data_dir, runs_dir
+from .confirm import confirm_run
 from ..engine.record import utc_now, utc_stamp
 from ..experiments.parameters import ParameterError
 
@@ -113,14 +114,8 @@ def run(args: argparse.Namespace) -> int:
     if args.plan:
         print("audit: --plan: stopped before any call")
         return 0
-    if not args.yes:
-        if not sys.stdin.isatty():
-            return _fail("the plan above is what the run will call; pass --yes to run it without a terminal to "
-                         "confirm on (or --plan to stop at the plan)")
-        answer = input("Run the audit as planned? [y/N] ").strip().lower()
-        if answer not in ("y", "yes"):
-            print("audit: not run")
-            return 1
+    if not args.yes and (declined := confirm_run("audit", "audit", "--plan")) is not None:
+        return declined
     status = 0
     try:
         audit.run(params)

@@ -30,6 +30,7 @@ import sys
 from pathlib import Path
 
 from ..engine.paths import runs_dir
+from .confirm import confirm_run
 from ..engine.record import utc_now, utc_stamp
 
 EQUIVALENT_OR_IMPROVED, REGRESSED, USAGE, INCONCLUSIVE = 0, 1, 2, 3
@@ -97,13 +98,8 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:
         print("compare: --dry-run: the plan holds; stopped before any call")
         return 0
-    if not args.yes:
-        if not sys.stdin.isatty():
-            return _fail("the plan above is what the run will call; pass --yes to run it without a terminal to "
-                         "confirm on (or --dry-run to stop at the plan)")
-        if input("Run the comparison as planned? [y/N] ").strip().lower() not in ("y", "yes"):
-            print("compare: not run")
-            return REGRESSED
+    if not args.yes and (declined := confirm_run("compare", "comparison", "--dry-run")) is not None:
+        return declined
     try:
         compare.run(params)
     except (ParameterError, ModelConfigError) as exc:
