@@ -15,7 +15,7 @@ from contextecho.echo.reference.negative_controls import BY_ID, ITEM_SET, MAX_TO
 from contextecho.echo.reference.texts import PROBE_FRAMING, PROBE_SYSTEM_PROMPT
 from contextecho.engine.paths import shared_dir
 from contextecho.engine.registry import UnknownNameError
-from contextecho.experiments import framing, panel, selection
+from contextecho.experiments import framing, framing_summary, panel, selection
 from contextecho.experiments.parameters import coerce
 
 REFERENCE = protocol("reference")
@@ -33,24 +33,24 @@ def test_framing_results_and_effect_by_hand():
     frame = _rows([("framed", "C01", 0, 3), ("framed", "C01", 1, 2), ("framed", "C02", 0, -1),
                    ("framed", "C02", 1, None), ("bare", "C01", 0, 1), ("bare", "C01", 1, 1),
                    ("bare", "C02", 0, 2), ("bare", "C02", 1, 0)])
-    harness = framing.framing_results(frame, failures="in")  # -1 kept, the lost cell nowhere
+    harness = framing_summary.framing_results(frame, failures="in")  # -1 kept, the lost cell nowhere
     got = {(r.framing, r.probe): (r.mean, r.n, r.scores) for r in harness.itertuples()}
     assert got[("framed", "C01")] == (2.5, 2, [3.0, 2.0])
     assert got[("framed", "C02")] == (-1.0, 1, [-1.0])
-    assert got[("framed", framing.OVERALL)] == (4 / 3, 3, [3.0, 2.0, -1.0])  # pooled (3+2-1)/3, not (2.5-1)/2
-    assert got[("bare", framing.OVERALL)] == (1.0, 4, [1.0, 1.0, 2.0, 0.0])
-    effect = framing.framing_effect(harness)
+    assert got[("framed", framing_summary.OVERALL)] == (4 / 3, 3, [3.0, 2.0, -1.0])  # pooled (3+2-1)/3, not (2.5-1)/2
+    assert got[("bare", framing_summary.OVERALL)] == (1.0, 4, [1.0, 1.0, 2.0, 0.0])
+    effect = framing_summary.framing_effect(harness)
     assert effect["effect"].iloc[0] == pytest.approx(4 / 3 - 1.0, abs=1e-12)
     assert (effect["n_framed"].iloc[0], effect["n_bare"].iloc[0], effect["note"].iloc[0]) == (3, 4, "")
-    ours = framing.framing_results(frame, failures="out")  # valid verdicts only
-    pooled = ours[ours["probe"] == framing.OVERALL].set_index("framing")
+    ours = framing_summary.framing_results(frame, failures="out")  # valid verdicts only
+    pooled = ours[ours["probe"] == framing_summary.OVERALL].set_index("framing")
     assert (pooled.loc["framed", "mean"], pooled.loc["framed", "n"]) == (2.5, 2)
-    assert framing.framing_effect(ours)["effect"].iloc[0] == pytest.approx(1.5, abs=1e-12)
+    assert framing_summary.framing_effect(ours)["effect"].iloc[0] == pytest.approx(1.5, abs=1e-12)
 
 
 def test_framing_effect_without_one_framing_says_why():
-    results = framing.framing_results(_rows([("framed", "C01", 0, 3)]), failures="in")
-    effect = framing.framing_effect(results)
+    results = framing_summary.framing_results(_rows([("framed", "C01", 0, 3)]), failures="in")
+    effect = framing_summary.framing_effect(results)
     assert math.isnan(effect["effect"].iloc[0]) and effect["note"].iloc[0] == "not estimable: no score bare"
 
 
@@ -113,5 +113,5 @@ def test_the_ablation_runs_whole_on_the_fake_model(name, tmp_path):
                                             protocol=name, output_dir=str(tmp_path)))
     table = result.tables["Judge score per framing and probe (overall: pooled over the probes)"]
     assert set(zip(table["framing"], table["probe"])) == {(f, p) for f in ("framed", "bare")
-                                                          for p in ("C01", framing.OVERALL)}
+                                                          for p in ("C01", framing_summary.OVERALL)}
     assert "framing_effect" in result.variables

@@ -20,6 +20,7 @@ from contextecho.conformance.runs import known_texts, read_case, resolve_digests
 from contextecho.echo.reference.released import import_release
 from contextecho.engine.paths import shared_dir
 from contextecho.experiments import published
+from contextecho.experiments.framing_summary import OVERALL, framing_results
 from contextecho.experiments.parameters import ParameterError
 from contextecho.paper.published import CELLS_NOT_RELEASED, PublishedNumber, load_published
 
@@ -110,14 +111,16 @@ def test_the_s2_audit_from_released_cells_is_the_harness_audits(case_path, tmp_p
 @pytest.mark.parametrize("case_path", _cases_with("framing_effect"), ids=lambda p: p.stem)
 def test_the_framing_summary_from_released_cells_is_e16s_own(case_path, tmp_path):
     tables = _tables(case_path)
-    means = published.framing_means(import_release(_release(case_path, tmp_path / "release")).cells)
+    frame = published.framing_frame(import_release(_release(case_path, tmp_path / "release")).cells)
+    means = framing_results(frame, failures="in")
     for framing, probes in tables["framing_results"].items():
         if framing.startswith("_"):
             continue
         for probe, expected in probes.items():
-            got = means[(means["framing"] == framing) & (means["probe"] == ("all" if probe == "_overall" else probe))]
+            got = means[(means["framing"] == published.RELEASED_FRAMINGS[framing])
+                        & (means["probe"] == (OVERALL if probe == "_overall" else probe))]
             assert len(got) == 1, (framing, probe)
-            assert (got["mean"].iloc[0], got["count"].iloc[0]) == (pytest.approx(expected["mean"]), expected["n"])
+            assert (got["mean"].iloc[0], got["n"].iloc[0]) == (pytest.approx(expected["mean"]), expected["n"])
     target = tables["framing_results"]["_meta"]["target"]
     record = _record("e", "mean score, without-framing - with-framing (claude prefix)", 0.26, "0.26",
                      target=target, position="P5_pre_C6 (turn 8800)")
@@ -142,9 +145,9 @@ def _regenerated() -> published.Regenerated:
     s2 = {"per_target": {"a": {"real": [2, 10], "filler": [7, 10]}, "b": {"real": [0, 0], "filler": [0, 0]}},
           "ratios_by_session": {"Session 1": {"cond_ratio": 6.0, "n_cond": 20},
                                 "Session 2": {"cond_ratio": 1.5, "n_cond": 5}}}
-    framing = pd.DataFrame([{"target": "a", "framing": f, "probe": p, "mean": m, "count": 10}
-                            for f, p, m in (("with_framing", "C02", 2.2), ("without_framing", "C02", 2.0),
-                                            ("with_framing", "all", 1.5), ("without_framing", "all", 1.76))])
+    framing = pd.DataFrame([{"target": "a", "framing": f, "probe": p, "mean": m, "n": 10}
+                            for f, p, m in (("framed", "C02", 2.2), ("bare", "C02", 2.0),
+                                            ("framed", OVERALL, 1.5), ("bare", OVERALL, 1.76))])
     return published.Regenerated(forest, onset, pilot, audit, s2, framing)
 
 

@@ -39,6 +39,7 @@ from ..echo.reference.judge import parse_verdict
 from ..echo.reference.released import identify
 from ..echo.reference.texts import PROBE_FRAMING
 from ..experiments import framing, spine
+from ..experiments.framing_summary import BARE, FRAMED, OVERALL as SUMMARY_OVERALL
 from ..experiments.protocol_record import protocol_record
 from ..sessions.positions import Position
 from .case import DECLARED, REFERENCE, TOLERANCE, CaseResult, Check, FixtureError, declared_for, decode, matches
@@ -59,9 +60,9 @@ def case_framings(framings: Mapping[str, str], where: str) -> dict[str, str]:
     ours = {}
     for name, text in framings.items():
         if text == "":
-            ours[name] = framing.BARE
+            ours[name] = BARE
         elif text.startswith(FRAMED_TEXT):
-            ours[name] = framing.FRAMED
+            ours[name] = FRAMED
         else:
             raise FixtureError(where, f"framing {name!r} ({text!r}) is neither the framing line nor none")
     return ours
@@ -205,7 +206,7 @@ def _compare_tables(case: dict, run_: spine.Run, frame: pd.DataFrame, read: pd.D
             report.add("tables", "framing_results.framings", False, list(names), sorted(summary), declared)
             continue
         for probe, expected in summary[theirs].items():
-            label = framing.OVERALL if probe == OVERALL else probe
+            label = SUMMARY_OVERALL if probe == OVERALL else probe
             got = {}
             for k, (results, _) in versions.items():
                 row = results[(results["target"] == model) & (results["framing"] == ours) & (results["probe"] == label)]

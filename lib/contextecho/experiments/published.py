@@ -30,8 +30,8 @@ called: every score is the one the release stores.
   (:func:`~contextecho.stats.judge_free.harness_compliance_audit`).
 * **The framing ablation** (e16's own summary, ``run.py:141-176``): per framing and probe the
   mean of every stored score (−1 included) over the replicates, per framing the mean of all its
-  scores (pooled), and the effect with − without framing, pooled and per probe
-  (:func:`framing_means`).
+  scores (pooled), and the effect with − without framing, pooled and per probe (the framing
+  notebook's own :func:`~.framing_summary.framing_results`, on :func:`framing_frame`).
 * **The cross-judge audit** (``run_crossjudge_audit.py``: GPT-5 re-judges the panel's
   Coding-Self cells at P5_pre_C6): per target and judge, the drift gap filler − claude_session of
   the audit's records, each judge's −1 averaged in, as the audit computes its panel-wide gaps
@@ -68,6 +68,7 @@ from ..paper.variables import Variable
 from ..stats.judge_free import StressorCell, harness_audit_session, harness_compliance_audit
 from ..stats.session_validation import HARNESS_ARMS
 from . import spine
+from .framing_summary import BARE, FRAMED, OVERALL, framing_results
 from .harness_forests import FOREST_POSITIONS, harness_curve, harness_table
 from .parameters import NON_NEGATIVE, RESAMPLES, Checked, Folder, resolve_path
 from .scores import failure_column
@@ -83,9 +84,9 @@ CODING_SELF = ("C01", "C02", "C03", "C04", "C05")
 PANEL_CELLS = "results/probes_at_crosscompaction"
 ONSET_CELLS = "results/drift_onset"
 AUDIT_CELLS = "results/crossjudge_audit"
-#: e16's folder and its two framings (``experiments/e16_probe_framing_ablation/run.py``).
+#: e16's folder, and its two framings' folders as ours (``experiments/e16_probe_framing_ablation/run.py``).
 FRAMING_CELLS = "results/probe_framing_ablation"
-WITH, WITHOUT = "with_framing", "without_framing"
+RELEASED_FRAMINGS = {"with_framing": FRAMED, "without_framing": BARE}
 #: The audit's two judges: the column of each in :func:`audit_frame`, by a word of the record's ``judge``.
 AUDIT_JUDGES = {"gpt-5": "gpt5", "claude-sonnet-4-6": "sonnet"}
 #: The onset figure's targets, in the order it draws them (``plotting/fig_app_onset.py``: one
@@ -200,16 +201,15 @@ def s2_audit(cells: Sequence[ReleasedCell]) -> dict | None:
     return harness_compliance_audit(chosen, targets=S2_AUDIT_TARGETS, sessions=S2_AUDIT_SESSIONS) if chosen else None
 
 
-def framing_means(cells: Sequence[ReleasedCell]) -> pd.DataFrame:
-    """e16's summary from its released cells: per target, framing and probe (``probe`` ``all``:
-    pooled over the probes) the mean of every stored integer score, −1 included, and their count."""
-    rows = [{"target": c.identity.target, "framing": c.identity.arm, "probe": c.identity.item, "score": float(c.score)}
-            for c in cells if c.layout == "framing" and c.identity.experiment == FRAMING_CELLS and c.score is not None]
-    frame = pd.DataFrame(rows, columns=["target", "framing", "probe", "score"])
-    per_probe = frame.groupby(["target", "framing", "probe"], sort=True)["score"].agg(["mean", "count"]).reset_index()
-    pooled = frame.groupby(["target", "framing"], sort=True)["score"].agg(["mean", "count"]).reset_index()
-    return pd.concat([per_probe, pooled.assign(probe="all")], ignore_index=True)[
-        ["target", "framing", "probe", "mean", "count"]]
+def framing_frame(cells: Sequence[ReleasedCell]) -> pd.DataFrame:
+    """e16's released cells as the primary frame :func:`~.framing_summary.framing_results` reads:
+    target, framing (ours), item, replicate and the score the harness stored (its −1 kept)."""
+    stored = failure_column("in")
+    rows = [{"target": c.identity.target, "framing": RELEASED_FRAMINGS[c.identity.arm], "item": c.identity.item,
+             "session": "S1", "step": 0, "replicate": c.identity.replicate, stored: float(c.score)}
+            for c in cells if c.layout == "framing" and c.identity.experiment == FRAMING_CELLS
+            and c.identity.arm in RELEASED_FRAMINGS and c.score is not None]
+    return pd.DataFrame(rows, columns=["target", "framing", "item", "session", "step", "replicate", stored])
 
 
 @dataclass(frozen=True)
@@ -240,7 +240,8 @@ def regenerate(cells: Sequence[ReleasedCell], *, n_resamples: int, seed: int) ->
         curves.append(harness_curve(frame, n_resamples=n_resamples, seed=seed, failures="in", targets=order)
                       if len(frame) else pd.DataFrame(columns=["target", "step", "harness_gap", "harness_lo",
                                                                "harness_hi", "harness_n"]))
-    return Regenerated(forest, *curves, audit_gaps(audit_frame(cells)), s2_audit(cells), framing_means(cells))
+    return Regenerated(forest, *curves, audit_gaps(audit_frame(cells)), s2_audit(cells),
+                       framing_results(framing_frame(cells), failures="in"))
 
 
 # ---------------------------------------------------------------- published number -> ours
@@ -371,13 +372,14 @@ def _s2_session(field: str) -> Reader:
 
 
 def _framing(record: PublishedNumber, groups: Mapping[str, str], done: Regenerated) -> float | str:
-    """With − without framing (``sign`` −1: without − with) of the record's target, pooled or on one probe."""
-    means = done.framing if done.framing is not None else pd.DataFrame(columns=["target", "framing", "probe", "mean"])
-    probe = groups.get("probe", "all")
-    own = means[(means["target"] == record.target_safe) & (means["probe"] == probe)].set_index("framing")["mean"]
-    if not {WITH, WITHOUT} <= set(own.index):
+    """With − without framing of the record's target (its reverse where the record reads it
+    so), pooled or on one probe."""
+    results = done.framing if done.framing is not None else pd.DataFrame(columns=["target", "framing", "probe", "mean"])
+    probe = groups.get("probe", OVERALL)
+    own = results[(results["target"] == record.target_safe) & (results["probe"] == probe)].set_index("framing")["mean"]
+    if not {FRAMED, BARE} <= set(own.index):
         return f"{CELLS_NOT_RELEASED}: no {FRAMING_CELLS} cells of {record.target_safe} under both framings"
-    effect = float(own[WITH] - own[WITHOUT])
+    effect = float(own[FRAMED] - own[BARE])
     return -effect if "without_first" in groups else effect
 
 
