@@ -61,7 +61,7 @@ from ..echo.reference.scorers import is_no_preamble
 from ..engine.calls import Transport
 from ..paper.declared import Declared
 from ..paper.formats import COUNT, FLAG, MINUS, MISSING_CELL, TEXT
-from ..paper.published import (CELLS_NOT_RELEASED, PublishedNumber, compare, load_published)
+from ..paper.published import CELLS_NOT_RELEASED, PublishedNumber, compare, load_published, printed_decimals
 from ..paper.show import Result
 from ..paper.tables import Column, Table
 from ..paper.variables import Variable
@@ -438,17 +438,11 @@ def ours(published: Sequence[PublishedNumber], done: Regenerated | None) -> dict
 
 
 # ---------------------------------------------------------------- the tables
-def _decimals(printed: str) -> int:
-    """The decimals ``printed`` shows (a number word, ``zero``: two, as a judge-point value)."""
-    found = re.search(r"\d[\d,]*(?:\.(\d+))?", printed)
-    if found is None:
-        return 2
-    return len(found[1]) if found[1] else 0
-
-
 def _shown(value: float, printed: str, signed: bool) -> str:
     """``value`` with the decimals ``printed`` has (a sign where the paper prints one)."""
-    text = f"{value:+.{_decimals(printed)}f}" if signed else f"{value:.{_decimals(printed)}f}"
+    decimals = printed_decimals(printed)
+    decimals = 2 if decimals is None else decimals  # a number word (zero): as a judge-point value
+    text = f"{value:+.{decimals}f}" if signed else f"{value:.{decimals}f}"
     return text.replace("-", MINUS)
 
 
@@ -458,12 +452,17 @@ def _unit(printed: str) -> str:
     return found["unit"] if found else ""
 
 
+def _reason_head(reasons: pd.Series) -> pd.Series:
+    """Each reason's words before any detail (a colon or a parenthesis)."""
+    return reasons.str.replace(r"(:| \().*$", "", regex=True)
+
+
 def compared_table(frame: pd.DataFrame) -> pd.DataFrame:
     """The published numbers with ours beside them, as the manuscript shows them; where none is
     regenerated, one row that says why (a table with no row renders as a bare header)."""
     rows = frame[frame["ours"].notna()]
     if not len(rows):
-        reasons = sorted(set(frame["reason"].dropna().str.replace(r"(:| \().*$", "", regex=True)))
+        reasons = sorted(set(_reason_head(frame["reason"].dropna())))
         return pd.DataFrame([{"id": "none", "printed": MISSING_CELL, "ours": MISSING_CELL, "difference": MISSING_CELL,
                               "agrees": None, "note": "no published number is regenerated in this build: "
                                                       + "; ".join(reasons)}])
@@ -480,7 +479,7 @@ def reasons_table(frame: pd.DataFrame, examples: int = 3) -> pd.DataFrame:
     a parenthesis): how many, and the first ids."""
     rows = []
     missing = frame[frame["ours"].isna()]
-    for reason, g in missing.groupby(missing["reason"].str.replace(r"(:| \().*$", "", regex=True), sort=False):
+    for reason, g in missing.groupby(_reason_head(missing["reason"]), sort=False):
         ids = list(g["id"])
         rows.append({"reason": reason, "n": len(ids),
                      "examples": ", ".join(ids[:examples]) + (f", … {len(ids) - examples} more"

@@ -101,13 +101,22 @@ def printed_precision(printed: str, *, exact_integers: bool = True) -> float:
     0.005, ``"+0.00"`` → 0.005, ``".950"`` → 0.0005, ``"82.1%"`` → 0.05); an integer
     (``"1,242"``) is exact unless ``exact_integers`` is false (a rounded measurement, ±0.5);
     a number word (``"five"``) is exact."""
+    decimals = printed_decimals(printed)
+    if decimals is None:
+        return 0.0
+    if decimals == 0:
+        return 0.0 if exact_integers else 0.5
+    return 0.5 * 10.0 ** -decimals
+
+
+def printed_decimals(printed: str) -> int | None:
+    """The decimals of the number ``printed`` shows (``"+0.83"`` → 2, ``"1,242"`` → 0); None
+    where it shows no digit (a number word)."""
     match = _NUMBER.search(printed)
     if match is None:
-        return 0.0
+        return None
     token = match.group()
-    if "." not in token:
-        return 0.0 if exact_integers else 0.5
-    return 0.5 * 10.0 ** -len(token.split(".", 1)[1])
+    return len(token.split(".", 1)[1]) if "." in token else 0
 
 
 def published_path() -> Path:
