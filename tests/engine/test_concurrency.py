@@ -22,7 +22,7 @@ from contextecho.engine.fake_model import CALL_LOG_ENV
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
-from round_runner import CONCURRENCY, requests  # noqa: E402
+from round_runner import CONCURRENCY, requests, spawn  # noqa: E402
 
 
 def shard_keys(root: Path) -> list[str]:
@@ -30,15 +30,29 @@ def shard_keys(root: Path) -> list[str]:
 
 
 def journal_lines(root: Path) -> int:
-    return sum(len(p.read_bytes().splitlines()) for p in (root / "journal").glob("*.jsonl"))
+    """Lines in the journals now; a journal renamed between listing and reading (a writer
+    starting or ending one) counts as empty this time round."""
+    def lines(path: Path) -> int:
+        try:
+            return len(path.read_bytes().splitlines())
+        except FileNotFoundError:
+            return 0
+    return sum(lines(p) for p in (root / "journal").glob("*.jsonl"))
 
 
 def logged_calls(log: Path) -> list[str]:
     return log.read_text().splitlines() if log.exists() else []
 
 
-def runner(root: Path, start: int, stop: int, *extra: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, str(HERE / "round_runner.py"), str(root), str(start), str(stop), *extra])
+def runner(root: Path, start: int, stop: int, *extra: str):
+    """A round runner in a process of its own (``round_runner.spawn``)."""
+    return spawn(str(root), str(start), str(stop), *extra)
+
+
+def finished(process, timeout: float) -> int | None:
+    """``process``'s exit code once it has ended (negative: the signal that ended it)."""
+    process.join(timeout)
+    return process.exitcode
 
 
 @pytest.fixture
@@ -57,7 +71,7 @@ def test_two_writers_with_200_shared_keys_pay_once_for_each(tmp_path, call_log):
     while len(list(tmp_path.glob("go.*.ready"))) < 2 and time.time() < deadline:
         time.sleep(0.05)
     go.touch()  # both imported and waiting: start together
-    assert [p.wait(timeout=300) for p in procs] == [0, 0]
+    assert [finished(p, 300) for p in procs] == [0, 0]
     calls = logged_calls(call_log)
     per_process = sorted(sum(1 for c in calls if c.startswith(f"{p.pid} ")) for p in procs)
     print(f"RESULT two writers, 400 keys each, 200 shared: {len(calls)} provider calls "
@@ -78,10 +92,10 @@ def test_a_killed_writer_loses_only_its_calls_in_flight_and_leaves_an_incomplete
     want = 3 + 2 * trial  # kill at a different point of the round in each trial
     deadline = time.time() + 120
     while journal_lines(root) < want:
-        assert time.time() < deadline and proc.poll() is None, "the runner never got going"
+        assert time.time() < deadline and proc.is_alive(), "the runner never got going"
         time.sleep(0.01)
-    proc.send_signal(signal.SIGKILL)
-    assert proc.wait() == -signal.SIGKILL
+    os.kill(proc.pid, signal.SIGKILL)
+    assert finished(proc, 60) == -signal.SIGKILL
     made = len(logged_calls(call_log))
     runs = Path(os.environ["CONTEXTECHO_RUNS"])
     manifest, = [json.loads(p.read_text()) for p in runs.glob("*-round-runner-*.json")]
@@ -106,10 +120,11 @@ def test_a_killed_writer_loses_only_its_calls_in_flight_and_leaves_an_incomplete
 
 
 OPENER = """
-import sys, time
+import os, sys, time
 from pathlib import Path
 from contextecho.engine.cache import CacheWarning, CallCache
 go = Path(sys.argv[2])
+Path(f"{go}.{os.getpid()}.ready").touch()
 while not go.exists():
     time.sleep(0.005)
 cache = CallCache(sys.argv[1])
@@ -129,8 +144,10 @@ def test_several_processes_adopting_the_same_dead_journals_at_once_do_not_crash(
     go = tmp_path / "go"
     procs = [subprocess.Popen([sys.executable, "-c", OPENER, str(root), str(go)], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(6)]
-    time.sleep(3)  # let them import and wait
-    go.touch()
+    deadline = time.time() + 120
+    while len(list(tmp_path.glob("go.*.ready"))) < len(procs) and time.time() < deadline:
+        time.sleep(0.05)
+    go.touch()  # all imported and waiting: start together
     outs = [p.communicate(timeout=120) for p in procs]
     assert [p.returncode for p in procs] == [0] * 6, [err for _, err in outs]
     # Each opener sees every cell, whichever process adopted which journal.
