@@ -11,6 +11,7 @@ from contextecho.engine import llm
 from contextecho.engine.responses import fill_response
 from contextecho.engine import token_distribution as td
 from contextecho.engine.cache import CallCache
+from contextecho.engine.calls import Transport
 from contextecho.echo import build_cells, probes, run_cells
 from contextecho.echo.protocols import protocol
 from contextecho.echo.runner import distribution_summary
@@ -56,9 +57,11 @@ def prob_judge(monkeypatch):
 def test_expected_scores_beside_the_verdicts(sessions, tmp_path, prob_judge):
     cells = build_cells("panel", ["fake/echo", "fake/garbage"], sessions[:1], positions=[6], arms=["real", "filler"],
                         items=["C01", "C03", "S2#01"], window=2_000)
-    discrete = run_cells(cells, ["probjudge/good"], protocol=OURS, cache=CallCache(tmp_path), progress=False)
-    frame = run_cells(cells, ["probjudge/good", "probjudge/broken", "fake/echo"],
-                      protocol=OURS, cache=CallCache(tmp_path), progress=False, distributions=True)
+    quick = Transport(base_delay_s=0.01, max_delay_s=0.05)  # the failing calls' retries, without the wait
+    discrete = run_cells(cells, ["probjudge/good"], protocol=OURS, cache=CallCache(tmp_path), transport=quick,
+                         progress=False)
+    frame = run_cells(cells, ["probjudge/good", "probjudge/broken", "fake/echo"], protocol=OURS,
+                      cache=CallCache(tmp_path), transport=quick, progress=False, distributions=True)
     judged = frame[frame.item_kind == "probe"]
     good = judged[(judged.judge_model == "probjudge/good") & (judged.status == "ok")]
     # The verdict cells (and keys) are the discrete run's; the distribution is a call of its own.
