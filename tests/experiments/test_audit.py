@@ -123,7 +123,7 @@ def test_budgets_default_to_the_protocol_or_the_embedded_build():
     assert (hosted.window, hosted.max_tokens, hosted.stressor_max_tokens, hosted.judge_max_tokens) == \
         (30000, 600, 1024, 400)
     embedded = audit.Parameters(targets=("openai/gpt-4o-mini",)).resolved(reference)  # the judge is the embedded model
-    assert embedded.window == audit.EMBEDDED["window"] and embedded.judge_max_tokens == 64
+    assert embedded.window == audit.EMBEDDED["window"] and embedded.judge_max_tokens == 32
     assert audit.Parameters(window=1200).resolved(reference).window == 1200
     with pytest.raises(ParameterError, match="size"):
         audit.Parameters(size="medium")

@@ -70,8 +70,8 @@ class JudgedParameters(ServingParameters):
     targets: tuple[str, ...] = (LOCAL_MODEL,)
     judges: tuple[str, ...] = (LOCAL_MODEL,)
     window: int = 3000
-    max_tokens: int = 32
-    judge_max_tokens: int = 64
+    max_tokens: int = 24
+    judge_max_tokens: int = 32
     temperature: float = 0.0
     n_resamples: int = 2000
     resample_seed: int = 20240601
