@@ -4,7 +4,7 @@ import pytest
 
 from contextecho.paper import claims
 from contextecho.paper.formats import not_estimable
-from contextecho.paper.sentences import joined, listing, measures_nothing, reason_of
+from contextecho.paper.sentences import estimates, joined, listing, measures_nothing, reason_of
 from contextecho.paper.tables import unexplained_missing
 
 
@@ -24,6 +24,18 @@ def test_a_reason_is_read_back_named_once_and_never_nested():
     assert listing([("O", "1.00"), ("E", one), ("C", "0.00"), ("N", one)]) == (
         "1.00 (O) and 0.00 (C); E and N not estimable: no valid verdict")
     assert joined(["a"]) == "a" and joined(["a", "b", "c"]) == "a, b and c" and joined([]) == ""
+
+
+def test_estimates_with_their_intervals_name_each_reason_once():
+    few = not_estimable("bootstrap by 'item' needs at least 2 units")
+    # an estimate and its interval that share a reason: the reason once, not twice
+    assert estimates([("the discrete verdicts", few, few), ("expected scores", "0.00", "[−0.01, 0.01]")]) == (
+        "0.00, 95% CI [−0.01, 0.01], under expected scores; "
+        "not estimable under the discrete verdicts: bootstrap by 'item' needs at least 2 units")
+    assert estimates([("a", few, few), ("b", few, few)]) == (
+        "not estimable under a and b: bootstrap by 'item' needs at least 2 units")
+    assert estimates([("a", "0.36", few)]) == "0.36 under a, without an interval: bootstrap by 'item' needs at least 2 units"
+    assert "(" not in estimates([("a", few, few)])  # never a reason inside parentheses
 
 
 @pytest.mark.parametrize(("condition", "expected"), [

@@ -333,7 +333,7 @@ def consensus(run: Run, scores: pd.DataFrame) -> pd.DataFrame:
     written = run.out.variables
     run.out.set(consensus_finding=measures_nothing(
         "the judges' consensus", f"with the one LLM judge {p.judges[0]} the consensus is that judge's own score, "
-        f"unanimous on every cell by construction, and its drift gap ({written['consensus_gap']}) is the judge's",
+        f"unanimous on every cell by construction, and its drift gap, {written['consensus_gap']}, is the judge's",
         "a second LLM judge (the judges parameter; the paper-scale set asks two)") if len(p.judges) < 2 else
         f"The judges are unanimous on {written['consensus_unanimous_pct']} of the cells, and the drift gap of "
         f"their consensus score is {written['consensus_gap']}.")

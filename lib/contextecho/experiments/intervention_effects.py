@@ -13,7 +13,7 @@ from ..echo.interventions import INTERVENTIONS
 from ..paper import figures
 from ..paper.declared import Declared
 from ..paper.formats import COUNT, MODEL, PERCENT, POINTS, POINTS_PP, TEXT, estimate, interval
-from ..paper.sentences import CAPABLE_JUDGE, CAPABLE_TARGET, measures_nothing, reason_of
+from ..paper.sentences import CAPABLE_JUDGE, CAPABLE_TARGET, estimates, measures_nothing, reason_of
 from ..paper.show import SavedFigure
 from ..paper.tables import Column, Table
 from ..paper.variables import Variable, by_target, reasons
@@ -105,6 +105,7 @@ MANUSCRIPT = CALIBRATION + PROTOCOL + Declared(
         Variable("a_anchor_ci_{score}_{target}", interval(POINTS), score=SCORES),
         Variable("a_anchor_contract_effect_{target}", POINTS_PP),
         Variable("a_anchor_contract_ci_{target}", interval(POINTS_PP)), Variable("a_anchor_finding", TEXT),
+        Variable("a_anchor_probe_effects", TEXT),
         Variable("compliance_{intervention}_pct_{target}", PERCENT, intervention=NAMED),
         Variable("target", TEXT), Variable("targets", TEXT), Variable("n_sessions", COUNT),
         Variable("n_interventions", COUNT), Variable("n_probes", COUNT), Variable("n_contracts", COUNT),
@@ -196,7 +197,14 @@ def effects(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
         run.out.per_target(("a_anchor_effect_{score}_{target}", "a_anchor_ci_{score}_{target}"),
                            _a_anchor(own, "a_anchor_effect_{score}_{target}", "a_anchor_ci_{score}_{target}"),
                            p.targets, why, score=name)
+    written = run.out.variables
+    run.out.set(a_anchor_probe_effects=estimates(
+        [(SCORE_LABELS[name], written[f"a_anchor_effect_{name}"], written[f"a_anchor_ci_{name}"]) for name in SCORES]))
     return run.table("effects", table)
+
+
+#: How the probe-surface sentence names each score.
+SCORE_LABELS = {"discrete": "the discrete verdicts", "expected": "expected scores"}
 
 
 def contract_effects(run: Run, frame: pd.DataFrame) -> pd.DataFrame:

@@ -60,3 +60,22 @@ def listing(values: Sequence[tuple[str, Any]]) -> str:
     parts = [joined(shown)] if shown else []
     parts += [f"{joined(labels)} {NOT_ESTIMABLE}: {reason}" for reason, labels in by_reason.items()]
     return "; ".join(parts)
+
+
+def estimates(values: Sequence[tuple[str, Any, Any]]) -> str:
+    """Labelled estimates with their 95% intervals as one clause, each reason named once: the
+    estimated ones as ``0.00, 95% CI [−0.01, 0.01], under <label>`` (one whose interval could
+    not be computed, ``0.00 under <label>, without an interval: <reason>``), then those that
+    were not, grouped by reason: ``not estimable under <label> and <label>: <reason>``."""
+    shown, by_reason = [], {}
+    for label, value, ci in values:
+        reason = reason_of(value)
+        if reason is not None:
+            by_reason.setdefault(reason, []).append(label)
+        elif reason_of(ci) is not None:
+            shown.append(f"{value} under {label}, without an interval: {reason_of(ci)}")
+        else:
+            shown.append(f"{value}, 95% CI {ci}, under {label}")
+    parts = [joined(shown)] if shown else []
+    parts += [f"{NOT_ESTIMABLE} under {joined(labels)}: {reason}" for reason, labels in by_reason.items()]
+    return "; ".join(parts)

@@ -48,7 +48,10 @@ ClusterSpec = str | tuple[str, ...] | None
 
 
 def _describe(keys: pd.DataFrame, rows: np.ndarray, limit: int = 5) -> str:
-    shown = keys.iloc[rows[:limit]].to_dict("records")
+    """The units at ``rows`` as a reader reads them, ``session S2, position P0_start; ...``
+    (at most ``limit``, then how many more): a reason that is printed in a sentence."""
+    shown = "; ".join(", ".join(f"{column} {value}" for column, value in unit.items())
+                      for unit in keys.iloc[rows[:limit]].to_dict("records"))
     more = f" and {len(rows) - limit} more" if len(rows) > limit else ""
     return f"{shown}{more}"
 
@@ -127,7 +130,7 @@ def drift_gap(cells: pd.DataFrame, *, score: str = "score", arm: str = "arm",
     lacking = np.flatnonzero((counts == 0).any(axis=1))
     if len(lacking):
         raise EmptyArmError(
-            f"{len(lacking)} unit(s) lack valid cells in one arm: "
+            f"{len(lacking)} {'unit lacks' if len(lacking) == 1 else 'units lack'} valid cells in one arm: "
             f"{_describe(unit_keys, lacking)}")
     means = sums / counts
     gaps = means[:, 0] - means[:, 1]
