@@ -69,7 +69,7 @@ class JudgedParameters(ServingParameters):
 
     targets: tuple[str, ...] = (LOCAL_MODEL,)
     judges: tuple[str, ...] = (LOCAL_MODEL,)
-    window: int = 3000
+    window: int = 2000
     max_tokens: int = 24
     judge_max_tokens: int = 32
     temperature: float = 0.0
