@@ -28,7 +28,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..stats import DegenerateDataError, wilcoxon_test
+from ..stats.errors import DegenerateDataError
+from ..stats.permutation import wilcoxon_test
 from .administer import CONTEXT_DEPENDENT, CONTEXT_FREE
 from .analyses import METRICS
 
