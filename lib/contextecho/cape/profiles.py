@@ -49,3 +49,22 @@ def ocean_matrix(answers: pd.DataFrame, run_ids: Sequence[str]) -> np.ndarray:
     """(n_runs, 5) OCEAN vectors of ``run_ids``, in that order."""
     profiles = ocean_profiles(answers[answers["run_id"].isin(run_ids)]).set_index("run_id")
     return profiles.loc[list(run_ids), list(TRAITS)].to_numpy(dtype=float)
+
+
+def profile_shift(answers: pd.DataFrame, *, base: str = "context_free", other: str = "context_dependent") -> pd.DataFrame:
+    """The OCEAN profile in each setting and its shift (CAPE Fig. 3b): one row per trait, the
+    mean item score context-free (``cf``) and context-dependent (``cd``) over the answers to the
+    same item in the same run valid in both settings (so that the shift is not which answers
+    parsed), ``shift`` = cd − cf, ``n`` those answer pairs, and a note where a trait has none."""
+    keys = ["run_id", "item"]
+    a = answers[answers["setting"] == base].set_index(keys)[["trait", "score"]]
+    b = answers[answers["setting"] == other].set_index(keys)["score"].rename("other")
+    both = a.join(b, how="inner").dropna(subset=["score", "other"])
+    rows = []
+    for trait in TRAITS:
+        scores = both[both["trait"] == trait]
+        cf, cd = (float(scores[c].mean()) if len(scores) else float("nan") for c in ("score", "other"))
+        rows.append({"trait": trait, "cf": cf, "cd": cd, "shift": cd - cf, "n": len(scores),
+                     "note": "" if len(scores) else
+                     "not estimable: no item of this trait was answered validly in both settings"})
+    return pd.DataFrame(rows)

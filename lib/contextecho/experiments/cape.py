@@ -10,8 +10,10 @@ bridge to drift (the questionnaire asked after real vs filler session prefixes).
    filler prefix at snapshot positions; mean OCEAN profile per arm.
 5. From the answers of 1, with no call of their own: Table 3 (how TC and OC go with TAR
    and ED over the factor and setting conditions), Table 4 (Cronbach's α per trait,
-   context-free; test–retest on the stability factor's runs) and Fig. 3a (context-dependent
-   minus context-free item scores).
+   context-free; test–retest on the stability factor's runs), Fig. 3a (context-dependent
+   minus context-free item scores), Table 5 (whether each metric differs between the
+   settings over the factor runs), Fig. 3b (the OCEAN profile in each setting and its shift)
+   and App. A (logical consistency on item pairs of our own: two items of one facet).
 """
 from __future__ import annotations
 
@@ -26,18 +28,20 @@ from ..cape.factors import FACTORS, MissingParaphrases, factor_runs
 from ..cape.paraphrase import generate_paraphrases, load_paraphrases, paraphrase_path
 from ..cape.ordering import ORDERINGS
 from ..cape.inventory import TRAITS, load_inventory, Inventory
-from ..cape.analyses import (attack_runs, factor_consistency, metric_correlations, option_shift, ordering_runs,
-                             score_differences, table1)
+from ..cape.analyses import (METRICS, attack_runs, factor_consistency, metric_correlations, option_shift,
+                             ordering_runs, score_differences, table1)
 from ..cape.reliability import NO_RETEST, RETEST_NEEDS, retest_correlation, retest_identical, trait_alphas
+from ..cape.validity import TESTS, construct_validity
+from ..cape.logical import KINDS, item_pairs, pair_accuracy
 from ..cape.bridge import bridge_runs, bridge_summary, session_prefix_provider
-from ..cape.profiles import ocean_profiles
+from ..cape.profiles import ocean_profiles, profile_shift
 from ..cape.prompts import LETTERS
 from ..echo.arms import matched_filler
 from ..engine.llm import LOCAL_MODEL
 from .parameters import NON_NEGATIVE, POSITIVE, File, Models, NonEmpty, OneOf, Temperature, count, resolve_path
 from ..paper import figures
 from ..paper.declared import Declared
-from ..paper.formats import COEFFICIENT, COUNT, PERCENT, SCORE, TEXT, not_estimable
+from ..paper.formats import COEFFICIENT, COUNT, P_VALUE, PERCENT, SCORE, TEXT, not_estimable
 from ..paper.sentences import CAPABLE_TARGET, PAPER_SCALE_SET, listing, measures_nothing
 from ..paper.tables import Column, Table
 from ..paper.variables import Variable
@@ -135,7 +139,13 @@ MANUSCRIPT = Declared(
         Variable("alpha_{trait}", COEFFICIENT, trait=TRAITS), Variable("alpha_finding", TEXT),
         Variable("retest_r_{setting}", COEFFICIENT, setting=("cf", "cd")), Variable("retest_items", COUNT),
         Variable("retest_finding", TEXT), Variable("differences_compared", COUNT),
-        Variable("differences_unchanged_pct", PERCENT)),
+        Variable("differences_unchanged_pct", PERCENT),
+        Variable("validity_units", COUNT), Variable("validity_p_{metric}", P_VALUE, metric=METRICS),
+        Variable("validity_d_{metric}", COEFFICIENT, metric=METRICS), Variable("validity_finding", TEXT),
+        Variable("profile_shift_{trait}", SCORE, trait=TRAITS), Variable("profile_shift_pairs", COUNT),
+        Variable("profile_shift_finding", TEXT), Variable("logic_{pairs}_pairs", COUNT, pairs=KINDS),
+        Variable("logic_{pairs}_{setting}_pct", PERCENT, pairs=KINDS, setting=("cf", "cd")),
+        Variable("logic_finding", TEXT)),
     tables=(
         _table1("table1", "Table 1 (TAR, TC, OC in %)"),
         _table1("table1_text", "Table 1 under text answers"),
@@ -147,6 +157,19 @@ MANUSCRIPT = Declared(
         Table("table4", "Table 4: Cronbach's α per trait (context-free)", (
             Column("Trait", TEXT, "trait", widest="O"), Column("Items", COUNT, "n_items"),
             Column("Runs", COUNT, "n_runs"), Column("α", COEFFICIENT, "alpha"))),
+        Table("table5", "Table 5: construct validity, context-dependent against context-free over the factor runs", (
+            Column("Metric", TEXT, "metric", widest="TAR"), Column("Factor runs", COUNT, "n"),
+            Column("t-test p", P_VALUE, "t_p"), Column("Wilcoxon p", P_VALUE, "wilcoxon_p"),
+            Column("ANOVA p", P_VALUE, "anova_p"), Column("Cohen's d_z", COEFFICIENT, "d"))),
+        Table("profile_shift", "Fig. 3b: the OCEAN profile per setting and its shift", (
+            Column("Trait", TEXT, "trait", widest="O"), Column("Context-free", SCORE, "cf"),
+            Column("Context-dependent", SCORE, "cd"), Column("Shift", SCORE, "shift"),
+            Column("Answer pairs", COUNT, "n"))),
+        Table("logic", "App. A: logical consistency on our same-facet item pairs", (
+            Column("Setting", TEXT, "setting", widest="context-dependent"),
+            Column("Pairs", TEXT, "kind", widest="contradictory"), Column("In inventory", COUNT, "n_pairs"),
+            Column("Asked", COUNT, "n_asked"), Column("Answered", COUNT, "n_answered"),
+            Column("Neutral", COUNT, "n_neutral"), Column("Accuracy", PERCENT, "accuracy")), index=2),
         Table("attack", "Option shift under the history attack", (
             Column("Option", TEXT, "option", widest="E"), Column("Before", COUNT, "before"),
             Column("After", COUNT, "after"), Column("Change", COUNT, "change"))),
@@ -336,6 +359,88 @@ def differences_figure(run: Run, answers: pd.DataFrame) -> SavedFigure:
         reason="no item was answered validly in both settings"))
 
 
+def validity(run: Run, answers: pd.DataFrame) -> pd.DataFrame:
+    """Table 5 (CAPE App. B, construct validity) from the answers already given: whether TAR,
+    ED, TC and OC differ between the settings over the factor runs asked in both (a run's
+    variant triple is the finest unit both settings measure; CAPE pairs per model and factor):
+    paired t-test, Wilcoxon signed-rank and one-way ANOVA p, and Cohen's d_z (the paired form)
+    of context-dependent minus context-free."""
+    table = construct_validity(factor_consistency(chosen_answers(answers, run.params.answer)))
+    why = table.attrs["why"]
+    for row in table.itertuples():
+        metric = row.metric.lower()
+        run.out.put("validity_p_{metric}", row.t_p, why=why[row.metric].get("t_p"), metric=metric)
+        run.out.put("validity_d_{metric}", row.d, why=why[row.metric].get("d"), metric=metric)
+    run.out.set(validity_units=int(table["n"].max()))
+    written = run.out.variables
+    run.out.set(validity_finding=measures_nothing(
+        "construct validity", table["note"].iloc[0].removeprefix("not estimable: "),
+        f"more factors and runs (n_runs), or {PAPER_SCALE_SET}") if table[list(TESTS)].isna().all().all() else
+        "Paired t-test p per metric: " + listing([(m.upper(), written[f"validity_p_{m}"]) for m in METRICS])
+        + ". Cohen's d_z of context-dependent minus context-free: "
+        + listing([(m.upper(), written[f"validity_d_{m}"]) for m in METRICS]) + ".")
+    return run.table("table5", table)
+
+
+#: Why the OCEAN profiles of the two settings cannot be compared.
+NO_PAIRED_ANSWER = "no item was answered validly in both settings"
+
+
+def profile_shift_table(run: Run, answers: pd.DataFrame) -> pd.DataFrame:
+    """Fig. 3b's numbers (CAPE §6.2): the mean item score per OCEAN trait, context-free and
+    context-dependent, over the answers to the same item in the same run valid in both
+    settings, and its shift (context-dependent minus context-free)."""
+    shift = profile_shift(chosen_answers(answers, run.params.answer))
+    for row in shift.itertuples():
+        run.out.put("profile_shift_{trait}", row.shift, why=row.note.removeprefix("not estimable: ") or None,
+                    trait=row.trait)
+    run.out.set(profile_shift_pairs=int(shift["n"].sum()))
+    written = run.out.variables
+    run.out.set(profile_shift_finding=measures_nothing(
+        "the shift of the OCEAN profile", NO_PAIRED_ANSWER, f"{CAPABLE_TARGET} or more items (n_items)")
+        if shift["shift"].isna().all() else
+        "Context-dependent minus context-free trait mean: " + listing(
+            [(t, written[f"profile_shift_{t}"]) for t in TRAITS]) + ".")
+    return run.table("profile_shift", shift)
+
+
+def profile_shift_figure(run: Run, ocean_shift: pd.DataFrame) -> SavedFigure:
+    """Fig. 3b: the mean item score per OCEAN trait in each setting (the answers of the table
+    above)."""
+    long = pd.DataFrame([{"trait": row.trait, "setting": SETTING_NAMES[setting], "mean": getattr(row, column),
+                          "note": row.note} for row in ocean_shift.itertuples()
+                         for setting, column in ((CONTEXT_FREE, "cf"), (CONTEXT_DEPENDENT, "cd"))])
+    return run.figure("profile_shift", figures.bars(
+        long, x="trait", y="mean", hue="setting", order=list(TRAITS),
+        hue_order=[SETTING_NAMES[s] for s in (CONTEXT_FREE, CONTEXT_DEPENDENT)],
+        ylabel="mean item score (1–5)", reason=NO_PAIRED_ANSWER))
+
+
+def logical_consistency(run: Run, answers: pd.DataFrame) -> pd.DataFrame:
+    """App. A: logical consistency from the answers already given, on item pairs of our own
+    (CAPE's 38 similar and 73 contradictory pairs are not published): two items of one IPIP
+    facet are a similar pair when keyed alike and a contradictory one when keyed oppositely.
+    A similar pair is correct when both answers are on one side of the scale's midpoint 3, a
+    contradictory one when they are on opposite sides (a neutral answer takes no side);
+    accuracy per setting over every run that answered both items validly."""
+    p = run.params
+    pairs = item_pairs(load_inventory(p.inventory))
+    accuracy = pair_accuracy(chosen_answers(answers, p.answer), pairs)
+    for kind in KINDS:
+        run.out.put("logic_{pairs}_pairs", int((pairs["kind"] == kind).sum()), pairs=kind)
+    for row in accuracy.itertuples():
+        run.out.put("logic_{pairs}_{setting}_pct", row.accuracy, why=row.note.removeprefix("not estimable: ") or None,
+                    pairs=row.kind, setting=SHORT[row.setting])
+    written = run.out.variables
+    run.out.set(logic_finding=measures_nothing(
+        "logical consistency", accuracy["note"].iloc[0].removeprefix("not estimable: "),
+        f"more items (n_items, 0 for all) or {PAPER_SCALE_SET}") if accuracy["accuracy"].isna().all() else
+        " ".join(f"On our {kind} pairs the accuracy is " + listing(
+            [(SETTING_NAMES[s], written[f"logic_{kind}_{SHORT[s]}_pct"]) for s in (CONTEXT_FREE, CONTEXT_DEPENDENT)])
+            + "." for kind in KINDS))
+    return run.table("logic", accuracy.assign(setting=accuracy["setting"].map(SETTING_NAMES)))
+
+
 def attack(run: Run, answers: pd.DataFrame) -> pd.DataFrame:
     """The adversarial history attack (§6.3), on the first factor's runs: every earlier
     reply in the history replaced by ``attack_letter``; the options chosen before and after."""
@@ -424,7 +529,9 @@ def variables(run: Run) -> pd.DataFrame:
 
 
 STAGES = (Stage("run", start), Stage("answers", factors), Stage("table1", consistency_table),
-          Stage("table4", reliability), Stage("differences", differences_figure),
+          Stage("table4", reliability), Stage("differences", differences_figure), Stage("table5", validity),
+          Stage("ocean_shift", profile_shift_table), Stage("ocean_figure", profile_shift_figure),
+          Stage("logic", logical_consistency),
           Stage("shift", attack), Stage("profiles", ordering), Stage("bridge", bridge),
           Stage("figure", bridge_figure), Stage("variables", variables))
 
