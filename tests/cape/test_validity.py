@@ -38,8 +38,8 @@ def test_the_statistics_are_scipys_and_d_z_is_the_hand_computed_one():
 
 
 @pytest.mark.parametrize("cf, cd, undefined, reason", [
-    ([0.4], [0.6], set(TESTS), "only 1 factor run(s)"),
-    ([], [], set(TESTS), "only 0 factor run(s)"),
+    ([0.4], [0.6], set(TESTS), "only 1 factor run has"),
+    ([], [], set(TESTS), "only 0 factor runs have"),
     ([0.2, 0.5, 0.7], [0.2, 0.5, 0.7], {"t_p", "wilcoxon_p", "d"}, "the same in both settings in all 3"),
     ([0.1, 0.2, 0.4], [0.2, 0.3, 0.5], {"t_p", "d"}, "standard deviation is zero"),  # 0.1 each, up to float noise
     ([0.5, 0.5], [0.7, 0.7], {"t_p", "d", "anova_p"}, "does not vary within either setting"),
@@ -57,7 +57,7 @@ def test_the_note_names_each_undefined_statistic_once_per_reason():
                          "runs, so its standard deviation is zero; the ANOVA as the metric does not vary within "
                          "either setting")
     assert note({}) == ""
-    assert note(statistics([0.4], [0.6])[1]) == ("not estimable: only 1 factor run(s) have the metric in both "
+    assert note(statistics([0.4], [0.6])[1]) == ("not estimable: only 1 factor run has the metric in both "
                                                  "settings, and a test needs two")
 
 
@@ -91,5 +91,5 @@ def test_construct_validity_pairs_the_settings_by_factor_run():
 def test_construct_validity_without_a_comparable_unit_says_why_for_every_metric():
     table = construct_validity(pd.DataFrame(rows("context_free", {m: [0.5] * 4 for m in ("tar", "ed", "tc", "oc")})))
     assert (table["n"] == 0).all() and table[list(TESTS)].isna().all().all()
-    assert table["note"].str.startswith("not estimable: only 0 factor run(s)").all()
+    assert table["note"].str.startswith("not estimable: only 0 factor runs have").all()
     assert construct_validity(pd.DataFrame())["note"].str.contains("only 0").all()

@@ -62,7 +62,7 @@ def test_table5_with_one_factor_run_measures_nothing(run, monkeypatch):
     monkeypatch.setattr(cape, "factor_consistency", lambda answers: consistency([0.5], [0.6]))
     cape.validity(run, pd.DataFrame())
     assert run.out.variables["validity_finding"] == (
-        NOTHING + "construct validity measures nothing: only 1 factor run(s) have the metric in both settings, "
+        NOTHING + "construct validity measures nothing: only 1 factor run has the metric in both settings, "
         "and a test needs two; more factors and runs (n_runs), or the notebook's paper-scale set would make it a "
         "measurement.")
     assert unexplained_missing(table(run, "table5")) == []

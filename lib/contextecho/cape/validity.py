@@ -38,7 +38,7 @@ UNITS = ("factor", "run")
 #: The statistics of one metric, each a column of :func:`construct_validity`, and how a note names it.
 TESTS = {"t_p": "the t-test", "wilcoxon_p": "the Wilcoxon test", "anova_p": "the ANOVA", "d": "Cohen's d_z"}
 #: Why every statistic is undefined with fewer than two units (format with n).
-TOO_FEW = "only {n} factor run(s) have the metric in both settings, and a test needs two"
+TOO_FEW = "only {n} factor {runs} the metric in both settings, and a test needs two"
 #: Differences (and spreads) within this of zero are zero: float noise of metrics that are fractions.
 TOLERANCE = 1e-12
 
@@ -55,7 +55,7 @@ def paired_statistics(base, other) -> tuple[dict[str, float], dict[str, str]]:
     n = len(cf)
     values = dict.fromkeys(TESTS, float("nan"))
     if n < 2:
-        return values, dict.fromkeys(TESTS, TOO_FEW.format(n=n))
+        return values, dict.fromkeys(TESTS, TOO_FEW.format(n=n, runs="run has" if n == 1 else "runs have"))
     why: dict[str, str] = {}
     d = cd - cf
     d[np.isclose(d, 0, rtol=0, atol=TOLERANCE)] = 0.0  # 0.3 - 0.2 - 0.1 is no difference
