@@ -23,6 +23,9 @@ DEFAULT_LABELS = "the protocol's prompt examples and the 48 probe responses"
 #: The harness's primary judge (``harness/judge.py:108``; e15 ``run.py:137``, e16, e17), as the
 #: paper-scale parameter sets name it: not one of their targets, so no target judges itself.
 REFERENCE_JUDGE = f"anthropic/{JUDGE_MODEL}"
+#: The target's budget for an S2 stressor's answer in every notebook that asks S2 (the embedded
+#: build's; the harness's is 1024, in each paper-scale set), and the audit's on the embedded model.
+STRESSOR_MAX_TOKENS = 32
 
 
 @dataclass(frozen=True)
