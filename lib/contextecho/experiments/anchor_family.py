@@ -53,7 +53,7 @@ from . import spine
 from .anchor_designs import ANCHORED_ARMS, decay_curve, size_means, stressor_forest_rows, variant_results
 from .harness_forests import harness_mitigation, harness_table
 from .item_ids import PROBE_IDS, STRESSOR_IDS
-from .parameter_sets import REFERENCE_JUDGE, STRESSOR_MAX_TOKENS, JudgedParameters
+from .parameter_sets import REFERENCE_JUDGE, EMBEDDED_STRESSOR_MAX_TOKENS, JudgedParameters
 from .parameters import NON_NEGATIVE, POSITIVE, NonEmpty, OneOf, count
 from .protocol_record import PROTOCOL, protocol_variables
 from .scores import failure_column, first_judge_rows
@@ -97,7 +97,7 @@ class Parameters(JudgedParameters):
     n_sessions: int = 1
     n_positions: int = 2
     stressors: tuple[str, ...] = ("S2#01", "S2#02", "S2#03")
-    stressor_max_tokens: int = STRESSOR_MAX_TOKENS
+    stressor_max_tokens: int = EMBEDDED_STRESSOR_MAX_TOKENS
     s2_anchors: tuple[str, ...] = (A_COMBINED.name,)
     probes: tuple[str, ...] = ("C01", "C02")
     probe_anchor: str = A_COMBINED_E15.name

@@ -54,7 +54,7 @@ from ..stats.judge_free import compliance_gap, verbosity_ratio
 from ..stats.units import complete_units
 from . import intervention_effects, spine
 from .intervention_effects import MANUSCRIPT as INTERVENTIONS
-from .parameter_sets import STRESSOR_MAX_TOKENS, JudgedParameters, ServingParameters
+from .parameter_sets import EMBEDDED_STRESSOR_MAX_TOKENS, JudgedParameters, ServingParameters
 from .item_ids import CONTRACT_IDS
 from .protocol_record import protocol_record
 from .scores import gap_row, headline_rows, score_column
@@ -71,7 +71,7 @@ SIZE = {size: {**SIZE_ITEMS[size], "positions": POSITIONS[size],
                "contracts": ("S2#01",) if size == "quick" else intervention_effects.Parameters.contracts}
         for size in SIZES}
 #: The embedded build's budgets (the notebooks' defaults): its 8k context, two cores.
-EMBEDDED = {"window": JudgedParameters.window, "max_tokens": JudgedParameters.max_tokens, "stressor_max_tokens": STRESSOR_MAX_TOKENS,
+EMBEDDED = {"window": JudgedParameters.window, "max_tokens": JudgedParameters.max_tokens, "stressor_max_tokens": EMBEDDED_STRESSOR_MAX_TOKENS,
             "judge_max_tokens": JudgedParameters.judge_max_tokens}
 #: The protocol setting each budget defaults to.
 BUDGETS = {"window": "window_chars", "max_tokens": "probe_max_tokens",

@@ -44,7 +44,7 @@ from ..stats.errors import StatsInputError
 from ..stats.sample_size import sessions_needed
 from ..stats.variance import variance_decomposition
 from . import preregistration, spine
-from .parameter_sets import STRESSOR_MAX_TOKENS
+from .parameter_sets import EMBEDDED_STRESSOR_MAX_TOKENS
 from .parameters import Interval, OneOf, count
 from .preregistration import FIELDS as REGISTERED
 from .protocol_record import protocol_record
@@ -65,7 +65,7 @@ class Parameters(SessionRunParameters):
     candidate: str = LOCAL_MODEL
     candidate_temperature: float = SAME
     samples: int = 1
-    stressor_max_tokens: int = STRESSOR_MAX_TOKENS
+    stressor_max_tokens: int = EMBEDDED_STRESSOR_MAX_TOKENS
     drift_margin: float = DRIFT_MARGIN
     s2_margin: float = S2_MARGIN
     alpha: float = 0.05

@@ -78,7 +78,7 @@ from ..sessions.selection import FORMATS, corpus_rows, session_file
 from ..stats.judge_free import StressorCell, harness_compliance_audit
 from . import spine
 from .item_ids import PROBE_IDS, STRESSOR_IDS
-from .parameter_sets import REFERENCE_JUDGE, STRESSOR_MAX_TOKENS, JudgedParameters
+from .parameter_sets import REFERENCE_JUDGE, EMBEDDED_STRESSOR_MAX_TOKENS, JudgedParameters
 from .parameters import POSITIVE, NonEmpty, OneOf, count
 from .protocol_record import PROTOCOL, protocol_record, protocol_variables
 from .scores import failure_column, first_judge_rows, gap_row, headline_ids
@@ -119,7 +119,7 @@ class Parameters(JudgedParameters):
     n_positions: int = 2
     probes: tuple[str, ...] = ("C01",)
     stressors: tuple[str, ...] = ("S2#01",)
-    stressor_max_tokens: int = STRESSOR_MAX_TOKENS
+    stressor_max_tokens: int = EMBEDDED_STRESSOR_MAX_TOKENS
     headline: str = "coding_self"
     s2_requests: str = "e09"
     s2_positions: str = "panel"

@@ -52,7 +52,7 @@ from ..stats.units import complete_units, unit_gaps
 from ..stats.variance import variance_decomposition
 from ..engine.counts import Counts
 from . import spine
-from .parameter_sets import STRESSOR_MAX_TOKENS, JudgedParameters, REFERENCE_JUDGE
+from .parameter_sets import EMBEDDED_STRESSOR_MAX_TOKENS, JudgedParameters, REFERENCE_JUDGE
 from .distributions import DISTRIBUTIONS, distribution_report
 from .harness_forests import harness_table
 from .item_ids import PROBE_IDS, STRESSOR_IDS
@@ -112,7 +112,7 @@ class Parameters(JudgedParameters):
     n_positions: int = 3
     probes: tuple[str, ...] = ("coding_self",)
     stressors: tuple[str, ...] = ("S2#01", "S2#02")
-    stressor_max_tokens: int = STRESSOR_MAX_TOKENS
+    stressor_max_tokens: int = EMBEDDED_STRESSOR_MAX_TOKENS
     headline: str = "coding_self"
     positions: str = "panel"
     replicates: int = 1

@@ -25,7 +25,7 @@ DEFAULT_LABELS = "the protocol's prompt examples and the 48 probe responses"
 REFERENCE_JUDGE = f"anthropic/{JUDGE_MODEL}"
 #: The target's budget for an S2 stressor's answer in every notebook that asks S2 (the embedded
 #: build's; the harness's is 1024, in each paper-scale set), and the audit's on the embedded model.
-STRESSOR_MAX_TOKENS = 32
+EMBEDDED_STRESSOR_MAX_TOKENS = 32
 
 
 @dataclass(frozen=True)
