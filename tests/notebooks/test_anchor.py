@@ -8,7 +8,7 @@ import yaml
 from contextecho.notebooks import experiment
 from contextecho.engine.paths import shared_dir
 
-TINY = dict(n_sessions=1, n_items=5, checkpoints=1, per_family=1, n_evaluators=1, min_agree=1,
+TINY = dict(n_sessions=1, n_items=5, checkpoints=1, axes_positions=1, per_family=1, n_evaluators=1, min_agree=1,
             calibration_runs=1, retention_window=1500, axes_window=1500, window=2000, recent_chars=800,
             summary_block_steps=100, summary_turn_chars=40, summary_max_tokens=16, fork_max_tokens=16,
             n_resamples=200)
@@ -32,7 +32,7 @@ def check(result):
 
 def test_anchor_notebook_runs_every_section_on_the_fake_model(tmp_path):
     module = experiment("anchor")
-    params = module.Parameters(**{**TINY, "per_family": 2, "checkpoints": 2}, target="fake/echo",
+    params = module.Parameters(**{**TINY, "per_family": 2, "checkpoints": 2, "axes_positions": 2}, target="fake/echo",
                                judges=("fake/echo", "fake/echo@0"), summariser="fake/echo", facets="ipip",
                                banks=(str(Path(__file__).parents[1] / "fixtures" / "anchor_bank"),),
                                output_dir=str(tmp_path / "anchor"))

@@ -34,6 +34,7 @@ TINY = {
              "history_window": 2, "orderings": ("cyclic",), "bridge_positions": 1, "bridge_runs": 1},
     "anchor": {"target": "scripted/letters", "judges": ("scripted/judge", "scripted/chatty"),
                   "summariser": "scripted/chatty", "n_sessions": 1, "n_items": 5, "checkpoints": 2,
+                  "axes_positions": 2,
                   "per_family": 2, "n_evaluators": 1, "min_agree": 1, "calibration_runs": 1,
                   "retention_window": 1500, "axes_window": 1500, "window": 2000, "recent_chars": 800,
                   "summary_block_steps": 100, "summary_turn_chars": 40, "summary_max_tokens": 16,

@@ -75,14 +75,15 @@ class Parameters(ServingParameters):
     card: str = ""
     n_sessions: int = 2
     inventory: str = "mpi_120"
-    n_items: int = 10
-    checkpoints: int = 3
+    n_items: int = 5
+    checkpoints: int = 4
     facets: str = "trait"
     retention_window: int = 2000
     retention_runs: int = 1
     questionnaire_max_tokens: int = 4
     retention_answer: str = "text"
     axes_window: int = 2000
+    axes_positions: int = 3
     fork_max_tokens: int = 64
     judge_max_tokens: int = 8
     families: tuple[str, ...] = tuple(RECALL_FAMILIES)
@@ -109,7 +110,12 @@ class Parameters(ServingParameters):
     HELP = {**ServingParameters.HELP,
             "card": "persona_card.json in ANCHOR's layout (empty: the built-in coding assistant)",
             "n_sessions": "longest openly licensed sessions (0 for all)",
-            "n_items": "trait-balanced questionnaire subset (0 for all 120)",
+            "n_items": "trait-balanced questionnaire subset (0 for all 120; the embedded build asks one item per "
+                       "trait, so ANCHOR's four checkpoints fit the cold run's budget)",
+            "checkpoints": "questionnaire checkpoints per session, evenly spaced, the last at the session's end "
+                           "(ANCHOR: 4)",
+            "axes_positions": "uniform positions per session whose nearest recorded assistant turns, and a fork "
+                              "at each, are judged on the behavioural axes",
             "facets": "retention per OCEAN trait, or per IPIP facet with ipip",
             "retention_window": "session prefix characters at each checkpoint",
             "retention_answer": "text (the parsed reply) or constrained (the most probable option letter)",
@@ -126,7 +132,7 @@ class Parameters(ServingParameters):
             "banks": "ANCHOR bank folders (or a release root) to score as well",
             "output_dir": "default paper/_generated/anchor"}
     RANGES = {**ServingParameters.RANGES, "target": Models(), "judges": (NonEmpty(), Models()), "n_sessions": count(zero="all"),
-              "inventory": INVENTORIES, "n_items": count(zero="all"), "checkpoints": count(),
+              "inventory": INVENTORIES, "n_items": count(zero="all"), "checkpoints": count(), "axes_positions": count(),
               "facets": OneOf(FACETS, "facet scheme"), "retention_window": POSITIVE, "retention_runs": count(),
               "retention_answer": ANSWER_KINDS,
               "questionnaire_max_tokens": POSITIVE, "axes_window": POSITIVE, "fork_max_tokens": POSITIVE,
@@ -157,7 +163,7 @@ MANUSCRIPT = Declared(
         Variable("retention_rows", COUNT), Variable("retention_undefined", COUNT), Variable("retention_no_items", COUNT),
         Variable("checkpoints", COUNT), Variable("retention_window", COUNT),
         Variable("retention_final_{arm}_{facet}", COEFFICIENT, arm=RETENTION_ARMS, facet=TRAITS),
-        Variable("axes_turns", COUNT), Variable("axes_verdicts", COUNT), Variable("axes_invalid", COUNT),
+        Variable("axes_positions", COUNT), Variable("axes_turns", COUNT), Variable("axes_verdicts", COUNT), Variable("axes_invalid", COUNT),
         Variable("axes_invalid_pct", PERCENT), Variable("axes_held_{source}_{axis}", COEFFICIENT, source=(REAL, FORK),
                                                         axis=AXES),
         Variable("axes_all_held_{source}", COEFFICIENT, source=(REAL, FORK)),
@@ -321,11 +327,11 @@ def axes(run: Run) -> pd.DataFrame:
     and style by every judge (one row per verdict)."""
     p = run.params
     with CallCache() as cache:
-        frame = run_axes(run, cache, _card(p), target=p.target, judges=p.judges, checkpoints=p.checkpoints,
+        frame = run_axes(run, cache, _card(p), target=p.target, judges=p.judges, checkpoints=p.axes_positions,
                          window=p.axes_window, fork_max_tokens=p.fork_max_tokens,
                          judge_max_tokens=p.judge_max_tokens)
     run.out.parquet("axes", frame)
-    run.out.set(axes_turns=int(frame["turn_id"].nunique()), axes_verdicts=len(frame),
+    run.out.set(axes_positions=p.axes_positions, axes_turns=int(frame["turn_id"].nunique()), axes_verdicts=len(frame),
                 axes_invalid=int((frame["status"] == "invalid").sum()),
                 axes_invalid_pct=100 * (frame["status"] == "invalid").mean() if len(frame)
                 else not_estimable("no axis verdict was asked"))
