@@ -58,18 +58,20 @@ class RecallSettings:
 
 def _ask(counts: dict[str, Counts], cache: CallCache, transport: Transport, stage: str, by_session: dict,
          sessions: dict, model: str, *, condition=None, window=None, params: dict,
-         replicate: int = 0) -> dict[str, str | None]:
+         replicate: int = 0, built: dict | None = None) -> dict[str, str | None]:
     """Answers by item id for one model/replicate, through one generate batch (counted
-    under ``stage`` in ``counts``)."""
+    under ``stage`` in ``counts``); ``built``: the item messages of this condition and window,
+    each built once for every model and replicate asked with the same dict
+    (:func:`~contextecho.anchor.recall.asking.ask_requests`)."""
     requests, order = [], []
     for sid, items in by_session.items():
         if not items:
             continue
         if condition is None and window is None:
-            requests += ask_requests(items, model, params=params, replicate=replicate)
+            requests += ask_requests(items, model, params=params, replicate=replicate, built=built)
         else:
             requests += ask_requests(items, model, sessions[sid], condition=condition or "long_context",
-                                     window=window, params=params, replicate=replicate)
+                                     window=window, params=params, replicate=replicate, built=built)
         order += [(sid, i.id) for i in items]
     if not requests:
         return {}
@@ -125,14 +127,16 @@ def run_recall(run: Run, cache: CallCache, s: RecallSettings) -> dict[str, pd.Da
 
     evaluators = [(m, 0, {"temperature": 0.0, **target_params(m, s.max_tokens)}) for m in s.validators] or \
         [(s.target, r, sampled) for r in range(s.n_evaluators)]
+    with_history: dict = {}  # the long-context messages of each item, built once for validation and calibration
     validation_answers = {f"{m}#{r}": _ask(counts, cache, transport, "validation", kept, by_id, m, window=s.window,
-                                           params=params, replicate=r) for m, r, params in evaluators}
+                                           params=params, replicate=r, built=with_history)
+                          for m, r, params in evaluators}
     validation = validate_with_history(
         list(blind.kept), {k: [v[(i.session_id, i.id)] for i in blind.kept] for k, v in validation_answers.items()},
         min_agree=s.min_agree)
     first = 0 if s.validators else s.n_evaluators
     runs = [_ask(counts, cache, transport, "calibration", _group(validation.kept, sessions), by_id, s.target, window=s.window,
-                 params=sampled, replicate=first + r) for r in range(s.calibration_runs)]
+                 params=sampled, replicate=first + r, built=with_history) for r in range(s.calibration_runs)]
     calibration = calibrate_recall(list(validation.kept), [[run[(i.session_id, i.id)] for i in validation.kept]
                                                            for run in runs]) if validation.kept and runs else []
     main = {(c.item.session_id, c.item.id) for c in calibration if c.verdict == MAIN}  # ids repeat across sessions

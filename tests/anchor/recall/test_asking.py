@@ -1,5 +1,7 @@
 import pytest
 
+from contextecho.anchor.context.conditions import LongContext
+from contextecho.anchor.context.summary import ContextUnavailable
 from contextecho.anchor.context.window import causal_window
 from contextecho.anchor.recall.asking import answers_of, ask_requests, parse_choice
 from contextecho.anchor.recall.families import recall_items
@@ -31,6 +33,40 @@ def test_blind_requests_hold_the_question_only_and_windowed_ones_the_history(syn
         w = causal_window(s, item.decision_step, limit=2000)
         assert list(r.messages[:-1]) == list(w.messages) and r.messages[-1] == b.messages[0]
     assert len({r.key for r in blind + seen}) == 2 * len(items)
+
+
+class Counting:
+    """A long-context condition that counts the contexts it builds, and has none for one item."""
+
+    name = "long_context"
+
+    def __init__(self, missing: str):
+        self.inner, self.missing, self.built = LongContext(limit=2000), missing, 0
+
+    def context(self, session, item, **kwargs):
+        self.built += 1
+        if item.id == self.missing:
+            raise ContextUnavailable("none", "NotRun")
+        return self.inner.context(session, item, **kwargs)
+
+
+def test_a_kept_dict_builds_each_context_once_for_every_model_and_replicate(synthetic):
+    s = synthetic.build()
+    items = recall_items(s)
+    condition, built = Counting(missing=items[0].id), {}
+    with pytest.raises(ContextUnavailable):
+        ask_requests(items, "fake/echo", s, condition=condition, built=built)
+    assert condition.built == len(items)
+    usable = items[1:]
+    first = ask_requests(usable, "fake/a", s, condition=condition, built=built, replicate=1)
+    again = ask_requests(usable, "fake/b", s, condition=condition, built=built)
+    assert condition.built == len(items)  # nothing built twice, the missing item's reason kept too
+    fresh = ask_requests(usable, "fake/b", s, condition=LongContext(limit=2000))
+    assert [r.messages for r in first] == [r.messages for r in again] == [r.messages for r in fresh]
+    assert [r.key for r in again] == [r.key for r in fresh] and {r.model for r in first} == {"fake/a"}
+    with pytest.raises(ContextUnavailable, match="1 of"):
+        ask_requests(items[:1], "fake/c", s, condition=condition, built=built)
+    assert condition.built == len(items)
 
 
 def test_requests_refuse_an_item_of_another_session(synthetic):

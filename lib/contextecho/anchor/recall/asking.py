@@ -48,35 +48,53 @@ def parse_choice(text: str | None) -> int | None:
 def ask_requests(items: Sequence[RecallItem], model: str, session: Session | None = None, *,
                  condition: str | Condition = "long_context", window: int | None = DEFAULT_WINDOW,
                  redact: bool = True, params: Mapping | None = None,
-                 replicate: int = 0) -> list[ModelRequest]:
+                 replicate: int = 0, built: dict | None = None) -> list[ModelRequest]:
     """One request per item: blind without ``session``, else context + question. ``window``
     is the long-context limit when ``condition`` is given by that name. Raises
-    :class:`ContextUnavailable` naming how many items have no context (see ``build_contexts``)."""
+    :class:`ContextUnavailable` naming how many items have no context (see ``build_contexts``).
+
+    ``built``: a dict the caller keeps for one condition and window (and blind or not), in
+    which each item's messages, or the reason it has none, are kept, so asking the same items
+    of several models, replicates or runs builds and redacts each context once."""
     chosen = condition_for(condition, window=window) if session is not None else None
     requests, unavailable = [], Counter()
     for item in items:
-        redactor = Redactor() if redact else None
-        messages: list[dict] = []
-        if session is not None:
-            if item.session_id != session.session_id:
-                raise ValueError(f"item {item.id} is from session {item.session_id}, "
-                                 f"not {session.session_id}")
-            try:
-                messages += chosen.context(session, item, redact=redact, redactor=redactor).messages
-            except ContextUnavailable as exc:
-                unavailable[exc.reason] += 1
-                continue
-        question = prompt_text(item)
-        if redactor is not None:
-            redactor.discover(question)
-            question = redactor.apply(question)
-            redactor.verify(question, where=f"recall item {item.id}")
-        messages.append({"role": "user", "content": question})
-        requests.append(ModelRequest(model, tuple(messages), dict(params or {}), replicate))
+        if session is not None and item.session_id != session.session_id:
+            raise ValueError(f"item {item.id} is from session {item.session_id}, not {session.session_id}")
+        key = (redact, item.session_id, item.id)
+        messages = built.get(key) if built is not None else None
+        if messages is None:
+            messages = _messages(item, session, chosen, redact)
+            if built is not None:
+                built[key] = messages
+        if isinstance(messages, ContextUnavailable):
+            unavailable[messages.reason] += 1
+            continue
+        requests.append(ModelRequest(model, messages, dict(params or {}), replicate))
     if unavailable:
         raise ContextUnavailable(f"{sum(unavailable.values())} of {len(items)} items have no context "
                                  f"under {chosen.name}: {dict(unavailable)}", "; ".join(sorted(unavailable)))
     return requests
+
+
+def _messages(item: RecallItem, session: Session | None, chosen: Condition | None,
+              redact: bool) -> tuple[dict, ...] | ContextUnavailable:
+    """The messages of one item's request (its context, then its question, redacted with one
+    redactor), or the :class:`ContextUnavailable` that says why it has no context."""
+    redactor = Redactor() if redact else None
+    messages: list[dict] = []
+    if session is not None:
+        try:
+            messages += chosen.context(session, item, redact=redact, redactor=redactor).messages
+        except ContextUnavailable as exc:
+            return exc
+    question = prompt_text(item)
+    if redactor is not None:
+        redactor.discover(question)
+        question = redactor.apply(question)
+        redactor.verify(question, where=f"recall item {item.id}")
+    messages.append({"role": "user", "content": question})
+    return tuple(messages)
 
 
 def answers_of(records: Sequence[CallRecord]) -> list[str | None]:
