@@ -4,7 +4,7 @@ import pytest
 
 from contextecho.anchor.context.conditions import CONTEXT_CONDITIONS
 from contextecho.anchor.context.memory import NOT_JSON, Memories, MemoryUpdate
-from contextecho.experiments.anchor import MANUSCRIPT, PAPER_SCALE, Parameters
+from contextecho.experiments.anchor import MANUSCRIPT, PAPER_SCALE, Parameters, memory_sentence
 from contextecho.experiments.anchor_recall import MEMORY_COLUMNS, memory_table
 from contextecho.experiments.parameters import ParameterError
 
@@ -12,9 +12,11 @@ from contextecho.experiments.parameters import ParameterError
 def test_the_memory_parameters_and_the_condition_by_default():
     p = Parameters()
     assert p.conditions == tuple(CONTEXT_CONDITIONS) and "self_managed" in p.conditions
-    assert (p.memory_chunk_steps, p.memory_max_tokens, p.memory_chars) == (80, 48, 600)
+    assert (p.memory_chunk_steps, p.memory_max_tokens, p.memory_chars) == (400, 48, 600)
     assert all(k in Parameters.HELP for k in ("memory_chunk_steps", "memory_max_tokens", "memory_chars"))
-    assert not {"memory_chunk_steps", "memory_max_tokens", "memory_chars"} & set(PAPER_SCALE)  # the seed gives none
+    # the paper's scale: the summary's blocks, and room for a whole memory in a hosted model's reply
+    assert (PAPER_SCALE["memory_chunk_steps"], PAPER_SCALE["memory_max_tokens"]) == (p.summary_block_steps, 400)
+    assert Parameters(**{k: PAPER_SCALE[k] for k in ("memory_chunk_steps", "memory_max_tokens")}).memory_max_tokens == 400
     assert Parameters(conditions=("self_managed",), memory_chunk_steps=5, memory_max_tokens=200,
                       memory_chars=2000).memory_chars == 2000
 
@@ -56,3 +58,13 @@ def test_the_manuscript_reads_the_memory_and_a_recall_column_per_condition():
     assert "self_managed" in {s for c in accuracy.columns for s in c.sources}
     assert [c.sources[0] for c in MANUSCRIPT.table("memory").columns] == [
         "session", "chunk", "first_step", "last_step", "memory_chars", "keys", "update"]
+
+
+def test_the_memory_sentence_counts_updates_or_says_why_there_were_none():
+    written = {"memory_chunks": "4", "memory_updates_accepted": "3", "memory_chars_final": "212"}
+    assert memory_sentence(written, 4, "unused") == (
+        "Of its 4 updates 3 were accepted (a reply that is no JSON object, or too long, keeps the memory it had), "
+        "and the final memories held at most 212 characters.")
+    none = memory_sentence({**written, "memory_chunks": "0"}, 0, "no chunk of 400 agent steps was complete")
+    assert none.startswith("On this build the self-managed memory measures nothing: no chunk of 400 agent steps was "
+                           "complete, so the target kept none")

@@ -33,7 +33,7 @@ def check(result):
 
 def test_anchor_notebook_runs_every_section_on_the_fake_model(tmp_path):
     module = experiment("anchor")
-    params = module.Parameters(**{**TINY, "per_family": 2, "checkpoints": 2}, target="fake/echo",
+    params = module.Parameters(**{**TINY, "per_family": 2, "checkpoints": 2}, memory_chunk_steps=80, target="fake/echo",
                                judges=("fake/echo", "fake/echo@0"), summariser="fake/echo", facets="ipip",
                                banks=(str(Path(__file__).parents[1] / "fixtures" / "anchor_bank"),),
                                output_dir=str(tmp_path / "anchor"))
@@ -46,6 +46,7 @@ def test_anchor_notebook_runs_every_section_on_the_fake_model(tmp_path):
     memory = result.tables["Self-managed memory: each update per session and chunk"]
     assert variables["memory_chunks"] == len(memory) > 0 and variables["memory_updates_accepted"] == 0
     assert set(memory["update"]) == {"NotJSON"} and variables["memory_chars_final"] == 2
+    assert variables["memory_finding"].startswith(f"Of its {len(memory)} updates 0 were accepted")
     assert "Judge agreement per axis" in result.tables
     assert variables["primary_judge"] == "fake/echo"
     assert result.tables["ANCHOR banks"]["n_items"].tolist() == [7]

@@ -19,7 +19,12 @@ calibration runs: the ANCHOR seed's "Questions pass three filters"); its judges 
 reference judge's budget (``JUDGE_MAX_TOKENS``, 400) under each provider's rule, which gives
 the thinking Gemini judge at least 16,384 tokens (:func:`.anchor_axes.axes_judge_params`); a
 forked turn is written in the harness's budget for a target's turn (``STRESSOR_MAX_TOKENS``, 1,024,
-the paper's generation ``max_tokens``), so it is not cut before its style is judged.
+the paper's generation ``max_tokens``), so it is not cut before its style is judged. ANCHOR's
+seed sizes no self-managed memory ("a compact JSON memory"): the paper's scale cuts it at the
+hierarchical summary's blocks (40 steps, where the embedded default's 400 keeps the 135M
+model's cold run in budget by asking no update on the two default sessions) and lets an
+update take 400 tokens, so a 600-character memory fits (a hosted model's reply cut at 48
+tokens is no JSON object).
 """
 from __future__ import annotations
 
@@ -65,7 +70,8 @@ PAPER_SCALE = {"target": "openai/gpt-4o-mini", "judges": "anthropic/claude-sonne
                "validators": "openai/gpt-4o-mini,anthropic/claude-sonnet-4-5,openai/gpt-4.1,gemini/gemini-2.5-flash",
                "min_agree": 3, "calibration_runs": 5, "judge_max_tokens": JUDGE_MAX_TOKENS,
                "fork_max_tokens": STRESSOR_MAX_TOKENS,
-               "window": 60000, "retention_window": 30000, "summary_turn_chars": 1200}
+               "window": 60000, "retention_window": 30000, "summary_turn_chars": 1200,
+               "memory_chunk_steps": 40, "memory_max_tokens": 400}
 
 
 @dataclass(frozen=True)
@@ -95,7 +101,7 @@ class Parameters(ServingParameters):
     summary_turn_chars: int = 24
     summary_max_tokens: int = 48
     retrieval_k: int = 4
-    memory_chunk_steps: int = 80
+    memory_chunk_steps: int = 400
     memory_max_tokens: int = 48
     memory_chars: int = 600
     validators: tuple[str, ...] = ()
@@ -127,9 +133,10 @@ class Parameters(ServingParameters):
             "per_family": "recall items per family and session (ANCHOR: 8; the embedded 135M model recalls none, so "
                           "one each keeps the cold run in budget)",
             "memory_chunk_steps": "agent steps per chunk of the self-managed memory, which the target updates once per "
-                                  "chunk (ANCHOR's seed gives no chunk size, so the paper's scale keeps this default)",
-            "memory_max_tokens": "the target's budget for each memory update, a JSON object (the seed gives none: "
-                                 "the default at every scale)",
+                                  "chunk (ANCHOR's seed gives no size; 400 asks no update of the embedded model on the "
+                                  "two default sessions, as 80 took 4 minutes; the paper's scale: 40, the summary's blocks)",
+            "memory_max_tokens": "the target's budget for each memory update, a JSON object (the seed gives none; the "
+                                 "embedded model closes its object within it, the paper's scale allows 400)",
             "memory_chars": "the most characters a memory may hold (canonical JSON); a longer update is rejected and "
                             "the previous memory kept (the seed's 'compact JSON memory' gives no size: the default "
                             "at every scale)",
@@ -182,6 +189,7 @@ MANUSCRIPT = Declared(
         Variable("recall_accuracy_{condition}", COEFFICIENT, condition=tuple(CONTEXT_CONDITIONS)),
         Variable("memory_chunks", COUNT), Variable("memory_updates_accepted", COUNT),
         Variable("memory_chars_final", COUNT), Variable("memory_chunk_steps", COUNT), Variable("memory_chars", COUNT),
+        Variable("memory_finding", TEXT),
         Variable("retention_final", TEXT), Variable("recall_finding", TEXT), Variable("recall_bias", TEXT),
         Variable("target", TEXT), Variable("judges", TEXT), Variable("primary_judge", TEXT),
         Variable("n_sessions", COUNT), Variable("n_items", COUNT)),
@@ -484,7 +492,20 @@ def memory_summary(run: Run, memory: pd.DataFrame) -> pd.DataFrame:
     run.out.set(memory_chunks=len(memory), memory_updates_accepted=int(memory["accepted"].sum()) if len(memory) else 0,
                 memory_chars_final=int(final.max()) if len(final) else not_estimable(why),
                 memory_chunk_steps=p.memory_chunk_steps, memory_chars=p.memory_chars)
+    run.out.set(memory_finding=memory_sentence(run.out.variables, len(memory), why))
     return run.table("memory", memory)
+
+
+def memory_sentence(written: dict, n_updates: int, why: str) -> str:
+    """How many memory updates the target made and kept, and the longest final memory, as
+    the manuscript's values (``written``); the plain sentence that the memory measures
+    nothing where no update was asked (``n_updates`` 0, for ``why``)."""
+    if not n_updates:
+        return measures_nothing("the self-managed memory", f"{why}, so the target kept none and every item read an "
+                                "empty memory before the recent turns", f"longer sessions or {PAPER_SCALE_SET}")
+    return (f"Of its {written['memory_chunks']} updates {written['memory_updates_accepted']} were accepted (a reply "
+            "that is no JSON object, or too long, keeps the memory it had), and the final memories held at most "
+            f"{written['memory_chars_final']} characters.")
 
 
 def recall_accuracy(run: Run, recall: pd.DataFrame) -> pd.DataFrame:
