@@ -23,7 +23,8 @@ def corpus():
 def check(result):
     variables = yaml.safe_load((result.output_dir / "variables.yml").read_text())["anchor"]
     assert all(isinstance(v, (int, float, str)) for v in variables.values())
-    for stem in ("retention", "axes", "axes_all_held", "axes_all_held_sessions", "recall_accuracy", "recall_filters"):
+    for stem in ("retention", "axes", "axes_all_held", "axes_all_held_sessions", "recall_accuracy", "recall_filters",
+                 "memory"):
         assert (result.output_dir / "tables" / f"{stem}.md").is_file()
     for figure in ("retention", "recall"):
         assert (result.output_dir / "figures" / f"{figure}.png").is_file()
@@ -32,7 +33,8 @@ def check(result):
 
 def test_anchor_notebook_runs_every_section_on_the_fake_model(tmp_path):
     module = experiment("anchor")
-    params = module.Parameters(**{**TINY, "per_family": 2, "checkpoints": 2, "axes_positions": 2}, target="fake/echo",
+    params = module.Parameters(**{**TINY, "per_family": 2, "checkpoints": 2, "axes_positions": 2}, memory_chunk_steps=80,
+                               target="fake/echo",
                                judges=("fake/echo", "fake/echo@0"), summariser="fake/echo", facets="ipip",
                                banks=(str(Path(__file__).parents[1] / "fixtures" / "anchor_bank"),),
                                output_dir=str(tmp_path / "anchor"))
@@ -41,6 +43,11 @@ def test_anchor_notebook_runs_every_section_on_the_fake_model(tmp_path):
     # fake/echo names no option: every questionnaire answer is invalid, so no facet has items
     assert variables["retention_no_items"] == variables["retention_rows"] > 0
     assert variables["recall_candidates"] >= variables["recall_blind_kept"] >= variables["recall_validated"]
+    # fake/echo answers no JSON: every memory update is rejected and said so, the memory stays {}
+    memory = result.tables["Self-managed memory: each update per session and chunk"]
+    assert variables["memory_chunks"] == len(memory) > 0 and variables["memory_updates_accepted"] == 0
+    assert set(memory["update"]) == {"NotJSON"} and variables["memory_chars_final"] == 2
+    assert variables["memory_finding"].startswith(f"Of its {len(memory)} updates 0 were accepted")
     assert "Judge agreement per axis" in result.tables
     assert variables["primary_judge"] == "fake/echo"
     assert result.tables["ANCHOR banks"]["n_items"].tolist() == [7]
@@ -69,7 +76,7 @@ def test_anchor_notebook_runs_on_the_embedded_model(tmp_path):
     assert variables["target"] == "local/smollm2-135m" and variables["n_sessions"] == 1
     assert variables["retention_rows"] == 2 * 5  # arms x facets at one checkpoint
     accuracy = result.tables["Recall accuracy per family × condition (chance 0.25)"]
-    assert set(accuracy.columns) >= {"long_context", "hierarchical_summary", "retrieval"}
+    assert set(accuracy.columns) >= {"long_context", "hierarchical_summary", "self_managed", "retrieval"}
 
 
 def test_a_retention_that_cannot_be_estimated_says_why_per_session():

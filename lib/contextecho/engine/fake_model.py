@@ -27,6 +27,8 @@ The model string picks the behaviour; ``@SECONDS`` adds a delay, ``:N`` a count:
                          score of 0) and then the answer: the text after ``ANSWER `` on a line
                          of the last user message (the first such line), else ``(B)``; its
                          completion tokens count both.
+- ``fake/json``          answers the text after ``JSON `` on a line of the last user message
+                         (the last such line) verbatim, valid JSON or not; else ``{}``.
 
 ``calls`` counts attempts per model string, so tests can check what was really called.
 With ``CONTEXTECHO_FAKE_CALL_LOG`` set, every attempt also appends one line (``<pid>
@@ -91,6 +93,7 @@ def _prompt_tokens(messages: list) -> int:
     return sum(len(str(m.get("content", ""))) for m in messages) // 4
 
 
+JSON_LINE = "JSON "  # a line of the last user message that scripts ``fake/json``'s answer
 ANSWER_LINE = "ANSWER "  # a line of the last user message that scripts ``fake/think``'s answer
 THINKING = "The first option that comes to mind is (A) Very Accurate. Score: 0. But let me reconsider."
 CALL_LINE = "CALL "  # a line of the last user message that scripts ``fake/tool-call``'s call
@@ -160,6 +163,12 @@ class FakeProvider(CustomLLM):
             text = f"<think>{THINKING}</think>\n\n{answer}"
             return fill_response(model_response, f"fake/{model}", text, "stop", _prompt_tokens(messages),
                                  len(text) // 4)
+        if behaviour == "json":
+            users = [m for m in messages if m.get("role") == "user"]
+            lines = _text_of(users[-1]).splitlines() if users else []
+            text = next((line[len(JSON_LINE):] for line in reversed(lines) if line.startswith(JSON_LINE)), "{}")
+            return fill_response(model_response, f"fake/{model}", text, "stop", _prompt_tokens(messages),
+                                 max(1, len(text) // 4))
         if behaviour == "tool-call":
             return _tool_call_answer(model, messages, optional_params, model_response, digest)
         if behaviour not in ("echo", "rate-limited", "server-error"):

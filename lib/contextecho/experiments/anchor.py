@@ -19,7 +19,12 @@ calibration runs: the ANCHOR seed's "Questions pass three filters"); its judges 
 reference judge's budget (``JUDGE_MAX_TOKENS``, 400) under each provider's rule, which gives
 the thinking Gemini judge at least 16,384 tokens (:func:`.anchor_axes.axes_judge_params`); a
 forked turn is written in the harness's budget for a target's turn (``STRESSOR_MAX_TOKENS``, 1,024,
-the paper's generation ``max_tokens``), so it is not cut before its style is judged.
+the paper's generation ``max_tokens``), so it is not cut before its style is judged. ANCHOR's
+seed sizes no self-managed memory ("a compact JSON memory"): the paper's scale cuts it at the
+hierarchical summary's blocks (40 steps, where the embedded default's 400 keeps the 135M
+model's cold run in budget by asking no update on the two default sessions) and lets an
+update take 400 tokens, so a 600-character memory fits (a hosted model's reply cut at 48
+tokens is no JSON object).
 """
 from __future__ import annotations
 
@@ -65,7 +70,8 @@ PAPER_SCALE = {"target": "openai/gpt-4o-mini", "judges": "anthropic/claude-sonne
                "validators": "openai/gpt-4o-mini,anthropic/claude-sonnet-4-5,openai/gpt-4.1,gemini/gemini-2.5-flash",
                "min_agree": 3, "calibration_runs": 5, "judge_max_tokens": JUDGE_MAX_TOKENS,
                "fork_max_tokens": STRESSOR_MAX_TOKENS,
-               "window": 60000, "retention_window": 30000, "summary_turn_chars": 1200}
+               "window": 60000, "retention_window": 30000, "summary_turn_chars": 1200,
+               "memory_chunk_steps": 40, "memory_max_tokens": 400}
 
 
 @dataclass(frozen=True)
@@ -88,7 +94,7 @@ class Parameters(ServingParameters):
     judge_max_tokens: int = 8
     families: tuple[str, ...] = tuple(RECALL_FAMILIES)
     per_family: int = 1
-    conditions: tuple[str, ...] = ("long_context", "hierarchical_summary", "retrieval")
+    conditions: tuple[str, ...] = ("long_context", "hierarchical_summary", "self_managed", "retrieval")
     window: int = 2000
     recent_chars: int = 1000
     summariser: str = LOCAL_MODEL
@@ -96,6 +102,9 @@ class Parameters(ServingParameters):
     summary_turn_chars: int = 24
     summary_max_tokens: int = 48
     retrieval_k: int = 4
+    memory_chunk_steps: int = 400
+    memory_max_tokens: int = 48
+    memory_chars: int = 600
     validators: tuple[str, ...] = ()
     n_evaluators: int = 3
     min_agree: int = 2
@@ -129,6 +138,15 @@ class Parameters(ServingParameters):
                                 "model, at least 16,384)",
             "per_family": "recall items per family and session (ANCHOR: 8; the embedded 135M model recalls none, so "
                           "one each keeps the cold run in budget)",
+            "memory_chunk_steps": "agent steps per chunk of the self-managed memory, which the target updates once per "
+                                  "chunk (ANCHOR's seed gives no size; 400 asks no update of the embedded model on the "
+                                  "two default sessions, as 80 took 4 minutes; the paper's scale: 40, the summary's blocks)",
+            "memory_max_tokens": "the target's budget for each memory update, a JSON object (the seed gives none; the "
+                                 "embedded model closes its object within it, the paper's scale allows 400)",
+            "memory_chars": "the most characters a memory may hold (canonical JSON); a longer update is rejected and "
+                            "the previous memory kept (the seed's 'compact JSON memory' gives no size: the default "
+                            "at every scale)",
+            "summary_turn_chars": "characters of each entry a summary block or memory chunk shows",
             "banks": "ANCHOR bank folders (or a release root) to score as well",
             "output_dir": "default paper/_generated/anchor"}
     RANGES = {**ServingParameters.RANGES, "target": Models(), "judges": (NonEmpty(), Models()), "n_sessions": count(zero="all"),
@@ -140,6 +158,7 @@ class Parameters(ServingParameters):
               "per_family": count(), "conditions": (NonEmpty(), OneOf(tuple(CONTEXT_CONDITIONS), "context condition")),
               "window": POSITIVE, "recent_chars": POSITIVE, "summariser": Models(), "summary_block_steps": count(),
               "summary_turn_chars": POSITIVE, "summary_max_tokens": POSITIVE, "retrieval_k": count(),
+              "memory_chunk_steps": count(), "memory_max_tokens": POSITIVE, "memory_chars": POSITIVE,
               "validators": Models(), "n_evaluators": count(),
               "min_agree": Interval(1, high=lambda p: len(p.validators) or p.n_evaluators,
                                     high_text="the number of validators (n_evaluators when none)"),
@@ -174,6 +193,9 @@ MANUSCRIPT = Declared(
         Variable("n_evaluators", COUNT), Variable("min_agree", COUNT), Variable("calibration_runs", COUNT),
         Variable("recall_asked", COUNT), Variable("recall_modal_letter", TEXT), Variable("recall_modal_pct", PERCENT),
         Variable("recall_accuracy_{condition}", COEFFICIENT, condition=tuple(CONTEXT_CONDITIONS)),
+        Variable("memory_chunks", COUNT), Variable("memory_updates_accepted", COUNT),
+        Variable("memory_chars_final", COUNT), Variable("memory_chunk_steps", COUNT), Variable("memory_chars", COUNT),
+        Variable("memory_finding", TEXT),
         Variable("retention_final", TEXT), Variable("recall_finding", TEXT), Variable("recall_bias", TEXT),
         Variable("target", TEXT), Variable("judges", TEXT), Variable("primary_judge", TEXT),
         Variable("n_sessions", COUNT), Variable("n_items", COUNT)),
@@ -204,6 +226,11 @@ MANUSCRIPT = Declared(
         Table("recall_accuracy", "Recall accuracy per family × condition (chance 0.25)", (
             Column("Set", TEXT, "set", widest="blind-kept"), Column("Family", TEXT, "family", widest="compaction_dropped"),
             *(Column(c.replace("_", " ").capitalize(), COEFFICIENT, c, optional=True) for c in CONTEXT_CONDITIONS)), index=2),
+        Table("memory", "Self-managed memory: each update per session and chunk", (
+            Column("Session", TEXT, "session", widest="S12"), Column("Chunk", COUNT, "chunk"),
+            Column("First step", COUNT, "first_step"), Column("Last step", COUNT, "last_step"),
+            Column("Memory chars", COUNT, "memory_chars"), Column("Keys", COUNT, "keys"),
+            Column("Update", TEXT, "update", widest="OverBudget")), index=2),
         Table("banks", "ANCHOR banks", (
             Column("Bank", TEXT, "bank", widest="anchor_bank_coding_v1"), Column("Items", COUNT, "n_items"),
             Column("Accuracy", COEFFICIENT, "accuracy"))),
@@ -440,12 +467,15 @@ def recall(run: Run) -> pd.DataFrame:
             target=p.target, families=p.families, per_family=p.per_family, conditions=p.conditions,
             window=p.window, recent_chars=p.recent_chars, summariser=p.summariser,
             summary_block_steps=p.summary_block_steps, summary_turn_chars=p.summary_turn_chars,
-            summary_max_tokens=p.summary_max_tokens, retrieval_k=p.retrieval_k, validators=p.validators,
+            summary_max_tokens=p.summary_max_tokens, retrieval_k=p.retrieval_k,
+            memory_chunk_steps=p.memory_chunk_steps, memory_max_tokens=p.memory_max_tokens, memory_chars=p.memory_chars,
+            validators=p.validators,
             n_evaluators=p.n_evaluators, min_agree=p.min_agree, calibration_runs=p.calibration_runs,
             sample_temperature=p.sample_temperature, max_tokens=p.recall_max_tokens))
-    for stem in ("per_item", "filters", "calibration"):
+    for stem in ("per_item", "filters", "calibration", "memory"):
         run.out.parquet(f"recall_{stem}", result[stem])
     run.table("recall_filters", result["filters"])
+    memory_summary(run, result["memory"])
     filters, per_item = result["filters"].set_index("step"), result["per_item"]
     run.out.set(recall_candidates=int(filters.loc["candidates", "in"]),
                 recall_blind_kept=int(filters.loc["blind filter", "kept"]),
@@ -456,6 +486,32 @@ def recall(run: Run) -> pd.DataFrame:
                 recall_asked=len(per_item[["session", "item"]].drop_duplicates()) if not per_item.empty else 0,
                 **modal_choice(per_item))
     return per_item
+
+
+def memory_summary(run: Run, memory: pd.DataFrame) -> pd.DataFrame:
+    """The self-managed memory's updates (one row per session and chunk) as the ``memory``
+    table, and how many there were, how many were accepted, and the longest final memory."""
+    p = run.params
+    final = memory.groupby("session")["memory_chars"].last() if len(memory) else pd.Series(dtype=int)
+    why = ("self-managed memory is not among this run's conditions" if "self_managed" not in p.conditions else
+           f"no chunk of {p.memory_chunk_steps} agent steps was complete before any blind-kept item")
+    run.out.set(memory_chunks=len(memory), memory_updates_accepted=int(memory["accepted"].sum()) if len(memory) else 0,
+                memory_chars_final=int(final.max()) if len(final) else not_estimable(why),
+                memory_chunk_steps=p.memory_chunk_steps, memory_chars=p.memory_chars)
+    run.out.set(memory_finding=memory_sentence(run.out.variables, len(memory), why))
+    return run.table("memory", memory)
+
+
+def memory_sentence(written: dict, n_updates: int, why: str) -> str:
+    """How many memory updates the target made and kept, and the longest final memory, as
+    the manuscript's values (``written``); the plain sentence that the memory measures
+    nothing where no update was asked (``n_updates`` 0, for ``why``)."""
+    if not n_updates:
+        return measures_nothing("the self-managed memory", f"{why}, so the target kept none and every item read an "
+                                "empty memory before the recent turns", f"longer sessions or {PAPER_SCALE_SET}")
+    return (f"Of its {written['memory_chunks']} updates {written['memory_updates_accepted']} were accepted (a reply "
+            "that is no JSON object, or too long, keeps the memory it had), and the final memories held at most "
+            f"{written['memory_chars_final']} characters.")
 
 
 def recall_accuracy(run: Run, recall: pd.DataFrame) -> pd.DataFrame:
@@ -476,6 +532,7 @@ def recall_accuracy(run: Run, recall: pd.DataFrame) -> pd.DataFrame:
 
 #: How the manuscript names each context condition of recall.
 CONDITION_WORDS = {"long_context": "with the long-context window", "hierarchical_summary": "with a hierarchical summary",
+                   "self_managed": "with the memory it kept itself",
                    "retrieval": "with retrieval of the most relevant earlier turns"}
 #: A share of the readable answers above which one letter is the target's position bias.
 BIAS_PCT = 50.0

@@ -11,7 +11,9 @@ and accuracy per question family × context condition.
    least 16,384 tokens, so it answers at all).
 4. Calibration: ``calibration_runs`` further sampled runs with the same context
    (replicate indices after the validators', so no answer is reused): main / hard / invalid.
-5. Conditions: the target answers greedily under each context condition. Accuracy is
+5. Conditions: the target answers greedily under each context condition (self-managed
+   memory: the target first keeps its memory over the sessions' chunks, one batch per chunk;
+   every update is a row of the ``memory`` table). Accuracy is
    reported on two item sets — every blind-kept item, and the calibrated main set — with
    n per cell: ANCHOR reports the latter; on a weak model it may be empty, which is said.
 """
@@ -25,7 +27,9 @@ import pandas as pd
 from ..anchor.recall.asking import answers_of, ask_requests, choice_of
 from ..anchor.recall.families import recall_items
 from ..anchor.recall.filters import MAIN, blind_filter, calibrate_recall, filter_counts, validate_with_history
-from ..anchor.context.conditions import CONTEXT_CONDITIONS, HierarchicalSummary, LongContext, Retrieval, build_contexts
+from ..anchor.context.conditions import (CONTEXT_CONDITIONS, HierarchicalSummary, LongContext, Retrieval, SelfManaged,
+                                         build_contexts, horizon)
+from ..anchor.context.memory import Memories, MemoryChain, memory_params, run_memories
 from ..engine.cache import CallCache
 from ..engine.calls import Transport, generate
 from ..engine.counts import Counts
@@ -48,6 +52,9 @@ class RecallSettings:
     summary_turn_chars: int
     summary_max_tokens: int
     retrieval_k: int
+    memory_chunk_steps: int
+    memory_max_tokens: int
+    memory_chars: int
     validators: tuple[str, ...]
     n_evaluators: int
     min_agree: int
@@ -94,6 +101,14 @@ def _condition(name: str, s: RecallSettings, sessions: dict, by_session: dict, c
         return LongContext(limit=s.window)
     if name == "retrieval":
         return Retrieval(k=s.retrieval_k, recent_chars=s.recent_chars)
+    if name == "self_managed":
+        cond = SelfManaged(MemoryChain(model=s.target, chunk_steps=s.memory_chunk_steps,
+                                       turn_chars=s.summary_turn_chars, memory_chars=s.memory_chars,
+                                       params=memory_params(s.memory_max_tokens)), recent_chars=s.recent_chars)
+        memories, counts["memory"] = run_memories(
+            cond.chain, [(sessions[sid], horizon(sessions[sid], items)) for sid, items in by_session.items() if items],
+            cache=cache, transport=transport, progress=True, name="anchor:memory")
+        return cond.with_memories(memories)
     cond = HierarchicalSummary(model=s.summariser, recent_chars=s.recent_chars, block_steps=s.summary_block_steps,
                                turn_chars=s.summary_turn_chars,
                                params={"temperature": 0, "max_tokens": s.summary_max_tokens})
@@ -141,9 +156,10 @@ def run_recall(run: Run, cache: CallCache, s: RecallSettings) -> dict[str, pd.Da
                                                            for run in runs]) if validation.kept and runs else []
     main = {(c.item.session_id, c.item.id) for c in calibration if c.verdict == MAIN}  # ids repeat across sessions
 
-    rows = []
+    rows, memories = [], Memories()
     for name in s.conditions:
         cond = _condition(name, s, by_id, kept, cache, transport, counts)
+        memories = cond.memories if isinstance(cond, SelfManaged) else memories
         usable = {sid: build_contexts(cond, by_id[sid], its).usable(its) for sid, its in kept.items() if its}
         answers = _ask(counts, cache, transport, f"condition:{name}", usable, by_id, s.target, condition=cond, params=greedy)
         rows += condition_rows(blind.kept, name, answers, main, labels)
@@ -152,6 +168,7 @@ def run_recall(run: Run, cache: CallCache, s: RecallSettings) -> dict[str, pd.Da
     per_item = pd.DataFrame(rows)
     filters = pd.DataFrame(filter_counts(blind, validation, calibration))
     return {"per_item": per_item, "filters": filters, "accuracy": accuracy_table(per_item),
+            "memory": memory_table(memories, labels),
             "calibration": pd.DataFrame([{"session": labels[c.item.session_id], "item": c.item.id,
                                           "family": c.item.family, "verdict": c.verdict,
                                           "modal_share": c.modal_share, "accuracy": c.accuracy}
@@ -187,3 +204,17 @@ def accuracy_table(per_item: pd.DataFrame) -> pd.DataFrame:
                          "n_no_context": int((~g["context"]).sum()),
                          "accuracy": asked["correct"].mean() if len(asked) else float("nan")})
     return pd.DataFrame(rows)
+
+
+MEMORY_COLUMNS = ["session", "chunk", "first_step", "last_step", "memory_chars", "keys", "accepted", "reason",
+                  "update", "sha256"]
+
+
+def memory_table(memories: Memories, labels: dict) -> pd.DataFrame:
+    """One row per session and chunk of the self-managed memory: its steps, the memory's size
+    and keys after the update, whether the update was accepted or why not."""
+    return pd.DataFrame([{"session": labels[u.session_id], "chunk": u.chunk, "first_step": u.first_step,
+                          "last_step": u.last_step, "memory_chars": u.memory_chars, "keys": len(u.keys),
+                          "accepted": u.accepted, "reason": u.reason,
+                          "update": "accepted" if u.accepted else u.reason, "sha256": u.sha256}
+                         for u in memories.updates], columns=MEMORY_COLUMNS)

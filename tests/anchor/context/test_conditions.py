@@ -48,8 +48,11 @@ def test_requests_default_to_long_context_and_conditions_are_named(session, item
     assert keys == [r.key for r in ask_requests(items, "fake/echo", session, condition="long_context",
                                                 window=700)]
     assert keys == [r.key for r in ask_requests(items, "fake/echo", session, condition=LongContext(700))]
-    assert list(CONTEXT_CONDITIONS) == ["long_context", "hierarchical_summary", "retrieval"]  # the grid's order
+    assert list(CONTEXT_CONDITIONS) == ["long_context", "hierarchical_summary", "self_managed",
+                                        "retrieval"]  # the grid's order, ANCHOR's
     with pytest.raises(KeyError, match="unknown context condition"):
+        condition_for("self_kept")
+    with pytest.raises(ValueError, match="needs its memories"):
         condition_for("self_managed")
     with pytest.raises(ValueError, match="needs its summaries"):
         ask_requests(items, "fake/echo", session, condition="hierarchical_summary")

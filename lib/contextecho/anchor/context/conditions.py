@@ -1,5 +1,4 @@
-"""Context conditions: what a recall item is answered from (ANCHOR's four conditions, less
-self-managed state, which needs a model that kept a memory while the session ran).
+"""Context conditions: what a recall item is answered from (ANCHOR's four conditions).
 
 Every condition builds the messages that precede the question from the session's records
 at or before the item's decision step (entry ``step_index[t-1]``) and nothing later, and
@@ -21,11 +20,20 @@ The conditions are registered by name in :data:`CONTEXT_CONDITIONS`:
       cond = cond.with_summaries(reqs, generate(reqs, cache=cache).records)
       contexts = build_contexts(cond, session, items)   # failures counted, never empty
 
+- ``self_managed``: the compact JSON memory the model kept of the session chunk by chunk
+  (:mod:`.memory`), as it stood after the last complete chunk that ends at or before the
+  decision step, then the most recent ``recent_chars`` verbatim. Before the first chunk is
+  complete the note says the memory is empty; a chain whose call failed leaves the items
+  that need it without context (counted like a failed summary). The chain runs first::
+
+      cond = SelfManaged(MemoryChain(model="openai/gpt-4o-mini"))
+      memories, _ = run_memories(cond.chain, [(session, horizon(session, items))], cache=cache)
+      contexts = build_contexts(cond.with_memories(memories), session, items)
 - ``retrieval``: the ``k`` earlier turns most relevant to the question and its options
   (:mod:`.retrieval`), in their original order, then the most recent ``recent_chars``
   verbatim. Only turns that end before the verbatim part are candidates.
 
-Summaries and retrieved turns go first, as one user note merged into the first message of
+Summaries, the memory and retrieved turns go first, as one user note merged into the first message of
 the verbatim part. Redaction (on by default) uses the item's one redactor throughout.
 """
 from __future__ import annotations
@@ -42,6 +50,7 @@ from contextecho.sessions.redaction import Redactor
 from contextecho.sessions.model import Session
 
 from ..recall.items import RecallItem
+from .memory import Memories, MemoryChain
 from .retrieval import chat_turns, most_relevant
 from .summary import ContextUnavailable, Summaries, block_request, history_blocks
 from .window import CausalWindow, causal_window
@@ -100,7 +109,16 @@ def with_note(header: str, parts: Sequence[str], recent: CausalWindow,
     return [{"role": "user", "content": note}, *messages]
 
 
+def horizon(session: Session, items: Sequence[RecallItem]) -> int:
+    """The last entry any of ``items`` may read (-1 for none): what a stage runs up to."""
+    if any(i.session_id != session.session_id for i in items):
+        raise ValueError(f"items of another session than {session.session_id}")
+    return max((session.step_index[i.decision_step - 1] for i in items), default=-1)
+
+
 SUMMARY_NOTE = "Summaries of the earlier part of this session, oldest first:"
+MEMORY_NOTE = "Your own memory of the earlier part of this session (JSON), as you kept it:"
+EMPTY_MEMORY_NOTE = "(empty: no part of the session was complete before this point)"
 RETRIEVAL_NOTE = "Earlier turns of this session relevant to what follows, in their original order:"
 CONTEXT_CONDITIONS: Registry[type[Condition]] = Registry("context condition", keep_order=True)
 
@@ -135,11 +153,9 @@ class HierarchicalSummary:
 
     def summary_requests(self, session: Session, items: Sequence[RecallItem]) -> list[ModelRequest]:
         """Stage 1: one request per block any of ``items`` may need (before its decision)."""
-        if any(i.session_id != session.session_id for i in items):
-            raise ValueError(f"items of another session than {session.session_id}")
-        horizon = max((session.step_index[i.decision_step - 1] for i in items), default=-1)
+        last = horizon(session, items)
         return [self._request(session, b) for b in history_blocks(session, self.block_steps)
-                if b.last_entry <= horizon]
+                if b.last_entry <= last]
 
     def with_summaries(self, requests: Sequence[ModelRequest], records) -> HierarchicalSummary:
         """Stage 2: this condition holding a batch's summaries (added to those it has)."""
@@ -157,6 +173,32 @@ class HierarchicalSummary:
         return sealed_context(self.name, session, item, with_note(SUMMARY_NOTE, notes, recent, redactor), ranges,
                               model=self.model, blocks=tuple((b.first_step, b.last_step) for b in blocks),
                               summary_keys=tuple(r.key for r in requests), gap=gap, recent_chars=self.recent_chars)
+
+
+@CONTEXT_CONDITIONS.register("self_managed")
+@dataclass(frozen=True)
+class SelfManaged:
+    chain: MemoryChain  # the memory model (the recall target), its chunks and budgets
+    recent_chars: int = 8_000
+    memories: Memories = field(default_factory=Memories)
+    name: str = "self_managed"
+
+    def with_memories(self, memories: Memories) -> SelfManaged:
+        """This condition reading ``memories`` (:func:`.memory.run_memories`)."""
+        return replace(self, memories=memories)
+
+    def context(self, session, item, *, redact=True, redactor=None) -> ItemContext:
+        recent = verbatim_window(session, item, self.recent_chars, redact, redactor)
+        chunks = [c for c in self.chain.chunks(session) if c.last_entry <= recent.last_entry]
+        update = self.memories.after(session.session_id, chunks[-1].number) if chunks else None
+        note = f"[agent steps 1-{update.last_step}] {update.memory}" if update else EMPTY_MEMORY_NOTE
+        ranges = ([(0, update.last_entry)] if update else []) + [(recent.first_entry, recent.last_entry)]
+        return sealed_context(self.name, session, item, with_note(MEMORY_NOTE, [note], recent, redactor), ranges,
+                              model=self.chain.model, memory_chunk=update.chunk if update else None,
+                              memory_steps=(1, update.last_step) if update else None,
+                              memory_sha256=update.sha256 if update else None,
+                              memory_request_key=update.request_key if update else None,
+                              memory_accepted=update.accepted if update else None, recent_chars=self.recent_chars)
 
 
 @CONTEXT_CONDITIONS.register("retrieval")
@@ -188,6 +230,9 @@ def condition_for(condition: str | Condition, *, window: int | None = DEFAULT_WI
     if condition == "hierarchical_summary":
         raise ValueError("hierarchical_summary needs its summaries: pass "
                          "HierarchicalSummary(model=...).with_summaries(requests, records)")
+    if condition == "self_managed":
+        raise ValueError("self_managed needs its memories: pass "
+                         "SelfManaged(MemoryChain(model=...)).with_memories(run_memories(...)[0])")
     return CONTEXT_CONDITIONS.get(condition)()
 
 

@@ -62,16 +62,22 @@ def history_blocks(session: Session, block_steps: int) -> tuple[Block, ...]:
     return tuple(blocks)
 
 
-def block_request(session: Session, block: Block, model: str, *, params: Mapping,
-                  turn_chars: int, redact: bool = True) -> ModelRequest:
-    """The summariser's request for one block: the same for every item of the session."""
+def block_transcript(session: Session, block: Block, *, turn_chars: int, redact: bool = True) -> str:
+    """One block as a model reads it: each rendered entry as ``ROLE: text`` (cut to
+    ``turn_chars``), redacted with a redactor of its own, under a line naming its steps."""
     lines = []
     for role, _, text in entry_turns(session.entries[block.first_entry:block.last_entry + 1]):
         lines.append(f"{role.upper()}: {text if len(text) <= turn_chars else text[:turn_chars] + ' …[cut]'}")
     transcript = "\n\n".join(lines)
     if redact:
         transcript = _redacted(transcript)
-    task = f"Agent steps {block.first_step}-{block.last_step} of the session:\n\n{transcript}"
+    return f"Agent steps {block.first_step}-{block.last_step} of the session:\n\n{transcript}"
+
+
+def block_request(session: Session, block: Block, model: str, *, params: Mapping,
+                  turn_chars: int, redact: bool = True) -> ModelRequest:
+    """The summariser's request for one block: the same for every item of the session."""
+    task = block_transcript(session, block, turn_chars=turn_chars, redact=redact)
     return ModelRequest(model, ({"role": "system", "content": SUMMARY_INSTRUCTION},
                                 {"role": "user", "content": task}), dict(params))
 
