@@ -17,7 +17,7 @@ The persona is the deployed coding assistant (``anchor.persona.CODING_ASSISTANT`
 ``PAPER_SCALE`` takes ANCHOR's filter settings (3 of 4 validators recover the answer, five
 calibration runs: the ANCHOR seed's "Questions pass three filters"); its judges answer in the
 reference judge's budget (``JUDGE_MAX_TOKENS``, 400) under each provider's rule, which gives
-the thinking Gemini judge at least 16,384 tokens (:func:`.anchor_axes.axes_judge_params`); a
+the thinking Gemini judge at least 16,384 tokens (:func:`contextecho.anchor.axes.rubric.axes_judge_params`); a
 forked turn is written in the harness's budget for a target's turn (``STRESSOR_MAX_TOKENS``, 1,024,
 the paper's generation ``max_tokens``), so it is not cut before its style is judged.
 """

@@ -6,7 +6,7 @@ Each judge is asked at its provider's budget rule (:func:`axes_judge_params`): t
 reference protocol applies to a target of that provider
 (:func:`~contextecho.echo.reference.providers.target_params`), so a thinking judge (a Gemini
 model: at least 16,384 tokens) has room to think before its verdict, while a judge without
-such a rule (the embedded model, a self-hosted one) gets the budget as asked."""
+such a rule (the embedded model, a self-hosted one) gets the budget as asked (:func:`axes_judge_params`)."""
 from __future__ import annotations
 
 from typing import Sequence
@@ -14,18 +14,12 @@ from typing import Sequence
 import pandas as pd
 
 from ..anchor.axes.report import AxisJob, axis_frame, axis_jobs, judge_requests
+from ..anchor.axes.rubric import axes_judge_params
 from ..anchor.axes.turns import fork_requests, forked_turns, real_turns
 from ..anchor.persona import PersonaCard
 from ..engine.cache import CallCache
 from ..engine.calls import generate
-from ..echo.reference.providers import target_params
 from .spine import Run
-
-
-def axes_judge_params(judge: str, max_tokens: int) -> dict:
-    """A judge's sampling parameters: temperature 0 and ``max_tokens`` under its provider's
-    rule (module doc)."""
-    return {"temperature": 0, **target_params(judge, max_tokens)}
 
 
 def judge_jobs(turns: Sequence, judges: Sequence[str], card: PersonaCard, max_tokens: int) -> list[AxisJob]:
