@@ -5,11 +5,11 @@ from __future__ import annotations
 import pandas as pd
 
 from contextecho.anchor.axes.report import all_axes_rates
-from contextecho.anchor.axes.rubric import AXES, axes_judge_params
+from contextecho.anchor.axes.rubric import AXES
 from contextecho.anchor.axes.turns import FORK, REAL, JudgedTurn
 from contextecho.anchor.persona import CODING_ASSISTANT
 from contextecho.experiments.anchor import MANUSCRIPT, all_held_sentence
-from contextecho.experiments.anchor_axes import judge_jobs
+from contextecho.experiments.anchor_axes import axes_judge_params, judge_jobs
 from contextecho.paper.outputs import manuscript_value
 
 JUDGE = "j/a"

@@ -10,7 +10,7 @@ module doc of :mod:`contextecho.echo.calibration`), 1 when it is not, 2 when the
 or the model cannot be used (before any call).
 
 ``--rubric axes`` calibrates the behavioural-axes judge instead
-(:mod:`contextecho.anchor.axes.calibration`): HELD/DEVIATED on the labelled turns of
+(:mod:`contextecho.experiments.axes_calibration`): HELD/DEVIATED on the labelled turns of
 ``data/axes_labels/axes_labels.jsonl`` (or ``--labels``), asked through the anchor notebook's
 request builder and verdict reader; it prints n, the invalid rate, agreement, Cohen's kappa and
 the confusion matrix, under the same threshold and exit statuses.
@@ -22,7 +22,8 @@ import json
 import math
 from pathlib import Path
 
-from ..anchor.axes.calibration import AXES_LABELS, CATEGORIES, calibrate_axes, read_axes_labels
+from ..experiments.anchor_axes import axes_judge_params
+from ..experiments.axes_calibration import AXES_LABELS, CATEGORIES, calibrate_axes, read_axes_labels
 from ..echo.calibration import MAX_INVALID_RATE, MIN_KAPPA, Calibration, LabelsError, calibrate, calibration_set
 from ..echo.reference.judge import JUDGE_MAX_TOKENS
 from ..echo.protocols import PROTOCOLS
@@ -74,7 +75,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if axes:
         print(f"judge-check: {args.judge} on the behavioural axes, {len(items)} labelled turns")
-        result = calibrate_axes(args.judge, items, max_tokens=args.max_tokens or JUDGE_MAX_TOKENS, transport=transport)
+        result = calibrate_axes(args.judge, items, params=axes_judge_params(args.judge, args.max_tokens or JUDGE_MAX_TOKENS),
+                                transport=transport)
         _print_axes(result)
     else:
         print(f"judge-check: {args.judge} under protocol {args.protocol!r} on {len(items)} labelled responses")

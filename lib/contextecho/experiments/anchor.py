@@ -10,7 +10,7 @@ The persona is the deployed coding assistant (``anchor.persona.CODING_ASSISTANT`
    on forks judged HELD / DEVIATED on role, boundaries, values and style, per axis and judge;
    ANCHOR's headline, the share of turns that held all four axes, per judge, source and
    target with its interval resampling sessions, and per session. Before any turn is judged
-   each axes judge is calibrated on hand-labelled turns (:mod:`contextecho.anchor.axes.calibration`;
+   each axes judge is calibrated on hand-labelled turns (:mod:`.axes_calibration`;
    ``require_calibrated`` stops the run there when one fails); after, a stratified validation
    sample of the judged turns is re-judged by three raters, majority of three, reweighted to the
    population (:mod:`contextecho.anchor.axes.validation`).
@@ -21,7 +21,7 @@ The persona is the deployed coding assistant (``anchor.persona.CODING_ASSISTANT`
 ``PAPER_SCALE`` takes ANCHOR's filter settings (3 of 4 validators recover the answer, five
 calibration runs: the ANCHOR seed's "Questions pass three filters"); its judges answer in the
 reference judge's budget (``JUDGE_MAX_TOKENS``, 400) under each provider's rule, which gives
-the thinking Gemini judge at least 16,384 tokens (:func:`contextecho.anchor.axes.rubric.axes_judge_params`); a
+the thinking Gemini judge at least 16,384 tokens (:func:`.anchor_axes.axes_judge_params`); a
 forked turn is written in the harness's budget for a target's turn (``STRESSOR_MAX_TOKENS``, 1,024,
 the paper's generation ``max_tokens``), so it is not cut before its style is judged.
 """
@@ -31,7 +31,6 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ..anchor.axes.calibration import calibrate_axes, read_axes_labels
 from ..anchor.axes.report import DEFAULT_BY, all_axes_held, all_axes_rates, axis_agreement, axis_rates
 from ..anchor.axes.validation import ALL_FOUR, STRATA, majority, rater_agreement, reweighted_rates, stratified_sample
 from ..echo.calibration import MAX_INVALID_RATE, MIN_KAPPA
@@ -61,7 +60,8 @@ from . import spine
 from .parameter_sets import ServingParameters
 from .item_ids import ANSWER_KINDS, INVENTORIES
 from .selection import select_sessions
-from .anchor_axes import axes_turns, run_axes, validate_axes, validation_raters
+from .anchor_axes import axes_judge_params, axes_turns, run_axes, validate_axes, validation_raters
+from .axes_calibration import calibrate_axes, read_axes_labels
 from .anchor_recall import CHANCE, RecallSettings, accuracy_table, run_recall
 from .anchor_retention import FACETS, ordered_facets, retention_by_checkpoint, retention_rows, run_retention
 from .spine import JudgeNotCalibrated, Run, Stage
@@ -374,7 +374,7 @@ def axes_calibration(run: Run) -> pd.DataFrame:
     rows = []
     with CallCache() as cache:
         for judge in dict.fromkeys((*p.judges, *p.validation_judges)):
-            result = calibrate_axes(judge, items, max_tokens=p.judge_max_tokens, cache=cache,
+            result = calibrate_axes(judge, items, params=axes_judge_params(judge, p.judge_max_tokens), cache=cache,
                                     transport=run.transport, name="anchor:axes calibration")
             run.batch("anchor:axes calibration", result.counts)
             a = result.agreement

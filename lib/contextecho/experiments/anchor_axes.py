@@ -24,11 +24,11 @@ from typing import Any, Mapping, Sequence
 import pandas as pd
 
 from ..anchor.axes.report import AxisJob, axis_frame, axis_jobs, judge_requests
-from ..anchor.axes.rubric import axes_judge_params
 from ..anchor.axes.turns import JudgedTurn, fork_requests, forked_turns, real_turns
 from ..anchor.persona import PersonaCard
 from ..engine.cache import CallCache
 from ..engine.calls import generate
+from ..echo.reference.providers import target_params
 from .spine import Run
 
 #: Raters of the validation sample (ANCHOR: three judges, majority of three).
@@ -47,6 +47,12 @@ class Rater:
     @property
     def is_replicate(self) -> bool:
         return self.label.startswith("replicate")
+
+
+def axes_judge_params(judge: str, max_tokens: int) -> dict:
+    """A judge's sampling parameters: temperature 0 and ``max_tokens`` under its provider's
+    rule (module doc)."""
+    return {"temperature": 0, **target_params(judge, max_tokens)}
 
 
 def validation_raters(judges: Sequence[str], validation_judges: Sequence[str], *, sample_temperature: float,

@@ -18,7 +18,6 @@ from typing import Any, Mapping
 from contextecho.engine.hashing import content_hash
 from contextecho.engine.model_request import ModelRequest
 from contextecho.engine.verdicts import DEFAULT_JUDGE_PARAMS
-from contextecho.echo.reference.providers import target_params
 
 from ..persona import PersonaCard
 
@@ -147,11 +146,3 @@ def axis_request(judge: str, axis: str, card: PersonaCard, context: str | None, 
     which sampled replicate of the call this is; 0 for the one a run asks)."""
     return ModelRequest(judge, tuple(rubric.messages(axis, card, context, turn)), dict(params), replicate)
 
-
-def axes_judge_params(judge: str, max_tokens: int) -> dict:
-    """A judge's sampling parameters: temperature 0 and ``max_tokens`` under the rule the
-    reference protocol applies to a target of its provider
-    (:func:`~contextecho.echo.reference.providers.target_params`), so a thinking judge (a Gemini
-    model: at least 16,384 tokens) has room to think before its verdict, while a judge without
-    such a rule (the embedded model, a self-hosted one) gets the budget as asked."""
-    return {"temperature": 0, **target_params(judge, max_tokens)}

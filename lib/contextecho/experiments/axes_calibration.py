@@ -9,7 +9,7 @@ It is read with the 0–3 rubric's reader (:func:`contextecho.echo.calibration.l
 a malformed row raises :class:`~contextecho.echo.calibration.LabelsError` naming its file and line.
 
 Each item becomes a turn (the user message its context) asked on its axis alone
-(:func:`~.report.axis_jobs`, :func:`~.report.axis_frame`), through the call site and the cache.
+(:func:`~contextecho.anchor.axes.report.axis_jobs`, :func:`~contextecho.anchor.axes.report.axis_frame`), through the call site and the cache.
 The metrics are :func:`contextecho.stats.agreement.label_agreement` over two categories (held 1,
 deviated 0): n, invalid rate, agreement (``exact``), Cohen's kappa and the confusion matrix
 (scikit-learn); with two categories quadratic weights are the unweighted ones, so the 0–3 check's
@@ -24,18 +24,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from contextecho.engine.cache import CallCache
-from contextecho.engine.calls import Transport, generate
-from contextecho.engine.hashing import content_hash
-from contextecho.engine.paths import REPO_ROOT
-from contextecho.echo.calibration import Calibration, LabelsError, labelled_lines
-from contextecho.stats.agreement import label_agreement
-
-from ..persona import CODING_ASSISTANT, PersonaCard
-from .report import axis_frame, axis_jobs, judge_requests
-from .rubric import AXES, AXIS_RUBRIC, axes_judge_params
-from .turns import JudgedTurn
-from .verdicts import DEVIATED, HELD
+from ..anchor.axes.report import axis_frame, axis_jobs, judge_requests
+from ..anchor.axes.rubric import AXES, AXIS_RUBRIC
+from ..anchor.axes.turns import JudgedTurn
+from ..anchor.axes.verdicts import DEVIATED, HELD
+from ..anchor.persona import CODING_ASSISTANT, PersonaCard
+from ..echo.calibration import Calibration, LabelsError, labelled_lines
+from ..engine.cache import CallCache
+from ..engine.calls import Transport, generate
+from ..engine.hashing import content_hash
+from ..engine.paths import REPO_ROOT
+from ..stats.agreement import label_agreement
 
 AXES_LABELS = REPO_ROOT / "data" / "axes_labels" / "axes_labels.jsonl"
 FIELDS = ("id", "axis", "user", "turn", "label", "note")
@@ -107,13 +106,13 @@ def axes_labels_sha256(items: Sequence[LabelledTurn]) -> str:
     return content_hash([[i.source, i.id, i.axis, i.user, i.turn, i.label] for i in items])
 
 
-def calibrate_axes(judge: str, items: Sequence[LabelledTurn], *, card: PersonaCard = CODING_ASSISTANT,
-                   max_tokens: int, cache: CallCache | None = None, transport: Transport = Transport(),
-                   progress: bool = True, name: str = "axes calibration") -> Calibration:
-    """``judge`` judges every item on its axis, at the notebook's parameters for it
-    (:func:`~.rubric.axes_judge_params` with ``max_tokens``), through the same jobs, requests
-    and verdict reader as the axes stage (module doc)."""
-    params = axes_judge_params(judge, max_tokens)
+def calibrate_axes(judge: str, items: Sequence[LabelledTurn], *, params: Mapping[str, Any],
+                   card: PersonaCard = CODING_ASSISTANT, cache: CallCache | None = None,
+                   transport: Transport = Transport(), progress: bool = True,
+                   name: str = "axes calibration") -> Calibration:
+    """``judge`` judges every item on its axis at ``params`` (the anchor notebook's:
+    :func:`~.anchor_axes.axes_judge_params`), through the same jobs, requests and verdict reader
+    as the axes stage (module doc)."""
     jobs = [job for item in items
             for job in axis_jobs([item.judged_turn()], judge, card, axes=(item.axis,), rubric=AXIS_RUBRIC,
                                  params=params)]

@@ -10,15 +10,17 @@ import pytest
 from sklearn.metrics import cohen_kappa_score, confusion_matrix
 
 from contextecho.__main__ import main
-from contextecho.anchor.axes.calibration import (AXES_LABELS, CATEGORIES, calibrate_axes, labelled_turns,
-                                                 read_axes_labels)
 from contextecho.anchor.axes.report import axis_jobs
-from contextecho.anchor.axes.rubric import AXES, axes_judge_params
+from contextecho.anchor.axes.rubric import AXES
 from contextecho.anchor.axes.verdicts import DEVIATED, HELD
 from contextecho.anchor.persona import CODING_ASSISTANT
 from contextecho.echo.calibration import MIN_KAPPA, LabelsError
+from contextecho.experiments.anchor_axes import axes_judge_params
+from contextecho.experiments.axes_calibration import (AXES_LABELS, CATEGORIES, calibrate_axes, labelled_turns,
+                                                      read_axes_labels)
 
 ITEMS = read_axes_labels()
+PARAMS = axes_judge_params("axoracle/j", 8)
 
 
 def test_the_labelled_set_has_three_held_and_three_deviated_turns_per_axis():
@@ -77,16 +79,16 @@ def judges(provider):
 
 
 def test_the_judge_is_asked_what_the_notebook_asks_and_scored_like_scikit_learn(judges, cache):
-    result = calibrate_axes("axoracle/j", ITEMS, max_tokens=8, cache=cache, progress=False)
+    result = calibrate_axes("axoracle/j", ITEMS, params=PARAMS, cache=cache, progress=False)
     assert result.passed and result.agreement.kappa == pytest.approx(1.0) and result.counts.calls == 24
     # the same request as the anchor notebook's axes stage builds for this turn and axis
     item = ITEMS[5]
     job, = axis_jobs([item.judged_turn()], "axoracle/j", CODING_ASSISTANT, axes=(item.axis,),
-                     params=axes_judge_params("axoracle/j", 8))
+                     params=PARAMS)
     assert result.items[5]["key"] == job.request.key
-    again = calibrate_axes("axoracle/j", ITEMS, max_tokens=8, cache=cache, progress=False)
+    again = calibrate_axes("axoracle/j", ITEMS, params=PARAMS, cache=cache, progress=False)
     assert again.counts.cached == 24
-    contrary = calibrate_axes("axcontrary/j", ITEMS, max_tokens=8, cache=cache, progress=False)
+    contrary = calibrate_axes("axcontrary/j", ITEMS, params=PARAMS, cache=cache, progress=False)
     labels = [CATEGORIES[i.label] for i in ITEMS]
     scores = [r["score"] for r in contrary.items]
     a = contrary.agreement
