@@ -18,14 +18,14 @@ from contextecho.__main__ import main
 from contextecho.engine.llm import ensure_providers, registered_providers
 from contextecho.notebooks import NOTEBOOKS, experiment, notebook_path
 from contextecho.experiments.parameters import ParameterError, coerce, declared
-from contextecho.experiments.parameters import (POSITIVE, Checked, Endpoints, File, Folder, Includes, Interval, ModelOptionsText, Models, NonEmpty, OneOf,
+from contextecho.experiments.parameters import (POSITIVE, Checked, Endpoints, File, Folder, Includes, Interval, Lengths, ModelOptionsText, Models, NonEmpty, OneOf,
                                               RangeError, Temperature, rules)
 from contextecho.engine.paths import REPO_ROOT
 
 # Every parameter of these kinds declares its range: models and item ids (numbers: all).
 NAMED = {"targets", "judges", "target", "summariser", "validators", "probes", "stressors", "contracts",
          "interventions", "raters", "factors", "orderings", "attack_letter", "inventory", "facets", "families",
-         "conditions", "endpoints"}
+         "conditions", "endpoints", "validation_judges"}
 
 
 def spec(name):
@@ -95,6 +95,9 @@ def bad_values(rule, annotation, default, defaults):
         return [()]
     elif isinstance(rule, Includes):
         return [tuple(v for v in default if v != rule.name) or ("no-such-name",)]
+    elif isinstance(rule, Lengths):  # one value too few, and one too many
+        too_few = min(rule.lengths) - 1 if min(rule.lengths) > 0 else min(n for n in range(1, 99) if n not in rule.lengths)
+        return [("local/smollm2-135m",) * too_few, ("local/smollm2-135m",) * (max(rule.lengths) + 1)]
     elif isinstance(rule, Folder):  # no such folder; a file, not a folder
         out += ["no-such-folder", "README.md"]
     elif isinstance(rule, File):  # no such file; a file that exists with another ending
@@ -117,7 +120,7 @@ CASES = [(name, f.name, bad)
 
 def test_every_kind_of_rule_is_exercised():
     kinds = {type(r) for name in NOTEBOOKS for rs in rules(spec(name)).values() for r in rs}
-    assert kinds == {Interval, Temperature, OneOf, Models, NonEmpty, Includes, Endpoints, File, Folder,
+    assert kinds == {Interval, Temperature, OneOf, Models, NonEmpty, Lengths, Includes, Endpoints, File, Folder,
                      ModelOptionsText}
     numeric = [(n, f) for n in NOTEBOOKS for f, t in field_types(n).items() if is_numeric(t)]
     assert {(n, f) for n, f, _ in CASES} >= set(numeric) and len(numeric) > 60

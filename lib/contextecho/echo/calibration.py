@@ -98,8 +98,10 @@ def labelled(entries: Iterable[Mapping[str, Any]], source: str,
     return tuple(out)
 
 
-def read_labels(path: str | Path) -> tuple[LabelledResponse, ...]:
-    """A JSONL labelled set (one object per line; blank lines skipped)."""
+def labelled_lines(path: str | Path) -> tuple[list[Any], list[str]]:
+    """The JSON values of a JSONL labelled set (one per line; blank lines skipped) and each
+    one's place (``file:line``); an unreadable file, a line that is not JSON or a file without
+    items raises :class:`LabelsError` naming the file (and the line)."""
     path = Path(path)
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
@@ -118,7 +120,13 @@ def read_labels(path: str | Path) -> tuple[LabelledResponse, ...]:
         numbers.append(number)
     if not entries:
         raise LabelsError(f"{path}: holds no labelled item")
-    return labelled(entries, path.stem, [f"{path}:{number}" for number in numbers])
+    return entries, [f"{path}:{number}" for number in numbers]
+
+
+def read_labels(path: str | Path) -> tuple[LabelledResponse, ...]:
+    """A JSONL labelled set (one object per line; blank lines skipped)."""
+    entries, places = labelled_lines(path)
+    return labelled(entries, Path(path).stem, places)
 
 
 def calibration_set(protocol: Protocol, labels: str | Path | None = None) -> tuple[LabelledResponse, ...]:

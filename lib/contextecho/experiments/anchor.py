@@ -9,7 +9,11 @@ The persona is the deployed coding assistant (``anchor.persona.CODING_ASSISTANT`
 2. Behavioural axes (:mod:`.anchor_axes`): real assistant turns and turns regenerated
    on forks judged HELD / DEVIATED on role, boundaries, values and style, per axis and judge;
    ANCHOR's headline, the share of turns that held all four axes, per judge, source and
-   target with its interval resampling sessions, and per session.
+   target with its interval resampling sessions, and per session. Before any turn is judged
+   each axes judge is calibrated on hand-labelled turns (:mod:`.axes_calibration`;
+   ``require_calibrated`` stops the run there when one fails); after, a stratified validation
+   sample of the judged turns is re-judged by three raters, majority of three, reweighted to the
+   population (:mod:`contextecho.anchor.axes.validation`).
 3. Trajectory recall (:mod:`.anchor_recall`): four-option questions generated from the
    sessions, ANCHOR's three filters, accuracy per family × context condition vs 0.25.
 4. Optionally, externally authored ANCHOR banks (``banks``) scored with the bank scorer.
@@ -33,6 +37,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ..anchor.axes.report import DEFAULT_BY, all_axes_held, all_axes_rates, axis_agreement, axis_rates
+from ..anchor.axes.validation import ALL_FOUR, STRATA, majority, rater_agreement, reweighted_rates, stratified_sample
+from ..echo.calibration import MAX_INVALID_RATE, MIN_KAPPA
 from ..anchor.axes.rubric import AXES
 from ..anchor.axes.turns import FORK, REAL
 from ..anchor.context.conditions import CONTEXT_CONDITIONS
@@ -46,7 +52,7 @@ from ..engine.cache import CallCache
 from ..engine.llm import LOCAL_MODEL
 from ..echo.reference.judge import JUDGE_MAX_TOKENS
 from ..echo.reference.texts import STRESSOR_MAX_TOKENS
-from .parameters import (NON_NEGATIVE, POSITIVE, RESAMPLES, Interval, Models, NonEmpty, OneOf,
+from .parameters import (NON_NEGATIVE, POSITIVE, RESAMPLES, Interval, Lengths, Models, NonEmpty, OneOf,
                                     Temperature, count)
 from ..paper import figures
 from ..paper.declared import Declared
@@ -59,10 +65,11 @@ from . import spine
 from .parameter_sets import ServingParameters
 from .item_ids import ANSWER_KINDS, INVENTORIES
 from .selection import select_sessions
-from .anchor_axes import run_axes
+from .anchor_axes import axes_judge_params, axes_turns, run_axes, validate_axes, validation_raters
+from .axes_calibration import calibrate_axes, read_axes_labels
 from .anchor_recall import CHANCE, RecallSettings, accuracy_table, run_recall
 from .anchor_retention import FACETS, ordered_facets, retention_by_checkpoint, retention_rows, run_retention
-from .spine import Run, Stage
+from .spine import JudgeNotCalibrated, Run, Stage
 
 TITLE = "ANCHOR on coding sessions: persona retention, behavioural axes, trajectory recall"
 PAPER_SCALE = {"target": "openai/gpt-4o-mini", "judges": "anthropic/claude-sonnet-4-5,openai/gpt-4.1,gemini/gemini-2.5-flash",
@@ -70,6 +77,8 @@ PAPER_SCALE = {"target": "openai/gpt-4o-mini", "judges": "anthropic/claude-sonne
                "validators": "openai/gpt-4o-mini,anthropic/claude-sonnet-4-5,openai/gpt-4.1,gemini/gemini-2.5-flash",
                "min_agree": 3, "calibration_runs": 5, "judge_max_tokens": JUDGE_MAX_TOKENS,
                "fork_max_tokens": STRESSOR_MAX_TOKENS,
+               "validation_judges": "anthropic/claude-sonnet-4-5,openai/gpt-4.1,gemini/gemini-2.5-flash",
+               "validation_turns": 133,
                "window": 60000, "retention_window": 30000, "summary_turn_chars": 1200,
                "memory_chunk_steps": 40, "memory_max_tokens": 400}
 
@@ -92,6 +101,9 @@ class Parameters(ServingParameters):
     axes_positions: int = 3
     fork_max_tokens: int = 64
     judge_max_tokens: int = 8
+    require_calibrated: bool = False
+    validation_judges: tuple[str, ...] = ()
+    validation_turns: int = 1
     families: tuple[str, ...] = tuple(RECALL_FAMILIES)
     per_family: int = 1
     conditions: tuple[str, ...] = ("long_context", "hierarchical_summary", "self_managed", "retrieval")
@@ -136,6 +148,12 @@ class Parameters(ServingParameters):
                                "is judged uncut)",
             "judge_max_tokens": "the axes judges' budget, under each provider's rule (a Gemini judge, a thinking "
                                 "model, at least 16,384)",
+            "require_calibrated": "stop before any axes judge call when an axes judge fails its calibration on the "
+                                  "labelled turns of data/axes_labels (Cohen's kappa at least 0.60, at most 10% invalid)",
+            "validation_judges": "the three judges of the axes validation sample; empty: the primary judge's own "
+                                 "verdict and two replicates of it sampled at sample_temperature",
+            "validation_turns": "judged turns drawn per stratum (source x checkpoint) for the axes validation sample "
+                                "(the paper's scale: 133, ANCHOR's 798 turns over six strata)",
             "per_family": "recall items per family and session (ANCHOR: 8; the embedded 135M model recalls none, so "
                           "one each keeps the cold run in budget)",
             "memory_chunk_steps": "agent steps per chunk of the self-managed memory, which the target updates once per "
@@ -154,7 +172,9 @@ class Parameters(ServingParameters):
               "facets": OneOf(FACETS, "facet scheme"), "retention_window": POSITIVE, "retention_runs": count(),
               "retention_answer": ANSWER_KINDS,
               "questionnaire_max_tokens": POSITIVE, "axes_window": POSITIVE, "fork_max_tokens": POSITIVE,
-              "judge_max_tokens": POSITIVE, "families": (NonEmpty(), OneOf(tuple(RECALL_FAMILIES), "recall family")),
+              "judge_max_tokens": POSITIVE, "validation_judges": (Lengths((0, 3), "three judges for a majority of three, or none: replicates of "
+                                                       "the primary judge"), Models()), "validation_turns": count(),
+              "families": (NonEmpty(), OneOf(tuple(RECALL_FAMILIES), "recall family")),
               "per_family": count(), "conditions": (NonEmpty(), OneOf(tuple(CONTEXT_CONDITIONS), "context condition")),
               "window": POSITIVE, "recent_chars": POSITIVE, "summariser": Models(), "summary_block_steps": count(),
               "summary_turn_chars": POSITIVE, "summary_max_tokens": POSITIVE, "retrieval_k": count(),
@@ -162,7 +182,7 @@ class Parameters(ServingParameters):
               "validators": Models(), "n_evaluators": count(),
               "min_agree": Interval(1, high=lambda p: len(p.validators) or p.n_evaluators,
                                     high_text="the number of validators (n_evaluators when none)"),
-              "calibration_runs": count(), "sample_temperature": Temperature(("target", "validators")),
+              "calibration_runs": count(), "sample_temperature": Temperature(("target", "validators", "judges")),
               "recall_max_tokens": POSITIVE, "n_resamples": RESAMPLES, "resample_seed": NON_NEGATIVE}
 
 
@@ -187,7 +207,15 @@ MANUSCRIPT = Declared(
                                                         axis=AXES),
         Variable("axes_all_held_{source}", COEFFICIENT, source=(REAL, FORK)),
         Variable("axes_all_held_ci_{source}", interval(COEFFICIENT), source=(REAL, FORK)),
-        Variable("axes_all_held_finding", TEXT),
+        Variable("axes_all_held_finding", TEXT), Variable("axes_agreement_finding", TEXT),
+        Variable("axes_calibration_n", COUNT), Variable("axes_judge_kappa", COEFFICIENT),
+        Variable("axes_judge_agreement", COEFFICIENT), Variable("axes_judge_invalid_pct", PERCENT),
+        Variable("axes_judge_calibrated", TEXT), Variable("axes_calibration_finding", TEXT),
+        Variable("axes_validation_turns", COUNT), Variable("axes_validation_population", COUNT),
+        Variable("axes_validation_per_stratum", COUNT), Variable("axes_validation_strata", COUNT),
+        Variable("axes_validation_raters", TEXT), Variable("axes_validation_all_held", COEFFICIENT),
+        Variable("axes_validation_all_held_sample", COEFFICIENT),
+        Variable("axes_validation_kappa_{axis}", COEFFICIENT, axis=AXES), Variable("axes_validation_finding", TEXT),
         Variable("recall_candidates", COUNT), Variable("recall_blind_kept", COUNT), Variable("recall_validated", COUNT),
         Variable("recall_main", COUNT), Variable("recall_chance", COEFFICIENT), Variable("recall_window", COUNT),
         Variable("n_evaluators", COUNT), Variable("min_agree", COUNT), Variable("calibration_runs", COUNT),
@@ -220,6 +248,22 @@ MANUSCRIPT = Declared(
             Column("Judge A", MODEL, "judge_a"), Column("Judge B", MODEL, "judge_b"), _AXIS,
             Column("Turns", COUNT, "n_turns"), Column("Both valid", COUNT, "n_both_valid"),
             Column("Agree", COEFFICIENT, "share_agree"), Column("κ", COEFFICIENT, "kappa")), index=3),
+        Table("axes_calibration", "Axes judge calibration against hand-labelled turns (HELD/DEVIATED)", (
+            Column("Judge", MODEL, "judge"), Column("n", COUNT, "n"), Column("Invalid", PERCENT, "invalid_pct"),
+            Column("Agreement", COEFFICIENT, "agreement"), Column("κ", COEFFICIENT, "kappa"),
+            Column("Verdict", TEXT, "verdict", widest="not calibrated"))),
+        Table("axes_validation", "Axes validation sample: majority of three, sample and population-reweighted "
+              "held rates, agreement among the three", (
+            Column("Axis", TEXT, "axis", widest="boundaries"), Column("Turns", COUNT, "n_turns"),
+            Column("Decided", COUNT, "n_decided"), Column("Held (sample)", COEFFICIENT, "sample_rate"),
+            Column("Held (reweighted)", COEFFICIENT, "reweighted_rate"),
+            Column("Fleiss κ", COEFFICIENT, "fleiss_kappa", optional=True),
+            Column("All three valid", COUNT, "n_all_valid", optional=True))),
+        Table("axes_validation_pairs", "Axes validation sample: agreement per pair of raters", (
+            Column("Rater A", TEXT, "judge_a", widest="replicate 0 (greedy)"),
+            Column("Rater B", TEXT, "judge_b", widest="replicate 2 (T=1)"), _AXIS,
+            Column("Both valid", COUNT, "n_both_valid"), Column("Agree", COEFFICIENT, "share_agree"),
+            Column("κ", COEFFICIENT, "kappa")), index=3),
         Table("recall_filters", "Question filters: kept and discarded per step", (
             Column("Step", TEXT, "step", widest="with-history validation"), Column("In", COUNT, "in"),
             Column("Kept", COUNT, "kept"), Column("Discarded", COUNT, "discarded"))),
@@ -267,7 +311,8 @@ def start(params: Parameters) -> Run:
     _card(params)
     _banks(params)  # bad input fails before any call
     return spine.start("anchor", params,
-                       models={params.target, params.summariser, *params.judges, *params.validators},
+                       models={params.target, params.summariser, *params.judges, *params.validators,
+                               *params.validation_judges},
                        sessions=lambda: select_sessions(params.n_sessions), declared=MANUSCRIPT)
 
 
@@ -348,6 +393,63 @@ def retention_plot(run: Run, retention: pd.DataFrame) -> SavedFigure:
         ylabel="Persona Retention R", reason="no session has R on any facet at any checkpoint"))
 
 
+def axes_calibration(run: Run) -> pd.DataFrame:
+    """Axes judge calibration, before any turn is judged: every axes judge (the run's and the
+    validation judges) answers HELD or DEVIATED on the hand-labelled turns of
+    ``data/axes_labels`` (three held and three deviated per axis, labelled under the built-in
+    coding-assistant card, which they are judged against whatever ``card`` the run uses), through
+    the axes stage's requests and verdict reader at its budget; n, the invalid share, agreement
+    and Cohen's kappa per judge. A judge is calibrated at kappa 0.60 or more with at most 10%
+    invalid verdicts (the 0-3 judge's threshold); with ``require_calibrated`` a judge below it
+    stops the run here, before any axes judge call."""
+    p = run.params
+    items = read_axes_labels()
+    rows = []
+    with CallCache() as cache:
+        for judge in dict.fromkeys((*p.judges, *p.validation_judges)):
+            result = calibrate_axes(judge, items, params=axes_judge_params(judge, p.judge_max_tokens), cache=cache,
+                                    transport=run.transport, name="anchor:axes calibration")
+            run.batch("anchor:axes calibration", result.counts)
+            a = result.agreement
+            rows.append({"judge": judge, "n": a.n, "n_valid": a.n_valid, "invalid_pct": 100 * a.invalid_rate,
+                         "agreement": a.exact, "kappa": a.kappa, "verdict": result.verdict,
+                         "labels_sha256": result.labels_sha256[:12],
+                         "note": "" if not pd.isna(a.kappa) else
+                         "no verdict is valid" if not a.n_valid else
+                         f"κ undefined: the {a.n_valid} valid verdicts and their labels leave chance agreement certain"})
+    table = pd.DataFrame(rows)
+    run.out.parquet("axes_calibration", table)
+    first = rows[0]
+    why = (f"{first['n_valid']} of {first['judge']}'s {first['n']} verdicts on the labelled turns are valid"
+           + (", all of one verdict" if first["n_valid"] else ""))
+    run.out.set(axes_calibration_n=first["n"], axes_judge_invalid_pct=first["invalid_pct"],
+                axes_judge_calibrated=first["verdict"])
+    run.out.put("axes_judge_kappa", first["kappa"], why=why)
+    run.out.put("axes_judge_agreement", first["agreement"], why=why)
+    run.out.set(axes_calibration_finding=axes_calibration_sentence(run.out.variables, first["judge"]))
+    failing = [r["judge"] for r in rows if r["verdict"] != "calibrated"]
+    if failing and p.require_calibrated and run.planner is None:  # a plan's verdicts are placeholders
+        raise JudgeNotCalibrated(f"axes judge(s) {', '.join(failing)} failed calibration (Cohen's kappa >= {MIN_KAPPA} "
+                                 f"and invalid <= {100 * MAX_INVALID_RATE:.0f}% on data/axes_labels needed); no "
+                                 "turn was judged. Run with require_calibrated false to measure anyway, beside the "
+                                 "calibration.")
+    return run.table("axes_calibration", table)
+
+
+def axes_calibration_sentence(written: dict, judge: str) -> str:
+    """What the primary axes judge's calibration (``written``: the manuscript's values) says of
+    its verdicts."""
+    kappa, n, verdict = written["axes_judge_kappa"], written["axes_calibration_n"], written["axes_judge_calibrated"]
+    invalid = written["axes_judge_invalid_pct"]
+    said = (f"On {n} hand-labelled turns the primary axes judge ({judge}) gave {invalid} invalid verdicts and "
+            + (f"agreed with the labels at Cohen's κ {kappa}" if reason_of(kappa) is None
+               else f"its κ is {kappa}"))
+    if verdict == "calibrated":
+        return said + f", at or above the threshold of {MIN_KAPPA:.2f} with at most {100 * MAX_INVALID_RATE:.0f}% invalid: it is calibrated."
+    return (said + f": it is not calibrated (κ at least {MIN_KAPPA:.2f} with at most {100 * MAX_INVALID_RATE:.0f}% "
+            "invalid is needed), so its axis verdicts below are reported as measured, not as a validated judgement.")
+
+
 def axes(run: Run) -> pd.DataFrame:
     """Behavioural axes: real assistant turns at the checkpoints and turns the target
     regenerated on forks there, each judged HELD or DEVIATED on role, boundaries, values
@@ -371,8 +473,9 @@ def axes_held(run: Run, axes: pd.DataFrame) -> pd.DataFrame:
     p = run.params
     rates = axis_rates(axes, ci=len(set(axes["session"])) > 1, n_resamples=p.n_resamples, seed=p.resample_seed)
     run.out.parquet("axes_rates", rates)
-    if len(p.judges) > 1:
-        run.table("axes_agreement", axis_agreement(axes))
+    agreement = axis_agreement(axes, list(p.judges))
+    run.table("axes_agreement", agreement)
+    run.out.set(axes_agreement_finding=agreement_sentence(agreement, p.judges))
     first = rates[rates["judge_model"] == p.judges[0]].set_index(["source", "axis"])
     for source in (REAL, FORK):
         for axis in AXES:
@@ -382,6 +485,20 @@ def axes_held(run: Run, axes: pd.DataFrame) -> pd.DataFrame:
                             f"invalid, {int(first['n_error'].get((source, axis), 0))} failed calls)")
     return run.table("axes", rates.reindex(columns=list(dict.fromkeys(
         [*rates.columns, "ci_low", "ci_high", "ci_note"]))))
+
+
+def agreement_sentence(agreement: pd.DataFrame, judges) -> str:
+    """What the judges' agreement per axis (:func:`~contextecho.anchor.axes.report.axis_agreement`)
+    says, in words: the range of Cohen's kappa over judge pairs and axes, or why there is none."""
+    if len(judges) < 2:
+        return (f"With one judge ({judges[0]}) there is no pair of judges to compare, so the table is empty; the "
+                "validation sample below measures agreement among three raters instead")
+    kappas = agreement["kappa"].dropna()
+    if kappas.empty:
+        return "No pair of judges has a κ on any axis: " + str(agreement["note"].iloc[0])
+    return (f"Cohen's κ between pairs of judges ranged from {COEFFICIENT.text(kappas.min())} to "
+            f"{COEFFICIENT.text(kappas.max())} over the axes ({len(kappas)} of {len(agreement)} pair-axis cells "
+            "estimable)")
 
 
 #: How the manuscript names the turns of each source.
@@ -455,6 +572,116 @@ def all_held_sentence(written: dict, first: pd.DataFrame, judge: str) -> str:
                      f"{SOURCE_WORDS[source]} turns ({share}, {bounds})")
     return (f"Under the primary judge ({judge}) {joined(parts)} held all four axes{left}"
             + "".join(f"; {n}" for n in none) + "; a turn counts once, and the interval resamples sessions.")
+
+
+def axes_validation(run: Run, axes: pd.DataFrame) -> pd.DataFrame:
+    """ANCHOR's validation sample: a stratified sample of the turns the primary judge judged
+    (``validation_turns`` per stratum; our strata are the turn's source, real or forked, × its
+    checkpoint, since the seed does not list ANCHOR's), seeded with ``resample_seed``, judged on
+    all four axes by three raters: the three ``validation_judges``, or, without them, the primary
+    judge three times (its own greedy verdict and two replicates sampled at ``sample_temperature``:
+    replicates of one judge, not three judges). Per (turn, axis) the majority of the three (of
+    the valid verdicts where one is invalid; undecided without a majority); per axis and for all
+    four axes held, the sample rate beside the rate reweighted by each stratum's share of the
+    judged turns; the raters' agreement per axis, Fleiss' kappa and Cohen's kappa per pair."""
+    p = run.params
+    raters = validation_raters(p.judges, p.validation_judges, sample_temperature=p.sample_temperature,
+                               max_tokens=p.judge_max_tokens)
+    labels = [r.label for r in raters]
+    primary = axes[(axes["judge_model"] == p.judges[0]) & axes["judge_key"].notna()] if len(axes) else axes
+    population = primary.drop_duplicates("turn_id")[["turn_id", *STRATA]] if len(primary) else pd.DataFrame()
+    run.out.set(axes_validation_per_stratum=p.validation_turns, axes_validation_population=len(population),
+                axes_validation_raters=raters_text(raters, p.judges[0], p.sample_temperature))
+    if population.empty:
+        sample, verdicts = pd.DataFrame(columns=["turn_id", *STRATA, "population", "sampled"]), pd.DataFrame()
+        rates, per_axis, pairs = pd.DataFrame(), pd.DataFrame(), pd.DataFrame()
+    else:
+        sample = stratified_sample(population, p.validation_turns, p.resample_seed)
+        chosen = set(sample["turn_id"])
+        card = _card(p)
+        with CallCache() as cache:
+            turns = [t for t in axes_turns(run, cache, card, target=p.target, checkpoints=p.checkpoints,
+                                           window=p.axes_window, fork_max_tokens=p.fork_max_tokens, count=False)
+                     if t.id in chosen]
+            verdicts = validate_axes(run, cache, card, turns, raters)
+        rates = reweighted_rates(majority(verdicts), sample)
+        per_axis, pairs = rater_agreement(verdicts, labels)
+        run.out.parquet("axes_validation_verdicts", verdicts.drop(columns=["session"]))
+    run.out.parquet("axes_validation_sample", sample)
+    run.out.set(axes_validation_turns=len(sample),
+                axes_validation_strata=int(sample[list(STRATA)].drop_duplicates().shape[0]) if len(sample) else 0)
+    table = validation_table(rates, per_axis)
+    by = table.set_index("axis") if len(table) else pd.DataFrame()
+    for axis in AXES:
+        kappa = by["fleiss_kappa"].get(axis) if len(by) else None
+        run.out.put("axes_validation_kappa_{axis}", kappa, axis=axis,
+                    why=(by["kappa_note"].get(axis) if len(by) and by["kappa_note"].get(axis) else "no turn was sampled"))
+    row = by.loc[ALL_FOUR] if len(by) and ALL_FOUR in by.index else None
+    undecided = ("no turn was sampled" if row is None else
+                 f"none of the {int(row['n_turns'])} sampled turns has a majority on every axis or a majority deviation")
+    run.out.put("axes_validation_all_held", None if row is None else row["reweighted_rate"], why=undecided)
+    run.out.put("axes_validation_all_held_sample", None if row is None else row["sample_rate"], why=undecided)
+    run.out.set(axes_validation_finding=validation_sentence(run.out.variables, row, any(r.is_replicate for r in raters)))
+    run.table("axes_validation_pairs", pairs)
+    return run.table("axes_validation", table)
+
+
+def raters_text(raters, judge: str, temperature: float) -> str:
+    """Who the validation sample's three raters are, in words."""
+    if any(r.is_replicate for r in raters):
+        return (f"the primary judge ({judge}) three times, its own greedy verdict and two replicates sampled at "
+                f"temperature {temperature:g}")
+    return "three judges (" + joined([r.model for r in raters]) + ")"
+
+
+def validation_table(rates: pd.DataFrame, per_axis: pd.DataFrame) -> pd.DataFrame:
+    """One row per axis and one for all four: the rates of
+    :func:`~contextecho.anchor.axes.validation.reweighted_rates` beside the raters' Fleiss' kappa,
+    and a note where a value is missing."""
+    if rates.empty:
+        return rates
+    table = rates.merge(per_axis[["axis", "fleiss_kappa", "n_all_valid", "note"]].rename(columns={"note": "kappa_note"}),
+                        on="axis", how="left")
+    table["kappa_note"] = table["kappa_note"].fillna("")
+    table["note"] = ["; ".join(n for n in ("no sampled turn has a majority verdict" if pd.isna(rate) else "",
+                                            f"Fleiss' κ: {note}" if note else "") if n)
+                     for note, rate in zip(table["kappa_note"], table["reweighted_rate"])]
+    return table
+
+
+def validation_sentence(written: dict, row, replicates: bool) -> str:
+    """The validation sample in words (``written``: the manuscript's values; ``row``: its
+    all-four row; ``replicates``: the raters are replicates of one judge); that it measures
+    nothing where no sampled turn is decided on all four axes, or every decided one held (or
+    none did)."""
+    raters = "replicates" if replicates else "judges"
+    what = "the validation sample's majority-of-three share of turns holding all four axes"
+    if row is None:
+        return measures_nothing(what, "no turn was judged, so none was sampled", CAPABLE_JUDGE)
+    sampled = (f"The validation sample holds {written['axes_validation_turns']} of the "
+               f"{written['axes_validation_population']} judged turns (up to {written['axes_validation_per_stratum']} "
+               f"per stratum of source × checkpoint; {written['axes_validation_strata']} strata).")
+    kappas = [(axis, written[f"axes_validation_kappa_{axis}"]) for axis in AXES]
+    estimable = [f"{k} ({axis})" for axis, k in kappas if reason_of(k) is None]
+    agreement = (f"Fleiss' κ among the three {raters} was {joined(estimable)}" if estimable else
+                 f"Agreement among the three {raters} is not estimable on any axis: "
+                 + joined(sorted({reason_of(k) for _, k in kappas})))
+    missing = [axis for axis, k in kappas if reason_of(k) is not None]
+    if estimable and missing:
+        agreement += f"; on {joined(missing)} it is not estimable"
+    decided, held = int(row["n_decided"]), int(row["n_held"])
+    if not decided:
+        return " ".join((sampled, measures_nothing(
+            what, f"none of the {int(row['n_turns'])} sampled turns has a majority verdict on every axis nor a "
+                  "majority deviation", CAPABLE_JUDGE), agreement + "."))
+    if held in (0, decided):
+        return " ".join((sampled, measures_nothing(
+            what, (f"every one of the {decided} decided turns held all four" if held else
+                   f"none of the {decided} decided turns held all four") + ", so the share does not vary between turns",
+            f"{CAPABLE_JUDGE} and {PAPER_SCALE_SET}"), agreement + "."))
+    return (f"{sampled} The majority of the three {raters} held all four axes on {held} of {decided} decided turns "
+            f"({written['axes_validation_all_held_sample']}); reweighted by each stratum's share of the judged turns "
+            f"the share is {written['axes_validation_all_held']}. {agreement}.")
 
 
 def recall(run: Run) -> pd.DataFrame:
@@ -613,8 +840,8 @@ def modal_choice(per_item: pd.DataFrame) -> dict:
 
 
 STAGES = (Stage("run", start), Stage("retention", retention), Stage("retention_table", retention_summary),
-          Stage("retention_figure", retention_plot), Stage("axes", axes), Stage("held", axes_held),
-          Stage("all_held", axes_all_held),
+          Stage("retention_figure", retention_plot), Stage("axes_calibration", axes_calibration), Stage("axes", axes),
+          Stage("held", axes_held), Stage("all_held", axes_all_held), Stage("axes_validation", axes_validation),
           Stage("recall", recall), Stage("accuracy", recall_accuracy), Stage("recall_figure", recall_plot),
           Stage("banks", banks), Stage("variables", variables))
 

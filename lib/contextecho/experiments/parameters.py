@@ -470,6 +470,20 @@ class NonEmpty:
 
 
 @dataclass(frozen=True)
+class Lengths:
+    """As many values as one of ``lengths`` (a tuple field), for ``why``."""
+
+    lengths: tuple[int, ...]
+    why: str
+
+    def valid(self, value: Any, params: Any) -> str:
+        return f"{' or '.join(map(str, self.lengths))} values ({self.why})"
+
+    def problem(self, value: Any, params: Any) -> str | None:
+        return None if len(value) in self.lengths else f"has {len(value)}"
+
+
+@dataclass(frozen=True)
 class Includes:
     """The tuple lists ``name`` (e.g. the control condition), for ``why``."""
 
@@ -557,7 +571,7 @@ class Folder:
 
 
 Rule = Union[Interval, Temperature, OneOf, Models, NonEmpty, Includes, Endpoints, File, Folder]
-_WHOLE = (NonEmpty, Includes, Endpoints)  # rules on the tuple itself; the others check each element
+_WHOLE = (NonEmpty, Lengths, Includes, Endpoints)  # rules on the tuple itself; the others check each element
 
 
 def rules(spec: type) -> dict[str, tuple[Rule, ...]]:

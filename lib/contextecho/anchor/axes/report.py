@@ -58,10 +58,11 @@ class AxisJob:
 def axis_jobs(turns: Sequence[JudgedTurn], judges: Sequence[str] | str,
               card: PersonaCard = CODING_ASSISTANT, *, axes: Sequence[str] = AXES,
               rubric: AxisRubric = AXIS_RUBRIC,
-              params: Mapping[str, Any] = DEFAULT_JUDGE_PARAMS) -> list[AxisJob]:
+              params: Mapping[str, Any] = DEFAULT_JUDGE_PARAMS, replicate: int = 0) -> list[AxisJob]:
     """Every (turn, axis, judge), with its blind request where there is something to judge (a
     judge that is not in-process is shown the turn and its context redacted,
-    :mod:`contextecho.sessions.outbound`)."""
+    :mod:`contextecho.sessions.outbound`); ``replicate``: the requests' replicate index (a
+    sampled replicate of the judge; 0 for the run's own verdicts)."""
     judges = [judges] if isinstance(judges, str) else list(judges)
     jobs = []
     shown = JudgeInputs()  # session text for a judge that is not in-process, redacted
@@ -79,7 +80,8 @@ def axis_jobs(turns: Sequence[JudgedTurn], judges: Sequence[str] | str,
                 else:
                     context = shown.text(turn.context, judge, turn.session_id) if turn.context else turn.context
                     text = shown.text(turn.text, judge, turn.session_id, [turn.context or ""])
-                    request = axis_request(judge, axis, card, context, text, rubric=rubric, params=params)
+                    request = axis_request(judge, axis, card, context, text, rubric=rubric, params=params,
+                                           replicate=replicate)
                     jobs.append(AxisJob(turn, axis, judge, request, provenance))
     return jobs
 

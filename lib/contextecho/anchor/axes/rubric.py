@@ -141,6 +141,8 @@ def texts() -> dict:
 
 def axis_request(judge: str, axis: str, card: PersonaCard, context: str | None, turn: str, *,
                  rubric: AxisRubric = AXIS_RUBRIC,
-                 params: Mapping[str, Any] = DEFAULT_JUDGE_PARAMS) -> ModelRequest:
-    """The blind judge call asking whether ``turn`` held ``card``'s ``axis``."""
-    return ModelRequest(judge, tuple(rubric.messages(axis, card, context, turn)), dict(params))
+                 params: Mapping[str, Any] = DEFAULT_JUDGE_PARAMS, replicate: int = 0) -> ModelRequest:
+    """The blind judge call asking whether ``turn`` held ``card``'s ``axis`` (``replicate``:
+    which sampled replicate of the call this is; 0 for the one a run asks)."""
+    return ModelRequest(judge, tuple(rubric.messages(axis, card, context, turn)), dict(params), replicate)
+
