@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ..anchor.axes.report import DEFAULT_BY, all_axes_held, all_axes_rates, axis_agreement, axis_rates
-from ..anchor.axes.validation import ALL_FOUR, STRATA, majority, rater_agreement, reweighted_rates, stratified_sample
+from ..anchor.axes.validation import ALL_FOUR, STRATIFICATIONS, majority, rater_agreement, reweighted_rates, stratified_sample
 from ..echo.calibration import MAX_INVALID_RATE, MIN_KAPPA
 from ..anchor.axes.rubric import AXES
 from ..anchor.axes.turns import FORK, REAL
@@ -78,7 +78,7 @@ PAPER_SCALE = {"target": "openai/gpt-4o-mini", "judges": "anthropic/claude-sonne
                "min_agree": 3, "calibration_runs": 5, "judge_max_tokens": JUDGE_MAX_TOKENS,
                "fork_max_tokens": STRESSOR_MAX_TOKENS,
                "validation_judges": "anthropic/claude-sonnet-4-5,openai/gpt-4.1,gemini/gemini-2.5-flash",
-               "validation_turns": 133,
+               "validation_turns": 133, "validation_strata": "source_checkpoint",
                "window": 60000, "retention_window": 30000, "summary_turn_chars": 1200,
                "memory_chunk_steps": 40, "memory_max_tokens": 400}
 
@@ -104,6 +104,7 @@ class Parameters(ServingParameters):
     require_calibrated: bool = False
     validation_judges: tuple[str, ...] = ()
     validation_turns: int = 1
+    validation_strata: str = "source"
     families: tuple[str, ...] = tuple(RECALL_FAMILIES)
     per_family: int = 1
     conditions: tuple[str, ...] = ("long_context", "hierarchical_summary", "self_managed", "retrieval")
@@ -152,8 +153,10 @@ class Parameters(ServingParameters):
                                   "labelled turns of data/axes_labels (Cohen's kappa at least 0.60, at most 10% invalid)",
             "validation_judges": "the three judges of the axes validation sample; empty: the primary judge's own "
                                  "verdict and two replicates of it sampled at sample_temperature",
-            "validation_turns": "judged turns drawn per stratum (source x checkpoint) for the axes validation sample "
-                                "(the paper's scale: 133, ANCHOR's 798 turns over six strata)",
+            "validation_turns": "judged turns drawn per stratum for the axes validation sample (the paper's scale: "
+                                "133, ANCHOR's 798 turns over six strata of source x checkpoint)",
+            "validation_strata": "the validation sample's strata: source (real or forked turn; the embedded build's, "
+                                 "so its validation fits the cold run) or source_checkpoint (source x checkpoint)",
             "per_family": "recall items per family and session (ANCHOR: 8; the embedded 135M model recalls none, so "
                           "one each keeps the cold run in budget)",
             "memory_chunk_steps": "agent steps per chunk of the self-managed memory, which the target updates once per "
@@ -174,6 +177,7 @@ class Parameters(ServingParameters):
               "questionnaire_max_tokens": POSITIVE, "axes_window": POSITIVE, "fork_max_tokens": POSITIVE,
               "judge_max_tokens": POSITIVE, "validation_judges": (Lengths((0, 3), "three judges for a majority of three, or none: replicates of "
                                                        "the primary judge"), Models()), "validation_turns": count(),
+              "validation_strata": OneOf(tuple(STRATIFICATIONS), "stratification"),
               "families": (NonEmpty(), OneOf(tuple(RECALL_FAMILIES), "recall family")),
               "per_family": count(), "conditions": (NonEmpty(), OneOf(tuple(CONTEXT_CONDITIONS), "context condition")),
               "window": POSITIVE, "recent_chars": POSITIVE, "summariser": Models(), "summary_block_steps": count(),
@@ -212,7 +216,7 @@ MANUSCRIPT = Declared(
         Variable("axes_judge_agreement", COEFFICIENT), Variable("axes_judge_invalid_pct", PERCENT),
         Variable("axes_judge_calibrated", TEXT), Variable("axes_calibration_finding", TEXT),
         Variable("axes_validation_turns", COUNT), Variable("axes_validation_population", COUNT),
-        Variable("axes_validation_per_stratum", COUNT), Variable("axes_validation_strata", COUNT),
+        Variable("axes_validation_per_stratum", COUNT), Variable("axes_validation_stratified_by", TEXT), Variable("axes_validation_strata", COUNT),
         Variable("axes_validation_raters", TEXT), Variable("axes_validation_all_held", COEFFICIENT),
         Variable("axes_validation_all_held_sample", COEFFICIENT),
         Variable("axes_validation_kappa_{axis}", COEFFICIENT, axis=AXES), Variable("axes_validation_finding", TEXT),
@@ -576,8 +580,8 @@ def all_held_sentence(written: dict, first: pd.DataFrame, judge: str) -> str:
 
 def axes_validation(run: Run, axes: pd.DataFrame) -> pd.DataFrame:
     """ANCHOR's validation sample: a stratified sample of the turns the primary judge judged
-    (``validation_turns`` per stratum; our strata are the turn's source, real or forked, × its
-    checkpoint, since the seed does not list ANCHOR's), seeded with ``resample_seed``, judged on
+    (``validation_turns`` per stratum; our strata, ``validation_strata``, are the turn's source,
+    real or forked, alone or × its checkpoint, since the seed does not list ANCHOR's), seeded with ``resample_seed``, judged on
     all four axes by three raters: the three ``validation_judges``, or, without them, the primary
     judge three times (its own greedy verdict and two replicates sampled at ``sample_temperature``:
     replicates of one judge, not three judges). Per (turn, axis) the majority of the three (of
@@ -589,27 +593,29 @@ def axes_validation(run: Run, axes: pd.DataFrame) -> pd.DataFrame:
                                max_tokens=p.judge_max_tokens)
     labels = [r.label for r in raters]
     primary = axes[(axes["judge_model"] == p.judges[0]) & axes["judge_key"].notna()] if len(axes) else axes
-    population = primary.drop_duplicates("turn_id")[["turn_id", *STRATA]] if len(primary) else pd.DataFrame()
+    strata = STRATIFICATIONS[p.validation_strata]
+    population = primary.drop_duplicates("turn_id")[["turn_id", *strata]] if len(primary) else pd.DataFrame()
     run.out.set(axes_validation_per_stratum=p.validation_turns, axes_validation_population=len(population),
+                axes_validation_stratified_by=STRATA_WORDS[p.validation_strata],
                 axes_validation_raters=raters_text(raters, p.judges[0], p.sample_temperature))
     if population.empty:
-        sample, verdicts = pd.DataFrame(columns=["turn_id", *STRATA, "population", "sampled"]), pd.DataFrame()
+        sample, verdicts = pd.DataFrame(columns=["turn_id", *strata, "population", "sampled"]), pd.DataFrame()
         rates, per_axis, pairs = pd.DataFrame(), pd.DataFrame(), pd.DataFrame()
     else:
-        sample = stratified_sample(population, p.validation_turns, p.resample_seed)
+        sample = stratified_sample(population, p.validation_turns, p.resample_seed, strata)
         chosen = set(sample["turn_id"])
         card = _card(p)
         with CallCache() as cache:
-            turns = [t for t in axes_turns(run, cache, card, target=p.target, checkpoints=p.checkpoints,
+            turns = [t for t in axes_turns(run, cache, card, target=p.target, checkpoints=p.axes_positions,
                                            window=p.axes_window, fork_max_tokens=p.fork_max_tokens, count=False)
                      if t.id in chosen]
             verdicts = validate_axes(run, cache, card, turns, raters)
-        rates = reweighted_rates(majority(verdicts), sample)
+        rates = reweighted_rates(majority(verdicts), sample, strata)
         per_axis, pairs = rater_agreement(verdicts, labels)
         run.out.parquet("axes_validation_verdicts", verdicts.drop(columns=["session"]))
     run.out.parquet("axes_validation_sample", sample)
     run.out.set(axes_validation_turns=len(sample),
-                axes_validation_strata=int(sample[list(STRATA)].drop_duplicates().shape[0]) if len(sample) else 0)
+                axes_validation_strata=int(sample[list(strata)].drop_duplicates().shape[0]) if len(sample) else 0)
     table = validation_table(rates, per_axis)
     by = table.set_index("axis") if len(table) else pd.DataFrame()
     for axis in AXES:
@@ -624,6 +630,11 @@ def axes_validation(run: Run, axes: pd.DataFrame) -> pd.DataFrame:
     run.out.set(axes_validation_finding=validation_sentence(run.out.variables, row, any(r.is_replicate for r in raters)))
     run.table("axes_validation_pairs", pairs)
     return run.table("axes_validation", table)
+
+
+#: How the manuscript names each stratification of the validation sample.
+STRATA_WORDS = {"source": "the turn's source (real or forked)",
+                "source_checkpoint": "the turn's source (real or forked) × its checkpoint"}
 
 
 def raters_text(raters, judge: str, temperature: float) -> str:

@@ -7,8 +7,9 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import fleiss_kappa
 
 from contextecho.anchor.axes.rubric import AXES
-from contextecho.anchor.axes.validation import (ALL_FOUR, fleiss, majority, rater_agreement, reweighted_rates,
+from contextecho.anchor.axes.validation import (ALL_FOUR, STRATA, STRATIFICATIONS, fleiss, majority, rater_agreement, reweighted_rates,
                                                 stratified_sample)
+from contextecho.experiments.anchor import STRATA_WORDS
 from contextecho.stats.errors import StatsInputError
 
 
@@ -34,6 +35,13 @@ def test_the_sample_is_seeded_and_drawn_per_stratum():
         stratified_sample(turns, 0, seed=1)
     with pytest.raises(StatsInputError, match="twice"):
         stratified_sample(pd.concat([turns, turns.head(1)]), 1, seed=1)
+
+
+def test_the_source_stratification_draws_per_source_with_its_whole_population():
+    sample = stratified_sample(population(), 1, seed=7, strata=STRATIFICATIONS["source"])
+    assert sorted(sample["source"]) == ["fork", "real"]
+    assert dict(zip(sample["source"], sample["population"])) == {"real": 6, "fork": 7}
+    assert set(STRATIFICATIONS) == set(STRATA_WORDS) and STRATIFICATIONS["source_checkpoint"] == STRATA
 
 
 def verdicts(table):

@@ -36,6 +36,9 @@ from .report import axis_agreement
 from .rubric import AXES
 
 STRATA = ("source", "checkpoint")
+#: The stratifications a run may choose, by name: the turn's source alone (two strata, the
+#: embedded build's, whose validation must fit its time budget), or source × checkpoint.
+STRATIFICATIONS = {"source": ("source",), "source_checkpoint": STRATA}
 #: The row of :func:`reweighted_rates` for the share of turns holding all four axes.
 ALL_FOUR = "all four"
 
