@@ -15,6 +15,9 @@ from __future__ import annotations
 
 import re
 
+#: The request option that asks a model for one JSON object (OpenAI's ``response_format``, which
+#: LiteLLM passes on and the embedded model honours by the constraint below).
+JSON_OBJECT = {"type": "json_object"}
 WHITESPACE = " \t\n\r"
 HEX = "0123456789abcdefABCDEF"
 ESCAPES = '"\\/bfnrt'

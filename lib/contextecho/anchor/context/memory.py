@@ -32,7 +32,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
-from contextecho.echo.reference.providers import JSON_OBJECT
+from contextecho.engine.json_constraint import JSON_OBJECT
 from contextecho.engine.cache import CallCache
 from contextecho.engine.calls import Transport, generate
 from contextecho.engine.counts import Counts

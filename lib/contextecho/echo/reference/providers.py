@@ -55,6 +55,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...engine import llm
+from ...engine.json_constraint import JSON_OBJECT
 from ...engine.model_request import strip_cache_markers
 
 ANTHROPIC, OPENAI, OPENROUTER, GEMINI = "anthropic", "openai", "openrouter", "gemini"
@@ -78,7 +79,6 @@ E10_TEMPERATURE = 0.0
 E10_REASONING_PREFIX = "gpt-5"
 E10_REASONING_MAX_COMPLETION_TOKENS = 8192
 GEMINI_CALL_MAX_TOKENS = 4096
-JSON_OBJECT = {"type": "json_object"}
 
 
 def harness_provider(model: str) -> tuple[str, str]:
