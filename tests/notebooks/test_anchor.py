@@ -122,11 +122,14 @@ def test_several_targets_run_every_section_judge_the_real_turns_once_and_are_ran
     per_target = forks.groupby("target")["turn_id"].nunique()
     assert per_target.tolist() == [real["turn_id"].nunique()] * 2  # each target forked at every real turn
     assert variables["axes_turns"] == real["turn_id"].nunique() + per_target["fake/echo"]
+    accuracy = result.tables["Recall accuracy per family × condition (chance 0.25)"]
+    asked = pd.read_parquet(result.output_dir / "results" / "recall_accuracy.parquet")
+    assert len(accuracy) == len(asked[["target", "set", "family"]].drop_duplicates())  # no row of a set never asked
     ranking = result.tables["The targets ranked by each instrument"]
     assert set(ranking["instrument"]) == {"retention", "all four axes (scripted/judge)"} | {
         i for i in ranking["instrument"] if i.startswith("recall (")}
     assert (ranking.groupby("instrument")["target"].apply(set) == set(targets)).all()
     agreement = result.tables["Rank agreement between the instruments (Kendall's τ-b)"]
     assert len(agreement) == 3 and (agreement["n_used"] + agreement["n_undefined"]).isin([0, TINY["n_resamples"]]).all()
-    assert variables["rank_agreement_finding"].startswith(("Kendall's τ-b between the rankings of the 2 targets",
+    assert variables["rank_agreement_finding"].startswith(("Kendall's τ-b between the instruments' rankings of the 2 targets",
                                                            "On this build the agreement"))

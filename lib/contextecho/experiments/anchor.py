@@ -591,8 +591,8 @@ def recall_accuracy(run: Run, recall: pd.DataFrame) -> pd.DataFrame:
     asked = [c for c in run.params.conditions if c in getattr(pooled, "index", ())]
     run.out.set(**recall_sentences(run.out.variables, {c: float(pooled[c]) for c in asked}))
     index = ["target", "set", "family"] if len(p.targets) > 1 else ["set", "family"]
-    wide = accuracy.pivot_table(index=index, columns="condition", values="accuracy",
-                                dropna=False).reset_index() if not accuracy.empty else accuracy.drop(columns="target")
+    wide = accuracy.pivot_table(index=index, columns="condition", values="accuracy", dropna=False).reset_index() \
+        .merge(accuracy[index].drop_duplicates(), on=index) if not accuracy.empty else accuracy.drop(columns="target")
     return run.table("recall_accuracy", wide)
 
 
@@ -697,11 +697,12 @@ def rank_agreement_sentence(agreement: pd.DataFrame, targets: Sequence[str]) -> 
     for row in defined.itertuples(index=False):
         bounds = (f"95% CI {interval(COEFFICIENT).text((row.ci_low, row.ci_high))}" if pd.notna(row.ci_low)
                   else "no interval")
-        parts.append(f"{row.instrument_a} and {row.instrument_b} {COEFFICIENT.text(row.tau)} over {row.n_targets} "
-                     f"targets ({bounds}, {row.n_used} resamples used of {row.n_used + row.n_undefined})")
+        parts.append(f"{COEFFICIENT.text(row.tau)} between {row.instrument_a} and {row.instrument_b} "
+                     f"({row.n_targets} targets scored under both; {bounds}, {row.n_used} of "
+                     f"{row.n_used + row.n_undefined} resamples used)")
     left = len(agreement) - len(defined)
-    return (f"Kendall's τ-b between the rankings of the {len(targets)} targets was, for {joined(parts)}"
-            + (f"; {left} pair{'s' if left > 1 else ''} of instruments had no τ (@tbl-anchor-rank-agreement says "
+    return (f"Kendall's τ-b between the instruments' rankings of the {len(targets)} targets was {joined(parts)}"
+            + (f"; {left} pair{'s' if left > 1 else ''} of instruments had no τ (its table says "
                "why)" if left else "")
             + "; the intervals resample sessions, leaving out a resample where τ is undefined.")
 
