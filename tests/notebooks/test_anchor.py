@@ -34,7 +34,7 @@ def check(result):
 def test_anchor_notebook_runs_every_section_on_the_fake_model(tmp_path):
     module = experiment("anchor")
     params = module.Parameters(**{**TINY, "per_family": 2, "checkpoints": 2, "axes_positions": 2}, memory_chunk_steps=80,
-                               target="fake/echo",
+                               targets=("fake/echo",),
                                judges=("fake/echo", "fake/echo@0"), summariser="fake/echo", facets="ipip",
                                banks=(str(Path(__file__).parents[1] / "fixtures" / "anchor_bank"),),
                                output_dir=str(tmp_path / "anchor"))
@@ -73,7 +73,8 @@ def test_anchor_notebook_runs_on_the_embedded_model(tmp_path):
                                output_dir=str(tmp_path / "anchor"))
     result = module.run(params)
     variables = check(result)
-    assert variables["target"] == "local/smollm2-135m" and variables["n_sessions"] == 1
+    assert variables["target"] == "local/smollm2-135m" and variables["n_sessions"] == 1 and variables["n_targets"] == 1
+    assert variables["rank_agreement_finding"].startswith("On this build the agreement between the instruments'")
     assert variables["retention_rows"] == 2 * 5  # arms x facets at one checkpoint
     accuracy = result.tables["Recall accuracy per family × condition (chance 0.25)"]
     assert set(accuracy.columns) >= {"long_context", "hierarchical_summary", "self_managed", "retrieval"}
@@ -92,3 +93,43 @@ def test_a_retention_that_cannot_be_estimated_says_why_per_session():
     assert why.startswith("R is undefined in 2 of 3 sessions, as the persona card leaves the facet's answers at the")
     assert "in 1 of 3 sessions no item of this facet has a valid answer" in why
     assert _retention_missing(table, "checkpoint", "E", 2) == "no checkpoint administration at checkpoint 2"
+
+
+def test_several_targets_run_every_section_judge_the_real_turns_once_and_are_ranked(tmp_path, scripted_models):
+    """Two targets: each section has a Target column, the real turns are judged once (the
+    forks once per target), and the ranking and rank agreement tables are written; the text's
+    values stay the first target's."""
+    import pandas as pd
+
+    module = experiment("anchor")
+    targets = ("fake/echo", "scripted/letters")
+    result = module.run(module.Parameters(**{**TINY, "checkpoints": 2, "axes_positions": 2}, targets=targets,
+                                          judges=("scripted/judge",), summariser="fake/echo",
+                                          output_dir=str(tmp_path / "anchor")))
+    variables = check(result)
+    assert variables["n_targets"] == 2 and variables["target"] == "fake/echo"
+    assert variables["targets"] == "fake/echo, scripted/letters"
+    for stem in ("retention", "axes", "axes_all_held", "recall_filters", "recall_accuracy", "ranking"):
+        assert "| Target" in (result.output_dir / "tables" / f"{stem}.md").read_text(), stem
+    retention = result.tables["Persona Retention R per facet (mean over sessions)"]
+    assert set(retention["target"]) == set(targets)
+    # fake/echo names no option: no item of the first target has a valid answer, whatever scripted/letters did
+    assert variables["retention_no_items"] == variables["retention_rows"] > 0
+    axes = pd.read_parquet(result.output_dir / "results" / "axes.parquet")
+    real, forks = axes[axes["source"] == "real"], axes[axes["source"] == "fork"]
+    assert axes.groupby(["turn_id", "judge_model", "axis"]).size().max() == 1  # each turn judged once per axis
+    assert set(real["target"]) == {"recorded"} and set(forks["target"]) == set(targets)
+    per_target = forks.groupby("target")["turn_id"].nunique()
+    assert per_target.tolist() == [real["turn_id"].nunique()] * 2  # each target forked at every real turn
+    assert variables["axes_turns"] == real["turn_id"].nunique() + per_target["fake/echo"]
+    accuracy = result.tables["Recall accuracy per family × condition (chance 0.25)"]
+    asked = pd.read_parquet(result.output_dir / "results" / "recall_accuracy.parquet")
+    assert len(accuracy) == len(asked[["target", "set", "family"]].drop_duplicates())  # no row of a set never asked
+    ranking = result.tables["The targets ranked by each instrument"]
+    assert set(ranking["instrument"]) == {"retention", "all four axes (scripted/judge)"} | {
+        i for i in ranking["instrument"] if i.startswith("recall (")}
+    assert (ranking.groupby("instrument")["target"].apply(set) == set(targets)).all()
+    agreement = result.tables["Rank agreement between the instruments (Kendall's τ-b)"]
+    assert len(agreement) == 3 and (agreement["n_used"] + agreement["n_undefined"]).isin([0, TINY["n_resamples"]]).all()
+    assert variables["rank_agreement_finding"].startswith(("Kendall's τ-b between the instruments' rankings of the 2 targets",
+                                                           "On this build the agreement"))

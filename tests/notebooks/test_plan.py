@@ -174,6 +174,8 @@ def test_the_paper_scale_plan_plans_every_notebook_anchor_at_anchors_settings(tm
     plan_notebooks(list(NOTEBOOKS), paper_scale=True)
     assert [name for name, _ in seen[:len(NOTEBOOKS)]] == list(NOTEBOOKS) and all(p.plan for _, p in seen)
     anchor = next(params for name, params in seen if name == "anchor")
-    assert (anchor.target, anchor.n_sessions) == (experiment("anchor").PAPER_SCALE["target"], 0)
+    assert (anchor.targets, anchor.n_sessions) == (experiment("anchor").PAPER_SCALE["targets"], 0)
+    assert anchor.targets == ("openai/gpt-4o-mini", "gemini/gemini-2.5-pro", "anthropic/claude-sonnet-4-6",
+                              "openai/gpt-5-mini")  # ANCHOR's four evaluated models
     assert (len(anchor.validators), anchor.min_agree, anchor.calibration_runs) == (4, 3, 5)
     assert anchor.judge_max_tokens == JUDGE_MAX_TOKENS and anchor.fork_max_tokens == STRESSOR_MAX_TOKENS == 1024

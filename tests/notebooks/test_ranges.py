@@ -337,7 +337,7 @@ def test_paper_set_gives_each_notebook_the_keys_it_declares():
                                       "target=openai/gpt-4o", "n_items=0"], list(NOTEBOOKS))
     assert shares["panel"] == {"targets": "anthropic/claude-sonnet-4-5", "window": "30000"}
     assert shares["cape"] == {"target": "openai/gpt-4o", "n_items": "0"}
-    assert shares["anchor"] == {"target": "openai/gpt-4o", "window": "30000", "n_items": "0"}
+    assert shares["anchor"] == {"targets": "anthropic/claude-sonnet-4-5", "window": "30000", "n_items": "0"}
 
 
 # ---------------------------------------------------------------- the notebook's own cell

@@ -32,7 +32,7 @@ TINY = {
     "continuation": {"targets": ("fake/tool-call", "scripted/chatty"), "n_cutpoints": 4, "n_resamples": 200},
     "cape": {"target": "scripted/letters", "n_items": 5, "factors": ("stability", "option_order"),
              "history_window": 2, "orderings": ("cyclic",), "bridge_positions": 1, "bridge_runs": 1},
-    "anchor": {"target": "scripted/letters", "judges": ("scripted/judge", "scripted/chatty"),
+    "anchor": {"targets": ("scripted/letters", "scripted/varied"), "judges": ("scripted/judge", "scripted/chatty"),
                   "summariser": "scripted/chatty", "n_sessions": 1, "n_items": 5, "checkpoints": 2,
                   "axes_positions": 2,
                   "per_family": 2, "n_evaluators": 1, "min_agree": 1, "calibration_runs": 1,

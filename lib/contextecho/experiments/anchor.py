@@ -16,9 +16,18 @@ The persona is the deployed coding assistant (``anchor.persona.CODING_ASSISTANT`
    population (:mod:`contextecho.anchor.axes.validation`).
 3. Trajectory recall (:mod:`.anchor_recall`): four-option questions generated from the
    sessions, ANCHOR's three filters, accuracy per family × context condition vs 0.25.
-4. Optionally, externally authored ANCHOR banks (``banks``) scored with the bank scorer.
+4. Ranking the targets (:mod:`contextecho.anchor.ranking`): by retention, by recall and by
+   each judge's all-four-axes share, and Kendall's τ-b between every pair of rankings with
+   its interval resampling sessions (ANCHOR's seed: the questionnaire and the turn-level judge
+   "can rank the same models differently").
+5. Optionally, externally authored ANCHOR banks (``banks``) scored with the bank scorer.
 
-``PAPER_SCALE`` takes ANCHOR's filter settings (3 of 4 validators recover the answer, five
+Every section runs for each of ``targets`` (the real turns, the same for all, are judged
+once); a table shows a Target column where there are several, and the text's values (one
+number each) are the first target's, the primary one.
+
+``PAPER_SCALE`` runs ANCHOR's four evaluated models (GPT-4o-mini first, the primary target,
+then Gemini 2.5 Pro, Claude Sonnet 4.6 and GPT-5-mini) and takes ANCHOR's filter settings (3 of 4 validators recover the answer, five
 calibration runs: the ANCHOR seed's "Questions pass three filters"); its judges answer in the
 reference judge's budget (``JUDGE_MAX_TOKENS``, 400) under each provider's rule, which gives
 the thinking Gemini judge at least 16,384 tokens (:func:`.anchor_axes.axes_judge_params`); a
@@ -33,6 +42,7 @@ tokens is no JSON object).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 import pandas as pd
 
@@ -48,6 +58,7 @@ from ..cape.inventory import TRAITS
 from ..anchor.banks.bank import bank_dirs, load_bank
 from ..anchor.banks.scorer import score_bank
 from ..anchor.persona import CODING_ASSISTANT, PersonaCard, load_card
+from ..anchor.ranking import agreement_table, axes_instruments, ranking_table, recall_instrument, retention_instrument
 from ..engine.cache import CallCache
 from ..engine.llm import LOCAL_MODEL
 from ..echo.reference.judge import JUDGE_MAX_TOKENS
@@ -56,7 +67,7 @@ from .parameters import (NON_NEGATIVE, POSITIVE, RESAMPLES, Interval, Lengths, M
                                     Temperature, count)
 from ..paper import figures
 from ..paper.declared import Declared
-from ..paper.formats import COEFFICIENT, COUNT, MODEL, PERCENT, TEXT, estimate, interval, not_estimable
+from ..paper.formats import COEFFICIENT, COUNT, MODEL, PERCENT, TEXT, Decimals, estimate, interval, not_estimable
 from ..paper.tables import Column, Table
 from ..paper.variables import Variable
 from ..paper.sentences import CAPABLE_JUDGE, CAPABLE_TARGET, PAPER_SCALE_SET, joined, measures_nothing, reason_of
@@ -72,7 +83,8 @@ from .anchor_retention import FACETS, ordered_facets, retention_by_checkpoint, r
 from .spine import JudgeNotCalibrated, Run, Stage
 
 TITLE = "ANCHOR on coding sessions: persona retention, behavioural axes, trajectory recall"
-PAPER_SCALE = {"target": "openai/gpt-4o-mini", "judges": "anthropic/claude-sonnet-4-5,openai/gpt-4.1,gemini/gemini-2.5-flash",
+PAPER_SCALE = {"targets": ("openai/gpt-4o-mini", "gemini/gemini-2.5-pro", "anthropic/claude-sonnet-4-6", "openai/gpt-5-mini"),
+               "judges": "anthropic/claude-sonnet-4-5,openai/gpt-4.1,gemini/gemini-2.5-flash",
                "summariser": "openai/gpt-4o-mini", "n_sessions": 0, "n_items": 0, "per_family": 8,
                "validators": "openai/gpt-4o-mini,anthropic/claude-sonnet-4-5,openai/gpt-4.1,gemini/gemini-2.5-flash",
                "min_agree": 3, "calibration_runs": 5, "judge_max_tokens": JUDGE_MAX_TOKENS,
@@ -85,7 +97,7 @@ PAPER_SCALE = {"target": "openai/gpt-4o-mini", "judges": "anthropic/claude-sonne
 
 @dataclass(frozen=True)
 class Parameters(ServingParameters):
-    target: str = LOCAL_MODEL
+    targets: tuple[str, ...] = (LOCAL_MODEL,)
     judges: tuple[str, ...] = (LOCAL_MODEL,)
     card: str = ""
     n_sessions: int = 2
@@ -130,6 +142,8 @@ class Parameters(ServingParameters):
     output_dir: str = ""
 
     HELP = {**ServingParameters.HELP,
+            "targets": "LiteLLM model strings, each run through every section; the first target is the primary one "
+                       "the text reports (the paper's scale: ANCHOR's four evaluated models)",
             "card": "persona_card.json in ANCHOR's layout (empty: the built-in coding assistant)",
             "n_sessions": "longest openly licensed sessions (0 for all)",
             "n_items": "trait-balanced questionnaire subset (0 for all 120; the embedded build asks one item per "
@@ -170,7 +184,7 @@ class Parameters(ServingParameters):
             "summary_turn_chars": "characters of each entry a summary block or memory chunk shows",
             "banks": "ANCHOR bank folders (or a release root) to score as well",
             "output_dir": "default paper/_generated/anchor"}
-    RANGES = {**ServingParameters.RANGES, "target": Models(), "judges": (NonEmpty(), Models()), "n_sessions": count(zero="all"),
+    RANGES = {**ServingParameters.RANGES, "targets": (NonEmpty(), Models()), "judges": (NonEmpty(), Models()), "n_sessions": count(zero="all"),
               "inventory": INVENTORIES, "n_items": count(zero="all"), "checkpoints": count(), "axes_positions": count(),
               "facets": OneOf(FACETS, "facet scheme"), "retention_window": POSITIVE, "retention_runs": count(),
               "retention_answer": ANSWER_KINDS,
@@ -186,7 +200,7 @@ class Parameters(ServingParameters):
               "validators": Models(), "n_evaluators": count(),
               "min_agree": Interval(1, high=lambda p: len(p.validators) or p.n_evaluators,
                                     high_text="the number of validators (n_evaluators when none)"),
-              "calibration_runs": count(), "sample_temperature": Temperature(("target", "validators", "judges")),
+              "calibration_runs": count(), "sample_temperature": Temperature(("targets", "validators", "judges")),
               "recall_max_tokens": POSITIVE, "n_resamples": RESAMPLES, "resample_seed": NON_NEGATIVE}
 
 
@@ -197,6 +211,9 @@ _JUDGE = Column("Judge", MODEL, "judge_model")
 _AXIS = Column("Axis", TEXT, "axis", widest="boundaries")
 _SOURCE = Column("Turns", TEXT, "source", widest="fork")
 _TARGET = Column("Target", MODEL, "target", optional=True)  # shown with several targets (:func:`_by_target`)
+_LEADING_TARGET = Column("Target", MODEL, "target", optional=True)  # the same, first: a table whose rows are per target
+#: A rank among the targets (tied targets share their average rank: 1.5).
+RANK = Decimals("rank", digits=1)
 _ALL_HELD_COUNTS = (Column("All four held", COUNT, "n_all_held"), Column("Deviated", COUNT, "n_deviated"),
                     Column("Undecided", COUNT, "n_undecided"))
 MANUSCRIPT = Declared(
@@ -229,18 +246,19 @@ MANUSCRIPT = Declared(
         Variable("memory_chars_final", COUNT), Variable("memory_chunk_steps", COUNT), Variable("memory_chars", COUNT),
         Variable("memory_finding", TEXT),
         Variable("retention_final", TEXT), Variable("recall_finding", TEXT), Variable("recall_bias", TEXT),
-        Variable("target", TEXT), Variable("judges", TEXT), Variable("primary_judge", TEXT),
+        Variable("n_targets", COUNT), Variable("rank_agreement_finding", TEXT),
+        Variable("target", TEXT), Variable("targets", TEXT), Variable("judges", TEXT), Variable("primary_judge", TEXT),
         Variable("n_sessions", COUNT), Variable("n_items", COUNT)),
     tables=(
         Table("retention", "Persona Retention R per facet (mean over sessions)", (
-            Column("Arm", TEXT, "arm", widest="session prefix"), Column("Checkpoint", COUNT, "checkpoint"),
+            _LEADING_TARGET, Column("Arm", TEXT, "arm", widest="session prefix"), Column("Checkpoint", COUNT, "checkpoint"),
             Column("Facet", TEXT, "facet", widest="A:Cooperation"), Column("R", COEFFICIENT, "retention"),
-            Column("Sessions with R", COUNT, "n_defined"), Column("Sessions", COUNT, "n_sessions")), index=3),
+            Column("Sessions with R", COUNT, "n_defined"), Column("Sessions", COUNT, "n_sessions")), index=4),
         Table("axes", "Behavioural axes: held rate among valid verdicts", (
-            _JUDGE, _SOURCE, _AXIS,
+            _JUDGE, _SOURCE, _TARGET, _AXIS,
             Column("Held [95% CI]", estimate(COEFFICIENT), ("held_rate", "ci_low", "ci_high")),
             Column("Valid", COUNT, "n_valid"), Column("Invalid", COUNT, "n_invalid"),
-            Column("Failed", COUNT, "n_error")), index=3,
+            Column("Failed", COUNT, "n_error")), index=4,
               notes="ci_note"),
         Table("axes_all_held", "All four axes held: share of the decided turns", (
             _JUDGE, _SOURCE, _TARGET, Column("Share [95% CI]", estimate(COEFFICIENT), ("all_held_rate", "ci_low", "ci_high")),
@@ -269,19 +287,29 @@ MANUSCRIPT = Declared(
             Column("Both valid", COUNT, "n_both_valid"), Column("Agree", COEFFICIENT, "share_agree"),
             Column("κ", COEFFICIENT, "kappa")), index=3),
         Table("recall_filters", "Question filters: kept and discarded per step", (
-            Column("Step", TEXT, "step", widest="with-history validation"), Column("In", COUNT, "in"),
-            Column("Kept", COUNT, "kept"), Column("Discarded", COUNT, "discarded"))),
+            _LEADING_TARGET, Column("Step", TEXT, "step", widest="with-history validation"), Column("In", COUNT, "in"),
+            Column("Kept", COUNT, "kept"), Column("Discarded", COUNT, "discarded")), index=2),
         Table("recall_accuracy", "Recall accuracy per family × condition (chance 0.25)", (
-            Column("Set", TEXT, "set", widest="blind-kept"), Column("Family", TEXT, "family", widest="compaction_dropped"),
-            *(Column(c.replace("_", " ").capitalize(), COEFFICIENT, c, optional=True) for c in CONTEXT_CONDITIONS)), index=2),
+            _LEADING_TARGET, Column("Set", TEXT, "set", widest="blind-kept"), Column("Family", TEXT, "family", widest="compaction_dropped"),
+            *(Column(c.replace("_", " ").capitalize(), COEFFICIENT, c, optional=True) for c in CONTEXT_CONDITIONS)), index=3),
         Table("memory", "Self-managed memory: each update per session and chunk", (
-            Column("Session", TEXT, "session", widest="S12"), Column("Chunk", COUNT, "chunk"),
+            _LEADING_TARGET, Column("Session", TEXT, "session", widest="S12"), Column("Chunk", COUNT, "chunk"),
             Column("First step", COUNT, "first_step"), Column("Last step", COUNT, "last_step"),
             Column("Memory chars", COUNT, "memory_chars"), Column("Keys", COUNT, "keys"),
-            Column("Update", TEXT, "update", widest="OverBudget")), index=2),
+            Column("Update", TEXT, "update", widest="OverBudget")), index=3),
+        Table("ranking", "The targets ranked by each instrument", (
+            Column("Instrument", TEXT, "instrument", widest="recall (blind-kept)"), Column("Target", MODEL, "target"),
+            Column("Score", COEFFICIENT, "score"), Column("Rank", RANK, "rank"),
+            Column("Observations", COUNT, "n")), index=2),
+        Table("rank_agreement", "Rank agreement between the instruments (Kendall's τ-b)", (
+            Column("Instrument A", TEXT, "instrument_a", widest="recall (blind-kept)"),
+            Column("Instrument B", TEXT, "instrument_b", widest="recall (blind-kept)"),
+            Column("Targets", COUNT, "n_targets"),
+            Column("τ [95% CI]", estimate(COEFFICIENT), ("tau", "ci_low", "ci_high")),
+            Column("Resamples used", COUNT, "n_used")), index=2),
         Table("banks", "ANCHOR banks", (
-            Column("Bank", TEXT, "bank", widest="anchor_bank_coding_v1"), Column("Items", COUNT, "n_items"),
-            Column("Accuracy", COEFFICIENT, "accuracy"))),
+            _LEADING_TARGET, Column("Bank", TEXT, "bank", widest="anchor_bank_coding_v1"), Column("Items", COUNT, "n_items"),
+            Column("Accuracy", COEFFICIENT, "accuracy")), index=2),
     ))
 
 
@@ -315,23 +343,32 @@ def start(params: Parameters) -> Run:
     _card(params)
     _banks(params)  # bad input fails before any call
     return spine.start("anchor", params,
-                       models={params.target, params.summariser, *params.judges, *params.validators,
+                       models={*params.targets, params.summariser, *params.judges, *params.validators,
                                *params.validation_judges},
                        sessions=lambda: select_sessions(params.n_sessions), declared=MANUSCRIPT)
+
+
+def _primary(frame: pd.DataFrame, p: Parameters) -> pd.DataFrame:
+    """The rows of ``frame`` of the primary target (the first), whose numbers the text reports."""
+    return frame[frame["target"] == p.targets[0]] if len(frame) else frame
 
 
 def retention(run: Run) -> pd.DataFrame:
     """Persona Retention: the questionnaire asked as a generic assistant, with the card only
     (initial), and with the card plus the session's snapshot prefix at each checkpoint (and
-    its filler); R per session, checkpoint, arm and facet. Every answer's option
-    distribution is read too, and compared with the parsed reply."""
+    its filler); R per target, session, checkpoint, arm and facet. Every answer's option
+    distribution is read too, and compared with the parsed reply (the counts the text gives
+    are the primary target's)."""
     p = run.params
     with CallCache() as cache:
-        answers, table = run_retention(
-            run, cache, _card(p), target=p.target, inventory=p.inventory, n_items=p.n_items,
+        runs = [run_retention(
+            run, cache, _card(p), target=target, inventory=p.inventory, n_items=p.n_items,
             checkpoints=p.checkpoints, window=p.retention_window, n_runs=p.retention_runs, facets=p.facets,
             answer=p.retention_answer, params={"temperature": 0.0 if p.retention_runs == 1 else p.sample_temperature,
-                                               "max_tokens": p.questionnaire_max_tokens})
+                                               "max_tokens": p.questionnaire_max_tokens}) for target in p.targets]
+    run.out.parquet("retention_answers", pd.concat([a for a, _ in runs], ignore_index=True))
+    run.out.parquet("retention", pd.concat([t for _, t in runs], ignore_index=True))
+    answers, table = runs[0]
     compared = answers[answers["agrees"].notna()]
     run.out.set(retention_answer=p.retention_answer, retention_answers_compared=len(compared),
                 retention_answers_agree_pct=100 * float(compared["agrees"].astype(bool).mean())
@@ -339,12 +376,14 @@ def retention(run: Run) -> pd.DataFrame:
                 retention_constrained_invalid=int((answers["constrained_status"] == "invalid").sum()),
                 retention_rows=len(table), retention_undefined=int((table["status"] == "undefined").sum()),
                 retention_no_items=int((table["status"] == "no valid items").sum()))
-    return table
+    return pd.concat([t for _, t in runs], ignore_index=True)
 
 
 def retention_summary(run: Run, retention: pd.DataFrame) -> pd.DataFrame:
-    """R per facet, mean over sessions, one row per arm and checkpoint."""
+    """R per facet, mean over sessions, one row per target, arm and checkpoint (a Target
+    column where there are several; the text's values are the primary target's)."""
     p = run.params
+    everyone, retention = retention, _primary(retention, p)
     summary = retention_by_checkpoint(retention)
     last = summary[(summary["checkpoint"] == p.checkpoints)].set_index(["arm", "facet"])["retention"]
     run.out.set(checkpoints=p.checkpoints, retention_window=p.retention_window)
@@ -353,13 +392,14 @@ def retention_summary(run: Run, retention: pd.DataFrame) -> pd.DataFrame:
             run.out.put("retention_final_{arm}_{facet}", last.get((arm, facet)), arm=arm, facet=facet,
                         why=_retention_missing(retention, arm, facet, p.checkpoints))
     run.out.set(retention_final=retention_sentence(run.out.variables))
-    shown = retention_rows(summary)
+    shown = retention_rows(retention_by_checkpoint(everyone))
     if len(shown):
-        shown["note"] = [_retention_missing(retention, arm, facet, checkpoint) if pd.isna(r) else ""
-                         for arm, facet, checkpoint, r in shown[["arm", "facet", "checkpoint", "retention"]]
-                         .itertuples(index=False)]
+        shown["note"] = [_retention_missing(everyone[everyone["target"] == target], arm, facet, checkpoint)
+                         if pd.isna(r) else ""
+                         for target, arm, facet, checkpoint, r in
+                         shown[["target", "arm", "facet", "checkpoint", "retention"]].itertuples(index=False)]
         shown["arm"] = shown["arm"].map(ARM_NAMES)
-    return run.table("retention", shown)
+    return run.table("retention", shown if len(p.targets) > 1 else shown.drop(columns="target", errors="ignore"))
 
 
 def retention_sentence(written: dict) -> str:
@@ -383,8 +423,9 @@ def retention_sentence(written: dict) -> str:
 
 
 def retention_plot(run: Run, retention: pd.DataFrame) -> SavedFigure:
-    """Persona Retention per facet over the checkpoints, session prefix and filler prefix
-    (a point without a value says why)."""
+    """Persona Retention per facet over the checkpoints, session prefix and filler prefix, of
+    the primary target (a point without a value says why)."""
+    retention = _primary(retention, run.params)
     summary = retention_by_checkpoint(retention) if len(retention) else pd.DataFrame()
     if len(summary):
         summary["note"] = [_retention_missing(retention, arm, facet, checkpoint) if pd.isna(r) else ""
@@ -454,19 +495,26 @@ def axes_calibration_sentence(written: dict, judge: str) -> str:
             "invalid is needed), so its axis verdicts below are reported as measured, not as a validated judgement.")
 
 
+def _primary_turns(axes: pd.DataFrame, p: Parameters) -> pd.DataFrame:
+    """The verdicts on the real turns and on the primary target's forked turns."""
+    return axes[(axes["source"] == REAL) | (axes["target"] == p.targets[0])] if len(axes) else axes
+
+
 def axes(run: Run) -> pd.DataFrame:
-    """Behavioural axes: real assistant turns at the checkpoints and turns the target
-    regenerated on forks there, each judged HELD or DEVIATED on role, boundaries, values
-    and style by every judge (one row per verdict)."""
+    """Behavioural axes: real assistant turns at the checkpoints (judged once, whatever the
+    targets) and turns each target regenerated on forks there, each judged HELD or DEVIATED
+    on role, boundaries, values and style by every judge (one row per verdict; the counts the
+    text gives are of the real turns and the primary target's forks)."""
     p = run.params
     with CallCache() as cache:
-        frame = run_axes(run, cache, _card(p), target=p.target, judges=p.judges, checkpoints=p.axes_positions,
+        frame = run_axes(run, cache, _card(p), targets=p.targets, judges=p.judges, checkpoints=p.axes_positions,
                          window=p.axes_window, fork_max_tokens=p.fork_max_tokens,
                          judge_max_tokens=p.judge_max_tokens)
     run.out.parquet("axes", frame)
-    run.out.set(axes_positions=p.axes_positions, axes_turns=int(frame["turn_id"].nunique()), axes_verdicts=len(frame),
-                axes_invalid=int((frame["status"] == "invalid").sum()),
-                axes_invalid_pct=100 * (frame["status"] == "invalid").mean() if len(frame)
+    primary = _primary_turns(frame, p)
+    run.out.set(axes_positions=p.axes_positions, axes_turns=int(primary["turn_id"].nunique()),
+                axes_verdicts=len(primary), axes_invalid=int((primary["status"] == "invalid").sum()),
+                axes_invalid_pct=100 * (primary["status"] == "invalid").mean() if len(primary)
                 else not_estimable("no axis verdict was asked"))
     return frame
 
@@ -480,15 +528,16 @@ def axes_held(run: Run, axes: pd.DataFrame) -> pd.DataFrame:
     agreement = axis_agreement(axes, list(p.judges))
     run.table("axes_agreement", agreement)
     run.out.set(axes_agreement_finding=agreement_sentence(agreement, p.judges))
-    first = rates[rates["judge_model"] == p.judges[0]].set_index(["source", "axis"])
+    first = _primary_turns(rates, p)
+    first = first[first["judge_model"] == p.judges[0]].set_index(["source", "axis"])
     for source in (REAL, FORK):
         for axis in AXES:
             run.out.put("axes_held_{source}_{axis}", first["held_rate"].get((source, axis)), source=source, axis=axis,
                         why=f"none of the {int(first['n'].get((source, axis), 0))} verdicts of {p.judges[0]} on "
                             f"{axis} for {source} turns is valid ({int(first['n_invalid'].get((source, axis), 0))} "
                             f"invalid, {int(first['n_error'].get((source, axis), 0))} failed calls)")
-    return run.table("axes", rates.reindex(columns=list(dict.fromkeys(
-        [*rates.columns, "ci_low", "ci_high", "ci_note"]))))
+    return run.table("axes", _by_target(rates.reindex(columns=list(dict.fromkeys(
+        [*rates.columns, "ci_low", "ci_high", "ci_note"])))))
 
 
 def agreement_sentence(agreement: pd.DataFrame, judges) -> str:
@@ -521,7 +570,8 @@ def axes_all_held(run: Run, axes: pd.DataFrame) -> pd.DataFrame:
     """ANCHOR's headline: per judge, source and target, the share of the decided turns that
     held all four axes (a turn with no deviation but an axis without a valid verdict is
     undecided, counted and left out), with its 95% interval resampling sessions; the same per
-    session; each turn's count in ``results/axes_all_held.parquet``."""
+    session; each turn's count in ``results/axes_all_held.parquet``. The text reports the
+    primary judge on the real turns and the primary target's forks."""
     p = run.params
     run.out.parquet("axes_all_held", all_axes_held(axes))
     rates = all_axes_rates(axes, ci=True, n_resamples=p.n_resamples, seed=p.resample_seed)
@@ -529,7 +579,8 @@ def axes_all_held(run: Run, axes: pd.DataFrame) -> pd.DataFrame:
     sessions = all_axes_rates(axes, by=(*DEFAULT_BY, "session"))
     sessions["note"] = [_all_held_note(r) for _, r in sessions.iterrows()]
     run.table("axes_all_held_sessions", _by_target(sessions))
-    first = rates[rates["judge_model"] == p.judges[0]].set_index("source")
+    first = _primary_turns(rates, p)
+    first = first[first["judge_model"] == p.judges[0]].set_index("source")
     for source in (REAL, FORK):
         row = first.loc[source] if source in first.index else None
         run.out.put("axes_all_held_{source}", None if row is None else row["all_held_rate"], source=source,
@@ -606,7 +657,7 @@ def axes_validation(run: Run, axes: pd.DataFrame) -> pd.DataFrame:
         chosen = set(sample["turn_id"])
         card = _card(p)
         with CallCache() as cache:
-            turns = [t for t in axes_turns(run, cache, card, target=p.target, checkpoints=p.axes_positions,
+            turns = [t for t in axes_turns(run, cache, card, targets=p.targets, checkpoints=p.axes_positions,
                                            window=p.axes_window, fork_max_tokens=p.fork_max_tokens, count=False)
                      if t.id in chosen]
             verdicts = validate_axes(run, cache, card, turns, raters)
@@ -698,23 +749,30 @@ def validation_sentence(written: dict, row, replicates: bool) -> str:
 def recall(run: Run) -> pd.DataFrame:
     """Trajectory recall: four-option questions from the sessions, ANCHOR's three filters
     (blind, with-history validation, calibration), then the target's answers under each
-    context condition (one row per item and condition)."""
+    context condition (one row per target, item and condition). Each target is asked on its
+    own: the blind filter keeps the items its own blind answers miss, and the self-managed
+    memory is its own; the hierarchical summaries are the summariser's, the same request for
+    every target asking an item at the same point (answered from the call cache after the
+    first). The counts the text gives are the primary target's."""
     p = run.params
     with CallCache() as cache:
-        result = run_recall(run, cache, RecallSettings(
-            target=p.target, families=p.families, per_family=p.per_family, conditions=p.conditions,
+        results = [run_recall(run, cache, RecallSettings(
+            target=target, families=p.families, per_family=p.per_family, conditions=p.conditions,
             window=p.window, recent_chars=p.recent_chars, summariser=p.summariser,
             summary_block_steps=p.summary_block_steps, summary_turn_chars=p.summary_turn_chars,
             summary_max_tokens=p.summary_max_tokens, retrieval_k=p.retrieval_k,
             memory_chunk_steps=p.memory_chunk_steps, memory_max_tokens=p.memory_max_tokens, memory_chars=p.memory_chars,
             validators=p.validators,
             n_evaluators=p.n_evaluators, min_agree=p.min_agree, calibration_runs=p.calibration_runs,
-            sample_temperature=p.sample_temperature, max_tokens=p.recall_max_tokens))
+            sample_temperature=p.sample_temperature, max_tokens=p.recall_max_tokens)) for target in p.targets]
+    result = {stem: pd.concat([r[stem].assign(target=target) for target, r in zip(p.targets, results)],
+                              ignore_index=True) for stem in ("per_item", "filters", "calibration", "memory")}
     for stem in ("per_item", "filters", "calibration", "memory"):
         run.out.parquet(f"recall_{stem}", result[stem])
-    run.table("recall_filters", result["filters"])
+    several = len(p.targets) > 1
+    run.table("recall_filters", result["filters"] if several else results[0]["filters"])
     memory_summary(run, result["memory"])
-    filters, per_item = result["filters"].set_index("step"), result["per_item"]
+    filters, per_item = results[0]["filters"].set_index("step"), results[0]["per_item"]
     run.out.set(recall_candidates=int(filters.loc["candidates", "in"]),
                 recall_blind_kept=int(filters.loc["blind filter", "kept"]),
                 recall_validated=int(filters.loc["with-history validation", "kept"]),
@@ -723,13 +781,16 @@ def recall(run: Run) -> pd.DataFrame:
                 min_agree=p.min_agree, calibration_runs=p.calibration_runs,
                 recall_asked=len(per_item[["session", "item"]].drop_duplicates()) if not per_item.empty else 0,
                 **modal_choice(per_item))
-    return per_item
+    return result["per_item"]
 
 
 def memory_summary(run: Run, memory: pd.DataFrame) -> pd.DataFrame:
-    """The self-managed memory's updates (one row per session and chunk) as the ``memory``
-    table, and how many there were, how many were accepted, and the longest final memory."""
+    """The self-managed memory's updates (one row per target, session and chunk) as the
+    ``memory`` table, and how many of the primary target's there were, how many were accepted,
+    and its longest final memory."""
     p = run.params
+    shown = memory if len(p.targets) > 1 else memory.drop(columns="target")
+    memory = _primary(memory, p)
     final = memory.groupby("session")["memory_chars"].last() if len(memory) else pd.Series(dtype=int)
     why = ("self-managed memory is not among this run's conditions" if "self_managed" not in p.conditions else
            f"no chunk of {p.memory_chunk_steps} agent steps was complete before any blind-kept item")
@@ -737,7 +798,7 @@ def memory_summary(run: Run, memory: pd.DataFrame) -> pd.DataFrame:
                 memory_chars_final=int(final.max()) if len(final) else not_estimable(why),
                 memory_chunk_steps=p.memory_chunk_steps, memory_chars=p.memory_chars)
     run.out.set(memory_finding=memory_sentence(run.out.variables, len(memory), why))
-    return run.table("memory", memory)
+    return run.table("memory", shown)
 
 
 def memory_sentence(written: dict, n_updates: int, why: str) -> str:
@@ -754,17 +815,22 @@ def memory_sentence(written: dict, n_updates: int, why: str) -> str:
 
 def recall_accuracy(run: Run, recall: pd.DataFrame) -> pd.DataFrame:
     """Accuracy per question family × context condition (chance 0.25), on every blind-kept
-    item and on the calibrated main set, with n."""
-    accuracy = accuracy_table(recall)
+    item and on the calibrated main set, with n, per target (the text's values are the
+    primary target's)."""
+    p = run.params
+    accuracy = pd.concat([accuracy_table(recall[recall["target"] == t] if len(recall) else recall).assign(target=t)
+                          for t in p.targets], ignore_index=True)
     run.out.parquet("recall_accuracy", accuracy)
+    recall = _primary(recall, p)
     pooled = recall[recall["context"]].groupby("condition")["correct"].mean() if not recall.empty else {}
     for condition in CONTEXT_CONDITIONS:
         run.out.put("recall_accuracy_{condition}", pooled.get(condition), condition=condition,
                     why=f"no recall question was answered with the {condition} context")
     asked = [c for c in run.params.conditions if c in getattr(pooled, "index", ())]
     run.out.set(**recall_sentences(run.out.variables, {c: float(pooled[c]) for c in asked}))
-    wide = accuracy.pivot_table(index=["set", "family"], columns="condition", values="accuracy",
-                                dropna=False).reset_index() if not accuracy.empty else accuracy
+    index = ["target", "set", "family"] if len(p.targets) > 1 else ["set", "family"]
+    wide = accuracy.pivot_table(index=index, columns="condition", values="accuracy", dropna=False).reset_index() \
+        .merge(accuracy[index].drop_duplicates(), on=index) if not accuracy.empty else accuracy.drop(columns="target")
     return run.table("recall_accuracy", wide)
 
 
@@ -804,9 +870,9 @@ def recall_sentences(written: dict, pooled: dict[str, float]) -> dict[str, str]:
 
 
 def recall_plot(run: Run, recall: pd.DataFrame) -> SavedFigure:
-    """Blind-kept accuracy per family and condition, against chance (a bar without a value
-    says why)."""
-    accuracy = accuracy_table(recall)
+    """Blind-kept accuracy of the primary target per family and condition, against chance (a
+    bar without a value says why)."""
+    accuracy = accuracy_table(_primary(recall, run.params))
     kept = accuracy[accuracy["set"] == "blind-kept"]
     kept = kept.assign(note=["" if n else "no blind-kept item was asked with this context" for n in kept["n"]])
     return run.figure("recall", figures.bars(
@@ -816,23 +882,73 @@ def recall_plot(run: Run, recall: pd.DataFrame) -> SavedFigure:
 
 
 def banks(run: Run) -> pd.DataFrame:
-    """Externally authored ANCHOR banks (``banks``), each scored with the bank scorer (its
-    own files under ``results/banks/<bank>``)."""
+    """Externally authored ANCHOR banks (``banks``), each scored with the bank scorer for
+    every target (its own files under ``results/banks/<bank>``, or ``results/banks/<k>/<bank>``
+    for the k-th target, from 1, where there are several)."""
     p = run.params
+    folder = run.out.directory / "results" / "banks"
     with CallCache() as cache:
-        scored = [score_bank(b, p.target, run.out.directory / "results" / "banks" / b.bank_id, cache=cache,
-                             transport=run.transport) for b in _banks(p)]
+        scored = [(target, score_bank(b, target, (folder / str(k) if len(p.targets) > 1 else folder) / b.bank_id,
+                                      cache=cache, transport=run.transport))
+                  for k, target in enumerate(p.targets, 1) for b in _banks(p)]
     if not scored:
         return pd.DataFrame()
-    rows = pd.DataFrame([{"bank": b.summary["bank_id"], **{k: b.summary[k] for k in ("n_items", "accuracy")}}
-                         for b in scored])
+    rows = pd.DataFrame([{"bank": b.summary["bank_id"], **{k: b.summary[k] for k in ("n_items", "accuracy")},
+                          **({"target": target} if len(p.targets) > 1 else {})} for target, b in scored])
     return run.table("banks", rows)
+
+
+def ranking(run: Run, retention: pd.DataFrame, axes: pd.DataFrame, recall: pd.DataFrame) -> pd.DataFrame:
+    """The targets ranked by each instrument — Persona Retention at the last checkpoint on
+    the session prefix, recall accuracy with the long-context window, and per judge the share
+    of the target's forked turns holding all four axes (1 = best, ties share their average
+    rank) — and Kendall's τ-b between every pair of rankings, with its 95% interval resampling
+    sessions (:mod:`contextecho.anchor.ranking`); no model call."""
+    p = run.params
+    sessions = [run.labels[s.session_id] for s in run.sessions]
+    instruments = [retention_instrument(retention, p.targets, sessions, p.checkpoints),
+                   recall_instrument(recall, p.targets, sessions),
+                   *axes_instruments(axes, p.targets, sessions, p.judges)]
+    ranked = ranking_table(instruments)
+    agreement = agreement_table(instruments, n_resamples=p.n_resamples, seed=p.resample_seed)
+    run.out.parquet("ranking", ranked)
+    run.out.parquet("rank_agreement", agreement)
+    run.table("rank_agreement", agreement)
+    run.out.set(n_targets=len(p.targets), rank_agreement_finding=rank_agreement_sentence(agreement, p.targets))
+    return run.table("ranking", ranked)
+
+
+def rank_agreement_sentence(agreement: pd.DataFrame, targets: Sequence[str]) -> str:
+    """Kendall's τ-b between each pair of instruments' rankings of the ``targets`` with its
+    interval, from the ``rank_agreement`` table; the plain sentence that the ranking measures
+    nothing where no pair has a τ (one target, or no two scored under both)."""
+    what = "the agreement between the instruments' rankings of the targets"
+    if len(targets) < 2:
+        return measures_nothing(what, f"this run has one target ({targets[0]}), and a ranking needs two",
+                                f"{PAPER_SCALE_SET} (ANCHOR's four evaluated models, each {CAPABLE_TARGET})")
+    defined = agreement[agreement["tau"].notna()]
+    if defined.empty:
+        why = joined(sorted(set(agreement["note"]))) or "no two instruments were compared"
+        return measures_nothing(what, f"no pair of instruments ranks two targets apart ({why})",
+                                f"{CAPABLE_TARGET} among the targets and {PAPER_SCALE_SET}")
+    parts = []
+    for row in defined.itertuples(index=False):
+        bounds = (f"95% CI {interval(COEFFICIENT).text((row.ci_low, row.ci_high))}" if pd.notna(row.ci_low)
+                  else "no interval")
+        parts.append(f"{COEFFICIENT.text(row.tau)} between {row.instrument_a} and {row.instrument_b} "
+                     f"({row.n_targets} targets scored under both; {bounds}, {row.n_used} of "
+                     f"{row.n_used + row.n_undefined} resamples used)")
+    left = len(agreement) - len(defined)
+    return (f"Kendall's τ-b between the instruments' rankings of the {len(targets)} targets was {joined(parts)}"
+            + (f"; {left} pair{'s' if left > 1 else ''} of instruments had no τ (its table says "
+               "why)" if left else "")
+            + "; the intervals resample sessions, leaving out a resample where τ is undefined.")
 
 
 def variables(run: Run) -> pd.DataFrame:
     """The manuscript's numbers, written with the run log."""
     p = run.params
-    run.out.set(target=p.target, judges=", ".join(p.judges), primary_judge=p.judges[0],
+    run.out.set(target=p.targets[0], targets=", ".join(p.targets), judges=", ".join(p.judges), primary_judge=p.judges[0],
                 n_sessions=len(run.sessions), n_items=p.n_items)
     return spine.finish(run)
 
@@ -854,7 +970,7 @@ STAGES = (Stage("run", start), Stage("retention", retention), Stage("retention_t
           Stage("retention_figure", retention_plot), Stage("axes_calibration", axes_calibration), Stage("axes", axes),
           Stage("held", axes_held), Stage("all_held", axes_all_held), Stage("axes_validation", axes_validation),
           Stage("recall", recall), Stage("accuracy", recall_accuracy), Stage("recall_figure", recall_plot),
-          Stage("banks", banks), Stage("variables", variables))
+          Stage("ranking", ranking), Stage("banks", banks), Stage("variables", variables))
 
 
 def run(params: Parameters) -> Result:

@@ -89,13 +89,14 @@ def judge_jobs(turns: Sequence, judges: Sequence[str], card: PersonaCard, max_to
     return [job for judge in judges for job in axis_jobs(turns, judge, card, params=axes_judge_params(judge, max_tokens))]
 
 
-def run_axes(run: Run, cache: CallCache, card: PersonaCard, *, target: str, judges: Sequence[str], checkpoints: int, window: int, fork_max_tokens: int,
-             judge_max_tokens: int) -> pd.DataFrame:
+def run_axes(run: Run, cache: CallCache, card: PersonaCard, *, targets: Sequence[str], judges: Sequence[str],
+             checkpoints: int, window: int, fork_max_tokens: int, judge_max_tokens: int) -> pd.DataFrame:
     """Real and forked turns judged per axis: one row per (turn, judge, axis) verdict
-    (:func:`~contextecho.anchor.axes.report.axis_frame`). The forks and the judge calls are
-    two batches."""
+    (:func:`~contextecho.anchor.axes.report.axis_frame`). Every target forks at the same
+    points; the real turns are the same for all of them and judged once. The forks (of every
+    target) and the judge calls are two batches."""
     transport, labels = run.transport, run.labels
-    turns = axes_turns(run, cache, card, target=target, checkpoints=checkpoints, window=window,
+    turns = axes_turns(run, cache, card, targets=targets, checkpoints=checkpoints, window=window,
                        fork_max_tokens=fork_max_tokens)
     jobs = judge_jobs(turns, judges, card, judge_max_tokens)
     judged = generate(judge_requests(jobs), cache=cache, transport=transport, progress=True,
@@ -107,15 +108,16 @@ def run_axes(run: Run, cache: CallCache, card: PersonaCard, *, target: str, judg
     return frame
 
 
-def axes_turns(run: Run, cache: CallCache, card: PersonaCard, *, target: str, checkpoints: int, window: int,
-               fork_max_tokens: int, count: bool = True) -> list[JudgedTurn]:
-    """The real turns at the checkpoints of the run's sessions and the target's forks there,
-    generated in one batch (``count``: counted in the run log; a later stage that reads them
-    again from the cache does not count them twice)."""
+def axes_turns(run: Run, cache: CallCache, card: PersonaCard, *, targets: Sequence[str], checkpoints: int,
+               window: int, fork_max_tokens: int, count: bool = True) -> list[JudgedTurn]:
+    """The real turns at the checkpoints of the run's sessions (once, whatever the targets) and
+    every target's forks there, generated in one batch (``count``: counted in the run log; a
+    later stage that reads them again from the cache does not count them twice)."""
     sessions = run.sessions
     turns = [t for s in sessions for t in real_turns(s, k=checkpoints)]
-    forks = [f for s in sessions for f in fork_requests(s, target, card, k=checkpoints, window=window,
-                                                         params={"temperature": 0, "max_tokens": fork_max_tokens})]
+    forks = [f for target in targets for s in sessions
+             for f in fork_requests(s, target, card, k=checkpoints, window=window,
+                                    params={"temperature": 0, "max_tokens": fork_max_tokens})]
     generated = generate([f.request for f in forks], cache=cache, transport=run.transport, progress=count,
                          name="anchor:forks")
     if count:

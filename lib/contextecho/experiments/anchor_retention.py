@@ -27,7 +27,8 @@ def questionnaire_runs(card: PersonaCard, inventory: Inventory, sessions, *, par
 def run_retention(run: Run, cache: CallCache, card: PersonaCard, *, target: str, inventory: str, n_items: int,
                   checkpoints: int, window: int, n_runs: int, params: dict, facets: str = "trait",
                   answer: str = "text") -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Answers and the per-facet retention table (sessions relabelled S1..Sn); ``facets`` is
+    """``target``'s answers and per-facet retention table (sessions relabelled S1..Sn), each
+    row naming the target (a batch of several targets adds up in the run log); ``facets`` is
     ``trait`` (OCEAN) or ``ipip`` (the inventory's facet labels). Every answer's option
     distribution is read too (constrained answers); ``answer`` picks which the table uses:
     ``text`` (the parsed reply) or ``constrained`` (the most probable option letter). The
@@ -43,27 +44,25 @@ def run_retention(run: Run, cache: CallCache, card: PersonaCard, *, target: str,
                          name="anchor:retention", constrained=True).answers
     answers["session"] = answers["session"].map(lambda s: run.labels.get(s, s))
     run.batch("anchor:retention", answer_counts(answers))
-    run.out.parquet("retention_answers", answers)
     table = retention_table(chosen_answers(answers, answer), items.ipip_facets() if facets == "ipip" else None)
-    run.out.parquet("retention", table)
-    return answers, table
+    return answers.assign(target=target), table.assign(target=target)
 
 
 def retention_by_checkpoint(table: pd.DataFrame) -> pd.DataFrame:
-    """Mean R over sessions per (arm, checkpoint, facet), with how many sessions were defined."""
-    grouped = table.groupby(["arm", "checkpoint", "facet"])
+    """Mean R over sessions per (target, arm, checkpoint, facet), with how many sessions were defined."""
+    grouped = table.groupby(["target", "arm", "checkpoint", "facet"])
     summary = grouped["retention"].agg(["mean", "count"]).rename(columns={"mean": "retention", "count": "n_defined"})
     summary["n_sessions"] = grouped.size()
     return summary.reset_index()
 
 
 def retention_rows(summary: pd.DataFrame) -> pd.DataFrame:
-    """The manuscript's table: one row per arm, checkpoint and facet (facets in
+    """The manuscript's table: one row per target, arm, checkpoint and facet (facets in
     :func:`ordered_facets` order), whatever the facets (five traits or thirty IPIP facets)."""
     if not len(summary):
         return summary
     rank = {f: k for k, f in enumerate(ordered_facets(set(summary["facet"])))}
-    return summary.sort_values(["arm", "checkpoint", "facet"], key=lambda c: c.map(rank) if c.name == "facet" else c,
+    return summary.sort_values(["target", "arm", "checkpoint", "facet"], key=lambda c: c.map(rank) if c.name == "facet" else c,
                                kind="stable").reset_index(drop=True)
 
 
