@@ -57,7 +57,7 @@ def test_the_manuscript_reads_the_memory_and_a_recall_column_per_condition():
     accuracy = MANUSCRIPT.table("recall_accuracy")
     assert "self_managed" in {s for c in accuracy.columns for s in c.sources}
     assert [c.sources[0] for c in MANUSCRIPT.table("memory").columns] == [
-        "session", "chunk", "first_step", "last_step", "memory_chars", "keys", "update"]
+        "target", "session", "chunk", "first_step", "last_step", "memory_chars", "keys", "update"]
 
 
 def test_the_memory_sentence_counts_updates_or_says_why_there_were_none():

@@ -211,7 +211,6 @@ _JUDGE = Column("Judge", MODEL, "judge_model")
 _AXIS = Column("Axis", TEXT, "axis", widest="boundaries")
 _SOURCE = Column("Turns", TEXT, "source", widest="fork")
 _TARGET = Column("Target", MODEL, "target", optional=True)  # shown with several targets (:func:`_by_target`)
-_LEADING_TARGET = Column("Target", MODEL, "target", optional=True)  # the same, first: a table whose rows are per target
 #: A rank among the targets (tied targets share their average rank: 1.5).
 RANK = Decimals("rank", digits=1)
 _ALL_HELD_COUNTS = (Column("All four held", COUNT, "n_all_held"), Column("Deviated", COUNT, "n_deviated"),
@@ -251,7 +250,7 @@ MANUSCRIPT = Declared(
         Variable("n_sessions", COUNT), Variable("n_items", COUNT)),
     tables=(
         Table("retention", "Persona Retention R per facet (mean over sessions)", (
-            _LEADING_TARGET, Column("Arm", TEXT, "arm", widest="session prefix"), Column("Checkpoint", COUNT, "checkpoint"),
+            _TARGET, Column("Arm", TEXT, "arm", widest="session prefix"), Column("Checkpoint", COUNT, "checkpoint"),
             Column("Facet", TEXT, "facet", widest="A:Cooperation"), Column("R", COEFFICIENT, "retention"),
             Column("Sessions with R", COUNT, "n_defined"), Column("Sessions", COUNT, "n_sessions")), index=4),
         Table("axes", "Behavioural axes: held rate among valid verdicts", (
@@ -287,13 +286,13 @@ MANUSCRIPT = Declared(
             Column("Both valid", COUNT, "n_both_valid"), Column("Agree", COEFFICIENT, "share_agree"),
             Column("κ", COEFFICIENT, "kappa")), index=3),
         Table("recall_filters", "Question filters: kept and discarded per step", (
-            _LEADING_TARGET, Column("Step", TEXT, "step", widest="with-history validation"), Column("In", COUNT, "in"),
+            _TARGET, Column("Step", TEXT, "step", widest="with-history validation"), Column("In", COUNT, "in"),
             Column("Kept", COUNT, "kept"), Column("Discarded", COUNT, "discarded")), index=2),
         Table("recall_accuracy", "Recall accuracy per family × condition (chance 0.25)", (
-            _LEADING_TARGET, Column("Set", TEXT, "set", widest="blind-kept"), Column("Family", TEXT, "family", widest="compaction_dropped"),
+            _TARGET, Column("Set", TEXT, "set", widest="blind-kept"), Column("Family", TEXT, "family", widest="compaction_dropped"),
             *(Column(c.replace("_", " ").capitalize(), COEFFICIENT, c, optional=True) for c in CONTEXT_CONDITIONS)), index=3),
         Table("memory", "Self-managed memory: each update per session and chunk", (
-            _LEADING_TARGET, Column("Session", TEXT, "session", widest="S12"), Column("Chunk", COUNT, "chunk"),
+            _TARGET, Column("Session", TEXT, "session", widest="S12"), Column("Chunk", COUNT, "chunk"),
             Column("First step", COUNT, "first_step"), Column("Last step", COUNT, "last_step"),
             Column("Memory chars", COUNT, "memory_chars"), Column("Keys", COUNT, "keys"),
             Column("Update", TEXT, "update", widest="OverBudget")), index=3),
@@ -308,7 +307,7 @@ MANUSCRIPT = Declared(
             Column("τ [95% CI]", estimate(COEFFICIENT), ("tau", "ci_low", "ci_high")),
             Column("Resamples used", COUNT, "n_used")), index=2),
         Table("banks", "ANCHOR banks", (
-            _LEADING_TARGET, Column("Bank", TEXT, "bank", widest="anchor_bank_coding_v1"), Column("Items", COUNT, "n_items"),
+            _TARGET, Column("Bank", TEXT, "bank", widest="anchor_bank_coding_v1"), Column("Items", COUNT, "n_items"),
             Column("Accuracy", COEFFICIENT, "accuracy")), index=2),
     ))
 
