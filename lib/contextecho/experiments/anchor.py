@@ -41,6 +41,7 @@ tokens is no JSON object).
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -92,7 +93,11 @@ PAPER_SCALE = {"targets": ("openai/gpt-4o-mini", "gemini/gemini-2.5-pro", "anthr
                "validation_judges": "anthropic/claude-sonnet-4-5,openai/gpt-4.1,gemini/gemini-2.5-flash",
                "validation_turns": 133, "validation_strata": "source_checkpoint",
                "window": 60000, "retention_window": 30000, "summary_turn_chars": 1200,
-               "memory_chunk_steps": 40, "memory_max_tokens": 400}
+               "memory_chunk_steps": 40, "memory_max_tokens": 400,
+               # two of ANCHOR's targets think before they answer: a reasoning budget on top of each
+               # answer's (a questionnaire letter, a recall option: 4 tokens), as the README's budget rule
+               "model_options": json.dumps({"gemini/gemini-2.5-pro": {"reasoning_effort": "low", "reasoning_budget": 2048},
+                                            "openai/gpt-5-mini": {"reasoning_effort": "minimal", "reasoning_budget": 1024}})}
 
 
 @dataclass(frozen=True)
