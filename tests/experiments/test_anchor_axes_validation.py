@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from contextecho.anchor.axes.rubric import AXES
-from contextecho.experiments.anchor import MANUSCRIPT, validation_sentence
+from contextecho.experiments.anchor import MANUSCRIPT, STRATA_WORDS, validation_sentence
 from contextecho.experiments.anchor_axes import validation_raters
 from contextecho.paper.outputs import manuscript_value
 
@@ -24,7 +24,8 @@ def test_three_judges_at_their_own_parameters_or_three_replicates_of_the_primary
 
 def written(kappas, all_held=0.75, sample=0.5):
     raw = {"axes_validation_turns": 6, "axes_validation_population": 12, "axes_validation_per_stratum": 1,
-           "axes_validation_strata": 6, "axes_validation_all_held": all_held,
+           "axes_validation_strata": 6, "axes_validation_stratified_by": STRATA_WORDS["source_checkpoint"],
+           "axes_validation_all_held": all_held,
            "axes_validation_all_held_sample": sample,
            **{f"axes_validation_kappa_{a}": k for a, k in zip(AXES, kappas)}}
     template = {k: (k if not k.startswith("axes_validation_kappa_") else "axes_validation_kappa_{axis}") for k in raw}
@@ -34,7 +35,7 @@ def written(kappas, all_held=0.75, sample=0.5):
 def test_the_sentence_gives_the_reweighted_share_and_each_estimable_kappa():
     row = pd.Series({"n_turns": 6, "n_decided": 4, "n_held": 2})
     said = validation_sentence(written([0.5, None, 0.25, 1.0]), row, replicates=False)
-    assert said == ("The validation sample holds 6 of the 12 judged turns (up to 1 per stratum of source × checkpoint; "
+    assert said == ("The validation sample holds 6 of the 12 judged turns (up to 1 per stratum of turn source × checkpoint; "
                     "6 strata). The majority of the three judges held all four axes on 2 of 4 decided turns (0.50); "
                     "reweighted by each stratum's share of the judged turns the share is 0.75. Fleiss' κ among the "
                     "three judges was 0.50 (role), 0.25 (values) and 1.00 (style); on boundaries it is not estimable.")
@@ -50,3 +51,19 @@ def test_a_share_that_does_not_vary_or_kappas_that_do_not_exist_say_so():
     undecided = validation_sentence(written([None] * 4, None, None), pd.Series({"n_turns": 6, "n_decided": 0,
                                                                                  "n_held": 0}), True)
     assert "none of the 6 sampled turns has a majority verdict on every axis nor a majority deviation" in undecided
+
+
+def test_every_row_of_the_validation_table_says_why_it_has_no_kappa():
+    from contextecho.anchor.axes.validation import ALL_FOUR
+    from contextecho.experiments.anchor import validation_table
+
+    rates = pd.DataFrame({"axis": [*AXES, ALL_FOUR], "reweighted_rate": [0.5, float("nan"), 0.0, 1.0, 0.0]})
+    per_axis = pd.DataFrame({"axis": list(AXES), "fleiss_kappa": [0.4, None, None, None], "n_all_valid": [3, 0, 2, 2],
+                             "note": ["", "no turn has a valid verdict from every rater", "every verdict is one category",
+                                      "every verdict is one category"]})
+    table = validation_table(rates, per_axis).set_index("axis")
+    assert table.loc[AXES[0], "note"] == ""
+    assert table.loc[AXES[1], "note"] == ("no sampled turn has a majority verdict; "
+                                          "Fleiss' κ: no turn has a valid verdict from every rater")
+    assert table.loc[ALL_FOUR, "note"] == "Fleiss' κ: the raters' agreement is measured per axis"
+    assert (table.loc[table["fleiss_kappa"].isna(), "note"] != "").all()

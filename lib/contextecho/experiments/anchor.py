@@ -688,8 +688,7 @@ def axes_validation(run: Run, axes: pd.DataFrame) -> pd.DataFrame:
 
 
 #: How the manuscript names each stratification of the validation sample.
-STRATA_WORDS = {"source": "the turn's source (real or forked)",
-                "source_checkpoint": "the turn's source (real or forked) × its checkpoint"}
+STRATA_WORDS = {"source": "turn source, real or forked", "source_checkpoint": "turn source × checkpoint"}
 
 
 def raters_text(raters, judge: str, temperature: float) -> str:
@@ -709,6 +708,7 @@ def validation_table(rates: pd.DataFrame, per_axis: pd.DataFrame) -> pd.DataFram
     table = rates.merge(per_axis[["axis", "fleiss_kappa", "n_all_valid", "note"]].rename(columns={"note": "kappa_note"}),
                         on="axis", how="left")
     table["kappa_note"] = table["kappa_note"].fillna("")
+    table.loc[table["axis"] == ALL_FOUR, "kappa_note"] = "the raters' agreement is measured per axis"
     table["note"] = ["; ".join(n for n in ("no sampled turn has a majority verdict" if pd.isna(rate) else "",
                                             f"Fleiss' κ: {note}" if note else "") if n)
                      for note, rate in zip(table["kappa_note"], table["reweighted_rate"])]
@@ -726,7 +726,7 @@ def validation_sentence(written: dict, row, replicates: bool) -> str:
         return measures_nothing(what, "no turn was judged, so none was sampled", CAPABLE_JUDGE)
     sampled = (f"The validation sample holds {written['axes_validation_turns']} of the "
                f"{written['axes_validation_population']} judged turns (up to {written['axes_validation_per_stratum']} "
-               f"per stratum of source × checkpoint; {written['axes_validation_strata']} strata).")
+               f"per stratum of {written['axes_validation_stratified_by']}; {written['axes_validation_strata']} strata).")
     kappas = [(axis, written[f"axes_validation_kappa_{axis}"]) for axis in AXES]
     estimable = [f"{k} ({axis})" for axis, k in kappas if reason_of(k) is None]
     agreement = (f"Fleiss' κ among the three {raters} was {joined(estimable)}" if estimable else
