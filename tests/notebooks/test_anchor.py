@@ -69,11 +69,13 @@ def test_anchor_notebook_runs_every_section_on_the_fake_model(tmp_path):
 @pytest.mark.embedded
 def test_anchor_notebook_runs_on_the_embedded_model(tmp_path):
     module = experiment("anchor")
-    params = module.Parameters(**TINY, families=("failed_command", "superseded_request"),
+    labels = Path(__file__).parents[1] / "fixtures" / "axes_labels_tiny.jsonl"  # one turn per axis: the run, not the set
+    params = module.Parameters(**TINY, families=("failed_command", "superseded_request"), axes_labels=str(labels),
                                output_dir=str(tmp_path / "anchor"))
     result = module.run(params)
     variables = check(result)
     assert variables["target"] == "local/smollm2-135m" and variables["n_sessions"] == 1 and variables["n_targets"] == 1
+    assert variables["axes_calibration_n"] == 4 and variables["axes_calibration_labels"] == str(labels)
     assert variables["rank_agreement_finding"].startswith("On this build the agreement between the instruments'")
     assert variables["retention_rows"] == 2 * 5  # arms x facets at one checkpoint
     accuracy = result.tables["Recall accuracy per family × condition (chance 0.25)"]

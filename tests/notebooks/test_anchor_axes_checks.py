@@ -13,7 +13,7 @@ from contextecho.notebooks import experiment
 TINY = dict(n_sessions=1, n_items=5, checkpoints=2, per_family=1, n_evaluators=1, min_agree=1,
             calibration_runs=1, retention_window=1500, axes_window=1500, window=2000, recent_chars=800,
             summary_block_steps=100, summary_turn_chars=40, summary_max_tokens=16, fork_max_tokens=16,
-            n_resamples=200, target="fake/echo", summariser="fake/echo")
+            n_resamples=200, targets=("fake/echo",), summariser="fake/echo")
 
 
 @pytest.fixture(autouse=True)

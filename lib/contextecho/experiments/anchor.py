@@ -62,10 +62,11 @@ from ..anchor.persona import CODING_ASSISTANT, PersonaCard, load_card
 from ..anchor.ranking import agreement_table, axes_instruments, ranking_table, recall_instrument, retention_instrument
 from ..engine.cache import CallCache
 from ..engine.llm import LOCAL_MODEL
+from ..engine.paths import REPO_ROOT
 from ..echo.reference.judge import JUDGE_MAX_TOKENS
 from ..echo.reference.texts import STRESSOR_MAX_TOKENS
-from .parameters import (NON_NEGATIVE, POSITIVE, RESAMPLES, Interval, Lengths, Models, NonEmpty, OneOf,
-                                    Temperature, count)
+from .parameters import (NON_NEGATIVE, POSITIVE, RESAMPLES, File, Interval, Lengths, Models, NonEmpty, OneOf,
+                                    Temperature, count, resolve_path)
 from ..paper import figures
 from ..paper.declared import Declared
 from ..paper.formats import COEFFICIENT, COUNT, MODEL, PERCENT, TEXT, Decimals, estimate, interval, not_estimable
@@ -78,7 +79,7 @@ from .parameter_sets import ServingParameters
 from .item_ids import ANSWER_KINDS, INVENTORIES
 from .selection import select_sessions
 from .anchor_axes import axes_judge_params, axes_turns, run_axes, validate_axes, validation_raters
-from .axes_calibration import calibrate_axes, read_axes_labels
+from .axes_calibration import AXES_LABELS, calibrate_axes, read_axes_labels
 from .anchor_recall import CHANCE, RecallSettings, accuracy_table, run_recall
 from .anchor_retention import FACETS, ordered_facets, retention_by_checkpoint, retention_rows, run_retention
 from .spine import JudgeNotCalibrated, Run, Stage
@@ -122,6 +123,7 @@ class Parameters(ServingParameters):
     validation_judges: tuple[str, ...] = ()
     validation_turns: int = 1
     validation_strata: str = "source"
+    axes_labels: str = ""
     families: tuple[str, ...] = tuple(RECALL_FAMILIES)
     per_family: int = 1
     conditions: tuple[str, ...] = ("long_context", "hierarchical_summary", "self_managed", "retrieval")
@@ -174,6 +176,9 @@ class Parameters(ServingParameters):
                                  "verdict and two replicates of it sampled at sample_temperature",
             "validation_turns": "judged turns drawn per stratum for the axes validation sample (the paper's scale: "
                                 "133, ANCHOR's 798 turns over six strata of source x checkpoint)",
+            "axes_labels": "labelled turns the axes judges are calibrated on, JSONL with id, axis, user, turn, "
+                           "label (HELD or DEVIATED) and note per line (empty: data/axes_labels/axes_labels.jsonl, "
+                           "three held and three deviated turns per axis)",
             "validation_strata": "the validation sample's strata: source (real or forked turn; the embedded build's, "
                                  "so its validation fits the cold run) or source_checkpoint (source x checkpoint)",
             "per_family": "recall items per family and session (ANCHOR: 8; the embedded 135M model recalls none, so "
@@ -197,6 +202,7 @@ class Parameters(ServingParameters):
               "judge_max_tokens": POSITIVE, "validation_judges": (Lengths((0, 3), "three judges for a majority of three, or none: replicates of "
                                                        "the primary judge"), Models()), "validation_turns": count(),
               "validation_strata": OneOf(tuple(STRATIFICATIONS), "stratification"),
+              "axes_labels": File(".jsonl", "data/axes_labels/axes_labels.jsonl"),
               "families": (NonEmpty(), OneOf(tuple(RECALL_FAMILIES), "recall family")),
               "per_family": count(), "conditions": (NonEmpty(), OneOf(tuple(CONTEXT_CONDITIONS), "context condition")),
               "window": POSITIVE, "recent_chars": POSITIVE, "summariser": Models(), "summary_block_steps": count(),
@@ -233,7 +239,7 @@ MANUSCRIPT = Declared(
         Variable("axes_all_held_{source}", COEFFICIENT, source=(REAL, FORK)),
         Variable("axes_all_held_ci_{source}", interval(COEFFICIENT), source=(REAL, FORK)),
         Variable("axes_all_held_finding", TEXT), Variable("axes_agreement_finding", TEXT),
-        Variable("axes_calibration_n", COUNT), Variable("axes_judge_kappa", COEFFICIENT),
+        Variable("axes_calibration_labels", TEXT), Variable("axes_calibration_n", COUNT), Variable("axes_judge_kappa", COEFFICIENT),
         Variable("axes_judge_agreement", COEFFICIENT), Variable("axes_judge_invalid_pct", PERCENT),
         Variable("axes_judge_calibrated", TEXT), Variable("axes_calibration_finding", TEXT),
         Variable("axes_validation_turns", COUNT), Variable("axes_validation_population", COUNT),
@@ -444,15 +450,15 @@ def retention_plot(run: Run, retention: pd.DataFrame) -> SavedFigure:
 
 def axes_calibration(run: Run) -> pd.DataFrame:
     """Axes judge calibration, before any turn is judged: every axes judge (the run's and the
-    validation judges) answers HELD or DEVIATED on the hand-labelled turns of
-    ``data/axes_labels`` (three held and three deviated per axis, labelled under the built-in
+    validation judges) answers HELD or DEVIATED on the hand-labelled turns of ``axes_labels``
+    (by default ``data/axes_labels``: three held and three deviated per axis, labelled under the built-in
     coding-assistant card, which they are judged against whatever ``card`` the run uses), through
     the axes stage's requests and verdict reader at its budget; n, the invalid share, agreement
     and Cohen's kappa per judge. A judge is calibrated at kappa 0.60 or more with at most 10%
     invalid verdicts (the 0-3 judge's threshold); with ``require_calibrated`` a judge below it
     stops the run here, before any axes judge call."""
     p = run.params
-    items = read_axes_labels()
+    items = read_axes_labels(resolve_path(p.axes_labels) if p.axes_labels else AXES_LABELS)
     rows = []
     with CallCache() as cache:
         for judge in dict.fromkeys((*p.judges, *p.validation_judges)):
@@ -471,7 +477,8 @@ def axes_calibration(run: Run) -> pd.DataFrame:
     first = rows[0]
     why = (f"{first['n_valid']} of {first['judge']}'s {first['n']} verdicts on the labelled turns are valid"
            + (", all of one verdict" if first["n_valid"] else ""))
-    run.out.set(axes_calibration_n=first["n"], axes_judge_invalid_pct=first["invalid_pct"],
+    run.out.set(axes_calibration_labels=p.axes_labels or str(AXES_LABELS.relative_to(REPO_ROOT)),
+                axes_calibration_n=first["n"], axes_judge_invalid_pct=first["invalid_pct"],
                 axes_judge_calibrated=first["verdict"])
     run.out.put("axes_judge_kappa", first["kappa"], why=why)
     run.out.put("axes_judge_agreement", first["agreement"], why=why)
