@@ -1,11 +1,13 @@
 """Sentences generated from the numbers, the claims the prose makes about them, and the
 rendered tables' missing values: what ``paper-check`` reads."""
+import pandas as pd
 import pytest
 
 from contextecho.paper import claims
 from contextecho.paper.formats import not_estimable
 from contextecho.paper.sentences import estimates, joined, listing, measures_nothing, reason_of
-from contextecho.paper.tables import unexplained_missing
+from contextecho.paper.formats import COEFFICIENT, COUNT, MODEL
+from contextecho.paper.tables import Column, Table, explained_if_empty, unexplained_missing
 
 
 def test_a_degenerate_estimate_is_one_plain_sentence_with_its_reason_and_fix():
@@ -64,3 +66,17 @@ def test_a_split_table_is_joined_by_row_before_its_missing_values_are_judged():
     assert unexplained_missing(split) == ["column 'Cond.' is all '—' and no footnote says why on every row"]
     assert unexplained_missing(split.replace("| t | S2", "| t^a^ | S2")) == []
     assert unexplained_missing("| A | B |\n|:--|:--|\n| — | — |\n") == []  # text columns name a row
+
+
+def test_a_bare_header_is_refused_and_an_empty_table_is_one_row_that_says_why():
+    table = Table("t", "T", (Column("Judge A", MODEL, "judge_a"), Column("Turns", COUNT, "n_turns"),
+                             Column("κ", COEFFICIENT, "kappa")))
+    empty = pd.DataFrame(columns=["judge_a", "n_turns", "kappa"])
+    assert unexplained_missing(table.render(empty)) == [
+        "the table has a header and no row: write one row whose footnote says why it is empty"]
+    shown = explained_if_empty(empty, "one judge: no pair of judges to compare", judge_a="m/one")
+    rendered = table.render(shown)
+    assert unexplained_missing(rendered) == [] and "one judge: no pair of judges to compare" in rendered.lower()
+    assert "| one^a^ | — | — |" in rendered  # the model named without its provider, the footnote marked
+    full = pd.DataFrame({"judge_a": ["a"], "n_turns": [3], "kappa": [0.5]})
+    assert explained_if_empty(full, "unused") is full

@@ -70,7 +70,7 @@ from .parameters import (NON_NEGATIVE, POSITIVE, RESAMPLES, File, Interval, Leng
 from ..paper import figures
 from ..paper.declared import Declared
 from ..paper.formats import COEFFICIENT, COUNT, MODEL, PERCENT, TEXT, Decimals, estimate, interval, not_estimable
-from ..paper.tables import Column, Table
+from ..paper.tables import Column, Table, explained_if_empty
 from ..paper.variables import Variable
 from ..paper.sentences import CAPABLE_JUDGE, CAPABLE_TARGET, PAPER_SCALE_SET, joined, measures_nothing, reason_of
 from ..paper.show import Result, SavedFigure
@@ -537,7 +537,9 @@ def axes_held(run: Run, axes: pd.DataFrame) -> pd.DataFrame:
     rates = axis_rates(axes, ci=len(set(axes["session"])) > 1, n_resamples=p.n_resamples, seed=p.resample_seed)
     run.out.parquet("axes_rates", rates)
     agreement = axis_agreement(axes, list(p.judges))
-    run.table("axes_agreement", agreement)
+    run.table("axes_agreement", explained_if_empty(
+        agreement, "one judge: no pair of judges to compare" if len(p.judges) < 2 else "no axis verdict was asked",
+        judge_a=p.judges[0]))
     run.out.set(axes_agreement_finding=agreement_sentence(agreement, p.judges))
     first = _primary_turns(rates, p)
     first = first[first["judge_model"] == p.judges[0]].set_index(["source", "axis"])
@@ -555,8 +557,8 @@ def agreement_sentence(agreement: pd.DataFrame, judges) -> str:
     """What the judges' agreement per axis (:func:`~contextecho.anchor.axes.report.axis_agreement`)
     says, in words: the range of Cohen's kappa over judge pairs and axes, or why there is none."""
     if len(judges) < 2:
-        return (f"With one judge ({judges[0]}) there is no pair of judges to compare, so the table is empty; the "
-                "validation sample below measures agreement among three raters instead")
+        return (f"With one judge ({judges[0]}) there is no pair of judges to compare; the validation sample below "
+                "measures agreement among three raters instead")
     kappas = agreement["kappa"].dropna()
     if kappas.empty:
         return "No pair of judges has a κ on any axis: " + str(agreement["note"].iloc[0])
@@ -809,7 +811,7 @@ def memory_summary(run: Run, memory: pd.DataFrame) -> pd.DataFrame:
                 memory_chars_final=int(final.max()) if len(final) else not_estimable(why),
                 memory_chunk_steps=p.memory_chunk_steps, memory_chars=p.memory_chars)
     run.out.set(memory_finding=memory_sentence(run.out.variables, len(memory), why))
-    return run.table("memory", shown)
+    return run.table("memory", explained_if_empty(shown, f"the target kept no memory: {why}"))
 
 
 def memory_sentence(written: dict, n_updates: int, why: str) -> str:

@@ -311,14 +311,27 @@ def _parts(markdown: str) -> list[tuple[list[str], list[bool], list[list[str]]]]
     return parts
 
 
+def explained_if_empty(frame: pd.DataFrame, why: str, notes: str = "note", **cells: Any) -> pd.DataFrame:
+    """``frame`` where it has a row; else one row whose footnote (the ``notes`` column) is
+    ``why``, its other cells missing but for ``cells``: a table with no row would render as a
+    bare header, which says nothing (:func:`unexplained_missing` refuses one)."""
+    if len(frame):
+        return frame
+    return pd.DataFrame([{**{c: None for c in frame.columns}, **cells, notes: why}],
+                        columns=list(dict.fromkeys([*frame.columns, *cells, notes])))
+
+
 def unexplained_missing(markdown: str) -> list[str]:
     """Every row and every numeric column of the table rendered in ``markdown``
     (:meth:`Table.render`, its parts joined back by row) whose numbers are all
     :data:`MISSING_CELL` and that no footnote explains: a row without a mark, a column with
-    a row without one. A row's numbers are its cells in the columns aligned right."""
+    a row without one; and a table with no row at all. A row's numbers are its cells in the
+    columns aligned right."""
     parts = _parts(markdown)
-    if not parts or not parts[0][2]:
+    if not parts:
         return []
+    if not parts[0][2]:
+        return ["the table has a header and no row: write one row whose footnote says why it is empty"]
     n_rows = len(parts[0][2])
     marked = [bool(_MARK.search(row[0])) for row in parts[0][2]]
     label = [re.sub(r"\\(.)", r"\1", " ".join(_MARK.sub("", c) for c, numeric in zip(row, parts[0][1])
