@@ -63,7 +63,7 @@ from ..paper.declared import Declared
 from ..paper.formats import COUNT, FLAG, MINUS, MISSING_CELL, TEXT
 from ..paper.published import CELLS_NOT_RELEASED, PublishedNumber, compare, load_published, printed_decimals
 from ..paper.show import Result
-from ..paper.tables import Column, Table
+from ..paper.tables import Column, Table, explained_if_empty
 from ..paper.variables import Variable
 from ..stats.judge_free import StressorCell, harness_audit_session, harness_compliance_audit
 from ..stats.session_validation import HARNESS_ARMS
@@ -461,17 +461,15 @@ def compared_table(frame: pd.DataFrame) -> pd.DataFrame:
     """The published numbers with ours beside them, as the manuscript shows them; where none is
     regenerated, one row that says why (a table with no row renders as a bare header)."""
     rows = frame[frame["ours"].notna()]
-    if not len(rows):
-        reasons = sorted(set(_reason_head(frame["reason"].dropna())))
-        return pd.DataFrame([{"id": "none", "printed": MISSING_CELL, "ours": MISSING_CELL, "difference": MISSING_CELL,
-                              "agrees": None, "note": "no published number is regenerated in this build: "
-                                                      + "; ".join(reasons)}])
-    return pd.DataFrame({
+    shown = pd.DataFrame({
         "id": rows["id"], "printed": [p.replace("-", MINUS, 1) if p.lstrip().startswith("-") else p
                                       for p in rows["printed"]],
         "ours": [_shown(v, p, p.lstrip()[:1] in "+-−") + _unit(p) for v, p in zip(rows["ours"], rows["printed"])],
         "difference": [_shown(d, p, True) for d, p in zip(rows["difference"], rows["printed"])],
         "agrees": rows["agrees"].astype(bool)}, columns=["id", "printed", "ours", "difference", "agrees"])
+    why = "no published number is regenerated in this build: " + "; ".join(sorted(set(_reason_head(
+        frame["reason"].dropna()))))
+    return explained_if_empty(shown, why, id="none", printed=MISSING_CELL, ours=MISSING_CELL, difference=MISSING_CELL)
 
 
 def reasons_table(frame: pd.DataFrame, examples: int = 3) -> pd.DataFrame:
