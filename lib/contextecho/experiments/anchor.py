@@ -539,7 +539,7 @@ def axes_held(run: Run, axes: pd.DataFrame) -> pd.DataFrame:
     agreement = axis_agreement(axes, list(p.judges))
     run.table("axes_agreement", explained_if_empty(
         agreement, "one judge: no pair of judges to compare" if len(p.judges) < 2 else "no axis verdict was asked",
-        judge_a=p.judges[0]))
+        MANUSCRIPT.table("axes_agreement"), judge_a=p.judges[0]))
     run.out.set(axes_agreement_finding=agreement_sentence(agreement, p.judges))
     first = _primary_turns(rates, p)
     first = first[first["judge_model"] == p.judges[0]].set_index(["source", "axis"])
@@ -811,7 +811,7 @@ def memory_summary(run: Run, memory: pd.DataFrame) -> pd.DataFrame:
                 memory_chars_final=int(final.max()) if len(final) else not_estimable(why),
                 memory_chunk_steps=p.memory_chunk_steps, memory_chars=p.memory_chars)
     run.out.set(memory_finding=memory_sentence(run.out.variables, len(memory), why))
-    return run.table("memory", explained_if_empty(shown, f"the target kept no memory: {why}"))
+    return run.table("memory", explained_if_empty(shown, f"the target kept no memory: {why}", MANUSCRIPT.table("memory")))
 
 
 def memory_sentence(written: dict, n_updates: int, why: str) -> str:

@@ -311,14 +311,17 @@ def _parts(markdown: str) -> list[tuple[list[str], list[bool], list[list[str]]]]
     return parts
 
 
-def explained_if_empty(frame: pd.DataFrame, why: str, notes: str = "note", **cells: Any) -> pd.DataFrame:
-    """``frame`` where it has a row; else one row whose footnote (the ``notes`` column) is
-    ``why``, its other cells missing but for ``cells``: a table with no row would render as a
-    bare header, which says nothing (:func:`unexplained_missing` refuses one)."""
+def explained_if_empty(frame: pd.DataFrame, why: str, table: "Table | None" = None, **cells: Any) -> pd.DataFrame:
+    """``frame`` where it has a row; else one row whose footnote is ``why``, its other cells
+    missing but for ``cells`` (every column the frame has, and every one ``table`` always shows): a
+    table with no row would render as a bare header, which says nothing
+    (:func:`unexplained_missing` refuses one)."""
     if len(frame):
         return frame
-    return pd.DataFrame([{**{c: None for c in frame.columns}, **cells, notes: why}],
-                        columns=list(dict.fromkeys([*frame.columns, *cells, notes])))
+    notes = table.notes if table is not None else "note"
+    read = [s for c in table.columns if not c.optional for s in c.sources] if table is not None else []
+    columns = list(dict.fromkeys([*frame.columns, *read, *cells, notes]))
+    return pd.DataFrame([{**{c: None for c in columns}, **cells, notes: why}], columns=columns)
 
 
 def unexplained_missing(markdown: str) -> list[str]:
