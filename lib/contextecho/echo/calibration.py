@@ -32,7 +32,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from ..engine.cache import CallCache
 from ..engine.calls import Transport, generate
@@ -75,19 +75,27 @@ class LabelledResponse:
                              "response": self.response})
 
 
+def labelled_entries(entries: Iterable[Any], fields: Sequence[str],
+                     places: Sequence[str] = ()) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """Each entry with its place (``places``, e.g. ``file:line``; default ``item n``), once it
+    is a mapping that holds every one of ``fields``; else :class:`LabelsError` naming the place."""
+    for n, entry in enumerate(entries, 1):
+        place = places[n - 1] if len(places) >= n else f"item {n}"
+        if not isinstance(entry, Mapping):
+            raise LabelsError(f"{place}: an item is a JSON object with {', '.join(fields)}")
+        missing = [f for f in fields if f not in entry]
+        if missing:
+            raise LabelsError(f"{place}: missing {', '.join(missing)}")
+        yield place, entry
+
+
 def labelled(entries: Iterable[Mapping[str, Any]], source: str,
              places: Sequence[str] = ()) -> tuple[LabelledResponse, ...]:
     """Labelled items from mappings with :data:`FIELDS` (``id`` optional); a missing
     field or a score outside 0-3 raises :class:`LabelsError` naming the item's place
     (``places``, e.g. ``file:line``; default ``item n``)."""
     out = []
-    for n, entry in enumerate(entries, 1):
-        place = places[n - 1] if len(places) >= n else f"item {n}"
-        if not isinstance(entry, Mapping):
-            raise LabelsError(f"{place}: an item is a JSON object with {', '.join(FIELDS)}")
-        missing = [f for f in FIELDS if f not in entry]
-        if missing:
-            raise LabelsError(f"{place}: missing {', '.join(missing)}")
+    for n, (place, entry) in enumerate(labelled_entries(entries, FIELDS, places), 1):
         score = entry["score"]
         if isinstance(score, bool) or score not in SCORES:
             raise LabelsError(f"{place}: score {score!r} is not one of 0, 1, 2, 3")

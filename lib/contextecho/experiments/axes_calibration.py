@@ -29,7 +29,7 @@ from ..anchor.axes.rubric import AXES, AXIS_RUBRIC
 from ..anchor.axes.turns import JudgedTurn
 from ..anchor.axes.verdicts import DEVIATED, HELD
 from ..anchor.persona import CODING_ASSISTANT, PersonaCard
-from ..echo.calibration import Calibration, LabelsError, labelled_lines
+from ..echo.calibration import Calibration, LabelsError, labelled_entries, labelled_lines
 from ..engine.cache import CallCache
 from ..engine.calls import Transport, generate
 from ..engine.hashing import content_hash
@@ -70,13 +70,7 @@ def labelled_turns(entries: Iterable[Mapping[str, Any]], source: str,
     axis, a label other than held or deviated, or a repeated id raises :class:`LabelsError`
     naming the item's place (``places``, e.g. ``file:line``; default ``item n``)."""
     out, seen = [], set()
-    for n, entry in enumerate(entries, 1):
-        place = places[n - 1] if len(places) >= n else f"item {n}"
-        if not isinstance(entry, Mapping):
-            raise LabelsError(f"{place}: an item is a JSON object with {', '.join(FIELDS)}")
-        missing = [f for f in FIELDS if f not in entry]
-        if missing:
-            raise LabelsError(f"{place}: missing {', '.join(missing)}")
+    for place, entry in labelled_entries(entries, FIELDS, places):
         not_text = [f for f in FIELDS if not isinstance(entry[f], str)]
         if not_text:
             raise LabelsError(f"{place}: {', '.join(not_text)} must be text")
