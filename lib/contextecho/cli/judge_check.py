@@ -87,28 +87,36 @@ def run(args: argparse.Namespace) -> int:
     return 0 if result.passed else 1
 
 
+def _print_counts(result: Calibration) -> None:
+    a = result.agreement
+    print(f"  n {a.n}   valid {a.n_valid}   invalid {a.n_invalid} ({100 * a.invalid_rate:.1f}%)")
+
+
+def _print_verdict(result: Calibration, kappa: str) -> None:
+    print(f"  {result.verdict.upper()} (threshold: {kappa} >= {MIN_KAPPA:.2f} and invalid "
+          f"<= {100 * MAX_INVALID_RATE:.0f}%); calls {result.counts.calls}, cached {result.counts.cached}")
+
+
 def _print_axes(result: Calibration) -> None:
     a = result.agreement
     names = {v: k for k, v in CATEGORIES.items()}
-    print(f"  n {a.n}   valid {a.n_valid}   invalid {a.n_invalid} ({100 * a.invalid_rate:.1f}%)")
+    _print_counts(result)
     print(f"  agreement {_number(a.exact)}   Cohen's kappa {_number(a.kappa)}")
     print("  confusion (rows: label, columns: verdict " + ", ".join(names[c] for c in a.categories) + ")")
     for label, row in zip(a.categories, a.confusion):
         print(f"    {names[label]:>8}: " + " ".join(f"{v:4d}" for v in row))
-    print(f"  {result.verdict.upper()} (threshold: kappa >= {MIN_KAPPA:.2f} and invalid "
-          f"<= {100 * MAX_INVALID_RATE:.0f}%); calls {result.counts.calls}, cached {result.counts.cached}")
+    _print_verdict(result, "kappa")
 
 
 def _print_scores(result: Calibration) -> None:
     a = result.agreement
-    print(f"  n {a.n}   valid {a.n_valid}   invalid {a.n_invalid} ({100 * a.invalid_rate:.1f}%)")
+    _print_counts(result)
     print(f"  exact {_number(a.exact)}   within-one {_number(a.within_one)}   "
           f"quadratic kappa {_number(a.kappa_quadratic)}   Spearman rho {_number(a.spearman)}")
     print("  confusion (rows: label 0-3, columns: verdict 0-3)")
     for label, row in zip(a.categories, a.confusion):
         print(f"    {label}: " + " ".join(f"{v:4d}" for v in row))
-    print(f"  {result.verdict.upper()} (threshold: quadratic kappa >= {MIN_KAPPA:.2f} and invalid "
-          f"<= {100 * MAX_INVALID_RATE:.0f}%); calls {result.counts.calls}, cached {result.counts.cached}")
+    _print_verdict(result, "quadratic kappa")
 
 
 def _write(result: Calibration, out: Path) -> None:

@@ -171,7 +171,7 @@ class Parameters(ServingParameters):
             "judge_max_tokens": "the axes judges' budget, under each provider's rule (a Gemini judge, a thinking "
                                 "model, at least 16,384)",
             "require_calibrated": "stop before any axes judge call when an axes judge fails its calibration on the "
-                                  "labelled turns of data/axes_labels (Cohen's kappa at least 0.60, at most 10% invalid)",
+                                  "labelled turns of axes_labels (Cohen's kappa at least 0.60, at most 10% invalid)",
             "validation_judges": "the three judges of the axes validation sample; empty: the primary judge's own "
                                  "verdict and two replicates of it sampled at sample_temperature",
             "validation_turns": "judged turns drawn per stratum for the axes validation sample (the paper's scale: "
@@ -486,7 +486,7 @@ def axes_calibration(run: Run) -> pd.DataFrame:
     failing = [r["judge"] for r in rows if r["verdict"] != "calibrated"]
     if failing and p.require_calibrated and run.planner is None:  # a plan's verdicts are placeholders
         raise JudgeNotCalibrated(f"axes judge(s) {', '.join(failing)} failed calibration (Cohen's kappa >= {MIN_KAPPA} "
-                                 f"and invalid <= {100 * MAX_INVALID_RATE:.0f}% on data/axes_labels needed); no "
+                                 f"and invalid <= {100 * MAX_INVALID_RATE:.0f}% on {p.axes_labels or 'data/axes_labels'} needed); no "
                                  "turn was judged. Run with require_calibrated false to measure anyway, beside the "
                                  "calibration.")
     return run.table("axes_calibration", table)

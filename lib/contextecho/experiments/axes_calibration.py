@@ -58,11 +58,6 @@ class LabelledTurn:
         """The item as a turn the axes judge is asked about (the user message its context)."""
         return JudgedTurn(LABELLED, f"{self.source}:{self.id}", 0, self.id, LABELLED, self.user, self.turn)
 
-    @property
-    def key(self) -> str:
-        return content_hash({"axes_calibration": self.source, "id": self.id, "axis": self.axis,
-                             "user": self.user, "turn": self.turn})
-
 
 def labelled_turns(entries: Iterable[Mapping[str, Any]], source: str,
                    places: Sequence[str] = ()) -> tuple[LabelledTurn, ...]:
