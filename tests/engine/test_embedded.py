@@ -191,3 +191,15 @@ def test_the_json_constraint_filter_drops_no_valid_token_and_keeps_the_order(pre
     assert [t for t in candidates if valid(t)] == every
     if prefix in ("{", '{"score":'):  # in a structure, word tokens starting with a space are dropped
         assert len(candidates) < len(logits) // 10
+    # Closing: every valid token that lowers the closing cost, in the same order, and inside
+    # a string only the few tokens that can end it or start an escape are looked at.
+    cost = state.closing_cost()
+
+    def lowers(token):
+        after = state.copy()
+        return valid(token) and after.feed_text(model._piece(token)) and after.closing_cost() < cost
+
+    closing = [int(t) for t in model.constraint_candidates(logits, state, closing=True)]
+    assert [t for t in closing if lowers(t)] == [t for t in every if lowers(t)]
+    if state.in_plain_string():
+        assert len(closing) < len(logits) // 20

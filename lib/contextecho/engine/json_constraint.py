@@ -94,6 +94,11 @@ class JsonObjectPrefix:
             cost += 5  # "k":0
         return cost
 
+    def in_plain_string(self) -> bool:
+        """Whether a string is open with no escape pending: then every character but ``"`` and
+        ``\\`` either lengthens it or fails, and so leaves :meth:`closing_cost` as it is."""
+        return self.scalar is not None and self.scalar[0] == "string" and not self.scalar[1] and not self.scalar[2]
+
     def feed_text(self, text: str) -> bool:
         return all(self.feed(ch) for ch in text)
 

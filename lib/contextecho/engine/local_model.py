@@ -404,6 +404,7 @@ class LocalChatModel:
         self.stats = {"prefix_hits": 0, "prefix_partial_hits": 0, "prefix_misses": 0}
         self._pieces: dict[int, str] = {}  # token -> its text (for the JSON constraint)
         self._first_chars: np.ndarray | None = None  # token -> classes of its first two characters
+        self._quoting: np.ndarray | None = None  # token -> whether its text holds '"' or a backslash
 
     # ------------------------------------------------------------- prompt
     def _render(self, messages: Sequence[Mapping[str, Any]], generation_prompt: bool) -> str:
@@ -683,7 +684,15 @@ class LocalChatModel:
             self._first_chars = classes
         return self._first_chars
 
-    def constraint_candidates(self, logits: np.ndarray, state: JsonObjectPrefix) -> Iterator[int]:
+    def _quoting_tokens(self) -> np.ndarray:
+        """Per token, whether its text holds ``"`` or a backslash (computed once per model)."""
+        if self._quoting is None:
+            self._quoting = np.array([any(c in '"\\' for c in self._piece(token))
+                                      for token in range(self._llm.n_vocab())], dtype=bool)
+        return self._quoting
+
+    def constraint_candidates(self, logits: np.ndarray, state: JsonObjectPrefix,
+                              closing: bool = False) -> Iterator[int]:
         """The tokens whose first two characters can continue ``state``, most preferred
         first (ties by token id: the order of a stable sort of the whole vocabulary, less
         the tokens that cannot be valid), sorted as they are read (:func:`preferred`: the
@@ -691,7 +700,10 @@ class LocalChatModel:
         A token can keep the text valid only if its first
         characters do, so this drops no valid token; it spares the constraint the full check
         of the tens of thousands that fail there (in a JSON structure, every word token
-        that starts with a space fails at its second character)."""
+        that starts with a space fails at its second character). ``closing`` (only tokens that
+        lower the closing cost are wanted): inside a string with no escape pending, only the
+        tokens holding ``"`` or a backslash, as every other token leaves that cost as it is
+        (:meth:`~.json_constraint.JsonObjectPrefix.in_plain_string`)."""
         def fits(after: JsonObjectPrefix) -> np.ndarray:
             return np.array([after.copy().feed(chr(c) if c < NON_ASCII else NON_ASCII_PROBE)
                              for c in range(NON_ASCII + 1)] + [True])
@@ -705,6 +717,8 @@ class LocalChatModel:
         classes = self._char_classes()
         known = classes[:, 0] >= 0
         c0, c1 = np.maximum(classes[:, 0], 0), np.maximum(classes[:, 1], 0)
+        if closing and state.in_plain_string():
+            known = known & self._quoting_tokens()
         return preferred(logits, np.flatnonzero(known & first[c0] & second[c0, c1]))
 
     def _constrained(self, logits: np.ndarray, state: JsonObjectPrefix, temperature: float, top_p: float,
@@ -722,7 +736,7 @@ class LocalChatModel:
         closing = left <= cost + CLOSING_MARGIN
         valid: dict[int, JsonObjectPrefix] = {}
         floor = -np.inf
-        for token in self.constraint_candidates(logits, state):
+        for token in self.constraint_candidates(logits, state, closing):
             token = int(token)
             if logits[token] < floor:
                 break
