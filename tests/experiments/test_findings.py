@@ -6,6 +6,7 @@ import pandas as pd
 
 from contextecho.experiments import (anchor, cape, compaction, continuation, cross_session, instruction_override,
                                      intervention_effects, panel)
+from contextecho.engine.llm import LOCAL_MODEL
 from contextecho.paper.formats import not_estimable
 from contextecho.sessions.positions import session_order
 
@@ -22,6 +23,24 @@ def test_the_panel_says_what_its_judge_lets_the_discrete_gap_say():
     assert panel.judge_reading({**written, "judge_calibrated": "calibrated", "judge_kappa": "0.81"}, 41) == (
         "The judge is calibrated (quadratic kappa 0.81 on 65 labelled responses), so the gap reads the target's "
         "register.")
+
+
+def test_the_abstract_and_the_limitations_name_what_the_run_ran():
+    """On the embedded model alone they say its numbers say nothing about capable models; with
+    a hosted target they name the models instead, and never call a capable model tiny."""
+    local, hosted = LOCAL_MODEL, "openai/gpt-4o"
+    assert "none of its numbers says anything about capable models" in panel.build_note((local,), (local,))
+    named = panel.build_note((hosted,), (hosted,))
+    assert named.startswith(f"This build runs the whole pipeline on {hosted}, judged by {hosted};")
+    assert "tiny" not in named and "capable" not in named
+    assert "tiny embedded CPU model" in panel.build_note((hosted, local), (hosted,))
+    written = {"judge_calibrated": "not calibrated", "invalid_pct": "31.7%"}
+    embedded = panel.limitations_note((local,), (local,), written)
+    assert embedded.startswith("The embedded target and judge is a 135M-parameter model")
+    assert embedded.endswith("The judge is not calibrated, and 31.7% of its verdicts were failures (the harness's −1).")
+    assert panel.limitations_note((local,), (hosted,), written).startswith("The embedded target is")
+    capable = panel.limitations_note((hosted,), (hosted,), {**written, "judge_calibrated": "calibrated"})
+    assert "135M" not in capable and "The judge is calibrated" in capable
 
 
 def _contrast(analysis, n, positive=0, negative=0):

@@ -290,6 +290,7 @@ MANUSCRIPT = CALIBRATION + PROTOCOL + DISTRIBUTIONS + Declared(
         Variable("s2_gap_pp_{target}", POINTS_PP), Variable("s2_gap_ci_{target}", interval(POINTS_PP)),
         Variable("verbosity_ratio_{target}", COEFFICIENT), Variable("verbosity_ci_{target}", interval(COEFFICIENT)),
         Variable("verbosity_between_pct", PERCENT), Variable("verbosity_between", TEXT), Variable("models_note", TEXT),
+        Variable("build_note", TEXT), Variable("limitations_note", TEXT),
         Variable("target", TEXT), Variable("targets", TEXT), Variable("judge", TEXT), Variable("n_targets", COUNT),
         Variable("n_sessions", COUNT), Variable("n_positions", COUNT), Variable("n_probes", COUNT),
         Variable("n_stressor_wordings", COUNT), Variable("window_chars", COUNT), Variable("max_tokens", COUNT),
@@ -655,6 +656,33 @@ def between_sentence(row: pd.Series, share: str | None) -> str:
     return f"{what[0].upper()}{what[1:]} is {share}."
 
 
+def build_note(targets: tuple[str, ...], judges: tuple[str, ...]) -> str:
+    """The abstract's sentence on what this build ran and what its numbers can say: on the
+    embedded model alone, that they say nothing about capable models; else the models named."""
+    if all(m == LOCAL_MODEL for m in (*targets, *judges)):
+        return (f"This build runs the whole pipeline on a tiny embedded CPU model ({LOCAL_MODEL}), and none of its "
+                "numbers says anything about capable models.")
+    judged = f", judged by {', '.join(judges)}" if judges else ""
+    tiny = (f" {LOCAL_MODEL} among them is a tiny embedded CPU model, whose numbers say nothing about capable models."
+            if LOCAL_MODEL in (*targets, *judges) else "")
+    return (f"This build runs the whole pipeline on {', '.join(targets)}{judged}; its numbers are about these models "
+            f"and this run's sessions, positions and probes.{tiny}")
+
+
+def limitations_note(targets: tuple[str, ...], judges: tuple[str, ...], written: dict) -> str:
+    """The Limitations section's first sentences: what the run's models are (as :func:`build_note`)
+    and what its judge is worth (the values ``written`` so far: its calibration, its failures)."""
+    roles = [role for role, models in (("target", targets), ("judge", judges)) if LOCAL_MODEL in models]
+    if roles:
+        models = (f"The embedded {' and '.join(roles)} is a 135M-parameter model: its numbers demonstrate that every "
+                  "stage of the pipeline runs and is accounted for; they are not evidence about any capable model.")
+    else:
+        models = (f"The targets ({', '.join(targets)}) and judges ({', '.join(judges) or 'none'}) are the ones named; "
+                  "what holds for them need not hold for other models or other sessions.")
+    return (f"{models} The judge is {written['judge_calibrated']}, and {written['invalid_pct']} of its verdicts were "
+            "failures (the harness's −1).")
+
+
 def models_note(models: tuple[str, ...]) -> str:
     """How the run's targets and judges run: the embedded model in-process, or through LiteLLM."""
     if all(m == LOCAL_MODEL for m in models):
@@ -711,7 +739,8 @@ def variables(run: Run, frame: pd.DataFrame, primary: pd.DataFrame) -> pd.DataFr
         run.out.set(judge_modal_score=not_estimable(str(exc)), judge_modal_pct=not_estimable(str(exc)),
                     judge_distinct_scores=0)
     run.out.set(judge_reading=judge_reading(run.out.variables, int(primary["score"].notna().sum())),
-                models_note=models_note((*p.targets, *p.judges)))
+                models_note=models_note((*p.targets, *p.judges)), build_note=build_note(p.targets, p.judges),
+                limitations_note=limitations_note(p.targets, p.judges, run.out.variables))
     run.out.default("this run made no estimate of it (see the stage's table)", "fingerprint_centroid_distance",
                     "fingerprint_pc1_pct", "s2_scorer_agreement_pct", "verbosity_between_pct", "n_holm_significant")
     return spine.finish(run)
