@@ -112,6 +112,20 @@ def test_the_ambiguity_rules_on_a_synthetic_set(synthetic):
         rpa.skipped(everyone[0], "Openness", "votes")
 
 
+def test_a_balanced_subset_takes_the_first_items_of_each_dimension(synthetic, real):
+    bfi, _ = synthetic
+    assert [i.id for i in bfi.balanced(5).items] == [1, 2, 3, 4, 5]  # one per dimension
+    assert bfi.balanced(0) is bfi and bfi.balanced(99) is bfi
+    assert [i.id for i in bfi.balanced(3).items] == [1, 2, 3, 4, 5]  # at least one each
+    full, _ = real
+    ten = full.balanced(10).items
+    assert [i.id for i in ten] == list(range(1, 11))
+    assert sorted(i.dimension for i in ten) == sorted(DIMS * 2)
+    assert sum(i.reverse_keyed for i in ten) == 4  # items 2, 6, 8, 9
+    assert len(full.balanced(20).items) == 20 and all(
+        sum(i.dimension == d for i in full.balanced(20).items) == 4 for d in DIMS)
+
+
 def test_the_ambiguity_rules_on_the_real_file(real):
     bfi, characters = real
     assert len(characters) == 32 and len(bfi.items) == 44
@@ -235,7 +249,7 @@ def test_administer_asks_each_condition_and_feeds_the_history(synthetic, agent, 
 
 
 def test_the_stage_writes_table2_with_the_three_conditions(real, agent, tmp_path):
-    params = cape.Parameters(target="rpa/digits", rpa_characters=("Hermione-en", "zhongli-zh"), rpa_runs=2,
+    params = cape.Parameters(target="rpa/digits", rpa_characters=("Hermione-en", "zhongli-zh"), rpa_runs=2, rpa_items=0,
                              rpa_scene_chars=300, output_dir=str(tmp_path / "cape"))
     run = spine.start("cape", params, models=(params.target,), declared=cape.MANUSCRIPT)
     table = cape.role_playing(run)
@@ -256,7 +270,8 @@ def test_the_plan_counts_characters_items_runs_and_both_conditions(real, scripte
         pytest.skip("the real corpus (../shared/corpus/real) is not beside the checkout")
     plan = plan_notebooks(["cape"], {"cape": {
         "output_dir": str(tmp_path / "cape"), "target": "scripted/x", "n_items": "5", "factors": "stability",
-        "bridge_positions": "1", "rpa_characters": "Hermione-en,Luna-en", "rpa_runs": "3"}})
+        "bridge_positions": "1", "rpa_characters": "Hermione-en,Luna-en", "rpa_items": "15", "rpa_runs": "3"}})
     asked = [c for c in plan.calls if c.round.startswith("cape:rpa")]
-    assert len(asked) == 2 * 44 * 3 * 2
-    assert sum(c.round == "cape:rpa:context_free" for c in plan.calls) == 2 * 44 * 3
+    assert len(asked) == 2 * 15 * 3 * 2  # characters x items x runs x (RPA, RPA++); Random calls nothing
+    assert sum(c.round == "cape:rpa:context_free" for c in plan.calls) == 2 * 15 * 3
+    assert sum(c.round.startswith("cape:rpa:step") for c in plan.calls) == 2 * 15 * 3

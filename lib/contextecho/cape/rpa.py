@@ -51,6 +51,9 @@ skipped under the ambiguity rule: ``pdb`` (InCharacter's code: the PDB label typ
   labels, mean LLM S_d) over the character's non-skipped dimensions (OC needs two or
   more; fewer: not estimable for that character).
 
+**Items**: all 44 (InCharacter, CAPE), or a trait-balanced subset for a short run
+(:meth:`Bfi.balanced`); a dimension score is then the mean of the items asked.
+
 **Random** (CAPE's baseline): choices uniform on 1–5 from a generator seeded by the seed,
 the character and the run (:func:`~contextecho.engine.hashing.rng_for`); no model call.
 
@@ -63,7 +66,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping, Sequence
@@ -90,7 +93,10 @@ JOIN = MappingProxyType({"en": " ", "zh": ""})
 SCENES_HEADER = "Classic scenes for the role are as follows:\n"
 SCENE_SEPARATOR = "\n###\n"
 #: The ambiguity rules: which label type X makes a (character, dimension) pair skipped.
-AMBIGUITY = ("pdb", "annotation")
+AMBIGUITY_RULES = MappingProxyType({
+    "pdb": "its Personality Database label type is X (InCharacter's code)",
+    "annotation": "the annotators' own label type is X"})
+AMBIGUITY = tuple(AMBIGUITY_RULES)
 #: The conditions, in Table 2's order: no model; context-free; context-dependent.
 RANDOM, RPA, RPA_PLUS = "Random", "RPA", "RPA++"
 CONDITIONS = (RANDOM, RPA, RPA_PLUS)
@@ -116,6 +122,17 @@ class Bfi:
     items: tuple[BfiItem, ...]
     choose_prefix: Mapping[str, str]  # language → "… <statement> …"
     choice_instruction: Mapping[str, str]
+
+    def balanced(self, n_items: int) -> "Bfi":
+        """The first ``n_items // 5`` items of each dimension (at least one), asked in the
+        BFI's order (which cycles through the five dimensions, so the first ten are items
+        1–10); all 44 for 0 or at least 44 (the rule of CAPE's ``Inventory.balanced``)."""
+        if n_items <= 0 or n_items >= len(self.items):
+            return self
+        per = max(1, n_items // len(DIMENSIONS))
+        rank = {item.id: sum(o.dimension == item.dimension for o in self.items[:k]) for k, item in
+                enumerate(self.items)}
+        return replace(self, items=tuple(i for i in self.items if rank[i.id] < per))
 
     def question(self, item: BfiItem, language: str) -> str:
         """InCharacter's self-report question for ``item`` in ``language`` (module doc)."""

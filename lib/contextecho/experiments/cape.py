@@ -65,7 +65,7 @@ TITLE = "CAPE: questionnaire consistency (Table 1), history attack, ordering, an
 PAPER_SCALE = {"target": "openai/gpt-4o", "n_items": 0,
                "factors": ("stability", "temperature", "option_wording", "option_order", "instruction",
                            "paraphrasing"), "history_window": 0, "bridge_positions": 12,
-               "rpa_characters": ("all",), "rpa_runs": 3, "rpa_scene_chars": 20000}
+               "rpa_characters": ("all",), "rpa_items": 0, "rpa_runs": 3, "rpa_scene_chars": 20000}
 
 
 @dataclass(frozen=True)
@@ -90,6 +90,7 @@ class Parameters(ServingParameters):
     paraphrases: str = ""
     paraphrase_model: str = ""
     rpa_characters: tuple[str, ...] = ("Hermione-en",)
+    rpa_items: int = 5
     rpa_runs: int = 2
     rpa_temperature: float = 0.7
     rpa_scene_chars: int = 1500
@@ -110,6 +111,9 @@ class Parameters(ServingParameters):
             "paraphrase_model": "the model that wrote the paraphrases (empty: the target)",
             "rpa_characters": "Table 2's role-playing characters (InCharacter ids with a ChatHaruhi agent, e.g. "
                               "Hermione-en, zhongli-zh; all: the 16 agents)",
+            "rpa_items": "BFI items asked: the first rpa_items // 5 of each dimension, in the BFI's order "
+                         "(0: all 44, as InCharacter and CAPE; 5 keeps the embedded model's Table 2 near a "
+                         "minute: 10 took 142 s, 5 took 55 s)",
             "rpa_runs": "runs per character and condition (consistency needs two or more)",
             "rpa_temperature": "the agents' sampling temperature (at 0 the runs repeat each other, and "
                                "consistency measures only determinism)",
@@ -127,7 +131,8 @@ class Parameters(ServingParameters):
               "answer": ANSWER_KINDS, "paraphrases": File(".csv", "the paraphrase model's default review file"),
               "paraphrase_model": Models(also=("",)),
               "rpa_characters": (NonEmpty(), OneOf(lambda: ["all", *rpa.agent_ids()], "RPA character")),
-              "rpa_runs": count(), "rpa_temperature": Temperature(("target",)), "rpa_scene_chars": POSITIVE,
+              "rpa_items": count(zero="all"), "rpa_runs": count(), "rpa_temperature": Temperature(("target",)),
+              "rpa_scene_chars": POSITIVE,
               "rpa_ambiguity": OneOf(rpa.AMBIGUITY, "ambiguity rule"), "rpa_max_tokens": POSITIVE}
 
 
@@ -172,8 +177,10 @@ MANUSCRIPT = Declared(
         Variable("logic_finding", TEXT),
         Variable("rpa_characters", TEXT), Variable("rpa_n_characters", COUNT), Variable("rpa_n_agents", COUNT),
         Variable("rpa_n_label_only", COUNT), Variable("rpa_label_only_reason", TEXT), Variable("rpa_runs", COUNT),
+        Variable("rpa_items", COUNT),
         Variable("rpa_temperature", COEFFICIENT), Variable("rpa_scene_chars", COUNT),
-        Variable("rpa_ambiguity", TEXT), Variable("rpa_pairs", COUNT), Variable("rpa_pairs_skipped", COUNT),
+        Variable("rpa_ambiguity", TEXT), Variable("rpa_ambiguity_rule", TEXT), Variable("rpa_pairs", COUNT),
+        Variable("rpa_pairs_skipped", COUNT),
         Variable("rpa_pairs_skipped_all", COUNT), Variable("rpa_pairs_all", COUNT), Variable("rpa_answers", COUNT),
         Variable("rpa_unparsable", COUNT), Variable("rpa_failed", COUNT)),
     tables=(
@@ -201,7 +208,7 @@ MANUSCRIPT = Declared(
             Column("Asked", COUNT, "n_asked"), Column("Answered", COUNT, "n_answered"),
             Column("Neutral", COUNT, "n_neutral"), Column("Accuracy", PERCENT, "accuracy")), index=2),
         Table("table2", "Table 2: role-playing agents against the human OCEAN labels (MAE as % of the 1–5 span)", (
-            Column("Condition", TEXT, "condition", widest="Random"), Column("Pairs", COUNT, "n_pairs"),
+            Column("Condition", TEXT, "condition", widest="RPA++"), Column("Pairs", COUNT, "n_pairs"),
             Column("OA", PERCENT, "oa"), Column("MAE", PERCENT, "mae"), Column("Accuracy", PERCENT, "accuracy"),
             Column("TAR", PERCENT, "tar"), Column("ED", SCORE, "ed"), Column("TC", PERCENT, "tc"),
             Column("OC", PERCENT, "oc"))),
@@ -517,15 +524,15 @@ def role_playing(run: Run) -> pd.DataFrame:
     """Table 2 (CAPE §6.5): InCharacter's ChatHaruhi characters as role-playing agents on the
     target (system prompt, a scenes message of the character's dialogue snippets, the query
     ``<experimenter>:「<question>」`` with InCharacter's self-report BFI question in the
-    character's language) answer the 44 BFI items ``rpa_runs`` times, context-free (RPA) and
-    context-dependent (RPA++: the earlier question–answer pairs kept), beside a Random
-    baseline (seeded, no call). InCharacter's scoring (reverse keys, dimension means, H above
-    3); OA (CAPE's OC between the human and the agent's OCEAN), MAE (% of the 1–5 span) and
-    type accuracy on the mean over runs, pairs skipped under the ambiguity rule; TAR, ED,
-    TC, OC over the runs; each a mean over the characters. The RoleLLM characters have
-    labels only and are not run."""
+    character's language) answer the BFI items (``rpa_items``; the paper asks all 44)
+    ``rpa_runs`` times, context-free (RPA) and context-dependent (RPA++: the earlier
+    question–answer pairs kept), beside a Random baseline (seeded, no call). InCharacter's
+    scoring (reverse keys, dimension means, H above 3); OA (CAPE's OC between the human and
+    the agent's OCEAN), MAE (% of the 1–5 span) and type accuracy on the mean over runs,
+    pairs skipped under the ambiguity rule; TAR, ED, TC, OC over the runs; each a mean over
+    the characters. The RoleLLM characters have labels only and are not run."""
     p = run.params
-    bfi, characters = rpa.load_bfi(), rpa.load_characters()
+    bfi, characters = rpa.load_bfi().balanced(p.rpa_items), rpa.load_characters()
     agents = [c for c in characters if c.has_agent]
     chosen = agents if "all" in p.rpa_characters else [c for c in agents if c.id in p.rpa_characters]
     with CallCache() as cache:
@@ -542,8 +549,10 @@ def role_playing(run: Run) -> pd.DataFrame:
     run.out.set(rpa_characters=", ".join(c.id for c in chosen), rpa_n_characters=len(chosen),
                 rpa_n_agents=len(agents), rpa_n_label_only=len(label_only),
                 rpa_label_only_reason=f"the data holds no {' and no '.join(lacking)} for them" if lacking else
-                "every character has an agent", rpa_runs=p.rpa_runs, rpa_temperature=p.rpa_temperature,
+                "every character has an agent", rpa_runs=p.rpa_runs, rpa_items=len(bfi.items),
+                rpa_temperature=p.rpa_temperature,
                 rpa_scene_chars=p.rpa_scene_chars, rpa_ambiguity=p.rpa_ambiguity,
+                rpa_ambiguity_rule=rpa.AMBIGUITY_RULES[p.rpa_ambiguity],
                 rpa_pairs=len(chosen) * len(rpa.DIMENSIONS), rpa_pairs_skipped=rpa.n_skipped(chosen, p.rpa_ambiguity),
                 rpa_pairs_all=len(characters) * len(rpa.DIMENSIONS),
                 rpa_pairs_skipped_all=rpa.n_skipped(characters, p.rpa_ambiguity), rpa_answers=len(asked),
