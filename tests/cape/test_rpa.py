@@ -240,6 +240,8 @@ def test_administer_asks_each_condition_and_feeds_the_history(synthetic, agent, 
     plus = frame[frame["condition"] == rpa.RPA_PLUS]
     assert list(plus[(plus["character"] == "Ann-en") & (plus["run"] == 1)]["n_history"]) == list(range(10))
     assert (frame[frame["condition"] == rpa.RPA]["n_history"] == 0).all()
+    first = frame[frame["position"] == 1]  # same messages in both conditions, yet two calls
+    assert first["request_key"].nunique() == len(first) and not first["cached"].any()
     last = max(agent.seen, key=len)
     assert len(last) == 2 + 2 * 9 + 1  # system, scenes, nine pairs, the query
     refused = rpa.answer_frame(rpa.administer_rpa([chars["Ann-en"]], bfi, "rpa/refuse", n_runs=1, scene_chars=100,

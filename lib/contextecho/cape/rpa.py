@@ -288,15 +288,17 @@ def administer_rpa(characters: Sequence[Character], bfi: Bfi, model: str, *, n_r
                    params: Mapping[str, Any], conditions: Sequence[str] = (RPA, RPA_PLUS),
                    cache: CallCache | None = None, transport: Transport = Transport(), progress: bool = False,
                    name: str = "cape:rpa") -> list[RpaAnswer]:
-    """Ask every character's agent the 44 items ``n_runs`` times, in each condition: RPA in
-    one round; RPA++ one round per item (each reply joins the next request's history). A
-    run is the request's ``replicate`` (run r: r − 1), so runs are distinct requests."""
+    """Ask every character's agent the items ``n_runs`` times, in each condition: RPA in one
+    round; RPA++ one round per item (each reply joins the next request's history). A run is
+    the request's ``replicate`` (run r: r − 1), so runs are distinct requests; the condition
+    is the request's ``tag``, so RPA++'s first item (no history yet, the same messages as
+    RPA's) is a call of its own, not RPA's answer read from the cache."""
     conversations = [(c, r) for c in characters for r in range(1, n_runs + 1)]
     out: list[RpaAnswer] = []
 
     def ask(condition, asked, histories, round_name):
         requests = [ModelRequest(model, messages(c, bfi.items[t], bfi, scene_chars, histories[(c.id, r)]),
-                                 dict(params), r - 1) for c, r, t in asked]
+                                 dict(params), r - 1, tag={"rpa": condition}) for c, r, t in asked]
         result = generate(requests, cache=cache, transport=transport, progress=progress, name=round_name)
         answers = []
         for k, ((c, r, t), req) in enumerate(zip(asked, requests)):
