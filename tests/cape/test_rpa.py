@@ -15,6 +15,7 @@ import pytest
 from contextecho.cape import rpa
 from contextecho.cape.consistency import ocean_consistency
 from contextecho.cape.metrics import euclidean_distance, total_agreement_rate
+from contextecho.cape.parsing import OK
 from contextecho.engine.paths import shared_dir
 from contextecho.experiments import cape, spine
 from contextecho.notebooks.planning import plan_notebooks
@@ -73,7 +74,7 @@ def real(missing_shared_data):
 def _frame(bfi, character, condition, runs_choices):
     return rpa.answer_frame([
         rpa.RpaAnswer(character, condition, r, t + 1, item.id, item.dimension, item.reverse_keyed, "q", "x",
-                      choice, rpa.OK if choice else rpa.UNPARSABLE, rpa.item_score(choice, item.reverse_keyed), 0)
+                      choice, OK if choice else rpa.UNPARSABLE, rpa.item_score(choice, item.reverse_keyed), 0)
         for r, choices in enumerate(runs_choices, start=1) for t, (item, choice) in enumerate(zip(bfi.items, choices))])
 
 
@@ -236,7 +237,7 @@ def test_administer_asks_each_condition_and_feeds_the_history(synthetic, agent, 
     answers = rpa.administer_rpa([chars["Ann-en"], chars["Wu-zh"]], bfi, "rpa/digits", n_runs=2, scene_chars=100,
                                  params={"temperature": 0.7, "max_tokens": 4}, cache=cache)
     frame = rpa.answer_frame(answers)
-    assert len(frame) == 2 * 10 * 2 * 2 and (frame["status"] == rpa.OK).all()
+    assert len(frame) == 2 * 10 * 2 * 2 and (frame["status"] == OK).all()
     plus = frame[frame["condition"] == rpa.RPA_PLUS]
     assert list(plus[(plus["character"] == "Ann-en") & (plus["run"] == 1)]["n_history"]) == list(range(10))
     assert (frame[frame["condition"] == rpa.RPA]["n_history"] == 0).all()

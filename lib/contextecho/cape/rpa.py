@@ -83,6 +83,7 @@ from .administer import history_messages
 from .analyses import consistency_row
 from .consistency import ocean_consistency
 from .inventory import TRAITS
+from .parsing import ERROR, OK
 
 #: InCharacter's dimension names, in OCEAN order (``TRAITS`` letters, index for index).
 DIMENSIONS = ("Openness", "Conscientiousness", "Extraversion", "Agreeableness", "Neuroticism")
@@ -101,11 +102,13 @@ AMBIGUITY = tuple(AMBIGUITY_RULES)
 RANDOM, RPA, RPA_PLUS = "Random", "RPA", "RPA++"
 CONDITIONS = (RANDOM, RPA, RPA_PLUS)
 MIDPOINT = 3
-OK, UNPARSABLE, ERROR = "ok", "unparsable", "error"
+#: A reply without a choice (a refusal, other text): scored as 3 and counted. A failed call is
+#: ``parsing.ERROR``, a choice read ``parsing.OK`` (the statuses ``answer_counts`` reads).
+UNPARSABLE = "unparsable"
 _CHOICE = re.compile(r"[1-5\uff11-\uff15]")
 
 
-def data_dir() -> Path:
+def rpa_dir() -> Path:
     return shared_dir() / "data" / "rpa"
 
 
@@ -166,7 +169,7 @@ class Character:
 
 
 def load_bfi(path: Path | None = None) -> Bfi:
-    raw = json.loads((path or data_dir() / "bfi.json").read_text(encoding="utf-8"))
+    raw = json.loads((path or rpa_dir() / "bfi.json").read_text(encoding="utf-8"))
     prompts = raw["incharacter_prompts"]
     items = tuple(BfiItem(int(i["id"]), i["dimension"], bool(i["reverse_keyed"]),
                           MappingProxyType({lang: i[f"text_{lang}"] for lang in LANGUAGES}))
@@ -180,7 +183,7 @@ def _labels(raw: Mapping[str, Any]) -> Mapping[str, Label]:
 
 
 def load_characters(path: Path | None = None) -> tuple[Character, ...]:
-    lines = (path or data_dir() / "characters.jsonl").read_text(encoding="utf-8").splitlines()
+    lines = (path or rpa_dir() / "characters.jsonl").read_text(encoding="utf-8").splitlines()
     out = []
     for line in filter(str.strip, lines):
         c = json.loads(line)

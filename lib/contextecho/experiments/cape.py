@@ -557,7 +557,7 @@ def role_playing(run: Run) -> pd.DataFrame:
                 rpa_pairs_all=len(characters) * len(rpa.DIMENSIONS),
                 rpa_pairs_skipped_all=rpa.n_skipped(characters, p.rpa_ambiguity), rpa_answers=len(asked),
                 rpa_unparsable=int((asked["status"] == rpa.UNPARSABLE).sum()),
-                rpa_failed=int((asked["status"] == rpa.ERROR).sum()))
+                rpa_failed=int(asked["error_type"].notna().sum()))
     return run.table("table2", rpa.table2(answers, chosen, p.rpa_ambiguity))
 
 
