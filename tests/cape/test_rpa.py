@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -167,6 +168,17 @@ def test_one_run_leaves_consistency_not_estimable_with_a_note(synthetic):
     row = rpa.table2(frame, [chars["Ann-en"]], "annotation").iloc[0]
     assert np.isnan(row["tar"]) and row["note"].startswith("not estimable: ") and "one" in row["note"]
     assert row["n_pairs"] == 4  # annotation skips E
+
+
+def test_oa_needs_two_unskipped_dimensions_and_says_so(synthetic):
+    bfi, chars = synthetic
+    ann = replace(chars["Ann-en"], labels={d: rpa.Label(3.0, "X" if d != "Neuroticism" else "L") for d in DIMS})
+    frame = _frame(bfi, "Ann-en", rpa.RPA, [[3] * 10, [4] * 10])
+    row = rpa.table2(frame, [ann], "annotation").iloc[0]
+    assert row["n_pairs"] == 1 and np.isnan(row["oa"]) and not np.isnan(row["mae"])
+    assert row["note"] == "not estimable: OA needs two or more unskipped dimensions of a character"
+    none = rpa.table2(frame, [replace(ann, labels={d: rpa.Label(3.0, "X") for d in DIMS})], "annotation").iloc[0]
+    assert none["n_pairs"] == 0 and "every (character, dimension) pair is skipped" in none["note"]
 
 
 # ---------------------------------------------------------------- messages
