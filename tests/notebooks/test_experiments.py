@@ -60,7 +60,7 @@ def test_cross_judge_rates_with_the_offline_rater(tmp_path):
 def test_cape_runs_on_the_embedded_model(tmp_path):
     module = experiment("cape")
     params = module.Parameters(n_items=5, factors=("stability",), history_window=2,
-                               orderings=("cyclic",), bridge_positions=1, bridge_runs=1,
+                               orderings=("cyclic",), bridge_positions=1, bridge_runs=1, rpa_items=5,
                                output_dir=str(tmp_path / "cape"))
     result = module.run(params)
     variables = check_outputs(result, "cape")
@@ -70,6 +70,9 @@ def test_cape_runs_on_the_embedded_model(tmp_path):
     assert (result.output_dir / "tables" / "table1_constrained.md").read_text().count("stability") == 2
     assert variables["table1_rows_constrained"] == 1 and variables["n_constrained_ok"] > 0
     assert variables["answers_compared"] >= 0 and variables["answer"] == "text"
+    # Table 2: the role-playing agent (one character, two runs) beside the Random baseline
+    assert variables["rpa_n_characters"] == 1 and variables["rpa_answers"] == 5 * 2 * 2
+    assert (result.output_dir / "tables" / "table2.md").read_text().count("RPA\\+\\+") == 2  # both parts
 
 
 def test_cross_judge_asks_the_late_position_with_replicates_and_onset_replicates(tmp_path):

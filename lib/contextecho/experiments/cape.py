@@ -14,6 +14,10 @@ bridge to drift (the questionnaire asked after real vs filler session prefixes).
    minus context-free item scores), Table 5 (whether each metric differs between the
    settings over the factor runs), Fig. 3b (the OCEAN profile in each setting and its shift)
    and App. A (logical consistency on item pairs of our own: two items of one facet).
+6. Table 2 (§6.5): role-playing agents (InCharacter's ChatHaruhi characters) answer the BFI
+   context-free (RPA) and context-dependent (RPA++), beside a Random baseline; OCEAN
+   alignment (OA), MAE and type accuracy against the human labels, and TAR, ED, TC, OC over
+   the runs (``rpa_*`` parameters; data in ``shared/data/rpa``, never copied).
 """
 from __future__ import annotations
 
@@ -35,6 +39,7 @@ from ..cape.validity import TESTS, construct_validity
 from ..cape.logical import KINDS, item_pairs, pair_accuracy
 from ..cape.bridge import bridge_runs, bridge_summary, session_prefix_provider
 from ..cape.profiles import ocean_profiles, profile_shift
+from ..cape import rpa
 from ..cape.prompts import LETTERS
 from ..echo.arms import matched_filler
 from ..engine.llm import LOCAL_MODEL
@@ -59,7 +64,8 @@ from .spine import Run, Stage
 TITLE = "CAPE: questionnaire consistency (Table 1), history attack, ordering, and the drift bridge"
 PAPER_SCALE = {"target": "openai/gpt-4o", "n_items": 0,
                "factors": ("stability", "temperature", "option_wording", "option_order", "instruction",
-                           "paraphrasing"), "history_window": 0, "bridge_positions": 12}
+                           "paraphrasing"), "history_window": 0, "bridge_positions": 12,
+               "rpa_characters": ("all",), "rpa_items": 0, "rpa_runs": 3, "rpa_scene_chars": 20000}
 
 
 @dataclass(frozen=True)
@@ -83,6 +89,13 @@ class Parameters(ServingParameters):
     answer: str = "text"
     paraphrases: str = ""
     paraphrase_model: str = ""
+    rpa_characters: tuple[str, ...] = ("Hermione-en",)
+    rpa_items: int = 5
+    rpa_runs: int = 2
+    rpa_temperature: float = 0.7
+    rpa_scene_chars: int = 1500
+    rpa_ambiguity: str = "pdb"
+    rpa_max_tokens: int = 4
 
     HELP = {**ServingParameters.HELP, "answer": "text (the reply's parsed option, the paper's) or constrained (the most probable "
                       "option letter from the model's token probabilities); both are read and reported",
@@ -95,7 +108,19 @@ class Parameters(ServingParameters):
             "paraphrases": "the reviewed paraphrase file the paraphrasing factor asks (CSV written by "
                            "'python -m contextecho paraphrases'; empty: data/mpi/paraphrases/<inventory>__<model>.csv "
                            "of paraphrase_model, if it exists)",
-            "paraphrase_model": "the model that wrote the paraphrases (empty: the target)"}
+            "paraphrase_model": "the model that wrote the paraphrases (empty: the target)",
+            "rpa_characters": "Table 2's role-playing characters (InCharacter ids with a ChatHaruhi agent, e.g. "
+                              "Hermione-en, zhongli-zh; all: the 16 agents)",
+            "rpa_items": "BFI items asked: the first rpa_items // 5 of each dimension, in the BFI's order "
+                         "(0: all 44, as InCharacter and CAPE; on the embedded model one character's two runs "
+                         "took 55-99 s at 5 items and 142 s at 10, on a shared two-core machine)",
+            "rpa_runs": "runs per character and condition (consistency needs two or more)",
+            "rpa_temperature": "the agents' sampling temperature (at 0 the runs repeat each other, and "
+                               "consistency measures only determinism)",
+            "rpa_scene_chars": "characters of dialogue snippets in the scenes message (whole snippets, in file order)",
+            "rpa_ambiguity": "which label type X skips a (character, dimension) pair: pdb (InCharacter's code, "
+                             "3 of 160) or annotation (the annotators', 23 of 160)",
+            "rpa_max_tokens": "reply tokens (the choice is the first digit 1-5 of the reply)"}
     RANGES = {**ServingParameters.RANGES, "target": Models(), "inventory": INVENTORIES, "n_items": count(zero="all"),
               "factors": (NonEmpty(), OneOf(tuple(FACTORS), "factor")), "n_runs": count(),
               "history_window": count(zero="auto"), "max_tokens": POSITIVE,
@@ -104,7 +129,11 @@ class Parameters(ServingParameters):
               "bridge_positions": count(), "bridge_window": POSITIVE, "bridge_runs": count(),
               "bridge_temperature": Temperature(("target",)), "shuffle_seed": NON_NEGATIVE,
               "answer": ANSWER_KINDS, "paraphrases": File(".csv", "the paraphrase model's default review file"),
-              "paraphrase_model": Models(also=("",))}
+              "paraphrase_model": Models(also=("",)),
+              "rpa_characters": (NonEmpty(), OneOf(lambda: ["all", *rpa.agent_ids()], "RPA character")),
+              "rpa_items": count(zero="all"), "rpa_runs": count(), "rpa_temperature": Temperature(("target",)),
+              "rpa_scene_chars": POSITIVE,
+              "rpa_ambiguity": OneOf(rpa.AMBIGUITY, "ambiguity rule"), "rpa_max_tokens": POSITIVE}
 
 
 # ---------------------------------------------------------------- what the manuscript reads
@@ -145,7 +174,15 @@ MANUSCRIPT = Declared(
         Variable("profile_shift_{trait}", SCORE, trait=TRAITS), Variable("profile_shift_pairs", COUNT),
         Variable("profile_shift_finding", TEXT), Variable("logic_{pairs}_pairs", COUNT, pairs=KINDS),
         Variable("logic_{pairs}_{setting}_pct", PERCENT, pairs=KINDS, setting=("cf", "cd")),
-        Variable("logic_finding", TEXT)),
+        Variable("logic_finding", TEXT),
+        Variable("rpa_characters", TEXT), Variable("rpa_n_characters", COUNT), Variable("rpa_n_agents", COUNT),
+        Variable("rpa_n_label_only", COUNT), Variable("rpa_label_only_reason", TEXT), Variable("rpa_runs", COUNT),
+        Variable("rpa_items", COUNT),
+        Variable("rpa_temperature", COEFFICIENT), Variable("rpa_scene_chars", COUNT),
+        Variable("rpa_ambiguity", TEXT), Variable("rpa_ambiguity_rule", TEXT), Variable("rpa_pairs", COUNT),
+        Variable("rpa_pairs_skipped", COUNT),
+        Variable("rpa_pairs_skipped_all", COUNT), Variable("rpa_pairs_all", COUNT), Variable("rpa_answers", COUNT),
+        Variable("rpa_unparsable", COUNT), Variable("rpa_failed", COUNT)),
     tables=(
         _table1("table1", "Table 1 (TAR, TC, OC in %)"),
         _table1("table1_text", "Table 1 under text answers"),
@@ -170,6 +207,11 @@ MANUSCRIPT = Declared(
             Column("Pairs", TEXT, "kind", widest="contradictory"), Column("In inventory", COUNT, "n_pairs"),
             Column("Asked", COUNT, "n_asked"), Column("Answered", COUNT, "n_answered"),
             Column("Neutral", COUNT, "n_neutral"), Column("Accuracy", PERCENT, "accuracy")), index=2),
+        Table("table2", "Table 2: role-playing agents against the human OCEAN labels (MAE as % of the 1–5 span)", (
+            Column("Condition", TEXT, "condition", widest="RPA++"), Column("Pairs", COUNT, "n_pairs"),
+            Column("OA", PERCENT, "oa"), Column("MAE", PERCENT, "mae"), Column("Accuracy", PERCENT, "accuracy"),
+            Column("TAR", PERCENT, "tar"), Column("ED", SCORE, "ed"), Column("TC", PERCENT, "tc"),
+            Column("OC", PERCENT, "oc"))),
         Table("attack", "Option shift under the history attack", (
             Column("Option", TEXT, "option", widest="E"), Column("Before", COUNT, "before"),
             Column("After", COUNT, "after"), Column("Change", COUNT, "change"))),
@@ -478,6 +520,47 @@ def ordering(run: Run) -> pd.DataFrame:
     return run.table("ordering", ocean_profiles(ordered, by=["ordering"]))
 
 
+def role_playing(run: Run) -> pd.DataFrame:
+    """Table 2 (CAPE §6.5): InCharacter's ChatHaruhi characters as role-playing agents on the
+    target (system prompt, a scenes message of the character's dialogue snippets, the query
+    ``<experimenter>:「<question>」`` with InCharacter's self-report BFI question in the
+    character's language) answer the BFI items (``rpa_items``; the paper asks all 44)
+    ``rpa_runs`` times, context-free (RPA) and context-dependent (RPA++: the earlier
+    question–answer pairs kept), beside a Random baseline (seeded, no call). InCharacter's
+    scoring (reverse keys, dimension means, H above 3); OA (CAPE's OC between the human and
+    the agent's OCEAN), MAE (% of the 1–5 span) and type accuracy on the mean over runs,
+    pairs skipped under the ambiguity rule; TAR, ED, TC, OC over the runs; each a mean over
+    the characters. The RoleLLM characters have labels only and are not run."""
+    p = run.params
+    bfi, characters = rpa.load_bfi().balanced(p.rpa_items), rpa.load_characters()
+    agents = [c for c in characters if c.has_agent]
+    chosen = agents if "all" in p.rpa_characters else [c for c in agents if c.id in p.rpa_characters]
+    with CallCache() as cache:
+        asked = rpa.answer_frame(rpa.administer_rpa(
+            chosen, bfi, p.target, n_runs=p.rpa_runs, scene_chars=p.rpa_scene_chars,
+            params={"temperature": p.rpa_temperature, "max_tokens": p.rpa_max_tokens}, cache=cache,
+            transport=run.transport, progress=True))
+    run.batch("cape:rpa", answer_counts(asked))
+    answers = pd.concat([rpa.answer_frame(rpa.random_answers(chosen, bfi, p.rpa_runs, p.shuffle_seed)), asked],
+                        ignore_index=True)
+    run.out.parquet("rpa_answers", answers)
+    label_only = [c for c in characters if not c.has_agent]
+    lacking = sorted({m.replace("_", " ") for c in label_only for m in c.missing})
+    run.out.set(rpa_characters=", ".join(c.id for c in chosen), rpa_n_characters=len(chosen),
+                rpa_n_agents=len(agents), rpa_n_label_only=len(label_only),
+                rpa_label_only_reason=f"the data holds no {' and no '.join(lacking)} for them" if lacking else
+                "every character has an agent", rpa_runs=p.rpa_runs, rpa_items=len(bfi.items),
+                rpa_temperature=p.rpa_temperature,
+                rpa_scene_chars=p.rpa_scene_chars, rpa_ambiguity=p.rpa_ambiguity,
+                rpa_ambiguity_rule=rpa.AMBIGUITY_RULES[p.rpa_ambiguity],
+                rpa_pairs=len(chosen) * len(rpa.DIMENSIONS), rpa_pairs_skipped=rpa.n_skipped(chosen, p.rpa_ambiguity),
+                rpa_pairs_all=len(characters) * len(rpa.DIMENSIONS),
+                rpa_pairs_skipped_all=rpa.n_skipped(characters, p.rpa_ambiguity), rpa_answers=len(asked),
+                rpa_unparsable=int((asked["status"] == rpa.UNPARSABLE).sum()),
+                rpa_failed=int(asked["error_type"].notna().sum()))
+    return run.table("table2", rpa.table2(answers, chosen, p.rpa_ambiguity))
+
+
 def bridge(run: Run) -> pd.DataFrame:
     """The bridge to drift: the questionnaire (context-free) after a real session prefix and
     after its length-matched filler, at snapshot positions; mean OCEAN profile per arm."""
@@ -532,7 +615,8 @@ STAGES = (Stage("run", start), Stage("answers", factors), Stage("table1", consis
           Stage("table4", reliability), Stage("differences", differences_figure), Stage("table5", validity),
           Stage("ocean_shift", profile_shift_table), Stage("ocean_figure", profile_shift_figure),
           Stage("logic", logical_consistency),
-          Stage("shift", attack), Stage("profiles", ordering), Stage("bridge", bridge),
+          Stage("shift", attack), Stage("profiles", ordering), Stage("table2", role_playing),
+          Stage("bridge", bridge),
           Stage("figure", bridge_figure), Stage("variables", variables))
 
 
