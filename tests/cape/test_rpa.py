@@ -264,9 +264,9 @@ def test_administer_asks_each_condition_and_feeds_the_history(synthetic, agent, 
 
 
 def test_the_stage_writes_table2_with_the_three_conditions(real, agent, tmp_path):
-    params = cape.Parameters(target="rpa/digits", rpa_characters=("Hermione-en", "zhongli-zh"), rpa_runs=2, rpa_items=0,
+    params = cape.Parameters(targets=("rpa/digits",), rpa_characters=("Hermione-en", "zhongli-zh"), rpa_runs=2, rpa_items=0,
                              rpa_scene_chars=300, output_dir=str(tmp_path / "cape"))
-    run = spine.start("cape", params, models=(params.target,), declared=cape.MANUSCRIPT)
+    run = spine.start("cape", params, models=params.targets, declared=cape.MANUSCRIPT)
     table = cape.role_playing(run)
     assert list(table["condition"]) == ["Random", "RPA", "RPA++"]
     assert (table["n_characters"] == 2).all() and table[["oa", "tar", "tc", "oc"]].notna().all().all()
@@ -284,9 +284,38 @@ def test_the_plan_counts_characters_items_runs_and_both_conditions(real, scripte
     if not (shared_dir() / "corpus" / "real").is_dir():
         pytest.skip("the real corpus (../shared/corpus/real) is not beside the checkout")
     plan = plan_notebooks(["cape"], {"cape": {
-        "output_dir": str(tmp_path / "cape"), "target": "scripted/x", "n_items": "5", "factors": "stability",
+        "output_dir": str(tmp_path / "cape"), "targets": "scripted/x", "n_items": "5", "factors": "stability",
         "bridge_positions": "1", "rpa_characters": "Hermione-en,Luna-en", "rpa_items": "15", "rpa_runs": "3"}})
     asked = [c for c in plan.calls if c.round.startswith("cape:rpa")]
     assert len(asked) == 2 * 15 * 3 * 2  # characters x items x runs x (RPA, RPA++); Random calls nothing
     assert sum(c.round == "cape:rpa:context_free" for c in plan.calls) == 2 * 15 * 3
     assert sum(c.round.startswith("cape:rpa:step") for c in plan.calls) == 2 * 15 * 3
+
+
+def test_several_targets_give_table1_and_table2_a_row_group_each_and_the_rest_the_first(real, agent, scripted_models,
+                                                                                          tmp_path):
+    """Two targets: Table 1 and Table 2 have a Target column and a row group per target (Table 2's
+    Random once, calling no model; a target whose answers compare no triple has Table 1 rows that
+    say why); the text's numbers and the other sections are the first's."""
+    targets = ("scripted/letters", "rpa/digits")
+    params = cape.Parameters(targets=targets, n_items=5, factors=("stability",), n_runs=2, history_window=2,
+                             orderings=("cyclic",), rpa_runs=2, rpa_scene_chars=300, output_dir=str(tmp_path / "cape"))
+    run = spine.start("cape", params, models=params.targets, declared=cape.MANUSCRIPT)
+    answers = cape.factors(run)
+    assert set(answers["model"]) == set(targets)
+    table1 = cape.consistency_table(run, answers)
+    assert list(dict.fromkeys(table1["target"])) == list(targets)
+    digits = table1[table1["target"] == "rpa/digits"]  # no option letter: no triple compares, the rows say so
+    assert len(digits) == 2 and (digits["note"] == cape.NOT_COMPARABLE).all()
+    assert table1.loc[table1["target"] == targets[0], "tar"].notna().any()
+    assert "| Target" in (tmp_path / "cape" / "tables" / "table1.md").read_text()
+    assert run.out.variables["table1_factors"] == "stability"
+    profile = cape.profile_shift_table(run, answers)  # the first target's answers only
+    first = cape.chosen_answers(answers[answers["model"] == targets[0]], params.answer)
+    assert profile["n"].sum() == cape.profile_shift(first)["n"].sum()
+    table2 = cape.role_playing(run)
+    assert list(table2["target"]) == [cape.NO_MODEL, *[t for t in targets for _ in ("RPA", "RPA++")]]
+    assert list(table2["condition"]) == ["Random", "RPA", "RPA++", "RPA", "RPA++"]
+    saved = pd.read_parquet(tmp_path / "cape" / "results" / "rpa_answers.parquet")
+    assert saved.loc[saved["condition"] == "Random", "model"].isna().all()
+    assert set(saved.loc[saved["condition"] != "Random", "model"]) == set(targets)

@@ -160,14 +160,14 @@ def test_a_cape_plan_on_an_empty_cache_counts_the_calls_its_run_makes(scripted_m
     from contextecho.notebooks import experiment
     from contextecho.notebooks.planning import plan_notebooks
 
-    values = {"target": "scripted/letters", "n_items": "5", "factors": "stability", "n_runs": "2",
+    values = {"targets": "scripted/letters", "n_items": "5", "factors": "stability", "n_runs": "2",
               "bridge_positions": "1", "answer": "constrained", "output_dir": str(tmp_path / "cape")}
     plan = plan_notebooks(["cape"], {"cape": values})
     printed = capsys.readouterr().out
     assert "[cape:answers] not computed in this plan: it needs answers the plan has not got (NoComparableItems" \
         in printed
     assert {r.split(":")[1] for r in _rounds(plan)} == {
-        "context_free", "context_dependent", "attack", "ordering", "bridge"}
+        "context_free", "context_dependent", "attack", "ordering", "rpa", "bridge"}
     module = experiment("cape")
     from contextecho.notebooks.runner import check_parameters
 

@@ -84,7 +84,7 @@ def _text(values: dict) -> dict:
 
 
 # ---------------------------------------------------------------- CAPE's paraphrasing factor
-CAPE = {"target": "scripted/x", "n_items": "5", "factors": "stability,paraphrasing", "n_runs": "1",
+CAPE = {"targets": "scripted/x", "n_items": "5", "factors": "stability,paraphrasing", "n_runs": "1",
         "bridge_positions": "1"}
 
 
@@ -130,7 +130,7 @@ def test_a_cape_run_without_a_reviewed_paraphrase_file_stops_before_any_call_and
 
     module = experiment("cape")
     monkeypatch.setattr(module, "paraphrase_path", lambda *a: tmp_path / "absent.csv")
-    params = module.Parameters(target="scripted/x", n_items=5, factors=("paraphrasing",),
+    params = module.Parameters(targets=("scripted/x",), n_items=5, factors=("paraphrasing",),
                                output_dir=str(tmp_path / "cape"))
     with pytest.raises(MissingParaphrases, match="python -m contextecho paraphrases --model scripted/x"):
         module.run(params)

@@ -334,9 +334,9 @@ def test_paper_set_is_checked_for_every_notebook_before_anything_runs(paper, cap
 
 def test_paper_set_gives_each_notebook_the_keys_it_declares():
     shares = paper_cli.set_overrides(["targets=anthropic/claude-sonnet-4-5", "window=30000",
-                                      "target=openai/gpt-4o", "n_items=0"], list(NOTEBOOKS))
+                                      "history_window=3", "n_items=0"], list(NOTEBOOKS))
     assert shares["panel"] == {"targets": "anthropic/claude-sonnet-4-5", "window": "30000"}
-    assert shares["cape"] == {"target": "openai/gpt-4o", "n_items": "0"}
+    assert shares["cape"] == {"targets": "anthropic/claude-sonnet-4-5", "history_window": "3", "n_items": "0"}
     assert shares["anchor"] == {"targets": "anthropic/claude-sonnet-4-5", "window": "30000", "n_items": "0"}
 
 

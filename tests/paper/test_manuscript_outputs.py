@@ -30,7 +30,7 @@ TINY = {
     "framing": {**JUDGED, "probes": ("C01", "C02")},
     "instruction_override": {"targets": ("scripted/x", "scripted/chatty"), "length_targets": ("scripted/x",)},
     "continuation": {"targets": ("fake/tool-call", "scripted/chatty"), "n_cutpoints": 4, "n_resamples": 200},
-    "cape": {"target": "scripted/letters", "n_items": 5, "factors": ("stability", "option_order"),
+    "cape": {"targets": ("scripted/letters",), "n_items": 5, "factors": ("stability", "option_order"),
              "history_window": 2, "orderings": ("cyclic",), "bridge_positions": 1, "bridge_runs": 1},
     "anchor": {"targets": ("scripted/letters", "scripted/varied"), "judges": ("scripted/judge", "scripted/chatty"),
                   "summariser": "scripted/chatty", "n_sessions": 1, "n_items": 5, "checkpoints": 2,

@@ -18,6 +18,10 @@ bridge to drift (the questionnaire asked after real vs filler session prefixes).
    context-free (RPA) and context-dependent (RPA++), beside a Random baseline; OCEAN
    alignment (OA), MAE and type accuracy against the human labels, and TAR, ED, TC, OC over
    the runs (``rpa_*`` parameters; data in ``shared/data/rpa``, never copied).
+
+Table 1 and Table 2 are asked of every target (``targets``: a row group per target, as CAPE
+compares its seven LLMs); the other sections, and every number the text prints, are the
+primary (first) target's.
 """
 from __future__ import annotations
 
@@ -32,6 +36,7 @@ from ..cape.factors import FACTORS, MissingParaphrases, factor_runs
 from ..cape.paraphrase import generate_paraphrases, load_paraphrases, paraphrase_path
 from ..cape.ordering import ORDERINGS
 from ..cape.inventory import TRAITS, load_inventory, Inventory
+from ..cape.metrics import NoComparableItems
 from ..cape.analyses import (METRICS, attack_runs, factor_consistency, metric_correlations, option_shift,
                              ordering_runs, score_differences, table1)
 from ..cape.reliability import NO_RETEST, RETEST_NEEDS, retest_correlation, retest_identical, trait_alphas
@@ -46,7 +51,7 @@ from ..engine.llm import LOCAL_MODEL
 from .parameters import NON_NEGATIVE, POSITIVE, File, Models, NonEmpty, OneOf, Temperature, count, resolve_path
 from ..paper import figures
 from ..paper.declared import Declared
-from ..paper.formats import COEFFICIENT, COUNT, P_VALUE, PERCENT, SCORE, TEXT, not_estimable
+from ..paper.formats import COEFFICIENT, COUNT, MODEL, P_VALUE, PERCENT, SCORE, TEXT, not_estimable
 from ..paper.sentences import CAPABLE_TARGET, PAPER_SCALE_SET, listing, measures_nothing
 from ..paper.tables import Column, Table
 from ..paper.variables import Variable
@@ -62,7 +67,11 @@ from .selection import select_sessions
 from .spine import Run, Stage
 
 TITLE = "CAPE: questionnaire consistency (Table 1), history attack, ordering, and the drift bridge"
-PAPER_SCALE = {"target": "openai/gpt-4o", "n_items": 0,
+#: CAPE's seven LLMs (§5; the Llama models on an OpenAI-compatible server, or Together AI's for the 405B).
+CAPE_MODELS = ("openai/gpt-3.5-turbo", "openai/gpt-4-turbo", "gemini/gemini-1.5-flash",
+               "anthropic/claude-3-5-haiku-20241022", "hosted_vllm/meta-llama/Llama-3.1-8B-Instruct",
+               "hosted_vllm/meta-llama/Llama-3.3-70B-Instruct", "together_ai/meta-llama/Meta-Llama-3.1-405B-Instruct-Turbo")
+PAPER_SCALE = {"targets": CAPE_MODELS, "n_items": 0,
                "factors": ("stability", "temperature", "option_wording", "option_order", "instruction",
                            "paraphrasing"), "history_window": 0, "bridge_positions": 12,
                "rpa_characters": ("all",), "rpa_items": 0, "rpa_runs": 3, "rpa_scene_chars": 20000}
@@ -70,7 +79,7 @@ PAPER_SCALE = {"target": "openai/gpt-4o", "n_items": 0,
 
 @dataclass(frozen=True)
 class Parameters(ServingParameters):
-    target: str = LOCAL_MODEL
+    targets: tuple[str, ...] = (LOCAL_MODEL,)
     inventory: str = "mpi_120"
     n_items: int = 10
     factors: tuple[str, ...] = ("stability", "option_order")
@@ -97,7 +106,10 @@ class Parameters(ServingParameters):
     rpa_ambiguity: str = "pdb"
     rpa_max_tokens: int = 4
 
-    HELP = {**ServingParameters.HELP, "answer": "text (the reply's parsed option, the paper's) or constrained (the most probable "
+    HELP = {**ServingParameters.HELP,
+            "targets": "LiteLLM model strings: Table 1 and Table 2 have a row group per target (CAPE compares seven); "
+                       "the other sections run on the first, the primary target",
+            "answer": "text (the reply's parsed option, the paper's) or constrained (the most probable "
                       "option letter from the model's token probabilities); both are read and reported",
             "n_items": "trait-balanced subset of the inventory (0 for all)",
             "n_runs": "runs per variant (a factor's three variants form one triple per run)",
@@ -121,17 +133,17 @@ class Parameters(ServingParameters):
             "rpa_ambiguity": "which label type X skips a (character, dimension) pair: pdb (InCharacter's code, "
                              "3 of 160) or annotation (the annotators', 23 of 160)",
             "rpa_max_tokens": "reply tokens (the choice is the first digit 1-5 of the reply)"}
-    RANGES = {**ServingParameters.RANGES, "target": Models(), "inventory": INVENTORIES, "n_items": count(zero="all"),
+    RANGES = {**ServingParameters.RANGES, "targets": (NonEmpty(), Models()), "inventory": INVENTORIES, "n_items": count(zero="all"),
               "factors": (NonEmpty(), OneOf(tuple(FACTORS), "factor")), "n_runs": count(),
               "history_window": count(zero="auto"), "max_tokens": POSITIVE,
               "attack_letter": OneOf(LETTERS, "option letter"),
               "orderings": (NonEmpty(), OneOf(ORDERINGS, "ordering")), "bridge_sessions": count(),
               "bridge_positions": count(), "bridge_window": POSITIVE, "bridge_runs": count(),
-              "bridge_temperature": Temperature(("target",)), "shuffle_seed": NON_NEGATIVE,
+              "bridge_temperature": Temperature(("targets",)), "shuffle_seed": NON_NEGATIVE,
               "answer": ANSWER_KINDS, "paraphrases": File(".csv", "the paraphrase model's default review file"),
               "paraphrase_model": Models(also=("",)),
               "rpa_characters": (NonEmpty(), OneOf(lambda: ["all", *rpa.agent_ids()], "RPA character")),
-              "rpa_items": count(zero="all"), "rpa_runs": count(), "rpa_temperature": Temperature(("target",)),
+              "rpa_items": count(zero="all"), "rpa_runs": count(), "rpa_temperature": Temperature(("targets",)),
               "rpa_scene_chars": POSITIVE,
               "rpa_ambiguity": OneOf(rpa.AMBIGUITY, "ambiguity rule"), "rpa_max_tokens": POSITIVE}
 
@@ -142,11 +154,15 @@ SETTING_NAMES = {CONTEXT_FREE: "context-free", CONTEXT_DEPENDENT: "context-depen
 _TRAITS = tuple(Column(t, SCORE, t) for t in TRAITS)
 
 
+#: A row group's target, shown with several targets.
+_TARGET = Column("Target", MODEL, "target", optional=True)
+
+
 def _table1(stem: str, title: str) -> Table:
     return Table(stem, title, (
-        Column("Factor", TEXT, "factor", widest="option_wording"),
+        _TARGET, Column("Factor", TEXT, "factor", widest="option_wording"),
         Column("Setting", TEXT, "setting", widest="context-dependent"), Column("TAR", PERCENT, "tar"),
-        Column("ED", SCORE, "ed"), Column("TC", PERCENT, "tc"), Column("OC", PERCENT, "oc")), index=2)
+        Column("ED", SCORE, "ed"), Column("TC", PERCENT, "tc"), Column("OC", PERCENT, "oc")), index=3)
 
 
 MANUSCRIPT = Declared(
@@ -159,7 +175,7 @@ MANUSCRIPT = Declared(
         Variable("cf_tar_pct", PERCENT), Variable("cd_tar_pct", PERCENT),
         Variable("attack_letter", TEXT), Variable("attack_letter_before", COUNT), Variable("attack_letter_after", COUNT),
         Variable("bridge_max_trait_difference", SCORE), Variable("bridge_trait_of_max", TEXT),
-        Variable("target", TEXT), Variable("n_items", COUNT), Variable("max_tokens", COUNT),
+        Variable("target", TEXT), Variable("targets", TEXT), Variable("n_targets", COUNT), Variable("n_items", COUNT), Variable("max_tokens", COUNT),
         Variable("n_factors", COUNT), Variable("n_runs", COUNT), Variable("factors", TEXT),
         Variable("history_window", COUNT), Variable("n_answers", COUNT), Variable("n_invalid", COUNT),
         Variable("n_failed", COUNT), Variable("invalid_pct", PERCENT), Variable("n_orderings", COUNT),
@@ -182,7 +198,7 @@ MANUSCRIPT = Declared(
         Variable("rpa_ambiguity", TEXT), Variable("rpa_ambiguity_rule", TEXT), Variable("rpa_pairs", COUNT),
         Variable("rpa_pairs_skipped", COUNT),
         Variable("rpa_pairs_skipped_all", COUNT), Variable("rpa_pairs_all", COUNT), Variable("rpa_answers", COUNT),
-        Variable("rpa_unparsable", COUNT), Variable("rpa_failed", COUNT)),
+        Variable("rpa_unparsable", COUNT), Variable("rpa_finding", TEXT), Variable("rpa_failed", COUNT)),
     tables=(
         _table1("table1", "Table 1 (TAR, TC, OC in %)"),
         _table1("table1_text", "Table 1 under text answers"),
@@ -208,10 +224,10 @@ MANUSCRIPT = Declared(
             Column("Asked", COUNT, "n_asked"), Column("Answered", COUNT, "n_answered"),
             Column("Neutral", COUNT, "n_neutral"), Column("Accuracy", PERCENT, "accuracy")), index=2),
         Table("table2", "Table 2: role-playing agents against the human OCEAN labels (MAE as % of the 1–5 span)", (
-            Column("Condition", TEXT, "condition", widest="RPA++"), Column("Pairs", COUNT, "n_pairs"),
+            _TARGET, Column("Condition", TEXT, "condition", widest="RPA++"), Column("Pairs", COUNT, "n_pairs"),
             Column("OA", PERCENT, "oa"), Column("MAE", PERCENT, "mae"), Column("Accuracy", PERCENT, "accuracy"),
             Column("TAR", PERCENT, "tar"), Column("ED", SCORE, "ed"), Column("TC", PERCENT, "tc"),
-            Column("OC", PERCENT, "oc"))),
+            Column("OC", PERCENT, "oc")), index=2),
         Table("attack", "Option shift under the history attack", (
             Column("Option", TEXT, "option", widest="E"), Column("Before", COUNT, "before"),
             Column("After", COUNT, "after"), Column("Change", COUNT, "change"))),
@@ -257,7 +273,7 @@ def _history_pairs(p: Parameters):
 def start(params: Parameters) -> Run:
     """Open the outputs, check that the target can be called (before any call), and pick
     the sessions the bridge snapshots."""
-    return spine.start("cape", params, models=(params.target,),
+    return spine.start("cape", params, models=params.targets,
                        sessions=lambda: select_sessions(params.bridge_sessions), declared=MANUSCRIPT)
 
 
@@ -272,15 +288,15 @@ def factors(run: Run) -> pd.DataFrame:
     runs = [r for f in factors_asked for r in factor_runs(f, inventory, n_runs=p.n_runs, paraphrases=paraphrases,
                                                           params={**DEFAULT_PARAMS, "max_tokens": p.max_tokens})]
     with CallCache() as cache:
-        answers = pd.concat([administer(runs, p.target, setting=s, history_pairs=_history_pairs(p), cache=cache,
+        answers = pd.concat([administer(runs, target, setting=s, history_pairs=_history_pairs(p), cache=cache,
                                         transport=run.transport, progress=True, name=f"cape:{s}",
                                         constrained=True).answers
-                             for s in (CONTEXT_FREE, CONTEXT_DEPENDENT)], ignore_index=True)
+                             for target in p.targets for s in (CONTEXT_FREE, CONTEXT_DEPENDENT)], ignore_index=True)
     run.out.parquet("answers", answers)
     run.batch("cape:factors", answer_counts(answers))
     for name in ANSWERS:  # Table 1 under both answers (text: the paper's)
-        t = table1(factor_consistency(chosen_answers(answers, name)))
-        run.table("table1_" + name, _long(t))
+        t = table1(factor_consistency(_primary(run, chosen_answers(answers, name))))
+        run.table("table1_" + name, _per_target(run, chosen_answers(answers, name)))
         run.out.put("table1_factors_{answer}", ", ".join(t.index), answer=name)
         run.out.put("table1_rows_{answer}", len(t), answer=name)
     compared = answers[answers["agrees"].notna()]
@@ -301,7 +317,7 @@ def _paraphrases(run: Run, inventory: Inventory) -> dict[int, tuple[str, str]] |
     p = run.params
     if "paraphrasing" not in p.factors:
         return None
-    model = p.paraphrase_model or p.target
+    model = p.paraphrase_model or p.targets[0]
     path = resolve_path(p.paraphrases) if p.paraphrases else paraphrase_path(inventory, model)
     if path.is_file():
         found = load_paraphrases(path)
@@ -320,19 +336,58 @@ def _paraphrases(run: Run, inventory: Inventory) -> dict[int, tuple[str, str]] |
     return None
 
 
+def _primary(run: Run, answers: pd.DataFrame) -> pd.DataFrame:
+    """The primary (first) target's rows of ``answers``: the sections after Table 1 read them."""
+    return answers[answers["model"] == run.params.targets[0]]
+
+
+def _consistency_rows(chosen: pd.DataFrame, target: str) -> pd.DataFrame:
+    """:func:`factor_consistency` of ``target``'s answers with its model named; none where no
+    variant triple of its answers can be compared (its Table 1 rows say so)."""
+    try:
+        return factor_consistency(chosen[chosen["model"] == target]).assign(model=target)
+    except NoComparableItems:
+        return pd.DataFrame()
+
+
+def _per_target(run: Run, chosen: pd.DataFrame) -> pd.DataFrame:
+    """Table 1 in its long form (:func:`_long`) for each target, a row group per target (its
+    ``target`` column only with several targets). With several targets, one whose answers
+    compare no variant triple gets a row per factor and setting saying why
+    (:data:`NOT_COMPARABLE`), not an error that would lose the others' rows."""
+    p = run.params
+    frames = []
+    for target in p.targets:
+        try:
+            frames.append(_long(table1(factor_consistency(chosen[chosen["model"] == target]))).assign(target=target))
+        except NoComparableItems:
+            if len(p.targets) == 1:
+                raise
+            frames.append(pd.DataFrame([{"target": target, "factor": factor, "setting": SETTING_NAMES[setting],
+                                         **{m: float("nan") for m in METRICS}, "note": NOT_COMPARABLE}
+                                        for factor in dict.fromkeys(chosen["factor"])
+                                        for setting in (CONTEXT_FREE, CONTEXT_DEPENDENT)]))
+    long = pd.concat(frames, ignore_index=True)
+    return long if len(p.targets) > 1 else long.drop(columns="target")
+
+
 def consistency_table(run: Run, answers: pd.DataFrame) -> pd.DataFrame:
     """Table 1 (CAPE §3.1) under the chosen answers: TAR, ED, TC and OC per sensitivity
-    factor, context-free (CF) and context-dependent (CD); TAR, TC and OC in %."""
+    factor, context-free (CF) and context-dependent (CD); TAR, TC and OC in %; a row group per
+    target. The text's values are the primary target's."""
     p = run.params
-    consistency = factor_consistency(chosen_answers(answers, p.answer))
-    t1 = table1(consistency)
+    chosen = chosen_answers(answers, p.answer)
+    primary = factor_consistency(_primary(run, chosen))
+    consistency = pd.concat([primary.assign(model=p.targets[0]), *(_consistency_rows(chosen, target)
+                                                                   for target in p.targets[1:])], ignore_index=True)
+    t1 = table1(primary)
     run.out.parquet("consistency", consistency)
 
-    run.out.set(table1_factors=", ".join(t1.index), triples_not_comparable=consistency.attrs["n_not_comparable"])
+    run.out.set(table1_factors=", ".join(t1.index), triples_not_comparable=primary.attrs["n_not_comparable"])
     for key, setting in (("cf_tar_pct", CONTEXT_FREE), ("cd_tar_pct", CONTEXT_DEPENDENT)):
         run.out.put(key, t1[(setting, "tar")].mean() if (setting, "tar") in t1.columns else None,
                     why=f"no factor has a comparable {SETTING_NAMES[setting]} triple")
-    return run.table("table1", _long(t1))
+    return run.table("table1", _per_target(run, chosen))
 
 
 #: How a setting is named in a variable's key.
@@ -345,7 +400,7 @@ def reliability(run: Run, answers: pd.DataFrame) -> pd.DataFrame:
     across models; with one target they are correlated across its conditions), and Cronbach's
     α per trait over the context-free runs, with test–retest on the stability factor's runs."""
     p = run.params
-    chosen = chosen_answers(answers, p.answer)
+    chosen = _primary(run, chosen_answers(answers, p.answer))
     correlations = metric_correlations(factor_consistency(chosen))
     run.table("table3", correlations)
     conditions = int(correlations["n"].max()) if len(correlations) else 0
@@ -388,7 +443,7 @@ def reliability(run: Run, answers: pd.DataFrame) -> pd.DataFrame:
 def differences_figure(run: Run, answers: pd.DataFrame) -> SavedFigure:
     """Fig. 3a: how each item's score moves from context-free to context-dependent (CAPE §6.2),
     counted per difference −4 … 4 and factor, over every run asked in both settings."""
-    counts = score_differences(chosen_answers(answers, run.params.answer), by=["factor", "run_id"])
+    counts = score_differences(_primary(run, chosen_answers(answers, run.params.answer)), by=["factor", "run_id"])
     long = counts.melt(id_vars=["factor", "run_id"], var_name="difference", value_name="items") \
         .groupby(["difference", "factor"], as_index=False)["items"].sum() if len(counts) else pd.DataFrame()
     compared = int(long["items"].sum()) if len(long) else 0
@@ -407,7 +462,7 @@ def validity(run: Run, answers: pd.DataFrame) -> pd.DataFrame:
     variant triple is the finest unit both settings measure; CAPE pairs per model and factor):
     paired t-test, Wilcoxon signed-rank and one-way ANOVA p, and Cohen's d_z (the paired form)
     of context-dependent minus context-free."""
-    table = construct_validity(factor_consistency(chosen_answers(answers, run.params.answer)))
+    table = construct_validity(factor_consistency(_primary(run, chosen_answers(answers, run.params.answer))))
     why = table.attrs["why"]
     for row in table.itertuples():
         metric = row.metric.lower()
@@ -432,7 +487,7 @@ def profile_shift_table(run: Run, answers: pd.DataFrame) -> pd.DataFrame:
     """Fig. 3b's numbers (CAPE §6.2): the mean item score per OCEAN trait, context-free and
     context-dependent, over the answers to the same item in the same run valid in both
     settings, and its shift (context-dependent minus context-free)."""
-    shift = profile_shift(chosen_answers(answers, run.params.answer))
+    shift = profile_shift(_primary(run, chosen_answers(answers, run.params.answer)))
     for row in shift.itertuples():
         run.out.put("profile_shift_{trait}", row.shift, why=row.note.removeprefix("not estimable: ") or None,
                     trait=row.trait)
@@ -467,7 +522,7 @@ def logical_consistency(run: Run, answers: pd.DataFrame) -> pd.DataFrame:
     accuracy per setting over every run that answered both items validly."""
     p = run.params
     pairs = item_pairs(load_inventory(p.inventory))
-    accuracy = pair_accuracy(chosen_answers(answers, p.answer), pairs)
+    accuracy = pair_accuracy(_primary(run, chosen_answers(answers, p.answer)), pairs)
     for kind in KINDS:
         run.out.put("logic_{pairs}_pairs", int((pairs["kind"] == kind).sum()), pairs=kind)
     for row in accuracy.itertuples():
@@ -490,12 +545,12 @@ def attack(run: Run, answers: pd.DataFrame) -> pd.DataFrame:
     runs = [r for r in factor_runs(p.factors[0], _inventory(p), n_runs=p.n_runs,
                                    params={**DEFAULT_PARAMS, "max_tokens": p.max_tokens})]
     with CallCache() as cache:
-        attacked = chosen_answers(administer(attack_runs(runs, p.attack_letter), p.target, setting=CONTEXT_DEPENDENT,
+        attacked = chosen_answers(administer(attack_runs(runs, p.attack_letter), p.targets[0], setting=CONTEXT_DEPENDENT,
                                              history_pairs=_history_pairs(p), cache=cache, transport=run.transport,
                                              progress=True, name="cape:attack", constrained=p.answer == "constrained").answers,
                                   p.answer)
     run.batch("cape:attack", answer_counts(attacked))  # asked before the answers are read (a plan plans it)
-    chosen = chosen_answers(answers, p.answer)
+    chosen = _primary(run, chosen_answers(answers, p.answer))
     before = chosen[(chosen["setting"] == CONTEXT_DEPENDENT) & chosen["run_id"].isin([r.run_id for r in runs])]
     shift = option_shift(before, attacked)
     run.out.parquet("attack", attacked)
@@ -512,12 +567,16 @@ def ordering(run: Run) -> pd.DataFrame:
     runs = ordering_runs(_inventory(p), rng_for(p.shuffle_seed, "cape-ordering"), orderings=p.orderings,
                          params={**DEFAULT_PARAMS, "max_tokens": p.max_tokens})
     with CallCache() as cache:
-        ordered = chosen_answers(administer(runs, p.target, setting=CONTEXT_DEPENDENT, history_pairs=_history_pairs(p),
+        ordered = chosen_answers(administer(runs, p.targets[0], setting=CONTEXT_DEPENDENT, history_pairs=_history_pairs(p),
                                             cache=cache, transport=run.transport, progress=True, name="cape:ordering",
                                             constrained=p.answer == "constrained").answers, p.answer)
     run.batch("cape:ordering", answer_counts(ordered))
     run.out.parquet("ordering", ordered)
     return run.table("ordering", ocean_profiles(ordered, by=["ordering"]))
+
+
+#: Table 2's target for the Random baseline, which calls no model.
+NO_MODEL = "none (Random)"
 
 
 def role_playing(run: Run) -> pd.DataFrame:
@@ -530,20 +589,20 @@ def role_playing(run: Run) -> pd.DataFrame:
     scoring (reverse keys, dimension means, H above 3); OA (CAPE's OC between the human and
     the agent's OCEAN), MAE (% of the 1–5 span) and type accuracy on the mean over runs,
     pairs skipped under the ambiguity rule; TAR, ED, TC, OC over the runs; each a mean over
-    the characters. The RoleLLM characters have labels only and are not run."""
+    the characters; a row group per target, beside one Random row group. The RoleLLM
+    characters have labels only and are not run."""
     p = run.params
     bfi, characters = rpa.load_bfi().balanced(p.rpa_items), rpa.load_characters()
     agents = [c for c in characters if c.has_agent]
     chosen = agents if "all" in p.rpa_characters else [c for c in agents if c.id in p.rpa_characters]
     with CallCache() as cache:
-        asked = rpa.answer_frame(rpa.administer_rpa(
-            chosen, bfi, p.target, n_runs=p.rpa_runs, scene_chars=p.rpa_scene_chars,
+        asked = pd.concat([rpa.answer_frame(rpa.administer_rpa(
+            chosen, bfi, target, n_runs=p.rpa_runs, scene_chars=p.rpa_scene_chars,
             params={"temperature": p.rpa_temperature, "max_tokens": p.rpa_max_tokens}, cache=cache,
-            transport=run.transport, progress=True))
+            transport=run.transport, progress=True)).assign(model=target) for target in p.targets], ignore_index=True)
     run.batch("cape:rpa", answer_counts(asked))
-    answers = pd.concat([rpa.answer_frame(rpa.random_answers(chosen, bfi, p.rpa_runs, p.shuffle_seed)), asked],
-                        ignore_index=True)
-    run.out.parquet("rpa_answers", answers)
+    random = rpa.answer_frame(rpa.random_answers(chosen, bfi, p.rpa_runs, p.shuffle_seed))
+    run.out.parquet("rpa_answers", pd.concat([random.assign(model=None), asked], ignore_index=True))
     label_only = [c for c in characters if not c.has_agent]
     lacking = sorted({m.replace("_", " ") for c in label_only for m in c.missing})
     run.out.set(rpa_characters=", ".join(c.id for c in chosen), rpa_n_characters=len(chosen),
@@ -558,7 +617,18 @@ def role_playing(run: Run) -> pd.DataFrame:
                 rpa_pairs_skipped_all=rpa.n_skipped(characters, p.rpa_ambiguity), rpa_answers=len(asked),
                 rpa_unparsable=int((asked["status"] == rpa.UNPARSABLE).sum()),
                 rpa_failed=int(asked["error_type"].notna().sum()))
-    return run.table("table2", rpa.table2(answers, chosen, p.rpa_ambiguity))
+    written = run.out.variables
+    scored_three = written["rpa_unparsable"] + written["rpa_failed"]
+    run.out.set(rpa_finding=measures_nothing(
+        "the agents' alignment with the human labels",
+        f"{scored_three} of the {len(asked)} answers held no choice from 1 to 5 and were scored 3 by InCharacter's rule, "
+        "so the agents' OCEAN is mostly the scale's midpoint whatever the character", f"{CAPABLE_TARGET} (make cape "
+        f"TARGETS=…) or {PAPER_SCALE_SET}") if 2 * scored_three > len(asked) else
+        f"{len(asked) - scored_three} of the {len(asked)} answers held a choice from 1 to 5.")
+    table = pd.concat([rpa.table2(random, chosen, p.rpa_ambiguity).assign(target=NO_MODEL),
+                       *(rpa.table2(asked[asked["model"] == target], chosen, p.rpa_ambiguity).assign(target=target)
+                         for target in p.targets)], ignore_index=True)
+    return run.table("table2", table if len(p.targets) > 1 else table.drop(columns="target"))
 
 
 def bridge(run: Run) -> pd.DataFrame:
@@ -573,7 +643,7 @@ def bridge(run: Run) -> pd.DataFrame:
                             n_runs=p.bridge_runs,
                             params={"temperature": p.bridge_temperature, "max_tokens": p.max_tokens})
     with CallCache() as cache:
-        bridged = chosen_answers(administer(runs, p.target, setting=CONTEXT_FREE, cache=cache, transport=run.transport,
+        bridged = chosen_answers(administer(runs, p.targets[0], setting=CONTEXT_FREE, cache=cache, transport=run.transport,
                                             progress=True, name="cape:bridge",
                                             constrained=p.answer == "constrained").answers, p.answer)
     bridged["session"] = bridged["session"].map(run.labels)
@@ -602,7 +672,7 @@ def variables(run: Run) -> pd.DataFrame:
     p = run.params
     counts = run.log.batches["cape:factors"]
     n_invalid = counts.invalid + counts.failed  # every answer not parsed as an option
-    run.out.set(target=p.target, n_items=len(_inventory(p)), max_tokens=p.max_tokens, n_factors=len(p.factors),
+    run.out.set(target=p.targets[0], targets=", ".join(p.targets), n_targets=len(p.targets), n_items=len(_inventory(p)), max_tokens=p.max_tokens, n_factors=len(p.factors),
                 n_runs=p.n_runs, factors=", ".join(p.factors), history_window=p.history_window,
                 n_answers=counts.calls, n_invalid=n_invalid, n_failed=counts.failed,
                 invalid_pct=100 * n_invalid / max(1, counts.calls),

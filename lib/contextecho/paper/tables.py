@@ -170,7 +170,8 @@ class Table:
         cells = self.cells(frame, columns)
         marks, notes = self.footnotes(frame)
         widths = [column_width(c, [row[i] for row in cells], marks if i == 0 else ()) for i, c in enumerate(columns)]
-        index = min(self.index, max(1, len(columns) - 1))
+        # the declared index columns this frame shows (an optional one left out is not replaced)
+        index = min(sum(1 for c in self.columns[:self.index] if c in columns), max(1, len(columns) - 1))
         head = list(range(min(index, len(columns))))
         parts: list[list[int]] = []
         current = list(head)
