@@ -122,7 +122,7 @@ TRIED: dict[str, Try | NotRun] = {
         Try("as given, no key set: refused before any call, naming the variable (exit 2)",
             exits=frozenset({2}), says="needs OPENAI_API_KEY in the environment"),
     ".venv/bin/python -m contextecho paper --set targets=anthropic/claude-sonnet-4-5 --set judges=openai/gpt-4o "
-    "--set window=30000 --set target=anthropic/claude-sonnet-4-5":
+    "--set window=30000":
         Try("planned, on a notebook that takes targets and on cape", add=("--plan", *PLAN_TWO)),
     "make panel TARGETS=hosted_vllm/Qwen/Qwen2.5-7B-Instruct JUDGE=hosted_vllm/Qwen/Qwen2.5-7B-Instruct "
     "'ENDPOINTS=hosted_vllm/*=http://localhost:8000/v1' CONCURRENCY=8":
@@ -131,8 +131,7 @@ TRIED: dict[str, Try | NotRun] = {
     "'hosted_vllm/*=http://localhost:8000/v1' -p concurrency 8": Try("as contextecho notebook; planned",
                                                                       add=NOTEBOOK_PLAN),
     "make paper 'ENDPOINTS=hosted_vllm/*=http://localhost:8000/v1' CONCURRENCY=8 'PAPER_SET=--set "
-    "targets=hosted_vllm/Qwen/Qwen2.5-7B-Instruct --set target=hosted_vllm/Qwen/Qwen2.5-7B-Instruct --set "
-    "judges=anthropic/claude-sonnet-4-5'": Try("planned, on a notebook that takes targets and on cape",
+    "targets=hosted_vllm/Qwen/Qwen2.5-7B-Instruct --set judges=anthropic/claude-sonnet-4-5'": Try("planned, on a notebook that takes targets and on cape",
                                                add=("--plan", *PLAN_TWO)),
     ".venv/bin/python -m contextecho generate --api-base http://localhost:8000/v1 --model "
     "hosted_vllm/Qwen/Qwen2.5-7B-Instruct 'Who are you?'":
@@ -143,7 +142,7 @@ TRIED: dict[str, Try | NotRun] = {
     "make panel PLAN=1 TARGETS=openai/gpt-4o-mini": Try("into a scratch folder", add=NOTEBOOK_PLAN[1:]),
     ".venv/bin/python -m contextecho paper --plan --paper-scale": Try("on one notebook", add=PLAN_ONE),
     "python -m contextecho paper --plan --paper-scale": Try("on one notebook", add=PLAN_ONE),
-    ".venv/bin/python -m contextecho paper --only cape --set target=hosted_vllm/Qwen/Qwen3-8B --set "
+    ".venv/bin/python -m contextecho paper --only cape --set targets=hosted_vllm/Qwen/Qwen3-8B --set "
     "'endpoints=hosted_vllm/*=http://127.0.0.1:8000/v1' --set 'model_options={\"hosted_vllm/*\": "
     "{\"extra_body\": {\"chat_template_kwargs\": {\"enable_thinking\": false}}}}'":
         Try("planned: the options are checked, no server is reached, nothing sent",
@@ -151,8 +150,7 @@ TRIED: dict[str, Try | NotRun] = {
     "papermill notebooks/panel.ipynb out.ipynb -p plan true": Try("as contextecho notebook --plan",
                                                                   add=NOTEBOOK_PLAN[1:]),
     # Provider batch mode
-    "make paper BATCH=1 'PAPER_SET=--set targets=anthropic/claude-sonnet-4-5 --set target=anthropic/claude-sonnet-4-5 "
-    "--set judges=openai/gpt-4o'": Try("planned, on a notebook that takes targets and on cape",
+    "make paper BATCH=1 'PAPER_SET=--set targets=anthropic/claude-sonnet-4-5 --set judges=openai/gpt-4o'": Try("planned, on a notebook that takes targets and on cape",
                                        add=("--plan", *PLAN_TWO)),
     "make panel BATCH=1 TARGETS=openai/gpt-4o-mini JUDGE=anthropic/claude-sonnet-4-5": Try("planned",
                                                                                             add=NOTEBOOK_PLAN),

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from contextecho.engine.llm import LOCAL_MODEL
 from contextecho.experiments import cape, spine
 from contextecho.paper.formats import COEFFICIENT, P_VALUE
 from contextecho.paper.outputs import Outputs
@@ -45,7 +46,7 @@ def consistency(cf_tar, cd_tar, oc=0.5):
 def test_table5_is_written_with_scipys_p_and_its_sentence(run, monkeypatch):
     cf, cd = [0.2, 0.4, 0.5, 0.7], [0.5, 0.6, 0.9, 0.8]
     monkeypatch.setattr(cape, "factor_consistency", lambda answers: consistency(cf, cd))
-    frame = cape.validity(run, pd.DataFrame())
+    frame = cape.validity(run, pd.DataFrame({"model": []}))
     written = run.out.variables
     assert written["validity_units"] == 4 and list(frame["metric"]) == ["TAR", "ED", "TC", "OC"]
     assert written["validity_p_tar"] == P_VALUE.text(stats.ttest_rel(cd, cf).pvalue)
@@ -60,7 +61,7 @@ def test_table5_is_written_with_scipys_p_and_its_sentence(run, monkeypatch):
 
 def test_table5_with_one_factor_run_measures_nothing(run, monkeypatch):
     monkeypatch.setattr(cape, "factor_consistency", lambda answers: consistency([0.5], [0.6]))
-    cape.validity(run, pd.DataFrame())
+    cape.validity(run, pd.DataFrame({"model": []}))
     assert run.out.variables["validity_finding"] == (
         NOTHING + "construct validity measures nothing: only 1 factor run has the metric in both settings, "
         "and a test needs two; more factors and runs (n_runs), or the notebook's paper-scale set would make it a "
@@ -71,7 +72,7 @@ def test_table5_with_one_factor_run_measures_nothing(run, monkeypatch):
 def answers(rows):
     """(setting, run, item, trait, key, agreement) -> answer rows (the score after the key)."""
     return pd.DataFrame([(s, r, i, t, k, a if k == 1 else 6 - a) for s, r, i, t, k, a in rows],
-                        columns=["setting", "run_id", "item", "trait", "key", "score"])
+                        columns=["setting", "run_id", "item", "trait", "key", "score"]).assign(model=LOCAL_MODEL)
 
 
 ANSWERS = answers([
