@@ -60,7 +60,7 @@ def test_cross_judge_rates_with_the_offline_rater(tmp_path):
 def test_cape_runs_on_the_embedded_model(tmp_path):
     module = experiment("cape")
     params = module.Parameters(n_items=5, factors=("stability",), history_window=2,
-                               orderings=("cyclic",), bridge_positions=1, bridge_runs=1, rpa_items=5,
+                               orderings=("cyclic",), bridge_positions=1, bridge_runs=1, rpa_items=5, rpa_scene_chars=300,
                                output_dir=str(tmp_path / "cape"))
     result = module.run(params)
     variables = check_outputs(result, "cape")

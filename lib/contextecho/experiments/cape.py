@@ -26,6 +26,7 @@ primary (first) target's.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 import pandas as pd
 
@@ -120,7 +121,7 @@ class Parameters(ServingParameters):
             "paraphrases": "the reviewed paraphrase file the paraphrasing factor asks (CSV written by "
                            "'python -m contextecho paraphrases'; empty: data/mpi/paraphrases/<inventory>__<model>.csv "
                            "of paraphrase_model, if it exists)",
-            "paraphrase_model": "the model that wrote the paraphrases (empty: the target)",
+            "paraphrase_model": "the model that wrote the paraphrases (empty: the first target)",
             "rpa_characters": "Table 2's role-playing characters (InCharacter ids with a ChatHaruhi agent, e.g. "
                               "Hermione-en, zhongli-zh; all: the 16 agents)",
             "rpa_items": "BFI items asked: the first rpa_items // 5 of each dimension, in the BFI's order "
@@ -295,8 +296,10 @@ def factors(run: Run) -> pd.DataFrame:
     run.out.parquet("answers", answers)
     run.batch("cape:factors", answer_counts(answers))
     for name in ANSWERS:  # Table 1 under both answers (text: the paper's)
-        t = table1(factor_consistency(_primary(run, chosen_answers(answers, name))))
-        run.table("table1_" + name, _per_target(run, chosen_answers(answers, name)))
+        chosen = chosen_answers(answers, name)
+        by_target = _by_target(run, chosen)
+        t = table1(by_target[p.targets[0]])
+        run.table("table1_" + name, _per_target(run, by_target, list(dict.fromkeys(chosen["factor"]))))
         run.out.put("table1_factors_{answer}", ", ".join(t.index), answer=name)
         run.out.put("table1_rows_{answer}", len(t), answer=name)
     compared = answers[answers["agrees"].notna()]
@@ -341,34 +344,33 @@ def _primary(run: Run, answers: pd.DataFrame) -> pd.DataFrame:
     return answers[answers["model"] == run.params.targets[0]]
 
 
-def _consistency_rows(chosen: pd.DataFrame, target: str) -> pd.DataFrame:
-    """:func:`factor_consistency` of ``target``'s answers with its model named; none where no
-    variant triple of its answers can be compared (its Table 1 rows say so)."""
-    try:
-        return factor_consistency(chosen[chosen["model"] == target]).assign(model=target)
-    except NoComparableItems:
-        return pd.DataFrame()
-
-
-def _per_target(run: Run, chosen: pd.DataFrame) -> pd.DataFrame:
-    """Table 1 in its long form (:func:`_long`) for each target, a row group per target (its
-    ``target`` column only with several targets). With several targets, one whose answers
-    compare no variant triple gets a row per factor and setting saying why
-    (:data:`NOT_COMPARABLE`), not an error that would lose the others' rows."""
-    p = run.params
-    frames = []
-    for target in p.targets:
+def _by_target(run: Run, chosen: pd.DataFrame) -> dict[str, pd.DataFrame | None]:
+    """:func:`factor_consistency` of each target's ``chosen`` answers, the primary's first. A
+    further target whose answers compare no variant triple has None (its Table 1 rows say
+    why), not an error that would lose the others' rows; the primary's raises as before."""
+    out: dict[str, pd.DataFrame | None] = {}
+    for k, target in enumerate(run.params.targets):
         try:
-            frames.append(_long(table1(factor_consistency(chosen[chosen["model"] == target]))).assign(target=target))
+            out[target] = factor_consistency(chosen[chosen["model"] == target])
         except NoComparableItems:
-            if len(p.targets) == 1:
+            if k == 0:
                 raise
-            frames.append(pd.DataFrame([{"target": target, "factor": factor, "setting": SETTING_NAMES[setting],
-                                         **{m: float("nan") for m in METRICS}, "note": NOT_COMPARABLE}
-                                        for factor in dict.fromkeys(chosen["factor"])
-                                        for setting in (CONTEXT_FREE, CONTEXT_DEPENDENT)]))
+            out[target] = None
+    return out
+
+
+def _per_target(run: Run, by_target: dict[str, pd.DataFrame | None], factors: Sequence[str]) -> pd.DataFrame:
+    """Table 1 in its long form (:func:`_long`) for each target of ``by_target``
+    (:func:`_by_target`), a row group per target (its ``target`` column only with several); a
+    target without a comparable triple gets a row per factor and setting saying so
+    (:data:`NOT_COMPARABLE`)."""
+    frames = [_long(table1(consistency)).assign(target=target) if consistency is not None else
+              pd.DataFrame([{"target": target, "factor": factor, "setting": SETTING_NAMES[setting],
+                             **{m: float("nan") for m in METRICS}, "note": NOT_COMPARABLE}
+                            for factor in factors for setting in (CONTEXT_FREE, CONTEXT_DEPENDENT)])
+              for target, consistency in by_target.items()]
     long = pd.concat(frames, ignore_index=True)
-    return long if len(p.targets) > 1 else long.drop(columns="target")
+    return long if len(by_target) > 1 else long.drop(columns="target")
 
 
 def consistency_table(run: Run, answers: pd.DataFrame) -> pd.DataFrame:
@@ -377,17 +379,17 @@ def consistency_table(run: Run, answers: pd.DataFrame) -> pd.DataFrame:
     target. The text's values are the primary target's."""
     p = run.params
     chosen = chosen_answers(answers, p.answer)
-    primary = factor_consistency(_primary(run, chosen))
-    consistency = pd.concat([primary.assign(model=p.targets[0]), *(_consistency_rows(chosen, target)
-                                                                   for target in p.targets[1:])], ignore_index=True)
+    by_target = _by_target(run, chosen)
+    primary = by_target[p.targets[0]]
     t1 = table1(primary)
-    run.out.parquet("consistency", consistency)
+    run.out.parquet("consistency", pd.concat([c.assign(model=t) for t, c in by_target.items() if c is not None],
+                                             ignore_index=True))
 
     run.out.set(table1_factors=", ".join(t1.index), triples_not_comparable=primary.attrs["n_not_comparable"])
     for key, setting in (("cf_tar_pct", CONTEXT_FREE), ("cd_tar_pct", CONTEXT_DEPENDENT)):
         run.out.put(key, t1[(setting, "tar")].mean() if (setting, "tar") in t1.columns else None,
                     why=f"no factor has a comparable {SETTING_NAMES[setting]} triple")
-    return run.table("table1", _per_target(run, chosen))
+    return run.table("table1", _per_target(run, by_target, list(dict.fromkeys(chosen["factor"]))))
 
 
 #: How a setting is named in a variable's key.
