@@ -299,7 +299,7 @@ def factors(run: Run) -> pd.DataFrame:
         chosen = chosen_answers(answers, name)
         by_target = _by_target(run, chosen)
         t = table1(by_target[p.targets[0]])
-        run.table("table1_" + name, _per_target(run, by_target, list(dict.fromkeys(chosen["factor"]))))
+        run.table("table1_" + name, _per_target(by_target, list(dict.fromkeys(chosen["factor"]))))
         run.out.put("table1_factors_{answer}", ", ".join(t.index), answer=name)
         run.out.put("table1_rows_{answer}", len(t), answer=name)
     compared = answers[answers["agrees"].notna()]
@@ -359,7 +359,7 @@ def _by_target(run: Run, chosen: pd.DataFrame) -> dict[str, pd.DataFrame | None]
     return out
 
 
-def _per_target(run: Run, by_target: dict[str, pd.DataFrame | None], factors: Sequence[str]) -> pd.DataFrame:
+def _per_target(by_target: dict[str, pd.DataFrame | None], factors: Sequence[str]) -> pd.DataFrame:
     """Table 1 in its long form (:func:`_long`) for each target of ``by_target``
     (:func:`_by_target`), a row group per target (its ``target`` column only with several); a
     target without a comparable triple gets a row per factor and setting saying so
@@ -389,7 +389,7 @@ def consistency_table(run: Run, answers: pd.DataFrame) -> pd.DataFrame:
     for key, setting in (("cf_tar_pct", CONTEXT_FREE), ("cd_tar_pct", CONTEXT_DEPENDENT)):
         run.out.put(key, t1[(setting, "tar")].mean() if (setting, "tar") in t1.columns else None,
                     why=f"no factor has a comparable {SETTING_NAMES[setting]} triple")
-    return run.table("table1", _per_target(run, by_target, list(dict.fromkeys(chosen["factor"]))))
+    return run.table("table1", _per_target(by_target, list(dict.fromkeys(chosen["factor"]))))
 
 
 #: How a setting is named in a variable's key.
