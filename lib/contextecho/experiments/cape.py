@@ -125,8 +125,8 @@ class Parameters(ServingParameters):
             "rpa_characters": "Table 2's role-playing characters (InCharacter ids with a ChatHaruhi agent, e.g. "
                               "Hermione-en, zhongli-zh; all: the 16 agents)",
             "rpa_items": "BFI items asked: the first rpa_items // 5 of each dimension, in the BFI's order "
-                         "(0: all 44, as InCharacter and CAPE; on the embedded model one character's two runs "
-                         "took 55-99 s at 5 items and 142 s at 10, on a shared two-core machine)",
+                         "(0: all 44, as InCharacter and CAPE; on the embedded model one character's two runs in "
+                         "both conditions take about 15 s at 5 items, alone on two cores)",
             "rpa_runs": "runs per character and condition (consistency needs two or more)",
             "rpa_temperature": "the agents' sampling temperature (at 0 the runs repeat each other, and "
                                "consistency measures only determinism)",
