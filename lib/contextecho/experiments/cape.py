@@ -297,9 +297,9 @@ def factors(run: Run) -> pd.DataFrame:
     run.batch("cape:factors", answer_counts(answers))
     for name in ANSWERS:  # Table 1 under both answers (text: the paper's)
         chosen = chosen_answers(answers, name)
-        by_target = _by_target(run, chosen)
-        t = table1(by_target[p.targets[0]])
-        run.table("table1_" + name, _per_target(by_target, list(dict.fromkeys(chosen["factor"]))))
+        consistency_of = _target_consistency(run, chosen)
+        t = table1(consistency_of[p.targets[0]])
+        run.table("table1_" + name, _table1_rows(consistency_of, list(dict.fromkeys(chosen["factor"]))))
         run.out.put("table1_factors_{answer}", ", ".join(t.index), answer=name)
         run.out.put("table1_rows_{answer}", len(t), answer=name)
     compared = answers[answers["agrees"].notna()]
@@ -344,7 +344,7 @@ def _primary(run: Run, answers: pd.DataFrame) -> pd.DataFrame:
     return answers[answers["model"] == run.params.targets[0]]
 
 
-def _by_target(run: Run, chosen: pd.DataFrame) -> dict[str, pd.DataFrame | None]:
+def _target_consistency(run: Run, chosen: pd.DataFrame) -> dict[str, pd.DataFrame | None]:
     """:func:`factor_consistency` of each target's ``chosen`` answers, the primary's first. A
     further target whose answers compare no variant triple has None (its Table 1 rows say
     why), not an error that would lose the others' rows; the primary's raises as before."""
@@ -359,18 +359,18 @@ def _by_target(run: Run, chosen: pd.DataFrame) -> dict[str, pd.DataFrame | None]
     return out
 
 
-def _per_target(by_target: dict[str, pd.DataFrame | None], factors: Sequence[str]) -> pd.DataFrame:
-    """Table 1 in its long form (:func:`_long`) for each target of ``by_target``
-    (:func:`_by_target`), a row group per target (its ``target`` column only with several); a
+def _table1_rows(consistency_of: dict[str, pd.DataFrame | None], factors: Sequence[str]) -> pd.DataFrame:
+    """Table 1 in its long form (:func:`_long`) for each target of ``consistency_of``
+    (:func:`_target_consistency`), a row group per target (its ``target`` column only with several); a
     target without a comparable triple gets a row per factor and setting saying so
     (:data:`NOT_COMPARABLE`)."""
     frames = [_long(table1(consistency)).assign(target=target) if consistency is not None else
               pd.DataFrame([{"target": target, "factor": factor, "setting": SETTING_NAMES[setting],
                              **{m: float("nan") for m in METRICS}, "note": NOT_COMPARABLE}
                             for factor in factors for setting in (CONTEXT_FREE, CONTEXT_DEPENDENT)])
-              for target, consistency in by_target.items()]
+              for target, consistency in consistency_of.items()]
     long = pd.concat(frames, ignore_index=True)
-    return long if len(by_target) > 1 else long.drop(columns="target")
+    return long if len(consistency_of) > 1 else long.drop(columns="target")
 
 
 def consistency_table(run: Run, answers: pd.DataFrame) -> pd.DataFrame:
@@ -379,17 +379,17 @@ def consistency_table(run: Run, answers: pd.DataFrame) -> pd.DataFrame:
     target. The text's values are the primary target's."""
     p = run.params
     chosen = chosen_answers(answers, p.answer)
-    by_target = _by_target(run, chosen)
-    primary = by_target[p.targets[0]]
+    consistency_of = _target_consistency(run, chosen)
+    primary = consistency_of[p.targets[0]]
     t1 = table1(primary)
-    run.out.parquet("consistency", pd.concat([c.assign(model=t) for t, c in by_target.items() if c is not None],
+    run.out.parquet("consistency", pd.concat([c.assign(model=t) for t, c in consistency_of.items() if c is not None],
                                              ignore_index=True))
 
     run.out.set(table1_factors=", ".join(t1.index), triples_not_comparable=primary.attrs["n_not_comparable"])
     for key, setting in (("cf_tar_pct", CONTEXT_FREE), ("cd_tar_pct", CONTEXT_DEPENDENT)):
         run.out.put(key, t1[(setting, "tar")].mean() if (setting, "tar") in t1.columns else None,
                     why=f"no factor has a comparable {SETTING_NAMES[setting]} triple")
-    return run.table("table1", _per_target(by_target, list(dict.fromkeys(chosen["factor"]))))
+    return run.table("table1", _table1_rows(consistency_of, list(dict.fromkeys(chosen["factor"]))))
 
 
 #: How a setting is named in a variable's key.
