@@ -115,6 +115,9 @@ TRIED: dict[str, Try | NotRun] = {
         Try("planned; the embedded default's 8k context refuses a 30,000-character window (exit 2, the "
             "README's parameter refusal)", add=(*NOTEBOOK_PLAN[:3], *NOTEBOOK_PLAN[-3:]), exits=frozenset({2}),
             says="exceeds the 8192-token context of smollm2-135m; shorten the prefix window"),
+    "python -m contextecho notebook panel -p protocol reference -p targets anthropic/claude-sonnet-4-5 "
+    "-p released DIR": Try("planned on an empty release (no key: nothing is sent)", swap={"DIR": "{tmp}"},
+                           add=NOTEBOOK_PLAN),
     "papermill notebooks/panel.ipynb out.ipynb -p n_sessions 2":
         Try("as contextecho notebook, which validates the same parameters; planned", add=NOTEBOOK_PLAN),
     # Using a real provider

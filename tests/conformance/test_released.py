@@ -8,8 +8,9 @@ import pytest
 
 from contextecho.__main__ import main
 from contextecho.conformance.case import NOT_IN_RELEASE
-from contextecho.conformance.released import REQUESTS_NOTE, ReleasedReplies
-from contextecho.conformance.replay import key_text
+from contextecho.conformance.released import REQUESTS_NOTE
+from contextecho.echo.reference.released_answers import ReleasedReplies
+from contextecho.echo.reference.released_answers import key_text
 from contextecho.conformance.runs import run_case
 from contextecho.echo.reference.judge import parse_verdict
 from contextecho.echo.reference.released import import_release

@@ -93,13 +93,15 @@ def run(args: argparse.Namespace) -> int:
             from ..engine.calls import retry_errors_everywhere
 
             retry_errors_everywhere()  # every notebook kernel inherits it
-        items = args.set + ([f"{RELEASED}={args.released}"] if args.released else [])
         if args.released and PUBLISHED not in names:
             print(f"contextecho paper: --released is read by the {PUBLISHED} notebook; add it to --only",
                   file=sys.stderr)
             return 2
         try:  # every override checked before anything runs (without one there is nothing to check)
-            overrides = set_overrides(items, names) if items else {name: {} for name in names}
+            overrides = set_overrides(args.set, names) if args.set else {name: {} for name in names}
+            if args.released:  # the published notebook's alone (the panel's and the onset's: --set released=DIR)
+                overrides[PUBLISHED] = {**overrides[PUBLISHED], RELEASED: args.released}
+                check_parameters(PUBLISHED, overrides[PUBLISHED])
         except ParameterError as exc:
             print(f"contextecho paper: {exc}", file=sys.stderr)
             return 2

@@ -46,8 +46,9 @@ from ..stats.session_validation import HARNESS_ARMS
 from .case import REFERENCE, TOLERANCE, CaseResult, FixtureError, decode
 from .cells import compare_cell_fields, empty_text_verdict, expected_cells, multi_block_join
 from ..echo.reference.released import identify
+from ..echo.reference.released_answers import item_name
 from .replay import Replay, compare_requests, empty_text_reply, key_identity, litellm_model
-from .tables import EMPTY_TEXT_READING, Driven, compare_s2_tables, explained, item_name, row_identity, target_replies
+from .tables import EMPTY_TEXT_READING, Driven, compare_s2_tables, explained, row_identity, target_replies
 
 E15_RUNNER = "experiments/e15_probes_at_crosscompaction/run.py"
 CROSSSESSION_RUNNER = "experiments/e15_probes_at_crosscompaction/run_crosssession.py"

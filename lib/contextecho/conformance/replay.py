@@ -32,6 +32,7 @@ from ..echo.reference.providers import (ANTHROPIC, COHERE, GEMINI, MISTRAL, NVID
                                         TOGETHER, harness_provider)
 from ..engine import llm
 from ..engine.faults import classify
+from ..echo.reference.released_answers import key_text
 from ..engine.model_request import ModelRequest
 from .case import CaseResult, FixtureError, field_differences, matches
 
@@ -51,10 +52,6 @@ API_BASES = {OPENROUTER: "https://openrouter.ai/api/v1", NVIDIA: "https://integr
 def key_identity(key: Mapping[str, Any]) -> tuple:
     """A target request key as a cell identity: (target, position, arm, item, replicate)."""
     return (key.get("target"), key.get("position"), key.get("arm"), key.get("item"), int(key.get("replicate", 0)))
-
-
-def key_text(key: Mapping[str, Any]) -> str:
-    return json.dumps(key, sort_keys=True)
 
 
 def key_fields(case: dict, call: str) -> list[str]:
@@ -79,7 +76,8 @@ class Sent:
 
 class Replies(Protocol):
     """Where a replay's replies come from: the reply specs of a ``(call, key text)``, or None where
-    it has none (the case's canned replies as a dict; :class:`.released.ReleasedReplies`)."""
+    it has none (the case's canned replies as a dict;
+    :class:`~contextecho.echo.reference.released_answers.ReleasedReplies`)."""
 
     def get(self, ident: tuple[str, str], default: Any = None) -> list | None: ...
 
@@ -91,7 +89,8 @@ class UnexpectedRequest(Exception):
 @dataclass
 class Replay:
     """The network client of a replayed run (module doc): canned replies by (call, key)
-    (or any :class:`Replies` that gives them: :class:`.released.ReleasedReplies`)."""
+    (or any :class:`Replies` that gives them:
+    :class:`~contextecho.echo.reference.released_answers.ReleasedReplies`)."""
 
     replies: Replies
     identities: dict[str, tuple[str, dict]] = field(default_factory=dict)  # target request key -> (call, key)

@@ -49,6 +49,7 @@ from ..echo.reference import s2_requests
 from ..echo.protocol import Positions
 from ..echo.reference.judge import parse_verdict
 from ..echo.reference.released import identify
+from ..echo.reference.released_answers import item_name, key_text
 from ..echo.runner import SELF_JUDGE
 from ..echo.reference.transcript import DEFAULT_WINDOW
 from ..echo.protocols import protocol_of
@@ -65,8 +66,8 @@ from . import released as release
 from .cells import compare_cell_fields, empty_text_verdict, multi_block_join
 from .case import (NOT_IMPLEMENTED, REFERENCE, TOLERANCE, CaseResult, Check, FamilyResult, FixtureError, decode,
                    load_declared, sha256_text)
-from .tables import EMPTY_TEXT_READING, Driven, compare_s2_tables, explained, item_name, row_identity
-from .replay import (LITELLM_PREFIX, Replay, compare_requests, key_fields, key_identity, key_text, litellm_model,
+from .tables import EMPTY_TEXT_READING, Driven, compare_s2_tables, explained, row_identity
+from .replay import (LITELLM_PREFIX, Replay, compare_requests, key_fields, key_identity, litellm_model,
                      replay_environment)
 
 FORMAT_VERSION = 1

@@ -11,18 +11,12 @@ from typing import Any, Mapping, Sequence
 
 import pandas as pd
 
+from ..echo.reference.released_answers import item_name
 from ..echo.reference.scorers import REFERENCE_SCORERS
 from ..stats.judge_free import StressorCell, harness_audit_session, harness_compliance_audit, harness_stressor_forest
 from ..stats.session_validation import HARNESS_ARMS
 from .case import DECLARED, TOLERANCE, CaseResult, Check, decode, declared_for, matches
 from .replay import Replay, key_identity
-
-
-def item_name(item: str) -> str:
-    """Our item id as the harness's key names it (``S2#01`` -> ``S2_v00``)."""
-    if item.startswith("S2#"):
-        return f"S2_v{int(item[3:]) - 1:02d}"
-    return item
 
 
 def row_identity(row: Mapping[str, Any], target_safe: Mapping[str, str]) -> tuple:

@@ -170,6 +170,9 @@ class Protocol(ABC):
     options: ClassVar[tuple[str, ...]] = ()
     #: The arms its cells can be asked in (:attr:`Grid.arms`).
     arms: ClassVar[tuple[str, ...]] = PAIRED_ARMS
+    #: Whether the authors' released cells answer its calls (a run with ``released``,
+    #: :mod:`.reference.released_answers`): only the calls of the harness's own protocol.
+    answered_by_release: ClassVar[bool] = False
 
     @abstractmethod
     def texts(self) -> Mapping[str, object]:

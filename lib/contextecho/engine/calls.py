@@ -99,6 +99,10 @@ class ModelConfigError(UsageError, ValueError):
     """The round cannot start: an unknown model string, a missing key, an oversized request."""
 
 
+#: A network client: ``await client(request, kwargs)`` answers one attempt (:attr:`Transport.client`).
+Client = Callable[[ModelRequest, dict[str, Any]], Awaitable[Any]]
+
+
 @dataclass(frozen=True)
 class Transport:
     """How calls are made. None of this is part of a request key but ``options``, which are
@@ -119,7 +123,7 @@ class Transport:
     #: The network client: ``await client(request, kwargs)`` answers one attempt with a
     #: LiteLLM-shaped response (``choices[0].message.content``, ``usage``) or raises. None:
     #: ``litellm.acompletion(**kwargs)``. Conformance replays canned replies through it.
-    client: Callable[[ModelRequest, dict[str, Any]], Awaitable[Any]] | None = None
+    client: Client | None = None
     #: Plan mode (:mod:`contextecho.engine.plan`): requests the cache cannot answer are written
     #: down and answered with placeholders, never sent; nothing is stored.
     planner: Planner | None = None

@@ -27,11 +27,12 @@ from ..paper.tables import Column, Table
 from ..paper.variables import Variable, reasons
 from ..paper.show import Result, SavedFigure
 from ..echo.protocol import Positions
+from ..echo.reference.released import ONSET_CELLS
 from ..stats.errors import StatsInputError
 from ..stats.drift import drift_gap
 from ..stats.units import complete_units
 from . import spine
-from .parameter_sets import JudgedParameters, REFERENCE_JUDGE
+from .parameter_sets import REFERENCE_JUDGE, ReleasedParameters
 from .item_ids import PROBE_IDS
 from .protocol_record import PROTOCOL, protocol_variables
 from .scores import score_column
@@ -48,21 +49,22 @@ PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5", "openai/gpt-4o", "anth
 
 
 @dataclass(frozen=True)
-class Parameters(JudgedParameters):
+class Parameters(ReleasedParameters):
     n_sessions: int = 2
     steps: tuple[int, ...] = (1, 5, 25, 125)
     probes: tuple[str, ...] = ("coding_self",)
     replicates: int = 1
+    RELEASE_FOLDERS = (ONSET_CELLS,)
 
-    HELP = {**JudgedParameters.HELP,
+    HELP = {**ReleasedParameters.HELP,
             "steps": "snapshot positions",
             "replicates": "samples per cell (the harness's e17 N_REPLICATES, default 1)",
             "n_sessions": "longest openly licensed sessions (0 for all)"}
-    PROTOCOL_HELP = {**JudgedParameters.PROTOCOL_HELP,
+    PROTOCOL_HELP = {**ReleasedParameters.PROTOCOL_HELP,
                      "steps": {"reference": "harness turns, each asked (one past the session's end renders its "
                                             "last turn under its own number)",
                                "contextecho": "agent steps, kept when before the session's first compaction"}}
-    RANGES = {**JudgedParameters.RANGES, "n_sessions": count(zero="all"),
+    RANGES = {**ReleasedParameters.RANGES, "n_sessions": count(zero="all"),
               "steps": (NonEmpty(), count()), "probes": (NonEmpty(), PROBE_IDS), "replicates": count()}
 
 

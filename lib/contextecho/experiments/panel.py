@@ -28,6 +28,7 @@ import pandas as pd
 
 from ..echo.fingerprint import fit_pca
 from ..echo.reference import negative_controls
+from ..echo.reference.released import PANEL_CELLS
 from ..echo.probes import FRAMINGS
 from ..echo.arms import ARMS
 from ..echo.protocol import PAIRED_ARMS, Positions
@@ -52,7 +53,7 @@ from ..stats.units import complete_units, unit_gaps
 from ..stats.variance import variance_decomposition
 from ..engine.counts import Counts
 from . import spine
-from .parameter_sets import EMBEDDED_STRESSOR_MAX_TOKENS, JudgedParameters, REFERENCE_JUDGE
+from .parameter_sets import EMBEDDED_STRESSOR_MAX_TOKENS, REFERENCE_JUDGE, ReleasedParameters
 from .distributions import DISTRIBUTIONS, distribution_report
 from .harness_forests import harness_table
 from .item_ids import PROBE_IDS, STRESSOR_IDS
@@ -107,7 +108,7 @@ NEGATIVE_CONTROLS = {**PAPER_SCALE, "probes": (negative_controls.ITEM_SET,), "st
 
 
 @dataclass(frozen=True)
-class Parameters(JudgedParameters):
+class Parameters(ReleasedParameters):
     n_sessions: int = 2
     n_positions: int = 3
     probes: tuple[str, ...] = ("coding_self",)
@@ -120,8 +121,9 @@ class Parameters(JudgedParameters):
     resume_judges: tuple[str, ...] = ()
     s2_requests: str = "e08"
     arms: tuple[str, ...] = PAIRED_ARMS
+    RELEASE_FOLDERS = (PANEL_CELLS,)
 
-    HELP = {**JudgedParameters.HELP,
+    HELP = {**ReleasedParameters.HELP,
             "judges": "first is primary; self: each target judges its own responses (the harness's "
                       "Fig.-1 fill runners, run_fig1_sonnet45.py:81)",
             "resume_judges": "resume from the call cache: a cell whose result one of these judges stored "
@@ -145,7 +147,7 @@ class Parameters(JudgedParameters):
                     "session's prefix, length-matched; needs n_sessions of 2 or more), scratch (no context); "
                     "the gaps read real and filler only"}
     PROTOCOL_HELP = {
-        **JudgedParameters.PROTOCOL_HELP,
+        **ReleasedParameters.PROTOCOL_HELP,
         "n_positions": {"reference": "snapshot positions per session: the first n of the named positions "
                                      "(0: every one the session offers)",
                         "contextecho": "snapshot positions per session (positions panel: n uniform agent steps; "
@@ -155,10 +157,10 @@ class Parameters(JudgedParameters):
                                    "or late (three turns before the end, e16's position)",
                       "contextecho": "panel (uniform agent steps), deciles (each tenth of the assistant messages: "
                                      "the corpus grid) or late (three steps before the last, e16's position)"}}
-    IGNORED = {**JudgedParameters.IGNORED,
+    IGNORED = {**ReleasedParameters.IGNORED,
                "stressor_max_tokens": {"contextecho": "S2 cells take max_tokens, as every cell"},
                "s2_requests": {"contextecho": "S2 cells are asked as every other cell"}}
-    RANGES = {**JudgedParameters.RANGES, "n_sessions": count(zero="all"),
+    RANGES = {**ReleasedParameters.RANGES, "n_sessions": count(zero="all"),
               "judges": (NonEmpty(), Models(also=(SELF_JUDGE,))), "resume_judges": Models(also=(SELF_JUDGE,)),
               "s2_requests": OneOf(S2_REQUESTS.names, "S2 request rule set"),
               "n_positions": count(zero="every position the session offers"), "replicates": count(),

@@ -4,17 +4,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Any, ClassVar, Iterable
 
-from ..engine.calls import Transport, check_routes
+from ..engine.calls import Client, Transport, check_routes
 from ..engine.endpoints import parse_endpoints
 from ..engine.request_options import RequestOptions
 from ..echo.protocols import PROTOCOLS
 from ..echo.reference.judge import JUDGE_MODEL
+from ..echo.reference.released import import_release
+from ..echo.reference.released_answers import ReleasedClient
 from ..echo.runner import SELF_JUDGE
 from ..engine.llm import LOCAL_MODEL
-from .parameters import (NON_NEGATIVE, POSITIVE, RESAMPLES, Checked, Endpoints, File, ModelOptionsText, Models,
-                         NonEmpty, OneOf, Temperature, count)
+from .parameters import (NON_NEGATIVE, POSITIVE, RESAMPLES, Checked, Endpoints, File, Folder, ModelOptionsText,
+                         Models, NonEmpty, OneOf, Temperature, count, resolve_path)
 from .scores import SCORES
 
 PROTOCOL_NAMES = OneOf(PROTOCOLS.names, "protocol")
@@ -57,11 +59,13 @@ class ServingParameters(Checked):
                      "by one (README: Provider batch mode)"}
     RANGES = {"endpoints": Endpoints(), "model_options": ModelOptionsText(), "concurrency": count()}
 
-    def transport(self, models: Iterable[str]) -> Transport:
-        """The run's Transport; every model's route and key are checked here, before any call."""
+    def transport(self, models: Iterable[str], *, client: Client | None = None, sends: bool = True) -> Transport:
+        """The run's Transport; every model's route and key are checked here, before any call
+        (a key only where a call may be sent: not in plan mode, nor through a ``client`` that
+        never ``sends`` to a provider)."""
         transport = Transport(concurrency=self.concurrency, endpoints=parse_endpoints(self.endpoints),
-                              batch=self.batch, options=RequestOptions.parse(self.model_options))
-        check_routes(models, transport, sending=not self.plan)
+                              batch=self.batch, options=RequestOptions.parse(self.model_options), client=client)
+        check_routes(models, transport, sending=sends and not self.plan)
         return transport
 
 
@@ -119,3 +123,35 @@ class JudgedParameters(ServingParameters):
         """The model strings of the judges, in order (``self``, which the panel accepts: every
         target, :data:`~contextecho.echo.runner.SELF_JUDGE`)."""
         return tuple(dict.fromkeys(t for j in self.judges for t in (self.targets if j == SELF_JUDGE else (j,))))
+
+
+@dataclass(frozen=True)
+class ReleasedParameters(JudgedParameters):
+    """A judged experiment whose cells the authors released (:data:`RELEASE_FOLDERS`): its
+    calls can be answered from a release (``released``), nothing sent for a cell the release
+    holds (:class:`~contextecho.echo.reference.released_answers.ReleasedClient`)."""
+
+    released: str = ""
+    fill: bool = False
+
+    #: The results folders of the authors' release this experiment's cells live in.
+    RELEASE_FOLDERS: ClassVar[tuple[str, ...]] = ()
+
+    HELP = {**JudgedParameters.HELP,
+            "released": "the authors' released cells (a folder `released fetch` wrote): each call a released cell "
+                        "answers is answered by it and nothing is sent (protocol reference, at the paper's scale; "
+                        "README: Reproduce the paper from the released data); empty: none",
+            "fill": "with released: the calls the release lacks go to the provider (false: they are never sent; "
+                    "their cells are lost, counted and said)"}
+    RANGES = {**JudgedParameters.RANGES, "released": Folder("none")}
+
+    def transport(self, models: Iterable[str], **_: Any) -> Transport:
+        """:meth:`ServingParameters.transport`; with ``released``, answered from the release's
+        cells of :data:`RELEASE_FOLDERS`, the keys checked only where the calls it lacks are
+        sent (``fill``)."""
+        if not self.released:
+            return super().transport(models)
+        imported = import_release(resolve_path(self.released))
+        print(imported.describe())
+        client = ReleasedClient(imported, folders=self.RELEASE_FOLDERS, fill=self.fill)
+        return super().transport(models, client=client, sends=self.fill)

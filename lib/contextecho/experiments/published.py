@@ -56,7 +56,8 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..echo.reference.released import CROSS_JUDGE, PROBE, STRESSOR, ImportReport, ReleasedCell, import_release
+from ..echo.reference.released import (CROSS_JUDGE, ONSET_CELLS, PANEL_CELLS, PROBE, STRESSOR, ImportReport,
+                                       ReleasedCell, import_release)
 from ..echo.reference.scorers import is_no_preamble
 from ..engine.calls import Transport
 from ..paper.declared import Declared
@@ -79,10 +80,9 @@ TITLE = "Published vs regenerated: the paper's numbers from the authors' release
 NO_RELEASE = "no release given (make paper RELEASED=DIR)"
 #: The Coding-Self probes the forest and the onset read (``fig2_forest_panelwide.py``, ``run_onset.py``).
 CODING_SELF = ("C01", "C02", "C03", "C04", "C05")
-#: The results folders the analyses read, as the harness's scripts read them (under ``results/``;
-#: the S2 audit reads its own folders wherever they are, :data:`_S2_AUDITED`).
-PANEL_CELLS = "results/probes_at_crosscompaction"
-ONSET_CELLS = "results/drift_onset"
+#: The other results folders the analyses read (the panel's and the onset's are the release
+#: layout's, :data:`~contextecho.echo.reference.released.PANEL_CELLS`; the S2 audit reads its own
+#: folders wherever they are, :data:`_S2_AUDITED`).
 AUDIT_CELLS = "results/crossjudge_audit"
 #: e16's folder, and its two framings' folders as ours (``experiments/e16_probe_framing_ablation/run.py``).
 FRAMING_CELLS = "results/probe_framing_ablation"

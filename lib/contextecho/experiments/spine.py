@@ -31,6 +31,7 @@ from ..echo.runner import run_cells
 from ..echo.calibration import MAX_INVALID_RATE, MIN_KAPPA, LabelsError, calibrate, calibration_set
 from ..echo.protocol import Protocol
 from ..echo.protocols import protocol_of
+from ..echo.reference.released_answers import ReleasedClient
 from ..engine.cache import CallCache
 from ..engine.calls import Transport
 from ..engine.counts import Counts
@@ -179,6 +180,9 @@ def start(name: str, params: Any, *, models: Sequence[str], protocol: Protocol |
         about["plan"] = planned
     log = RunLog(out.manifest, name, params, set(models), about)
     transport = params.transport(log.models) if transport is None else transport
+    if isinstance(transport.client, ReleasedClient) and not (protocol is not None and protocol.answered_by_release):
+        raise ParameterError(f"parameter 'released': the authors' release answers the calls of their harness's "
+                             f"protocol, not {protocol.name if protocol else 'an unjudged run'}'s (protocol reference)")
     if planning:
         planner = current_planner() or Planner(concurrency=transport.concurrency)
         transport = dataclasses.replace(transport, planner=planner)
@@ -243,6 +247,9 @@ def run_grid(run: Run, cells: Sequence, *, judges: Sequence[str], judge_max_toke
     harness redoes a lost cell), and judged by ``judges``."""
     name = name or run.name
     resuming = bool(resume_judges) and bool(cells)
+    released = run.transport.client if isinstance(run.transport.client, ReleasedClient) else None
+    if released is not None:  # the release answers the cells by their identity (released_answers)
+        released.expect(cells)
     with CallCache() as cache:
         calling = {"cache": cache, "transport": run.transport, "protocol": run.protocol, "distributions": True,
                    "redact": redact,
@@ -260,6 +267,8 @@ def run_grid(run: Run, cells: Sequence, *, judges: Sequence[str], judge_max_toke
     for batch, counts in frame.attrs.pop("batches", {}).items():
         if counts.calls:
             run.batch(batch, counts)
+    if released is not None:
+        print(f"[{name}] {released.summary()}")
     if resuming:  # the kept rows and the new ones, in the grid's order
         order = {c.key: i for i, c in enumerate(cells)}
         frame = pd.concat([kept.assign(resumed=True), frame.assign(resumed=False)], ignore_index=True)

@@ -99,6 +99,7 @@ class ReferenceProtocol(Protocol):
     judge_variants = (reference_judge.B3,)
     step_unit = "harness turn"
     stored_score = "reference_score"
+    answered_by_release = True
     beside_score = "contextecho_score"
     result_columns = tuple(f.name for f in fields(HarnessVerdict)[4:] + fields(HarnessScore)[4:])
     options = ("s2_requests",)

@@ -51,6 +51,10 @@ from typing import Any, Callable, Iterator, Mapping
 #: The folders the harness's runners write under (``REPO_ROOT``-relative).
 RESULT_ROOTS = ("results", "results_v2_candidate", "data_archive")
 DEFAULT_LABEL = "contextecho2026/persona-drift-contextecho"
+#: The results folders of the panel's and the onset's cells, as the harness's runners and
+#: plotting scripts name them (``run_probes_at_crosscompaction.py``, ``run_onset.py``).
+PANEL_CELLS = "results/probes_at_crosscompaction"
+ONSET_CELLS = "results/drift_onset"
 PROBE, STRESSOR, CROSS_JUDGE = "probe", "stressor", "cross_judge"
 #: What a harness arm file of e08's layout names (``claude.json`` is the ``claude_session`` arm).
 S2_ARMS = {"claude": "claude_session", "filler": "filler"}

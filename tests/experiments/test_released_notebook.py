@@ -1,0 +1,136 @@
+"""A notebook under ``reference`` answered from the authors' released cells (``released``): a cell
+the release holds is answered by it and nothing is sent; a cell it lacks is lost, counted and
+said, never sent, unless ``fill`` asks the provider."""
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pandas as pd
+import pytest
+
+from contextecho.echo.reference.released import PANEL_CELLS, import_release
+from contextecho.echo.reference.released_answers import OTHER, NotInRelease, ReleasedClient, item_name
+from contextecho.engine.model_request import ModelRequest
+from contextecho.experiments.parameters import ParameterError, declared
+from contextecho.notebooks import experiment
+from contextecho.notebooks.build import NOTEBOOKS
+from tests.conftest import JUDGE_LABELS, scripted_reply
+
+TINY = dict(n_sessions=1, n_positions=2, probes=("C01",), stressors=("S2#01",), n_resamples=200, max_tokens=16,
+            window=3000, judge_labels=str(JUDGE_LABELS))
+ARMS = {"real": "claude_session", "filler": "filler"}
+
+
+def _release(cells: pd.DataFrame, root) -> dict[tuple, tuple[str, int | None]]:
+    """The panel's cells written in the harness's layout (probe and S2 files) under ``root``,
+    each with a response and (a probe) a score of its own; -> identity: (text, score)."""
+    written = {}
+    for i, row in enumerate(cells.drop_duplicates("key").itertuples()):
+        folder = root / PANEL_CELLS / row.target.split("/", 1)[1] / row.position
+        text = f"released answer {i}: ls -la"
+        if row.item_kind == "probe":
+            score = i % 4
+            path = folder / ARMS[row.arm] / f"{row.item}.json"
+            record = {"response_text": text, "response_len": len(text), "score": score, "label": f"label {score}",
+                      "reason": f"reason {i}", "model_id": row.target.split("/", 1)[1]}
+        else:
+            score = None
+            path = folder / f"v{int(item_name(row.item)[4:]):02d}" / f"{'claude' if row.arm == 'real' else 'filler'}.json"
+            record = {"response_text": text, "response_len": len(text)}
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(record))
+        written[(row.position, row.arm, row.item)] = (text, score, path)
+    return written
+
+
+@pytest.fixture
+def live_provider(provider):
+    """``rel/...``: the scripted models while ``live["on"]``; otherwise any call fails the test."""
+    live = {"on": True}
+    handler = provider("rel", lambda model, messages: scripted_reply(model, messages) if live["on"]
+                       else AssertionError("a call was sent"))
+    return handler, live
+
+
+def test_the_panel_is_answered_from_the_release_and_sends_nothing(tmp_path, corpus_dir, live_provider, monkeypatch):
+    handler, live = live_provider
+    module = experiment("panel")
+    params = dict(targets=("rel/command",), judges=("rel/judge",), protocol="reference", **TINY)
+    asked = module.run(module.Parameters(**params, output_dir=str(tmp_path / "asked")))
+    cells = pd.read_parquet(asked.output_dir / "results" / "cells.parquet")
+    release = tmp_path / "release"
+    written = _release(cells, release)
+    assert len(written) == 8  # 2 positions x 2 arms x (C01, S2#01)
+
+    def rerun(name: str, **more) -> tuple[pd.DataFrame, int]:
+        monkeypatch.setenv("CONTEXTECHO_CACHE", str(tmp_path / f"cache-{name}"))  # nothing from the first run
+        before = len(handler.seen)
+        result = module.run(module.Parameters(**params, released=str(release), **more,
+                                              output_dir=str(tmp_path / name)))
+        return pd.read_parquet(result.output_dir / "results" / "cells.parquet"), len(handler.seen) - before
+
+    live["on"] = False
+    frame, sent = rerun("released")
+    assert sent == 0
+    assert (frame["status"] == "ok").all()
+    for row in frame.itertuples():
+        text, score, _ = written[(row.position, row.arm, row.item)]
+        assert row.response == text
+        if row.item_kind == "probe":  # the judge's verdict is the released one, read back
+            assert row.reference_score == score and row.reference_label == f"label {score}"
+
+    # A cell the release lacks is lost and said, never sent
+    lost = next(k for k, (_, score, _) in written.items() if score is not None)
+    written[lost][2].unlink()
+    frame, sent = rerun("lacking")
+    assert sent == 0
+    missing = frame[(frame["position"] == lost[0]) & (frame["arm"] == lost[1]) & (frame["item"] == lost[2])]
+    assert len(missing) == 1 and (missing["status"] == "error").all()
+    assert (frame.drop(missing.index)["status"] == "ok").all()
+
+    # fill: the lacking cell (its target and its judge) and the calibration go to the provider
+    live["on"] = True
+    frame, sent = rerun("filled", fill=True)
+    assert sent == 2 + len(JUDGE_LABELS.read_text().splitlines())
+    assert (frame["status"] == "ok").all()
+
+
+def test_released_is_the_panel_s_and_the_onset_s_under_the_reference_protocol(tmp_path, scripted_models):
+    """Only the experiments whose cells the authors released take it, and only under their protocol."""
+    assert {name for name in NOTEBOOKS if "released" in declared(experiment(name).Parameters)} == \
+        {"panel", "onset", "published"}
+    (tmp_path / "release").mkdir()
+    module = experiment("panel")
+    with pytest.raises(ParameterError, match="not contextecho's .protocol reference"):
+        module.run(module.Parameters(targets=("scripted/command",), judges=("scripted/judge",), n_sessions=1,
+                                     protocol="contextecho", released=str(tmp_path / "release"),
+                                     output_dir=str(tmp_path / "panel")))
+
+
+def _cell_file(root, folder: str, target: str, score: int) -> None:
+    path = root / folder / target / "P0_start" / "claude_session" / "C01.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"response_text": f"from {folder}", "response_len": 9, "score": score,
+                                "label": "x", "reason": "y"}))
+
+
+def test_the_client_reads_its_folders_only_and_names_a_litellm_target_by_its_model_id(tmp_path):
+    _cell_file(tmp_path, PANEL_CELLS, "claude-x", 3)
+    _cell_file(tmp_path, "results/drift_onset", "claude-x", 1)
+    client = ReleasedClient(import_release(tmp_path), folders=(PANEL_CELLS,))
+    assert client.n_cells == 1
+    request = ModelRequest("anthropic/claude-x", ({"role": "user", "content": "hi"},), {"max_tokens": 8})
+
+    class Cell:  # what the client reads of one of our cells
+        target, position, arm, replicate, key = "anthropic/claude-x", "P0_start", "real", 0, request.key
+        item = type("Item", (), {"id": "C01"})
+
+    client.expect([Cell])
+    reply = asyncio.run(client(request, {}))
+    assert reply.choices[0].message.content == f"from {PANEL_CELLS}"
+    other = ModelRequest("anthropic/claude-y", ({"role": "user", "content": "hi"},), {"max_tokens": 8})
+    with pytest.raises(NotInRelease, match="that is no cell of the grid"):
+        asyncio.run(client(other, {}))
+    assert client.answered["target"] == 1 and client.refused[OTHER] == 1
+    assert "1 calls answered from 1 cells" in client.summary()
