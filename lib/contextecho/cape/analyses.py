@@ -3,6 +3,8 @@
 - :func:`factor_consistency` / :func:`table1`: TAR, ED, TC, OC per factor and setting
   (Table 1). Per factor, run r's three variant trajectories form one triple (stability:
   its three plain runs); the table shows the mean over runs, TAR/TC/OC ×100.
+- :func:`table6`: the same metrics per setting alone, the mean over the factors of Table 1's
+  values (App. E, Table 6: the reasoning models, one row per setting).
 - :func:`metric_correlations`: how the pattern metrics (TC, OC) go with the point-wise
   ones (TAR, ED) over the rows of :func:`factor_consistency` (Table 3).
 - :func:`score_differences`: context-dependent minus context-free score per item,
@@ -82,6 +84,17 @@ def table1(consistency: pd.DataFrame) -> pd.DataFrame:
     settings = [s for s in SETTINGS if s in present] + [s for s in present if s not in SETTINGS]
     cols = [(s, m) for s in settings for m in METRICS]  # context-free first, as in Table 1
     return table.loc[order, cols]
+
+
+
+def table6(consistency: pd.DataFrame) -> pd.DataFrame:
+    """Rows: settings (context-free first), a column per metric: the mean over the factors of
+    :func:`table1`'s values (each a factor's mean over its runs; TAR, TC, OC in %), as CAPE's
+    Table 6 gives one row per setting. A setting no factor measured has no row; a metric no
+    factor measured in a setting is NaN."""
+    t = table1(consistency)
+    return pd.DataFrame([{"setting": s, **{m: t[(s, m)].mean() for m in METRICS}}
+                         for s in dict.fromkeys(t.columns.get_level_values(0))], columns=["setting", *METRICS])
 
 
 #: Table 3's pairs: a pattern metric against a point-wise one.

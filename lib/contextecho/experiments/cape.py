@@ -18,13 +18,18 @@ bridge to drift (the questionnaire asked after real vs filler session prefixes).
    context-free (RPA) and context-dependent (RPA++), beside a Random baseline; OCEAN
    alignment (OA), MAE and type accuracy against the human labels, and TAR, ED, TC, OC over
    the runs (``rpa_*`` parameters; data in ``shared/data/rpa``, never copied).
+7. Table 6 (App. E): the reasoning models (``reasoning_targets``; CAPE's two DeepSeek-R1) asked
+   the questionnaire as Table 1 asks the targets, under the same factors in both settings;
+   TAR, ED, TC, OC per setting, a row group per reasoning model. None by default: no call,
+   and the section says it measures nothing.
 
 Table 1 and Table 2 are asked of every target (``targets``: a row group per target, as CAPE
 compares its seven LLMs); the other sections, and every number the text prints, are the
-primary (first) target's.
+primary (first) target's. The reasoning targets are in Table 6 alone.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -39,7 +44,7 @@ from ..cape.ordering import ORDERINGS
 from ..cape.inventory import TRAITS, load_inventory, Inventory
 from ..cape.metrics import NoComparableItems
 from ..cape.analyses import (METRICS, attack_runs, factor_consistency, metric_correlations, option_shift,
-                             ordering_runs, score_differences, table1)
+                             ordering_runs, score_differences, table1, table6)
 from ..cape.reliability import NO_RETEST, RETEST_NEEDS, retest_correlation, retest_identical, trait_alphas
 from ..cape.validity import TESTS, construct_validity
 from ..cape.logical import KINDS, item_pairs, pair_accuracy
@@ -52,9 +57,9 @@ from ..engine.llm import LOCAL_MODEL
 from .parameters import NON_NEGATIVE, POSITIVE, File, Models, NonEmpty, OneOf, Temperature, count, resolve_path
 from ..paper import figures
 from ..paper.declared import Declared
-from ..paper.formats import COEFFICIENT, COUNT, MODEL, P_VALUE, PERCENT, SCORE, TEXT, not_estimable
-from ..paper.sentences import CAPABLE_TARGET, PAPER_SCALE_SET, listing, measures_nothing
-from ..paper.tables import Column, Table
+from ..paper.formats import COEFFICIENT, COUNT, MODEL, P_VALUE, PERCENT, SCORE, TEXT, model_name, not_estimable
+from ..paper.sentences import CAPABLE_TARGET, PAPER_SCALE_SET, joined, listing, measures_nothing
+from ..paper.tables import Column, Table, explained_if_empty
 from ..paper.variables import Variable
 from ..paper.show import Result, SavedFigure
 from ..sessions.positions import positions as scheme_positions
@@ -72,15 +77,26 @@ TITLE = "CAPE: questionnaire consistency (Table 1), history attack, ordering, an
 CAPE_MODELS = ("openai/gpt-3.5-turbo", "openai/gpt-4-turbo", "gemini/gemini-1.5-flash",
                "anthropic/claude-3-5-haiku-20241022", "hosted_vllm/meta-llama/Llama-3.1-8B-Instruct",
                "hosted_vllm/meta-llama/Llama-3.3-70B-Instruct", "together_ai/meta-llama/Meta-Llama-3.1-405B-Instruct-Turbo")
+#: CAPE's reasoning models (App. E, Table 6): DeepSeek-R1's 8B distillation into Llama-8B, on an
+#: OpenAI-compatible server (vLLM with its ``deepseek_r1`` reasoning parser, which sends the
+#: reasoning apart from the answer), and DeepSeek-R1 (671B) at DeepSeek's API.
+CAPE_REASONING_MODELS = ("hosted_vllm/deepseek-ai/DeepSeek-R1-Distill-Llama-8B", "deepseek/deepseek-reasoner")
+#: The tokens each reasoning model may think before its answer (added to ``max_tokens``: the budget
+#: rule of README's Reasoning models); CAPE does not say how long its models thought.
+REASONING_BUDGET = 4096
 PAPER_SCALE = {"targets": CAPE_MODELS, "n_items": 0,
                "factors": ("stability", "temperature", "option_wording", "option_order", "instruction",
                            "paraphrasing"), "history_window": 0, "bridge_positions": 12,
-               "rpa_characters": ("all",), "rpa_items": 0, "rpa_runs": 3, "rpa_scene_chars": 20000}
+               "rpa_characters": ("all",), "rpa_items": 0, "rpa_runs": 3, "rpa_scene_chars": 20000,
+               "reasoning_targets": CAPE_REASONING_MODELS,
+               # DeepSeek-R1 reasons unasked: a reasoning budget alone, on top of the answer's tokens
+               "model_options": json.dumps({m: {"reasoning_budget": REASONING_BUDGET} for m in CAPE_REASONING_MODELS})}
 
 
 @dataclass(frozen=True)
 class Parameters(ServingParameters):
     targets: tuple[str, ...] = (LOCAL_MODEL,)
+    reasoning_targets: tuple[str, ...] = ()
     inventory: str = "mpi_120"
     n_items: int = 10
     factors: tuple[str, ...] = ("stability", "option_order")
@@ -110,6 +126,10 @@ class Parameters(ServingParameters):
     HELP = {**ServingParameters.HELP,
             "targets": "LiteLLM model strings: Table 1 and Table 2 have a row group per target (CAPE compares seven); "
                        "the other sections run on the first, the primary target",
+            "reasoning_targets": "CAPE's Table 6: reasoning models (LiteLLM model strings) asked like the targets, "
+                                 "under the same factors in both settings, and kept out of every other table; give "
+                                 "each a reasoning budget through model_options (README: Reasoning models); none: "
+                                 "Table 6 measures nothing",
             "answer": "text (the reply's parsed option, the paper's) or constrained (the most probable "
                       "option letter from the model's token probabilities); both are read and reported",
             "n_items": "trait-balanced subset of the inventory (0 for all)",
@@ -134,7 +154,8 @@ class Parameters(ServingParameters):
             "rpa_ambiguity": "which label type X skips a (character, dimension) pair: pdb (InCharacter's code, "
                              "3 of 160) or annotation (the annotators', 23 of 160)",
             "rpa_max_tokens": "reply tokens (the choice is the first digit 1-5 of the reply)"}
-    RANGES = {**ServingParameters.RANGES, "targets": (NonEmpty(), Models()), "inventory": INVENTORIES, "n_items": count(zero="all"),
+    RANGES = {**ServingParameters.RANGES, "targets": (NonEmpty(), Models()), "reasoning_targets": Models(),
+              "inventory": INVENTORIES, "n_items": count(zero="all"),
               "factors": (NonEmpty(), OneOf(tuple(FACTORS), "factor")), "n_runs": count(),
               "history_window": count(zero="auto"), "max_tokens": POSITIVE,
               "attack_letter": OneOf(LETTERS, "option letter"),
@@ -199,7 +220,8 @@ MANUSCRIPT = Declared(
         Variable("rpa_ambiguity", TEXT), Variable("rpa_ambiguity_rule", TEXT), Variable("rpa_pairs", COUNT),
         Variable("rpa_pairs_skipped", COUNT),
         Variable("rpa_pairs_skipped_all", COUNT), Variable("rpa_pairs_all", COUNT), Variable("rpa_answers", COUNT),
-        Variable("rpa_unparsable", COUNT), Variable("rpa_finding", TEXT), Variable("rpa_failed", COUNT)),
+        Variable("rpa_unparsable", COUNT), Variable("rpa_finding", TEXT), Variable("rpa_failed", COUNT),
+        Variable("table6_finding", TEXT)),
     tables=(
         _table1("table1", "Table 1 (TAR, TC, OC in %)"),
         _table1("table1_text", "Table 1 under text answers"),
@@ -227,6 +249,10 @@ MANUSCRIPT = Declared(
         Table("table2", "Table 2: role-playing agents against the human OCEAN labels (MAE as % of the 1–5 span)", (
             _TARGET, Column("Condition", TEXT, "condition", widest="RPA++"), Column("Pairs", COUNT, "n_pairs"),
             Column("OA", PERCENT, "oa"), Column("MAE", PERCENT, "mae"), Column("Accuracy", PERCENT, "accuracy"),
+            Column("TAR", PERCENT, "tar"), Column("ED", SCORE, "ed"), Column("TC", PERCENT, "tc"),
+            Column("OC", PERCENT, "oc")), index=2),
+        Table("table6", "Table 6: reasoning models, consistency per setting (mean over the factors; TAR, TC, OC in %)", (
+            Column("Model", MODEL, "model"), Column("Setting", TEXT, "setting", widest="context-dependent"),
             Column("TAR", PERCENT, "tar"), Column("ED", SCORE, "ed"), Column("TC", PERCENT, "tc"),
             Column("OC", PERCENT, "oc")), index=2),
         Table("attack", "Option shift under the history attack", (
@@ -274,7 +300,7 @@ def _history_pairs(p: Parameters):
 def start(params: Parameters) -> Run:
     """Open the outputs, check that the target can be called (before any call), and pick
     the sessions the bridge snapshots."""
-    return spine.start("cape", params, models=params.targets,
+    return spine.start("cape", params, models=params.targets + params.reasoning_targets,
                        sessions=lambda: select_sessions(params.bridge_sessions), declared=MANUSCRIPT)
 
 
@@ -283,21 +309,12 @@ def factors(run: Run) -> pd.DataFrame:
     context-dependent (every answer's option distribution read too: the constrained answer);
     Table 1 under both answers, text and constrained, and how often they agree."""
     p = run.params
-    inventory = _inventory(p)
-    paraphrases = _paraphrases(run, inventory)
-    factors_asked = [f for f in p.factors if f != "paraphrasing" or paraphrases is not None]
-    runs = [r for f in factors_asked for r in factor_runs(f, inventory, n_runs=p.n_runs, paraphrases=paraphrases,
-                                                          params={**DEFAULT_PARAMS, "max_tokens": p.max_tokens})]
-    with CallCache() as cache:
-        answers = pd.concat([administer(runs, target, setting=s, history_pairs=_history_pairs(p), cache=cache,
-                                        transport=run.transport, progress=True, name=f"cape:{s}",
-                                        constrained=True).answers
-                             for target in p.targets for s in (CONTEXT_FREE, CONTEXT_DEPENDENT)], ignore_index=True)
+    answers = _ask_factors(run, p.targets, "cape")
     run.out.parquet("answers", answers)
     run.batch("cape:factors", answer_counts(answers))
     for name in ANSWERS:  # Table 1 under both answers (text: the paper's)
         chosen = chosen_answers(answers, name)
-        consistency_of = _target_consistency(run, chosen)
+        consistency_of = _target_consistency(chosen, p.targets)
         t = table1(consistency_of[p.targets[0]])
         run.table("table1_" + name, _table1_rows(consistency_of, list(dict.fromkeys(chosen["factor"]))))
         run.out.put("table1_factors_{answer}", ", ".join(t.index), answer=name)
@@ -313,10 +330,31 @@ def factors(run: Run) -> pd.DataFrame:
     return answers
 
 
-def _paraphrases(run: Run, inventory: Inventory) -> dict[int, tuple[str, str]] | None:
+def _ask_factors(run: Run, targets: Sequence[str], name: str, *, plan_paraphrases: bool = True) -> pd.DataFrame:
+    """Each of ``targets`` asked the questionnaire under each sensitivity factor's variants,
+    context-free and context-dependent (rounds ``<name>:<setting>``), every answer's option
+    distribution read too (the constrained answer); the answers, one frame. Table 1's targets
+    and Table 6's reasoning targets are asked through it alike. ``plan_paraphrases``: in a plan
+    without a reviewed paraphrase file, plan their generation (false: an earlier stage did)."""
+    p = run.params
+    inventory = _inventory(p)
+    paraphrases = _paraphrases(run, inventory, plan_generation=plan_paraphrases)
+    factors_asked = [f for f in p.factors if f != "paraphrasing" or paraphrases is not None]
+    runs = [r for f in factors_asked for r in factor_runs(f, inventory, n_runs=p.n_runs, paraphrases=paraphrases,
+                                                          params={**DEFAULT_PARAMS, "max_tokens": p.max_tokens})]
+    with CallCache() as cache:
+        return pd.concat([administer(runs, target, setting=s, history_pairs=_history_pairs(p), cache=cache,
+                                     transport=run.transport, progress=True, name=f"{name}:{s}",
+                                     constrained=True).answers
+                          for target in targets for s in (CONTEXT_FREE, CONTEXT_DEPENDENT)], ignore_index=True)
+
+
+def _paraphrases(run: Run, inventory: Inventory, *,
+                 plan_generation: bool = True) -> dict[int, tuple[str, str]] | None:
     """The reviewed paraphrases the paraphrasing factor asks (None when it is not asked). Without
-    a reviewed file a plan plans the paraphrases' generation and leaves the factor out, saying
-    what to do; a run stops before any call with the same instructions."""
+    a reviewed file a plan plans the paraphrases' generation (unless ``plan_generation`` is
+    false) and leaves the factor out, saying what to do; a run stops before any call with the
+    same instructions."""
     p = run.params
     if "paraphrasing" not in p.factors:
         return None
@@ -332,6 +370,8 @@ def _paraphrases(run: Run, inventory: Inventory) -> dict[int, tuple[str, str]] |
             f"(parameter paraphrases=PATH for a file elsewhere)")
     if run.planner is None:
         raise MissingParaphrases(todo)
+    if not plan_generation:
+        return None
     with CallCache() as cache:
         generate_paraphrases(inventory, model, cache=cache, transport=run.transport)
     print(f"[cape] planned the paraphrases' generation; the paraphrasing factor is left out of this plan: {todo}",
@@ -344,16 +384,18 @@ def _primary(run: Run, answers: pd.DataFrame) -> pd.DataFrame:
     return answers[answers["model"] == run.params.targets[0]]
 
 
-def _target_consistency(run: Run, chosen: pd.DataFrame) -> dict[str, pd.DataFrame | None]:
-    """:func:`factor_consistency` of each target's ``chosen`` answers, the primary's first. A
-    further target whose answers compare no variant triple has None (its Table 1 rows say
-    why), not an error that would lose the others' rows; the primary's raises as before."""
+def _target_consistency(chosen: pd.DataFrame, targets: Sequence[str], *,
+                        primary: bool = True) -> dict[str, pd.DataFrame | None]:
+    """:func:`factor_consistency` of each of ``targets``' ``chosen`` answers, in order. A target
+    whose answers compare no variant triple has None (its table rows say why), not an error
+    that would lose the others' rows; with ``primary`` the first is the primary target, which
+    the later sections read, and its raises as before."""
     out: dict[str, pd.DataFrame | None] = {}
-    for k, target in enumerate(run.params.targets):
+    for k, target in enumerate(targets):
         try:
             out[target] = factor_consistency(chosen[chosen["model"] == target])
         except NoComparableItems:
-            if k == 0:
+            if primary and k == 0:
                 raise
             out[target] = None
     return out
@@ -379,7 +421,7 @@ def consistency_table(run: Run, answers: pd.DataFrame) -> pd.DataFrame:
     target. The text's values are the primary target's."""
     p = run.params
     chosen = chosen_answers(answers, p.answer)
-    consistency_of = _target_consistency(run, chosen)
+    consistency_of = _target_consistency(chosen, p.targets)
     primary = consistency_of[p.targets[0]]
     t1 = table1(primary)
     run.out.parquet("consistency", pd.concat([c.assign(model=t) for t, c in consistency_of.items() if c is not None],
@@ -390,6 +432,96 @@ def consistency_table(run: Run, answers: pd.DataFrame) -> pd.DataFrame:
         run.out.put(key, t1[(setting, "tar")].mean() if (setting, "tar") in t1.columns else None,
                     why=f"no factor has a comparable {SETTING_NAMES[setting]} triple")
     return run.table("table1", _table1_rows(consistency_of, list(dict.fromkeys(chosen["factor"]))))
+
+
+#: Why Table 6 measures nothing on a build that asks no reasoning target (the embedded one's).
+NO_REASONING_TARGET = "no reasoning target was asked (the parameter reasoning_targets is empty)"
+#: Why a reasoning target has no Table 6 value in a setting.
+NO_REASONING_TRIPLE = ("not estimable: no factor's variant triple of this setting had an item answered validly in every "
+                       "variant (a reasoning model that thinks past its budget answers nothing)")
+#: Whether a higher value of a metric is the more consistent (ED is a distance).
+_HIGHER_IS_CONSISTENT = {"tar": True, "ed": False, "tc": True, "oc": True}
+#: Each metric's kind, as Table 1 and Table 6 write it.
+_METRIC_KINDS = {"tar": PERCENT, "ed": SCORE, "tc": PERCENT, "oc": PERCENT}
+
+
+def reasoning_table(run: Run) -> pd.DataFrame:
+    """Table 6 (CAPE App. E): the reasoning models (``reasoning_targets``) answer the
+    questionnaire as Table 1's targets do, under the same factors, context-free and
+    context-dependent, and are kept out of every other table; TAR, ED, TC and OC per setting,
+    the mean over the factors of Table 1's values, a row group per reasoning model. A model's
+    reasoning (its ``<think>`` block, or the reasoning its provider sends apart) is stored
+    apart and never read as its answer; give each a reasoning budget in ``model_options``.
+    With no reasoning target nothing is asked and the table's one row says why."""
+    p = run.params
+    consistency_of: dict[str, pd.DataFrame | None] = {}
+    if p.reasoning_targets:
+        answers = _ask_factors(run, p.reasoning_targets, "cape:reasoning", plan_paraphrases=False)
+        run.out.parquet("reasoning_answers", answers)
+        run.batch("cape:reasoning", answer_counts(answers))
+        consistency_of = _target_consistency(chosen_answers(answers, p.answer), p.reasoning_targets, primary=False)
+    table = explained_if_empty(_table6_rows(consistency_of), f"{NO_REASONING_TARGET}; the notebook's paper-scale set "
+                               "asks CAPE's two DeepSeek-R1 models", MANUSCRIPT.table("table6"))
+    run.out.set(table6_finding=_table6_finding(table, p.reasoning_targets))
+    return run.table("table6", table)
+
+
+def _table6_rows(consistency_of: dict[str, pd.DataFrame | None]) -> pd.DataFrame:
+    """Table 6 in its long form: for each reasoning target of ``consistency_of``
+    (:func:`_target_consistency`) a context-free and a context-dependent row (:func:`table6`); a
+    row with a metric it could not measure says why."""
+    rows = []
+    for target, consistency in consistency_of.items():
+        means = table6(consistency).set_index("setting") if consistency is not None else pd.DataFrame()
+        for setting in (CONTEXT_FREE, CONTEXT_DEPENDENT):
+            values = {m: means.loc[setting, m] if setting in means.index else float("nan") for m in METRICS}
+            missing = [m.upper() for m, v in values.items() if pd.isna(v)]
+            rows.append({"model": target, "setting": SETTING_NAMES[setting], **values,
+                         "note": NO_REASONING_TRIPLE if len(missing) == len(METRICS) else
+                         f"not estimable for {joined(missing)}: no variant triple of this setting had a valid answer "
+                         "for every trait in every variant" if missing else ""})
+    return pd.DataFrame(rows, columns=["model", "setting", *METRICS, "note"])
+
+
+def _table6_finding(table: pd.DataFrame, reasoning_targets: Sequence[str]) -> str:
+    """Table 6's sentence: per reasoning model, the metrics on which it is less consistent with
+    its earlier answers in context than without, those on which it is more, and those alike
+    (as the table prints them); or, where it measures nothing, why."""
+    if not reasoning_targets:
+        return measures_nothing("Table 6 (the reasoning models)", NO_REASONING_TARGET,
+                                "reasoning models in reasoning_targets, each with a reasoning budget in model_options, "
+                                f"or {PAPER_SCALE_SET} (CAPE's two DeepSeek-R1 models)")
+    if table[list(METRICS)].isna().all().all():
+        return measures_nothing("Table 6 (the reasoning models)",
+                                "no reasoning target had a factor's variant triple with an item answered validly in "
+                                "every variant, in either setting (a reasoning model that thinks past its budget "
+                                "answers nothing)", "a larger reasoning_budget in model_options")
+    sentences = []
+    for target, rows in table.groupby("model", sort=False):
+        by_setting = rows.set_index("setting")
+        free, dependent = by_setting.loc[SETTING_NAMES[CONTEXT_FREE]], by_setting.loc[SETTING_NAMES[CONTEXT_DEPENDENT]]
+        less, more, alike, unmeasured = [], [], [], []
+        for m in METRICS:
+            kind = _METRIC_KINDS[m]
+            if pd.isna(free[m]) or pd.isna(dependent[m]):
+                unmeasured.append(m.upper())
+                continue
+            shown = f"{m.upper()} ({kind.variable(free[m])} without, {kind.variable(dependent[m])} with)"
+            if kind.text(dependent[m]) == kind.text(free[m]):
+                alike.append(shown)
+            elif (dependent[m] > free[m]) == _HIGHER_IS_CONSISTENT[m]:
+                more.append(shown)
+            else:
+                less.append(shown)
+        clauses = ([f"less consistent on {joined(less)}"] if less else []) + \
+                  ([f"more consistent on {joined(more)}"] if more else []) + \
+                  ([f"as consistent on {joined(alike)}"] if alike else [])
+        sentence = f"With its earlier answers in context, {model_name(target)} is " + "; ".join(clauses) \
+            if clauses else f"{model_name(target)} has no metric measured in both settings"
+        if unmeasured and clauses:
+            sentence += f"; {joined(unmeasured)} not measured in both settings"
+        sentences.append(sentence + ".")
+    return " ".join(sentences)
 
 
 #: How a setting is named in a variable's key.
@@ -684,6 +816,7 @@ def variables(run: Run) -> pd.DataFrame:
 
 
 STAGES = (Stage("run", start), Stage("answers", factors), Stage("table1", consistency_table),
+          Stage("table6", reasoning_table),
           Stage("table4", reliability), Stage("differences", differences_figure), Stage("table5", validity),
           Stage("ocean_shift", profile_shift_table), Stage("ocean_figure", profile_shift_figure),
           Stage("logic", logical_consistency),
