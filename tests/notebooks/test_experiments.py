@@ -11,6 +11,7 @@ import yaml
 
 from contextecho.notebooks import experiment
 from contextecho.engine.paths import shared_dir
+from contextecho.paper.tables import unexplained_missing
 
 FAKE = {"targets": ("fake/echo",), "judges": ("fake/echo",), "n_resamples": 200, "max_tokens": 16,
         "window": 3000}
@@ -73,6 +74,9 @@ def test_cape_runs_on_the_embedded_model(tmp_path):
     # Table 2: the role-playing agent (one character, two runs) beside the Random baseline
     assert variables["rpa_n_characters"] == 1 and variables["rpa_answers"] == 5 * 2 * 2
     assert (result.output_dir / "tables" / "table2.md").read_text().count("RPA\\+\\+") == 2  # both parts
+    # Table 6: the embedded default asks no reasoning target: no call, one footnoted row, and the text says so
+    assert variables["table6_finding"].startswith("On this build Table 6") and "cape:reasoning" not in result.batches
+    assert unexplained_missing((result.output_dir / "tables" / "table6.md").read_text()) == []
 
 
 def test_cross_judge_asks_the_late_position_with_replicates_and_onset_replicates(tmp_path):
