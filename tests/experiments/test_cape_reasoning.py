@@ -92,6 +92,8 @@ def test_reasoning_targets_get_table6_alone_and_their_thinking_is_never_their_an
     finding = run.out.variables["table6_finding"]
     assert finding.count("With its earlier answers in context") == len(REASONING)
     assert not finding.startswith("On this build")
+    assert finding.endswith(f" 0 of the reasoning targets' {len(asked)} answers were not read as an option and are "
+                            "left out.")
     for m in REASONING:  # the sentence prints the table's TAR and ED for each setting, as the table does
         rows = table[table["model"] == m].set_index("setting")
         tar, ed = rows["tar"], rows["ed"]
@@ -108,6 +110,7 @@ def test_the_opened_block_would_be_read_as_the_answer_without_the_reasoning_swit
     cape.reasoning_table(run)
     asked = pd.read_parquet(tmp_path / "cape" / "results" / "reasoning_answers.parquet")
     assert set(asked["answer"]) == {"A"}
+    assert run.out.variables["table6_finding"].startswith("With its earlier answers in context, opened is as consistent")
 
 
 def test_with_no_reasoning_target_nothing_is_asked_and_table6_says_why(reasoner, inventory, tmp_path):

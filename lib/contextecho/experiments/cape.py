@@ -455,14 +455,18 @@ def reasoning_table(run: Run) -> pd.DataFrame:
     With no reasoning target nothing is asked and the table's one row says why."""
     p = run.params
     consistency_of: dict[str, pd.DataFrame | None] = {}
+    unread = ""
     if p.reasoning_targets:
         answers = _ask_factors(run, p.reasoning_targets, "cape:reasoning", plan_paraphrases=False)
         run.out.parquet("reasoning_answers", answers)
-        run.batch("cape:reasoning", answer_counts(answers))
-        consistency_of = _target_consistency(chosen_answers(answers, p.answer), p.reasoning_targets, primary=False)
+        counts = run.batch("cape:reasoning", answer_counts(answers))
+        chosen = chosen_answers(answers, p.answer)
+        consistency_of = _target_consistency(chosen, p.reasoning_targets, primary=False)
+        unread = (f"{int((chosen['status'] != 'ok').sum())} of the reasoning targets' {counts.calls} answers were "
+                  "not read as an option and are left out.")
     table = explained_if_empty(_table6_rows(consistency_of), f"{NO_REASONING_TARGET}; the notebook's paper-scale set "
                                "asks CAPE's two DeepSeek-R1 models", MANUSCRIPT.table("table6"))
-    run.out.set(table6_finding=_table6_finding(table, p.reasoning_targets))
+    run.out.set(table6_finding=" ".join(filter(None, (_table6_finding(table, p.reasoning_targets), unread))))
     return run.table("table6", table)
 
 
