@@ -167,7 +167,7 @@ def test_a_cape_plan_on_an_empty_cache_counts_the_calls_its_run_makes(scripted_m
     assert "[cape:answers] not computed in this plan: it needs answers the plan has not got (NoComparableItems" \
         in printed
     assert {r.split(":")[1] for r in _rounds(plan)} == {
-        "context_free", "context_dependent", "attack", "ordering", "rpa", "bridge"}
+        "context_free", "context_dependent", "few-shot", "attack", "ordering", "rpa", "bridge"}
     module = experiment("cape")
     from contextecho.notebooks.runner import check_parameters
 

@@ -60,7 +60,7 @@ def test_cross_judge_rates_with_the_offline_rater(tmp_path):
 @pytest.mark.embedded
 def test_cape_runs_on_the_embedded_model(tmp_path):
     module = experiment("cape")
-    params = module.Parameters(n_items=5, factors=("stability",), history_window=2,
+    params = module.Parameters(n_items=5, factors=("stability",), history_window=2, few_shots=(1,),
                                orderings=("cyclic",), bridge_positions=1, bridge_runs=1, rpa_items=5, rpa_scene_chars=300,
                                output_dir=str(tmp_path / "cape"))
     result = module.run(params)
@@ -77,6 +77,10 @@ def test_cape_runs_on_the_embedded_model(tmp_path):
     # Table 6: the embedded default asks no reasoning target: no call, one footnoted row, and the text says so
     assert variables["table6_finding"].startswith("On this build Table 6") and "cape:reasoning" not in result.batches
     assert unexplained_missing((result.output_dir / "tables" / "table6.md").read_text()) == []
+    # Fig. 2: one run keeping the last pair and one its full history, each answer read or said why not
+    assert result.batches["cape:few-shot"]["calls"] == 2 * 5 and variables["few_shots"] == "1"
+    assert variables["few_shot_finding"].startswith(("Against the full history's", "On this build the few-shot"))
+    assert (result.output_dir / "figures" / "few_shot.png").is_file()
 
 
 def test_cross_judge_asks_the_late_position_with_replicates_and_onset_replicates(tmp_path):

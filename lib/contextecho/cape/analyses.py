@@ -179,14 +179,21 @@ def history_ablation(answers_by_history: dict, reference=None) -> pd.DataFrame:
     """Each history length's trajectory against the reference (default: full history, ``None``).
 
     ``answers_by_history`` maps k → answer rows of one run administered with ``history_pairs=k``.
+    A length whose run and the reference share no validly answered item has NaN values and a
+    ``note`` that says so (empty where estimated).
     """
     ref = answers_by_history[reference]
     rows = []
     for k, answers in answers_by_history.items():
         both = pd.concat([ref.assign(run_id="__ref"), answers.assign(run_id="__k")])
         scores, _ = trajectory_matrix(both, ["__ref", "__k"])
-        point = pointwise_consistency(scores)
-        rows.append({"history_pairs": "full" if k is None else k, "agreement": point.tar,
-                     "mean_abs_difference": point.ed,
-                     "tc": trajectory_consistency(scores).value, "n_items": point.n_items})
+        row = {"history_pairs": "full" if k is None else k}
+        try:
+            point = pointwise_consistency(scores)
+        except NoComparableItems as exc:
+            rows.append({**row, "agreement": np.nan, "mean_abs_difference": np.nan, "tc": np.nan, "n_items": 0,
+                         "note": f"not estimable: {exc} (this length's run and the full history's)"})
+            continue
+        rows.append({**row, "agreement": point.tar, "mean_abs_difference": point.ed,
+                     "tc": trajectory_consistency(scores).value, "n_items": point.n_items, "note": ""})
     return pd.DataFrame(rows)

@@ -43,8 +43,8 @@ from ..cape.paraphrase import generate_paraphrases, load_paraphrases, paraphrase
 from ..cape.ordering import ORDERINGS
 from ..cape.inventory import TRAITS, load_inventory, Inventory
 from ..cape.metrics import NoComparableItems
-from ..cape.analyses import (METRICS, attack_runs, factor_consistency, metric_correlations, option_shift,
-                             ordering_runs, score_differences, table1, table6)
+from ..cape.analyses import (METRICS, attack_runs, factor_consistency, history_ablation, history_runs,
+                             metric_correlations, option_shift, ordering_runs, score_differences, table1, table6)
 from ..cape.reliability import NO_RETEST, RETEST_NEEDS, retest_correlation, retest_identical, trait_alphas
 from ..cape.validity import TESTS, construct_validity
 from ..cape.logical import KINDS, item_pairs, pair_accuracy
@@ -86,7 +86,8 @@ CAPE_REASONING_MODELS = ("hosted_vllm/deepseek-ai/DeepSeek-R1-Distill-Llama-8B",
 REASONING_BUDGET = 4096
 PAPER_SCALE = {"targets": CAPE_MODELS, "n_items": 0,
                "factors": ("stability", "temperature", "option_wording", "option_order", "instruction",
-                           "paraphrasing"), "history_window": 0, "bridge_positions": 12,
+                           "paraphrasing"), "history_window": 0, "few_shots": (1, 2, 4, 8, 16, 32, 64),
+               "bridge_positions": 12,
                "rpa_characters": ("all",), "rpa_items": 0, "rpa_runs": 3, "rpa_scene_chars": 20000,
                "reasoning_targets": CAPE_REASONING_MODELS,
                # DeepSeek-R1 reasons unasked: a reasoning budget alone, on top of the answer's tokens
@@ -102,6 +103,7 @@ class Parameters(ServingParameters):
     factors: tuple[str, ...] = ("stability", "option_order")
     n_runs: int = 1
     history_window: int = 6
+    few_shots: tuple[int, ...] = (1, 3)
     max_tokens: int = 4
     attack_letter: str = "C"
     orderings: tuple[str, ...] = ("random", "trait_grouped", "cyclic")
@@ -136,6 +138,8 @@ class Parameters(ServingParameters):
             "n_runs": "runs per variant (a factor's three variants form one triple per run)",
             "max_tokens": "4 keeps the option letter (the paper: 16, which lets a reply contradict its letter)",
             "history_window": "question-answer pairs kept in context-dependent history (0 for auto)",
+            "few_shots": "Fig. 2's few-shot ablation (§6.1): the question-answer pairs kept, each a context-dependent "
+                         "run of the primary target set beside a run that keeps its full history",
             "attack_letter": "every history reply replaced by this option",
             "bridge_window": "session prefix characters for the bridge",
             "paraphrases": "the reviewed paraphrase file the paraphrasing factor asks (CSV written by "
@@ -157,7 +161,7 @@ class Parameters(ServingParameters):
     RANGES = {**ServingParameters.RANGES, "targets": (NonEmpty(), Models()), "reasoning_targets": Models(),
               "inventory": INVENTORIES, "n_items": count(zero="all"),
               "factors": (NonEmpty(), OneOf(tuple(FACTORS), "factor")), "n_runs": count(),
-              "history_window": count(zero="auto"), "max_tokens": POSITIVE,
+              "history_window": count(zero="auto"), "few_shots": (NonEmpty(), count()), "max_tokens": POSITIVE,
               "attack_letter": OneOf(LETTERS, "option letter"),
               "orderings": (NonEmpty(), OneOf(ORDERINGS, "ordering")), "bridge_sessions": count(),
               "bridge_positions": count(), "bridge_window": POSITIVE, "bridge_runs": count(),
@@ -221,7 +225,7 @@ MANUSCRIPT = Declared(
         Variable("rpa_pairs_skipped", COUNT),
         Variable("rpa_pairs_skipped_all", COUNT), Variable("rpa_pairs_all", COUNT), Variable("rpa_answers", COUNT),
         Variable("rpa_unparsable", COUNT), Variable("rpa_finding", TEXT), Variable("rpa_failed", COUNT),
-        Variable("table6_finding", TEXT)),
+        Variable("table6_finding", TEXT), Variable("few_shots", TEXT), Variable("few_shot_finding", TEXT)),
     tables=(
         _table1("table1", "Table 1 (TAR, TC, OC in %)"),
         _table1("table1_text", "Table 1 under text answers"),
@@ -255,6 +259,9 @@ MANUSCRIPT = Declared(
             Column("Model", MODEL, "model"), Column("Setting", TEXT, "setting", widest="context-dependent"),
             Column("TAR", PERCENT, "tar"), Column("ED", SCORE, "ed"), Column("TC", PERCENT, "tc"),
             Column("OC", PERCENT, "oc")), index=2),
+        Table("few_shot", "Fig. 2: each few-shot length's trajectory against the full history's (TAR, TC in %)", (
+            Column("Pairs kept", TEXT, "history_pairs", widest="full"), Column("Items", COUNT, "n_items"),
+            Column("TAR", PERCENT, "tar"), Column("ED", SCORE, "ed"), Column("TC", PERCENT, "tc"))),
         Table("attack", "Option shift under the history attack", (
             Column("Option", TEXT, "option", widest="E"), Column("Before", COUNT, "before"),
             Column("After", COUNT, "after"), Column("Change", COUNT, "change"))),
@@ -676,6 +683,45 @@ def logical_consistency(run: Run, answers: pd.DataFrame) -> pd.DataFrame:
     return run.table("logic", accuracy.assign(setting=accuracy["setting"].map(SETTING_NAMES)))
 
 
+#: Fig. 2's reference: the run that keeps every earlier question-answer pair.
+FULL = "full"
+
+
+def few_shot(run: Run) -> pd.DataFrame:
+    """§6.1, Fig. 2: the primary target answers the items in context-dependent runs that keep
+    only the last k question-answer pairs (``few_shots``) and one that keeps them all; each
+    k's trajectory is set beside the full history's (TAR, ED, TC over the items answered validly
+    in both), and the figure draws every trajectory, the full one last."""
+    p = run.params
+    lengths = [*dict.fromkeys(p.few_shots), None]
+    runs = history_runs(_inventory(p), lengths, params={**DEFAULT_PARAMS, "max_tokens": p.max_tokens})
+    with CallCache() as cache:
+        asked = {k: administer(spec, p.targets[0], setting=CONTEXT_DEPENDENT, history_pairs=k, cache=cache,
+                               transport=run.transport, progress=True, name=f"cape:few-shot:{k or FULL}",
+                               constrained=p.answer == "constrained").answers for k, spec in runs.items()}
+    chosen = {k: chosen_answers(answers, p.answer) for k, answers in asked.items()}
+    run.batch("cape:few-shot", answer_counts(pd.concat(chosen.values(), ignore_index=True)))
+    table = history_ablation(chosen).rename(columns={"agreement": "tar", "mean_abs_difference": "ed"})
+    table = table.assign(history_pairs=table["history_pairs"].astype(str), tar=table["tar"] * 100,
+                         tc=table["tc"] * 100)
+    shown = table[table["history_pairs"] != FULL]
+    lines = pd.concat([a.assign(history_pairs=FULL if k is None else str(k)) for k, a in chosen.items()],
+                      ignore_index=True)
+    run.out.parquet("few_shot", lines)
+    run.figure("few_shot", figures.trajectory(
+        lines.assign(question=lines["position"] + 1), x="question", y="score", hue="history_pairs",
+        hue_order=[*(str(k) for k in dict.fromkeys(p.few_shots)), FULL], xlabel="question (in the order asked)",
+        ylabel="item score (1–5)", reason="no answer could be read as an option"))
+    run.out.set(few_shots=", ".join(str(k) for k in dict.fromkeys(p.few_shots)), few_shot_finding=measures_nothing(
+        "the few-shot ablation", shown["note"].iloc[0].removeprefix("not estimable: "),
+        f"{CAPABLE_TARGET} or {PAPER_SCALE_SET}") if shown["tar"].isna().all() else
+        "Against the full history's trajectory the TAR is " + listing(
+            [(f"{row.history_pairs} pair{'' if row.history_pairs == '1' else 's'} kept",
+              not_estimable(row.note.removeprefix("not estimable: ")) if row.note else PERCENT.variable(row.tar))
+             for row in shown.itertuples()]) + ".")
+    return run.table("few_shot", shown)
+
+
 def attack(run: Run, answers: pd.DataFrame) -> pd.DataFrame:
     """The adversarial history attack (§6.3), on the first factor's runs: every earlier
     reply in the history replaced by ``attack_letter``; the options chosen before and after."""
@@ -824,7 +870,7 @@ STAGES = (Stage("run", start), Stage("answers", factors), Stage("table1", consis
           Stage("table4", reliability), Stage("differences", differences_figure), Stage("table5", validity),
           Stage("ocean_shift", profile_shift_table), Stage("ocean_figure", profile_shift_figure),
           Stage("logic", logical_consistency),
-          Stage("shift", attack), Stage("profiles", ordering), Stage("table2", role_playing),
+          Stage("few_shot", few_shot), Stage("shift", attack), Stage("profiles", ordering), Stage("table2", role_playing),
           Stage("bridge", bridge),
           Stage("figure", bridge_figure), Stage("variables", variables))
 
