@@ -708,9 +708,10 @@ def few_shot(run: Run) -> pd.DataFrame:
     lines = pd.concat([a.assign(history_pairs=FULL if k is None else str(k)) for k, a in chosen.items()],
                       ignore_index=True)
     run.out.parquet("few_shot", lines)
+    kept = {FULL: "full history", **{str(k): f"{k} pair{'' if k == 1 else 's'} kept" for k in p.few_shots}}
     run.figure("few_shot", figures.trajectory(
-        lines.assign(question=lines["position"] + 1), x="question", y="score", hue="history_pairs",
-        hue_order=[*(str(k) for k in dict.fromkeys(p.few_shots)), FULL], xlabel="question (in the order asked)",
+        lines.assign(kept=lines["history_pairs"].map(kept)), x="position", y="score", hue="kept",
+        hue_order=list(kept.values())[1:] + [kept[FULL]], xlabel="question (in the order asked)",
         ylabel="item score (1–5)", reason="no answer could be read as an option"))
     run.out.set(few_shots=", ".join(str(k) for k in dict.fromkeys(p.few_shots)), few_shot_finding=measures_nothing(
         "the few-shot ablation", shown["note"].iloc[0].removeprefix("not estimable: "),
