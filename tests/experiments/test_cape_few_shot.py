@@ -2,20 +2,10 @@
 length and one with the full history, sets each beside the full one, draws every trajectory,
 and says in one sentence what it measured (or why it measures nothing)."""
 import pandas as pd
-import pytest
 
 from contextecho.cape.administer import history_messages
 from contextecho.experiments import cape, spine
 from contextecho.paper.tables import unexplained_missing
-from tests.experiments.test_cape_reasoning import ITEMS
-
-
-@pytest.fixture
-def inventory(tmp_path):
-    """The ten items of :data:`ITEMS` as an inventory file."""
-    path = tmp_path / "ten.csv"
-    path.write_text("label_raw,text,label_ocean,key\n" + "".join(f"{a},{b},{c},{d}\n" for a, b, c, d in ITEMS))
-    return str(path)
 
 
 def _run(tmp_path, inventory, **more):

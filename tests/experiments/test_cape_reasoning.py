@@ -14,12 +14,8 @@ from contextecho.experiments.parameters import ParameterError
 from contextecho.notebooks.runner import check_parameters
 from contextecho.paper.formats import model_name
 from contextecho.paper.tables import unexplained_missing
+from tests.experiments.conftest import ITEMS
 
-ITEMS = [("Tidiness", "Keep my desk in order", "C", 1), ("Curiosity", "Read about distant planets", "O", 1),
-         ("Chatter", "Start conversations with strangers", "E", 1), ("Warmth", "Help people who are lost", "A", 1),
-         ("Nerves", "Fret over small mistakes", "N", 1), ("Tidiness", "Leave chores for later", "C", -1),
-         ("Curiosity", "Avoid unfamiliar food", "O", -1), ("Chatter", "Prefer quiet evenings alone", "E", -1),
-         ("Warmth", "Ignore requests for help", "A", -1), ("Nerves", "Stay calm in traffic", "N", -1)]
 #: What a reasoner's thinking names: an option it never answers.
 THOUGHT = "(A) Very Accurate is my first thought, but let me reconsider."
 
@@ -30,13 +26,6 @@ def reasoner_reply(model, messages):
     (the reply holds only its closing tag), as DeepSeek-R1's distills on a server answer."""
     answer = "(B)" if int(hashlib.sha256(json.dumps(messages).encode()).hexdigest(), 16) % 2 else "(D)"
     return f"<think>{THOUGHT}</think>\n\n{answer}" if model == "inline" else f"{THOUGHT}\n</think>\n\n{answer}"
-
-
-@pytest.fixture
-def inventory(tmp_path):
-    path = tmp_path / "ten.csv"
-    path.write_text("label_raw,text,label_ocean,key\n" + "".join(f"{a},{b},{c},{d}\n" for a, b, c, d in ITEMS))
-    return str(path)
 
 
 @pytest.fixture
@@ -145,7 +134,8 @@ def test_the_paper_scale_set_plans_capes_two_reasoning_models_with_their_budget(
                                        "factors": "stability", "reasoning_targets": ",".join(scale["reasoning_targets"]),
                                        "model_options": scale["model_options"], "output_dir": str(tmp_path / "cape")})
     plan = spine.plan_stages(cape.STAGES[:4], params)  # the run, Table 1's answers, Table 1, Table 6
-    answered = [c for c in plan.calls if c.round.startswith("cape:reasoning:") and not c.round.endswith("constrained")]
+    answered = [c for c in plan.calls if c.round.startswith("cape:reasoning:")]
+    assert not [c for c in answered if c.round.endswith("constrained")]  # no option distribution read of theirs
     for model in scale["reasoning_targets"]:
         calls = [c for c in answered if c.model == model]
         assert len(calls) == 2 * 3 * len(ITEMS)  # both settings, the stability factor's three runs, every item

@@ -337,12 +337,14 @@ def factors(run: Run) -> pd.DataFrame:
     return answers
 
 
-def _ask_factors(run: Run, targets: Sequence[str], name: str, *, plan_paraphrases: bool = True) -> pd.DataFrame:
+def _ask_factors(run: Run, targets: Sequence[str], name: str, *, plan_paraphrases: bool = True,
+                 constrained: bool = True) -> pd.DataFrame:
     """Each of ``targets`` asked the questionnaire under each sensitivity factor's variants,
-    context-free and context-dependent (rounds ``<name>:<setting>``), every answer's option
-    distribution read too (the constrained answer); the answers, one frame. Table 1's targets
-    and Table 6's reasoning targets are asked through it alike. ``plan_paraphrases``: in a plan
-    without a reviewed paraphrase file, plan their generation (false: an earlier stage did)."""
+    context-free and context-dependent (rounds ``<name>:<setting>``), with ``constrained`` every
+    answer's option distribution read too (the constrained answer); the answers, one frame.
+    Table 1's targets and Table 6's reasoning targets are asked through it alike.
+    ``plan_paraphrases``: in a plan without a reviewed paraphrase file, plan their generation
+    (false: an earlier stage did)."""
     p = run.params
     inventory = _inventory(p)
     paraphrases = _paraphrases(run, inventory, plan_generation=plan_paraphrases)
@@ -352,7 +354,7 @@ def _ask_factors(run: Run, targets: Sequence[str], name: str, *, plan_paraphrase
     with CallCache() as cache:
         return pd.concat([administer(runs, target, setting=s, history_pairs=_history_pairs(p), cache=cache,
                                      transport=run.transport, progress=True, name=f"{name}:{s}",
-                                     constrained=True).answers
+                                     constrained=constrained).answers
                           for target in targets for s in (CONTEXT_FREE, CONTEXT_DEPENDENT)], ignore_index=True)
 
 
@@ -452,6 +454,10 @@ _HIGHER_IS_CONSISTENT = {"tar": True, "ed": False, "tc": True, "oc": True}
 _METRIC_KINDS = {"tar": PERCENT, "ed": SCORE, "tc": PERCENT, "oc": PERCENT}
 
 
+#: The answers Table 6 reads: the reply's option, whatever ``answer`` the targets' tables read.
+REASONING_ANSWER = "text"
+
+
 def reasoning_table(run: Run) -> pd.DataFrame:
     """Table 6 (CAPE App. E): the reasoning models (``reasoning_targets``) answer the
     questionnaire as Table 1's targets do, under the same factors, context-free and
@@ -459,15 +465,18 @@ def reasoning_table(run: Run) -> pd.DataFrame:
     the mean over the factors of Table 1's values, a row group per reasoning model. A model's
     reasoning (its ``<think>`` block, or the reasoning its provider sends apart) is stored
     apart and never read as its answer; give each a reasoning budget in ``model_options``.
-    With no reasoning target nothing is asked and the table's one row says why."""
+    Their text answers alone are read (:data:`REASONING_ANSWER`): a reasoning model's option
+    distribution is not its answer's (its first tokens are its thinking), and DeepSeek's
+    reasoner refuses ``logprobs``. With no reasoning target nothing is asked and the table's
+    one row says why."""
     p = run.params
     consistency_of: dict[str, pd.DataFrame | None] = {}
     unread = ""
     if p.reasoning_targets:
-        answers = _ask_factors(run, p.reasoning_targets, "cape:reasoning", plan_paraphrases=False)
+        answers = _ask_factors(run, p.reasoning_targets, "cape:reasoning", plan_paraphrases=False, constrained=False)
         run.out.parquet("reasoning_answers", answers)
         counts = run.batch("cape:reasoning", answer_counts(answers))
-        chosen = chosen_answers(answers, p.answer)
+        chosen = chosen_answers(answers, REASONING_ANSWER)
         consistency_of = _target_consistency(chosen, p.reasoning_targets, primary=False)
         unread = (f"{int((chosen['status'] != 'ok').sum())} of the reasoning targets' {counts.calls} answers were "
                   "not read as an option and are left out.")
