@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar, Iterable
+from typing import ClassVar, Iterable
 
 from ..engine.calls import Client, Transport, check_routes
 from ..engine.endpoints import parse_endpoints
@@ -145,12 +145,14 @@ class ReleasedParameters(JudgedParameters):
                     "their cells are lost, counted and said)"}
     RANGES = {**JudgedParameters.RANGES, "released": Folder("none")}
 
-    def transport(self, models: Iterable[str], **_: Any) -> Transport:
+    def transport(self, models: Iterable[str], *, client: Client | None = None, sends: bool = True) -> Transport:
         """:meth:`ServingParameters.transport`; with ``released``, answered from the release's
-        cells of :data:`RELEASE_FOLDERS`, the keys checked only where the calls it lacks are
-        sent (``fill``)."""
+        cells of :data:`RELEASE_FOLDERS` (no other ``client``), the keys checked only where the
+        calls it lacks are sent (``fill``)."""
         if not self.released:
-            return super().transport(models)
+            return super().transport(models, client=client, sends=sends)
+        if client is not None:
+            raise ValueError("a run answered from a release takes no other network client")
         imported = import_release(resolve_path(self.released))
         print(imported.describe())
         client = ReleasedClient(imported, folders=self.RELEASE_FOLDERS, fill=self.fill)
