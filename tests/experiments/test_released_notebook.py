@@ -66,7 +66,7 @@ def test_the_panel_is_answered_from_the_release_and_sends_nothing(tmp_path, corp
     def rerun(name: str, **more) -> tuple[pd.DataFrame, int]:
         monkeypatch.setenv("CONTEXTECHO_CACHE", str(tmp_path / f"cache-{name}"))  # nothing from the first run
         before = len(handler.seen)
-        result = module.run(module.Parameters(**params, released=str(release), **more,
+        result = module.run(module.Parameters(**params, released=str(release), released_judge="rel/judge", **more,
                                               output_dir=str(tmp_path / name)))
         return pd.read_parquet(result.output_dir / "results" / "cells.parquet"), len(handler.seen) - before
 
@@ -118,7 +118,7 @@ def _cell_file(root, folder: str, target: str, score: int) -> None:
 def test_the_client_reads_its_folders_only_and_names_a_litellm_target_by_its_model_id(tmp_path):
     _cell_file(tmp_path, PANEL_CELLS, "claude-x", 3)
     _cell_file(tmp_path, "results/drift_onset", "claude-x", 1)
-    client = ReleasedClient(import_release(tmp_path), folders=(PANEL_CELLS,))
+    client = ReleasedClient(import_release(tmp_path), judge="anthropic/claude-judge", folders=(PANEL_CELLS,))
     assert client.n_cells == 1
     request = ModelRequest("anthropic/claude-x", ({"role": "user", "content": "hi"},), {"max_tokens": 8})
 
@@ -132,5 +132,13 @@ def test_the_client_reads_its_folders_only_and_names_a_litellm_target_by_its_mod
     other = ModelRequest("anthropic/claude-y", ({"role": "user", "content": "hi"},), {"max_tokens": 8})
     with pytest.raises(NotInRelease, match="that is no cell of the grid"):
         asyncio.run(client(other, {}))
-    assert client.answered["target"] == 1 and client.refused[OTHER] == 1
-    assert "1 calls answered from 1 cells" in client.summary()
+    # a judge call on that cell is answered for the release's judge only
+    def judged_by(model: str) -> ModelRequest:
+        return ModelRequest(model, ({"role": "user", "content": "score it"},), {"max_tokens": 8},
+                            tag={"cell": request.key})
+
+    assert '"score": 3' in asyncio.run(client(judged_by("anthropic/claude-judge"), {})).choices[0].message.content
+    with pytest.raises(NotInRelease):
+        asyncio.run(client(judged_by("openai/gpt-4o"), {}))
+    assert client.answered == {"target": 1, "judge": 1} and client.refused[OTHER] == 2
+    assert "2 calls answered from 1 cells" in client.summary()

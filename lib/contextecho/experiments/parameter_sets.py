@@ -132,6 +132,7 @@ class ReleasedParameters(JudgedParameters):
     holds (:class:`~contextecho.echo.reference.released_answers.ReleasedClient`)."""
 
     released: str = ""
+    released_judge: str = REFERENCE_JUDGE
     fill: bool = False
 
     #: The results folders of the authors' release this experiment's cells live in.
@@ -141,9 +142,11 @@ class ReleasedParameters(JudgedParameters):
             "released": "the authors' released cells (a folder `released fetch` wrote): each call a released cell "
                         "answers is answered by it and nothing is sent (protocol reference, at the paper's scale; "
                         "README: Reproduce the paper from the released data); empty: none",
+            "released_judge": "the judge whose verdicts the release stores (its records do not name it; the harness's "
+                              "primary judge): only its calls are answered from the release",
             "fill": "with released: the calls the release lacks go to the provider (false: they are never sent; "
                     "their cells are lost, counted and said)"}
-    RANGES = {**JudgedParameters.RANGES, "released": Folder("none")}
+    RANGES = {**JudgedParameters.RANGES, "released": Folder("none"), "released_judge": Models()}
 
     def transport(self, models: Iterable[str], *, client: Client | None = None, sends: bool = True) -> Transport:
         """:meth:`ServingParameters.transport`; with ``released``, answered from the release's
@@ -155,5 +158,5 @@ class ReleasedParameters(JudgedParameters):
             raise ValueError("a run answered from a release takes no other network client")
         imported = import_release(resolve_path(self.released))
         print(imported.describe())
-        client = ReleasedClient(imported, folders=self.RELEASE_FOLDERS, fill=self.fill)
+        client = ReleasedClient(imported, judge=self.released_judge, folders=self.RELEASE_FOLDERS, fill=self.fill)
         return super().transport(models, client=client, sends=self.fill)

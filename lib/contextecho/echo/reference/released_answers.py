@@ -24,7 +24,9 @@ of position, arm, replicate, session, cut index and length that both the key and
 layout name (:data:`MATCHED`) must agree. Where several cells fit, the one naming the most of
 the key's fields answers; a tie is *ambiguous* and is not answered either.
 
-A notebook's client reads only the results folders its notebook's cells live in
+The release stores one judge's verdicts (its records do not name it: the harness's primary judge,
+``released_judge``); only that judge's calls are answered. A notebook's client reads only the
+results folders its notebook's cells live in
 (``folders``); a call the release cannot answer raises :class:`NotInRelease` (a fault the
 engine never retries within the run: the cell is lost, counted, and said), unless the run
 asks to ``fill`` it, when the call goes to the provider as any other. What it answered and
@@ -133,8 +135,9 @@ class ReleasedReplies:
         return [spec]
 
 
-#: What the counts call a request that is no call of a grid's cell (a judge's calibration).
-OTHER = "other (no cell of a grid: a judge's calibration)"
+#: What the counts call a request that is no call of a grid's cell (a judge's calibration, another
+#: judge's verdict).
+OTHER = "other (no cell of a grid, or not the release's judge: a judge's calibration, another judge)"
 
 
 class NotInRelease(Exception):
@@ -147,8 +150,8 @@ class ReleasedClient:
     names the target calls of a grid before it runs; ``await client(request, kwargs)``
     answers one attempt."""
 
-    def __init__(self, imported: ImportReport, *, folders: Sequence[str] = (), fill: bool = False) -> None:
-        self.root, self.folders, self.fill = imported.root, tuple(folders), fill
+    def __init__(self, imported: ImportReport, *, judge: str, folders: Sequence[str] = (), fill: bool = False) -> None:
+        self.root, self.judge, self.folders, self.fill = imported.root, judge, tuple(folders), fill
         chosen = [c for c in imported.cells
                   if not folders or any(c.identity.experiment == f or c.identity.experiment.startswith(f + "/")
                                         for f in folders)]
@@ -165,11 +168,12 @@ class ReleasedClient:
             self.identities[cell.key] = cell_identity(cell)
 
     def identify(self, request: Any) -> tuple[str, dict[str, Any]] | None:
-        """``(call kind, key)`` of a request: a target call, or a judge call of a named cell."""
+        """``(call kind, key)`` of a request: a target call, or a call of the release's ``judge``
+        on a named cell (another judge's verdicts are not the release's)."""
         if request.key in self.identities:
             return "target", self.identities[request.key]
         cell = request.tag.get("cell")
-        return ("judge", self.identities[cell]) if cell in self.identities else None
+        return ("judge", self.identities[cell]) if cell in self.identities and request.model == self.judge else None
 
     async def __call__(self, request: Any, kwargs: dict[str, Any]) -> Any:
         found = self.identify(request)
