@@ -702,8 +702,10 @@ def few_shot(run: Run) -> pd.DataFrame:
     k's trajectory is set beside the full history's (TAR, ED, TC over the items answered validly
     in both), and the figure draws every trajectory, the full one last."""
     p = run.params
-    lengths = [*dict.fromkeys(p.few_shots), None]
-    runs = history_runs(_inventory(p), lengths, params={**DEFAULT_PARAMS, "max_tokens": p.max_tokens})
+    lengths = list(dict.fromkeys(p.few_shots))
+    # how the figure and the sentence name each run: by the pairs it kept
+    kept = {**{str(k): f"{k} pair{'' if k == 1 else 's'} kept" for k in lengths}, FULL: "full history"}
+    runs = history_runs(_inventory(p), [*lengths, None], params={**DEFAULT_PARAMS, "max_tokens": p.max_tokens})
     with CallCache() as cache:
         asked = {k: administer(spec, p.targets[0], setting=CONTEXT_DEPENDENT, history_pairs=k, cache=cache,
                                transport=run.transport, progress=True, name=f"cape:few-shot:{k or FULL}",
@@ -717,17 +719,15 @@ def few_shot(run: Run) -> pd.DataFrame:
     lines = pd.concat([a.assign(history_pairs=FULL if k is None else str(k)) for k, a in chosen.items()],
                       ignore_index=True)
     run.out.parquet("few_shot", lines)
-    kept = {FULL: "full history", **{str(k): f"{k} pair{'' if k == 1 else 's'} kept" for k in p.few_shots}}
     run.figure("few_shot", figures.trajectory(
         lines.assign(kept=lines["history_pairs"].map(kept)), x="position", y="score", hue="kept",
-        hue_order=list(kept.values())[1:] + [kept[FULL]], xlabel="question (in the order asked)",
+        hue_order=list(kept.values()), xlabel="question (in the order asked)",
         ylabel="item score (1–5)", reason="no answer could be read as an option"))
-    run.out.set(few_shots=", ".join(str(k) for k in dict.fromkeys(p.few_shots)), few_shot_finding=measures_nothing(
+    run.out.set(few_shots=", ".join(map(str, lengths)), few_shot_finding=measures_nothing(
         "the few-shot ablation", shown["note"].iloc[0].removeprefix("not estimable: "),
         f"{CAPABLE_TARGET} or {PAPER_SCALE_SET}") if shown["tar"].isna().all() else
         "Against the full history's trajectory the TAR is " + listing(
-            [(f"{row.history_pairs} pair{'' if row.history_pairs == '1' else 's'} kept",
-              not_estimable(row.note.removeprefix("not estimable: ")) if row.note else PERCENT.variable(row.tar))
+            [(kept[row.history_pairs], not_estimable(row.note.removeprefix("not estimable: ")) if row.note else PERCENT.variable(row.tar))
              for row in shown.itertuples()]) + ".")
     return run.table("few_shot", shown)
 
