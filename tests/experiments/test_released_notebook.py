@@ -9,7 +9,7 @@ import json
 import pandas as pd
 import pytest
 
-from contextecho.echo.reference.released import PANEL_CELLS, import_release
+from contextecho.echo.reference.released import ONSET_CELLS, PANEL_CELLS, import_release
 from contextecho.echo.reference.released_answers import OTHER, NotInRelease, ReleasedClient, item_name
 from contextecho.engine.model_request import ModelRequest
 from contextecho.experiments.parameters import ParameterError, declared
@@ -22,25 +22,27 @@ TINY = dict(n_sessions=1, n_positions=2, probes=("C01",), stressors=("S2#01",), 
 ARMS = {"real": "claude_session", "filler": "filler"}
 
 
-def _release(cells: pd.DataFrame, root) -> dict[tuple, tuple[str, int | None]]:
-    """The panel's cells written in the harness's layout (probe and S2 files) under ``root``,
-    each with a response and (a probe) a score of its own; -> identity: (text, score)."""
+def _release(cells: pd.DataFrame, root, folder: str = PANEL_CELLS) -> dict[tuple, tuple[str, int | None]]:
+    """An experiment's cells written in the harness's layout (probe files, a replicate after the
+    first as ``_vNN``; the panel's S2 files) under ``root``/``folder``, each with a response and
+    (a probe) a score of its own; -> identity: (text, score, path)."""
     written = {}
     for i, row in enumerate(cells.drop_duplicates("key").itertuples()):
-        folder = root / PANEL_CELLS / row.target.split("/", 1)[1] / row.position
+        folder_at = root / folder / row.target.split("/", 1)[1] / row.position
         text = f"released answer {i}: ls -la"
+        replicate = getattr(row, "replicate", 0)
         if row.item_kind == "probe":
             score = i % 4
-            path = folder / ARMS[row.arm] / f"{row.item}.json"
+            path = folder_at / ARMS[row.arm] / f"{row.item}{f'_v{replicate:02d}' if replicate else ''}.json"
             record = {"response_text": text, "response_len": len(text), "score": score, "label": f"label {score}",
                       "reason": f"reason {i}", "model_id": row.target.split("/", 1)[1]}
         else:
             score = None
-            path = folder / f"v{int(item_name(row.item)[4:]):02d}" / f"{'claude' if row.arm == 'real' else 'filler'}.json"
+            path = folder_at / f"v{int(item_name(row.item)[4:]):02d}" / f"{'claude' if row.arm == 'real' else 'filler'}.json"
             record = {"response_text": text, "response_len": len(text)}
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(record))
-        written[(row.position, row.arm, row.item)] = (text, score, path)
+        written[(row.position, row.arm, row.item, replicate)] = (text, score, path)
     return written
 
 
@@ -75,7 +77,7 @@ def test_the_panel_is_answered_from_the_release_and_sends_nothing(tmp_path, corp
     assert sent == 0
     assert (frame["status"] == "ok").all()
     for row in frame.itertuples():
-        text, score, _ = written[(row.position, row.arm, row.item)]
+        text, score, _ = written[(row.position, row.arm, row.item, row.replicate)]
         assert row.response == text
         if row.item_kind == "probe":  # the judge's verdict is the released one, read back
             assert row.reference_score == score and row.reference_label == f"label {score}"
@@ -85,7 +87,8 @@ def test_the_panel_is_answered_from_the_release_and_sends_nothing(tmp_path, corp
     written[lost][2].unlink()
     frame, sent = rerun("lacking")
     assert sent == 0
-    missing = frame[(frame["position"] == lost[0]) & (frame["arm"] == lost[1]) & (frame["item"] == lost[2])]
+    missing = frame[(frame["position"] == lost[0]) & (frame["arm"] == lost[1]) & (frame["item"] == lost[2])
+                    & (frame["replicate"] == lost[3])]
     assert len(missing) == 1 and (missing["status"] == "error").all()
     assert (frame.drop(missing.index)["status"] == "ok").all()
 
@@ -94,6 +97,39 @@ def test_the_panel_is_answered_from_the_release_and_sends_nothing(tmp_path, corp
     frame, sent = rerun("filled", fill=True)
     assert sent == 2 + len(JUDGE_LABELS.read_text().splitlines())
     assert (frame["status"] == "ok").all()
+
+
+def test_the_onset_is_answered_from_the_release_replicates_included(tmp_path, corpus_dir, live_provider,
+                                                                    monkeypatch):
+    """The onset's cells (e17's layout: ``T<step>`` positions, a replicate after the first as
+    ``<probe>_vNN.json``) answered and judged from the release, nothing sent; the gaps are the
+    released scores'."""
+    handler, live = live_provider
+    module = experiment("onset")
+    params = dict(targets=("rel/command",), judges=("rel/judge",), protocol="reference", n_sessions=1,
+                  steps=(1, 5), probes=("C01", "C02"), replicates=2, n_resamples=200, max_tokens=16, window=3000,
+                  judge_labels=str(JUDGE_LABELS))
+    asked = module.run(module.Parameters(**params, output_dir=str(tmp_path / "asked")))
+    cells = pd.read_parquet(asked.output_dir / "results" / "cells.parquet")
+    written = _release(cells, tmp_path / "release", ONSET_CELLS)
+    assert len(written) == 2 * 2 * 2 * 2  # steps x arms x probes x replicates
+    assert {p.parent.parent.name for _, _, p in written.values()} == {"T0001", "T0005"}
+    assert any(p.name == "C01_v01.json" for _, _, p in written.values())
+
+    live["on"] = False
+    monkeypatch.setenv("CONTEXTECHO_CACHE", str(tmp_path / "cache-released"))
+    before = len(handler.seen)
+    result = module.run(module.Parameters(**params, released=str(tmp_path / "release"), released_judge="rel/judge",
+                                          output_dir=str(tmp_path / "released")))
+    assert len(handler.seen) == before
+    frame = pd.read_parquet(result.output_dir / "results" / "cells.parquet")
+    assert len(frame) == len(written) and (frame["status"] == "ok").all()
+    for row in frame.itertuples():
+        text, score, _ = written[(row.position, row.arm, row.item, row.replicate)]
+        assert row.response == text and row.reference_score == score
+    # the manifest counts the calibration the release cannot answer, and nothing failed besides
+    manifest = json.loads((result.output_dir / "manifest.json").read_text())
+    assert manifest["batches"]["onset:targets"]["failed"] == 0 and manifest["batches"]["onset:judges"]["failed"] == 0
 
 
 def test_released_is_the_panel_s_and_the_onset_s_under_the_reference_protocol(tmp_path, scripted_models):
