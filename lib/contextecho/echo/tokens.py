@@ -1,9 +1,8 @@
-"""Token counts for inserted text: a documented approximation, or the embedded tokenizer.
+"""Token counts for inserted text: a documented approximation.
 
-``approx_tokens`` is the default everywhere (pure, instant, model-free): one token per
-four characters, rounded up — the usual rule of thumb for English BPE vocabularies; it
-does not count chat-template overhead. ``embedded_tokens`` counts with the embedded
-SmolLM2 tokenizer (loads the 135M model once, ~1 s), for when a real count is wanted.
+``approx_tokens`` (pure, instant, model-free): one token per four characters, rounded up —
+the usual rule of thumb for English BPE vocabularies; it does not count chat-template
+overhead.
 """
 from __future__ import annotations
 
@@ -12,9 +11,3 @@ import math
 
 def approx_tokens(text: str) -> int:
     return math.ceil(len(text) / 4)
-
-
-def embedded_tokens(text: str) -> int:
-    from ..engine.local_model import shared_model
-
-    return len(shared_model()._tokens(text))

@@ -121,10 +121,6 @@ class Anchor:
         """The target request of a runner with system prompt ``system_prompt``."""
         return TargetRequest(self.system_prompt(system_prompt), self.messages(prefix, request), max_tokens)
 
-    @property
-    def n_exchanges(self) -> int:
-        return len(self.exchanges)
-
 
 A_COMBINED = Anchor("A_COMBINED", ((ANCHOR_A_USER, UNDERSTOOD), (ANCHOR_A_DEMO_USER, ANCHOR_A_DEMO_ASSISTANT)))
 B_ABSTRACT = Anchor("B_ABSTRACT", ((ANCHOR_B_USER, UNDERSTOOD),))
