@@ -22,7 +22,7 @@ from contextecho.engine.paths import shared_dir
 from contextecho.experiments import published
 from contextecho.experiments.framing_summary import OVERALL, framing_results
 from contextecho.experiments.parameters import ParameterError
-from contextecho.paper.published import CELLS_NOT_RELEASED, PublishedNumber, load_published
+from contextecho.paper.published import CELLS_NOT_RELEASED, PublishedNumber, compare, load_published
 
 CASES = shared_dir() / "reference" / "contextecho" / "runs" / "cases"
 
@@ -252,10 +252,44 @@ def test_the_audits_sign_counts_from_the_papers_own_table_7_are_its_counts():
     assert all(ours[r.id] == r.value for r in counted), {r.id: (ours[r.id], r.value) for r in counted}
 
 
+def test_the_design_the_paper_states_is_read_from_the_instruments_with_or_without_a_release():
+    """The probe suite, its categories, the rubric, the S2 wordings, the window and the panel's
+    positions, as the paper states them (the values here are the paper's, written by hand); a
+    design the instruments do not have disagrees, an unknown category says so."""
+    def _design(id_: str, quantity: str, value: float, printed: str) -> PublishedNumber:
+        return _record(id_, quantity, value, printed, target=None, position=None)
+
+    records = [_design("d.n", "probes in the suite", 25, "25"), _design("d.cat", "probe categories", 5, "five"),
+               _design("d.id", "probes in category Identity", 4, "4"),
+               _design("d.exp", "probes in category experience", 8, "8"),
+               _design("d.cs", "probes in category Coding-Self", 5, "5"),
+               _design("d.rub", "rubric levels", 4, "four"), _design("d.s2", "stressor wordings per cell", 10, "10"),
+               _design("d.win", "prefix length (characters)", 30000, "~30,000"),
+               _design("d.pos", "snapshot positions on the representative session", 12, "12"),
+               _design("d.wrong", "probes in category relational", 5, "5"),
+               _design("d.none", "probes in category humour", 3, "3"),
+               _record("x.gap", "position-averaged drift gap", 0.5, "+0.50", target="a",
+                       position="mean over 12 positions (P0_start..P5_pre_C6), positions weighted equally")]
+    for done in (None, _regenerated()):
+        ours = published.ours(records, done)
+        assert {k: ours[k] for k in ("d.n", "d.cat", "d.id", "d.exp", "d.cs", "d.rub", "d.s2", "d.win", "d.pos")} == \
+            {"d.n": 25, "d.cat": 5, "d.id": 4, "d.exp": 8, "d.cs": 5, "d.rub": 4, "d.s2": 10, "d.win": 30000,
+             "d.pos": 12}
+        assert ours["d.wrong"] == 4 and "no probe category 'humour'" in ours["d.none"]
+        assert ours["x.gap"] == (published.NO_RELEASE if done is None else 0.5)
+        assert set(published.sources(records, released=done is not None)) == \
+            {r.id for r in records if r.id.startswith("d.")} | ({"x.gap"} if done is not None else set())
+    frame = compare(records, published.ours(records, None))
+    assert not frame.set_index("id").loc["d.wrong", "agrees"] and frame.set_index("id").loc["d.win", "agrees"]
+    shown = published.compared_table(frame, published.sources(records, released=False)).set_index("id")
+    assert shown.loc["d.cat", "ours"] == "5" and shown.loc["d.win", "ours"] == "30,000"
+    assert set(shown["source"]) == {published.FROM_INSTRUMENTS}
+
+
 def test_every_rule_matches_some_published_number():
     """A rule that no record of the paper's numbers matches would regenerate nothing."""
     records = load_published()
-    for rule in published.RULES:
+    for rule in published.RULES + published.DESIGN_RULES:
         assert any((r.target_safe or not rule.per_target) and rule.quantity.search(r.quantity)
                    and rule.position.search(r.position or "") for r in records), rule.name
 
@@ -264,16 +298,21 @@ def _variables(folder: Path) -> dict:
     return yaml.safe_load((folder / "variables.yml").read_text())["published"]
 
 
-def test_without_a_release_every_number_is_listed_with_that_reason(tmp_path):
+def test_without_a_release_only_the_design_is_regenerated_and_every_other_number_says_why(tmp_path):
     published.run(published.Parameters(output_dir=str(tmp_path)))
     values = _variables(tmp_path)
-    assert values["release"] == "none" and values["n_regenerated"] == 0
-    assert values["n_not_regenerated"] == values["n_published"] == len(load_published())
+    design = published.sources(load_published(), released=False)
+    assert values["release"] == "none" and values["n_regenerated"] == len(design) > 0
+    assert values["n_not_regenerated"] == values["n_published"] - len(design) == len(load_published()) - len(design)
     table = (tmp_path / "tables" / "not_regenerated.md").read_text()
     assert published.NO_RELEASE.split(" (")[0] in table
-    # the table of regenerated numbers is not a bare header: one row, its footnote says why
     shown = (tmp_path / "tables" / "regenerated.md").read_text()
-    assert "No published number is regenerated in this build: no release given" in shown
+    assert all(i.replace("_", "\\_") in shown for i in design) and "released cells" not in shown
+    assert f"only the {len(design)} that state the design are regenerated" in values["summary"]
+    # where nothing is regenerated the table is not a bare header: one row, its footnote says why
+    others = [r for r in load_published() if r.id not in design]
+    empty = published.compared_table(compare(others, published.ours(others, None)), {})
+    assert empty["id"].tolist() == ["none"] and "no release given" in empty["note"].iloc[0]
     manifest = json.loads((tmp_path / "manifest.json").read_text())
     assert manifest["status"] == "complete" and not manifest.get("batches")  # no model call
 

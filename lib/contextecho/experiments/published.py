@@ -38,6 +38,12 @@ called: every score is the one the release stores.
   (``RESULTS.json``; the per-target figure script is not in the fixtures, so its rule is taken to
   be the same, per target) (:func:`audit_gaps`).
 
+* **The design the paper states** (from the instruments, with or without a release): the probe
+  suite's size, its categories and the probes in each, the rubric's levels, the S2 wordings per
+  cell, the prefix window in characters and the panel's positions, each read from the reference
+  protocol's own texts and constants (``echo/reference``, the harness's), so a paper and a protocol
+  that describe different designs disagree in the table.
+
 A published number is matched to ours by what its record says (:data:`RULES`: its quantity, its
 target and its position), never by its id, so a number added to the file is matched by the same
 rules. Each published number without ours says why: no release given, its cells not in this
@@ -51,14 +57,17 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Iterator, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from ..echo.reference.released import (CROSS_JUDGE, ONSET_CELLS, PANEL_CELLS, PROBE, STRESSOR, ImportReport,
                                        ReleasedCell, import_release)
+from ..echo.reference.judge import VALID_SCORES
 from ..echo.reference.scorers import is_no_preamble
+from ..echo.reference.texts import PROBES, S2_VARIANTS
+from ..echo.reference.transcript import DEFAULT_WINDOW
 from ..engine.calls import Transport
 from ..paper.declared import Declared
 from ..paper.formats import COUNT, FLAG, MINUS, MISSING_CELL, TEXT
@@ -250,17 +259,23 @@ def regenerate(cells: Sequence[ReleasedCell], *, n_resamples: int, seed: int) ->
 Reader = Callable[[PublishedNumber, Mapping[str, str], Regenerated], "float | str"]
 
 
+#: Where a rule's number comes from: the released cells' analyses, or the instruments' design.
+FROM_RELEASE, FROM_INSTRUMENTS = "released cells", "instruments"
+
+
 @dataclass(frozen=True)
 class Rule:
     """Which published numbers one analysis regenerates: the record's ``quantity`` matches
     ``quantity`` and its ``position`` matches ``position`` (and it names a target, where
-    ``per_target``); ``read`` gives ours (or why not)."""
+    ``per_target``); ``read`` gives ours (or why not), from ``source``: the released cells
+    (:data:`FROM_RELEASE`, only with a release) or the instruments (:data:`FROM_INSTRUMENTS`)."""
 
     name: str
     quantity: re.Pattern
     position: re.Pattern
     read: Reader
     per_target: bool = True
+    source: str = FROM_RELEASE
 
 
 def _forest_gap(record: PublishedNumber, groups: Mapping[str, str], done: Regenerated) -> float | str:
@@ -417,33 +432,72 @@ RULES: tuple[Rule, ...] = (
 )
 
 
-def ours(published: Sequence[PublishedNumber], done: Regenerated | None) -> dict[str, float | str]:
-    """Each published number a rule matches: our value, or why there is none; with no release
-    (``done`` None), every number: :data:`NO_RELEASE`."""
-    if done is None:
-        return {record.id: NO_RELEASE for record in published}
-    values: dict[str, float | str] = {}
+def _design(value: int) -> Reader:
+    """A number of the design: the same whatever the release."""
+    return lambda record, groups, done: float(value)
+
+
+def _category_size(record: PublishedNumber, groups: Mapping[str, str], done: Regenerated | None) -> float | str:
+    category = groups["category"].lower().replace("-", "_")
+    n = sum(probe.category == category for probe in PROBES)
+    return float(n) if n else f"no probe category {groups['category']!r} in the reference probe suite"
+
+
+#: The design the paper states, read from the reference protocol's texts and constants.
+DESIGN_RULES: tuple[Rule, ...] = tuple(Rule(name, re.compile(quantity, re.IGNORECASE), ANY, read, per_target=False,
+                                            source=FROM_INSTRUMENTS) for name, quantity, read in (
+    ("probe suite size", r"^probes in the suite$", _design(len(PROBES))),
+    ("probe categories", r"^probe categories$", _design(len({probe.category for probe in PROBES}))),
+    ("probes per category", r"^probes in category (?P<category>[\w-]+)$", _category_size),
+    ("rubric levels", r"^rubric levels$", _design(len(VALID_SCORES))),
+    ("S2 wordings", r"^stressor wordings per cell$", _design(len(S2_VARIANTS))),
+    ("prefix window", r"^prefix length \(characters\)$", _design(DEFAULT_WINDOW)),
+    ("panel positions", r"^(snapshot positions on the representative session|positions for full-coverage targets|"
+                        r"panel positions|positions in panel mean)$", _design(len(FOREST_POSITIONS)))))
+
+
+def matches(published: Sequence[PublishedNumber], released: bool) -> Iterator[tuple[PublishedNumber, Rule, dict]]:
+    """``(record, rule, groups)`` for each published number a rule regenerates (the first that
+    matches; the released cells' rules only where ``released``); ``groups`` the named groups of
+    its quantity and position matches."""
+    rules = DESIGN_RULES + (RULES if released else ())
     for record in published:
-        for rule in RULES:
+        for rule in rules:
             if rule.per_target and not record.target_safe:
                 continue
             q, p = rule.quantity.search(record.quantity), rule.position.search(record.position or "")
             if q and p:
                 # named groups; an alternative's second spelling (``which2``) under its first name
-                groups = {re.sub(r"\d$", "", k): v for match in (p, q) for k, v in match.groupdict().items()
-                          if v is not None}
-                values[record.id] = rule.read(record, groups, done)
+                yield record, rule, {re.sub(r"\d$", "", k): v for match in (p, q) for k, v in match.groupdict().items()
+                                     if v is not None}
                 break
+
+
+def ours(published: Sequence[PublishedNumber], done: Regenerated | None) -> dict[str, float | str]:
+    """Each published number a rule matches: our value, or why there is none; with no release
+    (``done`` None), the design's numbers (:data:`DESIGN_RULES`) and :data:`NO_RELEASE` for every
+    other."""
+    values: dict[str, float | str] = {} if done is not None else {record.id: NO_RELEASE for record in published}
+    for record, rule, groups in matches(published, released=done is not None):
+        values[record.id] = rule.read(record, groups, done)
     return values
+
+
+def sources(published: Sequence[PublishedNumber], released: bool) -> dict[str, str]:
+    """Where each regenerated number comes from (:attr:`Rule.source`)."""
+    return {record.id: rule.source for record, rule, _ in matches(published, released)}
 
 
 # ---------------------------------------------------------------- the tables
 def _shown(value: float, printed: str, signed: bool) -> str:
-    """``value`` with the decimals ``printed`` has (a sign where the paper prints one)."""
+    """``value`` with the decimals ``printed`` has, grouped by thousands where it is (a sign where
+    the paper prints one); for a number word (zero, five), a whole value whole, else as a
+    judge-point value."""
     decimals = printed_decimals(printed)
-    decimals = 2 if decimals is None else decimals  # a number word (zero): as a judge-point value
-    text = f"{value:+.{decimals}f}" if signed else f"{value:.{decimals}f}"
-    return text.replace("-", MINUS)
+    if decimals is None:
+        decimals = 0 if float(value).is_integer() else 2
+    spec = f"{'+' if signed else ''}{',' if ',' in printed else ''}.{decimals}f"
+    return format(value, spec).replace("-", MINUS)
 
 
 def _unit(printed: str) -> str:
@@ -457,19 +511,21 @@ def _reason_head(reasons: pd.Series) -> pd.Series:
     return reasons.str.replace(r"(:| \().*$", "", regex=True)
 
 
-def compared_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """The published numbers with ours beside them, as the manuscript shows them; where none is
-    regenerated, one row that says why (a table with no row renders as a bare header)."""
+def compared_table(frame: pd.DataFrame, source: Mapping[str, str]) -> pd.DataFrame:
+    """The published numbers with ours beside them and where ours comes from (``source``: id ->
+    :attr:`Rule.source`), as the manuscript shows them; where none is regenerated, one row that
+    says why (a table with no row renders as a bare header)."""
     rows = frame[frame["ours"].notna()]
     shown = pd.DataFrame({
-        "id": rows["id"], "printed": [p.replace("-", MINUS, 1) if p.lstrip().startswith("-") else p
-                                      for p in rows["printed"]],
+        "id": rows["id"], "source": [source[i] for i in rows["id"]],
+        "printed": [p.replace("-", MINUS, 1) if p.lstrip().startswith("-") else p for p in rows["printed"]],
         "ours": [_shown(v, p, p.lstrip()[:1] in "+-−") + _unit(p) for v, p in zip(rows["ours"], rows["printed"])],
         "difference": [_shown(d, p, True) for d, p in zip(rows["difference"], rows["printed"])],
-        "agrees": rows["agrees"].astype(bool)}, columns=["id", "printed", "ours", "difference", "agrees"])
+        "agrees": rows["agrees"].astype(bool)}, columns=["id", "source", "printed", "ours", "difference", "agrees"])
     why = "no published number is regenerated in this build: " + "; ".join(sorted(set(_reason_head(
         frame["reason"].dropna()))))
-    return explained_if_empty(shown, why, id="none", printed=MISSING_CELL, ours=MISSING_CELL, difference=MISSING_CELL)
+    return explained_if_empty(shown, why, id="none", source=MISSING_CELL, printed=MISSING_CELL, ours=MISSING_CELL,
+                              difference=MISSING_CELL)
 
 
 def reasons_table(frame: pd.DataFrame, examples: int = 3) -> pd.DataFrame:
@@ -491,9 +547,9 @@ MANUSCRIPT = Declared(
                Variable("n_published", COUNT), Variable("n_regenerated", COUNT), Variable("n_agree", COUNT),
                Variable("n_disagree", COUNT), Variable("n_not_regenerated", COUNT)),
     tables=(
-        Table("regenerated", "Published numbers regenerated from the released cells", (
+        Table("regenerated", "Published numbers regenerated, from the released cells or the instruments", (
             Column("Published number", TEXT, "id", widest="appB.nvidia-nemotron-3-super-120b-a12b.gap"),
-            Column("Printed", TEXT, "printed", widest="+0.83"), Column("Ours", TEXT, "ours", widest="−10.83 pp"),
+            Column("From", TEXT, "source", widest=FROM_RELEASE), Column("Printed", TEXT, "printed", widest="+0.83"), Column("Ours", TEXT, "ours", widest="−10.83 pp"),
             Column("Difference", TEXT, "difference", widest="−0.833"), Column("Agrees", FLAG, "agrees"))),
         Table("not_regenerated", "Published numbers not regenerated, by reason", (
             Column("Reason", TEXT, "reason", widest=NO_RELEASE), Column("n", COUNT, "n"),
@@ -539,7 +595,7 @@ def comparison(run: Run, done: Regenerated | None) -> pd.DataFrame:
     published = load_published()
     frame = compare(published, ours(published, done))
     run.out.parquet("published_vs_regenerated", frame)
-    run.table("regenerated", compared_table(frame))
+    run.table("regenerated", compared_table(frame, sources(published, released=done is not None)))
     run.table("not_regenerated", reasons_table(frame))
     return frame
 
@@ -549,8 +605,10 @@ def summary(imported: ImportReport | None, frame: pd.DataFrame) -> str:
     compared = frame[frame["ours"].notna()]
     agree = int(compared["agrees"].astype(bool).sum())
     if imported is None:
-        return (f"No release was given to this build (make paper RELEASED=DIR reads one), so none of the {len(frame)} "
-                "published numbers is regenerated here; each is listed with that reason.")
+        return (f"No release was given to this build (make paper RELEASED=DIR reads one), so of the {len(frame)} "
+                f"published numbers only the {len(compared)} that state the design are regenerated, from the "
+                f"instruments ({agree} agree within the printed precision, {len(compared) - agree} do not); each "
+                "other is listed with that reason.")
     counts = imported.counts()
     return (f"This build read the release {release_name(imported)}: {counts['cells']:,} cells "
             f"({counts['bad']} bad, {counts['unknown']} of an unknown layout, {counts['duplicates']} duplicates, "
