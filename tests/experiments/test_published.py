@@ -335,6 +335,42 @@ def test_a_release_with_bad_unknown_and_duplicate_files_is_read_and_counted(tmp_
     assert "appN." in shown
 
 
+def test_the_release_s_own_counts_are_set_beside_the_paper_s_for_the_revision_its_receipt_names(tmp_path):
+    """Cells and sessions counted as `released fetch` counts them, compared with the paper's
+    counts for the receipt's revision only; another revision, or no receipt, says so."""
+    from contextecho.echo.reference.release_fetch import make_receipt
+
+    cases = _cases_with("onset_rows")
+    if not cases:
+        pytest.skip("no onset case in the shared fixtures")
+    release = _release(cases[0], tmp_path / "release")
+    n_cells = sum(1 for _ in (release / "results").rglob("*.json"))
+    sessions = release / "data" / "sessions"
+    sessions.mkdir(parents=True)
+    for name in ("a.jsonl", "b.jsonl", "c.jsonl"):
+        (sessions / name).write_text("{}\n")
+    v1 = {"intro.v1.n_cells", "appW.v1.n_cells", "intro.v1.n_sessions", "appW.v1.n_sessions"}
+    v2 = {"s3_1.v2.n_cells", "repro.v2.n_cells", "appW.v2.n_cells", "appW.v2.n_sessions"}
+
+    def compared(out: str) -> pd.DataFrame:
+        published.run(published.Parameters(released=str(release), output_dir=str(tmp_path / out)))
+        return pd.read_parquet(tmp_path / out / "results" / "published_vs_regenerated.parquet").set_index("id")
+
+    unversioned = compared("none")
+    assert unversioned.loc[sorted(v1 | v2), "ours"].isna().all()
+    assert unversioned.loc[sorted(v1 | v2), "reason"].str.startswith(
+        "another revision of the release: this build read a tree with no receipt").all()
+
+    make_receipt(release, revision="v1.0", commit=None, source="a test tree")
+    frame = compared("v1")
+    ours = frame.loc[sorted(v1), "ours"].to_dict()
+    assert ours == {"intro.v1.n_cells": n_cells, "appW.v1.n_cells": n_cells, "intro.v1.n_sessions": 3,
+                    "appW.v1.n_sessions": 3}
+    assert frame.loc["appW.v1.n_sessions", "agrees"] and not frame.loc["appW.v1.n_cells", "agrees"]
+    assert frame.loc[sorted(v2), "reason"].str.contains("this build read the revision v1.0; the number is v2.0's").all()
+    assert "contextecho2026/persona-drift-contextecho@v1.0" in _variables(tmp_path / "v1")["summary"]
+
+
 def test_a_missing_release_folder_is_refused_before_anything_runs(tmp_path):
     with pytest.raises(ParameterError, match="released"):
         published.Parameters(released=str(tmp_path / "nowhere"))
