@@ -129,7 +129,7 @@ class Parameters(Checked):
     plan: bool = False
 
     HELP = {"released": "the release's folder (holding results/ or data_archive/, as `released fetch` writes it); "
-                        "empty: no release, every published number listed with that reason",
+                        "empty: no release, every published number but the design's listed with that reason",
             "n_resamples": "bootstrap resamples (the harness's figures: 10,000)",
             "resample_seed": "the bootstrap's seed (the harness's figures: 42)",
             "output_dir": "default paper/_generated/<notebook>",
@@ -573,7 +573,8 @@ MANUSCRIPT = Declared(
     tables=(
         Table("regenerated", "Published numbers regenerated, from the released cells or the instruments", (
             Column("Published number", TEXT, "id", widest="appB.nvidia-nemotron-3-super-120b-a12b.gap"),
-            Column("From", TEXT, "source", widest=FROM_RELEASE), Column("Printed", TEXT, "printed", widest="+0.83"), Column("Ours", TEXT, "ours", widest="−10.83 pp"),
+            Column("From", TEXT, "source", widest=FROM_RELEASE), Column("Printed", TEXT, "printed", widest="+0.83"),
+            Column("Ours", TEXT, "ours", widest="−10.83 pp"),
             Column("Difference", TEXT, "difference", widest="−0.833"), Column("Agrees", FLAG, "agrees"))),
         Table("not_regenerated", "Published numbers not regenerated, by reason", (
             Column("Reason", TEXT, "reason", widest=NO_RELEASE), Column("n", COUNT, "n"),
@@ -595,7 +596,8 @@ def release(run: Run) -> ImportReport | None:
         print("plan: this notebook calls no model; the release is read by the run, not by its plan", flush=True)
         return None
     if not folder:
-        print("no release given: every published number is listed as not regenerated", flush=True)
+        print("no release given: only the published numbers of the design are regenerated (from the instruments); "
+              "every other is listed as not regenerated", flush=True)
         return None
     root = Path(resolve_path(folder))
     imported = import_release(root, revision=_revision(root))
