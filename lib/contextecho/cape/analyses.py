@@ -86,7 +86,6 @@ def table1(consistency: pd.DataFrame) -> pd.DataFrame:
     return table.loc[order, cols]
 
 
-
 def table6(consistency: pd.DataFrame) -> pd.DataFrame:
     """Rows: settings (context-free first), a column per metric: the mean over the factors of
     :func:`table1`'s values (each a factor's mean over its runs; TAR, TC, OC in %), as CAPE's

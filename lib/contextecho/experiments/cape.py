@@ -450,8 +450,6 @@ NO_REASONING_TRIPLE = ("not estimable: no factor's variant triple of this settin
                        "variant (a reasoning model that thinks past its budget answers nothing)")
 #: Whether a higher value of a metric is the more consistent (ED is a distance).
 _HIGHER_IS_CONSISTENT = {"tar": True, "ed": False, "tc": True, "oc": True}
-#: Each metric's kind, as Table 1 and Table 6 write it.
-_METRIC_KINDS = {"tar": PERCENT, "ed": SCORE, "tc": PERCENT, "oc": PERCENT}
 
 
 #: The answers Table 6 reads: the reply's option, whatever ``answer`` the targets' tables read.
@@ -516,13 +514,14 @@ def _table6_finding(table: pd.DataFrame, reasoning_targets: Sequence[str]) -> st
                                 "no reasoning target had a factor's variant triple with an item answered validly in "
                                 "every variant, in either setting (a reasoning model that thinks past its budget "
                                 "answers nothing)", "a larger reasoning_budget in model_options")
+    kinds = {column.source: column.kind for column in MANUSCRIPT.table("table6").columns}  # as the table prints them
     sentences = []
     for target, rows in table.groupby("model", sort=False):
         by_setting = rows.set_index("setting")
         free, dependent = by_setting.loc[SETTING_NAMES[CONTEXT_FREE]], by_setting.loc[SETTING_NAMES[CONTEXT_DEPENDENT]]
         less, more, alike, unmeasured = [], [], [], []
         for m in METRICS:
-            kind = _METRIC_KINDS[m]
+            kind = kinds[m]
             if pd.isna(free[m]) or pd.isna(dependent[m]):
                 unmeasured.append(m.upper())
                 continue
