@@ -7,12 +7,13 @@ import time
 
 import nbformat
 import papermill
+from jupyter_client.manager import KernelManager
 import pytest
 import yaml
 
 from contextecho.engine.paths import REPO_ROOT, shared_dir
 from contextecho.notebooks import run_notebook
-from contextecho.notebooks.kernel import ENGINE, SharedKernel
+from contextecho.notebooks.kernel import ENGINE, SharedKernel, kernel_config
 
 pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]
 
@@ -32,6 +33,24 @@ def run(kernel, source, executed):
 
 def text(cell):
     return "".join(o.get("text", "") for o in cell.outputs)
+
+
+def test_kernels_started_at_once_never_share_a_socket(tmp_path, monkeypatch):
+    """Two kernels set up before either binds its sockets (two test workers, or a run beside
+    an author's JupyterLab) name different socket files, absolute ones: jupyter_client alone
+    numbers IPC sockets ``kernel-ipc-1`` to ``-5`` in the working folder by what exists yet, so
+    both took the same five and read each other's messages ("Invalid Signature", then "Kernel
+    didn't respond in 60 seconds")."""
+    monkeypatch.chdir(tmp_path)
+    managers = [KernelManager(kernel_name="python3", config=kernel_config()) for _ in range(2)]
+    sockets = []
+    for km in managers:  # as nbclient starts one: no connection file named yet
+        km.write_connection_file()
+        ports = (km.shell_port, km.iopub_port, km.stdin_port, km.control_port, km.hb_port)
+        km.cleanup_connection_file()
+        assert km.transport == "ipc" and os.path.isabs(km.ip), km.ip
+        sockets.append({f"{km.ip}-{port}" for port in ports})
+    assert len(sockets[0]) == len(sockets[1]) == 5 and not sockets[0] & sockets[1]
 
 
 def test_each_notebook_finds_a_new_namespace_in_the_same_process(tmp_path):

@@ -31,9 +31,21 @@ from traitlets.config import Config
 #: The engine name papermill is given to run a notebook in a :class:`SharedKernel`.
 ENGINE = "contextecho-shared-kernel"
 
-#: The kernel talks to papermill over local IPC sockets, not TCP on loopback: nothing else on
-#: the machine can connect, and ipykernel's warning about unencrypted TCP stays off the console.
-KERNEL_CONFIG = Config({"KernelManager": {"transport": "ipc"}})
+
+def kernel_config() -> Config:
+    """The configuration of a new kernel: it talks to papermill over local IPC sockets, not TCP
+    on loopback (nothing else on the machine can connect, and ipykernel's warning about
+    unencrypted TCP stays off the console), at an absolute path of its own in Jupyter's runtime
+    folder. Left to jupyter_client, the sockets are ``kernel-ipc-1`` to ``-5`` in the working
+    folder, numbered by the files that exist yet: two kernels started at once there (two test
+    workers, a run beside a JupyterLab) took the same five and read each other's messages
+    ("Invalid Signature", then "Kernel didn't respond in 60 seconds"); and a relative path names
+    a file in each process's own folder, where a :class:`SharedKernel` runs in the repository
+    and this process anywhere."""
+    runtime = Path(jupyter_runtime_dir())
+    runtime.mkdir(parents=True, exist_ok=True)
+    return Config({"KernelManager": {"transport": "ipc",
+                                     "ip": str(runtime / f"contextecho-{uuid.uuid4().hex}-ipc")}})
 
 #: Seconds the kernel may take to start, import its preload, or reset.
 STARTUP_S = 120
@@ -151,12 +163,7 @@ class SharedKernel:
     def start(self) -> None:
         """Start the kernel now (and send it the preload, without waiting for it)."""
         self.close()
-        # An absolute path for the IPC sockets: the kernel runs in ``cwd``, this process
-        # anywhere (a relative one would name two different files).
-        runtime = Path(jupyter_runtime_dir())
-        runtime.mkdir(parents=True, exist_ok=True)
-        self.km = KernelManager(kernel_name=self.kernel_name, config=KERNEL_CONFIG,
-                                ip=str(runtime / f"contextecho-{uuid.uuid4().hex}-ipc"))
+        self.km = KernelManager(kernel_name=self.kernel_name, config=kernel_config())
         self.km.start_kernel(cwd=str(self.cwd), env={**os.environ, **self.env})
         self.started += 1
         self.used = False

@@ -25,7 +25,7 @@ from ..engine.paths import REPO_ROOT
 from ..engine.progress import PROGRESS_ENV
 from ..engine.usage import UsageError
 from .build import experiment, notebook_path
-from .kernel import ENGINE, KERNEL_CONFIG, SharedKernel
+from .kernel import ENGINE, SharedKernel, kernel_config
 from ..paper.outputs import GENERATED
 from ..experiments.parameters import ParameterError, check_overrides, coerce, declared
 
@@ -109,7 +109,7 @@ def run_notebook(name: str, overrides: Mapping[str, Any] | None = None, *,
                                        kernel_name=kernel_name, log_output=False,
                                        stdout_file=sys.stdout if log_output else None,
                                        stderr_file=sys.stderr if log_output else None,
-                                       progress_bar=False, report_mode=False, config=KERNEL_CONFIG, **shared)
+                                       progress_bar=False, report_mode=False, config=kernel_config(), **shared)
     except papermill.PapermillExecutionError as exc:
         error = _configuration_error(exc.ename)
         if error is None:
