@@ -41,11 +41,12 @@ def kernel_config() -> Config:
     workers, a run beside a JupyterLab) took the same five and read each other's messages
     ("Invalid Signature", then "Kernel didn't respond in 60 seconds"); and a relative path names
     a file in each process's own folder, where a :class:`SharedKernel` runs in the repository
-    and this process anywhere."""
+    and this process anywhere. Twelve hex digits name it: a socket's path has 104 bytes at most
+    on macOS, and the runtime folder is under the user's home there."""
     runtime = Path(jupyter_runtime_dir())
     runtime.mkdir(parents=True, exist_ok=True)
     return Config({"KernelManager": {"transport": "ipc",
-                                     "ip": str(runtime / f"contextecho-{uuid.uuid4().hex}-ipc")}})
+                                     "ip": str(runtime / f"contextecho-{uuid.uuid4().hex[:12]}-ipc")}})
 
 #: Seconds the kernel may take to start, import its preload, or reset.
 STARTUP_S = 120
