@@ -152,6 +152,28 @@ def test_an_error_the_user_fixes_is_raised_in_a_plan_with_placeholders(params):
         spine.plan_stages(STAGES[:2] + (Stage("refused", refused),), params)
 
 
+def test_a_plan_that_fails_leaves_no_scratch_folder(params, tmp_path, monkeypatch):
+    """A plan's outputs are scratch: a plan that stops on an error removes them too, once its
+    run is gone (a finished plan removes them at its end)."""
+    import gc
+    import tempfile
+
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+
+    def refused(run, answers):
+        assert [p.name for p in scratch.iterdir()][0].startswith("contextecho-plan-scripted-")
+        raise ParameterError("parameter 'x': give a number")
+
+    with pytest.raises(ParameterError):
+        spine.plan_stages(STAGES[:2] + (Stage("refused", refused),), params)
+    gc.collect()
+    assert list(scratch.iterdir()) == []
+    spine.plan_stages(STAGES, params)
+    assert list(scratch.iterdir()) == []
+
+
 # ---------------------------------------------------------------- a real notebook
 def test_a_cape_plan_on_an_empty_cache_counts_the_calls_its_run_makes(scripted_models, tmp_path, capsys):
     """CAPE's Table 1 cannot be computed from placeholders (no item is answered validly in

@@ -20,6 +20,7 @@ import inspect
 import json
 import shutil
 import tempfile
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -169,12 +170,15 @@ def start(name: str, params: Any, *, models: Sequence[str], protocol: Protocol |
     checks the routes).
 
     With ``params.plan`` the run is a plan (:mod:`contextecho.engine.plan`): its stages run
-    in a scratch folder, nothing is sent, no key is needed, and :func:`finish` writes the
-    plan beside the outputs (``plan.json``) and shows it. A run whose folder holds the plan
+    in a scratch folder (removed with the run, failed or not), nothing is sent, no key is
+    needed, and :func:`finish` writes the plan beside the outputs (``plan.json``) and shows
+    it. A run whose folder holds the plan
     of the same parameters records it in its run log, beside what the run actually called."""
     folder = Outputs.folder(name, getattr(params, "output_dir", "") or None)
     planning = bool(getattr(params, "plan", False))
     out = Outputs.open(name, tempfile.mkdtemp(prefix=f"contextecho-plan-{name}-") if planning else folder, declared)
+    if planning:  # the scratch folder goes with its writer: at the plan's end, a failure's, or the process's
+        weakref.finalize(out, shutil.rmtree, out.directory, ignore_errors=True)
     about = {"protocol": dict(record)} if record else {}
     if not planning and (planned := matching_plan(folder / PLAN_FILE, params)) is not None:
         about["plan"] = planned
