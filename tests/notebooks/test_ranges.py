@@ -128,8 +128,11 @@ def test_every_kind_of_rule_is_exercised():
 
 @pytest.mark.parametrize("name, field, value", CASES, ids=[f"{n}-{f}-{v!r}" for n, f, v in CASES])
 def test_an_out_of_range_value_is_an_error_naming_parameter_value_and_range(name, field, value):
+    # a model used only with another parameter (the released judge: with a release) is checked with it set
+    given = {field: value, **{r.used_with: str(REPO_ROOT / "data") for r in rules(spec(name))[field]
+                              if isinstance(r, Models) and r.used_with}}
     with pytest.raises(ParameterError) as caught:
-        coerce(spec(name), {field: value}, where=f"notebook {name}.ipynb")
+        coerce(spec(name), given, where=f"notebook {name}.ipynb")
     message = str(caught.value)
     shown = value[-1] if isinstance(value, tuple) and value else value
     assert f"parameter {field!r}: " in message and "valid: " in message
@@ -139,7 +142,7 @@ def test_an_out_of_range_value_is_an_error_naming_parameter_value_and_range(name
         assert repr(shown) in message or repr(value) in message or (value == () and "is empty" in message)
     assert f"notebook {name}.ipynb" in message
     with pytest.raises(ParameterError):  # built directly, too (a library call of experiment.run)
-        replace(spec(name)(), **{field: value})
+        replace(spec(name)(), **given)
 
 
 # The issue's list, as they come from a command line (strings), for every notebook that has them.
@@ -234,6 +237,28 @@ def test_routable_model_strings_pass():
     for model in ("openai/gpt-4o-mini", "anthropic/claude-sonnet-4-5", "hosted_vllm/Qwen/Qwen2.5-7B-Instruct",
                   "gemini/gemini-2.5-pro", "local/smollm2-135m", "fake/echo", "gpt-4o"):
         coerce(spec("panel"), {"targets": model, "judges": model})
+
+
+def test_a_model_used_only_with_another_parameter_is_checked_only_with_it():
+    """The released judge names whose verdicts a release answers: without a release it is never
+    asked nor read, and its name is not checked (nor LiteLLM imported to check it)."""
+    assert coerce(spec("panel"), {"released_judge": "nosuchprovider/judge"}).released_judge == "nosuchprovider/judge"
+    with pytest.raises(ParameterError, match="parameter 'released_judge': 'nosuchprovider/judge' is not a model"):
+        coerce(spec("panel"), {"released_judge": "nosuchprovider/judge", "released": str(REPO_ROOT / "data")})
+
+
+def test_binding_every_notebooks_defaults_never_imports_litellm():
+    """The defaults name only the embedded model (and the released judge, unused without a
+    release): binding them needs no LiteLLM, whose import costs seconds in every process a
+    warm ``make paper`` runs (its kernel and the command's own check)."""
+    code = ("import sys\nfrom contextecho.notebooks import NOTEBOOKS\n"
+            "from contextecho.notebooks.runner import check_parameters\n"
+            "for name in NOTEBOOKS:\n    check_parameters(name, {})\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'litellm')[:3])")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO_ROOT,
+                          env={**os.environ, "PYTHONPATH": str(REPO_ROOT / "lib")})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout
 
 
 def test_an_inventory_path_to_a_csv_file_is_accepted(tmp_path):

@@ -146,7 +146,7 @@ class ReleasedParameters(JudgedParameters):
                               "primary judge): only its calls are answered from the release",
             "fill": "with released: the calls the release lacks go to the provider (false: they are never sent; "
                     "their cells are lost, counted and said)"}
-    RANGES = {**JudgedParameters.RANGES, "released": Folder("none"), "released_judge": Models()}
+    RANGES = {**JudgedParameters.RANGES, "released": Folder("none"), "released_judge": Models(used_with="released")}
 
     def transport(self, models: Iterable[str], *, client: Client | None = None, sends: bool = True) -> Transport:
         """:meth:`ServingParameters.transport`; with ``released``, answered from the release's

@@ -435,9 +435,13 @@ def _is_file(value: str, suffix: str) -> bool:
 @dataclass(frozen=True)
 class Models:
     """A LiteLLM model string that can be routed (the call site's own preflight check), or
-    one of the names in ``also`` that stand for models (a judge named ``self``: each target)."""
+    one of the names in ``also`` that stand for models (a judge named ``self``: each target).
+    ``used_with``: the parameter without whose value the model is never asked nor read (the
+    released judge without a release); its model is checked only where that one is set, so
+    a run whose models are all in-process never imports LiteLLM to check an unused name."""
 
     also: tuple[str, ...] = ()
+    used_with: str = ""
 
     def valid(self, value: Any, params: Any) -> str:
         from ..engine.llm import LOCAL_MODEL
@@ -449,7 +453,7 @@ class Models:
     def problem(self, value: Any, params: Any) -> str | None:
         from ..engine.calls import ModelConfigError, check_routable
 
-        if value in self.also:
+        if value in self.also or (self.used_with and not getattr(params, self.used_with)):
             return None
         try:
             check_routable(value)
