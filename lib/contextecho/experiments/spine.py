@@ -172,8 +172,8 @@ def start(name: str, params: Any, *, models: Sequence[str], protocol: Protocol |
     With ``params.plan`` the run is a plan (:mod:`contextecho.engine.plan`): its stages run
     in a scratch folder (removed with the run, failed or not), nothing is sent, no key is
     needed, and :func:`finish` writes the plan beside the outputs (``plan.json``) and shows
-    it. A run whose folder holds the plan
-    of the same parameters records it in its run log, beside what the run actually called."""
+    it. A run whose folder holds the plan of the same parameters records it in its run log,
+    beside what the run actually called."""
     folder = Outputs.folder(name, getattr(params, "output_dir", "") or None)
     planning = bool(getattr(params, "plan", False))
     out = Outputs.open(name, tempfile.mkdtemp(prefix=f"contextecho-plan-{name}-") if planning else folder, declared)
