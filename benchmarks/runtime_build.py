@@ -66,7 +66,7 @@ def build(cmake_args: str, folder: Path) -> float:
     """Build the installed llama-cpp-python's wheel into ``folder``; the wall time."""
     folder.mkdir(parents=True)
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-cache-dir", "--no-deps", "--no-binary", ":all:",
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-cache-dir", "--no-deps", "--no-binary", "llama-cpp-python",
                            "--quiet", "-w", str(folder), f"llama-cpp-python=={version('llama-cpp-python')}"],
                           env={**_without_cmake_args(), "CMAKE_ARGS": cmake_args}, capture_output=True, text=True)
     wall = time.perf_counter() - start
