@@ -32,20 +32,16 @@ INCLUDE = "-DCMAKE_PROJECT_llama.cpp_INCLUDE="
 
 DECODE = """
 import json, sys
-import numpy as np
 import llama_cpp
-from llama_cpp import Llama
-from contextecho.engine.local_model import model_path
-llm = Llama(model_path=str(model_path()), n_ctx=2048, n_threads=1, n_threads_batch=1, flash_attn=True, verbose=False)
-tokens = llm.tokenize(open(sys.argv[1], "rb").read())[:600]
-def last():
-    return np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(llm.ctx, -1), shape=(llm.n_vocab(),)).copy()
-llm.eval(tokens)
+from contextecho.engine.local_model import LocalChatModel
+model = LocalChatModel(n_threads=1)  # as every run loads the embedded model
+llm = model._llm
+llm.eval(llm.tokenize(open(sys.argv[1], "rb").read())[:600])
 out = []
 for _ in range(24):
-    out.append(int(last().argmax()))
+    out.append(int(model._last_logits().argmax()))
     llm.eval([out[-1]])
-print(json.dumps({"package": llama_cpp.__file__, "tokens": out, "logits": last().tobytes().hex()}))
+print(json.dumps({"package": llama_cpp.__file__, "tokens": out, "logits": model._last_logits().tobytes().hex()}))
 """
 
 
