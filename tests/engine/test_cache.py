@@ -5,7 +5,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from contextecho.engine.cache import CacheWarning, CallCache
+from contextecho.engine.cache import CacheWarning, CallCache, holds_records
 from contextecho.engine.record import ERROR, OK, CallRecord
 from contextecho.engine.model_request import ModelRequest
 
@@ -57,6 +57,19 @@ def test_a_cache_written_before_the_rename_is_read_from_cells_and_grows_in_recor
         cache.put(ok("new"))
     assert [p.name for p in (tmp_path / "cells").glob("*.parquet")] != [] and all_shard_keys(tmp_path) == ["new"]
     assert len(CallCache(tmp_path, read_only=True)) == 3
+
+
+def test_whether_a_cache_holds_records_is_read_from_its_listing(tmp_path):
+    assert not holds_records(tmp_path / "none") and not holds_records(tmp_path)
+    CallCache(tmp_path).close()  # the folders, empty
+    assert not holds_records(tmp_path) and sorted(p.name for p in tmp_path.iterdir()) == ["claims", "journal", "records"]
+    writer = CallCache(tmp_path)
+    writer.put(ok("journaled"))  # a live writer's journal holds it
+    assert holds_records(tmp_path)
+    writer.close()  # now a shard
+    assert holds_records(tmp_path) and not list((tmp_path / "journal").iterdir())
+    (tmp_path / "records").rename(tmp_path / "cells")  # a cache written before the rename
+    assert holds_records(tmp_path)
 
 
 def test_errors_are_stored_but_are_not_hits(tmp_path):

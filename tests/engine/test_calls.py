@@ -10,8 +10,10 @@ from litellm import CustomLLM
 from contextecho.engine import llm
 from contextecho.engine.responses import fill_response
 from contextecho.engine.cache import CallCache
-from contextecho.engine.calls import ModelConfigError, Transport, _mark_shared_prefix, generate
+from contextecho.engine.calls import (CACHE_ONLY_ENV, ModelConfigError, Transport, UncachedCall, _mark_shared_prefix,
+                                     generate)
 from contextecho.engine.model_request import ModelRequest
+from contextecho.engine.paths import runs_dir
 
 FAST = Transport(base_delay_s=0.001, max_delay_s=0.01, max_attempts=4)
 
@@ -40,6 +42,26 @@ def test_identical_requests_in_one_round_are_computed_once(tmp_path, fake):
     before = fake.calls["echo"]
     result = generate([ask("fake/echo", "same")] * 3, cache=CallCache(tmp_path), transport=FAST, progress=False)
     assert fake.calls["echo"] - before == 1 and len(result.records) == 3
+
+
+def test_where_only_the_cache_may_answer_a_round_that_would_call_raises_before_any_call(tmp_path, fake,
+                                                                                       monkeypatch):
+    cached = [ask("fake/echo", "stored")]
+    generate(cached, cache=CallCache(tmp_path), transport=FAST, progress=False)
+    monkeypatch.setenv(CACHE_ONLY_ENV, "1")
+    calls, logs = fake.calls["echo"], sorted(runs_dir().glob("*.json"))
+    # every answer stored: answered as always, and logged
+    again = generate(cached, cache=CallCache(tmp_path), transport=FAST, progress=False)
+    assert again.cached == [True] and len(sorted(runs_dir().glob("*.json"))) == len(logs) + 1
+    logs = sorted(runs_dir().glob("*.json"))
+    # one not stored: nothing is called, not even a model no route reaches, and no round is logged
+    with pytest.raises(UncachedCall, match=r"round 'mixed': 2 of its 3 requests are not in the cache"):
+        generate(cached + [ask("fake/echo", "new"), ask("nowhere/model")], cache=CallCache(tmp_path),
+                 transport=FAST, progress=False, name="mixed")
+    assert fake.calls["echo"] == calls and sorted(runs_dir().glob("*.json")) == logs
+    monkeypatch.setenv(CACHE_ONLY_ENV, "0")
+    assert generate([ask("fake/echo", "new")], cache=CallCache(tmp_path), transport=FAST,
+                    progress=False).n_hits == 0 and fake.calls["echo"] == calls + 1
 
 
 def test_injected_faults_are_recorded_as_errors_and_counted(tmp_path):

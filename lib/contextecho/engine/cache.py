@@ -423,6 +423,14 @@ def _still_names(path: Path, handle) -> bool:
         return False
 
 
+def holds_records(root: str | os.PathLike | None = None) -> bool:
+    """Whether the cache at ``root`` (default :func:`~contextecho.engine.paths.cache_dir`) holds
+    any record, a shard or a journal, by its folders' listings alone (nothing is read or made)."""
+    root = Path(root) if root is not None else cache_dir()
+    return any(_listing(root / folder, suffix) for folder, suffix in
+               (("records", ".parquet"), (LEGACY_RECORDS, ".parquet"), ("journal", ".jsonl")))
+
+
 def _listing(folder: Path, suffix: str) -> list[Path]:
     """The files of ``folder`` ending in ``suffix``, by name; temp files (``.name``) left out."""
     try:

@@ -57,6 +57,11 @@ model's switches and reasoning budget) are added to each request of their model 
 round looks at the cache: they change what the model answers, so the request with them is
 the one keyed, stored and sent (a model without options: its requests as they were built).
 The answer is stored apart from the reasoning (:mod:`.reasoning`).
+
+Where only the cache may answer (``CONTEXTECHO_CACHE_ONLY=1`` in the environment: the second
+kernel of ``contextecho paper``, :mod:`~contextecho.notebooks.lanes`), a round with a request
+the cache does not hold raises :class:`UncachedCall` before anything is checked, loaded or
+sent, and leaves no run log.
 """
 from __future__ import annotations
 
@@ -93,6 +98,12 @@ from .usage import UsageError
 
 SHARD_RECORDS = 512  # a caller's cache writes a shard once this many calls are journaled
 RETRY_ERRORS_ENV = "CONTEXTECHO_RETRY_ERRORS"  # "1": retry stored permanent errors too
+CACHE_ONLY_ENV = "CONTEXTECHO_CACHE_ONLY"  # "1": a round that would call a model raises UncachedCall
+
+
+class UncachedCall(Exception):
+    """A round asked, where only the cache may answer (:data:`CACHE_ONLY_ENV`), a request the
+    cache does not hold; raised before any call is checked, loaded or sent."""
 
 
 class ModelConfigError(UsageError, ValueError):
@@ -533,9 +544,13 @@ def retry_errors_everywhere() -> None:
     os.environ[RETRY_ERRORS_ENV] = "1"
 
 
+def _switched_on(variable: str) -> bool:
+    return os.environ.get(variable, "").strip().lower() in ("1", "true", "yes")
+
+
 def retry_errors_default() -> bool:
     """Whether stored permanent errors are retried when the caller does not say."""
-    return os.environ.get(RETRY_ERRORS_ENV, "").strip().lower() in ("1", "true", "yes")
+    return _switched_on(RETRY_ERRORS_ENV)
 
 
 async def agenerate(requests: Sequence[ModelRequest], *, cache: CallCache | None = None,
@@ -562,12 +577,18 @@ async def agenerate(requests: Sequence[ModelRequest], *, cache: CallCache | None
         stored, skipped = _stored(requests, cache, transport.planner, retry_errors=retry_errors,
                                   stored_only=stored_only)
         todo = {r.key: r for r in requests if r.key not in stored}  # identical requests once
+        if todo and transport.planner is None and _switched_on(CACHE_ONLY_ENV):
+            raise UncachedCall(f"round {name!r}: {len(todo)} of its {len(requests)} requests are not in the "
+                               f"cache, and {CACHE_ONLY_ENV} is set: nothing is called")
         if todo:
             check_models(list(todo.values()), transport)
         if transport.planner is not None:
             return _planned(requests, stored, skipped, transport.planner, name, cache, manifest)
         return await _called(requests, stored, skipped, list(todo.values()), cache, transport, manifest,
                              name=name, progress=progress, retry_errors=retry_errors)
+    except UncachedCall:
+        os.unlink(manifest["path"])  # nothing was asked: no round to log
+        raise
     except BaseException as exc:
         finish_manifest(manifest, status="failed", failure=f"{type(exc).__name__}: {exc}"[:2000])
         raise
