@@ -5,15 +5,16 @@ import json
 import pytest
 
 from contextecho.notebooks import freshness
-from contextecho.notebooks.freshness import STAMP, Inputs, inputs, record, stale
+from contextecho.notebooks.freshness import STAMP, Inputs, asked_no_model, inputs, record, stale
 
 
-def finished(folder, *, status="complete", failed=0):
+def finished(folder, *, status="complete", failed=0, computed=0):
     (folder / "results").mkdir(parents=True, exist_ok=True)
     (folder / "results" / "cells.parquet").write_bytes(b"PAR1...")
     (folder / "variables.yml").write_text("n: 3\n")
     (folder / "manifest.json").write_text(json.dumps(
-        {"status": status, "batches": {"x:targets": {"calls": 4, "cached": 4 - failed, "failed": failed}}}))
+        {"status": status, "batches": {"x:targets": {"calls": 4, "cached": 4 - failed - computed, "failed": failed,
+                                                     "computed": computed}, "x:judges": {"calls": 0}}}))
     return folder
 
 
@@ -109,3 +110,13 @@ def test_the_inputs_follow_the_library_the_data_the_overrides_and_the_environmen
     monkeypatch.setenv("SOMEPROVIDER_API_KEY", "sk-planted")
     assert changed() == ["environment"]
     assert "sk-planted" not in json.dumps(dict(inputs("panel", {"window": 3000}).parts))
+
+
+@pytest.mark.parametrize("status, computed, failed, asked", [
+    ("complete", 0, 0, True), ("complete", 1, 0, False), ("complete", 0, 1, False), ("failed", 0, 0, False)])
+def test_a_run_asked_no_model_where_it_completed_answered_wholly_from_the_cache(tmp_path, status, computed, failed,
+                                                                              asked):
+    assert asked_no_model(finished(tmp_path / "x", status=status, computed=computed, failed=failed)) is asked
+    assert not asked_no_model(tmp_path / "never-run")
+    (tmp_path / "x" / "manifest.json").write_text("{not json")
+    assert not asked_no_model(tmp_path / "x")

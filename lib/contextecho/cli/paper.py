@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 import threading
 import time
@@ -27,6 +28,8 @@ from ..notebooks.freshness import RELEASED
 
 #: The notebook that reads a release (``--released DIR``: its parameter ``released``).
 PUBLISHED = "published"
+#: How a notebook run in the second kernel is announced (:mod:`~contextecho.notebooks.lanes`).
+BESIDE = "; from the cache, in a second kernel"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -126,10 +129,15 @@ def run_notebooks(args: argparse.Namespace, names: list[str], overrides: dict[st
     ``--plan``, their plan); an exit status where the command ends here, None where the
     manuscript comes next. A notebook whose outputs are what a run would write again
     (:mod:`~contextecho.notebooks.freshness`) is not run, unless ``--force``; the kernel starts
-    only where one must run."""
-    from ..engine.calls import ModelConfigError
+    only where one must run. Where two or more must, those whose last run asked no model may
+    run from the cache in a second kernel beside it (:mod:`~contextecho.notebooks.lanes`)."""
+    from papermill import PapermillExecutionError
+
+    from ..engine.cache import holds_records
+    from ..engine.calls import CACHE_ONLY_ENV, ModelConfigError, UncachedCall
     from .data import fill_inventories
     from ..notebooks import freshness
+    from ..notebooks.lanes import Console, HandBack, run_lanes
     from ..notebooks.runner import output_folder, run_notebook
     from ..sessions.corpus import fill_corpus
 
@@ -150,25 +158,62 @@ def run_notebooks(args: argparse.Namespace, names: list[str], overrides: dict[st
     now = {name: freshness.inputs(name, overrides[name], shared) for name in names}
     why = {name: "--force" if args.force else freshness.stale(now[name], output_folder(name, overrides[name]))
            for name in names}
-    if any(why.values()):
-        kernel.start()  # it imports the notebooks' modules while this process goes on
+    todo = [name for name in names if why[name] is not None]
     for number, name in enumerate(names, start=1):
         own = overrides[name]
-        if why[name] is None:
+        if name not in todo:
             print(f"[{number}/{len(names)}] notebook {name}{f' {own}' if own else ''}: up to date, not run "
                   "(the code, inputs and cached answers of its last run, which had no failed call; --force runs it)",
                   flush=True)
-            continue
-        print(f"[{number}/{len(names)}] notebook {name}{f' {own}' if own else ''} ({why[name]}) ...", flush=True)
-        freshness.forget(output_folder(name, own))  # a run that stops half way leaves no stamp behind
+    if not todo:
+        return None
+    kernel.start()  # it imports the notebooks' modules while this process goes on
+    beside = [name for name in todo if freshness.asked_no_model(output_folder(name, overrides[name]))] \
+        if len(todo) > 1 and holds_records() else []
+
+    console = Console(sys.stdout, sys.stderr)
+
+    def header(name: str, where: str = "") -> str:
+        own = overrides[name]
+        return f"[{names.index(name) + 1}/{len(names)}] notebook {name}{f' {own}' if own else ''} ({why[name]}{where}) ..."
+
+    def run_in(name: str, in_kernel: SharedKernel, streams: tuple | None = None) -> str:
+        """Run ``name`` in ``in_kernel``, its output copied to ``streams`` (default live on the
+        console); the line that says where its outputs went."""
+        freshness.forget(output_folder(name, overrides[name]))  # a run that stops half way leaves no stamp
+        done = run_notebook(name, overrides[name], kernel=in_kernel, console=streams or console.live())
+        freshness.record(now[name], done.output_dir)
+        return f"      {name}: {done.wall_s:.0f} s -> {done.output_dir.relative_to(GENERATED.parent.parent)}"
+
+    def in_order(name: str) -> None:
+        console.block(header(name))
+        console.block(run_in(name, kernel))
+
+    with SharedKernel(REPO_ROOT, {PROGRESS_ENV: "text", CACHE_ONLY_ENV: "1"},
+                      preload=[f"contextecho.experiments.{name}" for name in beside]) as second:
+        def from_the_cache(name: str) -> None:  # its output shown as one block when it ends
+            printed = io.StringIO()
+            try:
+                where = run_in(name, second, (printed, printed))
+            except PapermillExecutionError as exc:
+                if exc.ename == UncachedCall.__name__:
+                    console.block(f"[{names.index(name) + 1}/{len(names)}] notebook {name} asks a model this "
+                                  f"time ({exc.evalue}); it runs in the first kernel")
+                    raise HandBack(name) from None
+                console.block(header(name, BESIDE) + "\n" + printed.getvalue())
+                raise
+            except BaseException:
+                console.block(header(name, BESIDE) + "\n" + printed.getvalue())
+                raise
+            console.block("\n".join([header(name, BESIDE), printed.getvalue().rstrip("\n"), where]))
+
+        if beside:
+            second.start()
         try:
-            done = run_notebook(name, own, kernel=kernel)
+            run_lanes(todo, in_order, from_the_cache, set(beside).__contains__)
         except (ParameterError, ModelConfigError) as exc:
             print(f"contextecho paper: {exc}", file=sys.stderr)
             return 2
-        freshness.record(now[name], done.output_dir)
-        print(f"      {name}: {done.wall_s:.0f} s -> {done.output_dir.relative_to(GENERATED.parent.parent)}",
-              flush=True)
     return None
 
 

@@ -127,16 +127,32 @@ def _outputs(folder: Path) -> dict[str, str]:
             for p in sorted(folder.rglob("*")) if p.is_file() and p.name != STAMP}
 
 
+def _run_log(folder: Path) -> dict[str, Any] | None:
+    """The run log the last run left in ``folder`` (None: missing or unreadable)."""
+    try:
+        return json.loads((folder / "manifest.json").read_text())
+    except (OSError, ValueError):
+        return None
+
+
 def _repeatable(folder: Path) -> str | None:
     """Why the run that left ``folder`` would not be repeated exactly (None: it would)."""
-    try:
-        manifest = json.loads((folder / "manifest.json").read_text())
-    except (OSError, ValueError):
+    manifest = _run_log(folder)
+    if manifest is None:
         return "its run log is missing or unreadable"
     if manifest.get("status") != "complete":
         return f"its last run is {manifest.get('status', 'of no status')}"
     failed = sum(int(b.get("failed", 0)) for b in (manifest.get("batches") or {}).values())
     return f"its last run has {failed} failed call(s), which a run again calls again" if failed else None
+
+
+def asked_no_model(folder: Path) -> bool:
+    """Whether the run that left ``folder`` completed with every call answered from the cache
+    (its run log counts no call computed and none failed)."""
+    manifest = _run_log(folder) or {}
+    batches = (manifest.get("batches") or {}).values()
+    return manifest.get("status") == "complete" and not any(
+        int(b.get("computed", 0)) or int(b.get("failed", 0)) for b in batches)
 
 
 def stale(now: Inputs, folder: Path) -> str | None:

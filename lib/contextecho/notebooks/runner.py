@@ -17,7 +17,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, TextIO
 
 import nbformat
 
@@ -70,7 +70,8 @@ def output_folder(name: str, overrides: Mapping[str, Any], output_dir: Path | No
 def run_notebook(name: str, overrides: Mapping[str, Any] | None = None, *,
                  output_dir: Path | None = None, notebook: Path | None = None,
                  log_output: bool = True, kernel_name: str = "python3",
-                 kernel: SharedKernel | None = None) -> NotebookRun:
+                 kernel: SharedKernel | None = None,
+                 console: tuple[TextIO, TextIO] | None = None) -> NotebookRun:
     """Execute ``notebooks/<name>.ipynb`` with ``overrides``; fail before the kernel
     starts on an unknown name, a value of the wrong type or out of range. A model the
     notebook cannot call (no route, no key) stops it before any call and is raised here
@@ -81,7 +82,7 @@ def run_notebook(name: str, overrides: Mapping[str, Any] | None = None, *,
     stderr as they print it (the console log of ``contextecho notebook`` and ``make
     paper``: each batch's summary line once). Only the copy papermill receives is shown:
     papermill's own logging of the outputs stays off, so no line is shown twice whatever
-    the logging configuration.
+    the logging configuration. ``console``: the (stdout, stderr) it is copied to instead.
 
     ``kernel``: run in this :class:`~contextecho.notebooks.kernel.SharedKernel` (reset as a
     new one; its environment and working folder are its own) instead of a kernel of its own."""
@@ -100,15 +101,17 @@ def run_notebook(name: str, overrides: Mapping[str, Any] | None = None, *,
         overrides["output_dir"] = str(output_dir)
     executed = output_dir / f"{name}.ipynb"
     start = time.perf_counter()
-    # The console shows the kernel's stderr: its progress bars are text there, not widgets.
-    kernel_env = {PROGRESS_ENV: "text"} if log_output else {}
+    # The console shows the kernel's stderr: its progress bars are text there, not widgets. A
+    # shared kernel has its environment already (and another thread may be running one).
+    kernel_env = {PROGRESS_ENV: "text"} if log_output and kernel is None else {}
     shared = {} if kernel is None else {"engine_name": ENGINE, "km": kernel.ready()}
+    out, err = console or (sys.stdout, sys.stderr)
     try:
         with _environment(kernel_env):
             papermill.execute_notebook(str(path), str(executed), parameters=overrides, cwd=str(REPO_ROOT),
                                        kernel_name=kernel_name, log_output=False,
-                                       stdout_file=sys.stdout if log_output else None,
-                                       stderr_file=sys.stderr if log_output else None,
+                                       stdout_file=out if log_output else None,
+                                       stderr_file=err if log_output else None,
                                        progress_bar=False, report_mode=False, config=kernel_config(), **shared)
     except papermill.PapermillExecutionError as exc:
         error = _configuration_error(exc.ename)
