@@ -131,6 +131,7 @@ def run_notebooks(args: argparse.Namespace, names: list[str], overrides: dict[st
     (:mod:`~contextecho.notebooks.freshness`) is not run, unless ``--force``; the kernel starts
     only where one must run. Where two or more must, those whose last run asked no model may
     run from the cache in a second kernel beside it (:mod:`~contextecho.notebooks.lanes`)."""
+    from nbclient.exceptions import DeadKernelError
     from papermill import PapermillExecutionError
 
     from ..engine.cache import holds_records
@@ -195,20 +196,29 @@ def run_notebooks(args: argparse.Namespace, names: list[str], overrides: dict[st
             printed = io.StringIO()
             try:
                 where = run_in(name, second, (printed, printed))
-            except PapermillExecutionError as exc:
-                if exc.ename == UncachedCall.__name__:
-                    console.block(f"[{names.index(name) + 1}/{len(names)}] notebook {name} asks a model this "
-                                  f"time ({exc.evalue}); it runs in the first kernel")
-                    raise HandBack(name) from None
-                console.block(header(name, BESIDE) + "\n" + printed.getvalue())
-                raise
+            except (PapermillExecutionError, DeadKernelError) as exc:
+                if isinstance(exc, DeadKernelError):
+                    why_back = f"lost the second kernel ({exc})"
+                elif exc.ename == UncachedCall.__name__:
+                    why_back = f"asks a model this time ({exc.evalue})"
+                else:  # the notebook's own failure, as the first kernel would raise it
+                    console.block(header(name, BESIDE) + "\n" + printed.getvalue())
+                    raise
+                console.block(f"[{names.index(name) + 1}/{len(names)}] notebook {name} {why_back}; "
+                              "it runs in the first kernel")
+                raise HandBack(name) from None
             except BaseException:
                 console.block(header(name, BESIDE) + "\n" + printed.getvalue())
                 raise
             console.block("\n".join([header(name, BESIDE), printed.getvalue().rstrip("\n"), where]))
 
         if beside:
-            second.start()
+            try:
+                second.start()
+            except Exception as exc:  # the second kernel only saves time: without it, one kernel runs all
+                console.block(f"the second kernel did not start ({type(exc).__name__}: {exc}); every notebook "
+                              "runs in the first")
+                beside = []
         try:
             run_lanes(todo, in_order, from_the_cache, set(beside).__contains__)
         except (ParameterError, ModelConfigError) as exc:
