@@ -57,14 +57,7 @@ from ..echo.reference.transcript import Row, read_rows
 from ..engine.cache import CallCache
 from ..engine.calls import Transport, generate
 from ..engine.paths import shared_dir
-from ..experiments.continuation import harness_analysis
 from .replay import replay_environment, sdk_form
-
-# LiteLLM after the engine, which sets its offline environment before LiteLLM is first imported.
-import litellm  # noqa: E402
-from litellm.litellm_core_utils.llm_response_utils.convert_dict_to_response import (  # noqa: E402
-    convert_to_model_response_object)
-from litellm.llms.anthropic.chat.transformation import AnthropicConfig  # noqa: E402
 
 FAMILIES: dict[str, str] = {
     "cutpoints": "cutpoints.jsonl",
@@ -583,6 +576,13 @@ def sdk_response(path_name: str, response: dict, model: str) -> object:
     Messages response through LiteLLM's own Anthropic transformation, an OpenAI-compatible
     chat completion through LiteLLM's own conversion of one (a reply without ``usage`` gives
     a response without usage, as from a real server)."""
+    # LiteLLM only here, where a case is replayed (and after the engine, which sets its offline
+    # environment before LiteLLM is first imported): the other families and ``--help`` need none.
+    import litellm
+    from litellm.litellm_core_utils.llm_response_utils.convert_dict_to_response import (
+        convert_to_model_response_object)
+    from litellm.llms.anthropic.chat.transformation import AnthropicConfig
+
     if path_name == "anthropic":
         body = {"id": "msg_fixture", "type": "message", "role": "assistant", "model": model.split("/", 1)[1],
                 "content": response.get("content") or [], "stop_reason": response.get("stop_reason"),
@@ -700,6 +700,8 @@ def check_analysis(path: Path, sessions: ReferencedSessions) -> Iterator[CaseRes
     """Each case's per-cut metrics (per target for the end-to-end cases) as the experiment's
     cell frame (:func:`metrics_frame`), analysed by the experiment's
     :func:`~contextecho.experiments.continuation.harness_analysis`."""
+    from ..experiments.continuation import harness_analysis  # the experiment (and its figures) only here
+
     def check(case: dict, fixture: Path, line: int) -> list[Check]:
         inputs = need(case, "inputs", fixture, line, dict)
         labels = inputs.get("task_type_labels") or {}

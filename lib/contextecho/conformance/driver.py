@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..engine.paths import shared_dir
-from . import continuation, functions, runs
+from . import continuation, functions
 from .case import FamilyResult
 
 FUNCTIONS, CONTINUATION, RUNS = "function-level", "continuation", "run-level"
@@ -49,6 +49,8 @@ def check(folder: str | Path, corpus: str | Path | None = None, families: Sequen
     folder = Path(folder)
     kind = kind or kind_of(folder)
     if kind == RUNS:
+        from . import runs  # the experiments the runs replay through: only for a run-level folder
+
         return runs.run_cases(folder, Path(corpus) if corpus is not None else default_corpus(), released)
     if released:
         raise ValueError(f"{folder}: --released replays run-level cases; this is a {kind} folder")
