@@ -14,6 +14,7 @@ import io
 import sys
 import threading
 import time
+from typing import TextIO
 
 from ..engine.paths import REPO_ROOT
 from ..engine.progress import PROGRESS_ENV
@@ -178,7 +179,7 @@ def run_notebooks(args: argparse.Namespace, names: list[str], overrides: dict[st
         own = overrides[name]
         return f"[{names.index(name) + 1}/{len(names)}] notebook {name}{f' {own}' if own else ''} ({why[name]}{where}) ..."
 
-    def run_in(name: str, in_kernel: SharedKernel, streams: tuple | None = None) -> str:
+    def run_in(name: str, in_kernel: SharedKernel, streams: tuple[TextIO, TextIO] | None = None) -> str:
         """Run ``name`` in ``in_kernel``, its output copied to ``streams`` (default live on the
         console); the line that says where its outputs went."""
         freshness.forget(output_folder(name, overrides[name]))  # a run that stops half way leaves no stamp

@@ -66,6 +66,7 @@ sent, and leaves no run log.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import dataclasses
 import functools
@@ -587,7 +588,8 @@ async def agenerate(requests: Sequence[ModelRequest], *, cache: CallCache | None
         return await _called(requests, stored, skipped, list(todo.values()), cache, transport, manifest,
                              name=name, progress=progress, retry_errors=retry_errors)
     except UncachedCall:
-        os.unlink(manifest["path"])  # nothing was asked: no round to log
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(manifest["path"])  # nothing was asked: no round to log
         raise
     except BaseException as exc:
         finish_manifest(manifest, status="failed", failure=f"{type(exc).__name__}: {exc}"[:2000])

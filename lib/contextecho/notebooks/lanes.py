@@ -43,7 +43,8 @@ class Console:
         """Streams for a running notebook's stdout and stderr (papermill's ``stdout_file``, ``stderr_file``)."""
         return _Live(self, self.out), _Live(self, self.err)
 
-    def _write(self, stream: TextIO, text: str) -> None:
+    def write(self, stream: TextIO, text: str) -> None:
+        """Write ``text`` to ``stream`` (one of this console's) as a running notebook printed it."""
         if not text:
             return
         with self._lock:
@@ -57,7 +58,7 @@ class _Live:
         self.console, self.stream = console, stream
 
     def write(self, text: str) -> None:
-        self.console._write(self.stream, text)
+        self.console.write(self.stream, text)
 
     def flush(self) -> None:
         pass
