@@ -101,6 +101,8 @@ def _lanes(tmp_path, monkeypatch, *, read_only, asks_a_model=(), dies=(), cache_
 
     FakeKernel.made = []
     monkeypatch.setattr(paper_cli, "SharedKernel", FakeKernel)
+    imported = []  # what this process imports for the manuscript check, in a thread beside one kernel
+    monkeypatch.setattr(paper_cli, "experiment", imported.append)
     if not second_starts:
         monkeypatch.setattr(paper_cli, "PROGRESS_ENV", "FAKE_START_FAILS")  # the second kernel's env: its start fails
     monkeypatch.setattr(corpus, "fill_corpus", lambda: argparse.Namespace(copied=0, downloaded=0, present=1))
@@ -132,6 +134,8 @@ def _lanes(tmp_path, monkeypatch, *, read_only, asks_a_model=(), dies=(), cache_
     first = FakeKernel(tmp_path)
     args = argparse.Namespace(plan=False, force=False)
     assert paper_cli.run_notebooks(args, list(todo), {name: {} for name in todo}, first) is None
+    time.sleep(0.1)
+    assert bool(imported) is not bool(FakeKernel.made[1].preload)  # where two kernels were to work: after them
     return ran, first, FakeKernel.made[1]
 
 
