@@ -126,18 +126,12 @@ def run_notebooks(args: argparse.Namespace, names: list[str], overrides: dict[st
     """The data, then every notebook of ``names`` with its ``overrides`` in ``kernel`` (or, with
     ``--plan``, their plan); an exit status where the command ends here, None where the
     manuscript comes next. A notebook whose outputs are what a run would write again
-    (:mod:`~contextecho.notebooks.freshness`) is not run, unless ``--force``; the kernel starts
-    only where one must run. Where two or more must, those whose last run asked no model may
-    run from the cache in a second kernel beside it (:mod:`~contextecho.notebooks.lanes`)."""
-    from nbclient.exceptions import DeadKernelError
-    from papermill import PapermillExecutionError
-
-    from ..engine.cache import holds_records
-    from ..engine.calls import CACHE_ONLY_ENV, ModelConfigError, UncachedCall
+    (:mod:`~contextecho.notebooks.freshness`) is not run, unless ``--force``; the others run
+    (:func:`run_stale`)."""
+    from ..engine.calls import ModelConfigError
     from .data import fill_inventories
     from ..notebooks import freshness
-    from ..notebooks.lanes import Console, HandBack, run_lanes
-    from ..notebooks.runner import output_folder, run_notebook
+    from ..notebooks.runner import output_folder
     from ..sessions.corpus import fill_corpus
 
     print("[data] corpus and inventories, verifying sha256 ...", flush=True)
@@ -157,22 +151,41 @@ def run_notebooks(args: argparse.Namespace, names: list[str], overrides: dict[st
     now = {name: freshness.inputs(name, overrides[name], shared) for name in names}
     why = {name: "--force" if args.force else freshness.stale(now[name], output_folder(name, overrides[name]))
            for name in names}
-    todo = [name for name in names if why[name] is not None]
     for number, name in enumerate(names, start=1):
         own = overrides[name]
-        if name not in todo:
+        if why[name] is None:
             print(f"[{number}/{len(names)}] notebook {name}{f' {own}' if own else ''}: up to date, not run "
                   "(the code, inputs and cached answers of its last run, which had no failed call; --force runs it)",
                   flush=True)
-    if not todo:
+    if not any(why.values()):
         return None
+    try:
+        run_stale(names, why, now, overrides, kernel)
+    except (ParameterError, ModelConfigError) as exc:
+        print(f"contextecho paper: {exc}", file=sys.stderr)
+        return 2
+    return None
+
+
+def run_stale(names: list[str], why: dict[str, str | None], now: dict, overrides: dict[str, dict[str, str]],
+              kernel: SharedKernel) -> None:
+    """Run each notebook of ``names`` that ``why`` gives a reason to run, and stamp its outputs
+    (``now``: its inputs). ``kernel`` runs them in order; where two or more are to run, those whose
+    last run asked no model run from the cache in a second kernel beside it, and one that asks a
+    model there is handed back (:mod:`~contextecho.notebooks.lanes`)."""
+    from ..engine.cache import holds_records
+    from ..engine.calls import CACHE_ONLY_ENV
+    from ..notebooks import freshness
+    from ..notebooks.lanes import Console, HandBack, handed_back, run_lanes
+    from ..notebooks.runner import output_folder, run_notebook
+
+    todo = [name for name in names if why[name] is not None]
     kernel.start()  # it imports the notebooks' modules while this process goes on
     beside = [name for name in todo if freshness.asked_no_model(output_folder(name, overrides[name]))] \
         if len(todo) > 1 and holds_records() else []
     if not beside:  # the second core is free beside the one kernel: this process imports the
         # experiments for the manuscript check meanwhile (with two kernels, after them: 2-4 s sooner)
         threading.Thread(target=lambda: [experiment(name) for name in NOTEBOOKS], daemon=True).start()
-
     console = Console(sys.stdout, sys.stderr)
 
     def header(name: str, where: str = "") -> str:
@@ -197,21 +210,14 @@ def run_notebooks(args: argparse.Namespace, names: list[str], overrides: dict[st
             printed = io.StringIO()
             try:
                 where = run_in(name, second, (printed, printed))
-            except (PapermillExecutionError, DeadKernelError) as exc:
-                if isinstance(exc, DeadKernelError):
-                    why_back = f"lost the second kernel ({exc})"
-                elif exc.ename == UncachedCall.__name__:
-                    why_back = f"asks a model this time ({exc.evalue})"
-                else:  # the notebook's own failure, as the first kernel would raise it
+            except BaseException as exc:
+                back = handed_back(exc)
+                if back is None:  # the notebook's own failure, as the first kernel would raise it
                     console.block(header(name, BESIDE) + "\n" + printed.getvalue())
                     raise
-                console.block(f"[{names.index(name) + 1}/{len(names)}] notebook {name} {why_back}; "
-                              "it runs in the first kernel")
+                console.block(f"[{names.index(name) + 1}/{len(names)}] notebook {name} {back}; it runs in the first kernel")
                 raise HandBack(name) from None
-            except BaseException:
-                console.block(header(name, BESIDE) + "\n" + printed.getvalue())
-                raise
-            console.block("\n".join([header(name, BESIDE), printed.getvalue().rstrip("\n"), where]))
+            console.block("\n".join(filter(None, [header(name, BESIDE), printed.getvalue().rstrip("\n"), where])))
 
         if beside:
             try:
@@ -220,12 +226,7 @@ def run_notebooks(args: argparse.Namespace, names: list[str], overrides: dict[st
                 console.block(f"the second kernel did not start ({type(exc).__name__}: {exc}); every notebook "
                               "runs in the first")
                 beside = []
-        try:
-            run_lanes(todo, in_order, from_the_cache, set(beside).__contains__)
-        except (ParameterError, ModelConfigError) as exc:
-            print(f"contextecho paper: {exc}", file=sys.stderr)
-            return 2
-    return None
+        run_lanes(todo, in_order, from_the_cache, set(beside).__contains__)
 
 
 def check_and_render(args: argparse.Namespace, start: float) -> int:

@@ -68,6 +68,22 @@ class HandBack(Exception):
     """Raised by the second lane's run of a notebook that must call a model: the first lane runs it."""
 
 
+def handed_back(exc: BaseException) -> str | None:
+    """Why a notebook whose run in the second kernel raised ``exc`` goes to the first kernel: it
+    asks a model this time (a cell raised :class:`~contextecho.engine.calls.UncachedCall`), or the
+    kernel died; None where the failure is the notebook's own, as the first kernel would raise it."""
+    from nbclient.exceptions import DeadKernelError
+    from papermill import PapermillExecutionError
+
+    from ..engine.calls import UncachedCall
+
+    if isinstance(exc, PapermillExecutionError) and exc.ename == UncachedCall.__name__:
+        return f"asks a model this time ({exc.evalue})"
+    if isinstance(exc, DeadKernelError):
+        return f"lost the second kernel ({exc})"
+    return None
+
+
 def run_lanes(names: Sequence[str], first: Callable[[str], None], second: Callable[[str], None],
               may_go_second: Callable[[str], bool]) -> None:
     """Run every notebook of ``names`` once: ``first(name)`` in this thread, taking them in order
