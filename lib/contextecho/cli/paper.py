@@ -121,6 +121,11 @@ def run(args: argparse.Namespace) -> int:
     return check_and_render(args, start)
 
 
+def _label(names: list[str], name: str, own: dict[str, str]) -> str:
+    """How the console names notebook ``name`` of ``names`` run with overrides ``own``."""
+    return f"[{names.index(name) + 1}/{len(names)}] notebook {name}{f' {own}' if own else ''}"
+
+
 def run_notebooks(args: argparse.Namespace, names: list[str], overrides: dict[str, dict[str, str]],
                   kernel: SharedKernel) -> int | None:
     """The data, then every notebook of ``names`` with its ``overrides`` in ``kernel`` (or, with
@@ -151,10 +156,9 @@ def run_notebooks(args: argparse.Namespace, names: list[str], overrides: dict[st
     now = {name: freshness.inputs(name, overrides[name], shared) for name in names}
     why = {name: "--force" if args.force else freshness.stale(now[name], output_folder(name, overrides[name]))
            for name in names}
-    for number, name in enumerate(names, start=1):
-        own = overrides[name]
+    for name in names:
         if why[name] is None:
-            print(f"[{number}/{len(names)}] notebook {name}{f' {own}' if own else ''}: up to date, not run "
+            print(f"{_label(names, name, overrides[name])}: up to date, not run "
                   "(the code, inputs and cached answers of its last run, which had no failed call; --force runs it)",
                   flush=True)
     if not any(why.values()):
@@ -189,8 +193,7 @@ def run_stale(names: list[str], why: dict[str, str | None], now: dict, overrides
     console = Console(sys.stdout, sys.stderr)
 
     def header(name: str, where: str = "") -> str:
-        own = overrides[name]
-        return f"[{names.index(name) + 1}/{len(names)}] notebook {name}{f' {own}' if own else ''} ({why[name]}{where}) ..."
+        return f"{_label(names, name, overrides[name])} ({why[name]}{where}) ..."
 
     def run_in(name: str, in_kernel: SharedKernel, streams: tuple[TextIO, TextIO] | None = None) -> str:
         """Run ``name`` in ``in_kernel``, its output copied to ``streams`` (default live on the
@@ -215,7 +218,7 @@ def run_stale(names: list[str], why: dict[str, str | None], now: dict, overrides
                 if back is None:  # the notebook's own failure, as the first kernel would raise it
                     console.block(header(name, BESIDE) + "\n" + printed.getvalue())
                     raise
-                console.block(f"[{names.index(name) + 1}/{len(names)}] notebook {name} {back}; it runs in the first kernel")
+                console.block(f"{_label(names, name, overrides[name])} {back}; it runs in the first kernel")
                 raise HandBack(name) from None
             console.block("\n".join(filter(None, [header(name, BESIDE), printed.getvalue().rstrip("\n"), where])))
 

@@ -118,17 +118,17 @@ def run_lanes(names: Sequence[str], first: Callable[[str], None], second: Callab
 
     def second_lane() -> None:
         while (name := take_second()) is not None:
-            handed_back = False
+            given_back = False
             try:
                 second(name)
             except HandBack:
-                handed_back = True
+                given_back = True
             except BaseException as exc:  # the run's failure, raised by the first lane's thread
                 with done:
                     failures.append(exc)
             finally:
                 with done:
-                    if handed_back:
+                    if given_back:
                         beside.discard(name)
                         queue.appendleft(name)
                     busy[0] = False
