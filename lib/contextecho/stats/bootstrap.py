@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import ndtr, ndtri
 
-from . import resampling
+from . import harness_draws, resampling
 from ._inputs import (DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, as_generator,
                       finite_1d)
 from .errors import DegenerateDataError, StatsInputError, TooFewClustersError
@@ -203,21 +203,28 @@ def harness_clustered_bootstrap_mean(by_position: Mapping[str, Sequence[float]],
     harness restarts each arm from the seed."""
     if not by_position:
         return HarnessInterval(math.nan, math.nan, math.nan, 0)
-    rng = np.random.default_rng(seed)
     positions = list(by_position)
     arrays = [np.array(by_position[p], dtype=float) for p in positions]
     n_pos = len(positions)
     point = float(np.mean([a.mean() for a in arrays]))
     # ``np.add.reduce(x) / n`` is ``x.mean()`` to the bit (the same pairwise sum, then one
-    # division), without ``mean``'s per-call overhead; the draws are the harness's, in its order.
+    # division), row by row of a matrix as of each row alone.
     add, sizes = np.add.reduce, [len(a) for a in arrays]
-    boots = np.empty(n_boot, dtype=float)
-    means = np.empty(n_pos, dtype=float)
-    for b in range(n_boot):
-        for k, j in enumerate(rng.integers(0, n_pos, size=n_pos).tolist()):
-            n = sizes[j]
-            means[k] = add(arrays[j][rng.integers(0, n, size=n)]) / n
-        boots[b] = add(means) / n_pos
+    draws = harness_draws.clustered_draws([[n] for n in sizes], n_boot, seed)
+    if draws is not None:  # the harness's draws, read in bulk
+        means = np.empty((n_boot, n_pos), dtype=float)
+        for j, drawn in enumerate(draws):
+            means[drawn.rows, drawn.slots] = add(arrays[j][drawn.indices[0]], axis=1) / sizes[j]
+        boots = add(means, axis=1) / n_pos
+    else:  # the harness's loop, draw by draw
+        rng = np.random.default_rng(seed)
+        boots = np.empty(n_boot, dtype=float)
+        means = np.empty(n_pos, dtype=float)
+        for b in range(n_boot):
+            for k, j in enumerate(rng.integers(0, n_pos, size=n_pos).tolist()):
+                n = sizes[j]
+                means[k] = add(arrays[j][rng.integers(0, n, size=n)]) / n
+            boots[b] = add(means) / n_pos
     return HarnessInterval(point, float(np.percentile(boots, HARNESS_LOW)),
                            float(np.percentile(boots, HARNESS_HIGH)), sum(len(a) for a in arrays))
 
@@ -282,17 +289,25 @@ def harness_clustered_bootstrap_ratio(real_by_position: Mapping[str, Sequence[fl
     common = sorted(set(real_by_position) & set(filler_by_position))
     if not common:
         return math.nan, math.nan, math.nan
-    rng = np.random.default_rng(seed)
     real = [np.array(real_by_position[p], dtype=float) for p in common]
     filler = [np.array(filler_by_position[p], dtype=float) for p in common]
     point = float(np.mean([r.mean() / max(1.0, f.mean()) for r, f in zip(real, filler)]))
     n_pos = len(common)
-    boots = np.empty(n_boot, dtype=float)
-    for b in range(n_boot):
-        ratios = []
-        for j in rng.integers(0, n_pos, size=n_pos):
-            r, f = real[j], filler[j]
-            r_mean = r[rng.integers(0, len(r), size=len(r))].mean()
-            ratios.append(r_mean / max(1.0, f[rng.integers(0, len(f), size=len(f))].mean()))
-        boots[b] = float(np.mean(ratios))
+    draws = harness_draws.clustered_draws([[len(r), len(f)] for r, f in zip(real, filler)], n_boot, seed)
+    if draws is not None:  # the harness's draws, read in bulk
+        ratios = np.empty((n_boot, n_pos), dtype=float)
+        for j, drawn in enumerate(draws):
+            r_means = real[j][drawn.indices[0]].mean(axis=1)
+            ratios[drawn.rows, drawn.slots] = r_means / np.fmax(1.0, filler[j][drawn.indices[1]].mean(axis=1))
+        boots = ratios.mean(axis=1)
+    else:  # the harness's loop, draw by draw
+        rng = np.random.default_rng(seed)
+        boots = np.empty(n_boot, dtype=float)
+        for b in range(n_boot):
+            ratios = []
+            for j in rng.integers(0, n_pos, size=n_pos):
+                r, f = real[j], filler[j]
+                r_mean = r[rng.integers(0, len(r), size=len(r))].mean()
+                ratios.append(r_mean / max(1.0, f[rng.integers(0, len(f), size=len(f))].mean()))
+            boots[b] = float(np.mean(ratios))
     return point, float(np.percentile(boots, HARNESS_LOW)), float(np.percentile(boots, HARNESS_HIGH))
