@@ -1,5 +1,6 @@
 import itertools
 import math
+import random
 
 import numpy as np
 import pytest
@@ -7,6 +8,7 @@ from scipy import stats
 
 from contextecho.stats import (DegenerateDataError, EmptyArmError, InvalidScoreError,
                                sign_flip_test, wilcoxon_test)
+from contextecho.stats import permutation
 from contextecho.stats.permutation import (harness_exact_sign_flip_p, harness_sign_flip_p,
                                            harness_sign_flip_summary)
 
@@ -131,6 +133,32 @@ def test_harness_sign_flip_plus_one_and_edges():
     assert p1 == pytest.approx((p * 999 + 1) / 1000)
     assert harness_sign_flip_p([0, 0, 0], n_resamples=50)[1] == 1.0   # every flip ties
     assert all(math.isnan(v) for v in harness_sign_flip_p([]))
+
+
+def _harness_loop(deltas, n_resamples, seed):
+    """consolidate_12model_perm.paired_permutation as the harness runs it."""
+    rng = random.Random(seed)
+    n = len(deltas)
+    observed = sum(deltas) / n
+    count = 0
+    for _ in range(n_resamples):
+        flipped = sum(d if rng.random() < 0.5 else -d for d in deltas) / n
+        if abs(flipped) >= abs(observed):
+            count += 1
+    return observed, count / n_resamples
+
+
+@pytest.mark.parametrize("case", range(40))
+def test_harness_sign_flip_is_the_harness_loop_to_the_bit(case, monkeypatch):
+    """Its resamples in blocks (here some of one or two resamples, so a block boundary falls
+    inside the run) are the loop's, the same uniforms and the same left-to-right sums."""
+    g = np.random.default_rng(case)
+    n = int(g.integers(1, 40))
+    deltas = [g.integers(-3, 4, n).tolist(), g.normal(0, 1, n).tolist(), (g.integers(-3, 4, n) / 7).tolist()][case % 3]
+    if case % 4 == 0:
+        monkeypatch.setattr(permutation, "_CHUNK", n * int(g.integers(1, 3)))
+    n_resamples, seed = int(g.choice([1, 7, 500])), int(g.integers(0, 10**6))
+    assert harness_sign_flip_p(deltas, n_resamples=n_resamples, seed=seed) == _harness_loop(deltas, n_resamples, seed)
 
 
 def test_harness_exact_sign_flip_p_by_enumeration_by_hand():

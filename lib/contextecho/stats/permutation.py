@@ -150,20 +150,35 @@ def harness_sign_flip_p(deltas: Sequence[float], *, n_resamples: int = DEFAULT_R
     (``consolidate_12model_perm.paired_permutation``): CPython ``random.Random(seed)``; each
     resample flips every difference with ``random() < 0.5``; two-sided count of
     ``|mean| >= |observed|``; ``p = count / n`` (``plus_one=True``: ``(count + 1) / (n + 1)``,
-    the B7 ``perm_p`` variant)."""
+    the B7 ``perm_p`` variant).
+
+    The resamples are computed a block at a time: the same uniforms from the same Mersenne
+    Twister state (:func:`harness_uniforms`), each resample's flipped differences summed left to
+    right as Python's ``sum`` adds them (a cumulative sum, not numpy's pairwise one)."""
     if len(deltas) == 0:
         return math.nan, math.nan
-    rng = random.Random(seed)
     n = len(deltas)
     observed = sum(deltas) / n
-    count = 0
-    for _ in range(n_resamples):
-        flipped = sum(d if rng.random() < 0.5 else -d for d in deltas) / n
-        if abs(flipped) >= abs(observed):
-            count += 1
+    values = np.asarray(deltas, dtype=float)
+    uniforms, count = harness_uniforms(seed), 0
+    block = max(1, _CHUNK // n)
+    for start in range(0, n_resamples, block):
+        signed = np.where(uniforms.random_sample((min(block, n_resamples - start), n)) < 0.5, values, -values)
+        flipped = np.cumsum(signed, axis=1)[:, -1] / n
+        count += int(np.count_nonzero(np.abs(flipped) >= abs(observed)))
     if plus_one:
         return observed, (count + 1) / (n_resamples + 1)
     return observed, count / n_resamples
+
+
+def harness_uniforms(seed: int) -> np.random.RandomState:
+    """CPython's ``random.Random(seed)`` as a numpy ``RandomState``: the same Mersenne Twister
+    state, whose ``random_sample`` makes each double as ``random()`` does (two 32-bit outputs,
+    ``(a >> 5, b >> 6)``, 53 bits), so its uniforms are ``random()``'s, one for one."""
+    _, internal, _ = random.Random(seed).getstate()
+    state = np.random.RandomState()
+    state.set_state(("MT19937", np.array(internal[:-1], dtype=np.uint32), internal[-1]))
+    return state
 
 
 def harness_exact_sign_flip_p(deltas: Sequence[float]) -> float:
