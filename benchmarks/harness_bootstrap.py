@@ -15,13 +15,15 @@ the same for the ratio.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
+from pathlib import Path
 
 import numpy as np
 
 from contextecho.stats.bootstrap import harness_clustered_bootstrap_mean, harness_clustered_bootstrap_ratio
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _common import timed  # noqa: E402
 
 TARGET_SPEEDUP = 5
 
@@ -51,15 +53,6 @@ def loop_ratio(real_by, filler_by, n_boot, seed):
             ratios.append(r_mean / max(1.0, f[rng.integers(0, len(f), size=len(f))].mean()))
         boots[b] = float(np.mean(ratios))
     return float(np.percentile(boots, 2.5)), float(np.percentile(boots, 97.5))
-
-
-def timed(fn, repeats):
-    times, result = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), result
 
 
 def main() -> int:
