@@ -38,6 +38,19 @@ def test_a_round_answers_in_order_and_reruns_from_the_cache(tmp_path, fake):
     assert second.records == first.records
 
 
+def test_a_round_reprs_what_it_came_to_not_its_records(tmp_path, fake):
+    """asyncio.run formats its finished task, result included, as it restores Ctrl-C's handler:
+    a round's repr is its counts, as short for 200 records as for 2."""
+    def round_of(n):
+        requests = [ask("fake/echo", f"a long question {i} " * 40) for i in range(n)]
+        generate(requests[: n // 2], cache=CallCache(tmp_path), transport=FAST, progress=False)
+        return generate(requests, cache=CallCache(tmp_path), transport=FAST, progress=False)
+
+    small, large = round_of(2), round_of(200)
+    assert repr(large) == "RoundResult(200 records: 100 from the cache, 0 failed, 0 HTTP requests)"
+    assert repr(small) == "RoundResult(2 records: 1 from the cache, 0 failed, 0 HTTP requests)"
+
+
 def test_identical_requests_in_one_round_are_computed_once(tmp_path, fake):
     before = fake.calls["echo"]
     result = generate([ask("fake/echo", "same")] * 3, cache=CallCache(tmp_path), transport=FAST, progress=False)

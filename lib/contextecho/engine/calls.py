@@ -166,13 +166,21 @@ class Transport:
         return found
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class RoundResult:
     records: list[CallRecord]  # one per request, in request order
     cached: list[bool]  # answered without a call (a stored success, or a skipped permanent error)
     manifest: dict[str, Any] = field(default_factory=dict)
     skipped: list[bool] = field(default_factory=list)  # a stored permanent error, not retried
     http_requests: int = 0  # sent by this round's calls (counted as they are sent)
+
+    def __repr__(self) -> str:
+        # What the round came to, not every record's text: ``asyncio.run`` formats its finished
+        # task, result included, twice as it restores Ctrl-C's handler (Python 3.11's
+        # ``signal.getsignal`` reprs a handler it cannot name), so a round of 2,000 records paid
+        # for 2.4 MB of text twice, a third of the time of a round answered from the cache.
+        return (f"RoundResult({len(self.records)} records: {self.n_hits} from the cache, "
+                f"{self.n_errors} failed, {self.http_requests} HTTP requests)")
 
     @property
     def n_hits(self) -> int:
