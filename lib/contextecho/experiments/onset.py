@@ -1,9 +1,10 @@
 """Onset: how early does drift appear? An early-step sweep before the first compaction.
 
-Each selected session is snapshotted at agent steps ``steps`` (1, 5, 25, 125, … by
-default) that fall before its first compaction (or its end), the probes are asked under
-the real and filler arms, and the drift gap at each step is estimated per target,
-pooled over sessions (bootstrap over sessions; a session whose snapshot lacks a valid
+Each selected session is snapshotted at agent steps ``steps`` (1, 5, 25, 100 by default:
+the harness's first four, whose 100 is the panel's start position, so those cells are the
+panel's, answered from the cache) that fall before its first compaction (or its end), the
+probes are asked under the real and filler arms, and the drift gap at each step is
+estimated per target, pooled over sessions (bootstrap over sessions; a session whose snapshot lacks a valid
 verdict in one arm is left out and counted). Under the ``reference`` protocol the
 snapshots are the harness's turns (1, 5, 25, 100, 250, 500, 1000, 1500 at the paper's
 scale), clipped to the session. Beside our interval, the harness's own onset interval
@@ -51,7 +52,7 @@ PAPER_SCALE = {"targets": ("anthropic/claude-sonnet-4-5", "openai/gpt-4o", "anth
 @dataclass(frozen=True)
 class Parameters(ReleasedParameters):
     n_sessions: int = 2
-    steps: tuple[int, ...] = (1, 5, 25, 125)
+    steps: tuple[int, ...] = (1, 5, 25, 100)
     probes: tuple[str, ...] = ("coding_self",)
     replicates: int = 1
     RELEASE_FOLDERS = (ONSET_CELLS,)
