@@ -88,6 +88,7 @@ TITLE = "ANCHOR on coding sessions: persona retention, behavioural axes, traject
 PAPER_SCALE = {"targets": ("openai/gpt-4o-mini", "gemini/gemini-2.5-pro", "anthropic/claude-sonnet-4-6", "openai/gpt-5-mini"),
                "judges": "anthropic/claude-sonnet-4-5,openai/gpt-4.1,gemini/gemini-2.5-flash",
                "summariser": "openai/gpt-4o-mini", "n_sessions": 0, "n_items": 0, "per_family": 8,
+               "checkpoints": 4, "axes_positions": 3,
                "validators": "openai/gpt-4o-mini,anthropic/claude-sonnet-4-5,openai/gpt-4.1,gemini/gemini-2.5-flash",
                "min_agree": 3, "calibration_runs": 5, "judge_max_tokens": JUDGE_MAX_TOKENS,
                "fork_max_tokens": STRESSOR_MAX_TOKENS,
@@ -109,14 +110,14 @@ class Parameters(ServingParameters):
     n_sessions: int = 2
     inventory: str = "mpi_120"
     n_items: int = 5
-    checkpoints: int = 4
+    checkpoints: int = 2
     facets: str = "trait"
     retention_window: int = 2000
     retention_runs: int = 1
     questionnaire_max_tokens: int = 4
     retention_answer: str = "text"
     axes_window: int = 2000
-    axes_positions: int = 3
+    axes_positions: int = 2
     fork_max_tokens: int = 64
     judge_max_tokens: int = 8
     require_calibrated: bool = False
@@ -154,11 +155,13 @@ class Parameters(ServingParameters):
             "card": "persona_card.json in ANCHOR's layout (empty: the built-in coding assistant)",
             "n_sessions": "longest openly licensed sessions (0 for all)",
             "n_items": "trait-balanced questionnaire subset (0 for all 120; the embedded build asks one item per "
-                       "trait, so ANCHOR's four checkpoints fit the cold run's budget)",
+                       "trait, so its checkpoints fit the cold run's budget)",
             "checkpoints": "questionnaire checkpoints per session, evenly spaced, the last at the session's end "
-                           "(ANCHOR: 4)",
+                           "(ANCHOR and the paper's scale: 4; the embedded build's 2, the middle and the end, "
+                           "are two of those four and keep the cold run in budget)",
             "axes_positions": "uniform positions per session whose nearest recorded assistant turns, and a fork "
-                              "at each, are judged on the behavioural axes",
+                              "at each, are judged on the behavioural axes (the paper's scale: 3; the embedded "
+                              "build's 2, the first and the last, are two of those three)",
             "facets": "retention per OCEAN trait, or per IPIP facet with ipip",
             "retention_window": "session prefix characters at each checkpoint",
             "retention_answer": "text (the parsed reply) or constrained (the most probable option letter)",
