@@ -5,7 +5,8 @@ bridge to drift (the questionnaire asked after real vs filler session prefixes).
    trait-balanced subset of MPI-120 (``n_items``; 0 = all 120).
 2. Adversarial history attack (§6.3): the context-dependent runs with every earlier reply
    replaced by option C; the shift of the chosen options.
-3. Ordering (§6.4): the OCEAN profile under random, trait-grouped and cyclic orders.
+3. Ordering (§6.4): the OCEAN profile under the question orders ``orderings`` (CAPE's random,
+   trait-grouped and cyclic at the paper's scale; the embedded build's random and cyclic).
 4. Bridge: the questionnaire (context-free) after a real session prefix vs a matched
    filler prefix at snapshot positions; mean OCEAN profile per arm.
 5. From the answers of 1, with no call of their own: Table 3 (how TC and OC go with TAR
@@ -87,6 +88,7 @@ REASONING_BUDGET = 4096
 PAPER_SCALE = {"targets": CAPE_MODELS, "n_items": 0,
                "factors": ("stability", "temperature", "option_wording", "option_order", "instruction",
                            "paraphrasing"), "history_window": 0, "few_shots": (1, 2, 4, 8, 16, 32, 64),
+               "orderings": ("random", "trait_grouped", "cyclic"),
                "bridge_positions": 12,
                "rpa_characters": ("all",), "rpa_items": 0, "rpa_runs": 3, "rpa_scene_chars": 20000,
                "reasoning_targets": CAPE_REASONING_MODELS,
@@ -102,11 +104,11 @@ class Parameters(ServingParameters):
     n_items: int = 10
     factors: tuple[str, ...] = ("stability", "option_order")
     n_runs: int = 1
-    history_window: int = 6
+    history_window: int = 9
     few_shots: tuple[int, ...] = (1, 3)
     max_tokens: int = 4
     attack_letter: str = "C"
-    orderings: tuple[str, ...] = ("random", "trait_grouped", "cyclic")
+    orderings: tuple[str, ...] = ("random", "cyclic")
     bridge_sessions: int = 1
     bridge_positions: int = 2
     bridge_window: int = 2000
@@ -137,7 +139,12 @@ class Parameters(ServingParameters):
             "n_items": "trait-balanced subset of the inventory (0 for all)",
             "n_runs": "runs per variant (a factor's three variants form one triple per run)",
             "max_tokens": "4 keeps the option letter (the paper: 16, which lets a reply contradict its letter)",
-            "history_window": "question-answer pairs kept in context-dependent history (0 for auto)",
+            "history_window": "question-answer pairs kept in context-dependent history (0 for auto: every earlier "
+                              "pair, CAPE's; the embedded build's 9 is every earlier pair of its 10 items, so each "
+                              "step's prompt extends the previous step's and only the new pair is evaluated)",
+            "orderings": "question orders of the ordering section (CAPE: random, trait_grouped and cyclic; the "
+                         "embedded build asks random and cyclic, which on a trait-balanced subset is the inventory's "
+                         "own order, already asked by the stability runs)",
             "few_shots": "Fig. 2's few-shot ablation (§6.1): the question-answer pairs kept, each a context-dependent "
                          "run of the primary target set beside a run that keeps its full history",
             "attack_letter": "every history reply replaced by this option",
