@@ -67,6 +67,25 @@ def test_placement_at_distance(prefix):
     assert far.inserted[0].at == 0
 
 
+def test_the_placed_distance_is_where_the_block_really_sat(prefix):
+    from contextecho.echo.interventions import placed_distance
+
+    assert placed_distance(prefix, intervene("none", prefix)) is None  # nothing inserted
+    assert placed_distance(prefix, intervene("a_anchor", prefix)) == 0
+    for d in (1, 2, 5, 10):
+        p = intervene("a_anchor", prefix, InterventionContext(distance=d))
+        # before the first user message at or after the asked index: never further than asked
+        assert placed_distance(prefix, p) == len(prefix.body) - p.inserted[0].at <= d
+        first_user = next(i for i in range(len(prefix.body) - d, len(prefix.body) + 1)
+                          if i == len(prefix.body) or prefix.body[i]["role"] == "user")
+        assert placed_distance(prefix, p) == len(prefix.body) - first_user
+    # a window that holds fewer messages than asked: at the body's start, that many messages away
+    far = intervene("a_anchor", prefix, InterventionContext(distance=10_000))
+    assert placed_distance(prefix, far) == len(prefix.body) < 10_000
+    # the sandwich's blocks: the one nearest the probe counts
+    assert placed_distance(prefix, intervene("sandwich", prefix)) == 0
+
+
 def test_sandwich_before_the_prefix_and_before_the_probe(prefix):
     p = intervene("sandwich", prefix)
     rule = f"{V0} {V2_RULE}"

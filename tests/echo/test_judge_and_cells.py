@@ -86,6 +86,19 @@ def test_build_cells_grid_and_descriptors(sessions):
     assert filler_cell.prefix.n_chars == real_cell.prefix.n_chars
 
 
+def test_a_cell_says_how_far_its_anchor_really_sat(sessions):
+    """Asked further back than the window's messages reach, the A-anchor sits at the window's
+    start: the cell keeps the distance asked and says the distance placed."""
+    far = build_cells("a_anchor", "fake/echo", sessions[:1], positions=[9], arms=["real"], interventions=["a_anchor"],
+                      items=["C01"], window=2_000, distance=10_000)[0]
+    assert far.distance == 10_000 and far.placed_distance == len(far.prefix.body) - 4 < 10_000
+    assert far.row()["placed_distance"] == far.placed_distance and far.row()["distance"] == 10_000
+    near, control = build_cells("a_anchor", "fake/echo", sessions[:1], positions=[9], arms=["real"],
+                                interventions=["a_anchor", "none"], items=["C01"], window=2_000)
+    assert (near.distance, near.placed_distance) == (0, 0)
+    assert control.placed_distance is None and control.row()["placed_distance"] is None
+
+
 def test_build_cells_bad_names(sessions):
     with pytest.raises(UnknownNameError, match="unknown arm 'claude'"):
         build_cells("x", "fake/echo", sessions, arms=["claude"])

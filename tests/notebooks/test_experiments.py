@@ -49,6 +49,32 @@ def test_experiment_runs_on_the_fake_model(name, tmp_path):
     assert variables["n_failed"] == 0
 
 
+def test_the_decay_shows_each_anchor_where_it_sat_and_the_text_says_where_that_was_not_as_asked(tmp_path):
+    module = experiment("a_anchor")
+    params = module.Parameters(**FAKE, **{**CASES["a_anchor"], "distances": (0, 10_000)},
+                               output_dir=str(tmp_path / "a_anchor"))
+    result = module.run(params)
+    cells = pd.read_parquet(result.output_dir / "results" / "cells.parquet")
+    far = cells[(cells["experiment"] == "anchor_decay")]
+    placed = int(far["placed_distance"].iloc[0])
+    assert set(far["distance"]) == {10_000} and set(far["placed_distance"]) == {placed} and 0 < placed < 10_000
+    decay = pd.read_parquet(result.output_dir / "results" / "decay.parquet")
+    assert set(decay.loc[decay["intervention"] == "a_anchor", "distance"]) == {0, placed}  # never 10,000
+    assert result.variables["distances"] == "0, 10000"
+    session = far["session"].iloc[0]
+    assert f"{placed} messages instead of 10000 in session {session}" in result.variables["decay_placement"]
+
+
+def test_a_placement_as_asked_is_said_in_one_sentence():
+    from contextecho.experiments.a_anchor import placement_sentence
+
+    frame = pd.DataFrame({"intervention": ["none", "a_anchor", "a_anchor"], "session": ["S1"] * 3,
+                          "distance": [0, 0, 8], "placed_distance": [None, 0, 8]})
+    assert placement_sentence(frame) == "Each anchor sat as far from the probe as asked."
+    moved = frame.assign(session=["S1", "S1", "S2"], placed_distance=[None, 0, 2])
+    assert "2 messages instead of 8 in session S2;" in placement_sentence(pd.concat([moved, moved]))
+
+
 def test_cross_judge_rates_with_the_offline_rater(tmp_path):
     module = experiment("cross_judge")
     params = module.Parameters(**FAKE, **CASES["cross_judge"], output_dir=str(tmp_path / "cj"))

@@ -20,13 +20,14 @@ from ..sessions.positions import Position, positions as scheme_positions
 from ..sessions.model import Session
 from ..sessions.snapshot import snapshot_at
 from .arms import ARMS, ArmContext, ArmPrefix, make_prefix, INSTRUMENT_SEED
-from .interventions import INTERVENTIONS, InterventionContext, opening_goal
+from .interventions import INTERVENTIONS, InterventionContext, opening_goal, placed_distance
 from .items import Item, resolve_items
 from .versions import instrument_versions
 
 
 #: A cell's own columns of the frame (:meth:`Cell.row`), before its instrument versions.
-COLUMNS = ("experiment", "target", "session", "position", "step", "arm", "intervention", "distance", "item",
+COLUMNS = ("experiment", "target", "session", "position", "step", "arm", "intervention", "distance",
+           "placed_distance", "item",
            "item_kind", "item_group", "framing", "scorer", "probe_text", "replicate", "key", "window", "prefix_chars",
            "reference_chars", "n_turns", "arm_source", "inserted_tokens", "inserted_chars", "params")
 
@@ -44,8 +45,9 @@ class Cell:
     replicate: int
     request: ModelRequest
     prefix: ArmPrefix = field(repr=False)
-    distance: int = 0
+    distance: int = 0  # as asked (InterventionContext.distance)
     versions: Mapping[str, str] = field(default_factory=dict, repr=False)
+    placed_distance: int | None = None  # where the intervention's block really sat (None: none inserted)
 
     @property
     def key(self) -> str:
@@ -55,7 +57,7 @@ class Cell:
         """The tidy descriptor (one flat dict; versions and hashes included)."""
         p = self.prefix
         own = (self.experiment, self.target, self.session, self.position, self.step, self.arm, self.intervention,
-               self.distance, self.item.id, self.item.kind, self.item.group, self.item.framing, self.item.scorer,
+               self.distance, self.placed_distance, self.item.id, self.item.kind, self.item.group, self.item.framing, self.item.scorer,
                self.item.probe_text, self.replicate, self.key, p.window, p.n_chars, p.reference_n_chars,
                len(p.turns), p.source, p.inserted_tokens, p.inserted_chars, dict(self.request.params))
         return {**dict(zip(COLUMNS, own, strict=True)), **self.versions}
@@ -122,5 +124,6 @@ def build_cells(experiment: str, targets: str | Sequence[str], sessions: Sequenc
                                 request = ModelRequest(target, messages, params, rep, tag=tag)
                                 cells.append(Cell(experiment, target, session.session_id,
                                                   pos.label, pos.step, arm, iv, item, rep,
-                                                  request, prefix, distance, versions))
+                                                  request, prefix, distance, versions,
+                                                  placed_distance(base, prefix)))
     return cells

@@ -16,7 +16,8 @@ each placebo reusing the anchor's four-turn scaffold with non-persona content.
 Placement: ``ctx.distance`` = the number of session messages left between the inserted
 block and the probe (0 = immediately before the probe). The block always goes before a
 user message (or at the very end), so alternation is kept; the recorded
-``Insertion.at`` is where it really went. ``sandwich`` inserts V0 + the bash rule (the
+``Insertion.at`` is where it really went, and :func:`placed_distance` the distance it
+really sat at (fewer messages than asked where the window holds fewer). ``sandwich`` inserts V0 + the bash rule (the
 demo announcement removed), each followed by "Understood.", before the session prefix
 and again immediately before the probe. ``goal_reinjection`` inserts the goal turns once
 at the distance; ``goal_reinjection_c30`` again before every following 30-message chunk.
@@ -134,6 +135,18 @@ def insert(prefix: ArmPrefix, name: str, blocks: list[tuple[int, tuple[dict, ...
     label = name if prefix.intervention == "none" else f"{prefix.intervention}+{name}"
     return replace(prefix, messages=tuple(head) + tuple(body), intervention=label,
                    inserted=prefix.inserted + tuple(reversed(records)))
+
+
+def placed_distance(base: ArmPrefix, prefix: ArmPrefix) -> int | None:
+    """The session messages between the probe and the block nearest it of those an
+    intervention inserted into ``base`` to make ``prefix``, counted where the blocks really
+    went (:class:`Insertion`'s ``at``): ``ctx.distance`` where a user message starts that far
+    from the probe, fewer where none does there or the window holds fewer messages (the block
+    then goes to the next user message, or the body's start); None where nothing was inserted."""
+    added = prefix.inserted[len(base.inserted):]
+    if not added:
+        return None
+    return len(base.body) - max(i.at for i in added)
 
 
 def _scripted(name: str) -> Intervention:

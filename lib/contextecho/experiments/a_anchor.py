@@ -7,7 +7,9 @@ intervention) − mean(score without) per (session, snapshot, probe), averaged, 
 bootstrap CI that resamples probes (the anchor forest); a pair without a valid verdict
 under either condition is left out and counted. The same interventions are scored on the contract
 surface (S2 wordings and the hardened contracts: compliance, judge-free). Decay: the
-A-anchor inserted ``distance`` session messages before the probe.
+A-anchor inserted ``distance`` session messages before the probe, placed before a user
+message inside the window: where none starts that far back it sits nearer, and the decay
+table and figure show it where it sat (the text says where).
 
 These interventions edit our chat-turn prefixes, so this notebook runs under our protocol.
 The reference harness has an anchor family of its own (its e04 runners: candidate A
@@ -22,6 +24,7 @@ import pandas as pd
 
 from ..engine.counts import Counts
 from ..paper import figures
+from ..paper.sentences import joined
 from ..paper.show import Result, SavedFigure
 from ..paper.variables import by_target
 from . import intervention_effects, spine
@@ -91,10 +94,13 @@ def compliance(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def decay(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
-    """The mean judge score with the A-anchor at each distance from the probe, and without."""
+    """The mean judge score with the A-anchor at each distance from the probe, and without:
+    each anchor at the distance it really sat at, fewer messages than asked where the
+    session's window holds fewer (:func:`placement_sentence`)."""
     p = run.params
     cells = frame[(frame["item_kind"] == "probe") & (frame["judge_model"] == p.judges[0])
                   & (frame["intervention"].isin(["none", "a_anchor"]))]
+    cells = cells.assign(distance=cells["placed_distance"].fillna(cells["distance"]).astype(int))
     table = (cells.groupby(["target", "intervention", "distance"])[score_column(p.score)].mean()
              .rename("mean_score").reset_index())
     run.out.parquet("decay", table)
@@ -112,6 +118,21 @@ def decay_figure(run: Run, decay: pd.DataFrame) -> SavedFigure:
         ylim=(-0.1, 3.1), reason="no probe with the A-anchor has a valid verdict"))
 
 
+def placement_sentence(frame: pd.DataFrame) -> str:
+    """Whether every A-anchor sat as far from the probe as asked; where one did not (the
+    block goes before a user message, within the window), how far it sat, per session."""
+    anchored = frame[(frame["intervention"] == "a_anchor") & frame["placed_distance"].notna()]
+    moved = (anchored[anchored["placed_distance"] != anchored["distance"]][["session", "distance", "placed_distance"]]
+             .drop_duplicates().sort_values(["session", "distance"]))
+    if moved.empty:
+        return "Each anchor sat as far from the probe as asked."
+    where = joined([f"{int(r.placed_distance)} messages instead of {int(r.distance)} in session {r.session}"
+                    for r in moved.itertuples()])
+    return ("An anchor goes before a user message inside the session's window, so it sat nearer the probe than "
+            f"asked where none starts that far back: {where}; the table and the figure place each anchor where it "
+            "sat.")
+
+
 def variables(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
     """The manuscript's numbers (per-target ones keyed ``<key>_<target>``, the first
     target's also unsuffixed), written with the run log."""
@@ -121,7 +142,8 @@ def variables(run: Run, frame: pd.DataFrame) -> pd.DataFrame:
     run.out.set(target=p.targets[0], targets=", ".join(p.targets), **protocol_variables(run.log.about["protocol"]),
                 n_sessions=len(run.sessions), n_interventions=len(p.interventions) - 1, n_probes=len(p.probes),
                 n_contracts=int(main[main["item_kind"] != "probe"]["item"].nunique()),
-                distances=", ".join(map(str, p.distances)), n_cells=targets.calls, n_failed=targets.failed,
+                distances=", ".join(map(str, p.distances)), decay_placement=placement_sentence(frame),
+                n_cells=targets.calls, n_failed=targets.failed,
                 n_cached=targets.cached, n_verdicts_invalid=int((frame["verdict_status"] == "invalid").sum()),
                 window_chars=p.window, score=p.score)
     return spine.finish(run)
