@@ -140,8 +140,9 @@ class Parameters(ServingParameters):
             "n_runs": "runs per variant (a factor's three variants form one triple per run)",
             "max_tokens": "4 keeps the option letter (the paper: 16, which lets a reply contradict its letter)",
             "history_window": "question-answer pairs kept in context-dependent history (0 for auto: every earlier "
-                              "pair, CAPE's; the embedded build's 9 is every earlier pair of its 10 items, so each "
-                              "step's prompt extends the previous step's and only the new pair is evaluated)",
+                              "pair, CAPE's, or on the embedded model the last 48, as many as its context holds; "
+                              "the embedded build's 9 is every earlier pair of its 10 items, so each step's prompt "
+                              "extends the previous step's and only the new pair is evaluated)",
             "orderings": "question orders of the ordering section (CAPE: random, trait_grouped and cyclic; the "
                          "embedded build asks random and cyclic, which on a trait-balanced subset is the inventory's "
                          "own order, already asked by the stability runs)",
