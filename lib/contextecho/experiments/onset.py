@@ -1,11 +1,12 @@
 """Onset: how early does drift appear? An early-step sweep before the first compaction.
 
 Each selected session is snapshotted at agent steps ``steps`` (1, 5, 25, 100 by default:
-the harness's first four, whose 100 is the panel's start position, so those cells are the
-panel's, answered from the cache) that fall before its first compaction (or its end), the
-probes are asked under the real and filler arms, and the drift gap at each step is
-estimated per target, pooled over sessions (bootstrap over sessions; a session whose snapshot lacks a valid
-verdict in one arm is left out and counted). Under the ``reference`` protocol the
+the harness's first four; under the default ``reference`` protocol its turn 100 is the
+panel's start position, so those cells are the panel's, answered from the cache) that fall
+before its first compaction (or its end), the probes are asked under the real and filler
+arms, and the drift gap at each step is estimated per target, pooled over sessions
+(bootstrap over sessions; a session whose snapshot lacks a valid verdict in one arm is left
+out and counted). Under the ``reference`` protocol the
 snapshots are the harness's turns (1, 5, 25, 100, 250, 500, 1000, 1500 at the paper's
 scale), clipped to the session. Beside our interval, the harness's own onset interval
 (unclustered, :func:`harness_curve`). ``replicates`` samples each cell more than once (the
