@@ -57,9 +57,10 @@ class Cell:
         """The tidy descriptor (one flat dict; versions and hashes included)."""
         p = self.prefix
         own = (self.experiment, self.target, self.session, self.position, self.step, self.arm, self.intervention,
-               self.distance, self.placed_distance, self.item.id, self.item.kind, self.item.group, self.item.framing, self.item.scorer,
-               self.item.probe_text, self.replicate, self.key, p.window, p.n_chars, p.reference_n_chars,
-               len(p.turns), p.source, p.inserted_tokens, p.inserted_chars, dict(self.request.params))
+               self.distance, self.placed_distance, self.item.id, self.item.kind, self.item.group, self.item.framing,
+               self.item.scorer, self.item.probe_text, self.replicate, self.key, p.window, p.n_chars,
+               p.reference_n_chars, len(p.turns), p.source, p.inserted_tokens, p.inserted_chars,
+               dict(self.request.params))
         return {**dict(zip(COLUMNS, own, strict=True)), **self.versions}
 
 

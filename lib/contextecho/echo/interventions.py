@@ -19,9 +19,10 @@ user message (or at the very end), so alternation is kept; the recorded
 ``Insertion.at`` is where it really went, and :func:`placed_distance` the distance it
 really sat at (fewer messages than asked where the window holds fewer). ``sandwich``
 inserts V0 + the bash rule (the demo announcement removed), each followed by
-"Understood.", before the session prefix and again immediately before the probe. ``goal_reinjection`` inserts the goal turns once
-at the distance; ``goal_reinjection_c30`` again before every following 30-message chunk.
-Token counts of what was inserted use ``ctx.count_tokens`` (default :func:`approx_tokens`).
+"Understood.", before the session prefix and again immediately before the probe.
+``goal_reinjection`` inserts the goal turns once at the distance; ``goal_reinjection_c30``
+again before every following 30-message chunk. Token counts of what was inserted use
+``ctx.count_tokens`` (default :func:`approx_tokens`).
 """
 from __future__ import annotations
 

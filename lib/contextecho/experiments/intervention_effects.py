@@ -109,7 +109,8 @@ MANUSCRIPT = CALIBRATION + PROTOCOL + Declared(
         Variable("compliance_{intervention}_pct_{target}", PERCENT, intervention=NAMED),
         Variable("target", TEXT), Variable("targets", TEXT), Variable("n_sessions", COUNT),
         Variable("n_interventions", COUNT), Variable("n_probes", COUNT), Variable("n_contracts", COUNT),
-        Variable("distances", TEXT), Variable("decay_placement", TEXT), Variable("n_cells", COUNT), Variable("n_failed", COUNT),
+        Variable("distances", TEXT), Variable("decay_placement", TEXT), Variable("n_cells", COUNT),
+        Variable("n_failed", COUNT),
         Variable("n_cached", COUNT), Variable("n_verdicts_invalid", COUNT), Variable("window_chars", COUNT),
         Variable("score", TEXT)),
     tables=(
