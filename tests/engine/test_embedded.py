@@ -53,6 +53,18 @@ def test_the_weights_are_re_encoded_once_the_same_bytes_each_time(tmp_path, monk
     assert LocalChatModel(n_ctx=256).path == fresh
 
 
+def test_another_file_type_is_re_encoded_on_request(tmp_path):
+    """benchmarks/embedded_formats.py makes its formats with the same re-encoding."""
+    from contextecho.engine.local_model import _reencode
+
+    q4_0 = tmp_path / "other.gguf"
+    _reencode(shipped_path(), q4_0, 2)  # llama.cpp's LLAMA_FTYPE_MOSTLY_Q4_0
+    assert [p.name for p in tmp_path.iterdir()] == ["other.gguf"]  # no partial left
+    types = {path: LocalChatModel(path, n_ctx=256)._llm.metadata["general.file_type"]
+             for path in (q4_0, model_path())}
+    assert types == {q4_0: "2", model_path(): "7"}  # Q4_0, and the run's Q8_0
+
+
 def test_the_embedded_model_request_key_names_its_weights():
     local = probe("Who are you?")
     other = ModelRequest("openai/gpt-4o", local.messages, local.params)

@@ -209,9 +209,10 @@ def model_path() -> Path:
     return path
 
 
-def _reencode(source: Path, path: Path) -> None:
-    """Write ``source`` re-encoded as :data:`WEIGHTS` to ``path``, atomically (a process
-    doing the same at once writes the same bytes; the last rename wins)."""
+def _reencode(source: Path, path: Path, ftype: int = _WEIGHTS_FTYPE) -> None:
+    """Write ``source`` re-encoded as llama.cpp's file type ``ftype`` (default: :data:`WEIGHTS`)
+    to ``path``, atomically (a process doing the same at once writes the same bytes; the last
+    rename wins). ``benchmarks/embedded_formats.py`` makes its other formats with it."""
     import ctypes
 
     import llama_cpp
@@ -219,14 +220,14 @@ def _reencode(source: Path, path: Path) -> None:
 
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
-    print(f"embedded model: re-encoding {source.name} as {WEIGHTS} once -> {path}", file=sys.stderr)
+    print(f"embedded model: re-encoding {source.name} once -> {path}", file=sys.stderr)
     params = llama_cpp.llama_model_quantize_default_params()
-    params.ftype, params.allow_requantize, params.nthread = _WEIGHTS_FTYPE, True, configured_threads()
+    params.ftype, params.allow_requantize, params.nthread = ftype, True, configured_threads()
     try:
         with suppress_stdout_stderr(disable=False):
             status = llama_cpp.llama_model_quantize(str(source).encode(), str(partial).encode(), ctypes.byref(params))
         if status != 0 or not partial.is_file():
-            raise RuntimeError(f"llama.cpp could not re-encode {source} as {WEIGHTS} (status {status}); "
+            raise RuntimeError(f"llama.cpp could not re-encode {source} as file type {ftype} (status {status}); "
                                f"check that {path.parent} is writable, or set {MODELS_ENV} to a folder that is")
         os.replace(partial, path)
     finally:
