@@ -88,7 +88,15 @@ def main() -> int:
     unknown = [f for f in formats if f not in FTYPES]
     if unknown:
         parser.error(f"unknown format(s) {unknown}; choose among {', '.join(FTYPES)}")
-    prefixes = [coding_session(int(w)) for w in args.windows.split(",")]
+    try:
+        windows = [int(w) for w in args.windows.split(",")]
+    except ValueError:
+        windows = []
+    if args.rounds < 1:
+        parser.error(f"--rounds must be at least 1, got {args.rounds}")
+    if not windows or min(windows) < 1:
+        parser.error(f"--windows takes positive character counts separated by commas, got {args.windows!r}")
+    prefixes = [coding_session(w) for w in windows]
     probes = PROBES[:5]
     times: dict[str, list[float]] = {f: [] for f in formats}
     answers: dict[str, list[str]] = {}
